@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+// Faultline: crash reporting with symbolication for Swift, C and C++ on Linux.
+// One place lists every target and what it depends on; the folder tree under
+// Sources/ mirrors the parts in docs/ARCHITECTURE.md.
+import PackageDescription
+
+let package = Package(
+    name: "Faultline",
+    products: [
+        // What an app links: the SDK and the crash core (libc, libunwind, zlib, FoundationNetworking).
+        .library(name: "Faultline", targets: ["Faultline"]),
+        // LD_PRELOAD=libFaultlinePreload.so gives an unmodified program the same crash handler.
+        .library(name: "FaultlinePreload", type: .dynamic, targets: ["CFaultlinePreload"]),
+        .library(name: "FaultlineSymbolication", targets: ["FaultlineSymbolication"]),
+        .library(name: "FaultlineServer", targets: ["FaultlineServer"]),
+        .executable(name: "faultline", targets: ["faultline"]),
+        .executable(name: "faultline-crasher", targets: ["faultline-crasher"]),
+    ],
+    targets: [
+        // MARK: System libraries (one Debian -dev package each)
+        .systemLibrary(name: "CDw", path: "Sources/System/CDw", pkgConfig: "libdw",
+                       providers: [.apt(["libdw-dev", "libelf-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/System/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/System/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/System/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/System/CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+
+        // MARK: Crash core (C, runs inside a crashed process)
+        .target(
+            name: "CFaultlineCrash",
+            cSettings: [.define("_GNU_SOURCE")],
+            // Only the generic x86_64 libunwind: libunwind.so would take over _Unwind_* from
+            // libgcc_s (C++ exceptions 22x slower, Swift's _Unwind_Backtrace loses frames).
+            linkerSettings: [.linkedLibrary("unwind-x86_64"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
+        ),
+        .target(name: "CFaultlinePreload", dependencies: ["CFaultlineCrash"],
+                cSettings: [.define("_GNU_SOURCE")]),
+
+        // MARK: Wire formats and identities shared by SDK, symbolicator and server (pure Swift)
+        .target(name: "FaultlineProtocol"),
+
+        // MARK: SDK (what apps import)
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "FaultlineProtocol", "CZlib"]),
+
+        // MARK: Symbolication (never in the crashing process)
+        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
+
+        // MARK: Server
+        .target(name: "FaultlineServer",
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CSQLite", "CZlib", "CCrypto"]),
+
+        // MARK: Executables
+        .executableTarget(name: "faultline",
+                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineProtocol", "CCrypto", "CZlib"]),
+        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline"]),
+
+        // MARK: Tests
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol"], path: "Tests/FaultlineTestSupport"),
+        .testTarget(name: "CrashCaptureTests",
+                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
+        .testTarget(name: "SymbolicationTests",
+                    dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport"]),
+        .testTarget(name: "SDKTests",
+                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
+        .testTarget(name: "ServerTests",
+                    dependencies: ["FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline"]),
+    ]
+)

@@ -1,0 +1,1 @@
+#include "faultline_crash.h"

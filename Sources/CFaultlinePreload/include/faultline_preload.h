@@ -1,0 +1,2 @@
+// LD_PRELOAD entry: starts the crash handler from FAULTLINE_CRASH_DIR.
+#pragma once

@@ -1,0 +1,3 @@
+// SDK entry point.
+import CFaultlineCrash
+import FaultlineProtocol

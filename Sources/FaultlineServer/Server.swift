@@ -1,0 +1,3 @@
+// The server: ingest, storage, grouping, debug files, backfill.
+import CMicroHTTPD
+import CSQLite

@@ -1,0 +1,2 @@
+// Symbolication over libdw: ELF/DWARF reading, per-module indexes, demangling.
+import CDw

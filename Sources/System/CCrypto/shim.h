@@ -1,0 +1,3 @@
+// OpenSSL libcrypto: SHA-1 (sentry-cli chunk protocol) and SHA-256; no CryptoKit on Linux.
+#include <openssl/sha.h>
+#include <openssl/evp.h>

@@ -1,0 +1,7 @@
+// libmicrohttpd: the HTTP server debuginfod itself uses.
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <microhttpd.h>

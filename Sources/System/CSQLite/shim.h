@@ -1,0 +1,2 @@
+// SQLite: the server's embedded store.
+#include <sqlite3.h>

@@ -1,0 +1,2 @@
+// zlib: gzip for envelopes, log archives and chunk uploads.
+#include <zlib.h>

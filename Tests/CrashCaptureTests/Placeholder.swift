@@ -1,0 +1,2 @@
+import XCTest
+final class CrashCapturePlaceholderTests: XCTestCase { func testBuilds() {} }

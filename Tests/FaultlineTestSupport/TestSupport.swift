@@ -1,0 +1,2 @@
+// Shared helpers for tests: temporary directories, spawning built executables.
+import Foundation

@@ -1,0 +1,2 @@
+import XCTest
+final class SDKPlaceholderTests: XCTestCase { func testBuilds() {} }

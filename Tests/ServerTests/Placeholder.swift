@@ -1,0 +1,2 @@
+import XCTest
+final class ServerPlaceholderTests: XCTestCase { func testBuilds() {} }

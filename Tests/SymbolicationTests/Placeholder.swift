@@ -1,0 +1,2 @@
+import XCTest
+final class SymbolicationPlaceholderTests: XCTestCase { func testBuilds() {} }
