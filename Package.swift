@@ -40,6 +40,10 @@ let package = Package(
         .target(name: "CFaultlinePreload", dependencies: ["CFaultlineCrash"],
                 cSettings: [.define("_GNU_SOURCE")]),
 
+        // Non-variadic front for MHD_start_daemon (Swift cannot call C variadics).
+        .target(name: "CFaultlineHTTPShim", dependencies: ["CMicroHTTPD"],
+                linkerSettings: [.linkedLibrary("microhttpd")]),
+
         // MARK: Wire formats and identities shared by SDK, symbolicator and server (pure Swift)
         .target(name: "FaultlineProtocol"),
 
@@ -51,7 +55,7 @@ let package = Package(
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CSQLite", "CZlib", "CCrypto"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CZlib", "CCrypto"]),
 
         // MARK: Executables
         .executableTarget(name: "faultline",

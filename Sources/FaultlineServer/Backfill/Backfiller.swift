@@ -1,0 +1,111 @@
+// Automatic backfill: when a debug file arrives, every stored stack that references its build-id
+// is re-symbolicated and regrouped; occurrences move per stack, so 100k occurrences of a few
+// hundred distinct stacks cost a few hundred fingerprints and a few UPDATEs. Each unique
+// (build-id, address) is symbolicated once per backfill (a fresh memo per run).
+import Foundation
+import FaultlineProtocol
+
+public final class Backfiller: @unchecked Sendable {
+    let store: Store
+    let symbolicator: FrameSymbolicating
+    let processor: EventProcessor
+    private let cond = NSCondition()
+    private var queue: [BuildID] = []
+    private var stopping = false
+    private var active = 0
+    private let done = DispatchSemaphore(value: 0)
+    private var started = false
+
+    public init(store: Store, symbolicator: FrameSymbolicating, processor: EventProcessor) {
+        self.store = store
+        self.symbolicator = symbolicator
+        self.processor = processor
+    }
+
+    public func start() {
+        started = true
+        let t = Thread { [unowned self] in self.loop() }
+        t.name = "faultline-backfill"
+        t.start()
+    }
+
+    public func stop() {
+        guard started else { return }
+        cond.lock(); stopping = true; cond.signal(); cond.unlock()
+        done.wait()
+        started = false
+    }
+
+    public func enqueue(_ id: BuildID) {
+        cond.lock(); queue.append(id); cond.signal(); cond.unlock()
+    }
+
+    /// True while a backfill is queued or running (tests and benchmarks wait on it).
+    public var isBusy: Bool { cond.lock(); defer { cond.unlock() }; return !queue.isEmpty || active > 0 }
+
+    private func loop() {
+        while true {
+            cond.lock()
+            while queue.isEmpty && !stopping { cond.wait() }
+            if stopping { cond.unlock(); break }
+            let id = queue.removeFirst()
+            active += 1
+            cond.unlock()
+            do { _ = try run(id) } catch {
+                FileHandle.standardError.write(Data("faultline: backfill of \(id.hex) failed: \(error)\n".utf8))
+            }
+            cond.lock(); active -= 1; cond.unlock()
+        }
+        done.signal()
+    }
+
+    /// Memo in front of the symbolicator for one run; counts the distinct addresses it asked for.
+    final class RunMemo: FrameSymbolicating, @unchecked Sendable {
+        let inner: FrameSymbolicating
+        var memo: [String: [ResolvedFrame]?] = [:]
+        init(_ inner: FrameSymbolicating) { self.inner = inner }
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
+            let key = "\(buildID.hex)/\(offset)/\(isReturnAddress)"
+            if let hit = memo[key] { return hit }
+            let r = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
+            memo[key] = .some(r)
+            return r
+        }
+        func invalidate(buildID: BuildID) {}
+    }
+
+    /// Runs one backfill synchronously and returns its final record.
+    @discardableResult
+    public func run(_ buildID: BuildID) throws -> BackfillRecord {
+        let id = try store.createBackfill(buildID: buildID)
+        var record = BackfillRecord(id: id, buildID: buildID, state: "running", stacks: 0, occurrences: 0, occurrencesDone: 0,
+                                    addressesSymbolicated: 0, issuesMerged: 0, started: Date().timeIntervalSince1970, finished: nil)
+        symbolicator.invalidate(buildID: buildID)
+        // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
+        processor.exclusive.lock()
+        defer { processor.exclusive.unlock() }
+        let stacks = try store.stacks(referencing: buildID)
+        record.stacks = Int64(stacks.count)
+        record.occurrences = stacks.reduce(0) { $0 + $1.occurrences }
+        try store.updateBackfill(record)
+        let memo = RunMemo(symbolicator)
+        let batch = 200
+        var i = 0
+        while i < stacks.count {
+            let slice = stacks[i..<min(i + batch, stacks.count)]
+            let moves = slice.map { s in
+                Regrouping(stackKey: s.signature.key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
+            }
+            let summary = try store.applyRegroupings(moves)
+            record.issuesMerged += summary.issuesMerged
+            record.occurrencesDone += slice.reduce(0) { $0 + $1.occurrences }
+            record.addressesSymbolicated = Int64(memo.memo.count)
+            i += batch
+            if i < stacks.count { try store.updateBackfill(record) }
+        }
+        record.state = "done"
+        record.finished = Date().timeIntervalSince1970
+        try store.updateBackfill(record)
+        return record
+    }
+}

@@ -1,0 +1,133 @@
+// `POST /api/0/projects/<org>/<project>/files/difs/assemble/`: joins uploaded chunks into a file,
+// checks its SHA-1, parses it as ELF, stores it by build-id and starts the backfill.
+// States follow sentry-cli: not_found (+ missingChunks) → ok | error. Assembly is synchronous,
+// so `created`/`assembling` are never reported.
+import Foundation
+import FaultlineProtocol
+
+public final class Assembler: @unchecked Sendable {
+    let store: Store
+    let chunks: ChunkUpload
+    let debugFiles: DebugFileStore
+    let onNewDebugFile: @Sendable (ELFSummary) -> Void
+    /// Final outcomes of this process's assemblies that failed (successes are in the store).
+    private let lock = NSLock()
+    private var failures: [String: String] = [:]
+
+    public init(store: Store, chunks: ChunkUpload, debugFiles: DebugFileStore, onNewDebugFile: @escaping @Sendable (ELFSummary) -> Void) {
+        self.store = store
+        self.chunks = chunks
+        self.debugFiles = debugFiles
+        self.onNewDebugFile = onNewDebugFile
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let body: JSONValue
+        do { body = try JSONValue.parse(request.body) } catch { return .detail(400, "assemble request is not JSON: \(error)") }
+        guard let files = body.objectValue else { return .detail(400, "assemble request must be an object keyed by file checksum") }
+        guard files.count <= 1000 else { return .detail(400, "at most 1000 files per assemble request") }
+        var out: [String: JSONValue] = [:]
+        for (checksum, spec) in files {
+            out[checksum] = assemble(checksum: checksum.lowercased(), spec: spec)
+        }
+        return .json(.object(out))
+    }
+
+    func state(_ s: String, missing: [String] = [], detail: String? = nil, dif: JSONValue? = nil) -> JSONValue {
+        ["state": .string(s), "missingChunks": .array(missing.map { .string($0) }),
+         "detail": detail.map { .string($0) } ?? .null, "dif": dif ?? .null]
+    }
+
+    func assemble(checksum: String, spec: JSONValue) -> JSONValue {
+        guard ChunkUpload.isSHA1(checksum) else { return state("error", detail: "file checksum must be 40 hex digits") }
+        let chunkList = (spec["chunks"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() }
+        let name = spec["name"]?.stringValue ?? ""
+        if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id) {
+            return state("ok", dif: dif(record, name: name))
+        }
+        lock.lock(); let failed = failures[checksum]; lock.unlock()
+        if let failed, !chunkList.allSatisfy(chunks.has) || chunkList.isEmpty { return state("error", detail: failed) }
+        guard !chunkList.isEmpty else { return state("not_found") }
+        guard chunkList.allSatisfy(ChunkUpload.isSHA1) else { return state("error", detail: "chunk names must be SHA-1 hex") }
+        let missing = chunkList.filter { !chunks.has($0) }
+        if !missing.isEmpty { return state("not_found", missing: missing) }
+
+        switch build(checksum: checksum, chunkList: chunkList) {
+        case .failure(let message):
+            lock.lock(); failures[checksum] = message; lock.unlock()
+            return state("error", detail: message)
+        case .success(let summary):
+            let record = DebugFileRecord(buildID: summary.buildID, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
+                                         isExecutable: summary.isExecutable, size: 0, name: Self.displayName(name), uploaded: Date().timeIntervalSince1970)
+            do {
+                var r = record
+                r.size = Int64((try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(summary.buildID))[.size] as? Int)
+                               ?? (try? FileManager.default.attributesOfItem(atPath: debugFiles.executablePath(summary.buildID))[.size] as? Int) ?? 0)
+                try store.recordDebugFile(r)
+                try store.recordUpload(checksum: checksum, buildID: summary.buildID)
+                chunks.remove(chunkList)
+                onNewDebugFile(summary)
+                return state("ok", dif: dif(r, name: name))
+            } catch {
+                return state("error", detail: "could not record the debug file: \(error)")
+            }
+        }
+    }
+
+    enum Built { case success(ELFSummary), failure(String) }
+
+    private func build(checksum: String, chunkList: [String]) -> Built {
+        let tmp = debugFiles.temporaryPath()
+        guard FileManager.default.createFile(atPath: tmp, contents: nil), let fh = FileHandle(forWritingAtPath: tmp) else {
+            return .failure("could not create a temporary file")
+        }
+        let hasher = SHA1Hash.Hasher()
+        var total: Int64 = 0
+        for c in chunkList {
+            guard let data = chunks.read(c) else { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("chunk \(c) vanished") }
+            total += Int64(data.count)
+            if total > ChunkUpload.maxFileSize { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("file exceeds \(ChunkUpload.maxFileSize) bytes") }
+            hasher.update(data)
+            fh.write(data)
+        }
+        try? fh.synchronize()
+        try? fh.close()
+        let actual = hasher.finalizeHex()
+        guard actual == checksum else {
+            try? FileManager.default.removeItem(atPath: tmp)
+            return .failure("assembled file has SHA-1 \(actual), not \(checksum)")
+        }
+        let summary: ELFSummary
+        do { summary = try ELFSummary.read(path: tmp) } catch {
+            try? FileManager.default.removeItem(atPath: tmp)
+            return .failure(error.description)
+        }
+        guard summary.hasDebugInfo || summary.hasSymbols || summary.isExecutable else {
+            try? FileManager.default.removeItem(atPath: tmp)
+            return .failure("the ELF file has neither debug info, symbols nor code")
+        }
+        do { try debugFiles.install(tmp, summary: summary) } catch {
+            try? FileManager.default.removeItem(atPath: tmp)
+            return .failure("could not store the debug file: \(error)")
+        }
+        return .success(summary)
+    }
+
+    /// The client's name is kept only for display: last path component, printable, bounded.
+    static func displayName(_ name: String) -> String {
+        let last = (name as NSString).lastPathComponent
+        return String(last.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.prefix(200).map(Character.init))
+    }
+
+    func dif(_ r: DebugFileRecord, name: String) -> JSONValue {
+        var features: [JSONValue] = []
+        if r.hasDebugInfo { features.append("debug") }
+        if r.hasSymbols { features.append("symtab") }
+        if r.isExecutable { features.append("unwind") }
+        return ["id": .string(r.buildID.hex), "uuid": .string(r.buildID.debugID.description),
+                "debugId": .string(r.buildID.debugID.description), "codeId": .string(r.buildID.hex),
+                "objectName": .string(r.name.isEmpty ? Self.displayName(name) : r.name), "cpuName": "x86_64",
+                "symbolType": "elf", "headers": [:], "size": .int(r.size), "sha1": "", "dateCreated": "",
+                "data": ["type": "elf", "features": .array(features)]]
+    }
+}

@@ -1,0 +1,66 @@
+// Debug files on disk in the `.build-id/xx/rest.debug` (+ `rest` for executables) layout that
+// gdb and debuginfod use. Every path is built from a parsed build-id, never from a client name.
+import Foundation
+import FaultlineProtocol
+
+public final class DebugFileStore: @unchecked Sendable {
+    public let root: String
+    let tmp: String
+    private let lock = NSLock()
+    private var known: Set<BuildID> = []
+
+    public init(dataDirectory: String) throws {
+        root = dataDirectory + "/debug"
+        tmp = dataDirectory + "/tmp"
+        for d in [root + "/.build-id", tmp] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        }
+    }
+
+    /// Loads the set of build-ids with a debug file (startup).
+    public func load(_ records: [DebugFileRecord]) {
+        lock.lock(); known = Set(records.filter { $0.hasDebugInfo || $0.hasSymbols }.map(\.buildID)); lock.unlock()
+    }
+
+    public func hasSymbols(for id: BuildID) -> Bool { lock.lock(); defer { lock.unlock() }; return known.contains(id) }
+
+    public func debugInfoPath(_ id: BuildID) -> String {
+        let (dir, file) = id.buildIDPathComponents
+        return "\(root)/.build-id/\(dir)/\(file).debug"
+    }
+    public func executablePath(_ id: BuildID) -> String {
+        let (dir, file) = id.buildIDPathComponents
+        return "\(root)/.build-id/\(dir)/\(file)"
+    }
+
+    /// A fresh temporary path inside the data directory (same filesystem, so rename is atomic).
+    public func temporaryPath() -> String { "\(tmp)/upload-\(UUID().uuidString)" }
+
+    /// Moves a verified file at `path` into place. A file with DWARF or symbols becomes the
+    /// build-id's debuginfo; a file with code becomes its executable (one hard link for both).
+    public func install(_ path: String, summary: ELFSummary) throws {
+        let fm = FileManager.default
+        let dir = (debugInfoPath(summary.buildID) as NSString).deletingLastPathComponent
+        try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var targets: [String] = []
+        if summary.hasDebugInfo || summary.hasSymbols { targets.append(debugInfoPath(summary.buildID)) }
+        if summary.isExecutable { targets.append(executablePath(summary.buildID)) }
+        guard !targets.isEmpty else { try? fm.removeItem(atPath: path); return }
+        for (i, t) in targets.enumerated() {
+            // Keep the richer file when one is already in place: a stripped upload never replaces DWARF.
+            if t.hasSuffix(".debug"), fm.fileExists(atPath: t), !summary.hasDebugInfo,
+               let old = try? ELFSummary.read(path: t), old.hasDebugInfo { continue }
+            if i == targets.count - 1 {
+                if rename(path, t) != 0 { throw CocoaError(.fileWriteUnknown) }
+            } else {
+                let staged = temporaryPath()
+                if link(path, staged) != 0 { try fm.copyItem(atPath: path, toPath: staged) }
+                if rename(staged, t) != 0 { throw CocoaError(.fileWriteUnknown) }
+            }
+        }
+        try? fm.removeItem(atPath: path)
+        if summary.hasDebugInfo || summary.hasSymbols {
+            lock.lock(); known.insert(summary.buildID); lock.unlock()
+        }
+    }
+}

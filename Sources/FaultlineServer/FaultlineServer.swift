@@ -1,0 +1,109 @@
+// The server as one object: opens the data directory, wires store, workers and HTTP, and stops
+// them in an order that never loses acknowledged data (HTTP first, then workers, then the store).
+import Foundation
+import FaultlineProtocol
+
+public struct ServerConfiguration: Sendable {
+    public var dataDirectory: String
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 8411
+    public var threads: UInt32 = 16
+    public var limits = IngestLimits()
+    public var durability: SQLiteStore.Durability = .full
+    /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
+    public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
+
+    public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+
+    /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
+    public static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let d = environment["FAULTLINE_DATA_DIR"], !d.isEmpty { return d }
+        if let x = environment["XDG_DATA_HOME"], !x.isEmpty { return x + "/faultline" }
+        if let h = environment["HOME"], !h.isEmpty { return h + "/.local/share/faultline" }
+        return "./faultline-data"
+    }
+}
+
+/// What the first start created, to print once.
+public struct Bootstrap: Sendable {
+    public var project: ProjectRecord
+    public var publicKey: PublicKey
+    public var serverToken: String
+}
+
+public final class FaultlineServer: @unchecked Sendable {
+    public let config: ServerConfiguration
+    public let store: SQLiteStore
+    public let debugFiles: DebugFileStore
+    public let processor: EventProcessor
+    public let backfiller: Backfiller
+    public let symbolicator: FrameSymbolicating
+    let http: HTTPServer
+    public private(set) var bootstrap: Bootstrap?
+
+    public var port: UInt16 { http.port }
+    public var baseURL: String { "http://\(config.host):\(port)" }
+
+    public init(config: ServerConfiguration) throws {
+        self.config = config
+        let dir = config.dataDirectory
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        chmod(dir, 0o700)
+        store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        debugFiles = try DebugFileStore(dataDirectory: dir)
+        debugFiles.load(try store.debugFiles())
+        let indexDir = dir + "/index"
+        try FileManager.default.createDirectory(atPath: indexDir, withIntermediateDirectories: true)
+        let base = config.makeSymbolicator?(debugFiles.root, indexDir) ?? DefaultSymbolicator.make(debugRoot: debugFiles.root, indexDirectory: indexDir)
+        let files = debugFiles
+        symbolicator = CachingSymbolicator(base, isKnown: { files.hasSymbols(for: $0) })
+        processor = EventProcessor(store: store, symbolicator: symbolicator)
+        backfiller = Backfiller(store: store, symbolicator: symbolicator, processor: processor)
+        let ingest = IngestHandler(store: store, limits: config.limits, processor: processor)
+        let chunks = try ChunkUpload(dataDirectory: dir)
+        let backfiller = self.backfiller
+        let assembler = Assembler(store: store, chunks: chunks, debugFiles: debugFiles) { summary in
+            if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
+        }
+        let processor = self.processor
+        let store = self.store
+        let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
+                            read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles),
+                            limits: config.limits, health: {
+                                ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy)]
+                            })
+        http = HTTPServer(handler: router)
+        if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
+    }
+
+    static func createDefaults(_ store: Store) throws -> Bootstrap {
+        let project = try store.createProject(slug: "default", name: "Default")
+        let key = try store.createPublicKey(projectID: project.id, allowedAppIDs: [])
+        let token = try store.createServerToken(name: "default")
+        return Bootstrap(project: project, publicKey: key.key, serverToken: token)
+    }
+
+    /// Starts workers (which first group whatever was acknowledged but not grouped) and HTTP.
+    public func start() throws {
+        processor.start()
+        backfiller.start()
+        var o = HTTPServer.Options()
+        o.host = config.host
+        o.port = config.port
+        o.threads = config.threads
+        try http.start(o)
+    }
+
+    /// The DSN for a public key of a project, as clients should embed it.
+    public func dsn(key: PublicKey, project: ProjectRecord) -> String {
+        "http://\(key.value)@\(config.host):\(port)/\(project.id)"
+    }
+
+    /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
+    public func stop() {
+        http.stop()
+        backfiller.stop()
+        processor.stop()
+        store.close()
+    }
+}

@@ -1,0 +1,121 @@
+// The grouping worker: takes stored-but-ungrouped occurrences, symbolicates their grouping frames
+// (only against debug files the server holds), fingerprints them and records the issue.
+// Acknowledged events are already in the store, so anything lost from this in-memory queue
+// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows.
+import Foundation
+import FaultlineProtocol
+
+public final class EventProcessor: @unchecked Sendable {
+    public struct Job: Sendable {
+        var occurrenceID: Int64
+        var projectID: Int64
+        var stack: StackSignature
+        var timestamp: Double
+        var release: String?
+    }
+
+    let store: Store
+    let symbolicator: FrameSymbolicating
+    private let cond = NSCondition()
+    private var queue: [Job] = []
+    private var needsScan = true
+    private var stopping = false
+    private var running = false
+    private let maxQueue = 50_000
+    private let batchSize = 256
+    private let done = DispatchSemaphore(value: 0)
+    /// Grouping pauses while a backfill regroups, so both never race on one stack.
+    let exclusive = NSLock()
+
+    public init(store: Store, symbolicator: FrameSymbolicating) {
+        self.store = store
+        self.symbolicator = symbolicator
+    }
+
+    public func start() {
+        running = true
+        let t = Thread { [unowned self] in self.loop() }
+        t.name = "faultline-grouping"
+        t.start()
+    }
+
+    public func submit(_ job: Job) {
+        cond.lock()
+        if queue.count >= maxQueue { needsScan = true } else { queue.append(job) }
+        cond.signal()
+        cond.unlock()
+    }
+
+    /// Finishes the queued work, then returns.
+    public func stop() {
+        guard running else { return }
+        cond.lock(); stopping = true; cond.signal(); cond.unlock()
+        done.wait()
+        running = false
+    }
+
+    private func loop() {
+        while true {
+            cond.lock()
+            while queue.isEmpty && !needsScan && !stopping { cond.wait() }
+            if queue.isEmpty && !needsScan && stopping { cond.unlock(); break }
+            let scan = needsScan && queue.isEmpty
+            let batch = Array(queue.prefix(batchSize))
+            queue.removeFirst(batch.count)
+            if scan { needsScan = false }
+            cond.unlock()
+            if scan {
+                if stopping { break }
+                scanUnprocessed()
+            } else {
+                process(batch)
+            }
+        }
+        done.signal()
+    }
+
+    func process(_ jobs: [Job]) {
+        exclusive.lock(); defer { exclusive.unlock() }
+        var fingerprints: [StackSignature: Fingerprint] = [:]
+        let outcomes = jobs.map { j -> GroupingOutcome in
+            let f = fingerprints[j.stack] ?? Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator)
+            fingerprints[j.stack] = f
+            return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, fingerprint: f,
+                                   timestamp: j.timestamp, release: j.release)
+        }
+        do { try store.recordGrouping(outcomes) }
+        catch {
+            // The rows stay unprocessed; the next scan retries them.
+            FileHandle.standardError.write(Data("faultline: grouping failed, will retry: \(error)\n".utf8))
+            cond.lock(); needsScan = true; cond.unlock()
+            Thread.sleep(forTimeInterval: 1)
+        }
+    }
+
+    /// Re-reads stored events that were acknowledged but never grouped (restart, overflow).
+    func scanUnprocessed() {
+        var lastBatch: Set<Int64> = []
+        while !stopping {
+            guard let rows = try? store.unprocessedOccurrences(limit: batchSize), !rows.isEmpty else { return }
+            let ids = Set(rows.map(\.id))
+            if ids == lastBatch { return }  // could not make progress; retry at the next scan
+            lastBatch = ids
+            let jobs = rows.map { o -> Job in
+                let event = (try? StoredEvent.decode(o.compressedEvent)) ?? .object([:])
+                return Job(occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: event),
+                           timestamp: o.timestamp, release: o.release)
+            }
+            process(jobs)
+        }
+    }
+
+    /// Number of jobs waiting (for /health and tests).
+    public var pending: Int { cond.lock(); defer { cond.unlock() }; return queue.count }
+}
+
+/// Stored events are the client's JSON, zlib-compressed.
+public enum StoredEvent {
+    public static func decode(_ compressed: Data) throws -> JSONValue {
+        try JSONValue.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
+    }
+}

@@ -1,0 +1,56 @@
+// Grouping: which issue an occurrence belongs to. The algorithm is documented in docs/SERVER.md.
+import Foundation
+import FaultlineProtocol
+
+/// The identity of an issue plus what is shown for it.
+public struct Fingerprint: Sendable, Hashable {
+    public var hash: String
+    public var title: String
+    public var culprit: String
+    /// True when at least one grouping frame was resolved by the server's own symbolication.
+    public var symbolicated: Bool
+}
+
+public enum Fingerprinter {
+    /// One component per grouping frame (inlined frames expand to several, innermost first):
+    /// 1. the function name the server resolved from a debug file, else
+    /// 2. the function name the client sent, else
+    /// 3. `<build-id>+0x<offset>` (module path when there is no build-id).
+    /// Addresses never enter the hash once a name is known, so rebuilds of the same code group together.
+    public static func fingerprint(_ stack: StackSignature, symbolicator: FrameSymbolicating) -> Fingerprint {
+        var components: [String] = []
+        var resolvedAny = false
+        var culprit: String?
+        for frame in stack.frames {
+            if let b = frame.buildID,
+               let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress),
+               resolved.contains(where: { $0.function != nil }) {
+                resolvedAny = true
+                for r in resolved {
+                    guard let fn = r.function else { continue }
+                    components.append(fn)
+                    if culprit == nil {
+                        var c = fn
+                        if let file = r.file { c += " (\((file as NSString).lastPathComponent)\(r.line.map { ":\($0)" } ?? ""))" }
+                        culprit = c
+                    }
+                }
+            } else if let fn = frame.clientFunction, !fn.isEmpty {
+                components.append(fn)
+                if culprit == nil { culprit = fn }
+            } else {
+                let module = frame.buildID?.hex ?? frame.module.map { ($0 as NSString).lastPathComponent } ?? "?"
+                let c = "\(module)+0x\(String(frame.offset, radix: 16))"
+                components.append(c)
+                if culprit == nil {
+                    culprit = "\(frame.module.map { ($0 as NSString).lastPathComponent } ?? module)+0x\(String(frame.offset, radix: 16))"
+                }
+            }
+        }
+        if components.isEmpty { components = ["no-frames", stack.exceptionType] }
+        let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n"))
+        let where_ = culprit ?? "unknown location"
+        let title = stack.exceptionType.isEmpty ? where_ : "\(stack.exceptionType) in \(where_)"
+        return Fingerprint(hash: hash, title: title, culprit: where_, symbolicated: resolvedAny)
+    }
+}

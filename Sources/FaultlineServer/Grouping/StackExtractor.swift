@@ -1,0 +1,79 @@
+// Finds the crashing stack in a Sentry event and maps each frame to (build-id, module offset).
+import Foundation
+import FaultlineProtocol
+
+public enum StackExtractor {
+    /// How many innermost frames grouping keeps (in-app ones, or all when none is in-app).
+    public static let groupingDepth = 16
+
+    struct Image { let base: UInt64; let size: UInt64; let buildID: BuildID?; let path: String? }
+
+    /// The crashing stacktrace's frames, innermost first, with their modules resolved.
+    public static func frames(of event: JSONValue) -> (exceptionType: String, frames: [StackFrame]) {
+        let images = (event["debug_meta"]?["images"]?.arrayValue ?? []).compactMap(image)
+        var excType = ""
+        var stacktrace: JSONValue?
+        if let values = event["exception"]?["values"]?.arrayValue, let last = values.last {
+            excType = last["type"]?.stringValue ?? ""
+            stacktrace = last["stacktrace"]
+        }
+        if stacktrace?["frames"] == nil, let threads = event["threads"]?["values"]?.arrayValue {
+            stacktrace = threads.first(where: { $0["crashed"]?.boolValue == true && $0["stacktrace"] != nil })?["stacktrace"]
+        }
+        if stacktrace?["frames"] == nil { stacktrace = event["stacktrace"] }
+        guard let raw = stacktrace?["frames"]?.arrayValue else { return (excType, []) }
+        let adjustment = stacktrace?["instruction_addr_adjustment"]?.stringValue ?? "auto"
+        var out: [StackFrame] = []
+        for (i, f) in raw.reversed().enumerated() {
+            // One entry per raw frame (index i here is raw index count-1-i), so renderers can map back.
+            guard let addr = address(f["instruction_addr"]), addr != 0 else {
+                out.append(StackFrame(buildID: nil, offset: 0, isReturnAddress: false, inApp: f["in_app"]?.boolValue ?? false,
+                                      module: f["package"]?.stringValue, clientFunction: f["function"]?.stringValue))
+                continue
+            }
+            let isReturn: Bool
+            switch adjustment {
+            case "all": isReturn = true
+            case "none": isReturn = false
+            default: isReturn = i > 0
+            }
+            var img: Image?
+            if let base = address(f["image_addr"]) { img = images.first(where: { $0.base == base }) }
+            if img == nil { img = images.first(where: { addr >= $0.base && addr < $0.base &+ max($0.size, 1) }) }
+            let module = img?.path ?? f["package"]?.stringValue
+            let inApp = f["in_app"]?.boolValue ?? module.map(isInApp) ?? false
+            let base = img?.base ?? address(f["image_addr"]) ?? 0
+            out.append(StackFrame(buildID: img?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: isReturn,
+                                  inApp: inApp, module: module, clientFunction: f["function"]?.stringValue))
+        }
+        return (excType, out)
+    }
+
+    /// The frames grouping keeps: innermost in-app frames, or innermost frames when none is in-app.
+    public static func signature(of event: JSONValue) -> StackSignature {
+        let (type, raw) = frames(of: event)
+        let all = raw.filter { $0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil }
+        let inApp = all.filter(\.inApp)
+        let chosen = Array((inApp.isEmpty ? all : inApp).prefix(groupingDepth))
+        return StackSignature(exceptionType: type, frames: chosen)
+    }
+
+    static func image(_ v: JSONValue) -> Image? {
+        guard let base = address(v["image_addr"]) else { return nil }
+        let size = v["image_size"]?.int64Value.map { UInt64(max(0, $0)) } ?? 0
+        let buildID = v["code_id"]?.stringValue.flatMap(BuildID.init(hex:))
+        return Image(base: base, size: size, buildID: buildID, path: v["code_file"]?.stringValue)
+    }
+
+    static func address(_ v: JSONValue?) -> UInt64? {
+        guard let v else { return nil }
+        if let s = v.stringValue { return Address(string: s)?.value }
+        if let i = v.int64Value { return UInt64(bitPattern: i) }
+        return nil
+    }
+
+    /// Same rule as the SDK (CrashEvent.isInApp) when the client did not say.
+    static func isInApp(_ path: String) -> Bool {
+        CrashEvent.isInApp(modulePath: path, executable: "")
+    }
+}

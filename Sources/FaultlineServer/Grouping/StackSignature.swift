@@ -1,0 +1,68 @@
+// The frames grouping looks at, stored once per distinct stack so backfill works per stack.
+import Foundation
+import FaultlineProtocol
+
+/// One frame of the crashing stack as the client sent it, reduced to what identifies the code.
+public struct StackFrame: Sendable, Hashable {
+    public var buildID: BuildID?
+    /// Address relative to the module's load address (or absolute when no module matched).
+    public var offset: UInt64
+    public var isReturnAddress: Bool
+    public var inApp: Bool
+    public var module: String?
+    /// A function name the client put in the event (e.g. from its own symbol table).
+    public var clientFunction: String?
+
+    /// The address to look up: return addresses point after the call, so look inside it.
+    public var lookupOffset: UInt64 { isReturnAddress && offset > 0 ? offset - 1 : offset }
+
+    var json: JSONValue {
+        var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]
+        if let b = buildID { o["b"] = .string(b.hex) }
+        if let m = module { o["m"] = .string(m) }
+        if let f = clientFunction { o["f"] = .string(f) }
+        return .object(o)
+    }
+
+    init(buildID: BuildID?, offset: UInt64, isReturnAddress: Bool, inApp: Bool, module: String?, clientFunction: String?) {
+        self.buildID = buildID; self.offset = offset; self.isReturnAddress = isReturnAddress
+        self.inApp = inApp; self.module = module; self.clientFunction = clientFunction
+    }
+
+    init?(json: JSONValue) {
+        guard let o = json["o"]?.int64Value else { return nil }
+        offset = UInt64(bitPattern: o)
+        isReturnAddress = json["r"]?.boolValue ?? false
+        inApp = json["a"]?.boolValue ?? false
+        buildID = json["b"]?.stringValue.flatMap(BuildID.init(hex:))
+        module = json["m"]?.stringValue
+        clientFunction = json["f"]?.stringValue
+    }
+}
+
+/// The grouping-relevant frames of one event (innermost first) plus exception type, with a
+/// content key so identical stacks from many occurrences are stored and regrouped once.
+public struct StackSignature: Sendable, Hashable {
+    public var exceptionType: String
+    public var frames: [StackFrame]
+
+    public init(exceptionType: String, frames: [StackFrame]) {
+        self.exceptionType = exceptionType
+        self.frames = frames
+    }
+
+    public var encoded: Data {
+        JSONValue.object(["t": .string(exceptionType), "f": .array(frames.map(\.json))]).serialized()
+    }
+
+    public static func decode(_ data: Data) -> StackSignature? {
+        guard let v = try? JSONValue.parse(data), let fs = v["f"]?.arrayValue else { return nil }
+        return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)))
+    }
+
+    /// SHA-1 of the encoding: stable across restarts and servers.
+    public var key: String { SHA1Hash.hex(encoded) }
+
+    /// Build-ids this stack needs symbols for.
+    public var buildIDs: Set<BuildID> { Set(frames.compactMap(\.buildID)) }
+}

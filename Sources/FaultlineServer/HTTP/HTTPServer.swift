@@ -1,0 +1,158 @@
+// HTTP over libmicrohttpd: an internal thread pool with epoll; bodies are buffered per request
+// up to the handler's limit and then handed to an `HTTPHandling` as one `HTTPRequest`.
+import Foundation
+import CMicroHTTPD
+import CFaultlineHTTPShim
+
+public final class HTTPServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var host: String = "127.0.0.1"
+        public var port: UInt16 = 0
+        public var threads: UInt32 = 16
+        public var connectionLimit: UInt32 = 1024
+        public var timeoutSeconds: UInt32 = 30
+        /// Per-connection memory for headers; a request whose headers exceed it gets 431.
+        public var connectionMemoryLimit: Int = 64 * 1024
+        public init() {}
+    }
+
+    public enum StartError: Error, CustomStringConvertible {
+        case cannotListen(host: String, port: UInt16, errno: Int32)
+        public var description: String {
+            switch self {
+            case .cannotListen(let h, let p, let e):
+                return "cannot listen on \(h):\(p): \(String(cString: strerror(e)))"
+            }
+        }
+    }
+
+    let handler: HTTPHandling
+    private var daemon: OpaquePointer?
+    public private(set) var port: UInt16 = 0
+
+    public init(handler: HTTPHandling) { self.handler = handler }
+
+    public func start(_ options: Options) throws {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        errno = 0
+        guard let d = faultline_http_start(options.host, options.port, options.threads, options.connectionLimit,
+                                           options.timeoutSeconds, options.connectionMemoryLimit,
+                                           faultlineAccessHandler, me, faultlineRequestCompleted, me) else {
+            throw StartError.cannotListen(host: options.host, port: options.port, errno: errno)
+        }
+        daemon = d
+        port = faultline_http_port(d)
+    }
+
+    /// Stops accepting and waits for the pool threads to finish their current requests.
+    public func stop() {
+        if let d = daemon { MHD_stop_daemon(d); daemon = nil }
+    }
+
+    deinit { stop() }
+}
+
+/// Per-request state kept in libmicrohttpd's `*con_cls` between callbacks.
+final class HTTPRequestState {
+    let method: String
+    let path: String
+    var headers: [String: String] = [:]
+    var query: [String: String] = [:]
+    var body = Data()
+    var limit: Int = 0
+    var overLimit = false
+    init(method: String, path: String) { self.method = method; self.path = path }
+}
+
+/// Collects headers and query arguments (C callback; plain global function for Swift 6).
+func faultlineCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
+                           _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+    guard let cls, let key else { return MHD_Result.YES }
+    let state = Unmanaged<HTTPRequestState>.fromOpaque(cls).takeUnretainedValue()
+    let k = String(cString: key)
+    let v = value.map { String(cString: $0) } ?? ""
+    if kind == MHD_ValueKind.HEADER_KIND { state.headers[k.lowercased()] = v } else { state.query[k] = v }
+    return MHD_Result.YES
+}
+
+/// libmicrohttpd's access handler: first call sets up state, later calls append body chunks,
+/// the final call (no more data) runs the handler and queues its response.
+func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                            _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+                            _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+                            _ uploadDataSize: UnsafeMutablePointer<Int>?,
+                            _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+    guard let cls, let connection, let conCls else { return MHD_Result.NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    if conCls.pointee == nil {
+        let state = HTTPRequestState(method: method.map { String(cString: $0) } ?? "GET",
+                                     path: url.map { String(cString: $0) } ?? "/")
+        let opaque = Unmanaged.passRetained(state).toOpaque()
+        conCls.pointee = opaque
+        MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, faultlineCollectValue, opaque)
+        MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, faultlineCollectValue, opaque)
+        state.limit = server.handler.bodyLimit(method: state.method, path: state.path)
+        if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > state.limit {
+            state.overLimit = true
+        } else if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > 0 {
+            state.body.reserveCapacity(cl)
+        }
+        return MHD_Result.YES
+    }
+    let state = Unmanaged<HTTPRequestState>.fromOpaque(conCls.pointee!).takeUnretainedValue()
+    if let size = uploadDataSize, size.pointee > 0 {
+        if !state.overLimit, let data = uploadData {
+            if state.body.count + size.pointee > state.limit {
+                state.overLimit = true
+                state.body = Data()
+            } else {
+                data.withMemoryRebound(to: UInt8.self, capacity: size.pointee) { state.body.append($0, count: size.pointee) }
+            }
+        }
+        size.pointee = 0
+        return MHD_Result.YES
+    }
+    let response: HTTPResponse
+    if state.overLimit {
+        response = .detail(413, "request body larger than \(state.limit) bytes")
+    } else {
+        let request = HTTPRequest(method: state.method, path: state.path, query: state.query,
+                                  headers: state.headers, body: state.body)
+        response = server.handler.handle(request)
+    }
+    return queue(response, on: connection)
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    var mhdResponse: OpaquePointer?
+    switch response.body {
+    case .data(let data):
+        mhdResponse = data.withUnsafeBytes { raw in
+            MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+        }
+    case .file(let path, let size):
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            mhdResponse = MHD_create_response_from_fd64(UInt64(size), fd)
+            if mhdResponse == nil { close(fd) }
+        }
+    }
+    guard let r = mhdResponse else {
+        let fallback = MHD_create_response_from_buffer(0, nil, MHD_ResponseMemoryMode.RESPMEM_PERSISTENT)
+        defer { MHD_destroy_response(fallback) }
+        return MHD_queue_response(connection, 500, fallback)
+    }
+    for (name, value) in response.headers { MHD_add_response_header(r, name, value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), r)
+    MHD_destroy_response(r)
+    return result
+}
+
+/// Frees the per-request state (MHD_OPTION_NOTIFY_COMPLETED).
+func faultlineRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                               _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                               _ code: MHD_RequestTerminationCode) {
+    guard let conCls, let p = conCls.pointee else { return }
+    Unmanaged<HTTPRequestState>.fromOpaque(p).release()
+    conCls.pointee = nil
+}

@@ -1,0 +1,67 @@
+// Maps paths to handlers and applies the two kinds of authentication: public keys on ingest
+// (inside IngestHandler), Bearer server tokens on everything that uploads or reads.
+import Foundation
+import FaultlineProtocol
+
+final class Router: HTTPHandling, @unchecked Sendable {
+    let store: Store
+    let ingest: IngestHandler
+    let chunks: ChunkUpload
+    let assembler: Assembler
+    let read: ReadAPI
+    let debuginfod: Debuginfod
+    let limits: IngestLimits
+    let health: @Sendable () -> JSONValue
+
+    init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
+         limits: IngestLimits, health: @escaping @Sendable () -> JSONValue) {
+        self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler
+        self.read = read; self.debuginfod = debuginfod; self.limits = limits; self.health = health
+    }
+
+    func bodyLimit(method: String, path: String) -> Int {
+        guard method == "POST" || method == "PUT" else { return 0 }
+        if path.hasPrefix("/api/0/") {
+            return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
+        }
+        return limits.maxRequestBytes
+    }
+
+    func handle(_ r: HTTPRequest) -> HTTPResponse {
+        let p = r.pathComponents
+        do {
+            if p == ["health"] { return .json(health()) }
+            if p.first == "buildid" {
+                guard r.method == "GET" || r.method == "HEAD" else { return .detail(405, "method not allowed") }
+                return debuginfod.handle(p)
+            }
+            guard p.first == "api", p.count >= 2 else { return .detail(404, "no such endpoint: \(r.path)") }
+            if p[1] != "0" {
+                guard p.count == 3, p[2] == "envelope" || p[2] == "store" else { return .detail(404, "no such endpoint: \(r.path)") }
+                guard r.method == "POST" else { return .detail(405, "ingest takes POST") }
+                return ingest.handle(r, project: p[1], endpoint: p[2] == "envelope" ? .envelope : .store)
+            }
+            guard let token = r.bearerToken, try store.isServerToken(token) else {
+                return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
+            }
+            let rest = Array(p.dropFirst(2))
+            if rest.count == 3, rest[0] == "organizations", rest[2] == "chunk-upload" {
+                if r.method == "GET" {
+                    let host = r.header("host") ?? "127.0.0.1"
+                    return .json(chunks.options(baseURL: "http://\(host)", org: rest[1]))
+                }
+                if r.method == "POST" { return chunks.receive(r) }
+                return .detail(405, "method not allowed")
+            }
+            if rest.count == 6, rest[0] == "projects", rest[3] == "files", rest[4] == "difs", rest[5] == "assemble" {
+                guard r.method == "POST" else { return .detail(405, "method not allowed") }
+                guard try store.project(idOrSlug: rest[2]) != nil else { return .detail(404, "no project '\(rest[2])'") }
+                return assembler.handle(r)
+            }
+            guard r.method == "GET" else { return .detail(405, "method not allowed") }
+            return try read.handle(r, rest)
+        } catch {
+            return .detail(500, "internal error: \(error)")
+        }
+    }
+}

@@ -1,0 +1,39 @@
+// Why ingest refused a request; each case maps to one HTTP status and a `detail` message.
+import Foundation
+
+public enum IngestError: Error, Equatable, CustomStringConvertible {
+    case malformed(String)              // 400
+    case unauthorized(String)           // 401
+    case forbidden(String)              // 403
+    case unknownProject(String)         // 404
+    case tooLarge(String)               // 413
+    case unsupportedEncoding(String)    // 415
+    case rateLimited(retryAfter: Int)   // 429
+
+    public var status: Int {
+        switch self {
+        case .malformed: return 400
+        case .unauthorized: return 401
+        case .forbidden: return 403
+        case .unknownProject: return 404
+        case .tooLarge: return 413
+        case .unsupportedEncoding: return 415
+        case .rateLimited: return 429
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .malformed(let s), .unauthorized(let s), .forbidden(let s), .unknownProject(let s), .tooLarge(let s), .unsupportedEncoding(let s):
+            return s
+        case .rateLimited(let s): return "this install sent too many events; retry after \(s) s"
+        }
+    }
+
+    public var response: HTTPResponse {
+        if case .rateLimited(let s) = self {
+            return .detail(429, description, headers: [("Retry-After", String(s)), ("X-Sentry-Rate-Limits", "\(s):error;default:key")])
+        }
+        return .detail(status, description)
+    }
+}

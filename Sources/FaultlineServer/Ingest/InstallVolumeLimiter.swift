@@ -1,0 +1,34 @@
+// Per-install volume cap: a fixed window counter per (project, install id), answered with 429.
+import Foundation
+
+public final class InstallVolumeLimiter: @unchecked Sendable {
+    struct Window { var start: Double; var count: Int }
+    private let limit: Int
+    private let window: Double
+    private let lock = NSLock()
+    private var windows: [String: Window] = [:]
+    /// Bounds memory when many installs send once: expired windows are pruned past this size.
+    private let maxTracked = 200_000
+
+    public init(limit: Int, windowSeconds: Int) {
+        self.limit = limit
+        self.window = Double(windowSeconds)
+    }
+
+    /// Counts one event; returns nil when allowed, or the seconds until the window reopens.
+    public func admit(projectID: Int64, installID: String, now: Double = Date().timeIntervalSince1970) -> Int? {
+        guard limit > 0 else { return nil }
+        let key = "\(projectID)/\(installID)"
+        lock.lock(); defer { lock.unlock() }
+        var w = windows[key] ?? Window(start: now, count: 0)
+        if now - w.start >= window { w = Window(start: now, count: 0) }
+        if w.count >= limit {
+            windows[key] = w
+            return max(1, Int((w.start + window - now).rounded(.up)))
+        }
+        w.count += 1
+        windows[key] = w
+        if windows.count > maxTracked { windows = windows.filter { now - $0.value.start < window } }
+        return nil
+    }
+}

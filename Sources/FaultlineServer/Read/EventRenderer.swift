@@ -1,0 +1,43 @@
+// Reading side of symbolication: a stored event is shown with the server's symbols applied at
+// read time (the raw event stays as the client sent it), and an issue's representative stack.
+import Foundation
+import FaultlineProtocol
+
+public enum EventRenderer {
+    /// Innermost-first frames of the crashing stack, with inlined frames expanded.
+    public static func stack(of event: JSONValue, symbolicator: FrameSymbolicating) -> [JSONValue] {
+        let (_, frames) = StackExtractor.frames(of: event)
+        var out: [JSONValue] = []
+        for f in frames {
+            var base: [String: JSONValue] = ["in_app": .bool(f.inApp), "offset": .string("0x" + String(f.offset, radix: 16))]
+            if let b = f.buildID { base["build_id"] = .string(b.hex) }
+            if let m = f.module { base["module"] = .string(m) }
+            if let b = f.buildID, let resolved = symbolicator.resolve(buildID: b, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) {
+                for r in resolved {
+                    var o = base
+                    o["symbolicated"] = true
+                    o["inlined"] = .bool(r.isInlined)
+                    if let fn = r.function { o["function"] = .string(fn) }
+                    if let file = r.file { o["filename"] = .string(file) }
+                    if let l = r.line { o["lineno"] = .int(Int64(l)) }
+                    if let c = r.column { o["colno"] = .int(Int64(c)) }
+                    out.append(.object(o))
+                }
+            } else {
+                var o = base
+                o["symbolicated"] = false
+                if let fn = f.clientFunction { o["function"] = .string(fn) }
+                out.append(.object(o))
+            }
+        }
+        return out
+    }
+
+    /// The event with `symbolicated_stack` added (innermost first) and symbol fields filled into
+    /// the crashing stacktrace's frames (caller first, as Sentry orders them).
+    public static func render(_ event: JSONValue, symbolicator: FrameSymbolicating) -> JSONValue {
+        var e = event
+        e["symbolicated_stack"] = .array(stack(of: event, symbolicator: symbolicator))
+        return e
+    }
+}

@@ -1,0 +1,103 @@
+// The JSON read API (Bearer server token): projects, issues with the representative stack,
+// occurrences, debug files, backfill progress.
+import Foundation
+import FaultlineProtocol
+
+public final class ReadAPI: @unchecked Sendable {
+    let store: Store
+    let symbolicator: FrameSymbolicating
+
+    public init(store: Store, symbolicator: FrameSymbolicating) {
+        self.store = store
+        self.symbolicator = symbolicator
+    }
+
+    func projectJSON(_ p: ProjectRecord) throws -> JSONValue {
+        let c = try store.counts(projectID: p.id)
+        let items = try store.itemCounts(projectID: p.id)
+        var crashFree: JSONValue = .null
+        if items.sessionsTotal > 0 {
+            crashFree = .double(1.0 - Double(items.sessionsCrashed) / Double(items.sessionsTotal))
+        }
+        let keys = try store.publicKeys(projectID: p.id).map { k -> JSONValue in
+            ["public_key": .string(k.key.value), "allowed_app_ids": .array(k.allowedAppIDs.map { .string($0) })]
+        }
+        return ["id": .string(String(p.id)), "slug": .string(p.slug), "name": .string(p.name),
+                "occurrences": .int(c.occurrences), "processed": .int(c.processed), "issues": .int(c.issues),
+                "items": .object(items.byType.mapValues { .int($0) }),
+                "sessions": ["total": .int(items.sessionsTotal), "crashed": .int(items.sessionsCrashed), "crash_free_rate": crashFree],
+                "keys": .array(keys)]
+    }
+
+    func issueJSON(_ i: IssueRecord, withStack: Bool) throws -> JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(String(i.id)), "project": .string(String(i.projectID)), "title": .string(i.title), "culprit": .string(i.culprit),
+            "fingerprint": .string(i.fingerprint), "first_seen": .double(i.firstSeen), "last_seen": .double(i.lastSeen),
+            "count": .int(i.count), "releases": .array(i.releases.map { .string($0) }), "symbolicated": .bool(i.symbolicated),
+        ]
+        if withStack, let latest = try store.occurrences(issueID: i.id, limit: 1, offset: 0).first {
+            let event = try StoredEvent.decode(latest.compressedEvent)
+            o["representative_event"] = .string(latest.eventID)
+            o["stack"] = .array(EventRenderer.stack(of: event, symbolicator: symbolicator))
+        }
+        return .object(o)
+    }
+
+    func occurrenceJSON(_ o: StoredOccurrence) -> JSONValue {
+        ["id": .string(String(o.id)), "event_id": .string(o.eventID), "received": .double(o.received), "timestamp": .double(o.timestamp),
+         "release": o.release.map { .string($0) } ?? .null, "issue": o.issueID.map { .string(String($0)) } ?? .null]
+    }
+
+    func limitOffset(_ r: HTTPRequest) -> (Int, Int) {
+        let limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
+        let offset = max(Int(r.query["offset"] ?? "") ?? 0, 0)
+        return (limit, offset)
+    }
+
+    /// Paths below /api/0/ (components after "api", "0").
+    public func handle(_ r: HTTPRequest, _ p: [String]) throws -> HTTPResponse {
+        let (limit, offset) = limitOffset(r)
+        switch p {
+        case ["projects"]:
+            return .json(.array(try store.projects().map(projectJSON)))
+        case let x where x.count == 3 && x[0] == "projects":
+            guard let project = try store.project(idOrSlug: x[2]) else { return .detail(404, "no project '\(x[2])'") }
+            return .json(try projectJSON(project))
+        case let x where x.count == 4 && x[0] == "projects" && x[3] == "issues":
+            guard let project = try store.project(idOrSlug: x[2]) else { return .detail(404, "no project '\(x[2])'") }
+            return .json(.array(try store.issues(projectID: project.id, limit: limit, offset: offset).map { try issueJSON($0, withStack: false) }))
+        case let x where x.count == 5 && x[0] == "projects" && x[3] == "events":
+            guard let project = try store.project(idOrSlug: x[2]) else { return .detail(404, "no project '\(x[2])'") }
+            guard let id = EnvelopeDecoder.normalisedEventID(x[4]), let o = try store.occurrence(projectID: project.id, eventID: id) else {
+                return .detail(404, "no such event")
+            }
+            var j = occurrenceJSON(o)
+            j["event"] = EventRenderer.render(try StoredEvent.decode(o.compressedEvent), symbolicator: symbolicator)
+            return .json(j)
+        case let x where x.count == 2 && x[0] == "issues":
+            guard let id = Int64(x[1]), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
+            var j = try issueJSON(issue, withStack: true)
+            if issue.id != id { j["merged_from"] = .string(String(id)) }
+            return .json(j)
+        case let x where x.count == 3 && x[0] == "issues" && (x[2] == "events" || x[2] == "occurrences"):
+            guard let id = Int64(x[1]), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
+            return .json(.array(try store.occurrences(issueID: issue.id, limit: limit, offset: offset).map(occurrenceJSON)))
+        case ["debug-files"]:
+            return .json(.array(try store.debugFiles().map { d -> JSONValue in
+                ["build_id": .string(d.buildID.hex), "debug_id": .string(d.buildID.debugID.description), "name": .string(d.name),
+                 "has_debug_info": .bool(d.hasDebugInfo), "has_symbols": .bool(d.hasSymbols), "is_executable": .bool(d.isExecutable),
+                 "size": .int(d.size), "uploaded": .double(d.uploaded)]
+            }))
+        case ["backfills"]:
+            return .json(.array(try store.backfills(limit: limit).map { b -> JSONValue in
+                ["id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
+                 "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),
+                 "addresses_symbolicated": .int(b.addressesSymbolicated), "issues_merged": .int(b.issuesMerged),
+                 "started": .double(b.started), "finished": b.finished.map { .double($0) } ?? .null,
+                 "seconds": b.finished.map { .double($0 - b.started) } ?? .null]
+            }))
+        default:
+            return .detail(404, "no such endpoint: \(r.path)")
+        }
+    }
+}

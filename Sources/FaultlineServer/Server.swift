@@ -1,3 +1,0 @@
-// The server: ingest, storage, grouping, debug files, backfill.
-import CMicroHTTPD
-import CSQLite

@@ -1,0 +1,482 @@
+// `Store` over SQLite in WAL mode: one writer thread with group commit, a pool of readers.
+import Foundation
+import CSQLite
+import FaultlineProtocol
+
+public final class SQLiteStore: Store, @unchecked Sendable {
+    public enum Durability: String, Sendable {
+        /// fsync the WAL at every commit: acknowledged events survive power loss.
+        case full
+        /// fsync at checkpoints only: survives a crash of the server process, not of the machine.
+        case normal
+    }
+
+    let path: String
+    private let writer: SQLiteWriter
+    private let readLock = NSLock()
+    private var readers: [SQLiteConnection] = []
+    private let keyLock = NSLock()
+    private var keyCache: [String: PublicKeyRecord] = [:]
+    private var tokenCache: Set<String> = []
+
+    public init(path: String, durability: Durability = .full) throws {
+        self.path = path
+        let w = try SQLiteConnection(path: path)
+        try w.exec("PRAGMA journal_mode=WAL")
+        try w.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+        try w.exec("PRAGMA foreign_keys=OFF")
+        try w.exec("PRAGMA wal_autocheckpoint=4000")
+        try w.exec(SQLiteSchema.statements)
+        try w.exec("PRAGMA user_version=\(SQLiteSchema.version)")
+        writer = SQLiteWriter(connection: w)
+    }
+
+    public func close() { writer.stop() }
+
+    // MARK: Read connections
+
+    private func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        readLock.lock()
+        let c = readers.popLast()
+        readLock.unlock()
+        let conn = try c ?? SQLiteConnection(path: path)
+        defer { readLock.lock(); if readers.count < 8 { readers.append(conn) }; readLock.unlock() }
+        try conn.run("BEGIN")
+        defer { _ = try? conn.run("COMMIT") }
+        return try body(conn)
+    }
+
+    // MARK: Projects and keys
+
+    public func createProject(slug: String, name: String) throws -> ProjectRecord {
+        try writer.sync { c in
+            try c.run("INSERT INTO projects(slug, name, created) VALUES(?, ?, ?)", .text(slug), .text(name), .double(Date().timeIntervalSince1970))
+            return ProjectRecord(id: c.lastInsertRowID, slug: slug, name: name)
+        }
+    }
+
+    public func projects() throws -> [ProjectRecord] {
+        try read { c in
+            var out: [ProjectRecord] = []
+            try c.query("SELECT id, slug, name FROM projects ORDER BY id") { r in
+                out.append(ProjectRecord(id: r.int(0), slug: r.text(1) ?? "", name: r.text(2) ?? ""))
+            }
+            return out
+        }
+    }
+
+    public func project(idOrSlug: String) throws -> ProjectRecord? {
+        try projects().first { String($0.id) == idOrSlug || $0.slug == idOrSlug }
+    }
+
+    public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
+        let key = Keys.newPublicKey()
+        let record = PublicKeyRecord(key: key, projectID: projectID, allowedAppIDs: allowedAppIDs)
+        try writer.sync { c in
+            try c.run("INSERT INTO public_keys(key, project_id, app_ids, created) VALUES(?, ?, ?, ?)",
+                      .text(key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
+        }
+        keyLock.lock(); keyCache[key.value] = record; keyLock.unlock()
+        return record
+    }
+
+    public func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord] {
+        try read { c in
+            var out: [PublicKeyRecord] = []
+            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE ?1 IS NULL OR project_id = ?1 ORDER BY created",
+                        projectID.map { .int($0) } ?? .null) { r in
+                out.append(Self.keyRecord(r))
+            }
+            return out
+        }
+    }
+
+    private static func keyRecord(_ r: SQLiteRow) -> PublicKeyRecord {
+        let apps = (r.text(2) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return PublicKeyRecord(key: PublicKey(r.text(0) ?? ""), projectID: r.int(1), allowedAppIDs: apps)
+    }
+
+    public func publicKey(_ key: String) throws -> PublicKeyRecord? {
+        keyLock.lock()
+        if let hit = keyCache[key] { keyLock.unlock(); return hit }
+        keyLock.unlock()
+        let found: PublicKeyRecord? = try read { c in
+            var rec: PublicKeyRecord?
+            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE key = ?", .text(key)) { rec = Self.keyRecord($0) }
+            return rec
+        }
+        if let found { keyLock.lock(); keyCache[key] = found; keyLock.unlock() }
+        return found
+    }
+
+    public func createServerToken(name: String) throws -> String {
+        let token = Keys.newServerToken()
+        try writer.sync { c in
+            try c.run("INSERT INTO server_tokens(hash, name, prefix, created) VALUES(?, ?, ?, ?)",
+                      .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
+        }
+        return token
+    }
+
+    public func isServerToken(_ token: String) throws -> Bool {
+        let h = SHA256Hash.hex(Data(token.utf8))
+        keyLock.lock()
+        if tokenCache.contains(h) { keyLock.unlock(); return true }
+        keyLock.unlock()
+        let found: Bool = try read { c in
+            var ok = false
+            try c.query("SELECT 1 FROM server_tokens WHERE hash = ?", .text(h)) { _ in ok = true }
+            return ok
+        }
+        if found { keyLock.lock(); tokenCache.insert(h); keyLock.unlock() }
+        return found
+    }
+
+    /// Token names and prefixes (the values themselves are not stored).
+    public func serverTokens() throws -> [(name: String, prefix: String)] {
+        try read { c in
+            var out: [(String, String)] = []
+            try c.query("SELECT name, prefix FROM server_tokens ORDER BY created") { out.append(($0.text(0) ?? "", $0.text(1) ?? "")) }
+            return out
+        }
+    }
+
+    // MARK: Ingest
+
+    public func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64? {
+        try writer.sync { c in
+            var id: Int64?
+            if let e = event {
+                let changed = try c.run("""
+                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event)
+                    VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, event_id) DO NOTHING
+                    """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
+                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent))
+                id = changed > 0 ? c.lastInsertRowID : nil
+            }
+            for item in items {
+                try c.run("INSERT INTO items(project_id, type, received, payload) VALUES(?, ?, ?, ?)",
+                          .int(item.projectID), .text(item.type), .double(item.received), .blob(item.payload))
+                if item.sessionsStarted != 0 || item.sessionsCrashed != 0 {
+                    try c.run("""
+                        INSERT INTO session_counts(project_id, total, crashed) VALUES(?1, ?2, ?3)
+                        ON CONFLICT(project_id) DO UPDATE SET total = total + ?2, crashed = crashed + ?3
+                        """, .int(item.projectID), .int(item.sessionsStarted), .int(item.sessionsCrashed))
+                }
+            }
+            return id
+        }
+    }
+
+    public func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence] {
+        try read { c in
+            var out: [StoredOccurrence] = []
+            try c.query("\(Self.occurrenceColumns) WHERE processed = 0 ORDER BY id LIMIT ?", .int(Int64(limit))) { out.append(Self.occurrence($0)) }
+            return out
+        }
+    }
+
+    static let occurrenceColumns = "SELECT id, project_id, event_id, received, timestamp, release, issue_id, event FROM occurrences"
+    static func occurrence(_ r: SQLiteRow) -> StoredOccurrence {
+        StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
+                         release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
+    }
+
+    public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
+        guard !outcomes.isEmpty else { return }
+        try writer.sync { c in
+            var knownStacks = Set<String>()
+            for o in outcomes {
+                let key = o.stack.key
+                if !knownStacks.contains(key) {
+                    knownStacks.insert(key)
+                    if try c.run("INSERT INTO stacks(key, signature) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(key), .blob(o.stack.encoded)) > 0 {
+                        for b in o.stack.buildIDs {
+                            try c.run("INSERT INTO stack_modules(build_id, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(b.hex), .text(key))
+                        }
+                    }
+                }
+                let issueID = try Self.upsertIssue(c, projectID: o.projectID, fingerprint: o.fingerprint, timestamp: o.timestamp, count: 1)
+                if let rel = o.release {
+                    try c.run("INSERT INTO issue_releases(issue_id, release) VALUES(?, ?) ON CONFLICT DO NOTHING", .int(issueID), .text(rel))
+                }
+                try c.run("UPDATE occurrences SET processed = 1, issue_id = ?, stack_key = ? WHERE id = ?", .int(issueID), .text(key), .int(o.occurrenceID))
+            }
+        }
+    }
+
+    static func upsertIssue(_ c: SQLiteConnection, projectID: Int64, fingerprint f: Fingerprint, timestamp: Double, count: Int64) throws -> Int64 {
+        var id: Int64 = 0
+        try c.query("""
+            INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
+            ON CONFLICT(project_id, fingerprint) DO UPDATE SET
+              first_seen = min(first_seen, ?5), last_seen = max(last_seen, ?5), count = count + ?6
+            RETURNING id
+            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)) { id = $0.int(0) }
+        return id
+    }
+
+    // MARK: Reading
+
+    static let issueColumns = "SELECT id, project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated, merged_into FROM issues"
+
+    private static func issue(_ r: SQLiteRow, _ c: SQLiteConnection) throws -> IssueRecord {
+        var i = IssueRecord(id: r.int(0), projectID: r.int(1), fingerprint: r.text(2) ?? "", title: r.text(3) ?? "", culprit: r.text(4) ?? "",
+                            firstSeen: r.double(5), lastSeen: r.double(6), count: r.int(7), releases: [], symbolicated: r.int(8) != 0,
+                            mergedInto: r.isNull(9) ? nil : r.int(9))
+        try c.query("SELECT release FROM issue_releases WHERE issue_id = ? ORDER BY release", .int(i.id)) { i.releases.append($0.text(0) ?? "") }
+        return i
+    }
+
+    public func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord] {
+        try read { c in
+            var rows: [IssueRecord] = []
+            var raw: [(Int64)] = []
+            try c.query("SELECT id FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0 ORDER BY last_seen DESC LIMIT ? OFFSET ?",
+                        .int(projectID), .int(Int64(limit)), .int(Int64(offset))) { raw.append($0.int(0)) }
+            for id in raw {
+                try c.query("\(Self.issueColumns) WHERE id = ?", .int(id)) { rows.append(try Self.issue($0, c)) }
+            }
+            return rows
+        }
+    }
+
+    public func issue(id: Int64) throws -> IssueRecord? {
+        try read { c in
+            var current = id
+            for _ in 0..<32 {
+                var found: IssueRecord?
+                try c.query("\(Self.issueColumns) WHERE id = ?", .int(current)) { found = try Self.issue($0, c) }
+                guard let f = found else { return nil }
+                guard let next = f.mergedInto else { return f }
+                current = next
+            }
+            return nil
+        }
+    }
+
+    public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
+        try read { c in
+            var out: [StoredOccurrence] = []
+            try c.query("\(Self.occurrenceColumns) WHERE issue_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+                        .int(issueID), .int(Int64(limit)), .int(Int64(offset))) { out.append(Self.occurrence($0)) }
+            return out
+        }
+    }
+
+    public func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence? {
+        try read { c in
+            var out: StoredOccurrence?
+            try c.query("\(Self.occurrenceColumns) WHERE project_id = ? AND event_id = ?", .int(projectID), .text(eventID)) { out = Self.occurrence($0) }
+            return out
+        }
+    }
+
+    public func occurrence(id: Int64) throws -> StoredOccurrence? {
+        try read { c in
+            var out: StoredOccurrence?
+            try c.query("\(Self.occurrenceColumns) WHERE id = ?", .int(id)) { out = Self.occurrence($0) }
+            return out
+        }
+    }
+
+    public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
+        try read { c in
+            var occ: Int64 = 0, processed: Int64 = 0, issues: Int64 = 0
+            try c.query("SELECT count(*), coalesce(sum(processed), 0) FROM occurrences WHERE project_id = ?", .int(projectID)) { occ = $0.int(0); processed = $0.int(1) }
+            try c.query("SELECT count(*) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)) { issues = $0.int(0) }
+            return (occ, processed, issues)
+        }
+    }
+
+    public func itemCounts(projectID: Int64) throws -> ItemCounts {
+        try read { c in
+            var counts = ItemCounts(byType: [:], sessionsTotal: 0, sessionsCrashed: 0)
+            try c.query("SELECT type, count(*) FROM items WHERE project_id = ? GROUP BY type", .int(projectID)) { counts.byType[$0.text(0) ?? ""] = $0.int(1) }
+            try c.query("SELECT total, crashed FROM session_counts WHERE project_id = ?", .int(projectID)) {
+                counts.sessionsTotal = $0.int(0); counts.sessionsCrashed = $0.int(1)
+            }
+            return counts
+        }
+    }
+
+    /// Total stored occurrences across projects (benchmarks poll this).
+    public func totals() throws -> (occurrences: Int64, processed: Int64) {
+        try read { c in
+            var t: (Int64, Int64) = (0, 0)
+            try c.query("SELECT count(*), coalesce(sum(processed), 0) FROM occurrences") { t = ($0.int(0), $0.int(1)) }
+            return t
+        }
+    }
+
+    // MARK: Debug files
+
+    public func recordDebugFile(_ d: DebugFileRecord) throws {
+        try writer.sync { c in
+            try c.run("""
+                INSERT INTO debug_files(build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded)
+                VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(build_id) DO UPDATE SET
+                  has_debug_info = max(has_debug_info, excluded.has_debug_info), has_symbols = max(has_symbols, excluded.has_symbols),
+                  is_executable = max(is_executable, excluded.is_executable), size = excluded.size, name = excluded.name, uploaded = excluded.uploaded
+                """, .text(d.buildID.hex), .int(d.hasDebugInfo ? 1 : 0), .int(d.hasSymbols ? 1 : 0), .int(d.isExecutable ? 1 : 0),
+                .int(d.size), .text(d.name), .double(d.uploaded))
+        }
+    }
+
+    private static func debugFile(_ r: SQLiteRow) -> DebugFileRecord? {
+        guard let b = r.text(0).flatMap(BuildID.init(hex:)) else { return nil }
+        return DebugFileRecord(buildID: b, hasDebugInfo: r.int(1) != 0, hasSymbols: r.int(2) != 0, isExecutable: r.int(3) != 0,
+                               size: r.int(4), name: r.text(5) ?? "", uploaded: r.double(6))
+    }
+
+    public func debugFile(buildID: BuildID) throws -> DebugFileRecord? {
+        try read { c in
+            var out: DebugFileRecord?
+            try c.query("SELECT build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded FROM debug_files WHERE build_id = ?",
+                        .text(buildID.hex)) { out = Self.debugFile($0) }
+            return out
+        }
+    }
+
+    public func debugFiles() throws -> [DebugFileRecord] {
+        try read { c in
+            var out: [DebugFileRecord] = []
+            try c.query("SELECT build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded FROM debug_files ORDER BY uploaded") {
+                if let d = Self.debugFile($0) { out.append(d) }
+            }
+            return out
+        }
+    }
+
+    public func recordUpload(checksum: String, buildID: BuildID) throws {
+        try writer.sync { c in
+            try c.run("INSERT INTO uploads(checksum, build_id, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
+                      .text(checksum), .text(buildID.hex), .double(Date().timeIntervalSince1970))
+        }
+    }
+
+    public func uploadedBuildID(checksum: String) throws -> BuildID? {
+        try read { c in
+            var out: BuildID?
+            try c.query("SELECT build_id FROM uploads WHERE checksum = ?", .text(checksum)) { out = $0.text(0).flatMap(BuildID.init(hex:)) }
+            return out
+        }
+    }
+
+    // MARK: Backfill
+
+    public func stacks(referencing buildID: BuildID) throws -> [StoredStack] {
+        try read { c in
+            var out: [StoredStack] = []
+            try c.query("""
+                SELECT s.key, s.signature, o.project_id, count(*)
+                FROM stack_modules m JOIN stacks s ON s.key = m.stack_key JOIN occurrences o ON o.stack_key = s.key
+                WHERE m.build_id = ? GROUP BY s.key, o.project_id
+                """, .text(buildID.hex)) { r in
+                if let sig = StackSignature.decode(r.blob(1)) {
+                    out.append(StoredStack(signature: sig, projectID: r.int(2), occurrences: r.int(3)))
+                }
+            }
+            return out
+        }
+    }
+
+    /// Moves each stack's occurrences to the issue of its new fingerprint. When the old issue
+    /// loses all its occurrences it either takes the new fingerprint itself (no issue had it:
+    /// the id survives unchanged) or is marked merged into the one that had it (its id resolves).
+    public func applyRegroupings(_ moves: [Regrouping]) throws -> RegroupSummary {
+        guard !moves.isEmpty else { return RegroupSummary() }
+        return try writer.sync { c in
+            var summary = RegroupSummary()
+            var touched = Set<Int64>()
+            for m in moves {
+                var current: [(issue: Int64, count: Int64)] = []
+                try c.query("SELECT issue_id, count(*) FROM occurrences WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT NULL GROUP BY issue_id",
+                            .text(m.stackKey), .int(m.projectID)) {
+                    current.append(($0.int(0), $0.int(1)))
+                }
+                var target: Int64?
+                try c.query("SELECT id FROM issues WHERE project_id = ? AND fingerprint = ?", .int(m.projectID), .text(m.fingerprint.hash)) { target = $0.int(0) }
+                if target == nil, let first = current.first {
+                    // Rename the old issue in place when this stack is all it holds: identity survives.
+                    var total: Int64 = 0
+                    try c.query("SELECT count(*) FROM occurrences WHERE issue_id = ?", .int(first.issue)) { total = $0.int(0) }
+                    if total == first.count && current.count == 1 {
+                        try c.run("UPDATE issues SET fingerprint = ?, title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
+                                  .text(m.fingerprint.hash), .text(m.fingerprint.title), .text(m.fingerprint.culprit),
+                                  .int(m.fingerprint.symbolicated ? 1 : 0), .int(first.issue))
+                        summary.issuesRenamed += 1
+                        touched.insert(first.issue)
+                        continue
+                    }
+                }
+                let targetID = try target ?? Self.upsertIssue(c, projectID: m.projectID, fingerprint: m.fingerprint, timestamp: 0, count: 0)
+                try c.run("UPDATE issues SET title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
+                          .text(m.fingerprint.title), .text(m.fingerprint.culprit), .int(m.fingerprint.symbolicated ? 1 : 0), .int(targetID))
+                let moved = try c.run("UPDATE occurrences SET issue_id = ? WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT ?",
+                                          .int(targetID), .text(m.stackKey), .int(m.projectID), .int(targetID))
+                summary.occurrencesMoved += Int64(moved)
+                touched.insert(targetID)
+                for old in current where old.issue != targetID {
+                    touched.insert(old.issue)
+                    var left: Int64 = 0
+                    try c.query("SELECT count(*) FROM occurrences WHERE issue_id = ?", .int(old.issue)) { left = $0.int(0) }
+                    if left == 0 {
+                        try c.run("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || id, count = 0 WHERE id = ?", .int(targetID), .int(old.issue))
+                        try c.run("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(targetID), .int(old.issue))
+                        summary.issuesMerged += 1
+                    }
+                }
+            }
+            for id in touched { try Self.recomputeIssue(c, id) }
+            return summary
+        }
+    }
+
+    /// Count, first/last seen and releases from the occurrences the issue holds now.
+    static func recomputeIssue(_ c: SQLiteConnection, _ id: Int64) throws {
+        var merged = false
+        try c.query("SELECT merged_into IS NOT NULL FROM issues WHERE id = ?", .int(id)) { merged = $0.int(0) != 0 }
+        if merged { try c.run("DELETE FROM issue_releases WHERE issue_id = ?", .int(id)); return }
+        try c.run("""
+            UPDATE issues SET count = (SELECT count(*) FROM occurrences WHERE issue_id = ?1),
+              first_seen = coalesce((SELECT min(timestamp) FROM occurrences WHERE issue_id = ?1), first_seen),
+              last_seen = coalesce((SELECT max(timestamp) FROM occurrences WHERE issue_id = ?1), last_seen)
+            WHERE id = ?1
+            """, .int(id))
+        try c.run("DELETE FROM issue_releases WHERE issue_id = ?", .int(id))
+        try c.run("INSERT INTO issue_releases(issue_id, release) SELECT DISTINCT ?1, release FROM occurrences WHERE issue_id = ?1 AND release IS NOT NULL", .int(id))
+    }
+
+    public func createBackfill(buildID: BuildID) throws -> Int64 {
+        try writer.sync { c in
+            try c.run("INSERT INTO backfills(build_id, state, started) VALUES(?, 'queued', ?)", .text(buildID.hex), .double(Date().timeIntervalSince1970))
+            return c.lastInsertRowID
+        }
+    }
+
+    public func updateBackfill(_ b: BackfillRecord) throws {
+        try writer.sync { c in
+            try c.run("""
+                UPDATE backfills SET state = ?, stacks = ?, occurrences = ?, occurrences_done = ?, addresses = ?, issues_merged = ?, finished = ?
+                WHERE id = ?
+                """, .text(b.state), .int(b.stacks), .int(b.occurrences), .int(b.occurrencesDone), .int(b.addressesSymbolicated),
+                .int(b.issuesMerged), b.finished.map { .double($0) } ?? .null, .int(b.id))
+        }
+    }
+
+    public func backfills(limit: Int) throws -> [BackfillRecord] {
+        try read { c in
+            var out: [BackfillRecord] = []
+            try c.query("SELECT id, build_id, state, stacks, occurrences, occurrences_done, addresses, issues_merged, started, finished FROM backfills ORDER BY id DESC LIMIT ?",
+                        .int(Int64(limit))) { r in
+                guard let b = r.text(1).flatMap(BuildID.init(hex:)) else { return }
+                out.append(BackfillRecord(id: r.int(0), buildID: b, state: r.text(2) ?? "", stacks: r.int(3), occurrences: r.int(4),
+                                          occurrencesDone: r.int(5), addressesSymbolicated: r.int(6), issuesMerged: r.int(7),
+                                          started: r.double(8), finished: r.isNull(9) ? nil : r.double(9)))
+            }
+            return out
+        }
+    }
+}

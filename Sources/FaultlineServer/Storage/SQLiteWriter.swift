@@ -1,0 +1,92 @@
+// Group commit: one thread owns the write connection and runs every pending job in one
+// transaction, so many concurrent ingests share one fsync instead of paying one each.
+import Foundation
+
+final class SQLiteWriter: @unchecked Sendable {
+    typealias Job = (SQLiteConnection) throws -> Void
+    private struct Pending { let job: Job; let done: ((Error?) -> Void)? }
+
+    private let connection: SQLiteConnection
+    private let cond = NSCondition()
+    private var pending: [Pending] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    /// Jobs per transaction at most, to bound the time a batch holds the write lock.
+    private let maxBatch = 512
+
+    init(connection: SQLiteConnection) {
+        self.connection = connection
+        let t = Thread { [unowned self] in self.loop() }
+        t.name = "faultline-sqlite-writer"
+        thread = t
+        t.start()
+    }
+
+    /// Runs `job` inside the next batch and returns once that batch is committed (or failed).
+    func sync<T>(_ job: @escaping (SQLiteConnection) throws -> T) throws -> T {
+        let sem = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, Error>?
+        enqueue({ c in result = .success(try job(c)) }, done: { err in
+            if let err { result = .failure(err) }
+            sem.signal()
+        })
+        sem.wait()
+        return try result!.get()
+    }
+
+    /// Queues `job` without waiting; `done` runs after the commit.
+    func async(_ job: @escaping Job, done: ((Error?) -> Void)? = nil) { enqueue(job, done: done) }
+
+    private func enqueue(_ job: @escaping Job, done: ((Error?) -> Void)?) {
+        cond.lock()
+        pending.append(Pending(job: job, done: done))
+        cond.signal()
+        cond.unlock()
+    }
+
+    func stop() {
+        cond.lock()
+        stopping = true
+        cond.signal()
+        cond.unlock()
+        finished.wait()
+    }
+
+    private func loop() {
+        while true {
+            cond.lock()
+            while pending.isEmpty && !stopping { cond.wait() }
+            if pending.isEmpty && stopping { cond.unlock(); break }
+            let batch = Array(pending.prefix(maxBatch))
+            pending.removeFirst(batch.count)
+            cond.unlock()
+            run(batch)
+        }
+        finished.signal()
+    }
+
+    /// Each job runs in its own savepoint so one failing job cannot undo the others.
+    private func run(_ batch: [Pending]) {
+        var outcomes = [Error?](repeating: nil, count: batch.count)
+        do {
+            try connection.run("BEGIN IMMEDIATE")
+            for (i, p) in batch.enumerated() {
+                do {
+                    try connection.run("SAVEPOINT job")
+                    try p.job(connection)
+                    try connection.run("RELEASE job")
+                } catch {
+                    outcomes[i] = error
+                    _ = try? connection.run("ROLLBACK TO job")
+                    _ = try? connection.run("RELEASE job")
+                }
+            }
+            try connection.run("COMMIT")
+        } catch {
+            _ = try? connection.run("ROLLBACK")
+            for i in outcomes.indices where outcomes[i] == nil { outcomes[i] = error }
+        }
+        for (i, p) in batch.enumerated() { p.done?(outcomes[i]) }
+    }
+}

@@ -1,0 +1,166 @@
+// The storage seam: everything the server persists goes through `Store`. SQLite implements it
+// today (SQLiteStore); a PostgreSQL implementation can take its place for several servers.
+import Foundation
+import FaultlineProtocol
+
+public struct ProjectRecord: Sendable, Equatable {
+    public let id: Int64
+    public let slug: String
+    public let name: String
+}
+
+public struct PublicKeyRecord: Sendable, Equatable {
+    public let key: PublicKey
+    public let projectID: Int64
+    /// Application ids allowed to send with this key; empty means any.
+    public let allowedAppIDs: [String]
+}
+
+/// An event as stored at ingest, before symbolication and grouping.
+public struct IncomingEvent: Sendable {
+    public var projectID: Int64
+    public var eventID: String
+    public var received: Double
+    public var timestamp: Double
+    public var release: String?
+    public var installID: String?
+    /// The event JSON, deflate-compressed (see `EventCompression`).
+    public var compressedEvent: Data
+}
+
+/// A non-event envelope item we keep and count (sessions, logs, client reports).
+public struct IncomingItem: Sendable {
+    public var projectID: Int64
+    public var type: String
+    public var received: Double
+    public var payload: Data
+    /// Sessions this item starts and reports crashed (for the crash-free rate).
+    public var sessionsStarted: Int64 = 0
+    public var sessionsCrashed: Int64 = 0
+}
+
+/// Result of symbolicating and grouping one stored occurrence.
+public struct GroupingOutcome: Sendable {
+    public var occurrenceID: Int64
+    public var projectID: Int64
+    public var stack: StackSignature
+    public var fingerprint: Fingerprint
+    public var timestamp: Double
+    public var release: String?
+}
+
+public struct StoredOccurrence: Sendable {
+    public var id: Int64
+    public var projectID: Int64
+    public var eventID: String
+    public var received: Double
+    public var timestamp: Double
+    public var release: String?
+    public var issueID: Int64?
+    public var compressedEvent: Data
+}
+
+public struct IssueRecord: Sendable {
+    public var id: Int64
+    public var projectID: Int64
+    public var fingerprint: String
+    public var title: String
+    public var culprit: String
+    public var firstSeen: Double
+    public var lastSeen: Double
+    public var count: Int64
+    public var releases: [String]
+    public var symbolicated: Bool
+    /// Set when this issue was merged into another by backfill; reads follow it.
+    public var mergedInto: Int64?
+}
+
+public struct DebugFileRecord: Sendable {
+    public var buildID: BuildID
+    public var hasDebugInfo: Bool
+    public var hasSymbols: Bool
+    public var isExecutable: Bool
+    public var size: Int64
+    public var name: String
+    public var uploaded: Double
+}
+
+public struct BackfillRecord: Sendable {
+    public var id: Int64
+    public var buildID: BuildID
+    public var state: String
+    public var stacks: Int64
+    public var occurrences: Int64
+    public var occurrencesDone: Int64
+    public var addressesSymbolicated: Int64
+    public var issuesMerged: Int64
+    public var started: Double
+    public var finished: Double?
+}
+
+public struct ItemCounts: Sendable {
+    public var byType: [String: Int64]
+    public var sessionsTotal: Int64
+    public var sessionsCrashed: Int64
+}
+
+/// A stored distinct stack: occurrences point at it; backfill regroups per stack, not per row.
+public struct StoredStack: Sendable {
+    public var signature: StackSignature
+    public var projectID: Int64
+    public var occurrences: Int64
+}
+
+/// Move of every occurrence of one stack to a new fingerprint (backfill).
+public struct Regrouping: Sendable {
+    public var stackKey: String
+    public var projectID: Int64
+    public var fingerprint: Fingerprint
+}
+
+public struct RegroupSummary: Sendable {
+    public var occurrencesMoved: Int64 = 0
+    public var issuesMerged: Int64 = 0
+    public var issuesRenamed: Int64 = 0
+}
+
+public protocol Store: AnyObject, Sendable {
+    // Projects and keys
+    func createProject(slug: String, name: String) throws -> ProjectRecord
+    func projects() throws -> [ProjectRecord]
+    func project(idOrSlug: String) throws -> ProjectRecord?
+    func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord
+    func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord]
+    func publicKey(_ key: String) throws -> PublicKeyRecord?
+    /// Creates a server token; only its hash is stored, so the value is shown once.
+    func createServerToken(name: String) throws -> String
+    func isServerToken(_ token: String) throws -> Bool
+
+    // Ingest: returns only after the data is committed.
+    func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64?
+    func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence]
+    func recordGrouping(_ outcomes: [GroupingOutcome]) throws
+
+    // Reading
+    func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord]
+    /// Follows `mergedInto`, so an id that backfill merged away still resolves.
+    func issue(id: Int64) throws -> IssueRecord?
+    func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence]
+    func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence?
+    func occurrence(id: Int64) throws -> StoredOccurrence?
+    func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64)
+    func itemCounts(projectID: Int64) throws -> ItemCounts
+
+    // Debug files and backfill
+    func recordDebugFile(_ record: DebugFileRecord) throws
+    func debugFile(buildID: BuildID) throws -> DebugFileRecord?
+    func debugFiles() throws -> [DebugFileRecord]
+    /// Whole-file SHA-1 of an assembled upload → its build-id (existence probes of sentry-cli).
+    func recordUpload(checksum: String, buildID: BuildID) throws
+    func uploadedBuildID(checksum: String) throws -> BuildID?
+    func stacks(referencing buildID: BuildID) throws -> [StoredStack]
+    func applyRegroupings(_ moves: [Regrouping]) throws -> RegroupSummary
+    func createBackfill(buildID: BuildID) throws -> Int64
+    func updateBackfill(_ record: BackfillRecord) throws
+    func backfills(limit: Int) throws -> [BackfillRecord]
+}

@@ -1,0 +1,62 @@
+// The seam between the server and the symbolicator: the server asks about one address at a time
+// and caches answers; the implementation over FaultlineSymbolication lives in its own file.
+import Foundation
+import FaultlineProtocol
+
+/// One source-level frame for an address (several when functions were inlined).
+public struct ResolvedFrame: Sendable, Hashable {
+    public var function: String?
+    public var file: String?
+    public var line: Int?
+    public var column: Int?
+    public var isInlined: Bool
+    public init(function: String?, file: String?, line: Int?, column: Int?, isInlined: Bool) {
+        self.function = function; self.file = file; self.line = line; self.column = column; self.isInlined = isInlined
+    }
+}
+
+/// Contract: thread-safe; `resolve` returns frames innermost first, or nil when the address
+/// cannot be symbolicated (no debug file, unknown address). It never throws: absence is an outcome.
+public protocol FrameSymbolicating: Sendable {
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]?
+    /// Drops whatever was cached for a build-id whose debug file changed.
+    func invalidate(buildID: BuildID)
+}
+
+/// Memoises another symbolicator per (build-id, offset, kind); only asks it about build-ids
+/// the server holds a debug file for, so events from unknown modules cost nothing.
+public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable {
+    struct Key: Hashable { let buildID: BuildID; let offset: UInt64; let isReturn: Bool }
+    private let inner: FrameSymbolicating
+    private let known: @Sendable (BuildID) -> Bool
+    private let lock = NSLock()
+    private var cache: [Key: [ResolvedFrame]?] = [:]
+    private let capacity: Int
+
+    public init(_ inner: FrameSymbolicating, capacity: Int = 200_000, isKnown: @escaping @Sendable (BuildID) -> Bool) {
+        self.inner = inner
+        self.known = isKnown
+        self.capacity = capacity
+    }
+
+    public func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
+        guard known(buildID) else { return nil }
+        let key = Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)
+        lock.lock()
+        if let hit = cache[key] { lock.unlock(); return hit }
+        lock.unlock()
+        let result = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
+        lock.lock()
+        if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+        cache[key] = .some(result)
+        lock.unlock()
+        return result
+    }
+
+    public func invalidate(buildID: BuildID) {
+        lock.lock()
+        cache = cache.filter { $0.key.buildID != buildID }
+        lock.unlock()
+        inner.invalidate(buildID: buildID)
+    }
+}
