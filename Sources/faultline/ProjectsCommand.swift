@@ -1,7 +1,90 @@
-// `faultline projects` (being built).
+// `faultline projects`: list and create projects, public keys and server tokens in a data directory.
+import Foundation
+import FaultlineServer
+import FaultlineProtocol
+
 enum ProjectsCommand {
+    static let usage = """
+    usage: faultline projects [--data-dir DIR] [--url URL] list
+           faultline projects [--data-dir DIR] [--url URL] create NAME [--app-id ID]…
+           faultline projects [--data-dir DIR] [--url URL] keys PROJECT [--create] [--app-id ID]…
+           faultline projects [--data-dir DIR] token create NAME
+
+    Works on the data directory directly (also while the server runs). --url is the server's
+    address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
+    server tokens start with 'flst_' and must never be embedded in an app.
+    """
+
     static func run(_ args: [String]) -> Int32 {
-        printError("'projects' is not built yet")
-        return ExitCode.failure
+        var dataDir = ServerConfiguration.defaultDataDirectory()
+        var url = ProcessInfo.processInfo.environment["FAULTLINE_URL"] ?? "http://127.0.0.1:8411"
+        var appIDs: [String] = []
+        var create = false
+        var positional: [String] = []
+        var it = args.makeIterator()
+        while let a = it.next() {
+            switch a {
+            case "-h", "--help": print(usage); return ExitCode.ok
+            case "--data-dir": guard let v = it.next() else { return usageError() }; dataDir = v
+            case "--url": guard let v = it.next() else { return usageError() }; url = v
+            case "--app-id": guard let v = it.next() else { return usageError() }; appIDs.append(v)
+            case "--create": create = true
+            default:
+                if a.hasPrefix("-") { return usageError() }
+                positional.append(a)
+            }
+        }
+        guard let verb = positional.first else { return usageError() }
+        guard FileManager.default.fileExists(atPath: dataDir + "/faultline.sqlite") || verb == "create" else {
+            printError("projects: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
+            return ExitCode.inputError
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+            let store = try SQLiteStore(path: dataDir + "/faultline.sqlite")
+            defer { store.close() }
+            var base = URLComponents(string: url)
+            func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String {
+                base?.user = key.value
+                base?.path = "/\(p.id)"
+                return base?.string ?? "\(key.value)@\(url)/\(p.id)"
+            }
+            switch verb {
+            case "list":
+                for p in try store.projects() {
+                    print("\(p.id)\t\(p.slug)\t\(p.name)")
+                }
+            case "create":
+                guard positional.count == 2 else { return usageError() }
+                let name = positional[1]
+                let slug = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce("") { $0 + String($1) }
+                let p = try store.createProject(slug: slug, name: name)
+                let k = try store.createPublicKey(projectID: p.id, allowedAppIDs: appIDs)
+                print("created project '\(p.slug)' (id \(p.id))\nDSN: \(dsn(k.key, p))")
+            case "keys":
+                guard positional.count == 2, let p = try store.project(idOrSlug: positional[1]) else {
+                    printError("projects: no such project"); return ExitCode.inputError
+                }
+                if create { _ = try store.createPublicKey(projectID: p.id, allowedAppIDs: appIDs) }
+                for k in try store.publicKeys(projectID: p.id) {
+                    let apps = k.allowedAppIDs.isEmpty ? "any app" : k.allowedAppIDs.joined(separator: ",")
+                    print("\(k.key.value)\t\(apps)\t\(dsn(k.key, p))")
+                }
+            case "token":
+                guard positional.count == 3, positional[1] == "create" else { return usageError() }
+                print(try store.createServerToken(name: positional[2]))
+            default:
+                return usageError()
+            }
+            return ExitCode.ok
+        } catch {
+            printError("projects: \(error)")
+            return ExitCode.failure
+        }
+    }
+
+    static func usageError() -> Int32 {
+        printError(usage)
+        return ExitCode.usage
     }
 }

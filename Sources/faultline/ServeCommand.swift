@@ -1,7 +1,90 @@
-// `faultline serve` (being built).
+// `faultline serve`: runs the server until SIGTERM/SIGINT (then stops without losing acknowledged data).
+import Foundation
+import FaultlineServer
+import FaultlineProtocol
+
 enum ServeCommand {
+    static let usage = """
+    usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
+                           [--install-cap N] [--durability full|normal]
+
+    Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
+    backfill, the JSON API and debuginfod on one port. On first start it creates the project
+    'default' and prints its DSN and a server token.
+
+      --data-dir DIR      data directory (env FAULTLINE_DATA_DIR; default $XDG_DATA_HOME/faultline)
+      --host ADDR         IPv4 address to listen on (env FAULTLINE_HOST; default 127.0.0.1)
+      --port N            port, 0 for any free one (env FAULTLINE_PORT; default 8411)
+      --threads N         HTTP worker threads (default 16)
+      --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
+      --durability MODE   full: fsync every commit (default); normal: survive process crashes only
+    """
+
     static func run(_ args: [String]) -> Int32 {
-        printError("'serve' is not built yet")
-        return ExitCode.failure
+        let env = ProcessInfo.processInfo.environment
+        var config = ServerConfiguration(dataDirectory: ServerConfiguration.defaultDataDirectory())
+        if let h = env["FAULTLINE_HOST"], !h.isEmpty { config.host = h }
+        if let p = env["FAULTLINE_PORT"].flatMap({ UInt16($0) }) { config.port = p }
+        var it = args.makeIterator()
+        while let a = it.next() {
+            func value() -> String? { it.next() }
+            switch a {
+            case "-h", "--help": print(usage); return ExitCode.ok
+            case "--data-dir": guard let v = value() else { return missing(a) }; config.dataDirectory = v
+            case "--host": guard let v = value() else { return missing(a) }; config.host = v
+            case "--port": guard let v = value().flatMap({ UInt16($0) }) else { return missing(a) }; config.port = v
+            case "--threads": guard let v = value().flatMap({ UInt32($0) }), v > 0 else { return missing(a) }; config.threads = v
+            case "--install-cap": guard let v = value().flatMap({ Int($0) }), v >= 0 else { return missing(a) }; config.limits.eventsPerInstall = v
+            case "--durability":
+                guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
+                config.durability = v
+            default:
+                printError("serve: unknown option '\(a)'\n\(usage)")
+                return ExitCode.usage
+            }
+        }
+        let server: FaultlineServer
+        do {
+            server = try FaultlineServer(config: config)
+            try server.start()
+        } catch {
+            printError("serve: \(error)")
+            return ExitCode.failure
+        }
+        var lines = ["faultline server listening on \(server.baseURL) (data: \(config.dataDirectory))"]
+        if let b = server.bootstrap {
+            lines.append("created project '\(b.project.slug)' (id \(b.project.id))")
+            lines.append("DSN: \(server.dsn(key: b.publicKey, project: b.project))")
+            lines.append("server token (shown once; for uploads and reading): \(b.serverToken)")
+        }
+        print(lines.joined(separator: "\n"))
+        fflush(nil)
+        ShutdownSignal.wait()
+        print("faultline server stopping")
+        fflush(nil)
+        server.stop()
+        return ExitCode.ok
+    }
+
+    static func missing(_ option: String) -> Int32 {
+        printError("serve: \(option) needs a valid value")
+        return ExitCode.usage
+    }
+}
+
+/// Blocks until SIGTERM or SIGINT (dispatch sources, so no work happens in a signal handler).
+enum ShutdownSignal {
+    static func wait() {
+        let sem = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler { sem.signal() }
+            s.resume()
+            sources.append(s)
+        }
+        sem.wait()
+        for s in sources { s.cancel() }
     }
 }
