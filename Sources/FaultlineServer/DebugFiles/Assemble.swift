@@ -128,6 +128,7 @@ public final class Assembler: @unchecked Sendable {
                 "debugId": .string(r.buildID.debugID.description), "codeId": .string(r.buildID.hex),
                 "objectName": .string(r.name.isEmpty ? Self.displayName(name) : r.name), "cpuName": "x86_64",
                 "symbolType": "elf", "headers": [:], "size": .int(r.size), "sha1": "", "dateCreated": "",
-                "data": ["type": "elf", "features": .array(features)]]
+                // symbolic's ObjectKind names: "dbg" for a debug companion, "exe" for a file with code.
+                "data": ["type": r.isExecutable ? "exe" : "dbg", "features": .array(features)]]
     }
 }
