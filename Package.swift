@@ -57,7 +57,7 @@ let package = Package(
                           dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineProtocol", "CCrypto", "CZlib"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
-        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CCrashProbes"],
+        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
                           path: "Tests/CrashProbes/faultline-crasher"),
 
         // MARK: Tests

@@ -17,6 +17,8 @@ public enum Faultline {
         public var installID = ""
         /// Problems that left part of the SDK off; the app keeps running regardless.
         public var warnings: [String] = []
+        /// Time spent installing the crash core (alternate stack, buffers, unwinder pre-warm, sigaction).
+        public var crashHandlerStartNanoseconds: UInt64 = 0
         /// Crash reports of earlier runs turned into events during this start.
         public var pickup = CrashPickup()
     }
@@ -70,6 +72,8 @@ public enum Faultline {
         state.configure(options: options, dsn: dsn, context: context, dataDirectory: data)
         if options.captureCrashes {
             do {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                defer { result.crashHandlerStartNanoseconds = DispatchTime.now().uptimeNanoseconds - t0 }
                 try CrashHandler.start(crashDirectory: data.crashes)
                 CrashHandler.setContext(context.crashContextJSON())
                 result.crashHandlerInstalled = true

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROBE __attribute__((noinline, used))
@@ -121,3 +122,16 @@ void probe_install_previous_handler(const char *marker_path) {
         sigaction(signals[i], &sa, NULL);
     }
 }
+
+PROBE static int probe_descend(int depth) {
+    if (depth <= 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        printf("fault_at_ns %lld\n", (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+        fflush(stdout);
+        probe_segv();
+        return 0;
+    }
+    return probe_descend(depth - 1) + 1;
+}
+PROBE void probe_recurse_then_segv(int depth) { probe_descend(depth); }

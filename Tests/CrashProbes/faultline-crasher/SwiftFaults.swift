@@ -25,3 +25,10 @@ func crasherOption(_ name: String, in args: [String]) -> String? {
     return x
 }
 
+
+/// Resident set size from /proc/self/statm.
+func residentBytes() -> Int {
+    guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let f = s.split(separator: " ")
+    return f.count > 1 ? (Int(f[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}

@@ -4,6 +4,7 @@
 //
 //   faultline-crasher MODE --data-dir DIR [--dsn DSN] [--previous-handler MARKER] [--library SO] [--logs N]
 import CCrashProbes
+import CFaultlineCrash
 import Faultline
 import Foundation
 
@@ -29,6 +30,7 @@ let modes: [String: String] = [
     "dispatch-stack-overflow": "stack overflow on a Dispatch worker",
     "threads-segv": "four threads crash at the same moment",
     "dlopen": "crash inside a library dlopen'ed after start (--library)",
+    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -41,9 +43,13 @@ guard let mode = args.first, modes[mode] != nil else {
 
 if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
 
+let rssBefore = residentBytes()
+let startedAt = DispatchTime.now().uptimeNanoseconds
 let result = Faultline.start(Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
                                      service: "faultline-crasher", appID: "dev.faultline.crasher",
                                      dataDirectory: option("--data-dir")))
+let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
+let rssAfter = residentBytes()
 if let n = option("--logs").flatMap(Int.init) {
     for i in 0..<n { Log.info("log line \(i)", attributes: ["index": .int(i)]) }
     Log.flushForTesting()
@@ -54,6 +60,10 @@ let summary: [String: Any] = [
     "set_aside": result.pickup.setAside,
     "warnings": result.warnings,
     "data_directory": result.dataDirectory,
+    "start_ns": startNanoseconds,
+    "crash_core_start_ns": result.crashHandlerStartNanoseconds,
+    "rss_delta_bytes": rssAfter - rssBefore,
+    "reserved_bytes": faultline_crash_reserved_bytes(),
 ]
 print(String(decoding: try! JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
 fflush(nil)
@@ -84,6 +94,8 @@ case "dispatch-stack-overflow":
     DispatchQueue.global().async { print(recurseForever(0)) }
     sleep(30)
 case "threads-segv": probe_segv_on_threads(4)
+case "timed-segv":
+    probe_recurse_then_segv(Int32(option("--depth").flatMap(Int32.init) ?? 10))
 case "dlopen":
     guard let lib = option("--library") else { print("dlopen needs --library"); exit(2) }
     probe_dlopen_and_crash(lib)

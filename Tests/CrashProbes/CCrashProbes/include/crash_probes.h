@@ -17,3 +17,5 @@ void probe_call_null(void);
 /// Installs a SA_SIGINFO handler for the six crash signals that writes `marker_path` and returns;
 /// models an application's or runtime's own handler installed before Faultline.
 void probe_install_previous_handler(const char *marker_path);
+/// Recurses `depth` frames, prints CLOCK_REALTIME in ns on stdout, then faults.
+void probe_recurse_then_segv(int depth);
