@@ -1,0 +1,110 @@
+// Envelope ingest end to end against a real server: what is acknowledged is stored and grouped.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+
+final class IngestTests: XCTestCase {
+    var server: TestServer!
+    override func setUpWithError() throws { server = try TestServer() }
+    override func tearDown() { server?.stop() }
+
+    func testGzipEnvelopeIsStoredGroupedAndReadable() throws {
+        let id = TestEvents.eventID()
+        let r = server.sendEnvelope(TestEvents.envelope(TestEvents.native(eventID: id, offsets: [0x1000, 0x2000, 0x3000])))
+        XCTAssertEqual(r.status, 200, r.text)
+        XCTAssertEqual(r.json?["id"]?.stringValue, id)
+        try server.waitUntilIdle()
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/")
+        XCTAssertEqual(issues.arrayValue?.count, 1)
+        XCTAssertEqual(issues[0]?["count"]?.int64Value, 1)
+        XCTAssertEqual(issues[0]?["releases"], ["app@1.0"])
+        let issueID = try XCTUnwrap(issues[0]?["id"]?.stringValue)
+        let issue = try server.getJSON("/api/0/issues/\(issueID)/")
+        XCTAssertEqual(issue["representative_event"]?.stringValue, id)
+        XCTAssertEqual(issue["stack"]?.arrayValue?.count, 3)
+        // Unsymbolicated: grouped by build-id + offset, innermost (last sent) first.
+        XCTAssertEqual(issue["stack"]?[0]?["offset"]?.stringValue, "0x3000")
+        let event = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(id)/")
+        XCTAssertEqual(event["event"]?["event_id"]?.stringValue, id)
+        let occurrences = try server.getJSON("/api/0/issues/\(issueID)/events/")
+        XCTAssertEqual(occurrences.arrayValue?.count, 1)
+    }
+
+    func testSameStackGroupsTogetherAndDifferentStacksSplit() throws {
+        for _ in 0..<3 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20]))).status, 200) }
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x30], release: "app@2.0"))).status, 200)
+        try server.waitUntilIdle()
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/")
+        XCTAssertEqual(issues.arrayValue?.map { $0["count"]?.int64Value ?? 0 }.sorted(), [1, 3])
+    }
+
+    func testClientFunctionNamesGroupAcrossAddresses() throws {
+        // Same functions at other addresses (another build): one issue, since names win over offsets.
+        let a = TestEvents.native(buildID: "aa" + String(repeating: "0", count: 38), offsets: [0x10, 0x20], functions: ["main", "crash"])
+        let b = TestEvents.native(buildID: "bb" + String(repeating: "0", count: 38), offsets: [0x50, 0x90], functions: ["main", "crash"])
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(a)).status, 200)
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(b)).status, 200)
+        try server.waitUntilIdle()
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/")
+        XCTAssertEqual(issues.arrayValue?.count, 1)
+        XCTAssertEqual(issues[0]?["title"]?.stringValue, "SIGSEGV in crash")
+    }
+
+    func testPlainDeflateQueryStringAndDSNAuthentication() throws {
+        let event = TestEvents.native(offsets: [0x10])
+        // Plain body, key in the query string.
+        var r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/?sentry_key=\(server.publicKey)&sentry_version=7",
+                             body: TestEvents.envelope(event))
+        XCTAssertEqual(r.status, 200, r.text)
+        // Deflate body, key only in the envelope header's dsn.
+        let e2 = TestEvents.native(offsets: [0x10])
+        r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+                         headers: ["Content-Encoding": "deflate"],
+                         body: Deflate.compress(TestEvents.envelope(e2, header: ["dsn": .string(server.dsn)])))
+        XCTAssertEqual(r.status, 200, r.text)
+        // Legacy /store/ with a bare event.
+        r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/store/",
+                         headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: TestEvents.native(offsets: [0x10]).serialized())
+        XCTAssertEqual(r.status, 200, r.text)
+        XCTAssertEqual(try server.storedCount(), 3)
+    }
+
+    func testDuplicateEventIDIsAcknowledgedOnce() throws {
+        let env = TestEvents.envelope(TestEvents.native(offsets: [0x10]))
+        XCTAssertEqual(server.sendEnvelope(env).status, 200)
+        XCTAssertEqual(server.sendEnvelope(env).status, 200)
+        XCTAssertEqual(try server.storedCount(), 1)
+    }
+
+    func testSessionsLogsAndClientReportsAreCountedAndGiveCrashFreeRate() throws {
+        let items = [
+            Envelope.Item(type: "session", payload: Data(#"{"sid":"a","init":true,"status":"ok"}"#.utf8)),
+            Envelope.Item(type: "session", payload: Data(#"{"sid":"b","init":true,"status":"crashed"}"#.utf8)),
+            Envelope.Item(type: "sessions", payload: Data(#"{"aggregates":[{"started":"2026-01-01T00:00:00Z","exited":2}]}"#.utf8)),
+            Envelope.Item(type: "log", payload: Data("a log line".utf8)),
+            Envelope.Item(type: "client_report", payload: Data(#"{"discarded_events":[]}"#.utf8)),
+        ]
+        let body = Envelope(header: [:], items: items).serialized()
+        XCTAssertEqual(server.sendEnvelope(body).status, 200)
+        let project = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/")
+        XCTAssertEqual(project["items"]?["session"]?.int64Value, 2)
+        XCTAssertEqual(project["items"]?["log"]?.int64Value, 1)
+        XCTAssertEqual(project["items"]?["client_report"]?.int64Value, 1)
+        XCTAssertEqual(project["sessions"]?["total"]?.int64Value, 4)
+        XCTAssertEqual(project["sessions"]?["crashed"]?.int64Value, 1)
+        XCTAssertEqual(project["sessions"]?["crash_free_rate"]?.doubleValue ?? -1, 0.75, accuracy: 1e-9)
+    }
+
+    func testGracefulStopGroupsEverythingAcknowledged() throws {
+        for i in 0..<50 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [UInt64(i % 5) + 1]))).status, 200) }
+        let dir = server.dataDirectory
+        server.stop(removeData: false)
+        let store = try SQLiteStore(path: dir + "/faultline.sqlite")
+        defer { store.close(); try? FileManager.default.removeItem(atPath: dir) }
+        let t = try store.totals()
+        XCTAssertEqual(t.occurrences, 50)
+        XCTAssertEqual(t.processed, 50)
+        server = nil
+    }
+}

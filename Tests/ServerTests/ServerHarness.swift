@@ -1,0 +1,182 @@
+// Test harness: a real server on 127.0.0.1 (ephemeral port, temporary data directory) and a raw
+// HTTP/1.1 client over POSIX sockets, so tests can send exactly the bytes they mean (bad lengths,
+// huge headers) and see exactly what comes back.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class TestServer {
+    let dataDirectory: String
+    let server: FaultlineServer
+    let bootstrap: Bootstrap
+    var port: UInt16 { server.port }
+    var publicKey: String { bootstrap.publicKey.value }
+    var token: String { bootstrap.serverToken }
+    var projectID: Int64 { bootstrap.project.id }
+    var dsn: String { server.dsn(key: bootstrap.publicKey, project: bootstrap.project) }
+
+    init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal) throws {
+        self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
+        var config = ServerConfiguration(dataDirectory: self.dataDirectory)
+        config.port = 0
+        config.threads = 8
+        config.limits = limits
+        config.durability = durability
+        server = try FaultlineServer(config: config)
+        guard let b = server.bootstrap else { throw XCTSkip("data directory was not fresh") }
+        bootstrap = b
+        try server.start()
+    }
+
+    func stop(removeData: Bool = true) {
+        server.stop()
+        if removeData { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    }
+
+    /// Waits until every stored occurrence is grouped and no backfill runs.
+    func waitUntilIdle(timeout: TimeInterval = 30) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let t = try server.store.totals()
+            if t.occurrences == t.processed && server.processor.pending == 0 && !server.backfiller.isBusy { return }
+            usleep(20_000)
+        }
+        XCTFail("server did not become idle in \(timeout) s")
+    }
+
+    func get(_ path: String, token: String? = nil) -> RawHTTP.Response {
+        RawHTTP.send(port: port, method: "GET", path: path, headers: ["Authorization": "Bearer \(token ?? self.token)"])
+    }
+
+    func getJSON(_ path: String) throws -> JSONValue {
+        let r = get(path)
+        XCTAssertEqual(r.status, 200, "GET \(path): \(r.text)")
+        return try JSONValue.parse(r.body)
+    }
+
+    func sendEnvelope(_ body: Data, gzip: Bool = true, key: String? = nil, project: String? = nil, extraHeaders: [String: String] = [:]) -> RawHTTP.Response {
+        var headers = ["Content-Type": "application/x-sentry-envelope",
+                       "X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=tests/1.0, sentry_key=\(key ?? publicKey)"]
+        if gzip { headers["Content-Encoding"] = "gzip" }
+        for (k, v) in extraHeaders { headers[k] = v }
+        return RawHTTP.send(port: port, method: "POST", path: "/api/\(project ?? String(projectID))/envelope/",
+                            headers: headers, body: gzip ? Deflate.gzip(body) : body)
+    }
+
+    func storedCount() throws -> Int64 { try server.store.totals().occurrences }
+}
+
+enum RawHTTP {
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var json: JSONValue? { try? JSONValue.parse(body) }
+    }
+
+    static func send(port: UInt16, method: String, path: String, headers: [String: String] = [:], body: Data = Data(),
+                     contentLength: Int? = nil) -> Response {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (k, v) in headers { head += "\(k): \(v)\r\n" }
+        head += "Content-Length: \(contentLength ?? body.count)\r\n\r\n"
+        return sendRaw(port: port, Data(head.utf8) + body)
+    }
+
+    /// Sends bytes and reads until the server closes (or the timeout passes).
+    static func sendRaw(port: UInt16, _ bytes: Data, halfClose: Bool = false, timeoutSeconds: Int = 30) -> Response {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        precondition(fd >= 0)
+        defer { close(fd) }
+        var tv = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { return Response(status: -1, headers: [:], body: Data()) }
+        _ = bytes.withUnsafeBytes { raw -> Int in
+            var off = 0
+            while off < raw.count {
+                let n = Glibc.send(fd, raw.baseAddress! + off, raw.count - off, Int32(MSG_NOSIGNAL))
+                if n <= 0 { break }
+                off += n
+            }
+            return off
+        }
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        var data = Data()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n <= 0 { break }
+            data.append(buf, count: n)
+        }
+        return parse(data)
+    }
+
+    static func parse(_ data: Data) -> Response {
+        guard let split = data.range(of: Data("\r\n\r\n".utf8)) else { return Response(status: -1, headers: [:], body: data) }
+        let head = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = head.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            let kv = line.split(separator: ":", maxSplits: 1)
+            if kv.count == 2 { headers[kv[0].lowercased()] = kv[1].trimmingCharacters(in: .whitespaces) }
+        }
+        var body = Data(data[split.upperBound...])
+        if headers["transfer-encoding"]?.lowercased() == "chunked" { body = dechunk(body) }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    static func dechunk(_ d: Data) -> Data {
+        var out = Data(); var pos = d.startIndex
+        while let nl = d.range(of: Data("\r\n".utf8), in: pos..<d.endIndex) {
+            let sizeText = String(decoding: d[pos..<nl.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText, radix: 16), size > 0 else { break }
+            let start = nl.upperBound
+            guard start + size <= d.endIndex else { break }
+            out.append(d[start..<(start + size)])
+            pos = start + size + 2
+        }
+        return out
+    }
+}
+
+/// Builders for the envelopes and events tests send.
+enum TestEvents {
+    static func eventID() -> String { UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
+
+    /// A native crash event with caller-first frames at module offsets of one image.
+    static func native(eventID: String = TestEvents.eventID(), buildID: String = "0123456789abcdef0123456789abcdef01234567",
+                       modulePath: String = "/opt/app/bin/app", base: UInt64 = 0x5555_0000_0000, offsets: [UInt64],
+                       release: String = "app@1.0", installID: String? = nil, appID: String? = nil, functions: [String?]? = nil) -> JSONValue {
+        var frames: [JSONValue] = []
+        for (i, off) in offsets.enumerated() {
+            var f: [String: JSONValue] = ["instruction_addr": .string("0x" + String(base + off, radix: 16)), "image_addr": .string("0x" + String(base, radix: 16))]
+            if let fs = functions, i < fs.count, let fn = fs[i] { f["function"] = .string(fn) }
+            frames.append(.object(f))
+        }
+        var event: [String: JSONValue] = [
+            "event_id": .string(eventID), "timestamp": .double(Date().timeIntervalSince1970), "platform": "native", "level": "fatal",
+            "release": .string(release),
+            "exception": ["values": [["type": "SIGSEGV", "value": "Segfault", "mechanism": ["type": "signalhandler", "handled": false],
+                                      "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all_but_first"]]]],
+            "debug_meta": ["images": [["type": "elf", "code_file": .string(modulePath), "code_id": .string(buildID),
+                                       "image_addr": .string("0x" + String(base, radix: 16)), "image_size": .int(64 * 1024 * 1024)]]],
+        ]
+        if let installID { event["user"] = ["id": .string(installID)] }
+        if let appID { event["contexts"] = ["app": ["app_identifier": .string(appID)]] }
+        return .object(event)
+    }
+
+    static func envelope(_ event: JSONValue, header: [String: JSONValue] = [:], extraItems: [Envelope.Item] = []) -> Data {
+        var h = header
+        if h["event_id"] == nil, let id = event["event_id"] { h["event_id"] = id }
+        let item = Envelope.Item(type: "event", payload: event.serialized())
+        return Envelope(header: .object(h), items: [item] + extraItems).serialized()
+    }
+}
