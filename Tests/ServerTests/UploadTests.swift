@@ -1,0 +1,166 @@
+// Debug-file upload: sentry-cli's chunk protocol by hand, `faultline upload`, real sentry-cli,
+// and reading files back through debuginfod (our endpoint, the real debuginfod-find client).
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class UploadTests: XCTestCase {
+    var server: TestServer!
+    var work: String!
+
+    override func setUpWithError() throws {
+        server = try TestServer()
+        work = TestSupport.makeTemporaryDirectory("faultline-upload")
+    }
+    override func tearDown() {
+        server?.stop()
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+    }
+
+    func postChunks(_ parts: [(name: String, field: String, data: Data)]) -> RawHTTP.Response {
+        let boundary = "b-\(UUID().uuidString)"
+        var body = Data()
+        for p in parts {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(p.field)\"; filename=\"\(p.name)\"\r\n\r\n".utf8))
+            body.append(p.data)
+            body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--\r\n".utf8))
+        return RawHTTP.send(port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+                            headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
+    }
+
+    func assemble(_ files: JSONValue) -> JSONValue? {
+        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                             headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: files.serialized())
+        XCTAssertEqual(r.status, 200, r.text)
+        return r.json
+    }
+
+    func testChunkProtocolVerifiesHashesAndStoresByBuildID() throws {
+        let program = try Fixtures.buildProgram(in: work)
+        let options = try server.getJSON("/api/0/organizations/faultline/chunk-upload/")
+        XCTAssertEqual(options["hashAlgorithm"]?.stringValue, "sha1")
+        XCTAssertEqual(options["compression"], ["gzip"])
+        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/api/0/organizations/faultline/chunk-upload/").status, 401)
+
+        let file = try Data(contentsOf: URL(fileURLWithPath: program.path))
+        let sha = SHA1Hash.hex(file)
+        // A part named with the wrong hash is refused.
+        let wrong = postChunks([(String(repeating: "0", count: 40), "file", file)])
+        XCTAssertEqual(wrong.status, 400)
+        XCTAssertTrue(wrong.json?["detail"]?.stringValue?.contains("SHA-1") ?? false, wrong.text)
+        // Existence probe and missing chunks.
+        let probe = assemble([sha: ["name": "fixture", "chunks": []]])
+        XCTAssertEqual(probe?[sha]?["state"]?.stringValue, "not_found")
+        let missing = assemble([sha: ["name": "fixture", "chunks": [.string(sha)]]])
+        XCTAssertEqual(missing?[sha]?["missingChunks"], [.string(sha)])
+        // The right chunk, gzip'd, then assemble with a hostile name.
+        XCTAssertEqual(postChunks([(sha, "file_gzip", Deflate.gzip(file))]).status, 200)
+        let done = assemble([sha: ["name": "../../../../tmp/evil-name", "chunks": [.string(sha)]]])
+        XCTAssertEqual(done?[sha]?["state"]?.stringValue, "ok", done?.jsonString ?? "")
+        XCTAssertEqual(done?[sha]?["dif"]?["codeId"]?.stringValue, program.buildID.hex)
+        XCTAssertEqual(done?[sha]?["dif"]?["objectName"]?.stringValue, "evil-name")
+        let (dir, rest) = program.buildID.buildIDPathComponents
+        let stored = "\(server.dataDirectory)/debug/.build-id/\(dir)/\(rest).debug"
+        XCTAssertEqual(FileManager.default.contents(atPath: stored), file)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "\(server.dataDirectory)/debug/.build-id/\(dir)/\(rest)"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/evil-name"))
+        // Now the probe says ok.
+        XCTAssertEqual(assemble([sha: ["name": "fixture", "chunks": []]])?[sha]?["state"]?.stringValue, "ok")
+    }
+
+    func testNonELFIsRejectedWithClearDetail() throws {
+        let text = Data("this is not a debug file\n".utf8)
+        let sha = SHA1Hash.hex(text)
+        XCTAssertEqual(postChunks([(sha, "file", text)]).status, 200)
+        let r = assemble([sha: ["name": "notes.txt", "chunks": [.string(sha)]]])
+        XCTAssertEqual(r?[sha]?["state"]?.stringValue, "error")
+        XCTAssertTrue(r?[sha]?["detail"]?.stringValue?.contains("not an ELF") ?? false, r?.jsonString ?? "")
+        XCTAssertTrue(try server.server.store.debugFiles().isEmpty)
+    }
+
+    func testChecksumMismatchIsAnError() throws {
+        let a = Data("chunk-a".utf8)
+        XCTAssertEqual(postChunks([(SHA1Hash.hex(a), "file", a)]).status, 200)
+        let claimed = String(repeating: "ab", count: 20)
+        let r = assemble([claimed: ["name": "x", "chunks": [.string(SHA1Hash.hex(a))]]])
+        XCTAssertEqual(r?[claimed]?["state"]?.stringValue, "error")
+    }
+
+    func testFaultlineUploadCommandAndDebuginfodFind() throws {
+        let program = try Fixtures.buildProgram(in: work)
+        try FileManager.default.createDirectory(atPath: work + "/tree/sub", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: program.path, toPath: work + "/tree/sub/fixture")
+        try Data("not elf".utf8).write(to: URL(fileURLWithPath: work + "/tree/readme.txt"))
+        let exe = TestSupport.product("faultline")
+        let url = "http://127.0.0.1:\(server.port)"
+
+        let dry = try TestSupport.run(exe, ["upload", "--dry-run", work + "/tree"])
+        XCTAssertEqual(dry.exitCode, 0, dry.description)
+        XCTAssertTrue(dry.stdout.contains(program.buildID.hex), dry.stdout)
+        XCTAssertTrue(try server.server.store.debugFiles().isEmpty, "dry run must not upload")
+
+        let first = try TestSupport.run(exe, ["upload", work + "/tree"], environment: ["FAULTLINE_URL": url, "FAULTLINE_TOKEN": server.token])
+        XCTAssertEqual(first.exitCode, 0, first.description)
+        XCTAssertTrue(first.stdout.contains("uploaded \(program.buildID.hex)"), first.stdout)
+        let second = try TestSupport.run(exe, ["upload", "--url", url, "--token", server.token, work + "/tree"])
+        XCTAssertEqual(second.exitCode, 0, second.description)
+        XCTAssertTrue(second.stdout.contains("present \(program.buildID.hex)"), second.stdout)
+
+        XCTAssertEqual(try TestSupport.run(exe, ["upload", "--url", url, "--token", server.token, work + "/nope"]).exitCode, 3)
+        XCTAssertEqual(try TestSupport.run(exe, ["upload", "--url", url, "--token", "flst_wrong", work + "/tree"]).exitCode, 1)
+        XCTAssertEqual(try TestSupport.run(exe, ["upload", "--url", url]).exitCode, 2)
+
+        // Our debuginfod endpoint, then the real client.
+        let direct = RawHTTP.send(port: server.port, method: "GET", path: "/buildid/\(program.buildID.hex)/debuginfo")
+        XCTAssertEqual(direct.status, 200)
+        XCTAssertEqual(direct.headers["x-debuginfod-size"], String(direct.body.count))
+        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/buildid/\(String(repeating: "ab", count: 20))/debuginfo").status, 404)
+        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/buildid/..%2F..%2Fetc/debuginfo").status, 404)
+        let find = "/usr/bin/debuginfod-find"
+        guard FileManager.default.isExecutableFile(atPath: find) else { throw XCTSkip("debuginfod-find is not installed (apt-get install debuginfod)") }
+        let env = ["DEBUGINFOD_URLS": url, "DEBUGINFOD_CACHE_PATH": work + "/dcache"]
+        for kind in ["debuginfo", "executable"] {
+            let r = try TestSupport.run(find, [kind, program.buildID.hex], environment: env)
+            XCTAssertEqual(r.exitCode, 0, r.description)
+            let path = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            XCTAssertEqual(FileManager.default.contents(atPath: path), FileManager.default.contents(atPath: program.path))
+        }
+        let unknown = try TestSupport.run(find, ["debuginfo", String(repeating: "cd", count: 20)], environment: env)
+        XCTAssertNotEqual(unknown.exitCode, 0)
+    }
+
+    func testRealSentryCLIUploadsDebugFiles() throws {
+        guard let cli = ThirdParty.executable("sentry-cli") else {
+            throw XCTSkip("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
+        }
+        let program = try Fixtures.buildProgram(in: work)
+        let env = ["SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
+                   "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"]
+        let r = try TestSupport.run(cli, ["debug-files", "upload", program.path], environment: env, timeout: 120)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let files = try server.server.store.debugFiles()
+        XCTAssertEqual(files.map(\.buildID), [program.buildID])
+        XCTAssertTrue(files.first?.hasDebugInfo ?? false)
+        // Second run: the server already has it.
+        let again = try TestSupport.run(cli, ["debug-files", "upload", program.path], environment: env, timeout: 120)
+        XCTAssertEqual(again.exitCode, 0, again.description)
+        XCTAssertTrue((again.stdout + again.stderr).contains("Nothing to upload") || (again.stdout + again.stderr).contains("already"), again.description)
+    }
+}
+
+/// Locates third-party tools installed by tools/setup (pip puts them on PATH or in ~/.local/bin).
+enum ThirdParty {
+    static func executable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        var dirs = path.split(separator: ":").map(String.init)
+        if let home = ProcessInfo.processInfo.environment["HOME"] { dirs.append(home + "/.local/bin") }
+        for d in dirs where FileManager.default.isExecutableFile(atPath: d + "/" + name) { return d + "/" + name }
+        return nil
+    }
+
+    static func python() -> String? { executable("python3") }
+}
