@@ -1,0 +1,101 @@
+// kill -9 during a burst of ingests: after a restart every acknowledged event is stored and
+// gets grouped (the worker picks up what was acknowledged but not yet grouped).
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class CrashSafetyTests: XCTestCase {
+    /// A `faultline serve` child process; stdout goes to a file we poll.
+    final class ServeProcess {
+        let process = Process()
+        let out: String
+        init(dataDir: String) throws {
+            out = dataDir + "-stdout-\(UUID().uuidString.prefix(6))"
+            FileManager.default.createFile(atPath: out, contents: nil)
+            process.executableURL = URL(fileURLWithPath: TestSupport.product("faultline"))
+            process.arguments = ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+        /// Waits for the banner and returns it.
+        func banner(timeout: TimeInterval = 20) throws -> String {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                let s = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+                if s.contains("listening on"), !s.contains("created project") || s.contains("server token") { return s }
+                usleep(20_000)
+            }
+            throw XCTSkip("faultline serve did not start")
+        }
+        func port(_ banner: String) -> UInt16? {
+            guard let r = banner.range(of: "127.0.0.1:") else { return nil }
+            return UInt16(banner[r.upperBound...].prefix { $0.isNumber })
+        }
+        deinit { try? FileManager.default.removeItem(atPath: out) }
+    }
+
+    func testKill9DuringBurstLosesNoAcknowledgedEvent() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-kill9")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try ServeProcess(dataDir: dir)
+        let banner = try first.banner()
+        let port = try XCTUnwrap(first.port(banner))
+        let dsn = try DSN(parsing: String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
+        let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+
+        final class Tally: @unchecked Sendable { let lock = NSLock(); var acked: [String] = []; var failed = 0 }
+        let tally = Tally()
+        let stopAt = Date().addingTimeInterval(1.5)
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                var n = 0
+                while Date() < stopAt.addingTimeInterval(1.0) {
+                    let id = TestEvents.eventID()
+                    let env = TestEvents.envelope(TestEvents.native(eventID: id, offsets: [UInt64(worker * 16 + n % 7) + 1]))
+                    let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                                         headers: ["X-Sentry-Auth": dsn.authHeader(client: "kill9/1")], body: env)
+                    tally.lock.lock()
+                    if r.status == 200 { tally.acked.append(id) } else { tally.failed += 1 }
+                    tally.lock.unlock()
+                    n += 1
+                    if r.status == -1 { break }
+                }
+            }
+        }
+        // Kill in the middle of the burst.
+        Thread.sleep(forTimeInterval: 0.8)
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        group.wait()
+        XCTAssertEqual(first.process.terminationReason, .uncaughtSignal)
+        tally.lock.lock(); let ackedIDs = tally.acked; tally.lock.unlock()
+        XCTAssertGreaterThan(ackedIDs.count, 20, "the burst should have been acknowledged in part before the kill")
+
+        let second = try ServeProcess(dataDir: dir)
+        let banner2 = try second.banner()
+        let port2 = try XCTUnwrap(second.port(banner2))
+        defer { second.process.terminate(); second.process.waitUntilExit() }
+        for id in ackedIDs {
+            let r = RawHTTP.send(port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/events/\(id)/",
+                                 headers: ["Authorization": "Bearer \(token)"])
+            XCTAssertEqual(r.status, 200, "acknowledged event \(id) is missing after kill -9")
+        }
+        // Everything stored gets grouped after the restart.
+        let deadline = Date().addingTimeInterval(30)
+        var project: JSONValue = .null
+        while Date() < deadline {
+            project = RawHTTP.send(port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/",
+                                   headers: ["Authorization": "Bearer \(token)"]).json ?? .null
+            if let o = project["occurrences"]?.int64Value, o == project["processed"]?.int64Value { break }
+            usleep(50_000)
+        }
+        XCTAssertEqual(project["occurrences"]?.int64Value, project["processed"]?.int64Value, project.jsonString)
+        XCTAssertGreaterThanOrEqual(project["occurrences"]?.int64Value ?? 0, Int64(ackedIDs.count))
+    }
+}
