@@ -284,7 +284,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
         try read { c in
             var occ: Int64 = 0, processed: Int64 = 0, issues: Int64 = 0
-            try c.query("SELECT count(*), coalesce(sum(processed), 0) FROM occurrences WHERE project_id = ?", .int(projectID)) { occ = $0.int(0); processed = $0.int(1) }
+            // Counted from indexes only (the partial index holds just the ungrouped rows).
+            try c.query("SELECT count(*) FROM occurrences WHERE project_id = ?", .int(projectID)) { occ = $0.int(0) }
+            var unprocessed: Int64 = 0
+            try c.query("SELECT count(*) FROM occurrences WHERE processed = 0 AND project_id = ?", .int(projectID)) { unprocessed = $0.int(0) }
+            processed = occ - unprocessed
             try c.query("SELECT count(*) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)) { issues = $0.int(0) }
             return (occ, processed, issues)
         }
@@ -305,7 +309,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func totals() throws -> (occurrences: Int64, processed: Int64) {
         try read { c in
             var t: (Int64, Int64) = (0, 0)
-            try c.query("SELECT count(*), coalesce(sum(processed), 0) FROM occurrences") { t = ($0.int(0), $0.int(1)) }
+            try c.query("SELECT count(*) FROM occurrences") { t.0 = $0.int(0) }
+            try c.query("SELECT count(*) FROM occurrences WHERE processed = 0") { t.1 = t.0 - $0.int(0) }
             return t
         }
     }
