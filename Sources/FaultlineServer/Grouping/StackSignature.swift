@@ -56,7 +56,7 @@ public struct StackSignature: Sendable, Hashable {
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
-        guard let v = try? JSONValue.parse(data), let fs = v["f"]?.arrayValue else { return nil }
+        guard let v = try? FastJSON.parse(data), let fs = v["f"]?.arrayValue else { return nil }
         return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)))
     }
 

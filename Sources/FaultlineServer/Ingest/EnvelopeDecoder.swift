@@ -53,7 +53,7 @@ public enum EnvelopeDecoder {
                 throw .malformed("item \(i): header has no type")
             case let t where keptItemTypes.contains(t):
                 if t != "log" {
-                    do { _ = try JSONValue.parse(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
+                    do { _ = try FastJSON.parse(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
                 }
                 out.items.append(item)
             default:
@@ -72,7 +72,7 @@ public enum EnvelopeDecoder {
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }
         let v: JSONValue
-        do { v = try JSONValue.parse(payload) } catch { throw .malformed("\(what): \(error)") }
+        do { v = try FastJSON.parse(payload) } catch { throw .malformed("\(what): \(error)") }
         guard case .object = v else { throw .malformed("\(what): an event must be a JSON object") }
         return v
     }

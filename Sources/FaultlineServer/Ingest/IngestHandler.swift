@@ -108,7 +108,7 @@ public final class IngestHandler: @unchecked Sendable {
 /// Sessions started and crashed according to one `session` or `sessions` item.
 enum SessionCounting {
     static func counts(_ item: Envelope.Item) -> (Int64, Int64) {
-        guard let v = try? JSONValue.parse(item.payload) else { return (0, 0) }
+        guard let v = try? FastJSON.parse(item.payload) else { return (0, 0) }
         switch item.type {
         case "session":
             let started: Int64 = v["init"]?.boolValue == true ? 1 : 0
