@@ -76,12 +76,16 @@ public final class EventProcessor: @unchecked Sendable {
 
     func process(_ jobs: [Job]) {
         exclusive.lock(); defer { exclusive.unlock() }
-        var fingerprints: [StackSignature: Fingerprint] = [:]
+        // Fingerprint, encoding and key once per distinct stack in the batch.
+        var memo: [StackSignature: (Fingerprint, Data, String)] = [:]
         let outcomes = jobs.map { j -> GroupingOutcome in
-            let f = fingerprints[j.stack] ?? Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator)
-            fingerprints[j.stack] = f
-            return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, fingerprint: f,
-                                   timestamp: j.timestamp, release: j.release)
+            let m = memo[j.stack] ?? {
+                let (data, key) = j.stack.encodedWithKey
+                return (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key)
+            }()
+            memo[j.stack] = m
+            return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
+                                   fingerprint: m.0, timestamp: j.timestamp, release: j.release)
         }
         do { try store.recordGrouping(outcomes) }
         catch {

@@ -52,7 +52,7 @@ public struct StackSignature: Sendable, Hashable {
     }
 
     public var encoded: Data {
-        JSONValue.object(["t": .string(exceptionType), "f": .array(frames.map(\.json))]).serialized()
+        FastJSON.serialize(.object(["t": .string(exceptionType), "f": .array(frames.map(\.json))]))
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
@@ -62,6 +62,12 @@ public struct StackSignature: Sendable, Hashable {
 
     /// SHA-1 of the encoding: stable across restarts and servers.
     public var key: String { SHA1Hash.hex(encoded) }
+
+    /// The encoding and its key, computed once (callers keep both).
+    public var encodedWithKey: (data: Data, key: String) {
+        let d = encoded
+        return (d, SHA1Hash.hex(d))
+    }
 
     /// Build-ids this stack needs symbols for.
     public var buildIDs: Set<BuildID> { Set(frames.compactMap(\.buildID)) }

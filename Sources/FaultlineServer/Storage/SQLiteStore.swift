@@ -187,10 +187,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try writer.sync { c in
             var knownStacks = Set<String>()
             for o in outcomes {
-                let key = o.stack.key
+                let key = o.stackKey
                 if !knownStacks.contains(key) {
                     knownStacks.insert(key)
-                    if try c.run("INSERT INTO stacks(key, signature) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(key), .blob(o.stack.encoded)) > 0 {
+                    if try c.run("INSERT INTO stacks(key, signature) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(key), .blob(o.stackEncoded)) > 0 {
                         for b in o.stack.buildIDs {
                             try c.run("INSERT INTO stack_modules(build_id, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(b.hex), .text(key))
                         }

@@ -44,6 +44,9 @@ public struct GroupingOutcome: Sendable {
     public var occurrenceID: Int64
     public var projectID: Int64
     public var stack: StackSignature
+    /// `stack.encoded` and its SHA-1, computed once per distinct stack by the caller.
+    public var stackEncoded: Data
+    public var stackKey: String
     public var fingerprint: Fingerprint
     public var timestamp: Double
     public var release: String?

@@ -202,3 +202,59 @@ public enum FastJSON {
         }
     }
 }
+
+extension FastJSON {
+    /// Compact JSON with object keys sorted (deterministic, so usable for content keys), written
+    /// directly into bytes instead of through JSONEncoder.
+    public static func serialize(_ value: JSONValue) -> Data {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
+        write(value, into: &out)
+        return Data(out)
+    }
+
+    static func write(_ v: JSONValue, into out: inout [UInt8]) {
+        switch v {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d):
+            if d.isFinite { out.append(contentsOf: (d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : String(d)).utf8) }
+            else { out.append(contentsOf: "null".utf8) }
+        case .string(let s): writeString(s, into: &out)
+        case .array(let a):
+            out.append(UInt8(ascii: "["))
+            for (i, e) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(e, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let o):
+            out.append(UInt8(ascii: "{"))
+            for (i, k) in o.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(k, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(o[k]!, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]])
+            default: out.append(c)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
