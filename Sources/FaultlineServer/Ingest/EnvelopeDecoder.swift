@@ -40,7 +40,7 @@ public enum EnvelopeDecoder {
     /// Decodes an envelope body.
     public static func envelope(_ data: Data, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
         let env: Envelope
-        do { env = try Envelope.parse(data) } catch { throw .malformed("malformed envelope: \(error)") }
+        do { env = try EnvelopeFraming.parse(data) } catch { throw .malformed("malformed envelope: \(error)") }
         guard env.items.count <= limits.maxItems else { throw .tooLarge("envelope has \(env.items.count) items; at most \(limits.maxItems) allowed") }
         var out = DecodedSubmission(envelopeHeader: env.header, event: nil, eventBytes: nil, items: [])
         for (i, item) in env.items.enumerated() {

@@ -26,21 +26,23 @@ public enum Inflate {
         }
         defer { inflateEnd(&stream) }
         var out = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        out.reserveCapacity(min(limit, max(4096, data.count * 4)))
+        // Uninitialised scratch: zero-filling a buffer per call showed up in ingest profiles.
+        let scratchSize = 32 * 1024
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
+        defer { scratch.deallocate() }
         var failure: Failure?
         data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
             stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress)
             stream.avail_in = uInt(input.count)
             while true {
-                let (rc, produced): (Int32, Int) = buffer.withUnsafeMutableBufferPointer { buf in
-                    stream.next_out = buf.baseAddress
-                    stream.avail_out = uInt(buf.count)
-                    let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
-                    return (rc, buf.count - Int(stream.avail_out))
-                }
+                stream.next_out = scratch
+                stream.avail_out = uInt(scratchSize)
+                let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
+                let produced = scratchSize - Int(stream.avail_out)
                 if produced > 0 {
                     if out.count + produced > limit { failure = .tooLarge(limit: limit); return }
-                    out.append(buffer, count: produced)
+                    out.append(scratch, count: produced)
                 }
                 if rc == Z_STREAM_END {
                     // Concatenated gzip members are legal; continue if more input remains.
@@ -73,16 +75,13 @@ public enum Deflate {
     /// zlib-format compression at `level` (1 = fastest), used for stored raw events.
     public static func compress(_ data: Data, level: Int32 = 1) -> Data {
         var destLen = compressBound(uLong(data.count))
-        var out = Data(count: Int(destLen))
-        let rc = out.withUnsafeMutableBytes { dst in
-            data.withUnsafeBytes { src in
-                compress2(dst.bindMemory(to: Bytef.self).baseAddress, &destLen,
-                          src.bindMemory(to: Bytef.self).baseAddress, uLong(data.count), level)
-            }
+        let dst = UnsafeMutablePointer<Bytef>.allocate(capacity: Int(destLen))
+        defer { dst.deallocate() }
+        let rc = data.withUnsafeBytes { src in
+            compress2(dst, &destLen, src.bindMemory(to: Bytef.self).baseAddress, uLong(data.count), level)
         }
         precondition(rc == Z_OK, "compress2 failed: \(rc)")
-        out.count = Int(destLen)
-        return out
+        return Data(bytes: dst, count: Int(destLen))
     }
 
     /// gzip-format compression (the upload client's chunks).
