@@ -180,3 +180,32 @@ enum TestEvents {
         return Envelope(header: .object(h), items: [item] + extraItems).serialized()
     }
 }
+
+extension TestServer {
+    /// Uploads one file with sentry-cli's protocol (one chunk per 8 MiB) and returns the assemble state.
+    @discardableResult
+    func uploadDebugFile(_ path: String) throws -> String? {
+        let file = try Data(contentsOf: URL(fileURLWithPath: path))
+        var chunks: [(String, Data)] = []
+        var i = 0
+        while i < file.count {
+            let c = file.subdata(in: i..<min(i + ChunkUpload.chunkSize, file.count))
+            chunks.append((SHA1Hash.hex(c), c)); i += ChunkUpload.chunkSize
+        }
+        let boundary = "b-\(UUID().uuidString)"
+        var body = Data()
+        for (sha, data) in chunks {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file_gzip\"; filename=\"\(sha)\"\r\n\r\n".utf8))
+            body.append(Deflate.gzip(data)); body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--\r\n".utf8))
+        let up = RawHTTP.send(port: port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+                              headers: ["Authorization": "Bearer \(token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
+        XCTAssertEqual(up.status, 200, up.text)
+        let checksum = SHA1Hash.hex(file)
+        let spec: JSONValue = [checksum: ["name": .string((path as NSString).lastPathComponent), "chunks": .array(chunks.map { .string($0.0) })]]
+        let r = RawHTTP.send(port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                             headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
+        return r.json?[checksum]?["state"]?.stringValue
+    }
+}

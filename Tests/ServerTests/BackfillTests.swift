@@ -1,0 +1,72 @@
+// Automatic backfill with the real symbolicator: occurrences stored before their debug file
+// arrived are re-symbolicated and regrouped when it is uploaded; old issue ids still resolve.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class BackfillTests: XCTestCase {
+    func testLateDebugFileResymbolicatesAndRegroupsEveryOccurrence() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let work = TestSupport.makeTemporaryDirectory("faultline-backfill")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let program = try Fixtures.buildProgram(in: work)
+        let leaf = try XCTUnwrap(program.symbols["faultline_fixture_leaf"])
+        let middle = try XCTUnwrap(program.symbols["faultline_fixture_middle"])
+        let main = try XCTUnwrap(program.symbols["main"])
+
+        // Two crash sites in the same functions at different addresses: two issues before symbols.
+        let n = 60
+        for i in 0..<n {
+            var event = Fixtures.crashEvent(program, release: "fixture@\(i % 2)")
+            if i % 3 == 0 {
+                event = TestEvents.native(buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
+                                          offsets: [main + 8, middle + 4, leaf + 1], release: "fixture@\(i % 2)")
+            }
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event)).status, 200)
+        }
+        try server.waitUntilIdle()
+        let before = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        XCTAssertEqual(before.count, 2)
+        XCTAssertTrue(before.allSatisfy { $0["symbolicated"]?.boolValue == false })
+        let oldIDs = before.compactMap { $0["id"]?.stringValue }
+
+        XCTAssertEqual(try server.uploadDebugFile(program.path), "ok")
+        try server.waitUntilIdle()
+
+        let after = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        XCTAssertEqual(after.count, 1, "both crash sites are the same functions: one issue")
+        let issue = try XCTUnwrap(after.first)
+        XCTAssertEqual(issue["count"]?.int64Value, Int64(n))
+        XCTAssertEqual(issue["symbolicated"]?.boolValue, true)
+        XCTAssertTrue(issue["title"]?.stringValue?.contains("faultline_fixture_leaf") ?? false, issue.jsonString)
+        XCTAssertEqual(Set(issue["releases"]?.arrayValue?.compactMap(\.stringValue) ?? []), ["fixture@0", "fixture@1"])
+        let newID = try XCTUnwrap(issue["id"]?.stringValue)
+        XCTAssertTrue(oldIDs.contains(newID), "the surviving issue keeps one of the old ids")
+        for old in oldIDs {
+            let resolved = try server.getJSON("/api/0/issues/\(old)/")
+            XCTAssertEqual(resolved["id"]?.stringValue, newID, "old id \(old) must resolve to the merged issue")
+        }
+        // The representative stack is symbolicated, innermost first, with files and lines.
+        let detail = try server.getJSON("/api/0/issues/\(newID)/")
+        let frames = detail["stack"]?.arrayValue ?? []
+        XCTAssertEqual(frames.compactMap { $0["function"]?.stringValue }, ["faultline_fixture_leaf", "faultline_fixture_middle", "main"])
+        XCTAssertTrue(frames.allSatisfy { ($0["filename"]?.stringValue ?? "").hasSuffix("fixture0.c") && ($0["lineno"]?.int64Value ?? 0) > 0 }, "\(frames)")
+
+        // Progress is visible and each unique address was symbolicated once.
+        let backfills = try server.getJSON("/api/0/backfills/").arrayValue ?? []
+        XCTAssertEqual(backfills.first?["state"]?.stringValue, "done")
+        XCTAssertEqual(backfills.first?["occurrences"]?.int64Value, Int64(n))
+        XCTAssertEqual(backfills.first?["occurrences_done"]?.int64Value, Int64(n))
+        XCTAssertEqual(backfills.first?["addresses_symbolicated"]?.int64Value, 4)
+        XCTAssertEqual(backfills.first?["issues_merged"]?.int64Value, 1)
+
+        // A new occurrence after the upload is grouped with symbols straight away.
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program))).status, 200)
+        try server.waitUntilIdle()
+        let final = try server.getJSON("/api/0/issues/\(newID)/")
+        XCTAssertEqual(final["count"]?.int64Value, Int64(n + 1))
+    }
+}
