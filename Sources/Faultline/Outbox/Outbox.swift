@@ -24,7 +24,8 @@ public final class Outbox: Sendable {
     public let directory: String
     public let byteCap: Int
     private let sequence = Atomic<UInt64>(0)
-    private let drops = Mutex<[DropReason: Int]>([:])
+    private let drops = Mutex<[DropReason: Int]>([:])       // since start, never reset
+    private let unreported = Mutex<[DropReason: Int]>([:])  // not yet sent as a client report
     private let writeLock = Mutex<Void>(())
 
     public init(directory: String, byteCap: Int = 1_000_000) throws {
@@ -78,14 +79,17 @@ public final class Outbox: Sendable {
 
     public func remove(_ entry: Entry) { unlink(entry.path) }
 
-    public func countDrop(_ reason: DropReason, _ n: Int = 1) { drops.withLock { $0[reason, default: 0] += n } }
+    public func countDrop(_ reason: DropReason, _ n: Int = 1) {
+        drops.withLock { $0[reason, default: 0] += n }
+        unreported.withLock { $0[reason, default: 0] += n }
+    }
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
     public var droppedCounts: [DropReason: Int] { drops.withLock { $0 } }
     public var droppedCount: Int { droppedCounts.values.reduce(0, +) }
 
-    /// Takes and resets the counters (after they were reported to the server).
-    public func takeDroppedCounts() -> [DropReason: Int] { drops.withLock { d in defer { d = [:] }; return d } }
+    /// Drops not yet reported to the server; taking them resets this view but not the totals.
+    public func takeDroppedCounts() -> [DropReason: Int] { unreported.withLock { d in defer { d = [:] }; return d } }
 
     private func enforceCap() {
         var entries = pending()
