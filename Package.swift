@@ -61,7 +61,7 @@ let package = Package(
                           path: "Tests/CrashProbes/faultline-crasher"),
 
         // MARK: Tests
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",

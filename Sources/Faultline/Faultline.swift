@@ -159,9 +159,12 @@ final class SDKState: Sendable {
                       markerPath: String, crashedSessions: [String]) {
         LogBuffer.shared.configure(enabled: true, level: options.sendLogsAtOrAbove)
         guard Worker.shared == nil else { return }
-        let items = SessionTracker.shared.begin(context: context, markerPath: markerPath, crashedSessions: crashedSessions)
-        for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
-        let worker = Worker(flusher: Flusher(outbox: outbox, transport: HTTPTransport(dsn: dsn, extraHeaders: headers)), dsn: dsn)
+        // Everything slow (URLSession, the session marker's fsync) happens on the worker's own
+        // thread, so start stays cheap for the app's launch.
+        let worker = Worker(flusher: Flusher(outbox: outbox, transport: HTTPTransport(dsn: dsn, extraHeaders: headers)), dsn: dsn) {
+            let items = SessionTracker.shared.begin(context: context, markerPath: markerPath, crashedSessions: crashedSessions)
+            for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
+        }
         Worker.shared = worker
         worker.start()
         if options.flushAtExit { ExitHooks.install() }

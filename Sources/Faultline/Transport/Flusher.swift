@@ -36,7 +36,7 @@ final class Flusher: Sendable {
     private func flushLocked() -> Summary {
         var summary = Summary()
         let now = clock.now()
-        let (retryAt, limits) = state.withLock { ($0.retryAt, $0.limits) }
+        let retryAt = state.withLock { $0.retryAt }
         if retryAt > now { summary.stoppedBy = "backoff"; summary.remaining = outbox.pending().count; return summary }
         enqueueClientReportIfNeeded()
 
@@ -45,7 +45,7 @@ final class Flusher: Sendable {
             let entry = queue.removeFirst()
             guard let envelope = outbox.read(entry) else { summary.dropped += 1; continue }
             let types = envelope.items.map(\.type)
-            if !limits.allows(itemTypes: types, now: clock.now()) && !state.withLock({ $0.limits.allows(itemTypes: types, now: clock.now()) }) {
+            if !state.withLock({ $0.limits.allows(itemTypes: types, now: clock.now()) }) {
                 summary.stoppedBy = "rate limit"
                 summary.remaining = queue.count + 1
                 return summary

@@ -22,21 +22,24 @@ protocol EnvelopeSending: Sendable {
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit])
 }
 
-final class HTTPTransport: EnvelopeSending {
+/// Only the SDK's worker thread (one flush at a time) sends, so the lazy session needs no lock.
+final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
     let dsn: DSN
-    let session: URLSession
     let timeout: Double
     let extraHeaders: [String: String]
+    /// Created on first send (on the SDK's thread): URLSession's set-up costs milliseconds.
+    private lazy var session: URLSession = {
+        let config = URLSessionConfiguration.ephemeral
+        config.timeoutIntervalForRequest = timeout
+        config.timeoutIntervalForResource = timeout
+        config.httpMaximumConnectionsPerHost = 1
+        return URLSession(configuration: config)
+    }()
 
     init(dsn: DSN, timeout: Double = 15, extraHeaders: [String: String] = [:]) {
         self.dsn = dsn
         self.timeout = timeout
         self.extraHeaders = extraHeaders
-        let config = URLSessionConfiguration.ephemeral
-        config.timeoutIntervalForRequest = timeout
-        config.timeoutIntervalForResource = timeout
-        config.httpMaximumConnectionsPerHost = 1
-        session = URLSession(configuration: config)
     }
 
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {

@@ -17,14 +17,18 @@ final class Worker: @unchecked Sendable {
     private var stopping = false
     private var thread: Thread?
 
-    init(flusher: Flusher, dsn: DSN) {
+    private let setUp: @Sendable () -> Void
+
+    init(flusher: Flusher, dsn: DSN, setUp: @escaping @Sendable () -> Void = {}) {
         self.flusher = flusher
         self.dsn = dsn
+        self.setUp = setUp
     }
 
     func start() {
         let t = Thread { [self] in
             Self.blockAppSignals()
+            setUp()
             run()
         }
         t.name = "faultline.sdk"
