@@ -101,6 +101,7 @@ public enum Faultline {
     /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
     public static func close(timeout: Double = 2) {
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
+        w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
         if let end = SessionTracker.shared.end() {
             outbox.enqueue(Envelope(header: envelopeHeader(eventID: nil, dsn: SDKState.shared.dsn), items: [end]))
         }

@@ -32,6 +32,19 @@ public final class Outbox: Sendable {
         self.directory = directory
         self.byteCap = byteCap
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Drops an earlier run counted but could not report (it was killed) are reported now.
+        if let data = FileManager.default.contents(atPath: dropsFile), let saved = try? JSONValue.parse(data).objectValue {
+            let restored = Dictionary(uniqueKeysWithValues: saved.compactMap { k, v in DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int($0)) } } })
+            unreported.withLock { $0 = restored }
+        }
+    }
+
+    private var dropsFile: String { directory + "/.unreported-drops.json" }
+
+    /// Losses are rare; writing them through keeps the count honest across kill -9.
+    private func persistUnreported(_ d: [DropReason: Int]) {
+        let json = JSONValue.object(Dictionary(uniqueKeysWithValues: d.map { ($0.key.rawValue, JSONValue.int(Int64($0.value))) }))
+        if d.isEmpty { unlink(dropsFile) } else { try? AtomicFile.write(json.serialized(), to: dropsFile) }
     }
 
     /// Writes the envelope durably, then drops the oldest entries while over the byte cap.
@@ -81,7 +94,7 @@ public final class Outbox: Sendable {
 
     public func countDrop(_ reason: DropReason, _ n: Int = 1) {
         drops.withLock { $0[reason, default: 0] += n }
-        unreported.withLock { $0[reason, default: 0] += n }
+        unreported.withLock { $0[reason, default: 0] += n; persistUnreported($0) }
     }
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
@@ -89,7 +102,9 @@ public final class Outbox: Sendable {
     public var droppedCount: Int { droppedCounts.values.reduce(0, +) }
 
     /// Drops not yet reported to the server; taking them resets this view but not the totals.
-    public func takeDroppedCounts() -> [DropReason: Int] { unreported.withLock { d in defer { d = [:] }; return d } }
+    public func takeDroppedCounts() -> [DropReason: Int] {
+        unreported.withLock { d in defer { d = [:]; persistUnreported([:]) }; return d }
+    }
 
     private func enforceCap() {
         var entries = pending()
