@@ -54,7 +54,7 @@ public enum Faultline {
         result.sessionID = sessionID
 
         let outbox: Outbox
-        do { outbox = try state.outbox(directory: data.outbox) } catch {
+        do { outbox = try state.outbox(directory: data.outbox, byteCap: options.queueByteCap) } catch {
             result.warnings.append("Faultline is off: cannot use outbox \(data.outbox): \(error)")
             warnOnce(result.warnings.last!)
             return result
@@ -82,9 +82,34 @@ public enum Faultline {
                 warnOnce(result.warnings.last!)
             }
         }
-        result.sending = dsn != nil
+        if let dsn {
+            let headers = ["X-Faultline-Install-Id": result.installID] .merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
+            state.startSending(dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
+                               markerPath: data.root + "/session", crashedSessions: result.pickup.previousSessionCrashed)
+            result.sending = true
+        }
         return result
     }
+
+    /// Sends everything queued now and waits up to `timeout` seconds. False if not started or timed out.
+    @discardableResult
+    public static func flush(timeout: Double = 5) -> Bool {
+        guard let w = Worker.shared else { return false }
+        return w.flush(timeout: timeout)
+    }
+
+    /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
+    public static func close(timeout: Double = 2) {
+        guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
+        w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
+        if let end = SessionTracker.shared.end() {
+            outbox.enqueue(Envelope(header: envelopeHeader(eventID: nil, dsn: SDKState.shared.dsn), items: [end]))
+        }
+        w.flush(timeout: timeout)
+    }
+
+    /// Envelopes dropped since start, by reason (queue overflow, disk failure, server rejection…).
+    public static var droppedCounts: [DropReason: Int] { SDKState.shared.currentOutbox?.droppedCounts ?? [:] }
 
     /// The outbox, once started (for tools and tests that inspect what would be sent).
     public static var outbox: Outbox? { SDKState.shared.currentOutbox }
@@ -117,10 +142,10 @@ final class SDKState: Sendable {
     }
     private let inner = Mutex(Inner())
 
-    func outbox(directory: String) throws -> Outbox {
+    func outbox(directory: String, byteCap: Int) throws -> Outbox {
         try inner.withLock { s in
             if let o = s.outbox, o.directory == directory { return o }
-            let o = try Outbox(directory: directory)
+            let o = try Outbox(directory: directory, byteCap: byteCap)
             s.outbox = o
             return o
         }
@@ -129,6 +154,22 @@ final class SDKState: Sendable {
     var dsn: DSN? { inner.withLock { $0.dsn } }
     var context: ScopeContext? { inner.withLock { $0.context } }
     var options: Options? { inner.withLock { $0.options } }
+
+    /// Starts the worker once; later starts only update what it sends with.
+    func startSending(dsn: DSN, outbox: Outbox, headers: [String: String], options: Options, context: ScopeContext,
+                      markerPath: String, crashedSessions: [String]) {
+        LogBuffer.shared.configure(enabled: true, level: options.sendLogsAtOrAbove)
+        guard Worker.shared == nil else { return }
+        // Everything slow (URLSession, the session marker's fsync) happens on the worker's own
+        // thread, so start stays cheap for the app's launch.
+        let worker = Worker(flusher: Flusher(outbox: outbox, transport: HTTPTransport(dsn: dsn, extraHeaders: headers)), dsn: dsn) {
+            let items = SessionTracker.shared.begin(context: context, markerPath: markerPath, crashedSessions: crashedSessions)
+            for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
+        }
+        Worker.shared = worker
+        worker.start()
+        if options.flushAtExit { ExitHooks.install() }
+    }
 
     func configure(options: Options, dsn: DSN?, context: ScopeContext, dataDirectory: DataDirectory) {
         inner.withLock { s in
@@ -149,8 +190,11 @@ struct ScopeContext: Sendable {
     var sessionID: String
     var installID: String
     var serverName: String
+    /// The process's propagation trace id until spans exist: logs and events share it.
+    var traceID: String
 
     init(options: Options, sessionID: String, installID: String) {
+        traceID = newEventID()
         release = options.release
         environment = options.environment
         service = options.service

@@ -17,6 +17,12 @@ public struct Options: Sendable {
     public var dataDirectory: String?
     /// Install the native crash handler (signals). On by default.
     public var captureCrashes: Bool = true
+    /// Log lines at or above this level are sent as log items (all levels become breadcrumbs).
+    public var sendLogsAtOrAbove: LogLevel = .warning
+    /// The outbox's byte cap; beyond it the oldest envelopes are dropped (and counted).
+    public var queueByteCap: Int = 1_000_000
+    /// Flush the outbox and end the session when the process exits normally or gets SIGTERM.
+    public var flushAtExit: Bool = true
 
     public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
                 service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {

@@ -52,6 +52,22 @@ int faultline_crash_thread_has_alternate_stack(void);
 /// Size in bytes of everything the handler reserves up front (for the measurements script).
 size_t faultline_crash_reserved_bytes(void);
 
+/// The kernel thread id of the caller (what crash reports record as `thread.tid`).
+long faultline_current_thread_id(void);
+
+/// One loaded module, for events captured in normal context (not used by the crash path).
+typedef struct {
+    uintptr_t base;        // lowest mapped address (Sentry image_addr)
+    uintptr_t size;        // bytes from base to the end of the last PT_LOAD segment
+    char path[1024];
+    uint8_t build_id[64];
+    size_t build_id_length;
+} faultline_module_info;
+
+/// Lists loaded modules with dl_iterate_phdr (normal context only: it takes the loader lock).
+/// Returns how many were found (may exceed capacity; only `capacity` are written).
+size_t faultline_list_modules(faultline_module_info *out, size_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

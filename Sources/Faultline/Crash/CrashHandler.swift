@@ -24,9 +24,9 @@ enum CrashHandler {
     }
 
     /// Copies a pre-serialised breadcrumb into the ring the handler reads. Too long: shortened message.
-    static func record(breadcrumbJSON: Data) {
-        breadcrumbJSON.withUnsafeBytes { raw in
-            _ = faultline_crash_add_breadcrumb(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+    static func record(breadcrumbBytes: [UInt8]) {
+        breadcrumbBytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { _ = faultline_crash_add_breadcrumb($0.baseAddress, $0.count) }
         }
     }
 

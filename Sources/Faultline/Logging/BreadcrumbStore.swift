@@ -8,23 +8,47 @@ final class BreadcrumbStore: Sendable {
     static let capacity = 32
     private static let maxBytes = 1024  // the crash core's slot size
 
-    private let recent = Mutex<[JSONValue]>([])
+    private let recent = Mutex<[LogRecord]>([])
 
-    func add(_ crumb: Breadcrumb) {
-        var json = crumb.json
-        var bytes = json.serialized()
-        if bytes.count > BreadcrumbStore.maxBytes {
+    /// Serialises the breadcrumb once (Sentry's shape) and copies it into the crash ring.
+    func add(_ r: LogRecord) {
+        var bytes = Self.serialize(r, includeData: true)
+        if bytes.count > Self.maxBytes {
             // Keep it in the ring with a shortened message rather than losing it.
-            json["data"] = .object([:])
-            json["message"] = .string(String(crumb.message.prefix(600)) + "…")
-            bytes = json.serialized()
+            var short = r
+            short.message = String(r.message.utf8.prefix(600)).map { $0 + "…" } ?? String(r.message.prefix(200)) + "…"
+            bytes = Self.serialize(short, includeData: false)
         }
-        recent.withLock { r in
-            r.append(json)
-            if r.count > BreadcrumbStore.capacity { r.removeFirst(r.count - BreadcrumbStore.capacity) }
+        recent.withLock { list in
+            list.append(r)
+            if list.count > Self.capacity { list.removeFirst() }
         }
-        if bytes.count <= BreadcrumbStore.maxBytes { CrashHandler.record(breadcrumbJSON: bytes) }
+        if bytes.count <= Self.maxBytes { CrashHandler.record(breadcrumbBytes: bytes) }
     }
 
-    var snapshot: [JSONValue] { recent.withLock { $0 } }
+    static func serialize(_ r: LogRecord, includeData: Bool) -> [UInt8] {
+        var w = FastJSON()
+        w.raw("{\"timestamp\":"); w.double(r.timestamp)
+        w.raw(",\"type\":\"default\",\"category\":\"log\",\"level\":"); w.string(r.level.sentryName)
+        w.raw(",\"message\":"); w.string(r.message)
+        w.raw(",\"data\":{")
+        var first = true
+        if includeData {
+            for (k, v) in r.attributes {
+                if !first { w.comma() }
+                w.key(k); w.attribute(v); first = false
+            }
+        }
+        if !first { w.comma() }
+        w.raw("\"code.function\":"); w.string(r.function)
+        w.raw(",\"code.filepath\":"); w.string(r.file)
+        w.raw(",\"code.lineno\":"); w.int(Int(r.line))
+        w.raw("}}")
+        return w.bytes
+    }
+
+    /// Breadcrumbs for an event, oldest first.
+    var snapshot: [JSONValue] {
+        recent.withLock { $0 }.compactMap { try? JSONValue.parse(Data(Self.serialize($0, includeData: true))) }
+    }
 }

@@ -1,4 +1,5 @@
-// Logs and breadcrumbs: every log line becomes a breadcrumb in the crash handler's ring.
+// Logs and breadcrumbs: every log line becomes a breadcrumb in the crash handler's ring, and
+// lines at or above the configured level are also sent as Sentry log items.
 import Foundation
 import FaultlineProtocol
 
@@ -22,16 +23,35 @@ public enum AttributeValue: Sendable, Hashable, ExpressibleByStringLiteral, Expr
         case .bool(let b): return .bool(b)
         }
     }
+    /// Sentry log attribute type names.
+    var sentryType: String {
+        switch self { case .string: "string"; case .int: "integer"; case .double: "double"; case .bool: "boolean" }
+    }
 }
 
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     case debug, info, warning, error
     public static func < (l: LogLevel, r: LogLevel) -> Bool { l.rawValue < r.rawValue }
-    var sentryName: String { ["debug", "info", "warning", "error"][rawValue] }
+    var sentryName: StaticString {
+        switch self { case .debug: "debug"; case .info: "info"; case .warning: "warning"; case .error: "error" }
+    }
+    var name: String { sentryName.description }
 }
 
-/// The SDK's logging front. Each call records a breadcrumb (pre-serialised into the crash
-/// handler's ring, so a crash report carries the last 32) and keeps it for the next event.
+/// One log line as recorded on the calling thread; serialised for sending on the SDK's thread.
+struct LogRecord: Sendable {
+    var timestamp: Double
+    var level: LogLevel
+    var message: String
+    var attributes: [String: AttributeValue]
+    var file: StaticString
+    var function: StaticString
+    var line: UInt
+}
+
+/// The SDK's logging front. Cost on the calling thread: one breadcrumb serialised into the crash
+/// handler's ring (memory only) and, for lines that are sent, one append to an in-memory buffer.
+/// No I/O and no waiting on the network happen here.
 public enum Log {
     public static func debug(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
@@ -50,33 +70,16 @@ public enum Log {
         record(.error, message(), attributes, file, function, line)
     }
 
-    /// Test hook: nothing is buffered today (breadcrumbs reach the ring synchronously), so this
-    /// only exists to keep call sites honest if that changes.
+    /// Kept for call sites written when logs were buffered; breadcrumbs reach the ring synchronously.
     public static func flushForTesting() {}
 
     static func record(_ level: LogLevel, _ message: String, _ attributes: [String: AttributeValue],
                        _ file: StaticString, _ function: StaticString, _ line: UInt) {
-        var data: [String: JSONValue] = [:]
-        for (k, v) in attributes { data[k] = v.json }
-        data["code.filepath"] = .string(file.description)
-        data["code.function"] = .string(function.description)
-        data["code.lineno"] = .int(Int64(line))
-        let crumb = Breadcrumb(timestamp: Date().timeIntervalSince1970, level: level, category: "log",
-                               message: message, data: data)
-        BreadcrumbStore.shared.add(crumb)
-    }
-}
-
-/// One breadcrumb, in Sentry's shape.
-struct Breadcrumb: Sendable {
-    var timestamp: Double
-    var level: LogLevel
-    var category: String
-    var message: String
-    var data: [String: JSONValue]
-
-    var json: JSONValue {
-        ["timestamp": .double(timestamp), "type": "default", "category": .string(category),
-         "level": .string(level.sentryName), "message": .string(message), "data": .object(data)]
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let r = LogRecord(timestamp: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9, level: level, message: message,
+                          attributes: attributes, file: file, function: function, line: line)
+        BreadcrumbStore.shared.add(r)
+        if let threshold = LogBuffer.shared.sendLevel, level >= threshold { LogBuffer.shared.append(r) }
     }
 }

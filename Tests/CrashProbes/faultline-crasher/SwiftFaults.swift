@@ -32,3 +32,8 @@ func residentBytes() -> Int {
     let f = s.split(separator: " ")
     return f.count > 1 ? (Int(f[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
 }
+
+enum CrasherError: Error, CustomStringConvertible {
+    case numbered(Int)
+    var description: String { if case .numbered(let n) = self { return "crasher error #\(n)" }; return "" }
+}

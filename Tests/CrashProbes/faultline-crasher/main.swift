@@ -30,6 +30,9 @@ let modes: [String: String] = [
     "dispatch-stack-overflow": "stack overflow on a Dispatch worker",
     "threads-segv": "four threads crash at the same moment",
     "dlopen": "crash inside a library dlopen'ed after start (--library)",
+    "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
+    "flush": "start, send everything queued (waiting up to 60 s), exit",
+    "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
 ]
 
@@ -94,6 +97,25 @@ case "dispatch-stack-overflow":
     DispatchQueue.global().async { print(recurseForever(0)) }
     sleep(30)
 case "threads-segv": probe_segv_on_threads(4)
+case "capture-loop":
+    let count = option("--count").flatMap(Int.init) ?? 100
+    for i in 0..<count {
+        Log.warning("about to capture \(i)", attributes: ["i": .int(i)])
+        if let id = Faultline.capture(CrasherError.numbered(i)) { print("captured \(id)"); fflush(nil) }
+        usleep(2_000)
+    }
+    Faultline.flush(timeout: 10)
+    exit(0)
+case "flush":
+    print(Faultline.flush(timeout: 60) ? "flushed" : "flush timed out")
+    exit(0)
+case "log-and-exit":
+    Log.debug("a debug line")
+    Log.info("an info line", attributes: ["user": "alice"])
+    Log.warning("a warning line", attributes: ["retries": 3, "ratio": 0.5, "cold": true])
+    Log.error("an error line")
+    if let id = Faultline.capture(CrasherError.numbered(7), attributes: ["where": "log-and-exit"]) { print("captured \(id)") }
+    exit(0)
 case "timed-segv":
     probe_recurse_then_segv(Int32(option("--depth").flatMap(Int32.init) ?? 10))
 case "dlopen":
