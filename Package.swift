@@ -77,6 +77,6 @@ let package = Package(
         .testTarget(name: "SDKTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
         .testTarget(name: "ServerTests",
-                    dependencies: ["FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline"]),
+                    dependencies: ["FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
     ]
 )
