@@ -13,17 +13,22 @@ public enum SHA1Hash {
     }
     public static func hex(_ string: String) -> String { hex(Data(string.utf8)) }
 
-    /// Incremental hashing for files assembled from chunks.
+    /// Incremental hashing for files assembled from chunks (OpenSSL EVP interface).
     public final class Hasher {
-        private var ctx = SHA_CTX()
-        public init() { SHA1_Init(&ctx) }
+        private let ctx: OpaquePointer
+        public init() {
+            ctx = EVP_MD_CTX_new()
+            EVP_DigestInit_ex(ctx, EVP_sha1(), nil)
+        }
+        deinit { EVP_MD_CTX_free(ctx) }
         public func update(_ data: Data) {
-            data.withUnsafeBytes { raw in _ = SHA1_Update(&ctx, raw.baseAddress, raw.count) }
+            data.withUnsafeBytes { raw in _ = EVP_DigestUpdate(ctx, raw.baseAddress, raw.count) }
         }
         public func finalizeHex() -> String {
-            var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
-            SHA1_Final(&digest, &ctx)
-            return HexBytes.encode(digest)
+            var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(ctx, &digest, &length)
+            return HexBytes.encode(Array(digest.prefix(Int(length))))
         }
     }
 }
