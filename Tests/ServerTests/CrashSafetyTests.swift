@@ -98,4 +98,28 @@ final class CrashSafetyTests: XCTestCase {
         XCTAssertEqual(project["occurrences"]?.int64Value, project["processed"]?.int64Value, project.jsonString)
         XCTAssertGreaterThanOrEqual(project["occurrences"]?.int64Value ?? 0, Int64(ackedIDs.count))
     }
+
+    func testSIGTERMStopsGracefullyWithEverythingGrouped() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-sigterm")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let serve = try ServeProcess(dataDir: dir)
+        let banner = try serve.banner()
+        let port = try XCTUnwrap(serve.port(banner))
+        let dsn = try DSN(parsing: String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
+        for i in 0..<40 {
+            let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                                 headers: ["X-Sentry-Auth": dsn.authHeader(client: "sigterm/1")],
+                                 body: TestEvents.envelope(TestEvents.native(offsets: [UInt64(i % 4) + 1])))
+            XCTAssertEqual(r.status, 200)
+        }
+        kill(serve.process.processIdentifier, SIGTERM)
+        serve.process.waitUntilExit()
+        XCTAssertEqual(serve.process.terminationReason, .exit)
+        XCTAssertEqual(serve.process.terminationStatus, 0)
+        let store = try SQLiteStore(path: dir + "/faultline.sqlite")
+        defer { store.close() }
+        let totals = try store.totals()
+        XCTAssertEqual(totals.occurrences, 40)
+        XCTAssertEqual(totals.processed, 40)
+    }
 }
