@@ -5,13 +5,15 @@ import FaultlineProtocol
 public enum SentryAuth {
     /// Parses `Sentry sentry_key=…, sentry_version=7, …` into its fields.
     public static func fields(ofHeader value: String) -> [String: String] {
-        var s = Substring(value.trimmingCharacters(in: .whitespaces))
-        if s.lowercased().hasPrefix("sentry ") { s = s.dropFirst(7) }
+        // Byte-level split (Foundation trimming showed up in ingest profiles).
         var out: [String: String] = [:]
-        for part in s.split(separator: ",") {
-            let kv = part.split(separator: "=", maxSplits: 1)
-            guard kv.count == 2 else { continue }
-            out[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
+        var body = Substring(value)
+        while body.first == " " { body = body.dropFirst() }
+        if body.utf8.count >= 7, body.prefix(7).lowercased() == "sentry " { body = body.dropFirst(7) }
+        for part in body.split(separator: ",") {
+            guard let eq = part.firstIndex(of: "=") else { continue }
+            let k = part[..<eq].trimmingSpaces, v = part[part.index(after: eq)...].trimmingSpaces
+            if !k.isEmpty { out[String(k)] = String(v) }
         }
         return out
     }
@@ -29,5 +31,14 @@ public enum SentryAuth {
     public static func key(inDSN dsn: String) -> String? {
         guard let url = URLComponents(string: dsn), let user = url.user, !user.isEmpty else { return nil }
         return user
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: Substring {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return s
     }
 }
