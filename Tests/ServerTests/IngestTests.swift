@@ -108,3 +108,24 @@ final class IngestTests: XCTestCase {
         server = nil
     }
 }
+
+final class GroupingIdempotenceTests: XCTestCase {
+    /// The worker may see one occurrence twice (ingest queue + start-up scan); counts must not double.
+    func testGroupingTheSameOccurrenceTwiceCountsItOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let id = TestEvents.eventID()
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(eventID: id, offsets: [0x10]))).status, 200)
+        try server.waitUntilIdle()
+        let occurrence = try XCTUnwrap(try server.server.store.occurrence(projectID: server.projectID, eventID: id))
+        let event = try StoredEvent.decode(occurrence.compressedEvent)
+        let stack = StackExtractor.signature(of: event)
+        let (data, key) = stack.encodedWithKey
+        let fp = Fingerprinter.fingerprint(stack, symbolicator: server.server.symbolicator)
+        try server.server.store.recordGrouping([GroupingOutcome(occurrenceID: occurrence.id, projectID: server.projectID, stack: stack,
+                                                                stackEncoded: data, stackKey: key, fingerprint: fp,
+                                                                timestamp: occurrence.timestamp, release: nil)])
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/")
+        XCTAssertEqual(issues[0]?["count"]?.int64Value, 1)
+    }
+}

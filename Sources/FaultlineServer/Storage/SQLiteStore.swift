@@ -187,6 +187,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try writer.sync { c in
             var knownStacks = Set<String>()
             for o in outcomes {
+                // An occurrence can reach the worker twice (queued at ingest and found by a scan of
+                // ungrouped rows at start-up): group it once.
+                var alreadyGrouped = false
+                try c.query("SELECT processed FROM occurrences WHERE id = ?", .int(o.occurrenceID)) { alreadyGrouped = $0.int(0) != 0 }
+                if alreadyGrouped { continue }
                 let key = o.stackKey
                 if !knownStacks.contains(key) {
                     knownStacks.insert(key)

@@ -50,6 +50,12 @@ public struct GroupingOutcome: Sendable {
     public var fingerprint: Fingerprint
     public var timestamp: Double
     public var release: String?
+
+    public init(occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
+                fingerprint: Fingerprint, timestamp: Double, release: String?) {
+        self.occurrenceID = occurrenceID; self.projectID = projectID; self.stack = stack; self.stackEncoded = stackEncoded
+        self.stackKey = stackKey; self.fingerprint = fingerprint; self.timestamp = timestamp; self.release = release
+    }
 }
 
 public struct StoredOccurrence: Sendable {
