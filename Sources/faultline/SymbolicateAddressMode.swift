@@ -1,0 +1,37 @@
+// `faultline symbolicate --obj FILE`: llvm-symbolizer-compatible address mode.
+import Foundation
+import FaultlineSymbolication
+
+enum SymbolicateAddressMode {
+    static func run(object: String, addresses: [String], demangle: Bool, symbolicator: Symbolicator) -> Int32 {
+        var symbolizer: LLVMStyleSymbolizer
+        do {
+            symbolizer = try LLVMStyleSymbolizer(objectFile: object, symbolicator: symbolicator)
+        } catch {
+            printError(error.description)
+            return ExitCode.inputError
+        }
+        symbolizer.demangle = demangle
+        var input: [UInt8]
+        if addresses.isEmpty {
+            input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+            if input.allSatisfy({ $0 == 10 || $0 == 32 || $0 == 9 || $0 == 13 }) {
+                printError("no addresses given: pass them as arguments or one per line on stdin")
+                return ExitCode.usage
+            }
+        } else {
+            input = Array(addresses.joined(separator: "\n").utf8)
+        }
+        if !symbolizer.hasDebugInformation {
+            printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
+        }
+        var output: [UInt8] = []
+        let summary = input.withUnsafeBytes { symbolizer.run(input: $0, output: &output) }
+        writeAll(1, output)
+        if summary.invalidLines > 0 {
+            printError("\(summary.invalidLines) input line(s) were not hex addresses and were echoed back")
+            return ExitCode.partial
+        }
+        return ExitCode.ok
+    }
+}
