@@ -54,43 +54,54 @@ struct IndexTables {
     /// The ELF's first load address, so a warm start needs no ELF file at all.
     var firstLoadAddress: UInt64 = 0
 
-    /// Writes the index in its file format (the same bytes `DWARFIndex` maps).
-    func serialized(buildID: BuildID?) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: IndexFormat.headerSize)
-        var table: [(UInt64, UInt64)] = []
-        func append<T: FixedWidthInteger>(_ a: [T]) {
-            while out.count % 8 != 0 { out.append(0) }
-            table.append((UInt64(out.count), UInt64(a.count)))
-            a.withUnsafeBytes { out.append(contentsOf: $0) }
+    /// Writes the index in its file format (the same bytes `DWARFIndex` maps) into one
+    /// allocation the caller owns (16-byte aligned): one copy of the tables, no intermediate array.
+    /// Each array is emptied once copied, so the tables and the blob never coexist in full.
+    mutating func serialize(buildID: BuildID?) -> (memory: UnsafeMutableRawPointer, length: Int) {
+        var sizes: [(Int, Int)] = []   // (element count, byte count) per array, in IndexArray order
+        func add<T>(_ a: [T]) { sizes.append((a.count, a.count * MemoryLayout<T>.stride)) }
+        add(strings); add(files)
+        add(cuLow); add(cuHigh); add(cuOfRange); add(cuRowStart); add(cuRowEnd)
+        add(rowAddress); add(rowFile); add(rowLine); add(rowColumn)
+        add(scopeName); add(scopeParent); add(scopeCallFile); add(scopeCallLine)
+        add(scopeCallColumn); add(scopeFlags)
+        add(segmentStart); add(segmentScope)
+        add(symbolAddress); add(symbolSize); add(symbolName)
+        precondition(sizes.count == IndexArray.allCases.count)
+        var offsets: [Int] = []
+        var total = IndexFormat.headerSize
+        for (_, bytes) in sizes { offsets.append(total); total = (total + bytes + 7) & ~7 }
+        let b = UnsafeMutableRawPointer.allocate(byteCount: total, alignment: 16)
+        b.initializeMemory(as: UInt8.self, repeating: 0, count: total)
+        var slot = 0
+        func put<T>(_ a: inout [T]) {
+            a.withUnsafeBytes { if let p = $0.baseAddress { (b + offsets[slot]).copyMemory(from: p, byteCount: $0.count) } }
+            a = []
+            slot += 1
         }
-        append(strings); append(files)
-        append(cuLow); append(cuHigh); append(cuOfRange); append(cuRowStart); append(cuRowEnd)
-        append(rowAddress); append(rowFile); append(rowLine); append(rowColumn)
-        append(scopeName); append(scopeParent); append(scopeCallFile); append(scopeCallLine)
-        append(scopeCallColumn); append(scopeFlags)
-        append(segmentStart); append(segmentScope)
-        append(symbolAddress); append(symbolSize); append(symbolName)
-        while out.count % 8 != 0 { out.append(0) }
-        precondition(table.count == IndexArray.allCases.count)
-        out.withUnsafeMutableBytes { raw in
-            let b = raw.baseAddress!
-            IndexFormat.magic.withUnsafeBytes { b.copyMemory(from: $0.baseAddress!, byteCount: 8) }
-            b.storeBytes(of: IndexFormat.version.littleEndian, toByteOffset: 8, as: UInt32.self)
-            b.storeBytes(of: (hasDWARF ? IndexFormat.flagHasDWARF : 0).littleEndian, toByteOffset: 12, as: UInt32.self)
-            b.storeBytes(of: UInt64(raw.count).littleEndian, toByteOffset: 16, as: UInt64.self)
-            b.storeBytes(of: firstLoadAddress.littleEndian, toByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self)
-            let id = Array((buildID?.bytes ?? []).prefix(IndexFormat.maxBuildIDLength))
-            b.storeBytes(of: UInt32(id.count).littleEndian, toByteOffset: 32, as: UInt32.self)
-            b.storeBytes(of: UInt32(table.count).littleEndian, toByteOffset: 36, as: UInt32.self)
-            for (i, byte) in id.enumerated() { b.storeBytes(of: byte, toByteOffset: 40 + i, as: UInt8.self) }
-            for (i, (off, count)) in table.enumerated() {
-                b.storeBytes(of: off.littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16, as: UInt64.self)
-                b.storeBytes(of: count.littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16 + 8, as: UInt64.self)
-            }
-            let sum = IndexFormat.checksum(UnsafeRawBufferPointer(rebasing: raw[IndexFormat.headerSize...]))
-            b.storeBytes(of: sum.littleEndian, toByteOffset: 24, as: UInt64.self)
+        put(&strings); put(&files)
+        put(&cuLow); put(&cuHigh); put(&cuOfRange); put(&cuRowStart); put(&cuRowEnd)
+        put(&rowAddress); put(&rowFile); put(&rowLine); put(&rowColumn)
+        put(&scopeName); put(&scopeParent); put(&scopeCallFile); put(&scopeCallLine)
+        put(&scopeCallColumn); put(&scopeFlags)
+        put(&segmentStart); put(&segmentScope)
+        put(&symbolAddress); put(&symbolSize); put(&symbolName)
+        IndexFormat.magic.withUnsafeBytes { b.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+        b.storeBytes(of: IndexFormat.version.littleEndian, toByteOffset: 8, as: UInt32.self)
+        b.storeBytes(of: (hasDWARF ? IndexFormat.flagHasDWARF : 0).littleEndian, toByteOffset: 12, as: UInt32.self)
+        b.storeBytes(of: UInt64(total).littleEndian, toByteOffset: 16, as: UInt64.self)
+        b.storeBytes(of: firstLoadAddress.littleEndian, toByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self)
+        let id = Array((buildID?.bytes ?? []).prefix(IndexFormat.maxBuildIDLength))
+        b.storeBytes(of: UInt32(id.count).littleEndian, toByteOffset: 32, as: UInt32.self)
+        b.storeBytes(of: UInt32(sizes.count).littleEndian, toByteOffset: 36, as: UInt32.self)
+        for (i, byte) in id.enumerated() { b.storeBytes(of: byte, toByteOffset: 40 + i, as: UInt8.self) }
+        for (i, (count, _)) in sizes.enumerated() {
+            b.storeBytes(of: UInt64(offsets[i]).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16, as: UInt64.self)
+            b.storeBytes(of: UInt64(count).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16 + 8, as: UInt64.self)
         }
-        return out
+        let sum = IndexFormat.checksum(UnsafeRawBufferPointer(start: b + IndexFormat.headerSize, count: total - IndexFormat.headerSize))
+        b.storeBytes(of: sum.littleEndian, toByteOffset: 24, as: UInt64.self)
+        return (b, total)
     }
 }
 
@@ -244,15 +255,17 @@ final class DWARFIndex: @unchecked Sendable {
 
     deinit { release(base, length) }
 
-    /// Builds an index in memory from freshly built tables (no file involved).
-    static func inMemory(_ tables: IndexTables, buildID: BuildID?) -> (DWARFIndex, [UInt8]) {
-        let bytes = tables.serialized(buildID: buildID)
-        let mem = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 16)
-        bytes.withUnsafeBytes { mem.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        let index = try! DWARFIndex(memory: mem, length: bytes.count, expectedBuildID: buildID, verifyChecksum: false,
-                                    release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
-        return (index, bytes)
+    /// Builds an index in memory from freshly built tables (no file involved). The tables are
+    /// consumed so their arrays are freed before the caller goes on (peak memory).
+    static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex {
+        var t = consume tables
+        let (mem, length) = t.serialize(buildID: buildID)
+        return try! DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
+                               release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
     }
+
+    /// The index's bytes, exactly as they are stored in a cache file.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: length) }
 
     // MARK: Strings
 

@@ -53,10 +53,7 @@ struct DWARFIndexBuilder {
     /// that has a `.symtab`, else from a `.dynsym`.
     static func build(debugFile: ELFHandle, symbolSources: [ELFHandle]) -> IndexTables {
         var b = DWARFIndexBuilder()
-        if let dwarf = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) {
-            b.t.hasDWARF = b.walkUnits(dwarf)
-            dwarf_end(dwarf)
-        }
+        b.t.hasDWARF = b.walkUnits(debugFile.elf)
         b.flattenScopes()
         b.readSymbols(symbolSources)
         b.t.strings = b.pool.bytes
@@ -65,33 +62,50 @@ struct DWARFIndexBuilder {
 
     // MARK: Units
 
-    private mutating func walkUnits(_ dwarf: OpaquePointer) -> Bool {
-        var cu: OpaquePointer? = nil
-        var next: OpaquePointer? = nil
+    /// Units per libdw session. libdw keeps every unit's parsed line table and abbreviations
+    /// until dwarf_end; ending the session every few units bounds that memory (on the Python
+    /// library it held ~25 MB at once) for the cost of re-reading unit headers.
+    private static let unitsPerSession = 24
+
+    private mutating func walkUnits(_ elf: OpaquePointer) -> Bool {
         var version: Dwarf_Half = 0
         var unitType: UInt8 = 0
         var cudie = Dwarf_Die()
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
-        while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &cudie, nil) == 0 {
-            cu = next
-            // Type units hold no code; skeleton units would need their .dwo (not supported).
-            guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
-            any = true
-            let unit = UInt32(t.cuRowStart.count)
-            var unitFiles: [Int: UInt32] = [:]
-            let compDir = stringAttr(&cudie, DW_AT_comp_dir)
-            var files: OpaquePointer? = nil
-            var nfiles = 0
-            if dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 { files = nil }
-            let rowStart = t.rowAddress.count
-            readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
-            t.cuRowStart.append(UInt32(rowStart))
-            t.cuRowEnd.append(UInt32(t.rowAddress.count))
-            var own = unitRanges(&cudie)
-            if own.isEmpty { own = sequenceRanges(from: rowStart) }
-            for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
-            walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
+        var done = 0
+        var finished = false
+        while !finished {
+            guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
+            var cu: OpaquePointer? = nil
+            var next: OpaquePointer? = nil
+            var position = 0
+            finished = true
+            while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &cudie, nil) == 0 {
+                cu = next
+                if position >= done + DWARFIndexBuilder.unitsPerSession { finished = false; break }
+                position += 1
+                if position <= done { continue }
+                // Type units hold no code; skeleton units would need their .dwo (not supported).
+                guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
+                any = true
+                let unit = UInt32(t.cuRowStart.count)
+                var unitFiles: [Int: UInt32] = [:]
+                let compDir = stringAttr(&cudie, DW_AT_comp_dir)
+                var files: OpaquePointer? = nil
+                var nfiles = 0
+                if dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 { files = nil }
+                let rowStart = t.rowAddress.count
+                readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
+                t.cuRowStart.append(UInt32(rowStart))
+                t.cuRowEnd.append(UInt32(t.rowAddress.count))
+                var own = unitRanges(&cudie)
+                if own.isEmpty { own = sequenceRanges(from: rowStart) }
+                for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
+                walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
+            }
+            done = position
+            dwarf_end(dwarf)
         }
         cuRanges.sort { $0.0 < $1.0 }
         for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
@@ -135,7 +149,6 @@ struct DWARFIndexBuilder {
         var lines: OpaquePointer? = nil
         var n = 0
         guard dwarf_getsrclines(&cudie, &lines, &n) == 0, let lines else { return }
-        t.rowAddress.reserveCapacity(t.rowAddress.count + n)
         var addr: Dwarf_Addr = 0
         var lineno: Int32 = 0, col: Int32 = 0
         var end = false

@@ -43,13 +43,13 @@ struct IndexCache: Sendable {
 
     /// Stores `bytes` for `buildID`. Best effort: a read-only or full disk only costs speed.
     @discardableResult
-    func store(_ bytes: [UInt8], for buildID: BuildID) -> Bool {
+    func store(_ bytes: UnsafeRawBufferPointer, for buildID: BuildID) -> Bool {
         guard makeDirectories(directory) else { return false }
         let final = path(for: buildID)
         let tmp = final + ".tmp.\(getpid()).\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
-        var ok = bytes.withUnsafeBytes { buf -> Bool in
+        var ok = { (buf: UnsafeRawBufferPointer) -> Bool in
             var off = 0
             while off < buf.count {
                 let n = write(fd, buf.baseAddress! + off, buf.count - off)
@@ -57,7 +57,7 @@ struct IndexCache: Sendable {
                 off += n
             }
             return true
-        }
+        }(bytes)
         ok = close(fd) == 0 && ok
         if !ok || rename(tmp, final) != 0 { unlink(tmp); return false }
         return true

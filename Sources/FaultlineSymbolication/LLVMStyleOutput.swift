@@ -29,13 +29,27 @@ public struct LLVMStyleSymbolizer {
     public var hasDebugInformation: Bool { module != nil }
 
     /// Symbolizes every line of `input` (addresses as `0x…` hex) and appends the text to `output`.
+    ///
+    /// Lookups run in address order, not input order: consecutive searches then walk the same
+    /// parts of the tables, which stay in cache (random order costs a cache miss per probe on a
+    /// large library). Results are kept per line and printed in input order.
     public func run(input: UnsafeRawBufferPointer, output: inout [UInt8]) -> Summary {
+        var collected: [UInt8] = []
+        let summary = run(input: input) { collected.append(contentsOf: $0) }
+        output.append(contentsOf: collected)
+        return summary
+    }
+
+    /// Like `run(input:output:)`, handing the text to `write` in chunks of about 256 KiB so a
+    /// large run never holds its whole output in memory.
+    public func run(input: UnsafeRawBufferPointer, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
         var summary = Summary()
-        var frames: [IndexedFrame] = []
-        var nameCache: [UInt32: [UInt8]] = [:]
+        // Phase 1: split lines. An address line stores its address; other lines their bytes' range.
+        var lineAddress: [UInt64] = []
+        var lineRange: [(Int, Int)] = []     // (start, end) of the trimmed line
+        var isAddress: [Bool] = []
         var lineStart = 0
         let n = input.count
-        output.reserveCapacity(output.count + n * 12)
         while lineStart < n {
             var lineEnd = lineStart
             while lineEnd < n && input[lineEnd] != 10 { lineEnd += 1 }
@@ -44,21 +58,50 @@ public struct LLVMStyleSymbolizer {
             while b > a && isSpace(input[b - 1]) { b -= 1 }
             lineStart = lineEnd + 1
             if a == b { continue }   // blank lines produce nothing
-            guard let address = LLVMStyleSymbolizer.parseAddress(input, a, b) else {
+            let address = LLVMStyleSymbolizer.parseAddress(input, a, b)
+            lineAddress.append(address ?? 0)
+            isAddress.append(address != nil)
+            lineRange.append((a, b))
+        }
+        // Phase 2: look up in address order, each distinct address once.
+        var order: [(UInt64, Int32)] = []
+        order.reserveCapacity(lineAddress.count)
+        for i in lineAddress.indices where isAddress[i] { order.append((lineAddress[i], Int32(i))) }
+        order.sort { $0.0 < $1.0 }
+        var all: [IndexedFrame] = []
+        var slice = [(start: Int32, count: Int32)](repeating: (0, 0), count: lineAddress.count)
+        var frames: [IndexedFrame] = []
+        var previous: (address: UInt64, start: Int32, count: Int32)? = nil
+        for (address, line) in order {
+            if let p = previous, p.address == address { slice[Int(line)] = (p.start, p.count); continue }
+            if let module { module.index.lookup(address, into: &frames) } else { frames.removeAll() }
+            let entry = (Int32(all.count), Int32(frames.count))
+            all.append(contentsOf: frames)
+            slice[Int(line)] = entry
+            previous = (address, entry.0, entry.1)
+        }
+        // Phase 3: print in input order.
+        var nameCache: [UInt32: [UInt8]] = [:]
+        var output = OutputBuffer(write: write)
+        defer { output.flush() }
+        for i in lineAddress.indices {
+            guard isAddress[i] else {
                 // llvm-symbolizer echoes what it cannot parse.
-                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[a..<b]))
+                let (a, b) = lineRange[i]
+                output.append(UnsafeRawBufferPointer(rebasing: input[a..<b]))
                 output.append(10); output.append(10)
                 summary.invalidLines += 1
                 continue
             }
             summary.addresses += 1
-            if let module { module.index.lookup(address, into: &frames) } else { frames.removeAll() }
-            if frames.isEmpty {
+            let (start, count) = slice[i]
+            if count == 0 {
                 summary.unresolved += 1
-                output.append(contentsOf: unknownRecord)
+                unknownRecord.withUnsafeBytes { output.append($0) }
                 continue
             }
-            for f in frames {
+            for k in Int(start)..<Int(start + count) {
+                let f = all[k]
                 appendName(f.name, module!, &nameCache, &output)
                 output.append(10)
                 appendLocation(f, module!.index, &output)
@@ -95,36 +138,36 @@ public struct LLVMStyleSymbolizer {
         return v
     }
 
-    private func appendName(_ ref: UInt32, _ m: LoadedModule, _ cache: inout [UInt32: [UInt8]], _ out: inout [UInt8]) {
+    private func appendName(_ ref: UInt32, _ m: LoadedModule, _ cache: inout [UInt32: [UInt8]], _ out: inout OutputBuffer) {
         guard ref != IndexTables.none, let raw = m.index.cString(ref), raw.count > 0 else {
             out.append(63); out.append(63); return
         }
         // Only names in a known mangling need the demangler; C names are copied as they are.
         let first = raw[0]
         if demangle && (first == UInt8(ascii: "_") || first == UInt8(ascii: "$")) {
-            if let cached = cache[ref] { out.append(contentsOf: cached); return }
+            if let cached = cache[ref] { cached.withUnsafeBytes { out.append($0) }; return }
             let s = String(decoding: raw, as: UTF8.self)
             let bytes = Array((Demangler.demangle(s) ?? s).utf8)
             cache[ref] = bytes
-            out.append(contentsOf: bytes)
+            bytes.withUnsafeBytes { out.append($0) }
             return
         }
-        out.append(contentsOf: raw)
+        out.append(UnsafeRawBufferPointer(raw))
     }
 
-    private func appendLocation(_ f: IndexedFrame, _ index: DWARFIndex, _ out: inout [UInt8]) {
+    private func appendLocation(_ f: IndexedFrame, _ index: DWARFIndex, _ out: inout OutputBuffer) {
         guard let path = index.cString(index.fileString(f.file)) else {
-            out.append(contentsOf: [63, 63, 58, 48, 58, 48])   // ??:0:0
+            out.append(63); out.append(63); out.append(58); out.append(48); out.append(58); out.append(48)   // ??:0:0
             return
         }
-        out.append(contentsOf: path)
+        out.append(UnsafeRawBufferPointer(path))
         out.append(58)
         appendDecimal(f.line, &out)
         out.append(58)
         appendDecimal(f.column, &out)
     }
 
-    @inline(__always) private func appendDecimal(_ v: UInt32, _ out: inout [UInt8]) {
+    @inline(__always) private func appendDecimal(_ v: UInt32, _ out: inout OutputBuffer) {
         if v < 10 { out.append(48 + UInt8(v)); return }
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var n = 0
@@ -133,5 +176,40 @@ public struct LLVMStyleSymbolizer {
             while x > 0 { d[n] = 48 + UInt8(x % 10); x /= 10; n += 1 }
             while n > 0 { n -= 1; out.append(d[n]) }
         }
+    }
+}
+
+/// A fixed buffer handed to a writer when full: appending is a store and an increment.
+struct OutputBuffer: ~Copyable {
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private let capacity = 256 * 1024
+    private var count = 0
+    private let write: (UnsafeRawBufferPointer) -> Void
+
+    init(write: @escaping (UnsafeRawBufferPointer) -> Void) {
+        self.write = write
+        buffer = .allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        if count == capacity { flush() }
+        buffer[count] = byte
+        count += 1
+    }
+
+    @inline(__always) mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if bytes.count > capacity - count {
+            flush()
+            if bytes.count > capacity { write(bytes); return }
+        }
+        if let p = bytes.baseAddress { (buffer + count).update(from: p.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+        count += bytes.count
+    }
+
+    mutating func flush() {
+        if count > 0 { write(UnsafeRawBufferPointer(start: buffer, count: count)) }
+        count = 0
     }
 }

@@ -216,8 +216,8 @@ public final class Symbolicator: @unchecked Sendable {
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources)
         // The module's own program headers are authoritative; a split debug file keeps copies.
         tables.firstLoadAddress = (module ?? debug).firstLoadAddress
-        let (index, bytes) = DWARFIndex.inMemory(tables, buildID: buildID)
-        if let buildID, let cache { cache.store(bytes, for: buildID) }
+        let index = DWARFIndex.inMemory(consume tables, buildID: buildID)
+        if let buildID, let cache { cache.store(index.bytes, for: buildID) }
         return .loaded(LoadedModule(index: index))
     }
 }

@@ -25,9 +25,7 @@ enum SymbolicateAddressMode {
         if !symbolizer.hasDebugInformation {
             printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
         }
-        var output: [UInt8] = []
-        let summary = input.withUnsafeBytes { symbolizer.run(input: $0, output: &output) }
-        writeAll(1, output)
+        let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { writeAll(1, $0) } }
         if summary.invalidLines > 0 {
             printError("\(summary.invalidLines) input line(s) were not hex addresses and were echoed back")
             return ExitCode.partial

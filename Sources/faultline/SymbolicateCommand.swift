@@ -129,7 +129,11 @@ enum SymbolicateCommand {
 
 /// Writes all of `bytes` to a file descriptor (stdout's global is not concurrency-safe in Swift 6).
 func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { buf in
+    bytes.withUnsafeBytes { writeAll(fd, $0) }
+}
+
+func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) {
+    do {
         var off = 0
         while off < buf.count {
             let n = write(fd, buf.baseAddress! + off, buf.count - off)
