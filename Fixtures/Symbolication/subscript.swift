@@ -1,7 +1,7 @@
 // Fixture: a Swift function whose array subscript is inlined at -O (its bounds check traps in
 // an inlined `Swift runtime failure: Index out of range` frame).
 @inline(never)
-func element(_ values: [Int], at index: Int) -> Int {
+func element(_ values: [Int], at index: Int) -> Int { // LINE:swift_decl
     return values[index] // LINE:swift_subscript
 }
 
