@@ -26,6 +26,7 @@ enum IndexArray: Int, CaseIterable {
     case segmentScope       // UInt32: that scope, or `none` for a gap
     case symbolAddress, symbolSize // UInt64: ELF symbols, sorted, one per address
     case symbolName         // UInt32
+    case symbolFile         // UInt32: file index of the STT_FILE before a local symbol, or none
 
     var elementSize: Int {
         switch self {
@@ -49,7 +50,7 @@ struct IndexTables {
     var scopeName: [UInt32] = [], scopeParent: [UInt32] = [], scopeCallFile: [UInt32] = []
     var scopeCallLine: [UInt32] = [], scopeCallColumn: [UInt32] = [], scopeFlags: [UInt32] = []
     var segmentStart: [UInt64] = [], segmentScope: [UInt32] = []
-    var symbolAddress: [UInt64] = [], symbolSize: [UInt64] = [], symbolName: [UInt32] = []
+    var symbolAddress: [UInt64] = [], symbolSize: [UInt64] = [], symbolName: [UInt32] = [], symbolFile: [UInt32] = []
     var hasDWARF = false
     /// The ELF's first load address, so a warm start needs no ELF file at all.
     var firstLoadAddress: UInt64 = 0
@@ -66,7 +67,7 @@ struct IndexTables {
         add(scopeName); add(scopeParent); add(scopeCallFile); add(scopeCallLine)
         add(scopeCallColumn); add(scopeFlags)
         add(segmentStart); add(segmentScope)
-        add(symbolAddress); add(symbolSize); add(symbolName)
+        add(symbolAddress); add(symbolSize); add(symbolName); add(symbolFile)
         precondition(sizes.count == IndexArray.allCases.count)
         var offsets: [Int] = []
         var total = IndexFormat.headerSize
@@ -85,7 +86,7 @@ struct IndexTables {
         put(&scopeName); put(&scopeParent); put(&scopeCallFile); put(&scopeCallLine)
         put(&scopeCallColumn); put(&scopeFlags)
         put(&segmentStart); put(&segmentScope)
-        put(&symbolAddress); put(&symbolSize); put(&symbolName)
+        put(&symbolAddress); put(&symbolSize); put(&symbolName); put(&symbolFile)
         IndexFormat.magic.withUnsafeBytes { b.copyMemory(from: $0.baseAddress!, byteCount: 8) }
         b.storeBytes(of: IndexFormat.version.littleEndian, toByteOffset: 8, as: UInt32.self)
         b.storeBytes(of: (hasDWARF ? IndexFormat.flagHasDWARF : 0).littleEndian, toByteOffset: 12, as: UInt32.self)
@@ -108,7 +109,7 @@ struct IndexTables {
 enum IndexFormat {
     static let magic: [UInt8] = Array("FLSYMIDX".utf8)
     /// Bump whenever the layout or the meaning of a table changes: old files are then rebuilt.
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     static let flagHasDWARF: UInt32 = 1
     static let headerSize = 512
     static let maxBuildIDLength = 64
@@ -184,7 +185,7 @@ final class DWARFIndex: @unchecked Sendable {
     let scopeCallColumn: UnsafeBufferPointer<UInt32>, scopeFlags: UnsafeBufferPointer<UInt32>
     let segmentStart: UnsafeBufferPointer<UInt64>, segmentScope: UnsafeBufferPointer<UInt32>
     let symbolAddress: UnsafeBufferPointer<UInt64>, symbolSize: UnsafeBufferPointer<UInt64>
-    let symbolName: UnsafeBufferPointer<UInt32>
+    let symbolName: UnsafeBufferPointer<UInt32>, symbolFile: UnsafeBufferPointer<UInt32>
 
     var byteCount: Int { length }
 
@@ -238,7 +239,7 @@ final class DWARFIndex: @unchecked Sendable {
         scopeName = u32(.scopeName); scopeParent = u32(.scopeParent); scopeCallFile = u32(.scopeCallFile)
         scopeCallLine = u32(.scopeCallLine); scopeCallColumn = u32(.scopeCallColumn); scopeFlags = u32(.scopeFlags)
         segmentStart = u64(.segmentStart); segmentScope = u32(.segmentScope)
-        symbolAddress = u64(.symbolAddress); symbolSize = u64(.symbolSize); symbolName = u32(.symbolName)
+        symbolAddress = u64(.symbolAddress); symbolSize = u64(.symbolSize); symbolName = u32(.symbolName); symbolFile = u32(.symbolFile)
         hasDWARF = flags & IndexFormat.flagHasDWARF != 0
         firstLoadAddress = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self))
         // Parallel arrays must agree; lookups then only bounds-check the references they follow.
@@ -248,7 +249,8 @@ final class DWARFIndex: @unchecked Sendable {
               scopeName.count == scopeParent.count, scopeName.count == scopeCallFile.count,
               scopeName.count == scopeCallLine.count, scopeName.count == scopeCallColumn.count, scopeName.count == scopeFlags.count,
               segmentStart.count == segmentScope.count,
-              symbolAddress.count == symbolSize.count, symbolAddress.count == symbolName.count
+              symbolAddress.count == symbolSize.count, symbolAddress.count == symbolName.count,
+              symbolAddress.count == symbolFile.count
         else { throw .badTable("array lengths disagree") }
         ok = true
     }
@@ -343,13 +345,15 @@ final class DWARFIndex: @unchecked Sendable {
                                        isInlined: false, nameFromSymbolTable: false, hasDWARF: true))
         }
         // Like llvm-symbolizer, the out-of-line frame is named after the ELF symbol covering the
-        // address: it shows GCC clones (`.constprop.0`, `.cold`) as the linker sees them.
+        // address: it shows GCC clones (`.constprop.0`, `.cold`) as the linker sees them. A local
+        // symbol also lends its STT_FILE name when DWARF gave the frame no file (line stays 0).
         if let sym = symbol(address) {
             if frames.isEmpty {
-                frames.append(IndexedFrame(name: symbolName[sym], file: IndexTables.none, line: 0, column: 0,
+                frames.append(IndexedFrame(name: symbolName[sym], file: symbolFile[sym], line: 0, column: 0,
                                            isInlined: false, nameFromSymbolTable: true, hasDWARF: false))
             } else {
                 frames[frames.count - 1].name = symbolName[sym]
+                if frames[frames.count - 1].file == IndexTables.none { frames[frames.count - 1].file = symbolFile[sym] }
             }
         }
     }

@@ -348,7 +348,7 @@ struct DWARFIndexBuilder {
     /// The symbols llvm-symbolizer uses: functions, objects, ifuncs and untyped labels defined
     /// in a section; one per address (see the sort below for which).
     private mutating func readSymbols(_ sources: [ELFHandle]) {
-        var chosen: [(UInt64, UInt64, String)] = []
+        var chosen: [(UInt64, UInt64, String, String?)] = []
         for type in [SHT_SYMTAB, SHT_DYNSYM] {
             for src in sources {
                 chosen = DWARFIndexBuilder.symbols(of: src, type: UInt32(type))
@@ -366,22 +366,31 @@ struct DWARFIndexBuilder {
             return i < j
         }
         chosen = order.map { chosen[$0] }
+        var noFiles: [Int: UInt32] = [:]
         for (i, s) in chosen.enumerated() where i == chosen.count - 1 || chosen[i + 1].0 != s.0 {
             t.symbolAddress.append(s.0)
             t.symbolSize.append(s.1)
             t.symbolName.append(pool.intern(s.2))
+            t.symbolFile.append(s.3.map { fileRef(path: $0, unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
         }
     }
 
-    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, String)] {
-        var out: [(UInt64, UInt64, String)] = []
+    /// Symbols in table order with, for local ones, the name of the STT_FILE symbol before them
+    /// (the ELF spec puts a file's locals after its STT_FILE entry).
+    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, String, String?)] {
+        var out: [(UInt64, UInt64, String, String?)] = []
         for s in file.sections() where s.header.sh_type == type && s.header.sh_entsize > 0 {
             guard let data = elf_getdata(s.scn, nil) else { continue }
             let n = Int(s.header.sh_size / s.header.sh_entsize)
             var sym = GElf_Sym()
+            var currentFile: String? = nil
             for i in 0..<n {
                 guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
                 let kind = Int32(sym.st_info & 0xf)
+                if kind == STT_FILE {
+                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { String(cString: $0) }
+                    continue
+                }
                 guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { continue }
                 let shndx = Int32(sym.st_shndx)
                 guard shndx != SHN_UNDEF, shndx < SHN_LORESERVE || shndx == SHN_XINDEX else { continue }
@@ -389,7 +398,8 @@ struct DWARFIndexBuilder {
                       name.pointee != 0 else { continue }
                 // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
                 if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { continue }
-                out.append((sym.st_value, sym.st_size, String(cString: name)))
+                let local = Int32(sym.st_info >> 4) == STB_LOCAL
+                out.append((sym.st_value, sym.st_size, String(cString: name), local ? currentFile : nil))
             }
         }
         return out

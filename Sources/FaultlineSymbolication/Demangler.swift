@@ -97,6 +97,8 @@ public enum Demangler {
         while i < s.endIndex {
             let c = s[i]
             if c == "<" { depth += 1 } else if c == ">" { depth = max(0, depth - 1) }
+            // Swift accessors print their type after " : " ("Array.subscript.getter : (Int) -> A").
+            else if swift && c == " " && depth == 0 && s[i...].hasPrefix(" : ") { return String(s[s.startIndex..<i]) }
             else if c == "(" && depth == 0 && i != s.startIndex && !s[s.startIndex..<i].hasSuffix("anonymous namespace") {
                 // "(anonymous namespace)" and "{lambda(…)#1}" are names, not parameter lists.
                 if s[s.startIndex..<i].last == "{" { i = s.index(after: i); continue }
