@@ -9,8 +9,6 @@ let package = Package(
     products: [
         // What an app links: the SDK and the crash core (libc, libunwind, zlib, FoundationNetworking).
         .library(name: "Faultline", targets: ["Faultline"]),
-        // LD_PRELOAD=libFaultlinePreload.so gives an unmodified program the same crash handler.
-        .library(name: "FaultlinePreload", type: .dynamic, targets: ["CFaultlinePreload"]),
         .library(name: "FaultlineSymbolication", targets: ["FaultlineSymbolication"]),
         .library(name: "FaultlineServer", targets: ["FaultlineServer"]),
         .executable(name: "faultline", targets: ["faultline"]),
@@ -37,8 +35,9 @@ let package = Package(
             // libgcc_s (C++ exceptions 22x slower, Swift's _Unwind_Backtrace loses frames).
             linkerSettings: [.linkedLibrary("unwind-x86_64"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
-        .target(name: "CFaultlinePreload", dependencies: ["CFaultlineCrash"],
-                cSettings: [.define("_GNU_SOURCE")]),
+        // LD_PRELOAD library for unmodified programs. Built by tools/build-preload with the C
+        // compiler alone: a SwiftPM dynamic product would pull libswiftCore (and Swift's own
+        // crash handler) into every C program it is preloaded into.
 
         // MARK: Wire formats and identities shared by SDK, symbolicator and server (pure Swift)
         .target(name: "FaultlineProtocol"),
@@ -56,10 +55,13 @@ let package = Package(
         // MARK: Executables
         .executableTarget(name: "faultline",
                           dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineProtocol", "CCrypto", "CZlib"]),
-        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline"]),
+        // Test-only: a program that crashes in every way the tests need.
+        .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
+        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
+                          path: "Tests/CrashProbes/faultline-crasher"),
 
         // MARK: Tests
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",

@@ -1,1 +1,74 @@
-#pragma once
+// Faultline crash core: the C API the Swift SDK (and the LD_PRELOAD library) drive.
+//
+// Everything here is called in normal context. Only the signal handler and what it calls
+// (handler.c, report_writer.c, module_scan.c, unwind.c, safe_io.c) runs in a crashed process;
+// see the design essay at the top of handler.c.
+#ifndef FAULTLINE_CRASH_H
+#define FAULTLINE_CRASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Version of the crash report JSON this core writes (docs/CRASH-REPORT.md).
+#define FAULTLINE_CRASH_REPORT_VERSION 1
+/// Breadcrumb ring: the last N pre-serialised JSON objects, each at most this many bytes.
+#define FAULTLINE_BREADCRUMB_SLOTS 32
+#define FAULTLINE_BREADCRUMB_MAX_BYTES 1024
+/// Pre-serialised context (release, environment, …) as one JSON object.
+#define FAULTLINE_CONTEXT_MAX_BYTES 8192
+
+/// Prepares everything the handler needs (alternate stack, buffers, pre-warmed unwinder, event id,
+/// crash directory) and installs handlers for SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV and SIGTRAP.
+/// Safe to call again: a second call only changes the crash directory.
+/// Returns 0, or -1 with a message in `error` (the process keeps running without the handler).
+int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity);
+
+/// 1 after a successful start.
+int faultline_crash_is_started(void);
+
+/// Removes the handlers (restoring the previous actions). Mostly for tests.
+void faultline_crash_stop(void);
+
+/// Copies one breadcrumb (a complete JSON object) into the ring; longer ones are rejected (-1).
+int faultline_crash_add_breadcrumb(const char *json, size_t length);
+
+/// Replaces the context object the next report will carry. Returns -1 if too long.
+int faultline_crash_set_context(const char *json, size_t length);
+
+/// The event id (32 lowercase hex) the next crash report will carry; `out` needs 33 bytes.
+void faultline_crash_current_event_id(char *out);
+
+/// Maps an alternate signal stack (with guard pages) for the calling thread, if it has none of
+/// ours. Threads created through pthread_create after start get one automatically.
+int faultline_crash_install_alternate_stack(void);
+
+/// Whether the calling thread runs on a Faultline alternate stack when a signal arrives.
+int faultline_crash_thread_has_alternate_stack(void);
+
+/// Size in bytes of everything the handler reserves up front (for the measurements script).
+size_t faultline_crash_reserved_bytes(void);
+
+/// The kernel thread id of the caller (what crash reports record as `thread.tid`).
+long faultline_current_thread_id(void);
+
+/// One loaded module, for events captured in normal context (not used by the crash path).
+typedef struct {
+    uintptr_t base;        // lowest mapped address (Sentry image_addr)
+    uintptr_t size;        // bytes from base to the end of the last PT_LOAD segment
+    char path[1024];
+    uint8_t build_id[64];
+    size_t build_id_length;
+} faultline_module_info;
+
+/// Lists loaded modules with dl_iterate_phdr (normal context only: it takes the loader lock).
+/// Returns how many were found (may exceed capacity; only `capacity` are written).
+size_t faultline_list_modules(faultline_module_info *out, size_t capacity);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

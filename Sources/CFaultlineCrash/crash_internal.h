@@ -1,0 +1,100 @@
+// State shared between the start path (normal context) and the crash path (signal handler).
+// Everything the handler touches is allocated here, before any crash.
+#ifndef FAULTLINE_CRASH_INTERNAL_H
+#define FAULTLINE_CRASH_INTERNAL_H
+
+
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <ucontext.h>
+
+// Internal to the crash core: not exported from the preload library or the app.
+#pragma GCC visibility push(hidden)
+
+#define FL_SIGNAL_COUNT 6
+#define FL_MAX_FRAMES 256          // frames kept in the report
+#define FL_OUTER_FRAMES 64         // of those, the outermost ones kept across a deep recursion
+#define FL_MAX_UNWIND_STEPS 2000000 // a corrupt stack must still end
+#define FL_MAX_MODULES 1024
+#define FL_PATH_MAX 1024
+#define FL_ALTSTACK_SIZE (128 * 1024)
+#define FL_WRITE_BUFFER 8192
+
+extern const int fl_crash_signals[FL_SIGNAL_COUNT];
+
+/// One frame: the address and whether it is the exact faulting PC (only frame 0).
+typedef struct {
+    uintptr_t address;
+    int is_pc;
+} fl_frame;
+
+typedef struct {
+    fl_frame inner[FL_MAX_FRAMES - FL_OUTER_FRAMES];
+    size_t inner_count;
+    fl_frame outer_ring[FL_OUTER_FRAMES];  // the last FL_OUTER_FRAMES seen, as a ring
+    size_t total_count;                     // frames walked in all
+    const char *stopped_by;                 // "end", "limit", "error", "watchdog"
+} fl_frame_buffer;
+
+typedef struct {
+    uintptr_t base;
+    uintptr_t end;
+    char path[FL_PATH_MAX];
+    uint8_t build_id[64];
+    size_t build_id_length;
+} fl_module;
+
+typedef struct {
+    _Atomic uint32_t sequence;  // odd while a writer is inside the slot (seqlock)
+    uint32_t length;
+    char bytes[1024];
+} fl_breadcrumb_slot;
+
+/// Preallocated, page-aligned block holding everything the handler writes into.
+typedef struct {
+    fl_frame_buffer frames;
+    fl_module modules[FL_MAX_MODULES];
+    size_t module_count;
+    char maps_buffer[16384];        // /proc/self/maps is read in chunks through this
+    char write_buffer[FL_WRITE_BUFFER];
+} fl_crash_scratch;
+
+typedef struct {
+    // Set at start (normal context), only read by the handler.
+    char crash_directory[FL_PATH_MAX];
+    char executable[FL_PATH_MAX];
+    char event_id[33];
+    pid_t pid;
+    struct sigaction previous[FL_SIGNAL_COUNT];
+    fl_crash_scratch *scratch;
+
+    // Breadcrumb ring and context, written by the SDK in normal context.
+    fl_breadcrumb_slot breadcrumbs[32];
+    _Atomic uint64_t breadcrumb_next;
+    char context[2][8192];
+    uint32_t context_length[2];
+    _Atomic int context_current;
+
+    // Crash-time coordination.
+    _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
+    _Atomic int started;
+} fl_crash_state;
+
+extern fl_crash_state fl_state;
+
+// crash path (signal-handler context) ---------------------------------------------------------
+void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
+void fl_scan_modules(fl_crash_scratch *scratch);
+int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
+void fl_handle_signal(int signo, siginfo_t *info, void *uc);
+
+// start path (normal context) ------------------------------------------------------------------
+void fl_prewarm_unwinder(void);
+void fl_generate_event_id(char out[33]);
+int fl_install_thread_hooks(void);
+
+#pragma GCC visibility pop
+#endif

@@ -1,0 +1,272 @@
+// Writes the crash report (docs/CRASH-REPORT.md) to a temporary file and renames it into place,
+// so a reader never sees half a report under the final name.
+#include "crash_internal.h"
+#include "faultline_crash.h"
+#include "safe_io.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+// Runs on the crashing thread; compromised context.
+static const char *fl_signal_name(int signo) {
+    switch (signo) {
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGTRAP: return "SIGTRAP";
+    default: return "SIGNAL";
+    }
+}
+
+// Runs on the crashing thread; compromised context.
+static const char *fl_code_name(int signo, int code) {
+    switch (code) {
+    case SI_USER: return "SI_USER";
+    case SI_KERNEL: return "SI_KERNEL";
+    case SI_QUEUE: return "SI_QUEUE";
+    case SI_TKILL: return "SI_TKILL";
+    default: break;
+    }
+    switch (signo) {
+    case SIGSEGV:
+        switch (code) {
+        case SEGV_MAPERR: return "SEGV_MAPERR";
+        case SEGV_ACCERR: return "SEGV_ACCERR";
+        case SEGV_BNDERR: return "SEGV_BNDERR";
+        case SEGV_PKUERR: return "SEGV_PKUERR";
+        }
+        break;
+    case SIGBUS:
+        switch (code) {
+        case BUS_ADRALN: return "BUS_ADRALN";
+        case BUS_ADRERR: return "BUS_ADRERR";
+        case BUS_OBJERR: return "BUS_OBJERR";
+        case BUS_MCEERR_AR: return "BUS_MCEERR_AR";
+        case BUS_MCEERR_AO: return "BUS_MCEERR_AO";
+        }
+        break;
+    case SIGFPE:
+        switch (code) {
+        case FPE_INTDIV: return "FPE_INTDIV";
+        case FPE_INTOVF: return "FPE_INTOVF";
+        case FPE_FLTDIV: return "FPE_FLTDIV";
+        case FPE_FLTOVF: return "FPE_FLTOVF";
+        case FPE_FLTUND: return "FPE_FLTUND";
+        case FPE_FLTRES: return "FPE_FLTRES";
+        case FPE_FLTINV: return "FPE_FLTINV";
+        case FPE_FLTSUB: return "FPE_FLTSUB";
+        }
+        break;
+    case SIGILL:
+        switch (code) {
+        case ILL_ILLOPC: return "ILL_ILLOPC";
+        case ILL_ILLOPN: return "ILL_ILLOPN";
+        case ILL_ILLADR: return "ILL_ILLADR";
+        case ILL_ILLTRP: return "ILL_ILLTRP";
+        case ILL_PRVOPC: return "ILL_PRVOPC";
+        case ILL_PRVREG: return "ILL_PRVREG";
+        case ILL_COPROC: return "ILL_COPROC";
+        case ILL_BADSTK: return "ILL_BADSTK";
+        }
+        break;
+    case SIGTRAP:
+        switch (code) {
+        case TRAP_BRKPT: return "TRAP_BRKPT";
+        case TRAP_TRACE: return "TRAP_TRACE";
+        }
+        break;
+    }
+    return "UNKNOWN";
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_put_key(fl_writer *w, const char *key) {
+    fl_put_json_string(w, key);
+    fl_put_bytes(w, ":", 1);
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_put_registers(fl_writer *w, const ucontext_t *uc) {
+    static const struct { const char *name; int index; } regs[] = {
+        {"rax", REG_RAX}, {"rbx", REG_RBX}, {"rcx", REG_RCX}, {"rdx", REG_RDX}, {"rsi", REG_RSI},
+        {"rdi", REG_RDI}, {"rbp", REG_RBP}, {"rsp", REG_RSP}, {"r8", REG_R8}, {"r9", REG_R9},
+        {"r10", REG_R10}, {"r11", REG_R11}, {"r12", REG_R12}, {"r13", REG_R13}, {"r14", REG_R14},
+        {"r15", REG_R15}, {"rip", REG_RIP}, {"eflags", REG_EFL},
+    };
+    fl_put(w, "\"registers\":{");
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+        if (i) fl_put_bytes(w, ",", 1);
+        fl_put_key(w, regs[i].name);
+        fl_put_bytes(w, "\"", 1);
+        fl_put_hex(w, (uint64_t)uc->uc_mcontext.gregs[regs[i].index]);
+        fl_put_bytes(w, "\"", 1);
+    }
+    fl_put(w, "}");
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_put_frame(fl_writer *w, const fl_frame *f, int first) {
+    if (!first) fl_put_bytes(w, ",", 1);
+    fl_put(w, "{\"address\":\"");
+    fl_put_hex(w, f->address);
+    fl_put(w, f->is_pc ? "\",\"kind\":\"pc\"}" : "\",\"kind\":\"return\"}");
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_put_frames(fl_writer *w, const fl_frame_buffer *fb) {
+    fl_put(w, "\"frames\":[");
+    for (size_t i = 0; i < fb->inner_count; i++) fl_put_frame(w, &fb->inner[i], i == 0);
+    size_t outer_seen = fb->total_count - fb->inner_count;
+    size_t outer_kept = outer_seen < FL_OUTER_FRAMES ? outer_seen : FL_OUTER_FRAMES;
+    size_t first_outer = outer_seen - outer_kept;  // index (in walk order) of the first kept one
+    for (size_t i = 0; i < outer_kept; i++)
+        fl_put_frame(w, &fb->outer_ring[(first_outer + i) % FL_OUTER_FRAMES], 0);
+    fl_put(w, "]");
+    if (first_outer > 0) {
+        fl_put(w, ",\"frames_omitted\":{\"after\":");
+        fl_put_u64(w, fb->inner_count);
+        fl_put(w, ",\"count\":");
+        fl_put_u64(w, first_outer);
+        fl_put(w, "}");
+    }
+    fl_put(w, ",\"unwind\":{\"frames_walked\":");
+    fl_put_u64(w, fb->total_count);
+    fl_put(w, ",\"stopped_by\":");
+    fl_put_json_string(w, fb->stopped_by);
+    fl_put(w, "}");
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_put_modules(fl_writer *w, const fl_crash_scratch *s) {
+    fl_put(w, "\"modules\":[");
+    for (size_t i = 0; i < s->module_count; i++) {
+        const fl_module *m = &s->modules[i];
+        if (i) fl_put_bytes(w, ",", 1);
+        fl_put(w, "{\"path\":");
+        fl_put_json_string(w, m->path);
+        fl_put(w, ",\"base\":\"");
+        fl_put_hex(w, m->base);
+        fl_put(w, "\",\"size\":");
+        fl_put_u64(w, m->end - m->base);
+        if (m->build_id_length) {
+            fl_put(w, ",\"build_id\":\"");
+            fl_put_hex_bytes(w, m->build_id, m->build_id_length);
+            fl_put(w, "\"");
+        }
+        fl_put(w, "}");
+    }
+    fl_put(w, "]");
+}
+
+// Runs on the crashing thread; compromised context. Copies each slot out under its seqlock and
+// skips one that a writer was changing at the moment of the crash.
+static void fl_put_breadcrumbs(fl_writer *w) {
+    char copy[sizeof fl_state.breadcrumbs[0].bytes];
+    uint64_t next = atomic_load(&fl_state.breadcrumb_next);
+    uint64_t count = next < 32 ? next : 32;
+    int first = 1;
+    fl_put(w, "\"breadcrumbs\":[");
+    for (uint64_t k = next - count; k < next; k++) {
+        fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[k % 32];
+        uint32_t before = atomic_load(&slot->sequence);
+        if (before & 1u) continue;
+        uint32_t length = slot->length;
+        if (length == 0 || length > sizeof copy) continue;
+        for (uint32_t i = 0; i < length; i++) copy[i] = slot->bytes[i];
+        if (atomic_load(&slot->sequence) != before) continue;
+        if (!first) fl_put_bytes(w, ",", 1);
+        fl_put_bytes(w, copy, length);
+        first = 0;
+    }
+    fl_put(w, "]");
+}
+
+// Runs on the crashing thread; compromised context.
+int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid) {
+    fl_crash_scratch *s = fl_state.scratch;
+    char temporary[FL_PATH_MAX + 64], final_path[FL_PATH_MAX + 64];
+    size_t n = fl_copy_string(temporary, sizeof temporary, fl_state.crash_directory);
+    n += fl_copy_string(temporary + n, sizeof temporary - n, "/.");
+    n += fl_copy_string(temporary + n, sizeof temporary - n, fl_state.event_id);
+    fl_copy_string(temporary + n, sizeof temporary - n, ".crash.json.tmp");
+    n = fl_copy_string(final_path, sizeof final_path, fl_state.crash_directory);
+    n += fl_copy_string(final_path + n, sizeof final_path - n, "/");
+    n += fl_copy_string(final_path + n, sizeof final_path - n, fl_state.event_id);
+    fl_copy_string(final_path + n, sizeof final_path - n, ".crash.json");
+
+    int fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        FL_LOG("cannot create the crash report file");
+        return -1;
+    }
+    fl_writer w;
+    fl_writer_init(&w, fd, s->write_buffer, sizeof s->write_buffer);
+
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char thread_name[17] = {0};
+    prctl(PR_GET_NAME, thread_name, 0, 0, 0);
+    uintptr_t fault = (uintptr_t)info->si_addr;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow.
+    int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0;
+
+    fl_put(&w, "{\"format\":\"faultline-crash\",\"version\":");
+    fl_put_u64(&w, FAULTLINE_CRASH_REPORT_VERSION);
+    fl_put(&w, ",\"event_id\":");
+    fl_put_json_string(&w, fl_state.event_id);
+    fl_put(&w, ",\"timestamp\":{\"sec\":");
+    fl_put_i64(&w, now.tv_sec);
+    fl_put(&w, ",\"nsec\":");
+    fl_put_i64(&w, now.tv_nsec);
+    fl_put(&w, "},\"process\":{\"pid\":");
+    fl_put_i64(&w, getpid());
+    fl_put(&w, ",\"executable\":");
+    fl_put_json_string(&w, fl_state.executable);
+    fl_put(&w, "},\"thread\":{\"tid\":");
+    fl_put_i64(&w, tid);
+    fl_put(&w, ",\"name\":");
+    fl_put_json_string(&w, thread_name);
+    fl_put(&w, "},\"signal\":{\"number\":");
+    fl_put_i64(&w, signo);
+    fl_put(&w, ",\"name\":");
+    fl_put_json_string(&w, fl_signal_name(signo));
+    fl_put(&w, ",\"code\":");
+    fl_put_i64(&w, info->si_code);
+    fl_put(&w, ",\"code_name\":");
+    fl_put_json_string(&w, fl_code_name(signo, info->si_code));
+    fl_put(&w, ",\"fault_address\":\"");
+    fl_put_hex(&w, fault);
+    fl_put(&w, "\",\"sender_pid\":");
+    fl_put_i64(&w, info->si_code <= 0 ? info->si_pid : 0);
+    fl_put(&w, "},\"stack_overflow\":");
+    fl_put(&w, overflow ? "true," : "false,");
+    fl_put_registers(&w, uc);
+    fl_put(&w, ",");
+    fl_put_frames(&w, &s->frames);
+    fl_put(&w, ",");
+    fl_put_modules(&w, s);
+    fl_put(&w, ",");
+    fl_put_breadcrumbs(&w);
+    fl_put(&w, ",\"context\":");
+    int current = atomic_load(&fl_state.context_current);
+    uint32_t context_length = fl_state.context_length[current];
+    if (context_length) fl_put_bytes(&w, fl_state.context[current], context_length);
+    else fl_put(&w, "{}");
+    fl_put(&w, ",\"end\":true}\n");
+    int ok = fl_flush(&w) == 0;
+    close(fd);
+    if (!ok || rename(temporary, final_path) != 0) {
+        unlink(temporary);
+        FL_LOG("could not write the crash report");
+        return -1;
+    }
+    return 0;
+}

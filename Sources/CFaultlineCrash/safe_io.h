@@ -1,0 +1,46 @@
+// Async-signal-safe output: EINTR-safe writes, number formatting without printf, JSON escaping.
+// Rules for everything declared here (signal-safety(7)): no heap, no stdio, no locks, errno
+// preserved by the callers that need it.
+#ifndef FAULTLINE_SAFE_IO_H
+#define FAULTLINE_SAFE_IO_H
+
+
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+
+// Internal to the crash core: not exported from the preload library or the app.
+#pragma GCC visibility push(hidden)
+
+/// Writes a string literal to stderr with one write(2). Only literals: no formatting in a handler.
+#define FL_LOG(literal) fl_write_all(2, "faultline: " literal "\n", sizeof("faultline: " literal "\n") - 1)
+
+/// A buffered writer over a file descriptor, with caller-provided memory.
+typedef struct {
+    int fd;
+    char *buffer;
+    size_t capacity;
+    size_t length;
+    int failed;  // sticky: once a write fails, the report is abandoned
+} fl_writer;
+
+int fl_write_all(int fd, const void *bytes, size_t length);
+void fl_writer_init(fl_writer *w, int fd, char *buffer, size_t capacity);
+void fl_put_bytes(fl_writer *w, const char *bytes, size_t length);
+void fl_put(fl_writer *w, const char *cstring);
+void fl_put_json_string(fl_writer *w, const char *cstring);
+void fl_put_json_string_n(fl_writer *w, const char *bytes, size_t length);
+void fl_put_u64(fl_writer *w, uint64_t value);
+void fl_put_i64(fl_writer *w, int64_t value);
+void fl_put_hex(fl_writer *w, uint64_t value);        // "0x1a2b" without quotes
+void fl_put_hex_bytes(fl_writer *w, const uint8_t *bytes, size_t length);
+int fl_flush(fl_writer *w);
+
+size_t fl_strlen(const char *s);
+/// Copies at most capacity-1 bytes and always terminates; returns the length written.
+size_t fl_copy_string(char *destination, size_t capacity, const char *source);
+/// Formats value as decimal into out (needs 21 bytes); returns the length.
+size_t fl_format_u64(char *out, uint64_t value);
+
+#pragma GCC visibility pop
+#endif

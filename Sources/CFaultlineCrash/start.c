@@ -1,0 +1,157 @@
+// Start path (normal context): everything the handler will need is prepared here, so the crash
+// path only copies bytes and makes syscalls.
+#include "crash_internal.h"
+#include "faultline_crash.h"
+#include "safe_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+fl_crash_state fl_state;
+static pthread_mutex_t fl_start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// Normal context.
+void fl_generate_event_id(char out[33]) {
+    uint8_t bytes[16];
+    ssize_t got = getrandom(bytes, sizeof bytes, GRND_NONBLOCK);
+    if (got != (ssize_t)sizeof bytes) {
+        // No entropy yet (early boot): mix time and pid; uniqueness matters, secrecy does not.
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        uint64_t a = (uint64_t)t.tv_nsec * 6364136223846793005ULL + (uint64_t)getpid();
+        uint64_t b = (uint64_t)t.tv_sec ^ (a << 17) ^ (uint64_t)(uintptr_t)&t;
+        memcpy(bytes, &a, 8);
+        memcpy(bytes + 8, &b, 8);
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;  // a version-4 UUID, as Sentry expects
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = hex[bytes[i] >> 4];
+        out[2 * i + 1] = hex[bytes[i] & 15];
+    }
+    out[32] = 0;
+}
+
+// Normal context: a forked child is a new process and must not reuse the parent's event id.
+static void fl_after_fork_in_child(void) {
+    fl_generate_event_id(fl_state.event_id);
+    fl_state.pid = getpid();
+    atomic_store(&fl_state.handling_thread, 0);
+}
+
+// Normal context: mkdir -p.
+static int fl_make_directories(const char *path) {
+    char partial[FL_PATH_MAX];
+    size_t n = fl_copy_string(partial, sizeof partial, path);
+    for (size_t i = 1; i <= n; i++) {
+        if (partial[i] == '/' || partial[i] == 0) {
+            char saved = partial[i];
+            partial[i] = 0;
+            if (mkdir(partial, 0700) != 0 && errno != EEXIST) return -1;
+            partial[i] = saved;
+        }
+    }
+    return 0;
+}
+
+// Normal context: proves the directory is usable now rather than at crash time.
+static int fl_check_directory(const char *dir, char *error, size_t cap) {
+    if (strlen(dir) + 64 >= FL_PATH_MAX) {
+        snprintf(error, cap, "crash directory path is too long (max %d bytes)", FL_PATH_MAX - 64);
+        return -1;
+    }
+    if (fl_make_directories(dir) != 0) {
+        snprintf(error, cap, "cannot create crash directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    char probe[FL_PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.faultline-probe-%d", dir, (int)getpid());
+    int fd = open(probe, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(error, cap, "crash directory %s is not writable: %s", dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity) {
+    char scratch_error[256];
+    if (!error || error_capacity == 0) {
+        error = scratch_error;
+        error_capacity = sizeof scratch_error;
+    }
+    error[0] = 0;
+    if (!crash_directory || !crash_directory[0]) {
+        snprintf(error, error_capacity, "no crash directory given");
+        return -1;
+    }
+    if (fl_check_directory(crash_directory, error, error_capacity) != 0) return -1;
+
+    pthread_mutex_lock(&fl_start_lock);
+    fl_copy_string(fl_state.crash_directory, sizeof fl_state.crash_directory, crash_directory);
+    if (atomic_load(&fl_state.started)) {
+        pthread_mutex_unlock(&fl_start_lock);
+        return 0;
+    }
+
+    fl_crash_scratch *scratch = mmap(NULL, sizeof(fl_crash_scratch), PROT_READ | PROT_WRITE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (scratch == MAP_FAILED) {
+        snprintf(error, error_capacity, "cannot reserve %zu bytes for the crash handler: %s",
+                 sizeof(fl_crash_scratch), strerror(errno));
+        pthread_mutex_unlock(&fl_start_lock);
+        return -1;
+    }
+    fl_state.scratch = scratch;
+    ssize_t len = readlink("/proc/self/exe", fl_state.executable, sizeof fl_state.executable - 1);
+    fl_state.executable[len > 0 ? len : 0] = 0;
+    fl_state.pid = getpid();
+    fl_generate_event_id(fl_state.event_id);
+    pthread_atfork(NULL, NULL, fl_after_fork_in_child);
+
+    fl_prewarm_unwinder();
+    fl_install_thread_hooks();
+    atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
+    if (faultline_crash_install_alternate_stack() != 0) {
+        // Not fatal: crashes are still reported, only a main-thread stack overflow is not.
+        FL_LOG("could not map an alternate signal stack for the calling thread");
+    }
+
+    for (int i = 0; i < FL_SIGNAL_COUNT; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = fl_handle_signal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fl_crash_signals[i], &sa, &fl_state.previous[i]);
+    }
+    pthread_mutex_unlock(&fl_start_lock);
+    return 0;
+}
+
+int faultline_crash_is_started(void) { return atomic_load(&fl_state.started); }
+
+void faultline_crash_stop(void) {
+    pthread_mutex_lock(&fl_start_lock);
+    if (atomic_load(&fl_state.started)) {
+        for (int i = 0; i < FL_SIGNAL_COUNT; i++) sigaction(fl_crash_signals[i], &fl_state.previous[i], NULL);
+        atomic_store(&fl_state.started, 0);
+    }
+    pthread_mutex_unlock(&fl_start_lock);
+}
+
+void faultline_crash_current_event_id(char *out) { memcpy(out, fl_state.event_id, 33); }
+
+size_t faultline_crash_reserved_bytes(void) {
+    return sizeof(fl_crash_scratch) + sizeof(fl_crash_state) + FL_ALTSTACK_SIZE + 2 * 4096;
+}

@@ -1,0 +1,91 @@
+// Walks the crashing thread's stack with libunwind into the preallocated frame buffer.
+//
+// We link the generic x86_64 libunwind without UNW_LOCAL_ONLY (see Package.swift): the
+// `_Ux86_64_*` entry points leave `_Unwind_*` to libgcc_s, which C++ exceptions and the Swift
+// runtime rely on. libunwind is not fully async-signal-safe: its first use takes a mutex (hence
+// fl_prewarm_unwinder at start) and unw_step calls dl_iterate_phdr, which takes the loader lock;
+// the watchdog in handler.c bounds the damage if that lock is never released.
+#include "crash_internal.h"
+
+#include <libunwind.h>
+#include <string.h>
+#include <ucontext.h>
+
+// Runs on the crashing thread; compromised context.
+static void fl_push_frame(fl_frame_buffer *out, uintptr_t address, int is_pc) {
+    fl_frame f = {address, is_pc};
+    const size_t inner_capacity = FL_MAX_FRAMES - FL_OUTER_FRAMES;
+    if (out->inner_count < inner_capacity) {
+        out->inner[out->inner_count++] = f;
+    } else {
+        // Deep recursion: keep the outermost frames too (they say how the recursion began).
+        out->outer_ring[(out->total_count - inner_capacity) % FL_OUTER_FRAMES] = f;
+    }
+    out->total_count++;
+}
+
+// Runs on the crashing thread; compromised context.
+static int fl_walk(unw_cursor_t *cursor, fl_frame_buffer *out, int first_is_pc) {
+    int is_pc = first_is_pc;
+    for (;;) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return 0;
+        fl_push_frame(out, (uintptr_t)ip, is_pc);
+        is_pc = 0;
+        if (out->total_count >= FL_MAX_UNWIND_STEPS) {
+            out->stopped_by = "limit";
+            return 0;
+        }
+        int step = unw_step(cursor);
+        if (step == 0) return 0;
+        if (step < 0) {
+            out->stopped_by = "error";
+            return step;
+        }
+    }
+}
+
+// Runs on the crashing thread; compromised context. The ucontext copy lives on the alternate
+// stack: a call through a null pointer leaves rip at 0, and libunwind cannot step from there,
+// so we pop the return address the call pushed and start again from the caller.
+void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
+    out->inner_count = 0;
+    out->total_count = 0;
+    out->stopped_by = "end";
+
+    uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (rip == 0) {
+        fl_push_frame(out, 0, 1);
+        ucontext_t caller;
+        memcpy(&caller, uc, sizeof caller);
+        uintptr_t rsp = (uintptr_t)caller.uc_mcontext.gregs[REG_RSP];
+        caller.uc_mcontext.gregs[REG_RIP] = (greg_t) * (const uintptr_t *)rsp;
+        caller.uc_mcontext.gregs[REG_RSP] = (greg_t)(rsp + sizeof(uintptr_t));
+        unw_cursor_t cursor;
+        if (unw_init_local2(&cursor, (unw_context_t *)&caller, 0) < 0) {
+            out->stopped_by = "error";
+            return;
+        }
+        fl_walk(&cursor, out, 0);
+        return;
+    }
+
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+        fl_push_frame(out, rip, 1);
+        out->stopped_by = "error";
+        return;
+    }
+    fl_walk(&cursor, out, 1);
+}
+
+// Normal context (start): one full unwind so libunwind's lazy initialisation (which takes a
+// mutex and may allocate) never happens inside a signal handler.
+void fl_prewarm_unwinder(void) {
+    ucontext_t context;
+    if (getcontext(&context) != 0) return;
+    unw_cursor_t cursor;
+    if (unw_init_local(&cursor, (unw_context_t *)&context) < 0) return;
+    for (int i = 0; i < 512 && unw_step(&cursor) > 0; i++) {
+    }
+}

@@ -1,1 +1,0 @@
-#include "faultline_preload.h"

@@ -1,0 +1,86 @@
+// Next launch: every crash report left on disk becomes exactly one crash event in the outbox.
+import Foundation
+import FaultlineProtocol
+
+/// What one pass over the crash directory did.
+public struct CrashPickup: Sendable, Equatable {
+    public var converted: [String] = []   // event ids now in the outbox
+    public var setAside: [String] = []    // corrupt reports moved to crashes/corrupt
+    public var previousSessionCrashed: [String] = []  // session ids of the crashed runs
+}
+
+enum PendingCrashReports {
+    /// Oldest first. The report is removed only after its event is durably in the outbox, so a
+    /// crash or kill during pickup converts it again next time (the event id dedups on the server).
+    static func convert(crashDirectory: String, corruptDirectory: String, outbox: Outbox,
+                        sdkName: String, envelopeHeader: (String) -> JSONValue) -> CrashPickup {
+        var result = CrashPickup()
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: crashDirectory) else { return result }
+        removeAbandonedTemporaries(in: crashDirectory, names: names)
+        let reports = names.filter { $0.hasSuffix(".crash.json") && !$0.hasPrefix(".") }
+            .map { crashDirectory + "/" + $0 }
+            .sorted { modificationTime($0) < modificationTime($1) }
+        for path in reports {
+            guard let data = fm.contents(atPath: path) else { continue }
+            let report: CrashReport
+            do {
+                report = try CrashReport.parse(data)
+            } catch {
+                setAside(path, into: corruptDirectory, reason: error.description)
+                result.setAside.append((path as NSString).lastPathComponent)
+                continue
+            }
+            let event = CrashEvent.make(from: report, sdkName: sdkName)
+            var items = [Envelope.Item(type: "event", payload: event.serialized())]
+            if let session = report.context["session_id"]?.stringValue {
+                items.append(Envelope.Item(type: "session", payload: SessionUpdate.crashed(sessionID: session, report: report).serialized()))
+                result.previousSessionCrashed.append(session)
+            }
+            let envelope = Envelope(header: envelopeHeader(report.eventID), items: items)
+            guard outbox.enqueue(envelope) else { break }  // disk trouble: keep the report for next time
+            unlink(path)
+            result.converted.append(report.eventID)
+        }
+        return result
+    }
+
+    private static func setAside(_ path: String, into dir: String, reason: String) {
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let name = (path as NSString).lastPathComponent
+        if rename(path, dir + "/" + name) != 0 { unlink(path) }
+        try? Data(reason.utf8).write(to: URL(fileURLWithPath: dir + "/" + name + ".reason.txt"))
+    }
+
+    /// A `.tmp` left by a process killed mid-write is never completed; remove it once it is old
+    /// enough that no live process can still be writing it.
+    private static func removeAbandonedTemporaries(in dir: String, names: [String]) {
+        let now = Date().timeIntervalSince1970
+        for n in names where n.hasPrefix(".") && n.hasSuffix(".tmp") {
+            let p = dir + "/" + n
+            if now - modificationTime(p) > 60 { unlink(p) }
+        }
+    }
+
+    private static func modificationTime(_ path: String) -> Double {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return 0 }
+        return Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+    }
+}
+
+/// Sentry session update payloads.
+enum SessionUpdate {
+    static func crashed(sessionID: String, report: CrashReport) -> JSONValue {
+        var attrs: [String: JSONValue] = [:]
+        if let r = report.context["release"]?.stringValue { attrs["release"] = .string(r) }
+        if let e = report.context["environment"]?.stringValue { attrs["environment"] = .string(e) }
+        let ts = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: report.timestamp))
+        var s: [String: JSONValue] = [
+            "sid": .string(sessionID), "status": "crashed", "errors": 1, "init": false,
+            "timestamp": .string(ts), "attrs": .object(attrs),
+        ]
+        if let install = report.context["install_id"]?.stringValue { s["did"] = .string(install) }
+        return .object(s)
+    }
+}

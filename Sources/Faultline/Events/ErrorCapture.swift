@@ -1,0 +1,76 @@
+// Captured errors: a Swift Error the app survived, with the current thread's stack, as a
+// non-fatal event. Frames are symbolicated later (server or `faultline symbolicate`), never here.
+import CFaultlineCrash
+import Foundation
+import FaultlineProtocol
+
+extension Faultline {
+    /// Records `error` as a non-fatal event with the calling thread's stack and recent breadcrumbs.
+    /// Returns the event id, or nil when the SDK is not started.
+    @discardableResult
+    public static func capture(_ error: any Error, attributes: [String: AttributeValue] = [:],
+                               file: StaticString = #fileID, line: UInt = #line) -> String? {
+        // Taken on the calling thread before anything else, so the stack is the caller's.
+        let returnAddresses = Thread.callStackReturnAddresses.map { $0.uint64Value }
+        let state = SDKState.shared
+        guard let outbox = state.currentOutbox, let context = state.context else { return nil }
+        let modules = ModuleSnapshot.current()
+        let eventID = newEventID()
+
+        // Drop our own frames (capture and callStackReturnAddresses) so the top is the caller.
+        let ownFrames = 2
+        let frames: [JSONValue] = returnAddresses.dropFirst(min(ownFrames, max(0, returnAddresses.count - 1))).map { addr in
+            var f: [String: JSONValue] = ["instruction_addr": .string(Address(addr).hex)]
+            if let m = modules.first(where: { $0.contains(addr) }) {
+                f["package"] = .string(m.path)
+                f["image_addr"] = .string(Address(m.base).hex)
+                f["in_app"] = .bool(CrashEvent.isInApp(modulePath: m.path, executable: modules.first?.path ?? ""))
+            }
+            return .object(f)
+        }.reversed()
+
+        var extra: [String: JSONValue] = [:]
+        for (k, v) in attributes { extra[k] = v.json }
+        extra["code.filepath"] = .string(file.description)
+        extra["code.lineno"] = .int(Int64(line))
+        let typeName = String(reflecting: type(of: error))
+        var event = context.eventBase(eventID: eventID, level: "error")
+        event["exception"] = ["values": [[
+            "type": .string(typeName),
+            "value": .string(String(describing: error)),
+            "mechanism": ["type": "faultline.capture", "handled": true],
+            "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all"],
+        ]]]
+        event["threads"] = ["values": [["id": .int(Int64(faultline_current_thread_id())), "current": true, "crashed": false,
+                                        "name": .string(Thread.current.name ?? "")]]]
+        event["debug_meta"] = ["images": ModuleSnapshot.debugImages(modules)]
+        event["breadcrumbs"] = ["values": .array(BreadcrumbStore.shared.snapshot)]
+        event["extra"] = .object(extra)
+        let envelope = Envelope(header: Faultline.envelopeHeader(eventID: eventID, dsn: state.dsn),
+                                items: [Envelope.Item(type: "event", payload: JSONValue.object(event).serialized())])
+        outbox.enqueue(envelope)
+        SessionTracker.shared.recordError()
+        Worker.shared?.wake()
+        return eventID
+    }
+}
+
+extension ScopeContext {
+    /// Fields every event of this process carries.
+    func eventBase(eventID: String, level: String) -> [String: JSONValue] {
+        var tags: [String: JSONValue] = ["session_id": .string(sessionID)]
+        if let s = service { tags["service"] = .string(s) }
+        var app: [String: JSONValue] = ["type": "app"]
+        if let a = appID { app["app_identifier"] = .string(a) }
+        var e: [String: JSONValue] = [
+            "event_id": .string(eventID), "timestamp": .double(Date().timeIntervalSince1970), "platform": "native",
+            "level": .string(level), "server_name": .string(serverName), "tags": .object(tags),
+            "user": ["id": .string(installID)],
+            "sdk": ["name": .string(Faultline.sdkName), "version": .string(FaultlineVersion.string)],
+            "contexts": ["os": osContext, "app": .object(app), "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"]],
+        ]
+        if let r = release { e["release"] = .string(r) }
+        if let env = environment { e["environment"] = .string(env) }
+        return e
+    }
+}

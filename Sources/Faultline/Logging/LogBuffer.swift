@@ -1,0 +1,69 @@
+// Log lines waiting to become `log` envelope items; filled on the caller's thread, drained on the SDK's.
+import Foundation
+import FaultlineProtocol
+import Synchronization
+
+final class LogBuffer: Sendable {
+    static let shared = LogBuffer()
+    /// Lines kept in memory between flushes; beyond that the oldest are dropped and counted.
+    static let capacity = 10_000
+    /// Logs per envelope item (a 413 halves it for that envelope).
+    static let batchSize = 100
+
+    private struct State {
+        var records: [LogRecord] = []
+        var dropped = 0
+        var sendLevel: LogLevel = .warning
+        var enabled = false
+    }
+    private let state = Mutex(State())
+
+    /// The lowest level that is sent, or nil while sending is off (no DSN).
+    var sendLevel: LogLevel? { state.withLock { $0.enabled ? $0.sendLevel : nil } }
+
+    func configure(enabled: Bool, level: LogLevel) {
+        state.withLock { $0.enabled = enabled; $0.sendLevel = level }
+    }
+
+    func append(_ r: LogRecord) {
+        state.withLock { s in
+            guard s.enabled else { return }
+            if s.records.count >= Self.capacity { s.records.removeFirst(); s.dropped += 1 }
+            s.records.append(r)
+        }
+    }
+
+    func drain() -> (records: [LogRecord], dropped: Int) {
+        state.withLock { s in
+            defer { s.records = []; s.dropped = 0 }
+            return (s.records, s.dropped)
+        }
+    }
+
+    /// Sentry's log item payload: `{"items":[{timestamp, trace_id, level, body, attributes}]}`.
+    static func itemPayload(_ records: ArraySlice<LogRecord>, traceID: String, context: ScopeContext?) -> Data {
+        var w = FastJSON(capacity: records.count * 200)
+        w.raw("{\"items\":[")
+        for (i, r) in records.enumerated() {
+            if i > 0 { w.comma() }
+            w.raw("{\"timestamp\":"); w.double(r.timestamp)
+            w.raw(",\"trace_id\":"); w.string(traceID)
+            w.raw(",\"level\":"); w.string(r.level.sentryName)
+            w.raw(",\"body\":"); w.string(r.message)
+            w.raw(",\"attributes\":{")
+            var attrs = r.attributes
+            attrs["code.function"] = .string(r.function.description)
+            attrs["code.filepath"] = .string(r.file.description)
+            attrs["code.lineno"] = .int(Int(r.line))
+            if let rel = context?.release { attrs["sentry.release"] = .string(rel) }
+            if let env = context?.environment { attrs["sentry.environment"] = .string(env) }
+            for (j, (k, v)) in attrs.sorted(by: { $0.key < $1.key }).enumerated() {
+                if j > 0 { w.comma() }
+                w.key(k); w.raw("{\"value\":"); w.attribute(v); w.raw(",\"type\":"); w.string(v.sentryType); w.raw("}")
+            }
+            w.raw("}}")
+        }
+        w.raw("]}")
+        return Data(w.bytes)
+    }
+}

@@ -1,0 +1,45 @@
+// What an app tells Faultline at start.
+import Foundation
+
+/// Configuration for `Faultline.start`. Every field has a working default except the DSN; without
+/// a DSN, crashes are still captured to disk and converted on the next launch, just not sent.
+public struct Options: Sendable {
+    /// `http(s)://PUBLIC_KEY@host[:port][/path]/PROJECT`. Missing or malformed: nothing is sent.
+    public var dsn: String?
+    public var release: String?
+    public var environment: String?
+    /// The service or program name, sent as a tag.
+    public var service: String?
+    /// An identifier of the app (e.g. reverse-DNS); the server can allowlist it per key.
+    public var appID: String?
+    /// Where the SDK keeps its state (crash reports, outbox, install id). Default:
+    /// `$XDG_STATE_HOME/faultline/<executable name>` or `~/.local/state/faultline/<executable name>`.
+    public var dataDirectory: String?
+    /// Install the native crash handler (signals). On by default.
+    public var captureCrashes: Bool = true
+    /// Log lines at or above this level are sent as log items (all levels become breadcrumbs).
+    public var sendLogsAtOrAbove: LogLevel = .warning
+    /// The outbox's byte cap; beyond it the oldest envelopes are dropped (and counted).
+    public var queueByteCap: Int = 1_000_000
+    /// Flush the outbox and end the session when the process exits normally or gets SIGTERM.
+    public var flushAtExit: Bool = true
+
+    public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
+                service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {
+        self.dsn = dsn
+        self.release = release
+        self.environment = environment
+        self.service = service
+        self.appID = appID
+        self.dataDirectory = dataDirectory
+    }
+
+    var resolvedDataDirectory: String {
+        if let d = dataDirectory, !d.isEmpty { return d }
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (env["HOME"].map { $0 + "/.local/state" } ?? NSTemporaryDirectory())
+        let exe = (CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent }) ?? "app"
+        return base + "/faultline/" + exe
+    }
+}

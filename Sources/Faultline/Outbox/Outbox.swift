@@ -1,0 +1,104 @@
+// The disk-backed queue: one atomic file per envelope, sent oldest first, capped in bytes.
+import Foundation
+import FaultlineProtocol
+import Synchronization
+
+/// Why an envelope was dropped; reported to the server as client reports.
+public enum DropReason: String, Sendable, CaseIterable {
+    case queueOverflow = "queue_overflow"
+    case diskWriteFailed = "disk_write_failed"
+    case rejectedByServer = "rejected_by_server"
+    case rateLimited = "ratelimit_backoff"
+    case corrupt = "corrupt"
+}
+
+/// Envelopes waiting to be sent. File names sort in enqueue order (a nanosecond timestamp and a
+/// sequence number), so files left by an earlier run are sent before new ones. A crash or kill -9
+/// loses nothing already renamed into place; `sync` makes it survive a reboot too.
+public final class Outbox: Sendable {
+    public struct Entry: Sendable, Hashable {
+        public let path: String
+        public let size: Int
+    }
+
+    public let directory: String
+    public let byteCap: Int
+    private let sequence = Atomic<UInt64>(0)
+    private let drops = Mutex<[DropReason: Int]>([:])       // since start, never reset
+    private let unreported = Mutex<[DropReason: Int]>([:])  // not yet sent as a client report
+    private let writeLock = Mutex<Void>(())
+
+    public init(directory: String, byteCap: Int = 1_000_000) throws {
+        self.directory = directory
+        self.byteCap = byteCap
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Writes the envelope durably, then drops the oldest entries while over the byte cap.
+    @discardableResult
+    public func enqueue(_ envelope: Envelope, sync: Bool = true) -> Bool {
+        let data = envelope.serialized()
+        guard data.count <= byteCap else { countDrop(.queueOverflow); return false }
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let seq = sequence.add(1, ordering: .relaxed).newValue
+        let name = String(format: "%020llu-%010llu-%@.envelope", UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), seq,
+                          envelope.eventID ?? "noevent")
+        return writeLock.withLock { _ in
+            do {
+                try AtomicFile.write(data, to: directory + "/" + name, sync: sync)
+            } catch {
+                countDrop(.diskWriteFailed)
+                return false
+            }
+            enforceCap()
+            return true
+        }
+    }
+
+    /// Pending entries, oldest first.
+    public func pending() -> [Entry] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        return names.filter { $0.hasSuffix(".envelope") && !$0.hasPrefix(".") }.sorted().compactMap { name in
+            let path = directory + "/" + name
+            var st = stat()
+            guard stat(path, &st) == 0 else { return nil }
+            return Entry(path: path, size: Int(st.st_size))
+        }
+    }
+
+    public func read(_ entry: Entry) -> Envelope? {
+        guard let data = FileManager.default.contents(atPath: entry.path) else { return nil }
+        guard let env = try? Envelope.parse(data) else {
+            remove(entry)
+            countDrop(.corrupt)
+            return nil
+        }
+        return env
+    }
+
+    public func remove(_ entry: Entry) { unlink(entry.path) }
+
+    public func countDrop(_ reason: DropReason, _ n: Int = 1) {
+        drops.withLock { $0[reason, default: 0] += n }
+        unreported.withLock { $0[reason, default: 0] += n }
+    }
+
+    /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
+    public var droppedCounts: [DropReason: Int] { drops.withLock { $0 } }
+    public var droppedCount: Int { droppedCounts.values.reduce(0, +) }
+
+    /// Drops not yet reported to the server; taking them resets this view but not the totals.
+    public func takeDroppedCounts() -> [DropReason: Int] { unreported.withLock { d in defer { d = [:] }; return d } }
+
+    private func enforceCap() {
+        var entries = pending()
+        var total = entries.reduce(0) { $0 + $1.size }
+        while total > byteCap, !entries.isEmpty {
+            let oldest = entries.removeFirst()
+            remove(oldest)
+            total -= oldest.size
+            countDrop(.queueOverflow)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+// One flush: send what the outbox holds, oldest first, honouring rate limits and back-off.
+import Foundation
+import FaultlineProtocol
+import Synchronization
+
+final class Flusher: Sendable {
+    struct Summary: Equatable, Sendable {
+        var sent = 0
+        var dropped = 0
+        var split = 0
+        var remaining = 0
+        var stoppedBy: String?  // "rate limit", "backoff", "retries exhausted"
+    }
+
+    static let attemptsPerFlush = 3
+
+    let outbox: Outbox
+    let transport: any EnvelopeSending
+    let clock: any SDKClock
+    private struct State { var backoff = Backoff(); var retryAt = 0.0; var limits = RateLimits() }
+    private let state = Mutex(State())
+    private let flushing = Mutex<Void>(())
+
+    init(outbox: Outbox, transport: any EnvelopeSending, clock: any SDKClock = SystemClock()) {
+        self.outbox = outbox
+        self.transport = transport
+        self.clock = clock
+    }
+
+    /// Sends pending envelopes until the outbox is empty, a rate limit applies, or three attempts
+    /// at one envelope failed. A failed envelope stays on disk for the next flush.
+    func flushOnce() -> Summary {
+        flushing.withLock { _ in flushLocked() }
+    }
+
+    private func flushLocked() -> Summary {
+        var summary = Summary()
+        let now = clock.now()
+        let retryAt = state.withLock { $0.retryAt }
+        if retryAt > now { summary.stoppedBy = "backoff"; summary.remaining = outbox.pending().count; return summary }
+        enqueueClientReportIfNeeded()
+
+        var queue = outbox.pending()
+        while !queue.isEmpty {
+            let entry = queue.removeFirst()
+            guard let envelope = outbox.read(entry) else { summary.dropped += 1; continue }
+            let types = envelope.items.map(\.type)
+            if !state.withLock({ $0.limits.allows(itemTypes: types, now: clock.now()) }) {
+                summary.stoppedBy = "rate limit"
+                summary.remaining = queue.count + 1
+                return summary
+            }
+            var body = envelope
+            body.header["sent_at"] = .string(SessionTracker.iso(Date(timeIntervalSince1970: clock.now())))
+            var attempt = 0
+            attempts: while true {
+                attempt += 1
+                let (outcome, rateLimits) = transport.send(body.serialized())
+                if !rateLimits.isEmpty { state.withLock { $0.limits.apply(rateLimits, now: clock.now()) } }
+                switch outcome {
+                case .sent:
+                    outbox.remove(entry)
+                    state.withLock { $0.backoff.succeeded() }
+                    summary.sent += 1
+                    break attempts
+                case .rateLimited(let seconds, let categories):
+                    state.withLock { $0.limits.apply([.init(seconds: seconds, categories: categories)], now: clock.now()) }
+                    summary.stoppedBy = "rate limit"
+                    summary.remaining = queue.count + 1
+                    return summary
+                case .tooLarge:
+                    if let halves = split(envelope) {
+                        for h in halves { outbox.enqueue(h) }
+                        outbox.remove(entry)
+                        summary.split += 1
+                        queue = outbox.pending()  // the halves are now the newest entries
+                    } else {
+                        outbox.remove(entry)
+                        outbox.countDrop(.rejectedByServer)
+                        summary.dropped += 1
+                    }
+                    break attempts
+                case .rejected:
+                    outbox.remove(entry)
+                    outbox.countDrop(.rejectedByServer)
+                    summary.dropped += 1
+                    break attempts
+                case .retryable:
+                    let delay = state.withLock { s -> Double in s.backoff.failed(); return s.backoff.currentDelay }
+                    if attempt >= Self.attemptsPerFlush {
+                        state.withLock { $0.retryAt = clock.now() + delay }
+                        summary.stoppedBy = "retries exhausted"
+                        summary.remaining = queue.count + 1
+                        return summary
+                    }
+                    clock.sleep(seconds: delay)
+                }
+            }
+        }
+        return summary
+    }
+
+    /// Halves the log items of an envelope (a 413 answer). Nil if it cannot be split further.
+    func split(_ envelope: Envelope) -> [Envelope]? {
+        guard envelope.items.count == 1, let item = envelope.items.first, item.type == "log",
+              let payload = try? JSONValue.parse(item.payload), let logs = payload["items"]?.arrayValue, logs.count > 1 else { return nil }
+        let mid = logs.count / 2
+        return [Array(logs[..<mid]), Array(logs[mid...])].map { part in
+            let p: JSONValue = ["items": .array(part)]
+            return Envelope(header: envelope.header, items: [Envelope.Item(type: "log", payload: p.serialized(), extra: [
+                "item_count": .int(Int64(part.count)), "content_type": "application/vnd.sentry.items.log+json"])])
+        }
+    }
+
+    /// Losses since the last report go to the server as a `client_report`, so drops are visible there.
+    private func enqueueClientReportIfNeeded() {
+        let drops = outbox.takeDroppedCounts()
+        guard !drops.isEmpty else { return }
+        let discarded: [JSONValue] = drops.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            ["reason": .string($0.key.rawValue), "category": "default", "quantity": .int(Int64($0.value))]
+        }
+        let report: JSONValue = ["timestamp": .double(clock.now()), "discarded_events": .array(discarded)]
+        outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "client_report", payload: report.serialized())]))
+    }
+}

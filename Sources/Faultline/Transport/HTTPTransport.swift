@@ -1,0 +1,126 @@
+// Sends one envelope over HTTP (URLSession, gzip) and says what the server's answer means.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import FaultlineProtocol
+
+/// What one POST came to.
+enum SendOutcome: Equatable {
+    case sent
+    /// 429: retry after this many seconds, for these categories (empty: all).
+    case rateLimited(seconds: Double, categories: [String])
+    /// 413: the request was too large.
+    case tooLarge
+    /// Other 4xx (not 408/429): the server will never take this envelope.
+    case rejected(status: Int)
+    /// Network error, 408, 5xx: try again later.
+    case retryable(reason: String)
+}
+
+protocol EnvelopeSending: Sendable {
+    func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit])
+}
+
+/// Only the SDK's worker thread (one flush at a time) sends, so the lazy session needs no lock.
+final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
+    let dsn: DSN
+    let timeout: Double
+    let extraHeaders: [String: String]
+    /// Created on first send (on the SDK's thread): URLSession's set-up costs milliseconds.
+    private lazy var session: URLSession = {
+        let config = URLSessionConfiguration.ephemeral
+        config.timeoutIntervalForRequest = timeout
+        config.timeoutIntervalForResource = timeout
+        config.httpMaximumConnectionsPerHost = 1
+        return URLSession(configuration: config)
+    }()
+
+    init(dsn: DSN, timeout: Double = 15, extraHeaders: [String: String] = [:]) {
+        self.dsn = dsn
+        self.timeout = timeout
+        self.extraHeaders = extraHeaders
+    }
+
+    func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
+        var request = URLRequest(url: dsn.envelopeURL, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.setValue("application/x-sentry-envelope", forHTTPHeaderField: "Content-Type")
+        request.setValue(dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)"), forHTTPHeaderField: "X-Sentry-Auth")
+        for (k, v) in extraHeaders { request.setValue(v, forHTTPHeaderField: k) }
+        if let gz = Gzip.compress(body) {
+            request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
+            request.httpBody = gz
+        } else {
+            request.httpBody = body
+        }
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: (Data?, URLResponse?, Error?) = (nil, nil, nil)
+        let task = session.dataTask(with: request) { d, r, e in result = (d, r, e); done.signal() }
+        task.resume()
+        if done.wait(timeout: .now() + timeout + 1) == .timedOut {
+            task.cancel()
+            return (.retryable(reason: "timed out after \(Int(timeout)) s"), [])
+        }
+        if let e = result.2 { return (.retryable(reason: e.localizedDescription), []) }
+        guard let http = result.1 as? HTTPURLResponse else { return (.retryable(reason: "no HTTP response"), []) }
+        let limits = RateLimits.parse(header: http.value(forHTTPHeaderField: "X-Sentry-Rate-Limits"))
+        return (Self.classify(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), limits: limits), limits)
+    }
+
+    static func classify(status: Int, retryAfter: String?, limits: [RateLimits.Limit]) -> SendOutcome {
+        switch status {
+        case 200..<300: return .sent
+        case 429:
+            let seconds = retryAfter.flatMap(Double.init) ?? limits.map(\.seconds).max() ?? 60
+            return .rateLimited(seconds: seconds, categories: [])
+        case 413: return .tooLarge
+        case 408: return .retryable(reason: "408 request timeout")
+        case 400..<500: return .rejected(status: status)
+        default: return .retryable(reason: "HTTP \(status)")
+        }
+    }
+}
+
+/// Sentry's `X-Sentry-Rate-Limits: <seconds>:<categories>:<scope>, …` and per-category deadlines.
+struct RateLimits: Sendable {
+    struct Limit: Sendable, Equatable {
+        var seconds: Double
+        var categories: [String]  // empty: every category
+    }
+    private(set) var until: [String: Double] = [:]  // "" means all categories
+
+    static func parse(header: String?) -> [Limit] {
+        guard let header, !header.isEmpty else { return [] }
+        return header.split(separator: ",").compactMap { part in
+            let fields = part.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+            guard let secs = fields.first.flatMap({ Double($0) }) else { return nil }
+            let cats = fields.count > 1 ? fields[1].split(separator: ";").map(String.init) : []
+            return Limit(seconds: secs, categories: cats)
+        }
+    }
+
+    mutating func apply(_ limits: [Limit], now: Double) {
+        for l in limits {
+            for c in (l.categories.isEmpty ? [""] : l.categories) { until[c] = max(until[c] ?? 0, now + l.seconds) }
+        }
+    }
+
+    /// Whether an envelope with these item types may be sent now.
+    func allows(itemTypes: [String], now: Double) -> Bool {
+        if let all = until[""], all > now { return false }
+        return !itemTypes.contains { t in (until[Self.category(of: t)] ?? 0) > now }
+    }
+
+    var nextAllowed: Double { until.values.max() ?? 0 }
+
+    static func category(of itemType: String) -> String {
+        switch itemType {
+        case "event": return "error"
+        case "log": return "log_item"
+        case "session", "sessions": return "session"
+        case "attachment": return "attachment"
+        default: return "default"
+        }
+    }
+}

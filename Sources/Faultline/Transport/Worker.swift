@@ -1,0 +1,114 @@
+// The SDK's own thread: turns buffered logs into envelopes and flushes the outbox every 2 s,
+// on demand, and at exit. It never runs on the app's threads and never holds a lock the crash
+// handler needs (the handler takes none).
+import Foundation
+import FaultlineProtocol
+import Synchronization
+
+final class Worker: @unchecked Sendable {
+    nonisolated(unsafe) static var shared: Worker?  // set once in start, read afterwards
+    static let interval = 2.0
+
+    let flusher: Flusher
+    let dsn: DSN
+    private let condition = NSCondition()
+    private var wakeRequested = false
+    private var completedPasses = 0
+    private var stopping = false
+    private var thread: Thread?
+
+    private let setUp: @Sendable () -> Void
+
+    init(flusher: Flusher, dsn: DSN, setUp: @escaping @Sendable () -> Void = {}) {
+        self.flusher = flusher
+        self.dsn = dsn
+        self.setUp = setUp
+    }
+
+    func start() {
+        let t = Thread { [self] in
+            Self.blockAppSignals()
+            setUp()
+            run()
+        }
+        t.name = "faultline.sdk"
+        thread = t
+        t.start()
+    }
+
+    /// Signals the app handles itself go to the app's threads, not ours.
+    static func blockAppSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE, SIGWINCH] { sigaddset(&set, s) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    func wake() {
+        condition.lock()
+        wakeRequested = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs a pass now and waits for it (at most `timeout` seconds). True if it completed.
+    @discardableResult
+    func flush(timeout: Double) -> Bool {
+        condition.lock()
+        let target = completedPasses + 2  // a pass already running may have missed recent items
+        wakeRequested = true
+        condition.broadcast()
+        let deadline = Date().addingTimeInterval(timeout)
+        while completedPasses < target {
+            if !condition.wait(until: deadline) { break }
+        }
+        let ok = completedPasses >= target
+        condition.unlock()
+        return ok
+    }
+
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            if !wakeRequested && !stopping { _ = condition.wait(until: Date().addingTimeInterval(Self.interval)) }
+            wakeRequested = false
+            let stop = stopping
+            condition.unlock()
+            pass()
+            condition.lock()
+            completedPasses += 1
+            condition.broadcast()
+            condition.unlock()
+            if stop { return }
+        }
+    }
+
+    private func pass() {
+        packLogs()
+        _ = flusher.flushOnce()
+    }
+
+    /// Buffered log lines become `log` envelopes of at most LogBuffer.batchSize lines.
+    func packLogs() {
+        let (records, dropped) = LogBuffer.shared.drain()
+        if dropped > 0 { flusher.outbox.countDrop(.queueOverflow, dropped) }
+        guard !records.isEmpty else { return }
+        let context = SDKState.shared.context
+        var start = 0
+        while start < records.count {
+            let end = min(start + LogBuffer.batchSize, records.count)
+            let payload = LogBuffer.itemPayload(records[start..<end], traceID: context?.traceID ?? newEventID(), context: context)
+            let item = Envelope.Item(type: "log", payload: payload, extra: [
+                "item_count": .int(Int64(end - start)), "content_type": "application/vnd.sentry.items.log+json"])
+            flusher.outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item]), sync: false)
+            start = end
+        }
+    }
+}

@@ -1,0 +1,318 @@
+// Real crashes of a real child process: how it died, and the report it left.
+import FaultlineProtocol
+import FaultlineTestSupport
+import Foundation
+import XCTest
+
+final class CrashCaptureTests: XCTestCase {
+    var dataDir = ""
+    var crashDir: String { dataDir + "/crashes" }
+    let crasher = TestSupport.product("faultline-crasher")
+
+    override func setUp() { dataDir = TestSupport.makeTemporaryDirectory("crash") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dataDir) }
+
+    /// Crashes the crasher in `mode` (Swift's own backtracer off unless asked) and returns the outcome.
+    func crash(_ mode: String, _ extra: [String] = [], swiftBacktrace: String = "enable=no",
+               timeout: TimeInterval = 60) throws -> TestSupport.Outcome {
+        try TestSupport.run(crasher, [mode, "--data-dir", dataDir] + extra,
+                            environment: ["SWIFT_BACKTRACE": swiftBacktrace], timeout: timeout)
+    }
+
+    func onlyReport(file: StaticString = #filePath, line: UInt = #line) throws -> CrashReport {
+        let reports = TestSupport.files(in: crashDir, suffix: ".crash.json")
+        XCTAssertEqual(reports.count, 1, "expected exactly one report in \(crashDir)", file: file, line: line)
+        let path = try XCTUnwrap(reports.first, file: file, line: line)
+        return try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Address range of a symbol in the crasher, from its ELF symbol table.
+    func symbolRange(_ name: String) throws -> ClosedRange<UInt64> {
+        let out = try TestSupport.shell("nm -S --defined-only '\(crasher)' | grep -E ' [tT] \(name)$'")
+        let f = out.split(separator: " ")
+        let start = try XCTUnwrap(UInt64(f[0], radix: 16)), size = try XCTUnwrap(UInt64(f[1], radix: 16))
+        return start...(start + size - 1)
+    }
+
+    func assertSaneReport(_ r: CrashReport, signal: Int32, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r.signal.number, Int(signal), file: file, line: line)
+        XCTAssertEqual(r.version, 1, file: file, line: line)
+        XCTAssertFalse(r.frames.isEmpty, file: file, line: line)
+        if case .programCounter = r.frames[0] {} else { XCTFail("frame 0 must be the exact pc", file: file, line: line) }
+        XCTAssertTrue(r.frames.dropFirst().allSatisfy(\.isReturnAddress), file: file, line: line)
+        let exe = r.modules.first { $0.path == r.executable }
+        XCTAssertNotNil(exe?.buildID, "the executable's build-id is recorded", file: file, line: line)
+        XCTAssertTrue(r.modules.contains { $0.path.hasSuffix("libc.so.6") && $0.buildID != nil }, file: file, line: line)
+        XCTAssertEqual(r.registers.count, 18, file: file, line: line)
+        XCTAssertEqual(r.context["release"]?.stringValue, "crasher@1.0", file: file, line: line)
+    }
+
+    // MARK: Signals from C
+
+    func testEachCrashSignalFromCKillsWithThatSignalAndLeavesAReport() throws {
+        let cases: [(String, Int32, String)] = [("segv", SIGSEGV, "probe_segv"), ("bus", SIGBUS, "probe_bus"),
+                                                ("fpe", SIGFPE, "probe_fpe"), ("ill", SIGILL, "probe_ill"),
+                                                ("trap", SIGTRAP, "probe_trap"), ("abort", SIGABRT, "probe_abort")]
+        for (mode, sig, function) in cases {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertEqual(o.signal, sig, "\(mode): \(o)")
+            let r = try onlyReport()
+            assertSaneReport(r, signal: sig)
+            // The crashing function appears by build-id + offset: some frame's module-relative
+            // address falls inside the probe's symbol.
+            let range = try symbolRange(function)
+            let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+            let hits = r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) }
+            XCTAssertTrue(hits, "\(mode): no frame inside \(function) \(range)")
+        }
+    }
+
+    func testCallThroughNullPointerStillUnwindsToTheCaller() throws {
+        let o = try crash("call-null")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        XCTAssertEqual(r.frames.first?.address.value, 0)
+        let range = try symbolRange("probe_call_null")
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        XCTAssertTrue(range.contains(r.frames[1].lookupAddress.value - exe.base.value), "frame 1 is the caller")
+    }
+
+    // MARK: Swift traps
+
+    func testSwiftTrapsAreReportedAsSIGILL() throws {
+        for mode in ["swift-force-unwrap", "swift-index", "swift-fatal", "swift-overflow"] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertEqual(o.signal, SIGILL, "\(mode): \(o)")
+            assertSaneReport(try onlyReport(), signal: SIGILL)
+        }
+    }
+
+    // MARK: Stack overflow on every kind of thread
+
+    func testStackOverflowIsReportedOnMainThreadPthreadTaskAndDispatchWorker() throws {
+        for mode in ["stack-overflow", "c-stack-overflow", "thread-stack-overflow", "task-stack-overflow", "dispatch-stack-overflow"] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertEqual(o.signal, SIGSEGV, "\(mode): \(o)")
+            let r = try onlyReport()
+            XCTAssertTrue(r.stackOverflow, mode)
+            let omitted = try XCTUnwrap(r.omitted, "\(mode): deep recursion keeps inner and outer frames")
+            XCTAssertEqual(omitted.after, 192)
+            XCTAssertGreaterThan(omitted.count, 1000)
+            XCTAssertEqual(r.frames.count, 256)
+            XCTAssertEqual(r.unwindStoppedBy, "end", "\(mode): the walk reached the thread's first frame")
+        }
+    }
+
+    // MARK: Threads
+
+    func testCrashOnSecondaryThreadNamesThatThread() throws {
+        let o = try crash("thread-segv")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        XCTAssertNotEqual(r.threadID, r.pid, "the crashing thread is not the main thread")
+    }
+
+    func testFourThreadsCrashingAtOnceLeaveExactlyOneReportAndNoHang() throws {
+        for _ in 0..<3 {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash("threads-segv", timeout: 30)
+            XCTAssertEqual(o.signal, SIGSEGV, o.description)
+            XCTAssertLessThan(o.duration, 15, "no hang")
+            _ = try onlyReport()
+        }
+    }
+
+    // MARK: Modules loaded after start
+
+    func testCrashInsideLibraryDlopenedAfterStartListsItWithBuildID() throws {
+        let src = dataDir + "/late.c", lib = dataDir + "/liblate.so"
+        try "__attribute__((noinline)) void faultline_test_crash_in_library(void) { *(volatile int *)8 = 1; }\n"
+            .write(toFile: src, atomically: true, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g -O1 -shared -fPIC -Wl,--build-id '\(src)' -o '\(lib)'")
+        let o = try crash("dlopen", ["--library", lib])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        let module = try XCTUnwrap(r.modules.first { $0.path == lib }, "dlopen'ed library is listed")
+        let expected = try TestSupport.shell("readelf -n '\(lib)' | awk '/Build ID/ {print $3}'").trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(module.buildID?.hex, expected)
+        XCTAssertTrue(module.contains(r.frames[0].address), "the crashing pc is inside the library")
+    }
+
+    // MARK: Chaining
+
+    func testChainsToAPreviousHandlerAndStillDiesWithTheSignal() throws {
+        let marker = dataDir + "/previous-ran"
+        let o = try crash("segv", ["--previous-handler", marker])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        _ = try onlyReport()
+        XCTAssertEqual(try String(contentsOfFile: marker, encoding: .utf8), "previous-handler 11\n")
+    }
+
+    func testSwiftsOwnBacktracerStillRunsAfterOurs() throws {
+        let o = try crash("swift-index", swiftBacktrace: "enable=yes,interactive=no,color=no", timeout: 120)
+        XCTAssertEqual(o.signal, SIGILL, o.description)
+        _ = try onlyReport()
+        XCTAssertTrue(o.stderr.contains("Program crashed"), "Swift's backtracer printed its report:\n\(o.stderr.prefix(3000))")
+    }
+
+    // MARK: Hostile conditions
+
+    func testHeapCorruptionAbortInsideFreeStillWritesAReportPromptly() throws {
+        let o = try crash("double-free", timeout: 30)
+        XCTAssertEqual(o.signal, SIGABRT, o.description)
+        XCTAssertLessThan(o.duration, 10)
+        assertSaneReport(try onlyReport(), signal: SIGABRT)
+    }
+
+    func testKillDuringReportWritingLeavesNoReportOrAWholeOne() throws {
+        // A deep stack overflow keeps the handler busy for tens of milliseconds; kill -9 lands
+        // at random points before, during and after the write.
+        var whole = 0, none = 0
+        for i in 0..<12 {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: crasher)
+            p.arguments = ["stack-overflow", "--data-dir", dataDir]
+            p.environment = ["SWIFT_BACKTRACE": "enable=no", "PATH": "/usr/bin:/bin"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            usleep(UInt32(20_000 + (i * 37_000) % 300_000))
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            let reports = TestSupport.files(in: crashDir, suffix: ".crash.json")
+            XCTAssertLessThanOrEqual(reports.count, 1)
+            for path in reports {
+                XCTAssertNoThrow(try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: path))), "a visible report is whole")
+                whole += 1
+            }
+            if reports.isEmpty { none += 1 }
+        }
+        XCTAssertEqual(whole + none, 12)
+    }
+
+    // MARK: Breadcrumbs and context
+
+    func testCrashAfterHundredLogsCarriesTheLastThirtyTwoInOrder() throws {
+        let o = try crash("segv", ["--logs", "100"])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        XCTAssertEqual(r.breadcrumbs.count, 32)
+        XCTAssertEqual(r.breadcrumbs.map { $0["message"]?.stringValue ?? "" }, (68..<100).map { "log line \($0)" })
+        XCTAssertEqual(r.breadcrumbs.last?["data"]?["index"]?.int64Value, 99)
+    }
+
+    // MARK: Next launch
+
+    func reportIDs() throws -> [String] {
+        try TestSupport.files(in: crashDir, suffix: ".crash.json").map { try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: $0))).eventID }
+    }
+
+    func testNextLaunchTurnsEveryPendingReportIntoExactlyOneEvent() throws {
+        XCTAssertEqual(try crash("segv").signal, SIGSEGV)
+        let firstID = try XCTUnwrap(try reportIDs().first)
+        // The second run picks up the first crash at start, then crashes itself.
+        let second = try crash("abort")
+        XCTAssertEqual(second.signal, SIGABRT)
+        let secondSummary = try JSONValue.parse(Data(second.stdout.utf8))
+        XCTAssertEqual(secondSummary["converted"]?.arrayValue?.compactMap(\.stringValue), [firstID])
+        let secondID = try XCTUnwrap(try reportIDs().first)
+        XCTAssertNotEqual(firstID, secondID)
+        let ids: Set = [firstID, secondID]
+
+        let first = try crash("none")
+        XCTAssertEqual(first.exitCode, 0, first.description)
+        let summary = try JSONValue.parse(Data(first.stdout.utf8))
+        XCTAssertEqual(summary["converted"]?.arrayValue?.compactMap(\.stringValue), [secondID])
+        XCTAssertTrue(TestSupport.files(in: crashDir, suffix: ".crash.json").isEmpty, "reports are removed once queued")
+
+        let envelopes = try TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope").map { try Envelope.parse(Data(contentsOf: URL(fileURLWithPath: $0))) }
+        XCTAssertEqual(envelopes.count, 2)
+        XCTAssertEqual(Set(envelopes.compactMap(\.eventID)), ids)
+        for env in envelopes {
+            let event = try JSONValue.parse(try XCTUnwrap(env.items.first { $0.type == "event" }).payload)
+            XCTAssertEqual(event["level"]?.stringValue, "fatal")
+            XCTAssertEqual(event["platform"]?.stringValue, "native")
+            let exc = try XCTUnwrap(event["exception"]?["values"]?[0])
+            XCTAssertEqual(exc["mechanism"]?["type"]?.stringValue, "signalhandler")
+            XCTAssertNotNil(exc["mechanism"]?["meta"]?["signal"]?["number"]?.int64Value)
+            let frames = try XCTUnwrap(exc["stacktrace"]?["frames"]?.arrayValue)
+            XCTAssertFalse(frames.isEmpty)
+            XCTAssertEqual(exc["stacktrace"]?["instruction_addr_adjustment"]?.stringValue, "all_but_first")
+            let images = try XCTUnwrap(event["debug_meta"]?["images"]?.arrayValue)
+            let exe = try XCTUnwrap(images.first { $0["code_file"]?.stringValue == crasher || $0["code_file"]?.stringValue?.hasSuffix("/faultline-crasher") == true })
+            let codeID = try XCTUnwrap(exe["code_id"]?.stringValue.flatMap(BuildID.init(hex:)))
+            XCTAssertEqual(exe["debug_id"]?.stringValue, codeID.debugID.description)
+            XCTAssertTrue(env.items.contains { $0.type == "session" }, "the crashed session is reported")
+        }
+
+        let again = try crash("none")
+        XCTAssertEqual(try JSONValue.parse(Data(again.stdout.utf8))["converted"]?.arrayValue?.count, 0, "converted exactly once")
+    }
+
+    func testCorruptOrTruncatedReportIsSetAsideAndDoesNotBlockOthers() throws {
+        XCTAssertEqual(try crash("segv").signal, SIGSEGV)
+        let good = try XCTUnwrap(TestSupport.files(in: crashDir, suffix: ".crash.json").first)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: good))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: crashDir + "/truncated.crash.json"))
+        try Data("not json at all".utf8).write(to: URL(fileURLWithPath: crashDir + "/garbage.crash.json"))
+        let o = try crash("none")
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        let summary = try JSONValue.parse(Data(o.stdout.utf8))
+        XCTAssertEqual(summary["converted"]?.arrayValue?.count, 1)
+        XCTAssertEqual(Set(summary["set_aside"]?.arrayValue?.compactMap(\.stringValue) ?? []), ["truncated.crash.json", "garbage.crash.json"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: crashDir + "/corrupt/garbage.crash.json"))
+    }
+
+    func testUnusableDataDirectoryWarnsAndTheAppKeepsRunning() throws {
+        let o = try TestSupport.run(crasher, ["none", "--data-dir", "/proc/version/faultline"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        XCTAssertTrue(o.stderr.contains("Faultline is off"), o.stderr)
+    }
+
+    // MARK: Unmodified programs
+
+    func testPreloadLibraryReportsACrashInAnUnmodifiedCProgram() throws {
+        let root = TestSupport.repositoryRoot()
+        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let src = dataDir + "/plain.c", exe = dataDir + "/plain"
+        try "#include <stdlib.h>\nint main(void) { abort(); }\n".write(toFile: src, atomically: true, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g '\(src)' -o '\(exe)'")
+        let o = try TestSupport.run(exe, [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir, "FAULTLINE_RELEASE": "plain@2"])
+        XCTAssertEqual(o.signal, SIGABRT, o.description)
+        let r = try onlyReport()
+        XCTAssertEqual(r.executable, exe)
+        XCTAssertEqual(r.context["release"]?.stringValue, "plain@2")
+        XCTAssertFalse(r.modules.contains { $0.path.contains("libswiftCore") }, "no Swift runtime is dragged into a C program")
+    }
+
+    // MARK: Signal safety
+
+    func testCrashPathObjectsImportOnlyAsyncSignalSafeFunctions() throws {
+        let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
+        let allowed: Set<String> = [
+            // signal-safety(7)
+            "_exit", "close", "open", "read", "write", "rename", "unlink", "getpid", "sigaction", "sigaddset",
+            "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp",
+            "__errno_location",
+            // raw syscalls (gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv) and prctl(PR_GET_NAME)
+            "syscall", "prctl",
+            // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
+            "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg",
+        ]
+        let normalContextOnly: Set<String> = ["getcontext", "_Ux86_64_init_local"]  // fl_prewarm_unwinder
+        var offending: [String] = []
+        for object in ["handler", "report_writer", "module_scan", "unwind", "safe_io"] {
+            let out = try TestSupport.shell("nm -u '\(objects)/\(object).c.o'")
+            for line in out.split(separator: "\n") {
+                let symbol = String(line.split(separator: " ").last ?? "")
+                if symbol.hasPrefix("fl_") || allowed.contains(symbol) || normalContextOnly.contains(symbol) { continue }
+                offending.append("\(object): \(symbol)")
+            }
+        }
+        XCTAssertEqual(offending, [], "crash-path objects import functions that are not async-signal-safe")
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class CrashCapturePlaceholderTests: XCTestCase { func testBuilds() {} }

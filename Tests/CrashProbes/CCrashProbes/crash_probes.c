@@ -1,0 +1,137 @@
+// Deliberate faults, each in its own noinline function so tests can find it by symbol.
+#define _GNU_SOURCE
+#include "crash_probes.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE __attribute__((noinline, used))
+
+PROBE void probe_segv(void) {
+    volatile int *p = (volatile int *)(uintptr_t)0x10;
+    *p = 1;
+}
+
+PROBE void probe_bus(const char *scratch_file) {
+    // Touching a mapped page beyond the end of a file raises SIGBUS.
+    int fd = open(scratch_file, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    char *map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ((volatile char *)map)[4096] = 1;
+}
+
+PROBE void probe_fpe(void) {
+    volatile int zero = 0;
+    volatile int x = 10 / zero;
+    (void)x;
+}
+
+PROBE void probe_ill(void) { __builtin_trap(); }
+PROBE void probe_trap(void) { __asm__ volatile("int3"); }
+PROBE void probe_abort(void) { abort(); }
+
+PROBE void probe_double_free(void) {
+    // glibc detects this inside free() with the arena lock held, then aborts.
+    void *volatile p = malloc(64);
+    free(p);
+    free(p);
+}
+
+PROBE static int probe_recurse(volatile int depth) {
+    volatile char pad[256];
+    pad[0] = (char)depth;
+    return probe_recurse(depth + 1) + pad[0];
+}
+PROBE void probe_c_stack_overflow(void) { probe_recurse(0); }
+
+PROBE void probe_call_null(void) {
+    void (*volatile fn)(void) = 0;
+    fn();
+}
+
+static void *probe_thread_main(void *arg) {
+    if (arg) probe_recurse(0);
+    else probe_segv();
+    return NULL;
+}
+
+PROBE void probe_segv_on_pthread(int stack_overflow) {
+    pthread_t t;
+    pthread_create(&t, NULL, probe_thread_main, stack_overflow ? (void *)1 : NULL);
+    pthread_join(t, NULL);
+}
+
+static pthread_barrier_t probe_barrier;
+static void *probe_racer(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&probe_barrier);
+    probe_segv();
+    return NULL;
+}
+
+PROBE void probe_segv_on_threads(int count) {
+    pthread_t threads[64];
+    if (count > 64) count = 64;
+    pthread_barrier_init(&probe_barrier, NULL, (unsigned)count);
+    for (int i = 0; i < count; i++) pthread_create(&threads[i], NULL, probe_racer, NULL);
+    for (int i = 0; i < count; i++) pthread_join(threads[i], NULL);
+}
+
+PROBE void probe_dlopen_and_crash(const char *library_path) {
+    void *handle = dlopen(library_path, RTLD_NOW);
+    if (!handle) {
+        fprintf(stderr, "dlopen failed: %s\n", dlerror());
+        exit(3);
+    }
+    void (*fn)(void) = (void (*)(void))dlsym(handle, "faultline_test_crash_in_library");
+    if (!fn) exit(4);
+    fn();
+}
+
+static char probe_marker[1024];
+static void probe_previous_handler(int signo, siginfo_t *info, void *uc) {
+    (void)info;
+    (void)uc;
+    int fd = open(probe_marker, O_CREAT | O_WRONLY | O_APPEND, 0600);
+    if (fd >= 0) {
+        char line[32];
+        int n = snprintf(line, sizeof line, "previous-handler %d\n", signo);
+        write(fd, line, (size_t)n);
+        close(fd);
+    }
+    // Like most handlers, it restores the default and lets the fault recur.
+    signal(signo, SIG_DFL);
+}
+
+void probe_install_previous_handler(const char *marker_path) {
+    snprintf(probe_marker, sizeof probe_marker, "%s", marker_path);
+    int signals[] = {SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+    for (int i = 0; i < 6; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = probe_previous_handler;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(signals[i], &sa, NULL);
+    }
+}
+
+PROBE static int probe_descend(int depth) {
+    if (depth <= 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        printf("fault_at_ns %lld\n", (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+        fflush(stdout);
+        probe_segv();
+        return 0;
+    }
+    return probe_descend(depth - 1) + 1;
+}
+PROBE void probe_recurse_then_segv(int depth) { probe_descend(depth); }

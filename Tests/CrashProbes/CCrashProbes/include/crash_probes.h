@@ -1,0 +1,21 @@
+// Ways to crash a process on purpose, for the test crasher. Each never returns normally.
+#pragma once
+#include <stddef.h>
+
+void probe_segv(void);
+void probe_bus(const char *scratch_file);
+void probe_fpe(void);
+void probe_ill(void);
+void probe_trap(void);
+void probe_abort(void);
+void probe_double_free(void);
+void probe_c_stack_overflow(void);
+void probe_segv_on_pthread(int stack_overflow);
+void probe_segv_on_threads(int count);
+void probe_dlopen_and_crash(const char *library_path);
+void probe_call_null(void);
+/// Installs a SA_SIGINFO handler for the six crash signals that writes `marker_path` and returns;
+/// models an application's or runtime's own handler installed before Faultline.
+void probe_install_previous_handler(const char *marker_path);
+/// Recurses `depth` frames, prints CLOCK_REALTIME in ns on stdout, then faults.
+void probe_recurse_then_segv(int depth);

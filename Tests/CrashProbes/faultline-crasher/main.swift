@@ -1,0 +1,123 @@
+// A program that starts Faultline and then crashes in the way its first argument names.
+// Tests spawn it and assert how it died and what report it left. Also the sample crasher of
+// README's main command.
+//
+//   faultline-crasher MODE --data-dir DIR [--dsn DSN] [--previous-handler MARKER] [--library SO] [--logs N]
+import CCrashProbes
+import CFaultlineCrash
+import Faultline
+import Foundation
+
+let modes: [String: String] = [
+    "none": "start, print the start result as JSON, exit 0 (the next-launch pickup)",
+    "segv": "null-ish pointer write in C (SIGSEGV)",
+    "bus": "write past the end of a mapped file (SIGBUS)",
+    "fpe": "integer division by zero in C (SIGFPE)",
+    "ill": "__builtin_trap / ud2 (SIGILL)",
+    "trap": "int3 (SIGTRAP)",
+    "abort": "abort() (SIGABRT)",
+    "call-null": "call through a null function pointer (SIGSEGV, pc 0)",
+    "double-free": "glibc aborts inside free() with the arena lock held (SIGABRT)",
+    "swift-force-unwrap": "force-unwrap nil (SIGILL)",
+    "swift-index": "array index out of range (SIGILL)",
+    "swift-fatal": "fatalError (SIGILL)",
+    "swift-overflow": "integer overflow (SIGILL)",
+    "stack-overflow": "infinite Swift recursion on the main thread (SIGSEGV)",
+    "c-stack-overflow": "infinite C recursion on the main thread (SIGSEGV)",
+    "thread-segv": "SIGSEGV on a pthread",
+    "thread-stack-overflow": "stack overflow on a pthread",
+    "task-stack-overflow": "stack overflow inside a Swift Task",
+    "dispatch-stack-overflow": "stack overflow on a Dispatch worker",
+    "threads-segv": "four threads crash at the same moment",
+    "dlopen": "crash inside a library dlopen'ed after start (--library)",
+    "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
+    "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
+    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
+]
+
+let args = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? { crasherOption(name, in: args) }
+guard let mode = args.first, modes[mode] != nil else {
+    print("usage: faultline-crasher MODE --data-dir DIR [--dsn DSN] [--previous-handler MARKER] [--library SO] [--logs N]\n")
+    for (m, d) in modes.sorted(by: { $0.key < $1.key }) { print("  \(m.padding(toLength: 24, withPad: " ", startingAt: 0)) \(d)") }
+    exit(2)
+}
+
+if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
+
+let rssBefore = residentBytes()
+let startedAt = DispatchTime.now().uptimeNanoseconds
+let result = Faultline.start(Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
+                                     service: "faultline-crasher", appID: "dev.faultline.crasher",
+                                     dataDirectory: option("--data-dir")))
+let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
+let rssAfter = residentBytes()
+if let n = option("--logs").flatMap(Int.init) {
+    for i in 0..<n { Log.info("log line \(i)", attributes: ["index": .int(i)]) }
+    Log.flushForTesting()
+}
+let summary: [String: Any] = [
+    "crash_handler_installed": result.crashHandlerInstalled,
+    "converted": result.pickup.converted,
+    "set_aside": result.pickup.setAside,
+    "warnings": result.warnings,
+    "data_directory": result.dataDirectory,
+    "start_ns": startNanoseconds,
+    "crash_core_start_ns": result.crashHandlerStartNanoseconds,
+    "rss_delta_bytes": rssAfter - rssBefore,
+    "reserved_bytes": faultline_crash_reserved_bytes(),
+]
+print(String(decoding: try! JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
+fflush(nil)
+
+switch mode {
+case "none": exit(0)
+case "segv": probe_segv()
+case "bus": probe_bus((result.dataDirectory as NSString).appendingPathComponent("bus-scratch"))
+case "fpe": probe_fpe()
+case "ill": probe_ill()
+case "trap": probe_trap()
+case "abort": probe_abort()
+case "call-null": probe_call_null()
+case "double-free": probe_double_free()
+case "swift-force-unwrap": print(forceUnwrapNil())
+case "swift-index": print(indexOutOfRange())
+case "swift-fatal": fatalError("crasher asked for fatalError")
+case "swift-overflow": print(integerOverflow())
+case "stack-overflow": print(recurseForever(0))
+case "c-stack-overflow": probe_c_stack_overflow()
+case "thread-segv": probe_segv_on_pthread(0)
+case "thread-stack-overflow": probe_segv_on_pthread(1)
+case "task-stack-overflow":
+    let done = DispatchSemaphore(value: 0)
+    Task.detached { print(recurseForever(0)); done.signal() }
+    done.wait()
+case "dispatch-stack-overflow":
+    DispatchQueue.global().async { print(recurseForever(0)) }
+    sleep(30)
+case "threads-segv": probe_segv_on_threads(4)
+case "capture-loop":
+    let count = option("--count").flatMap(Int.init) ?? 100
+    for i in 0..<count {
+        Log.warning("about to capture \(i)", attributes: ["i": .int(i)])
+        if let id = Faultline.capture(CrasherError.numbered(i)) { print("captured \(id)"); fflush(nil) }
+        usleep(2_000)
+    }
+    Faultline.flush(timeout: 10)
+    exit(0)
+case "log-and-exit":
+    Log.debug("a debug line")
+    Log.info("an info line", attributes: ["user": "alice"])
+    Log.warning("a warning line", attributes: ["retries": 3, "ratio": 0.5, "cold": true])
+    Log.error("an error line")
+    if let id = Faultline.capture(CrasherError.numbered(7), attributes: ["where": "log-and-exit"]) { print("captured \(id)") }
+    exit(0)
+case "timed-segv":
+    probe_recurse_then_segv(Int32(option("--depth").flatMap(Int32.init) ?? 10))
+case "dlopen":
+    guard let lib = option("--library") else { print("dlopen needs --library"); exit(2) }
+    probe_dlopen_and_crash(lib)
+default: break
+}
+print("crasher: mode \(mode) did not crash")
+exit(1)

@@ -1,2 +1,0 @@
-import XCTest
-final class SDKPlaceholderTests: XCTestCase { func testBuilds() {} }

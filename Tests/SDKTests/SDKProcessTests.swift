@@ -1,0 +1,141 @@
+// The SDK in a real child process talking HTTP to a real server on 127.0.0.1.
+import FaultlineProtocol
+import FaultlineTestSupport
+import Foundation
+import XCTest
+
+final class SDKProcessTests: XCTestCase {
+    var dataDir = ""
+    let crasher = TestSupport.product("faultline-crasher")
+    override func setUp() { dataDir = TestSupport.makeTemporaryDirectory("sdk") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dataDir) }
+
+    func run(_ mode: String, dsn: String?, _ extra: [String] = []) throws -> TestSupport.Outcome {
+        var args = [mode, "--data-dir", dataDir] + extra
+        if let dsn { args += ["--dsn", dsn] }
+        return try TestSupport.run(crasher, args, environment: ["SWIFT_BACKTRACE": "enable=no"])
+    }
+
+    func items(_ server: ScriptedHTTPServer, type: String) -> [JSONValue] {
+        server.requests.compactMap { try? Envelope.parse($0.body) }.flatMap(\.items).filter { $0.type == type }
+            .compactMap { try? JSONValue.parse($0.payload) }
+    }
+
+    func testLogsCapturedErrorAndSessionReachTheServerWithInstallAndAppID() throws {
+        let server = try ScriptedHTTPServer()
+        let o = try run("log-and-exit", dsn: server.dsn())
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        let capturedID = try XCTUnwrap(o.stdout.split(separator: "\n").first { $0.hasPrefix("captured ") }?.split(separator: " ").last.map(String.init))
+
+        let event = try XCTUnwrap(items(server, type: "event").first)
+        XCTAssertEqual(event["event_id"]?.stringValue, capturedID)
+        XCTAssertEqual(event["level"]?.stringValue, "error")
+        let exc = try XCTUnwrap(event["exception"]?["values"]?[0])
+        XCTAssertTrue(exc["type"]?.stringValue?.hasSuffix("CrasherError") == true)
+        XCTAssertEqual(exc["value"]?.stringValue, "crasher error #7")
+        XCTAssertFalse(exc["stacktrace"]?["frames"]?.arrayValue?.isEmpty ?? true, "the capturing thread's stack")
+        XCTAssertFalse(event["debug_meta"]?["images"]?.arrayValue?.isEmpty ?? true)
+        let crumbs = event["breadcrumbs"]?["values"]?.arrayValue?.compactMap { $0["message"]?.stringValue } ?? []
+        XCTAssertEqual(crumbs, ["a debug line", "an info line", "a warning line", "an error line"])
+
+        let logs = items(server, type: "log").flatMap { $0["items"]?.arrayValue ?? [] }
+        XCTAssertEqual(logs.compactMap { $0["body"]?.stringValue }, ["a warning line", "an error line"], "only warning and above are sent")
+        let warning = try XCTUnwrap(logs.first)
+        XCTAssertEqual(warning["attributes"]?["retries"]?["value"]?.int64Value, 3)
+        XCTAssertEqual(warning["attributes"]?["retries"]?["type"]?.stringValue, "integer")
+        XCTAssertEqual(warning["attributes"]?["cold"]?["type"]?.stringValue, "boolean")
+        XCTAssertNotNil(warning["attributes"]?["code.lineno"])
+
+        let sessions = items(server, type: "session")
+        XCTAssertEqual(sessions.compactMap { $0["status"]?.stringValue }, ["ok", "exited"])
+        XCTAssertEqual(sessions.last?["errors"]?.int64Value, 1)
+        XCTAssertEqual(Set(sessions.compactMap { $0["sid"]?.stringValue }).count, 1)
+
+        let installID = try String(contentsOfFile: dataDir + "/install-id", encoding: .utf8)
+        XCTAssertTrue(server.requests.allSatisfy { $0.headers["x-faultline-install-id"] == installID })
+        XCTAssertTrue(server.requests.allSatisfy { $0.headers["x-faultline-app-id"] == "dev.faultline.crasher" })
+    }
+
+    func testCrashIsSentOnTheNextLaunchAndItsSessionMarkedCrashed() throws {
+        let server = try ScriptedHTTPServer()
+        let crash = try run("segv", dsn: server.dsn())
+        XCTAssertEqual(crash.signal, SIGSEGV)
+        let crashID = try XCTUnwrap(TestSupport.files(in: dataDir + "/crashes", suffix: ".crash.json").first
+            .map { try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: $0))).eventID })
+        let next = try run("none", dsn: server.dsn())
+        XCTAssertEqual(next.exitCode, 0, next.description)
+        let fatal = items(server, type: "event").filter { $0["level"]?.stringValue == "fatal" }
+        XCTAssertEqual(fatal.compactMap { $0["event_id"]?.stringValue }, [crashID])
+        let statuses = items(server, type: "session").compactMap { $0["status"]?.stringValue }
+        XCTAssertTrue(statuses.contains("crashed"), "\(statuses)")
+        XCTAssertFalse(statuses.contains("abnormal"), "a crashed session is not also abnormal")
+    }
+
+    func testKilledRunIsReportedAsAnAbnormalSession() throws {
+        let server = try ScriptedHTTPServer()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: crasher)
+        p.arguments = ["capture-loop", "--count", "100000", "--data-dir", dataDir, "--dsn", server.dsn()]
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        usleep(500_000)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)
+        XCTAssertTrue(items(server, type: "session").contains { $0["status"]?.stringValue == "abnormal" })
+    }
+
+    func testKill9WhileLoggingAndFlushingLosesNoQueuedEventAndDeliversEachOnce() throws {
+        let server = try ScriptedHTTPServer { _ in .slow(seconds: 0.01, then: 200) }
+        var printed: [String] = []
+        for round in 0..<3 {
+            let out = dataDir + "/stdout-\(round)"
+            FileManager.default.createFile(atPath: out, contents: nil)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: crasher)
+            // 40 events of ~15 KB stay under the 1 MB queue cap, so nothing is dropped by design.
+            p.arguments = ["capture-loop", "--count", "40", "--data-dir", dataDir, "--dsn", server.dsn()]
+            p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            try p.run()
+            usleep(UInt32(120_000 + round * 90_000))
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            // Only ids the process printed after capture returned count as queued.
+            printed += try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+                .filter { $0.hasPrefix("captured ") && $0.count == 41 }.map { String($0.dropFirst(9)) }
+        }
+        XCTAssertGreaterThan(printed.count, 5)
+        let restart = try run("none", dsn: server.dsn())  // flushes what earlier runs left at exit
+        XCTAssertEqual(restart.exitCode, 0, restart.description)
+        let received = items(server, type: "event").compactMap { $0["event_id"]?.stringValue }
+        let missing = Set(printed).subtracting(received)
+        XCTAssertEqual(missing, [], "every queued event arrives")
+        let overflow = items(server, type: "client_report").flatMap { $0["discarded_events"]?.arrayValue ?? [] }
+            .filter { $0["reason"]?.stringValue == "queue_overflow" }
+        XCTAssertEqual(overflow.count, 0, "nothing was dropped for space in this test")
+        // At-least-once on the wire: a kill between the server's 200 and the file's removal sends
+        // it again; the server deduplicates by event id. Such resends must be rare.
+        XCTAssertLessThanOrEqual(received.count - Set(received).count, 3)
+    }
+
+    func testMalformedDSNTurnsTheSDKOffWithOneWarningAndTheAppRuns() throws {
+        let o = try run("none", dsn: "definitely not a dsn")
+        XCTAssertEqual(o.exitCode, 0)
+        XCTAssertTrue(o.stderr.contains("Faultline is off"), o.stderr)
+        XCTAssertEqual(try JSONValue.parse(Data(o.stdout.utf8))["crash_handler_installed"]?.boolValue, false)
+    }
+
+    func testServerTokenInTheDSNIsRefused() throws {
+        let o = try run("none", dsn: "http://flst_00112233445566778899aabbccddeeff@127.0.0.1:9/1")
+        XCTAssertEqual(o.exitCode, 0)
+        XCTAssertTrue(o.stderr.contains("server token"), o.stderr)
+        XCTAssertEqual(try JSONValue.parse(Data(o.stdout.utf8))["crash_handler_installed"]?.boolValue, false)
+    }
+
+    func testNoDSNStillCapturesCrashesToDisk() throws {
+        let o = try run("none", dsn: nil)
+        let summary = try JSONValue.parse(Data(o.stdout.utf8))
+        XCTAssertEqual(summary["crash_handler_installed"]?.boolValue, true)
+        XCTAssertTrue(summary["warnings"]?.arrayValue?.contains { $0.stringValue?.contains("no DSN") == true } ?? false)
+    }
+}

@@ -1,0 +1,197 @@
+// The transport against a real HTTP server on 127.0.0.1: retries, back-off, rate limits, 413
+// halving, drops and their counters, ordering, and nothing lost across a restart.
+@testable import Faultline
+import FaultlineProtocol
+import FaultlineTestSupport
+import Foundation
+import Synchronization
+import XCTest
+
+/// A clock that never sleeps: it records the sleeps and advances its own time.
+final class TestClock: SDKClock, @unchecked Sendable {
+    private let state = Mutex<(now: Double, sleeps: [Double])>((1_000_000, []))
+    func now() -> Double { state.withLock { $0.now } }
+    func sleep(seconds: Double) { state.withLock { $0.now += seconds; $0.sleeps.append(seconds) } }
+    func advance(_ s: Double) { state.withLock { $0.now += s } }
+    var sleeps: [Double] { state.withLock { $0.sleeps } }
+}
+
+final class TransportTests: XCTestCase {
+    var dir = ""
+    override func setUp() { dir = TestSupport.makeTemporaryDirectory("outbox") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func event(_ n: Int) -> Envelope {
+        let id = String(format: "%032x", n)
+        let payload: JSONValue = ["event_id": .string(id), "message": .string("event \(n)")]
+        return Envelope(header: ["event_id": .string(id)], items: [Envelope.Item(type: "event", payload: payload.serialized())])
+    }
+
+    func make(_ server: ScriptedHTTPServer, clock: TestClock = TestClock(), cap: Int = 1_000_000) throws -> (Outbox, Flusher, TestClock) {
+        let outbox = try Outbox(directory: dir, byteCap: cap)
+        let flusher = Flusher(outbox: outbox, transport: HTTPTransport(dsn: try DSN(parsing: server.dsn()), timeout: 3), clock: clock)
+        return (outbox, flusher, clock)
+    }
+
+    func receivedEventIDs(_ server: ScriptedHTTPServer) -> [String] {
+        server.requests.compactMap { (try? Envelope.parse($0.body))?.eventID }
+    }
+
+    func testSendsGzippedEnvelopesOldestFirstWithSentryAuth() throws {
+        let server = try ScriptedHTTPServer()
+        let (outbox, flusher, _) = try make(server)
+        for n in 0..<5 { outbox.enqueue(event(n)) }
+        let s = flusher.flushOnce()
+        XCTAssertEqual(s.sent, 5)
+        XCTAssertTrue(outbox.pending().isEmpty)
+        XCTAssertEqual(receivedEventIDs(server), (0..<5).map { String(format: "%032x", $0) })
+        let first = try XCTUnwrap(server.requests.first)
+        XCTAssertEqual(first.path, "/api/1/envelope/")
+        XCTAssertEqual(first.headers["content-encoding"], "gzip")
+        XCTAssertEqual(first.headers["content-type"], "application/x-sentry-envelope")
+        XCTAssertTrue(first.headers["x-sentry-auth"]?.contains("sentry_key=0123456789abcdef0123456789abcdef") == true)
+        XCTAssertNotNil(try Envelope.parse(first.body).header["sent_at"]?.stringValue, "sent_at is written when sending")
+    }
+
+    func testRateLimitKeepsTheEnvelopeAndWaitsForRetryAfter() throws {
+        let server = try ScriptedHTTPServer { _ in .status(429, headers: ["Retry-After": "30"]) }
+        let (outbox, flusher, clock) = try make(server)
+        outbox.enqueue(event(1))
+        XCTAssertEqual(flusher.flushOnce().stoppedBy, "rate limit")
+        XCTAssertEqual(outbox.pending().count, 1)
+        server.setScript { _ in .status(200) }
+        clock.advance(10)
+        XCTAssertEqual(flusher.flushOnce().sent, 0, "still inside Retry-After")
+        XCTAssertEqual(server.requests.count, 1, "no request while rate limited")
+        clock.advance(21)
+        XCTAssertEqual(flusher.flushOnce().sent, 1)
+        XCTAssertEqual(clock.sleeps, [], "rate limits are waited out between flushes, not by sleeping")
+    }
+
+    func testSentryRateLimitHeaderLimitsOnlyItsCategory() throws {
+        let server = try ScriptedHTTPServer { _ in .status(200, headers: ["X-Sentry-Rate-Limits": "60:error:key"]) }
+        let (outbox, flusher, _) = try make(server)
+        outbox.enqueue(event(1))
+        outbox.enqueue(event(2))
+        let s = flusher.flushOnce()
+        XCTAssertEqual(s.sent, 1, "the first answer limits the error category")
+        XCTAssertEqual(s.stoppedBy, "rate limit")
+        XCTAssertEqual(outbox.pending().count, 1)
+    }
+
+    func testServerErrorsBackOffExponentiallyFromHalfASecondToTenSeconds() throws {
+        let server = try ScriptedHTTPServer { _ in .status(500) }
+        let (outbox, flusher, clock) = try make(server)
+        outbox.enqueue(event(1))
+        XCTAssertEqual(flusher.flushOnce().stoppedBy, "retries exhausted")
+        XCTAssertEqual(server.requests.count, 3, "three attempts per flush")
+        XCTAssertEqual(clock.sleeps, [0.5, 1.0])
+        XCTAssertEqual(flusher.flushOnce().stoppedBy, "backoff", "next flush waits out the back-off")
+        XCTAssertEqual(server.requests.count, 3)
+        clock.advance(2.0)
+        _ = flusher.flushOnce()
+        XCTAssertEqual(clock.sleeps, [0.5, 1.0, 4.0, 8.0])
+        clock.advance(10)
+        _ = flusher.flushOnce()
+        XCTAssertEqual(clock.sleeps, [0.5, 1.0, 4.0, 8.0, 10.0, 10.0], "capped at 10 s")
+        XCTAssertEqual(outbox.pending().count, 1, "a failing envelope stays on disk")
+        server.setScript { _ in .status(200) }
+        clock.advance(10)
+        XCTAssertEqual(flusher.flushOnce().sent, 1)
+    }
+
+    func testUnansweredRequestIsRetriedNotLost() throws {
+        let server = try ScriptedHTTPServer { _ in .noAnswer }
+        let (outbox, flusher, _) = try make(server)
+        outbox.enqueue(event(1))
+        XCTAssertEqual(flusher.flushOnce().stoppedBy, "retries exhausted")
+        XCTAssertEqual(outbox.pending().count, 1)
+    }
+
+    func testTooLargeHalvesALogBatchUntilItFits() throws {
+        let server = try ScriptedHTTPServer { req in
+            let env = try? Envelope.parse(req.body)
+            let count = env?.items.first?.header["item_count"]?.int64Value ?? 0
+            return count > 25 ? .status(413) : .status(200)
+        }
+        let (outbox, flusher, _) = try make(server)
+        let logs: [JSONValue] = (0..<100).map { ["body": .string("line \($0)")] }
+        outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: JSONValue.object(["items": .array(logs)]).serialized(),
+                                                                   extra: ["item_count": 100])]))
+        _ = flusher.flushOnce()
+        let delivered = server.requests.filter { _ in true }.compactMap { try? Envelope.parse($0.body) }
+            .filter { ($0.items.first?.header["item_count"]?.int64Value ?? 0) <= 25 }
+            .flatMap { (try? JSONValue.parse($0.items[0].payload))?["items"]?.arrayValue ?? [] }
+            .compactMap { $0["body"]?.stringValue }
+        XCTAssertEqual(delivered, (0..<100).map { "line \($0)" }, "every line delivered once, in order")
+        XCTAssertTrue(outbox.pending().isEmpty)
+    }
+
+    func testClientErrorDropsTheEnvelopeCountsItAndReportsTheDrop() throws {
+        let server = try ScriptedHTTPServer { _ in .status(400, body: "{\"detail\":\"bad\"}") }
+        let (outbox, flusher, _) = try make(server)
+        outbox.enqueue(event(1))
+        XCTAssertEqual(flusher.flushOnce().dropped, 1)
+        XCTAssertEqual(outbox.droppedCounts[.rejectedByServer], 1)
+        server.setScript { _ in .status(200) }
+        _ = flusher.flushOnce()
+        let report = server.requests.last.flatMap { try? Envelope.parse($0.body) }
+        XCTAssertEqual(report?.items.first?.type, "client_report")
+        let discarded = report.flatMap { try? JSONValue.parse($0.items[0].payload) }?["discarded_events"]?[0]
+        XCTAssertEqual(discarded?["reason"]?.stringValue, "rejected_by_server")
+        XCTAssertEqual(discarded?["quantity"]?.int64Value, 1)
+        XCTAssertEqual(outbox.droppedCounts[.rejectedByServer], 1, "totals are kept after reporting")
+    }
+
+    func testByteCapDropsOldestAndCounts() throws {
+        let server = try ScriptedHTTPServer()
+        let (outbox, flusher, _) = try make(server, cap: 2_000)
+        for n in 0..<20 { outbox.enqueue(event(n)) }
+        let kept = outbox.pending().count
+        XCTAssertLessThan(kept, 20)
+        XCTAssertEqual(outbox.droppedCounts[.queueOverflow], 20 - kept)
+        _ = flusher.flushOnce()
+        // Sending the client report may push one more event out; either way every event is
+        // either delivered or counted, and the delivered ones are the newest, in order.
+        let ids = receivedEventIDs(server)
+        XCTAssertEqual(ids, (20 - ids.count..<20).map { String(format: "%032x", $0) }, "the newest survive, in order")
+        XCTAssertEqual(ids.count + (outbox.droppedCounts[.queueOverflow] ?? 0), 20, "every loss is counted")
+    }
+
+    func testNothingQueuedIsLostAcrossARestartWhileTheServerIsDown() throws {
+        let down = try ScriptedHTTPServer()
+        let port = down.port
+        down.stop()  // connection refused from now on
+        let outbox1 = try Outbox(directory: dir)
+        let flusher1 = Flusher(outbox: outbox1, transport: HTTPTransport(dsn: try DSN(parsing: "http://k@127.0.0.1:\(port)/1"), timeout: 2), clock: TestClock())
+        for n in 0..<5 { outbox1.enqueue(event(n)) }
+        XCTAssertEqual(flusher1.flushOnce().stoppedBy, "retries exhausted")
+
+        // "Restart": new objects over the same directory, server up.
+        let server = try ScriptedHTTPServer()
+        let (_, flusher2, _) = try make(server)
+        XCTAssertEqual(flusher2.flushOnce().sent, 5)
+        XCTAssertEqual(receivedEventIDs(server), (0..<5).map { String(format: "%032x", $0) })
+    }
+
+    func testUnwritableQueueDirectoryCountsTheLossAndKeepsGoing() throws {
+        let outbox = try Outbox(directory: dir)
+        try FileManager.default.removeItem(atPath: dir)
+        FileManager.default.createFile(atPath: dir, contents: Data("not a directory".utf8))  // even root cannot write into a file
+        XCTAssertFalse(outbox.enqueue(event(1)))
+        XCTAssertEqual(outbox.droppedCounts[.diskWriteFailed], 1)
+        try FileManager.default.removeItem(atPath: dir)
+    }
+
+    func testDSNParsingAndServerTokenRefusal() throws {
+        let dsn = try DSN(parsing: "https://abcdef0123456789abcdef0123456789@errors.example.com:8443/sub/42")
+        XCTAssertEqual(dsn.projectID, "42")
+        XCTAssertEqual(dsn.envelopeURL.absoluteString, "https://errors.example.com:8443/sub/api/42/envelope/")
+        XCTAssertThrowsError(try DSN(parsing: "http://flst_0123456789abcdef@127.0.0.1:8411/1")) { e in
+            XCTAssertEqual(e as? DSN.ParseError, .serverTokenInDSN)
+        }
+        XCTAssertThrowsError(try DSN(parsing: "not a dsn"))
+        XCTAssertThrowsError(try DSN(parsing: "http://127.0.0.1:8411/1"))
+        XCTAssertThrowsError(try DSN(parsing: "http://key@127.0.0.1:8411/"))
+    }
+}
