@@ -106,7 +106,9 @@ final class LoadedModule: @unchecked Sendable {
         guard !raw.isEmpty else { return .unresolved(.noDebugInfoForAddress) }
         return .resolved(raw.map { f in
             let n = name(f.name)
-            let file = index.string(index.fileString(f.file))
+            // A symbol-table frame's STT_FILE name ("Swift.o") is an object file, not a source:
+            // address mode prints it like llvm-symbolizer, events and backtraces leave it out.
+            let file = f.nameFromSymbolTable ? nil : index.string(index.fileString(f.file))
             return SymbolicatedFrame(function: n.display, mangledFunction: n.raw, file: file,
                                      line: file == nil ? nil : Int(f.line), column: file == nil ? nil : Int(f.column),
                                      isInlined: f.isInlined, fromSymbolTable: f.nameFromSymbolTable)
