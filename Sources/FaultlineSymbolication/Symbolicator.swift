@@ -5,7 +5,7 @@
 //       is the one addition to the agreed signature: `--no-cache` needs a way to skip the cache.
 //   symbolicate(buildID:modulePath:relativeAddress:isReturnAddress:) -> SymbolicationOutcome
 //   symbolicate(objectFile:address:) for ELF virtual addresses (address mode).
-//   invalidate(buildID:)
+//   invalidate(buildID:), removePersistedIndex(buildID:)
 // SymbolicatedFrame gained `fromSymbolTable` (the ELF-symbol fallback says so) and
 // `shortFunction`; both have defaults so the agreed initialiser still works.
 //
@@ -167,6 +167,13 @@ public final class Symbolicator: @unchecked Sendable {
     /// and indexes again. A persisted index built from symbols only is rebuilt when DWARF appears.
     public func invalidate(buildID: BuildID) {
         lock.withLock { slots[buildID.hex] = nil }
+    }
+
+    /// Deletes the persisted index of `buildID`, if any, and forgets the module: the next lookup
+    /// builds the index again from the debug file (`--rebuild-index`, benchmarks).
+    public func removePersistedIndex(buildID: BuildID) {
+        cache?.remove(buildID)
+        invalidate(buildID: buildID)
     }
 
     // MARK: Modules

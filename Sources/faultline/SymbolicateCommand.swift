@@ -30,6 +30,7 @@ enum SymbolicateCommand {
       --cache-dir DIR         keep lookup indexes in DIR (default $XDG_CACHE_HOME/faultline,
                               else ~/.cache/faultline)
       --no-cache              neither read nor write persisted indexes
+      --rebuild-index         address mode: build FILE's index afresh and persist it
       --no-system             do not search /usr/lib/debug
       --json                  report mode: print the symbolicated event as JSON
       --no-demangle           print names as the binary spells them
@@ -56,6 +57,7 @@ enum SymbolicateCommand {
         var debugFiles: [String] = []
         var cacheDir: String?
         var noCache = false
+        var rebuildIndex = false
         var noSystem = false
         var json = false
         var demangle = true
@@ -90,6 +92,7 @@ enum SymbolicateCommand {
                 guard let v = inline ?? value(name) else { return .failure(UsageError(message: "--cache-dir needs a directory")) }
                 o.cacheDir = v
             case "--no-cache": o.noCache = true
+            case "--rebuild-index": o.rebuildIndex = true
             case "--no-system": o.noSystem = true
             case "--json": o.json = true
             case "--no-demangle": o.demangle = false
@@ -116,6 +119,9 @@ enum SymbolicateCommand {
                                        searchModulePath: true, searchSystem: !options.noSystem)
         let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
         if let object = options.object {
+            if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {
+                symbolicator.removePersistedIndex(buildID: id)
+            }
             return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle, symbolicator: symbolicator)
         }
         guard options.inputs.count == 1 else {
