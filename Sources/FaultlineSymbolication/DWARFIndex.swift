@@ -73,10 +73,16 @@ struct IndexTables {
         var total = IndexFormat.headerSize
         for (_, bytes) in sizes { offsets.append(total); total = (total + bytes + 7) & ~7 }
         let b = UnsafeMutableRawPointer.allocate(byteCount: total, alignment: 16)
-        b.initializeMemory(as: UInt8.self, repeating: 0, count: total)
+        // Zero only the header and the padding: touching the whole blob up front would hold it
+        // and the tables in memory at once.
+        b.initializeMemory(as: UInt8.self, repeating: 0, count: IndexFormat.headerSize)
         var slot = 0
         func put<T>(_ a: inout [T]) {
-            a.withUnsafeBytes { if let p = $0.baseAddress { (b + offsets[slot]).copyMemory(from: p, byteCount: $0.count) } }
+            let start = b + offsets[slot]
+            let end = slot + 1 < offsets.count ? offsets[slot + 1] : total
+            a.withUnsafeBytes { if let p = $0.baseAddress { start.copyMemory(from: p, byteCount: $0.count) } }
+            let used = offsets[slot] + sizes[slot].1
+            if end > used { (b + used).initializeMemory(as: UInt8.self, repeating: 0, count: end - used) }
             a = []
             slot += 1
         }

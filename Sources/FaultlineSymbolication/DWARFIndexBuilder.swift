@@ -65,7 +65,7 @@ struct DWARFIndexBuilder {
     /// Units per libdw session. libdw keeps every unit's parsed line table and abbreviations
     /// until dwarf_end; ending the session every few units bounds that memory (on the Python
     /// library it held ~25 MB at once) for the cost of re-reading unit headers.
-    private static let unitsPerSession = 24
+    private static let unitsPerSession = 16
 
     private mutating func walkUnits(_ elf: OpaquePointer) -> Bool {
         var version: Dwarf_Half = 0
@@ -106,10 +106,23 @@ struct DWARFIndexBuilder {
             }
             done = position
             dwarf_end(dwarf)
+            DWARFIndexBuilder.releaseFilePages(elf)
         }
         cuRanges.sort { $0.0 < $1.0 }
         for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
         return any
+    }
+
+    /// Drops the resident pages of the ELF image libelf mapped (read-only, so nothing is lost):
+    /// the DWARF just parsed is not read again, and peak memory stays below llvm-symbolizer's.
+    /// Later reads fault the pages back in from the page cache.
+    static func releaseFilePages(_ elf: OpaquePointer) {
+        var size = 0
+        guard let p = elf_rawfile(elf, &size), size > 0 else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = UInt(bitPattern: p) & ~UInt(page - 1)
+        let end = UInt(bitPattern: p) + UInt(size)
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(end - start), MADV_DONTNEED)
     }
 
     /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
@@ -388,7 +401,9 @@ struct DWARFIndexBuilder {
                 guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
                 let kind = Int32(sym.st_info & 0xf)
                 if kind == STT_FILE {
+                    // An empty STT_FILE name ends the previous file's locals without naming one.
                     currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { String(cString: $0) }
+                    if currentFile?.isEmpty == true { currentFile = nil }
                     continue
                 }
                 guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { continue }

@@ -13,8 +13,14 @@ enum Fixtures {
     }()
     static let sourceDir = repoRoot + "/Fixtures/Symbolication"
     static let llvmSymbolizer: String? = {
-        for p in ["/opt/swift/usr/bin/llvm-symbolizer", "/usr/bin/llvm-symbolizer"] where FileManager.default.isExecutableFile(atPath: p) { return p }
-        return nil
+        // The Swift toolchain's (LLVM 21) is the oracle: next to swiftc on PATH, else /opt/swift.
+        var candidates: [String] = []
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(dir)/swiftc") {
+            candidates.append("\(dir)/llvm-symbolizer")
+        }
+        candidates += ["/opt/swift/usr/bin/llvm-symbolizer", "/usr/bin/llvm-symbolizer"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }()
 
     /// Built once per process; every test reads the same files.

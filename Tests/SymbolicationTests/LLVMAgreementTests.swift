@@ -49,8 +49,8 @@ final class LLVMAgreementTests: XCTestCase {
         }
     }
 
-    /// The bar on the Python library (GCC -O3, DWARF 5): 1,000 addresses drawn like the
-    /// shared benchmark's (a function symbol uniformly, then an offset in it; fixed seed).
+    /// The bar on the Python library (GCC -O3, DWARF 5): addresses drawn like the shared
+    /// benchmark's (a function symbol uniformly, then an offset in it; fixed seed).
     func testPythonLibraryAgreement() throws {
         try XCTSkipIf(Fixtures.llvmSymbolizer == nil, "no llvm-symbolizer")
         let py = Fixtures.run("/usr/bin/env", ["python3", "-c", "import sysconfig,os;print(os.path.join(sysconfig.get_config_var('LIBDIR'),sysconfig.get_config_var('INSTSONAME')))"])
@@ -61,12 +61,20 @@ final class LLVMAgreementTests: XCTestCase {
         let sorted = funcs.keys.sorted()
         XCTAssertGreaterThan(sorted.count, 1000)
         var rng = SplitMix64(state: 20_240_611)
-        let addresses = (0..<1000).map { _ -> UInt64 in
+        let all = (0..<10_000).map { _ -> UInt64 in
             let a = sorted[Int(rng.next() % UInt64(sorted.count))]
             return a + rng.next() % funcs[a]!.0
         }
-        let a = parseLLVMOutput(try ours(lib, addresses, demangle: true))
-        let b = parseLLVMOutput(try oracle(lib, addresses, demangle: true))
+        let oursText = try ours(lib, all, demangle: true), theirsText = try oracle(lib, all, demangle: true)
+        // Beyond the bar: on 10,000 addresses every record is byte-identical today (see
+        // docs/SYMBOLICATION.md); a regression shows here with an example.
+        let allOurs = parseLLVMOutput(oursText), allTheirs = parseLLVMOutput(theirsText)
+        XCTAssertEqual(allOurs.count, all.count)
+        if let i = zip(allOurs, allTheirs).map({ $0.map { "\($0.function)|\($0.location)" } == $1.map { "\($0.function)|\($0.location)" } }).firstIndex(of: false) {
+            XCTFail("record \(i) (0x\(String(all[i], radix: 16))) differs: ours \(allOurs[i]) llvm \(allTheirs[i])")
+        }
+        // The bar, on the first 1,000.
+        let a = Array(allOurs.prefix(1000)), b = Array(allTheirs.prefix(1000))
         XCTAssertEqual(a.count, 1000); XCTAssertEqual(b.count, 1000)
         func fileLine(_ loc: String) -> String { String(loc[..<(loc.lastIndex(of: ":") ?? loc.endIndex)]) }
         var line = 0, depth = 0, function = 0
