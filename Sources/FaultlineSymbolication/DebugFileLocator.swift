@@ -56,7 +56,8 @@ public struct DebugFileLocator: Sendable {
                 loc.mismatched.append(path); return false
             }
             if let crc, CRC32.ofFile(path) != crc { loc.mismatched.append(path); return false }
-            if info.hasDebugInfo { loc.debugFile = path; loc.strategy = strategy; return true }
+            // DWARF libdw cannot decompress (zstd on 0.188) counts as symbols only; keep looking.
+            if info.hasDebugInfo && !info.hasUnreadableDebugInfo { loc.debugFile = path; loc.strategy = strategy; return true }
             if info.hasSymbols && loc.symbolsOnlyFile == nil { loc.symbolsOnlyFile = path }
             return false
         }

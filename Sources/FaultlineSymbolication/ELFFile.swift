@@ -56,6 +56,12 @@ public struct ELFInfo: Sendable, Hashable {
     public var firstLoadAddress: UInt64
     public var debugLink: DebugLink?
     public var fileSize: UInt64
+    /// How `.debug_info` is compressed: nil (not), "zlib", "zlib-gnu" (`.zdebug_*`) or "zstd".
+    /// libdw 0.188 reads zlib only; zstd needs elfutils 0.189 or later.
+    public var debugCompression: String?
+
+    /// True when the file has DWARF that libdw 0.188 cannot decompress.
+    public var hasUnreadableDebugInfo: Bool { hasDebugInfo && debugCompression == "zstd" }
 
     /// Reads the headers of `path`. Throws a clear `ELFError` for a missing file, a directory, a
     /// non-ELF or a truncated ELF; never crashes on bad input.
@@ -183,10 +189,19 @@ final class ELFHandle {
         let secs = sections()
         let ehdr = header
         var hasDebug = false, hasSyms = false, textIsNobits = false
+        var compression: String? = nil
         for s in secs {
             switch s.name {
             case ".debug_info", ".zdebug_info":
                 hasDebug = s.header.sh_type != SHT_NOBITS && s.header.sh_size > 0
+                if s.name == ".zdebug_info" { compression = "zlib-gnu" }
+                if hasDebug && s.header.sh_flags & UInt64(SHF_COMPRESSED) != 0 {
+                    var chdr = GElf_Chdr()
+                    if gelf_getchdr(s.scn, &chdr) != nil {
+                        // ELFCOMPRESS_ZLIB = 1, ELFCOMPRESS_ZSTD = 2 (the latter not in 0.188's headers).
+                        compression = chdr.ch_type == 1 ? "zlib" : chdr.ch_type == 2 ? "zstd" : "type \(chdr.ch_type)"
+                    }
+                }
             case ".symtab", ".dynsym":
                 if s.header.sh_type != SHT_NOBITS && s.header.sh_size > UInt64(s.header.sh_entsize) { hasSyms = true }
             case ".text":
@@ -202,6 +217,7 @@ final class ELFHandle {
         default: kind = .other
         }
         return ELFInfo(path: path, buildID: buildID, hasDebugInfo: hasDebug, hasSymbols: hasSyms, kind: kind,
-                       firstLoadAddress: firstLoadAddress, debugLink: debugLink, fileSize: fileSize)
+                       firstLoadAddress: firstLoadAddress, debugLink: debugLink, fileSize: fileSize,
+                       debugCompression: compression)
     }
 }

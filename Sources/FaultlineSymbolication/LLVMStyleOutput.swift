@@ -27,6 +27,10 @@ public struct LLVMStyleSymbolizer {
 
     /// Whether any debug information or symbols were found for the object.
     public var hasDebugInformation: Bool { module != nil }
+    /// Whether DWARF (not only ELF symbols) answers lookups.
+    public var hasDWARF: Bool { module?.index.hasDWARF ?? false }
+    /// Demangle Swift names too (default). Off matches llvm-symbolizer, which demangles C++ only.
+    public var demangleSwift = true
 
     /// Symbolizes every line of `input` (addresses as `0x…` hex) and appends the text to `output`.
     ///
@@ -147,7 +151,8 @@ public struct LLVMStyleSymbolizer {
         if demangle && (first == UInt8(ascii: "_") || first == UInt8(ascii: "$")) {
             if let cached = cache[ref] { cached.withUnsafeBytes { out.append($0) }; return }
             let s = String(decoding: raw, as: UTF8.self)
-            let bytes = Array((Demangler.demangle(s) ?? s).utf8)
+            let skip = !demangleSwift && Demangler.isSwift(s)
+            let bytes = Array((skip ? s : Demangler.demangle(s) ?? s).utf8)
             cache[ref] = bytes
             bytes.withUnsafeBytes { out.append($0) }
             return

@@ -3,7 +3,7 @@ import Foundation
 import FaultlineSymbolication
 
 enum SymbolicateAddressMode {
-    static func run(object: String, addresses: [String], demangle: Bool, symbolicator: Symbolicator) -> Int32 {
+    static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, symbolicator: Symbolicator) -> Int32 {
         var symbolizer: LLVMStyleSymbolizer
         do {
             symbolizer = try LLVMStyleSymbolizer(objectFile: object, symbolicator: symbolicator)
@@ -12,6 +12,7 @@ enum SymbolicateAddressMode {
             return ExitCode.inputError
         }
         symbolizer.demangle = demangle
+        symbolizer.demangleSwift = demangleSwift
         var input: [UInt8]
         if addresses.isEmpty {
             input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
@@ -21,6 +22,9 @@ enum SymbolicateAddressMode {
             }
         } else {
             input = Array(addresses.joined(separator: "\n").utf8)
+        }
+        if !symbolizer.hasDWARF, let info = try? ELFInfo.read(path: object), info.hasUnreadableDebugInfo {
+            printError("\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'.")
         }
         if !symbolizer.hasDebugInformation {
             printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")

@@ -34,6 +34,7 @@ enum SymbolicateCommand {
       --no-system             do not search /usr/lib/debug
       --json                  report mode: print the symbolicated event as JSON
       --no-demangle           print names as the binary spells them
+      --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
       --inlines, -i, --functions, -f, --demangle, -C
                               accepted for llvm-symbolizer compatibility (always on)
       -h, --help              this help
@@ -61,6 +62,7 @@ enum SymbolicateCommand {
         var noSystem = false
         var json = false
         var demangle = true
+        var demangleSwift = true
     }
 
     struct UsageError: Error { let message: String }
@@ -96,6 +98,7 @@ enum SymbolicateCommand {
             case "--no-system": o.noSystem = true
             case "--json": o.json = true
             case "--no-demangle": o.demangle = false
+            case "--no-demangle-swift": o.demangleSwift = false
             case "--inlines", "-i", "--functions", "-f", "--demangle", "-C": break
             case "-": o.inputs.append(a)
             default:
@@ -122,7 +125,8 @@ enum SymbolicateCommand {
             if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {
                 symbolicator.removePersistedIndex(buildID: id)
             }
-            return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle, symbolicator: symbolicator)
+            return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle,
+                                              demangleSwift: options.demangleSwift, symbolicator: symbolicator)
         }
         guard options.inputs.count == 1 else {
             printError(options.inputs.isEmpty ? "nothing to symbolicate: give a crash report or event, or --obj FILE; see --help"

@@ -85,6 +85,25 @@ final class FixtureVariantTests: XCTestCase {
         XCTAssertEqual(got.first?.fromSymbolTable, true)
     }
 
+    func testZstdCompressedDWARFIsReportedAndFallsBackToSymbols() throws {
+        let d = try Fixtures.directory()
+        XCTAssertEqual(try ELFInfo.read(path: "\(d)/c-O2.zlib").debugCompression, "zlib")
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: "\(d)/c-O2.zstd"), "objcopy cannot write zstd")
+        let info = try ELFInfo.read(path: "\(d)/c-O2.zstd")
+        XCTAssertEqual(info.debugCompression, "zstd")
+        XCTAssertTrue(info.hasUnreadableDebugInfo)
+        let m = try Fixtures.markers("c-O2")
+        let v = Variant(name: "zstd", module: "\(d)/c-O2.zstd", locator: DebugFileLocator(searchSystem: false))
+        guard case .resolved(let got) = try frames(v, try XCTUnwrap(m["c_level4"])) else { return XCTFail("unresolved") }
+        XCTAssertEqual(got.map(\.function), ["entry_c"])
+        XCTAssertEqual(got.first?.fromSymbolTable, true)
+        // With the split debug file in a debug directory, the readable DWARF is found instead.
+        let withDir = Variant(name: "zstd+dir", module: "\(d)/c-O2.zstd",
+                              locator: DebugFileLocator(debugDirectories: ["\(d)/debugdir"], searchSystem: false))
+        guard case .resolved(let deep) = try frames(withDir, try XCTUnwrap(m["c_level4"])) else { return XCTFail("unresolved") }
+        XCTAssertEqual(deep.first?.function, "level4")
+    }
+
     // MARK: C++: namespaces, a class template, a lambda
 
     func testCxxTemplateLambdaChainOnEveryVariant() throws {
