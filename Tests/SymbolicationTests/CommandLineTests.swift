@@ -70,6 +70,31 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// Random damage to the DWARF sections or the section headers: a clear answer or a clear
+    /// error, never a crash (run as a child so a crash would show as a signal, not kill the run).
+    func testDamagedFilesNeverCrash() throws {
+        let d = try Fixtures.directory()
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(d)/c-O2.full")))
+        let info = try ELFInfo.read(path: "\(d)/c-O2.full")
+        XCTAssertTrue(info.hasDebugInfo)
+        let shoff = original.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 0x28, as: UInt64.self)) }
+        let dir = Fixtures.temporaryDirectory("damaged")
+        var rng = SplitMix64(state: 7)
+        for trial in 0..<40 {
+            var bytes = original
+            for _ in 0..<(1 + Int(rng.next() % 12)) {
+                // Half the damage in the section headers, half anywhere after the ELF header.
+                let i = rng.next() % 2 == 0 ? shoff + Int(rng.next() % UInt64(original.count - shoff))
+                                              : 64 + Int(rng.next() % UInt64(original.count - 64))
+                bytes[i] = UInt8(truncatingIfNeeded: rng.next())
+            }
+            let path = "\(dir)/damaged-\(trial)"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let r = symbolicate(["--no-cache", "--obj", path, "0x1170", "0x1184"])
+            XCTAssertTrue([0, 3].contains(r.status), "trial \(trial): status \(r.status) \(r.stderr)")
+        }
+    }
+
     func testWrongBuildIDDebugFileIsNotUsed() throws {
         let d = try Fixtures.directory()
         let m = try Fixtures.markers("c-O2")
