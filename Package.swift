@@ -60,6 +60,10 @@ let package = Package(
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
                           path: "Tests/CrashProbes/faultline-crasher"),
 
+        // MARK: Benchmarks (run through tools/measure-*)
+        .executableTarget(name: "faultline-sdk-bench", dependencies: ["Faultline", "FaultlineProtocol"],
+                          path: "Benchmarks/faultline-sdk-bench"),
+
         // MARK: Tests
         .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
         .testTarget(name: "CrashCaptureTests",

@@ -101,6 +101,7 @@ public enum Faultline {
     /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
     public static func close(timeout: Double = 2) {
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
+        w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
         if let end = SessionTracker.shared.end() {
             outbox.enqueue(Envelope(header: envelopeHeader(eventID: nil, dsn: SDKState.shared.dsn), items: [end]))
         }
@@ -200,7 +201,10 @@ struct ScopeContext: Sendable {
         appID = options.appID
         self.sessionID = sessionID
         self.installID = installID
-        serverName = ProcessInfo.processInfo.hostName
+        // gethostname, not ProcessInfo.hostName: the latter resolves the name (DNS) and costs milliseconds.
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, host.count - 1)
+        serverName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     var osContext: JSONValue {

@@ -1,7 +1,72 @@
-// `faultline crashes` (being built).
+// `faultline crashes DIR`: turn a directory of crash reports (from the SDK or LD_PRELOAD) into
+// crash events, printed as JSON or queued as envelopes.
+import Faultline
+import FaultlineProtocol
+import Foundation
+
 enum CrashesCommand {
+    static let help = """
+    usage: faultline crashes DIR [--outbox OUTBOX] [--remove] [--pretty]
+
+    Reads every *.crash.json in DIR (oldest first) and prints one Sentry crash event per line
+    (JSON). With --outbox, writes each event as an envelope into OUTBOX instead (the SDK's queue
+    format; a DSN-configured app started with that data directory sends them). With --remove,
+    deletes each report once its event is written. A corrupt or truncated report is reported
+    on stderr and skipped.
+
+    exit codes: 0 all converted, 3 DIR unreadable, 4 some reports were corrupt
+    """
+
     static func run(_ args: [String]) -> Int32 {
-        printError("'crashes' is not built yet")
-        return ExitCode.failure
+        var dir: String?, outboxDir: String?, remove = false, pretty = false
+        var i = 0
+        while i < args.count {
+            switch args[i] {
+            case "-h", "--help": print(help); return ExitCode.ok
+            case "--outbox": i += 1; guard i < args.count else { printError("--outbox needs a directory"); return ExitCode.usage }; outboxDir = args[i]
+            case "--remove": remove = true
+            case "--pretty": pretty = true
+            default:
+                if args[i].hasPrefix("-") || dir != nil { printError("unexpected argument '\(args[i])'\n\(help)"); return ExitCode.usage }
+                dir = args[i]
+            }
+            i += 1
+        }
+        guard let dir else { printError("which directory?\n\(help)"); return ExitCode.usage }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
+            printError("cannot read directory \(dir)")
+            return ExitCode.inputError
+        }
+        let outbox: Outbox?
+        do { outbox = try outboxDir.map { try Outbox(directory: $0) } } catch {
+            printError("cannot use outbox \(outboxDir!): \(error)")
+            return ExitCode.inputError
+        }
+        var corrupt = 0
+        let paths = names.filter { $0.hasSuffix(".crash.json") && !$0.hasPrefix(".") }.map { dir + "/" + $0 }
+            .sorted { mtime($0) < mtime($1) }
+        for path in paths {
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            let report: CrashReport
+            do { report = try CrashReport.parse(data) } catch {
+                printError("\(path): \(error.description)")
+                corrupt += 1
+                continue
+            }
+            let event = CrashEvent.make(from: report)
+            if let outbox {
+                let env = Envelope(header: ["event_id": .string(report.eventID)], items: [Envelope.Item(type: "event", payload: event.serialized())])
+                guard outbox.enqueue(env) else { printError("could not write to the outbox"); return ExitCode.failure }
+            } else {
+                FileHandle.standardOutput.write(event.serialized(pretty: pretty) + Data("\n".utf8))
+            }
+            if remove { unlink(path) }
+        }
+        return corrupt > 0 ? ExitCode.partial : ExitCode.ok
+    }
+
+    static func mtime(_ p: String) -> Double {
+        var st = stat()
+        return stat(p, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : 0
     }
 }

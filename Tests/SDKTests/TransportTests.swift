@@ -143,6 +143,23 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(outbox.droppedCounts[.rejectedByServer], 1, "totals are kept after reporting")
     }
 
+    func testDropsCountedBeforeAKillAreReportedByTheNextRun() throws {
+        let first = try Outbox(directory: dir, byteCap: 600)
+        for n in 0..<10 { first.enqueue(event(n)) }
+        let lost = try XCTUnwrap(first.droppedCounts[.queueOverflow])
+        // A new Outbox over the same directory is the next process after kill -9.
+        let server = try ScriptedHTTPServer()
+        let (_, flusher, _) = try make(server, cap: 600)
+        _ = flusher.flushOnce()
+        let envelopes: [Envelope] = server.requests.compactMap { try? Envelope.parse($0.body) }
+        let reports: [JSONValue] = envelopes.filter { $0.items.first?.type == "client_report" }
+            .compactMap { try? JSONValue.parse($0.items[0].payload) }
+        let discarded: [JSONValue] = reports.flatMap { $0["discarded_events"]?.arrayValue ?? [] }
+        var reported: Int64 = 0
+        for d in discarded where d["reason"]?.stringValue == "queue_overflow" { reported += d["quantity"]?.int64Value ?? 0 }
+        XCTAssertGreaterThanOrEqual(Int(reported), lost)
+    }
+
     func testByteCapDropsOldestAndCounts() throws {
         let server = try ScriptedHTTPServer()
         let (outbox, flusher, _) = try make(server, cap: 2_000)

@@ -40,8 +40,8 @@ final class BreadcrumbStore: Sendable {
             }
         }
         if !first { w.comma() }
-        w.raw("\"code.function\":"); w.string(r.function.description)
-        w.raw(",\"code.filepath\":"); w.string(r.file.description)
+        w.raw("\"code.function\":"); w.string(r.function)
+        w.raw(",\"code.filepath\":"); w.string(r.file)
         w.raw(",\"code.lineno\":"); w.int(Int(r.line))
         w.raw("}}")
         return w.bytes

@@ -11,7 +11,8 @@ final class LogBuffer: Sendable {
     static let batchSize = 100
 
     private struct State {
-        var records: [LogRecord] = []
+        var records: [LogRecord] = []  // a ring once full: `head` is the oldest
+        var head = 0
         var dropped = 0
         var sendLevel: LogLevel = .warning
         var enabled = false
@@ -28,15 +29,21 @@ final class LogBuffer: Sendable {
     func append(_ r: LogRecord) {
         state.withLock { s in
             guard s.enabled else { return }
-            if s.records.count >= Self.capacity { s.records.removeFirst(); s.dropped += 1 }
-            s.records.append(r)
+            if s.records.count < Self.capacity {
+                s.records.append(r)
+            } else {
+                s.records[s.head] = r  // overwrite the oldest: O(1), never a shift
+                s.head = (s.head + 1) % Self.capacity
+                s.dropped += 1
+            }
         }
     }
 
     func drain() -> (records: [LogRecord], dropped: Int) {
         state.withLock { s in
-            defer { s.records = []; s.dropped = 0 }
-            return (s.records, s.dropped)
+            let ordered = Array(s.records[s.head...] + s.records[..<s.head])
+            defer { s.records = []; s.records.reserveCapacity(256); s.head = 0; s.dropped = 0 }
+            return (ordered, s.dropped)
         }
     }
 

@@ -26,12 +26,28 @@ public final class Outbox: Sendable {
     private let sequence = Atomic<UInt64>(0)
     private let drops = Mutex<[DropReason: Int]>([:])       // since start, never reset
     private let unreported = Mutex<[DropReason: Int]>([:])  // not yet sent as a client report
-    private let writeLock = Mutex<Void>(())
+    private struct Index { var entries: [Entry] = []; var bytes = 0 }
+    private let index = Mutex(Index())
 
     public init(directory: String, byteCap: Int = 1_000_000) throws {
         self.directory = directory
         self.byteCap = byteCap
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let existing = Outbox.scan(directory)
+        index.withLock { $0 = Index(entries: existing, bytes: existing.reduce(0) { $0 + $1.size }) }
+        // Drops an earlier run counted but could not report (it was killed) are reported now.
+        if let data = FileManager.default.contents(atPath: dropsFile), let saved = try? JSONValue.parse(data).objectValue {
+            let restored = Dictionary(uniqueKeysWithValues: saved.compactMap { k, v in DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int($0)) } } })
+            unreported.withLock { $0 = restored }
+        }
+    }
+
+    private var dropsFile: String { directory + "/.unreported-drops.json" }
+
+    /// Losses are rare; writing them through keeps the count honest across kill -9.
+    private func persistUnreported(_ d: [DropReason: Int]) {
+        let json = JSONValue.object(Dictionary(uniqueKeysWithValues: d.map { ($0.key.rawValue, JSONValue.int(Int64($0.value))) }))
+        if d.isEmpty { unlink(dropsFile) } else { try? AtomicFile.write(json.serialized(), to: dropsFile) }
     }
 
     /// Writes the envelope durably, then drops the oldest entries while over the byte cap.
@@ -44,20 +60,35 @@ public final class Outbox: Sendable {
         let seq = sequence.add(1, ordering: .relaxed).newValue
         let name = String(format: "%020llu-%010llu-%@.envelope", UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), seq,
                           envelope.eventID ?? "noevent")
-        return writeLock.withLock { _ in
-            do {
-                try AtomicFile.write(data, to: directory + "/" + name, sync: sync)
-            } catch {
-                countDrop(.diskWriteFailed)
-                return false
-            }
-            enforceCap()
-            return true
+        let entry = Entry(path: directory + "/" + name, size: data.count)
+        do {
+            try AtomicFile.write(data, to: entry.path, sync: sync)
+        } catch {
+            countDrop(.diskWriteFailed)
+            return false
         }
+        // Drop the oldest while over the cap. The index lives in memory (scanned once at init),
+        // so an enqueue costs one file write, not a directory listing.
+        let evicted: [Entry] = index.withLock { ix in
+            ix.entries.append(entry)
+            ix.bytes += entry.size
+            var out: [Entry] = []
+            while ix.bytes > byteCap, ix.entries.count > 1 {
+                let oldest = ix.entries.removeFirst()
+                ix.bytes -= oldest.size
+                out.append(oldest)
+            }
+            return out
+        }
+        for e in evicted { unlink(e.path) }
+        if !evicted.isEmpty { countDrop(.queueOverflow, evicted.count) }
+        return true
     }
 
     /// Pending entries, oldest first.
-    public func pending() -> [Entry] {
+    public func pending() -> [Entry] { index.withLock { $0.entries } }
+
+    private static func scan(_ directory: String) -> [Entry] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return names.filter { $0.hasSuffix(".envelope") && !$0.hasPrefix(".") }.sorted().compactMap { name in
             let path = directory + "/" + name
@@ -77,11 +108,16 @@ public final class Outbox: Sendable {
         return env
     }
 
-    public func remove(_ entry: Entry) { unlink(entry.path) }
+    public func remove(_ entry: Entry) {
+        unlink(entry.path)
+        index.withLock { ix in
+            if let i = ix.entries.firstIndex(of: entry) { ix.entries.remove(at: i); ix.bytes -= entry.size }
+        }
+    }
 
     public func countDrop(_ reason: DropReason, _ n: Int = 1) {
         drops.withLock { $0[reason, default: 0] += n }
-        unreported.withLock { $0[reason, default: 0] += n }
+        unreported.withLock { $0[reason, default: 0] += n; persistUnreported($0) }
     }
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
@@ -89,16 +125,7 @@ public final class Outbox: Sendable {
     public var droppedCount: Int { droppedCounts.values.reduce(0, +) }
 
     /// Drops not yet reported to the server; taking them resets this view but not the totals.
-    public func takeDroppedCounts() -> [DropReason: Int] { unreported.withLock { d in defer { d = [:] }; return d } }
-
-    private func enforceCap() {
-        var entries = pending()
-        var total = entries.reduce(0) { $0 + $1.size }
-        while total > byteCap, !entries.isEmpty {
-            let oldest = entries.removeFirst()
-            remove(oldest)
-            total -= oldest.size
-            countDrop(.queueOverflow)
-        }
+    public func takeDroppedCounts() -> [DropReason: Int] {
+        unreported.withLock { d in defer { d = [:]; persistUnreported([:]) }; return d }
     }
 }

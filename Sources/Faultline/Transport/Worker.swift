@@ -15,6 +15,7 @@ final class Worker: @unchecked Sendable {
     private var wakeRequested = false
     private var completedPasses = 0
     private var stopping = false
+    private var setUpDone = false
     private var thread: Thread?
 
     private let setUp: @Sendable () -> Void
@@ -29,6 +30,10 @@ final class Worker: @unchecked Sendable {
         let t = Thread { [self] in
             Self.blockAppSignals()
             setUp()
+            condition.lock()
+            setUpDone = true
+            condition.broadcast()
+            condition.unlock()
             run()
         }
         t.name = "faultline.sdk"
@@ -42,6 +47,14 @@ final class Worker: @unchecked Sendable {
         sigemptyset(&set)
         for s in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE, SIGWINCH] { sigaddset(&set, s) }
         pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Waits (bounded) until the worker's set-up (session start) has run.
+    func waitUntilSetUp(timeout: Double) {
+        condition.lock()
+        let deadline = Date().addingTimeInterval(timeout)
+        while !setUpDone { if !condition.wait(until: deadline) { break } }
+        condition.unlock()
     }
 
     func wake() {

@@ -31,6 +31,7 @@ let modes: [String: String] = [
     "threads-segv": "four threads crash at the same moment",
     "dlopen": "crash inside a library dlopen'ed after start (--library)",
     "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
+    "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
 ]
@@ -104,6 +105,9 @@ case "capture-loop":
         usleep(2_000)
     }
     Faultline.flush(timeout: 10)
+    exit(0)
+case "flush":
+    print(Faultline.flush(timeout: 60) ? "flushed" : "flush timed out")
     exit(0)
 case "log-and-exit":
     Log.debug("a debug line")

@@ -1,0 +1,71 @@
+// Measures the SDK's costs on the calling thread (run through tools/measure-sdk, release build):
+// one Log.info with three attributes, queue throughput to disk, memory at rest and under a burst
+// of 100,000 logs, and the time Faultline.start adds to launch.
+import Dispatch
+import Faultline
+import FaultlineProtocol
+import Foundation
+
+func rss() -> Int {
+    let f = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
+    return f.count > 1 ? (Int(f[1]) ?? 0) * 4096 : 0
+}
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+let dir = NSTemporaryDirectory() + "faultline-sdk-bench-\(getpid())"
+defer { try? FileManager.default.removeItem(atPath: dir) }
+let rssBeforeStart = rss()
+let t0 = now()
+// A DSN to a closed port: the SDK is fully on (log items buffered, worker running) but sending fails quietly.
+let result = Faultline.start(Options(dsn: "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1", release: "bench@1",
+                                     environment: "bench", dataDirectory: dir))
+let startMs = Double(now() - t0) / 1e6
+precondition(result.crashHandlerInstalled)
+usleep(200_000)
+let rssAtRest = rss()
+
+// 1. Log.info with three attributes: per-call time, median and p99 over batches.
+var samples: [Double] = []
+for batch in 0..<200 {
+    let b0 = now()
+    for i in 0..<500 { Log.info("request handled", attributes: ["path": "/api/items", "status": 200, "ms": .double(Double(i) * 0.1)]) }
+    samples.append(Double(now() - b0) / 500)
+    if batch % 50 == 49 { usleep(50_000) }  // let the worker drain, as a real app's pauses would
+}
+samples.sort()
+// Info is below the default send level: the cost is the breadcrumb alone. Warning is also sent.
+var warnSamples: [Double] = []
+for _ in 0..<100 {
+    let b0 = now()
+    for i in 0..<500 { Log.warning("slow request", attributes: ["path": "/api/items", "status": 200, "ms": .double(Double(i))]) }
+    warnSamples.append(Double(now() - b0) / 500)
+}
+warnSamples.sort()
+
+// 2. Burst of 100,000 logs: peak memory held.
+let burst0 = now()
+for i in 0..<100_000 { Log.warning("burst line \(i)", attributes: ["i": .int(i), "a": "x", "b": true]) }
+let burstSeconds = Double(now() - burst0) / 1e9
+let rssAfterBurst = rss()
+Faultline.flush(timeout: 30)
+let rssAfterFlush = rss()
+
+// 3. Queue throughput: durable (fsync) enqueues of a 2 KB envelope.
+let outbox = try Outbox(directory: dir + "/bench-outbox", byteCap: 1 << 30)
+let payload = Data(repeating: 0x61, count: 2048)
+let env = Envelope(header: ["event_id": "0123456789abcdef0123456789abcdef"], items: [Envelope.Item(type: "event", payload: payload)])
+let q0 = now()
+for _ in 0..<500 { outbox.enqueue(env) }
+let durablePerSec = 500 / (Double(now() - q0) / 1e9)
+let q1 = now()
+for _ in 0..<2000 { outbox.enqueue(env, sync: false) }
+let bufferedPerSec = 2000 / (Double(now() - q1) / 1e9)
+
+func f(_ x: Double) -> String { String(format: "%.3f", x) }
+print("Log.info, 3 attributes (breadcrumb only): median \(f(samples[samples.count / 2] / 1000)) µs, p99 \(f(samples[samples.count * 99 / 100] / 1000)) µs")
+print("Log.warning, 3 attributes (breadcrumb + sent as log item): median \(f(warnSamples[warnSamples.count / 2] / 1000)) µs, p99 \(f(warnSamples[warnSamples.count * 99 / 100] / 1000)) µs")
+print("burst of 100,000 Log.warning: \(f(burstSeconds)) s on the calling thread")
+print("Faultline.start: \(f(startMs)) ms (crash core \(f(Double(result.crashHandlerStartNanoseconds) / 1e6)) ms)")
+print("RSS: +\(f(Double(rssAtRest - rssBeforeStart) / 1048576)) MiB at rest after start, +\(f(Double(rssAfterBurst - rssBeforeStart) / 1048576)) MiB right after the burst, +\(f(Double(rssAfterFlush - rssBeforeStart) / 1048576)) MiB after flushing it")
+print("queue to disk: \(Int(durablePerSec)) envelopes/s durable (fsync), \(Int(bufferedPerSec)) envelopes/s without fsync (2 KB each)")
+print("dropped by the SDK so far: \(Faultline.droppedCounts)")
