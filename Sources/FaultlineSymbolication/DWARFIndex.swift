@@ -265,10 +265,11 @@ final class DWARFIndex: @unchecked Sendable {
 
     /// Builds an index in memory from freshly built tables (no file involved). The tables are
     /// consumed so their arrays are freed before the caller goes on (peak memory).
-    static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex {
+    static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex? {
         var t = consume tables
         let (mem, length) = t.serialize(buildID: buildID)
-        return try! DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
+        // Validated like a file from disk: a builder bug becomes "unreadable", not a crash.
+        return try? DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
                                release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
     }
 

@@ -1,9 +1,9 @@
 // Address mode: addresses in, `llvm-symbolizer --inlines` style text out, byte for byte.
 //
 // For each input line: one `function` line and one `path:line:column` line per frame, innermost
-// inlined frame first, then a blank line. Unknown parts print `??` and `??:0:0`. A line that is
-// not an address is echoed back followed by a blank line, as llvm-symbolizer does. This path
-// writes bytes straight from the index (no String per frame) because it is the benchmark's.
+// inlined frame first, then a blank line. Unknown parts print `??` and `??:0:0`, and so does a
+// line that is not an address, as in llvm-symbolizer. This path writes bytes straight from the
+// index (no String per frame) because it is the benchmark's.
 import FaultlineProtocol
 
 public struct LLVMStyleSymbolizer {
@@ -32,7 +32,8 @@ public struct LLVMStyleSymbolizer {
     /// Demangle Swift names too (default). Off matches llvm-symbolizer, which demangles C++ only.
     public var demangleSwift = true
 
-    /// Symbolizes every line of `input` (addresses as `0x…` hex) and appends the text to `output`.
+    /// Symbolizes every line of `input` (one address per line, see `parseAddress`) and appends
+    /// the text to `output`.
     ///
     /// Lookups run in address order, not input order: consecutive searches then walk the same
     /// parts of the tables, which stay in cache (random order costs a cache miss per probe on a
@@ -48,9 +49,8 @@ public struct LLVMStyleSymbolizer {
     /// large run never holds its whole output in memory.
     public func run(input: UnsafeRawBufferPointer, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
         var summary = Summary()
-        // Phase 1: split lines. An address line stores its address; other lines their bytes' range.
+        // Phase 1: split lines and read addresses.
         var lineAddress: [UInt64] = []
-        var lineRange: [(Int, Int)] = []     // (start, end) of the trimmed line
         var isAddress: [Bool] = []
         var lineStart = 0
         let n = input.count
@@ -65,7 +65,6 @@ public struct LLVMStyleSymbolizer {
             let address = LLVMStyleSymbolizer.parseAddress(input, a, b)
             lineAddress.append(address ?? 0)
             isAddress.append(address != nil)
-            lineRange.append((a, b))
         }
         // Phase 2: look up in address order, each distinct address once.
         var order: [(UInt64, Int32)] = []
@@ -90,10 +89,8 @@ public struct LLVMStyleSymbolizer {
         defer { output.flush() }
         for i in lineAddress.indices {
             guard isAddress[i] else {
-                // llvm-symbolizer echoes what it cannot parse.
-                let (a, b) = lineRange[i]
-                output.append(UnsafeRawBufferPointer(rebasing: input[a..<b]))
-                output.append(10); output.append(10)
+                // llvm-symbolizer prints an unknown record for a line it cannot read.
+                unknownRecord.withUnsafeBytes { output.append($0) }
                 summary.invalidLines += 1
                 continue
             }
@@ -120,23 +117,45 @@ public struct LLVMStyleSymbolizer {
 
     @inline(__always) private func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
 
-    /// `0x1a2b` or `1a2b` hex (llvm-symbolizer also reads a bare hex number as hex when it has
-    /// letters; Faultline always reads hex, which is what every address set uses).
+    /// An address as llvm-symbolizer reads it: an optional `CODE ` prefix, then a first word
+    /// that is a number whose radix comes from its prefix (`0x` hex, `0b` binary, `0o` or a leading `0`
+    /// octal, else decimal — so `1170` is decimal, exactly as llvm-symbolizer reads it).
     static func parseAddress(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UInt64? {
         var i = start
-        if end - i > 2 && buf[i] == 48 && (buf[i + 1] == 120 || buf[i + 1] == 88) { i += 2 }
-        guard i < end, end - i <= 16 else { return nil }
+        if end - i > 5 && buf[i] == 67 && buf[i + 1] == 79 && buf[i + 2] == 68 && buf[i + 3] == 69 && (buf[i + 4] == 32 || buf[i + 4] == 9) {
+            i += 5   // "CODE "
+            while i < end && (buf[i] == 32 || buf[i] == 9) { i += 1 }
+        }
+        // Only the first word is the address (llvm-symbolizer ignores what follows it).
+        var end = end
+        var j = i
+        while j < end && buf[j] != 32 && buf[j] != 9 { j += 1 }
+        end = j
+        var radix: UInt64 = 10
+        if end - i >= 2 && buf[i] == 48 {
+            switch buf[i + 1] {
+            case 120, 88: radix = 16; i += 2
+            case 98, 66: radix = 2; i += 2
+            case 111, 79: radix = 8; i += 2
+            default: radix = 8; i += 1
+            }
+        }
+        guard i < end else { return nil }
         var v: UInt64 = 0
         while i < end {
             let c = buf[i]
-            let d: UInt8
+            let d: UInt64
             switch c {
-            case 48...57: d = c - 48
-            case 97...102: d = c - 87
-            case 65...70: d = c - 55
+            case 48...57: d = UInt64(c - 48)
+            case 97...102: d = UInt64(c - 87)
+            case 65...70: d = UInt64(c - 55)
             default: return nil
             }
-            v = v << 4 | UInt64(d)
+            guard d < radix else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: radix)
+            let (a, o2) = m.addingReportingOverflow(d)
+            guard !o1, !o2 else { return nil }
+            v = a
             i += 1
         }
         return v

@@ -225,7 +225,7 @@ public final class Symbolicator: @unchecked Sendable {
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources)
         // The module's own program headers are authoritative; a split debug file keeps copies.
         tables.firstLoadAddress = (module ?? debug).firstLoadAddress
-        let index = DWARFIndex.inMemory(consume tables, buildID: buildID)
+        guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         if let buildID, let cache { cache.store(index.bytes, for: buildID) }
         return .loaded(LoadedModule(index: index))
     }

@@ -31,7 +31,7 @@ enum SymbolicateAddressMode {
         }
         let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { writeAll(1, $0) } }
         if summary.invalidLines > 0 {
-            printError("\(summary.invalidLines) input line(s) were not hex addresses and were echoed back")
+            printError("\(summary.invalidLines) input line(s) were not addresses (0x hex, decimal, 0 octal, 0b binary); they print ?? like llvm-symbolizer")
             return ExitCode.partial
         }
         return ExitCode.ok

@@ -13,8 +13,8 @@ enum SymbolicateCommand {
     file:line:column, inlined frames marked, and the module. --json prints the event with its
     frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
 
-    Address mode takes ELF virtual addresses of FILE (0x-prefixed hex, one per line on stdin or as
-    arguments) and prints exactly what `llvm-symbolizer --obj=FILE --inlines` prints: a function
+    Address mode takes ELF virtual addresses of FILE (one per line on stdin or as arguments, read
+    as llvm-symbolizer reads them: 0x hex, 0b binary, a leading 0 octal, otherwise decimal) and prints exactly what `llvm-symbolizer --obj=FILE --inlines` prints: a function
     line and a path:line:column line per frame, innermost first, then a blank line; `??` and
     `??:0:0` where nothing is known. Swift and C++ names are demangled.
 
@@ -47,7 +47,7 @@ enum SymbolicateCommand {
       3  input not found or unreadable: missing file, a directory, not an ELF file,
          truncated ELF, not a crash report or event
       4  partial: some frames unresolved (report mode), or some input lines were not
-         addresses (address mode; they are echoed back like llvm-symbolizer does)
+         addresses (address mode; they print ?? as in llvm-symbolizer)
     """
 
     struct Options {

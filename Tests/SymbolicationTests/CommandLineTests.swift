@@ -36,12 +36,27 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(r.stdout, "??\n??:0:0\n\n??\n??:0:0\n\n")
     }
 
-    func testGarbageAddressesAreEchoedWithPartialExit() throws {
+    func testGarbageAddressesPrintUnknownWithPartialExit() throws {
         let d = try Fixtures.directory()
         let r = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: Data("not-an-address\n0xzz\n".utf8))
         XCTAssertEqual(r.status, 4)
-        XCTAssertEqual(r.stdout, "not-an-address\n\n0xzz\n\n")
-        XCTAssertTrue(r.stderr.contains("2 input line(s) were not hex addresses"), r.stderr)
+        XCTAssertEqual(r.stdout, "??\n??:0:0\n\n??\n??:0:0\n\n")
+        XCTAssertTrue(r.stderr.contains("2 input line(s) were not addresses"), r.stderr)
+    }
+
+    /// Every way llvm-symbolizer reads a number, and lines it cannot read, against the oracle.
+    func testAddressSyntaxMatchesLLVMSymbolizer() throws {
+        let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer)
+        let d = try Fixtures.directory()
+        let outer = try XCTUnwrap(try Fixtures.markers("c-O2")["c_outer"])
+        let lines = ["0x" + String(outer, radix: 16), "0X" + String(outer, radix: 16, uppercase: true), String(outer),
+                     "0" + String(outer, radix: 8), "0b" + String(outer, radix: 2), "+0x" + String(outer, radix: 16), "0x" + String(outer, radix: 16) + " trailing words",
+                     "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1"]
+        let input = Data((lines.joined(separator: "\n") + "\n").utf8)
+        let theirs = Fixtures.run(llvm, ["--obj=\(d)/c-O2.full", "--inlines"], stdin: input)
+        let ours = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: input)
+        XCTAssertEqual(ours.stdout, theirs.stdout)
+        XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 7)
     }
 
     func testEmptyStdinIsAUsageError() throws {
