@@ -51,9 +51,14 @@ public struct DebugFileLocator: Sendable {
             guard !seen.contains(path) else { return false }
             seen.insert(path)
             guard let info = try? ELFInfo.read(path: path) else { return false }
-            if let buildID, let found = info.buildID, found != buildID { loc.mismatched.append(path); return false }
-            if buildID != nil && info.buildID == nil && crc == nil && strategy != "explicit" && strategy != "module" {
-                loc.mismatched.append(path); return false
+            // Identity: the build-id must match; a file without one is only accepted when nothing
+            // was asked for, or when the debuglink CRC (checked next) vouches for it.
+            if let buildID {
+                if let found = info.buildID {
+                    guard found == buildID else { loc.mismatched.append(path); return false }
+                } else if crc == nil {
+                    loc.mismatched.append(path); return false
+                }
             }
             if let crc, CRC32.ofFile(path) != crc { loc.mismatched.append(path); return false }
             // DWARF libdw cannot decompress (zstd on 0.188) counts as symbols only; keep looking.

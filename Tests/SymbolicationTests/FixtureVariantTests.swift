@@ -188,6 +188,22 @@ final class FixtureVariantTests: XCTestCase {
         XCTAssertEqual(s.symbolicate(buildID: nil, modulePath: nil, relativeAddress: 1, isReturnAddress: false), .unresolved(.notInAnyModule))
     }
 
+    func testModuleWithoutBuildIDIsOnlyUsedWhenNoneWasAskedFor() throws {
+        let d = try Fixtures.directory()
+        let path = Fixtures.temporaryDirectory("noid") + "/c-O2.noid"
+        let r = Fixtures.run("/usr/bin/objcopy", ["--remove-section=.note.gnu.build-id", "\(d)/c-O2.full", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertNil(try ELFInfo.read(path: path).buildID)
+        let id = try buildID("\(d)/c-O2.full")
+        let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
+        let rel = try XCTUnwrap(try Fixtures.markers("c-O2")["c_outer"])
+        XCTAssertEqual(s.symbolicate(buildID: id, modulePath: path, relativeAddress: rel, isReturnAddress: false), .unresolved(.buildIDMismatch))
+        guard case .resolved(let f) = s.symbolicate(buildID: nil, modulePath: path, relativeAddress: rel, isReturnAddress: false) else {
+            return XCTFail("a module without a build-id is still usable by path")
+        }
+        XCTAssertEqual(f.first?.function, "entry_c")
+    }
+
     func testDebuglinkWithWrongCRCIsRefused() throws {
         let d = try Fixtures.directory()
         let dir = Fixtures.temporaryDirectory("crc")
