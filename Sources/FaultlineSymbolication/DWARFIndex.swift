@@ -168,7 +168,6 @@ struct IndexedFrame {
     var isInlined: Bool
     /// The name came from the ELF symbol table (no DWARF function for this address).
     var nameFromSymbolTable: Bool
-    var hasDWARF: Bool
 }
 
 /// A loaded, validated, immutable index over memory it owns (mapped file or heap copy).
@@ -341,7 +340,7 @@ final class DWARFIndex: @unchecked Sendable {
             let s = Int(scope)
             let inlined = scopeFlags[s] & IndexTables.scopeIsInlined != 0
             frames.append(IndexedFrame(name: scopeName[s], file: file, line: line, column: column,
-                                       isInlined: inlined, nameFromSymbolTable: false, hasDWARF: true))
+                                       isInlined: inlined, nameFromSymbolTable: false))
             // The caller's location is this inlined scope's call site.
             file = scopeCallFile[s]; line = scopeCallLine[s]; column = scopeCallColumn[s]
             scope = inlined ? scopeParent[s] : IndexTables.none
@@ -349,7 +348,7 @@ final class DWARFIndex: @unchecked Sendable {
         }
         if frames.isEmpty, row != nil {
             frames.append(IndexedFrame(name: IndexTables.none, file: file, line: line, column: column,
-                                       isInlined: false, nameFromSymbolTable: false, hasDWARF: true))
+                                       isInlined: false, nameFromSymbolTable: false))
         }
         // Like llvm-symbolizer, the out-of-line frame is named after the ELF symbol covering the
         // address: it shows GCC clones (`.constprop.0`, `.cold`) as the linker sees them. A local
@@ -357,7 +356,7 @@ final class DWARFIndex: @unchecked Sendable {
         if let sym = symbol(address) {
             if frames.isEmpty {
                 frames.append(IndexedFrame(name: symbolName[sym], file: symbolFile[sym], line: 0, column: 0,
-                                           isInlined: false, nameFromSymbolTable: true, hasDWARF: false))
+                                           isInlined: false, nameFromSymbolTable: true))
             } else {
                 frames[frames.count - 1].name = symbolName[sym]
                 if frames[frames.count - 1].file == IndexTables.none { frames[frames.count - 1].file = symbolFile[sym] }
