@@ -18,6 +18,7 @@ final class FixtureVariantTests: XCTestCase {
         return [
             Variant(name: "unstripped", module: "\(d)/\(base).full", locator: none),
             Variant(name: "zlib-compressed", module: "\(d)/\(base).zlib", locator: none),
+            Variant(name: "zlib-gnu .zdebug", module: "\(d)/\(base).zgnu", locator: none),
             Variant(name: "stripped+debuglink", module: "\(d)/\(base).stripped", locator: none),
             Variant(name: "stripped+debug-dir", module: "\(d)/\(base).bare",
                     locator: DebugFileLocator(debugDirectories: ["\(d)/debugdir"], searchSystem: false)),
@@ -88,6 +89,8 @@ final class FixtureVariantTests: XCTestCase {
     func testZstdCompressedDWARFIsReportedAndFallsBackToSymbols() throws {
         let d = try Fixtures.directory()
         XCTAssertEqual(try ELFInfo.read(path: "\(d)/c-O2.zlib").debugCompression, "zlib")
+        XCTAssertEqual(try ELFInfo.read(path: "\(d)/c-O2.zgnu").debugCompression, "zlib-gnu")
+        XCTAssertNil(try ELFInfo.read(path: "\(d)/c-O2.full").debugCompression)
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "\(d)/c-O2.zstd"), "objcopy cannot write zstd")
         let info = try ELFInfo.read(path: "\(d)/c-O2.zstd")
         XCTAssertEqual(info.debugCompression, "zstd")
