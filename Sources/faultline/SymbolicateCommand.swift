@@ -13,10 +13,12 @@ enum SymbolicateCommand {
     file:line:column, inlined frames marked, and the module. --json prints the event with its
     frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
 
-    Address mode takes ELF virtual addresses of FILE (one per line on stdin or as arguments, read
-    as llvm-symbolizer reads them: 0x hex, 0b binary, a leading 0 octal, otherwise decimal) and prints exactly what `llvm-symbolizer --obj=FILE --inlines` prints: a function
-    line and a path:line:column line per frame, innermost first, then a blank line; `??` and
-    `??:0:0` where nothing is known. Swift and C++ names are demangled.
+    Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
+    as llvm-symbolizer reads them (0x hex, 0b binary, a leading 0 octal, otherwise decimal), and
+    prints what `llvm-symbolizer --obj=FILE --inlines` prints: a function line and a
+    path:line:column line per frame, innermost first, then a blank line; `??` and `??:0:0` where
+    nothing is known. Swift and C++ names are demangled (--no-demangle-swift: C++ only, as
+    llvm-symbolizer does).
 
     Debug files are found by build-id, in order: --debug-file files; each --debug-dir in the
     .build-id/xx/rest.debug layout; the module's own path; its .gnu_debuglink (beside it, in
