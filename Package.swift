@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",
-                    dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport"]),
+                    dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
         .testTarget(name: "ServerTests",

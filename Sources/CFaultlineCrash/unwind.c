@@ -86,6 +86,8 @@ void fl_prewarm_unwinder(void) {
     if (getcontext(&context) != 0) return;
     unw_cursor_t cursor;
     if (unw_init_local(&cursor, (unw_context_t *)&context) < 0) return;
-    for (int i = 0; i < 512 && unw_step(&cursor) > 0; i++) {
+    // A few steps initialise every lazy part (tdep_init, the memory pool, the FDE lookup path);
+    // walking the whole start-up stack would only cost time.
+    for (int i = 0; i < 4 && unw_step(&cursor) > 0; i++) {
     }
 }

@@ -201,7 +201,10 @@ struct ScopeContext: Sendable {
         appID = options.appID
         self.sessionID = sessionID
         self.installID = installID
-        serverName = ProcessInfo.processInfo.hostName
+        // gethostname, not ProcessInfo.hostName: the latter resolves the name (DNS) and costs milliseconds.
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, host.count - 1)
+        serverName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     var osContext: JSONValue {

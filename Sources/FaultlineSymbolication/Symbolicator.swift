@@ -1,2 +1,232 @@
-// Symbolication over libdw: ELF/DWARF reading, per-module indexes, demangling.
-import CDw
+// Symbolication over libdw: the entry point the CLI and the server call.
+//
+// Public API (the contract the server and CLI code against):
+//   Symbolicator(locator:indexCacheDirectory:persistIndexes:)   — `persistIndexes` (default true)
+//       is the one addition to the agreed signature: `--no-cache` needs a way to skip the cache.
+//   symbolicate(buildID:modulePath:relativeAddress:isReturnAddress:) -> SymbolicationOutcome
+//   symbolicate(objectFile:address:) for ELF virtual addresses (address mode).
+//   invalidate(buildID:), removePersistedIndex(buildID:)
+// SymbolicatedFrame gained `fromSymbolTable` (the ELF-symbol fallback says so) and
+// `shortFunction`; both have defaults so the agreed initialiser still works.
+//
+// Flow: module key (build-id, else path) → cached module state → else locate the debug file,
+// load its persisted index or build one with libdw (DWARFIndexBuilder) and persist it → binary
+// search (DWARFIndex.lookup) → names demangled once per module and cached.
+import Foundation
+import FaultlineProtocol
+
+/// One frame of a symbolicated address. A lookup yields innermost first; the last frame is the
+/// out-of-line function, the ones before it were inlined into it.
+public struct SymbolicatedFrame: Sendable, Hashable {
+    /// Demangled name (full form), or the raw name for C.
+    public var function: String?
+    /// The name as the binary spells it (linkage name / ELF symbol), when it differs or is mangled.
+    public var mangledFunction: String?
+    public var file: String?
+    public var line: Int?
+    public var column: Int?
+    public var isInlined: Bool
+    /// No DWARF covers this address: the name comes from `.symtab`/`.dynsym` and there is no line.
+    public var fromSymbolTable: Bool
+
+    public init(function: String?, mangledFunction: String? = nil, file: String? = nil, line: Int? = nil,
+                column: Int? = nil, isInlined: Bool = false, fromSymbolTable: Bool = false) {
+        self.function = function
+        self.mangledFunction = mangledFunction
+        self.file = file
+        self.line = line
+        self.column = column
+        self.isInlined = isInlined
+        self.fromSymbolTable = fromSymbolTable
+    }
+
+    /// The short demangled form (`Foo.bar(x:)`, `ns::f<int>`), or `function` for C names.
+    public var shortFunction: String? {
+        if let m = mangledFunction, let s = Demangler.demangle(m, style: .short) { return s }
+        return function
+    }
+}
+
+/// Why an address could not be symbolicated. Not an error: the report is still shown.
+public enum UnresolvedReason: String, Sendable, Hashable {
+    /// No file with debug information or symbols was found for the module.
+    case missingDebugFile
+    /// The debug file has no function or line for this address.
+    case noDebugInfoForAddress
+    /// The address lies in no known module.
+    case notInAnyModule
+    /// Files were found for the module's path or debuglink, but they belong to another build.
+    case buildIDMismatch
+    /// A debug file was found but could not be read.
+    case unreadableDebugFile
+
+    public var message: String {
+        switch self {
+        case .missingDebugFile: return "missing debug file"
+        case .noDebugInfoForAddress: return "no debug info for this address"
+        case .notInAnyModule: return "not in any module"
+        case .buildIDMismatch: return "debug file has a different build-id"
+        case .unreadableDebugFile: return "debug file unreadable"
+        }
+    }
+}
+
+public enum SymbolicationOutcome: Sendable, Hashable {
+    /// Innermost first; the last frame is the out-of-line function.
+    case resolved([SymbolicatedFrame])
+    case unresolved(UnresolvedReason)
+}
+
+/// A module whose index is loaded; immutable except for its name cache (locked).
+final class LoadedModule: @unchecked Sendable {
+    let index: DWARFIndex
+    let firstLoadAddress: UInt64
+    private let lock = NSLock()
+    private var names: [UInt32: (display: String?, raw: String?)] = [:]
+
+    init(index: DWARFIndex) {
+        self.index = index
+        self.firstLoadAddress = index.firstLoadAddress
+    }
+
+    /// Display (demangled) and raw names for a string reference, demangled once.
+    func name(_ ref: UInt32) -> (display: String?, raw: String?) {
+        if ref == IndexTables.none { return (nil, nil) }
+        if let n = lock.withLock({ names[ref] }) { return n }
+        let raw = index.string(ref)
+        let display = raw.flatMap { Demangler.demangle($0) } ?? raw
+        let entry = (display, display == raw ? nil : raw)
+        lock.withLock { names[ref] = entry }
+        return entry
+    }
+
+    func frames(at address: UInt64) -> SymbolicationOutcome {
+        var raw: [IndexedFrame] = []
+        index.lookup(address, into: &raw)
+        guard !raw.isEmpty else { return .unresolved(.noDebugInfoForAddress) }
+        return .resolved(raw.map { f in
+            let n = name(f.name)
+            // A symbol-table frame's STT_FILE name ("Swift.o") is an object file, not a source:
+            // address mode prints it like llvm-symbolizer, events and backtraces leave it out.
+            let file = f.nameFromSymbolTable ? nil : index.string(index.fileString(f.file))
+            return SymbolicatedFrame(function: n.display, mangledFunction: n.raw, file: file,
+                                     line: file == nil ? nil : Int(f.line), column: file == nil ? nil : Int(f.column),
+                                     isInlined: f.isInlined, fromSymbolTable: f.nameFromSymbolTable)
+        })
+    }
+}
+
+/// Resolves module-relative addresses to frames. Thread-safe: the server calls it from many
+/// threads; each module is located and indexed once (other threads asking for the same module
+/// wait for it), and lookups on a loaded module take no lock except the name cache's.
+public final class Symbolicator: @unchecked Sendable {
+    public let locator: DebugFileLocator
+    let cache: IndexCache?
+
+    private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
+    private final class Slot { let lock = NSLock(); var state: ModuleState? }
+    private let lock = NSLock()
+    private var slots: [String: Slot] = [:]
+
+    /// - Parameters:
+    ///   - indexCacheDirectory: where persisted indexes live; nil means `$XDG_CACHE_HOME/faultline`
+    ///     (else `~/.cache/faultline`). The server passes its debug-file store.
+    ///   - persistIndexes: false never reads or writes index files (`--no-cache`).
+    public init(locator: DebugFileLocator, indexCacheDirectory: String?, persistIndexes: Bool = true) {
+        self.locator = locator
+        self.cache = persistIndexes ? IndexCache(directory: indexCacheDirectory ?? IndexCache.defaultDirectory) : nil
+    }
+
+    /// Symbolicates one address of a module.
+    /// - Parameters:
+    ///   - relativeAddress: runtime address − module base (Sentry's `instruction_addr - image_addr`);
+    ///     the ELF's first load address is added here.
+    ///   - isReturnAddress: look up `address - 1` (inside the call instruction).
+    public func symbolicate(buildID: BuildID?, modulePath: String?, relativeAddress: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+        guard buildID != nil || (modulePath.map { !$0.isEmpty } ?? false) else { return .unresolved(.notInAnyModule) }
+        switch module(buildID: buildID, modulePath: modulePath) {
+        case .unresolved(let r): return .unresolved(r)
+        case .loaded(let m):
+            var a = relativeAddress &+ m.firstLoadAddress
+            if isReturnAddress && a > 0 { a -= 1 }
+            return m.frames(at: a)
+        }
+    }
+
+    /// Symbolicates an ELF virtual address of `objectFile` (what llvm-symbolizer's `--obj` takes).
+    /// Throws when the object itself is not a readable ELF file.
+    public func symbolicate(objectFile: String, address: UInt64) throws(ELFError) -> SymbolicationOutcome {
+        let m = try module(objectFile: objectFile)
+        switch m {
+        case .unresolved(let r): return .unresolved(r)
+        case .loaded(let lm): return lm.frames(at: address)
+        }
+    }
+
+    /// Forgets what is known about `buildID` (a new debug file arrived): the next lookup locates
+    /// and indexes again. A persisted index built from symbols only is rebuilt when DWARF appears.
+    public func invalidate(buildID: BuildID) {
+        lock.withLock { slots[buildID.hex] = nil }
+    }
+
+    /// Deletes the persisted index of `buildID`, if any, and forgets the module: the next lookup
+    /// builds the index again from the debug file (`--rebuild-index`, benchmarks).
+    public func removePersistedIndex(buildID: BuildID) {
+        cache?.remove(buildID)
+        invalidate(buildID: buildID)
+    }
+
+    // MARK: Modules
+
+    /// Address mode: the object's own build-id keys the module; the object is the module path.
+    private func module(objectFile: String) throws(ELFError) -> ModuleState {
+        let info = try ELFInfo.read(path: objectFile)
+        return module(buildID: info.buildID, modulePath: objectFile)
+    }
+
+    func loadedModule(objectFile: String) throws(ELFError) -> LoadedModule? {
+        if case .loaded(let m) = try module(objectFile: objectFile) { return m }
+        return nil
+    }
+
+    private func module(buildID: BuildID?, modulePath: String?) -> ModuleState {
+        let key = buildID?.hex ?? "path:" + (modulePath ?? "")
+        let slot = lock.withLock { () -> Slot in
+            if let s = slots[key] { return s }
+            let s = Slot()
+            slots[key] = s
+            return s
+        }
+        return slot.lock.withLock {
+            if let s = slot.state { return s }
+            let s = load(buildID: buildID, modulePath: modulePath)
+            slot.state = s
+            return s
+        }
+    }
+
+    private func load(buildID: BuildID?, modulePath: String?) -> ModuleState {
+        // A persisted index with DWARF is authoritative for its build-id: no file search needed.
+        if let buildID, let cache, let index = cache.load(buildID), index.hasDWARF {
+            return .loaded(LoadedModule(index: index))
+        }
+        let loc = locator.locate(buildID: buildID, modulePath: modulePath)
+        guard let source = loc.debugFile ?? loc.symbolsOnlyFile else {
+            if let buildID, let cache, let index = cache.load(buildID) { return .loaded(LoadedModule(index: index)) }
+            return .unresolved(loc.mismatched.isEmpty ? .missingDebugFile : .buildIDMismatch)
+        }
+        if loc.debugFile == nil, let buildID, let cache, let index = cache.load(buildID) {
+            return .loaded(LoadedModule(index: index))   // symbols-only index, still current
+        }
+        guard let debug = try? ELFHandle(path: source) else { return .unresolved(.unreadableDebugFile) }
+        var sources = [debug]
+        var module: ELFHandle? = nil
+        if let m = loc.moduleFile, m != source, let h = try? ELFHandle(path: m) { sources.append(h); module = h }
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources)
+        // The module's own program headers are authoritative; a split debug file keeps copies.
+        tables.firstLoadAddress = (module ?? debug).firstLoadAddress
+        guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
+        if let buildID, let cache { cache.store(index.bytes, for: buildID) }
+        return .loaded(LoadedModule(index: index))
+    }
+}

@@ -1,7 +1,156 @@
-// `faultline symbolicate` (being built).
+// `faultline symbolicate`: argument parsing; the work is in FaultlineSymbolication.
+import Foundation
+import FaultlineProtocol
+import FaultlineSymbolication
+
 enum SymbolicateCommand {
+    static let help = """
+    usage: faultline symbolicate [options] REPORT.json          report mode
+           faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
+
+    Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it) or a
+    Sentry event JSON ('-' for stdin) and prints a backtrace: frame number, address, function,
+    file:line:column, inlined frames marked, and the module. --json prints the event with its
+    frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
+
+    Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
+    as llvm-symbolizer reads them (0x hex, 0b binary, a leading 0 octal, otherwise decimal), and
+    prints what `llvm-symbolizer --obj=FILE --inlines` prints: a function line and a
+    path:line:column line per frame, innermost first, then a blank line; `??` and `??:0:0` where
+    nothing is known. Swift and C++ names are demangled (--no-demangle-swift: C++ only, as
+    llvm-symbolizer does).
+
+    Debug files are found by build-id, in order: --debug-file files; each --debug-dir in the
+    .build-id/xx/rest.debug layout; the module's own path; its .gnu_debuglink (beside it, in
+    .debug/, in each --debug-dir, under /usr/lib/debug); /usr/lib/debug/.build-id. A file with
+    another build-id is never used. Without DWARF, ELF symbols give function names only.
+
+    options:
+      --obj FILE, -e FILE     address mode on FILE (an executable, a library or a debug file)
+      --debug-dir DIR         look for debug files in DIR (repeatable)
+      --debug-file FILE       use FILE as a debug file when its build-id matches (repeatable)
+      --cache-dir DIR         keep lookup indexes in DIR (default $XDG_CACHE_HOME/faultline,
+                              else ~/.cache/faultline)
+      --no-cache              neither read nor write persisted indexes
+      --rebuild-index         address mode: build FILE's index afresh and persist it
+      --no-system             do not search /usr/lib/debug
+      --json                  report mode: print the symbolicated event as JSON
+      --no-demangle           print names as the binary spells them
+      --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
+      --inlines, -i, --functions, -f, --demangle, -C
+                              accepted for llvm-symbolizer compatibility (always on)
+      -h, --help              this help
+
+    exit codes:
+      0  every frame or address resolved (address mode: the object was read; unknown
+         addresses print ?? as llvm-symbolizer does)
+      1  report mode: no frame could be resolved
+      2  usage error (unknown option, missing value, no addresses on stdin)
+      3  input not found or unreadable: missing file, a directory, not an ELF file,
+         truncated ELF, not a crash report or event
+      4  partial: some frames unresolved (report mode), or some input lines were not
+         addresses (address mode; they print ?? as in llvm-symbolizer)
+    """
+
+    struct Options {
+        var object: String?
+        var addresses: [String] = []
+        var inputs: [String] = []
+        var debugDirs: [String] = []
+        var debugFiles: [String] = []
+        var cacheDir: String?
+        var noCache = false
+        var rebuildIndex = false
+        var noSystem = false
+        var json = false
+        var demangle = true
+        var demangleSwift = true
+    }
+
+    struct UsageError: Error { let message: String }
+
+    static func parse(_ args: [String]) -> Result<Options, UsageError> {
+        var o = Options()
+        var i = 0
+        func value(_ name: String) -> String? {
+            i += 1
+            return i < args.count ? args[i] : nil
+        }
+        while i < args.count {
+            let a = args[i]
+            var name = a, inline: String? = nil
+            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
+                name = String(a[..<eq]); inline = String(a[a.index(after: eq)...])
+            }
+            switch name {
+            case "--obj", "--exe", "-e":
+                guard let v = inline ?? value(name) else { return .failure(UsageError(message: "\(name) needs a file")) }
+                o.object = v
+            case "--debug-dir":
+                guard let v = inline ?? value(name) else { return .failure(UsageError(message: "--debug-dir needs a directory")) }
+                o.debugDirs.append(v)
+            case "--debug-file":
+                guard let v = inline ?? value(name) else { return .failure(UsageError(message: "--debug-file needs a file")) }
+                o.debugFiles.append(v)
+            case "--cache-dir":
+                guard let v = inline ?? value(name) else { return .failure(UsageError(message: "--cache-dir needs a directory")) }
+                o.cacheDir = v
+            case "--no-cache": o.noCache = true
+            case "--rebuild-index": o.rebuildIndex = true
+            case "--no-system": o.noSystem = true
+            case "--json": o.json = true
+            case "--no-demangle": o.demangle = false
+            case "--no-demangle-swift": o.demangleSwift = false
+            case "--inlines", "-i", "--functions", "-f", "--demangle", "-C": break
+            case "-": o.inputs.append(a)
+            default:
+                if a.hasPrefix("-") { return .failure(UsageError(message: "unknown option '\(a)'; run 'faultline symbolicate --help'")) }
+                o.inputs.append(a)
+            }
+            i += 1
+        }
+        if o.object != nil { o.addresses = o.inputs; o.inputs = [] }
+        return .success(o)
+    }
+
     static func run(_ args: [String]) -> Int32 {
-        printError("'symbolicate' is not built yet")
-        return ExitCode.failure
+        if args.contains("-h") || args.contains("--help") { print(help); return ExitCode.ok }
+        let options: Options
+        switch parse(args) {
+        case .failure(let e): printError(e.message); return ExitCode.usage
+        case .success(let o): options = o
+        }
+        let locator = DebugFileLocator(explicitFiles: options.debugFiles, debugDirectories: options.debugDirs,
+                                       searchModulePath: true, searchSystem: !options.noSystem)
+        let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
+        if let object = options.object {
+            if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {
+                symbolicator.removePersistedIndex(buildID: id)
+            }
+            return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle,
+                                              demangleSwift: options.demangleSwift, symbolicator: symbolicator)
+        }
+        guard options.inputs.count == 1 else {
+            printError(options.inputs.isEmpty ? "nothing to symbolicate: give a crash report or event, or --obj FILE; see --help"
+                                              : "give one report at a time")
+            return ExitCode.usage
+        }
+        return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, symbolicator: symbolicator)
+    }
+}
+
+/// Writes all of `bytes` to a file descriptor (stdout's global is not concurrency-safe in Swift 6).
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { writeAll(fd, $0) }
+}
+
+func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) {
+    do {
+        var off = 0
+        while off < buf.count {
+            let n = write(fd, buf.baseAddress! + off, buf.count - off)
+            if n < 0 { if errno == EINTR { continue }; return }
+            off += n
+        }
     }
 }

@@ -124,6 +124,8 @@ void probe_install_previous_handler(const char *marker_path) {
 }
 
 PROBE static int probe_descend(int depth) {
+    volatile char pad[32];  // read after the call: no tail call, no loop, one real frame per level
+    pad[0] = (char)depth;
     if (depth <= 0) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
@@ -132,6 +134,7 @@ PROBE static int probe_descend(int depth) {
         probe_segv();
         return 0;
     }
-    return probe_descend(depth - 1) + 1;
+    int below = probe_descend(depth - 1);
+    return below + pad[0];
 }
 PROBE void probe_recurse_then_segv(int depth) { probe_descend(depth); }

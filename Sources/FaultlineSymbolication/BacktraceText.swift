@@ -1,0 +1,85 @@
+// Readable, debugger-style text for a symbolicated event, and reading report-or-event input.
+import Foundation
+import FaultlineProtocol
+
+public enum SymbolicationInputError: Error, CustomStringConvertible {
+    case notJSON(String)
+    case notACrash(String)
+    case badReport(String)
+
+    public var description: String {
+        switch self {
+        case .notJSON(let why): return "input is not JSON (\(why))"
+        case .notACrash(let why): return "input is neither a Faultline crash report nor a Sentry event (\(why))"
+        case .badReport(let why): return why
+        }
+    }
+}
+
+public enum BacktraceText {
+    /// Turns a crash report (`format: faultline-crash`) or a Sentry event into an event.
+    public static func event(from data: Data) throws(SymbolicationInputError) -> JSONValue {
+        let json: JSONValue
+        do { json = try JSONValue.parse(data) } catch { throw .notJSON(error.reason) }
+        guard json.objectValue != nil else { throw .notACrash("top level is not an object") }
+        if json["format"] != nil {
+            do { return CrashEvent.make(from: try CrashReport(json: json)) } catch { throw .badReport(error.description) }
+        }
+        guard json["exception"] != nil || json["threads"] != nil else { throw .notACrash("no exception or threads") }
+        return json
+    }
+
+    /// A backtrace per stack trace, innermost frame first, like a debugger prints it:
+    /// `#3  0x00005555555551a9 in outer at /src/crash.c:20:3 (crasher +0x11a9)`.
+    public static func render(event: JSONValue) -> String {
+        var out = ""
+        for (i, ex) in (event["exception"]?["values"]?.arrayValue ?? []).enumerated() {
+            let type = ex["type"]?.stringValue ?? "crash"
+            let value = ex["value"]?.stringValue ?? ""
+            out += (i == 0 ? "" : "\n") + "\(type): \(value)"
+            if let tid = ex["thread_id"]?.int64Value { out += " (thread \(tid))" }
+            out += "\n"
+            if let st = ex["stacktrace"] { out += render(stacktrace: st) }
+        }
+        for th in event["threads"]?["values"]?.arrayValue ?? [] {
+            guard let st = th["stacktrace"] else { continue }
+            out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? ""):\n"
+            out += render(stacktrace: st)
+        }
+        return out
+    }
+
+    static func render(stacktrace: JSONValue) -> String {
+        var out = ""
+        var n = 0
+        // Sentry stores caller first; a debugger shows the innermost frame first.
+        for f in (stacktrace["frames"]?.arrayValue ?? []).reversed() {
+            let addr = EventSymbolicator.address(f["instruction_addr"]) ?? 0
+            var line = "#\(n)".padding(toLength: 4, withPad: " ", startingAt: 0)
+            line += String(format: "0x%016llx", addr)
+            line += " in " + (f["function"]?.stringValue ?? "??")
+            if let file = f["filename"]?.stringValue ?? f["abs_path"]?.stringValue {
+                line += " at \(file)"
+                if let l = f["lineno"]?.int64Value { line += ":\(l)" }
+                if let c = f["colno"]?.int64Value { line += ":\(c)" }
+            }
+            if f["data"]?["inlined"]?.boolValue == true { line += " [inlined]" }
+            if let pkg = f["package"]?.stringValue {
+                let name = (pkg as NSString).lastPathComponent
+                if let base = EventSymbolicator.address(f["image_addr"]), addr >= base {
+                    line += " (\(name) +0x\(String(addr - base, radix: 16)))"
+                } else {
+                    line += " (\(name))"
+                }
+            }
+            if let status = f["data"]?["symbolicator_status"]?.stringValue, status != "symbolicated",
+               let reason = UnresolvedReason(rawValue: status) {
+                line += " [\(reason.message)]"
+            }
+            if f["data"]?["faultline_symbol_table_only"]?.boolValue == true { line += " [symbol table only]" }
+            out += line + "\n"
+            n += 1
+        }
+        return out
+    }
+}

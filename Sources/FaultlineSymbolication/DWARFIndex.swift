@@ -1,0 +1,366 @@
+// The per-module lookup index: flat sorted tables, binary-searched, identical in memory and on disk.
+//
+// Layout (little-endian, every table 8-byte aligned, all offsets from the start of the file):
+//   header (512 bytes): magic "FLSYMIDX", format version, flags, total size, checksum of the
+//   payload, build-id, then a table of (offset, count) for each array in `IndexArray` order.
+// Strings are NUL-terminated in one blob and referenced by offset; "none" is `IndexTables.none`.
+// A frame chain is: segment (innermost scope for an address range) → scope → parent scopes;
+// each inlined scope carries its call site, which is the location shown for its caller.
+import FaultlineProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The arrays of an index, in file order, with their element sizes.
+enum IndexArray: Int, CaseIterable {
+    case strings            // UInt8: NUL-terminated strings
+    case files              // UInt32: string offset of each file's full path
+    case cuLow, cuHigh      // UInt64: compile-unit address ranges, sorted by low
+    case cuOfRange          // UInt32: compile unit of each range
+    case cuRowStart, cuRowEnd // UInt32: each compile unit's slice of the row tables
+    case rowAddress         // UInt64: line rows, sorted by address within each unit
+    case rowFile            // UInt32: file index, or `none` for an end-of-sequence row
+    case rowLine, rowColumn // UInt32
+    case scopeName, scopeParent, scopeCallFile, scopeCallLine, scopeCallColumn, scopeFlags // UInt32
+    case segmentStart       // UInt64: start of each address range with one innermost scope
+    case segmentScope       // UInt32: that scope, or `none` for a gap
+    case symbolAddress, symbolSize // UInt64: ELF symbols, sorted, one per address
+    case symbolName         // UInt32
+    case symbolFile         // UInt32: file index of the STT_FILE before a local symbol, or none
+
+    var elementSize: Int {
+        switch self {
+        case .strings: return 1
+        case .cuLow, .cuHigh, .rowAddress, .segmentStart, .symbolAddress, .symbolSize: return 8
+        default: return 4
+        }
+    }
+}
+
+/// The tables as Swift arrays, produced by the builder and written by `serialized()`.
+struct IndexTables {
+    static let none = UInt32.max
+    static let scopeIsInlined: UInt32 = 1
+
+    var strings: [UInt8] = [0]
+    var files: [UInt32] = []
+    var cuLow: [UInt64] = [], cuHigh: [UInt64] = [], cuOfRange: [UInt32] = []
+    var cuRowStart: [UInt32] = [], cuRowEnd: [UInt32] = []
+    var rowAddress: [UInt64] = [], rowFile: [UInt32] = [], rowLine: [UInt32] = [], rowColumn: [UInt32] = []
+    var scopeName: [UInt32] = [], scopeParent: [UInt32] = [], scopeCallFile: [UInt32] = []
+    var scopeCallLine: [UInt32] = [], scopeCallColumn: [UInt32] = [], scopeFlags: [UInt32] = []
+    var segmentStart: [UInt64] = [], segmentScope: [UInt32] = []
+    var symbolAddress: [UInt64] = [], symbolSize: [UInt64] = [], symbolName: [UInt32] = [], symbolFile: [UInt32] = []
+    var hasDWARF = false
+    /// The ELF's first load address, so a warm start needs no ELF file at all.
+    var firstLoadAddress: UInt64 = 0
+
+    /// Writes the index in its file format (the same bytes `DWARFIndex` maps) into one
+    /// allocation the caller owns (16-byte aligned): one copy of the tables, no intermediate array.
+    /// Each array is emptied once copied, so the tables and the blob never coexist in full.
+    mutating func serialize(buildID: BuildID?) -> (memory: UnsafeMutableRawPointer, length: Int) {
+        var sizes: [(Int, Int)] = []   // (element count, byte count) per array, in IndexArray order
+        func add<T>(_ a: [T]) { sizes.append((a.count, a.count * MemoryLayout<T>.stride)) }
+        add(strings); add(files)
+        add(cuLow); add(cuHigh); add(cuOfRange); add(cuRowStart); add(cuRowEnd)
+        add(rowAddress); add(rowFile); add(rowLine); add(rowColumn)
+        add(scopeName); add(scopeParent); add(scopeCallFile); add(scopeCallLine)
+        add(scopeCallColumn); add(scopeFlags)
+        add(segmentStart); add(segmentScope)
+        add(symbolAddress); add(symbolSize); add(symbolName); add(symbolFile)
+        precondition(sizes.count == IndexArray.allCases.count)
+        var offsets: [Int] = []
+        var total = IndexFormat.headerSize
+        for (_, bytes) in sizes { offsets.append(total); total = (total + bytes + 7) & ~7 }
+        let b = UnsafeMutableRawPointer.allocate(byteCount: total, alignment: 16)
+        // Zero only the header and the padding: touching the whole blob up front would hold it
+        // and the tables in memory at once.
+        b.initializeMemory(as: UInt8.self, repeating: 0, count: IndexFormat.headerSize)
+        var slot = 0
+        func put<T>(_ a: inout [T]) {
+            let start = b + offsets[slot]
+            let end = slot + 1 < offsets.count ? offsets[slot + 1] : total
+            a.withUnsafeBytes { if let p = $0.baseAddress { start.copyMemory(from: p, byteCount: $0.count) } }
+            let used = offsets[slot] + sizes[slot].1
+            if end > used { (b + used).initializeMemory(as: UInt8.self, repeating: 0, count: end - used) }
+            a = []
+            slot += 1
+        }
+        put(&strings); put(&files)
+        put(&cuLow); put(&cuHigh); put(&cuOfRange); put(&cuRowStart); put(&cuRowEnd)
+        put(&rowAddress); put(&rowFile); put(&rowLine); put(&rowColumn)
+        put(&scopeName); put(&scopeParent); put(&scopeCallFile); put(&scopeCallLine)
+        put(&scopeCallColumn); put(&scopeFlags)
+        put(&segmentStart); put(&segmentScope)
+        put(&symbolAddress); put(&symbolSize); put(&symbolName); put(&symbolFile)
+        IndexFormat.magic.withUnsafeBytes { b.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+        b.storeBytes(of: IndexFormat.version.littleEndian, toByteOffset: 8, as: UInt32.self)
+        b.storeBytes(of: (hasDWARF ? IndexFormat.flagHasDWARF : 0).littleEndian, toByteOffset: 12, as: UInt32.self)
+        b.storeBytes(of: UInt64(total).littleEndian, toByteOffset: 16, as: UInt64.self)
+        b.storeBytes(of: firstLoadAddress.littleEndian, toByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self)
+        let id = Array((buildID?.bytes ?? []).prefix(IndexFormat.maxBuildIDLength))
+        b.storeBytes(of: UInt32(id.count).littleEndian, toByteOffset: 32, as: UInt32.self)
+        b.storeBytes(of: UInt32(sizes.count).littleEndian, toByteOffset: 36, as: UInt32.self)
+        for (i, byte) in id.enumerated() { b.storeBytes(of: byte, toByteOffset: 40 + i, as: UInt8.self) }
+        for (i, (count, _)) in sizes.enumerated() {
+            b.storeBytes(of: UInt64(offsets[i]).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16, as: UInt64.self)
+            b.storeBytes(of: UInt64(count).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16 + 8, as: UInt64.self)
+        }
+        let sum = IndexFormat.checksum(UnsafeRawBufferPointer(start: b + IndexFormat.headerSize, count: total - IndexFormat.headerSize))
+        b.storeBytes(of: sum.littleEndian, toByteOffset: 24, as: UInt64.self)
+        return (b, total)
+    }
+}
+
+enum IndexFormat {
+    static let magic: [UInt8] = Array("FLSYMIDX".utf8)
+    /// Bump whenever the layout or the meaning of a table changes: old files are then rebuilt.
+    static let version: UInt32 = 4
+    static let flagHasDWARF: UInt32 = 1
+    static let headerSize = 512
+    static let maxBuildIDLength = 64
+    static let tableOffset = 40 + maxBuildIDLength
+    static let loadAddressOffset = headerSize - 8
+
+    /// A fast 64-bit checksum (multiply-xor over 8-byte words). It detects torn writes and bit rot,
+    /// not tampering; the cache directory belongs to the user running the symbolicator.
+    static func checksum(_ buf: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(buf.count)
+        let words = buf.count / 8
+        var i = 0
+        var h2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+        // Two independent lanes hide the multiply latency.
+        while i + 1 < words {
+            let a = buf.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)
+            let b = buf.loadUnaligned(fromByteOffset: i * 8 + 8, as: UInt64.self)
+            h = (h ^ a) &* 0x0000_0100_0000_01B3
+            h2 = (h2 ^ b) &* 0x9E37_79B9_7F4A_7C15
+            i += 2
+        }
+        while i < words { h = (h ^ buf.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) &* 0x0000_0100_0000_01B3; i += 1 }
+        for j in (words * 8)..<buf.count { h = (h ^ UInt64(buf[j])) &* 0x0000_0100_0000_01B3 }
+        return h ^ (h2 &* 31) ^ (h >> 29)
+    }
+}
+
+/// Why a stored index was not used.
+enum IndexLoadError: Error, CustomStringConvertible {
+    case tooSmall, badMagic, wrongVersion(UInt32), wrongSize, wrongBuildID, badChecksum, badTable(String)
+    var description: String {
+        switch self {
+        case .tooSmall: return "index file too small"
+        case .badMagic: return "not an index file"
+        case .wrongVersion(let v): return "index format version \(v), expected \(IndexFormat.version)"
+        case .wrongSize: return "index size does not match its header"
+        case .wrongBuildID: return "index belongs to another build-id"
+        case .badChecksum: return "index checksum mismatch"
+        case .badTable(let why): return "index table invalid: \(why)"
+        }
+    }
+}
+
+/// One frame as the index knows it: names and files are still references into the index.
+struct IndexedFrame {
+    var name: UInt32       // string offset or none
+    var file: UInt32       // file index or none
+    var line: UInt32
+    var column: UInt32
+    var isInlined: Bool
+    /// The name came from the ELF symbol table (no DWARF function for this address).
+    var nameFromSymbolTable: Bool
+}
+
+/// A loaded, validated, immutable index over memory it owns (mapped file or heap copy).
+/// Immutable after init, so it is shared between threads freely.
+final class DWARFIndex: @unchecked Sendable {
+    private let base: UnsafeRawPointer
+    private let length: Int
+    private let release: @Sendable (UnsafeRawPointer, Int) -> Void
+    let hasDWARF: Bool
+    let firstLoadAddress: UInt64
+
+    let strings: UnsafeBufferPointer<UInt8>
+    let files: UnsafeBufferPointer<UInt32>
+    let cuLow: UnsafeBufferPointer<UInt64>, cuHigh: UnsafeBufferPointer<UInt64>, cuOfRange: UnsafeBufferPointer<UInt32>
+    let cuRowStart: UnsafeBufferPointer<UInt32>, cuRowEnd: UnsafeBufferPointer<UInt32>
+    let rowAddress: UnsafeBufferPointer<UInt64>, rowFile: UnsafeBufferPointer<UInt32>
+    let rowLine: UnsafeBufferPointer<UInt32>, rowColumn: UnsafeBufferPointer<UInt32>
+    let scopeName: UnsafeBufferPointer<UInt32>, scopeParent: UnsafeBufferPointer<UInt32>
+    let scopeCallFile: UnsafeBufferPointer<UInt32>, scopeCallLine: UnsafeBufferPointer<UInt32>
+    let scopeCallColumn: UnsafeBufferPointer<UInt32>, scopeFlags: UnsafeBufferPointer<UInt32>
+    let segmentStart: UnsafeBufferPointer<UInt64>, segmentScope: UnsafeBufferPointer<UInt32>
+    let symbolAddress: UnsafeBufferPointer<UInt64>, symbolSize: UnsafeBufferPointer<UInt64>
+    let symbolName: UnsafeBufferPointer<UInt32>, symbolFile: UnsafeBufferPointer<UInt32>
+
+    var byteCount: Int { length }
+
+    /// Validates magic, version, size, build-id, checksum and every table's bounds; takes
+    /// ownership of the memory (released with `release` on deinit, or on a thrown error).
+    init(memory: UnsafeRawPointer, length: Int, expectedBuildID: BuildID?,
+         verifyChecksum: Bool = true,
+         release: @escaping @Sendable (UnsafeRawPointer, Int) -> Void) throws(IndexLoadError) {
+        self.base = memory
+        self.length = length
+        self.release = release
+        var ok = false
+        defer { if !ok { release(memory, length) } }
+        guard length >= IndexFormat.headerSize else { throw .tooSmall }
+        let raw = UnsafeRawBufferPointer(start: memory, count: length)
+        guard Array(raw[0..<8]) == IndexFormat.magic else { throw .badMagic }
+        let version = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        guard version == IndexFormat.version else { throw .wrongVersion(version) }
+        let flags = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        let total = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        guard total == UInt64(length) else { throw .wrongSize }
+        let idLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self)))
+        guard idLength <= IndexFormat.maxBuildIDLength else { throw .badTable("build-id length") }
+        let storedID = Array(raw[40..<(40 + idLength)])
+        if let expectedBuildID {
+            guard storedID == Array(expectedBuildID.bytes.prefix(IndexFormat.maxBuildIDLength)) else { throw .wrongBuildID }
+        }
+        let count = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 36, as: UInt32.self)))
+        guard count == IndexArray.allCases.count else { throw .badTable("array count \(count)") }
+        if verifyChecksum {
+            let stored = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            let sum = IndexFormat.checksum(UnsafeRawBufferPointer(rebasing: raw[IndexFormat.headerSize...]))
+            guard stored == sum else { throw .badChecksum }
+        }
+        var slices: [(UnsafeRawPointer, Int)] = []
+        for a in IndexArray.allCases {
+            let off = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: IndexFormat.tableOffset + a.rawValue * 16, as: UInt64.self))
+            let n = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: IndexFormat.tableOffset + a.rawValue * 16 + 8, as: UInt64.self))
+            let (bytes, overflow) = n.multipliedReportingOverflow(by: UInt64(a.elementSize))
+            guard !overflow, off >= UInt64(IndexFormat.headerSize), off % 8 == 0, off <= UInt64(length),
+                  bytes <= UInt64(length) - off else { throw .badTable("\(a) out of bounds") }
+            slices.append((memory + Int(off), Int(n)))
+        }
+        func u8(_ a: IndexArray) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt8.self), count: slices[a.rawValue].1) }
+        func u32(_ a: IndexArray) -> UnsafeBufferPointer<UInt32> { UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt32.self), count: slices[a.rawValue].1) }
+        func u64(_ a: IndexArray) -> UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt64.self), count: slices[a.rawValue].1) }
+        strings = u8(.strings); files = u32(.files)
+        cuLow = u64(.cuLow); cuHigh = u64(.cuHigh); cuOfRange = u32(.cuOfRange)
+        cuRowStart = u32(.cuRowStart); cuRowEnd = u32(.cuRowEnd)
+        rowAddress = u64(.rowAddress); rowFile = u32(.rowFile); rowLine = u32(.rowLine); rowColumn = u32(.rowColumn)
+        scopeName = u32(.scopeName); scopeParent = u32(.scopeParent); scopeCallFile = u32(.scopeCallFile)
+        scopeCallLine = u32(.scopeCallLine); scopeCallColumn = u32(.scopeCallColumn); scopeFlags = u32(.scopeFlags)
+        segmentStart = u64(.segmentStart); segmentScope = u32(.segmentScope)
+        symbolAddress = u64(.symbolAddress); symbolSize = u64(.symbolSize); symbolName = u32(.symbolName); symbolFile = u32(.symbolFile)
+        hasDWARF = flags & IndexFormat.flagHasDWARF != 0
+        firstLoadAddress = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self))
+        // Parallel arrays must agree; lookups then only bounds-check the references they follow.
+        guard strings.last == 0,
+              cuLow.count == cuHigh.count, cuLow.count == cuOfRange.count, cuRowStart.count == cuRowEnd.count,
+              rowAddress.count == rowFile.count, rowAddress.count == rowLine.count, rowAddress.count == rowColumn.count,
+              scopeName.count == scopeParent.count, scopeName.count == scopeCallFile.count,
+              scopeName.count == scopeCallLine.count, scopeName.count == scopeCallColumn.count, scopeName.count == scopeFlags.count,
+              segmentStart.count == segmentScope.count,
+              symbolAddress.count == symbolSize.count, symbolAddress.count == symbolName.count,
+              symbolAddress.count == symbolFile.count
+        else { throw .badTable("array lengths disagree") }
+        ok = true
+    }
+
+    deinit { release(base, length) }
+
+    /// Builds an index in memory from freshly built tables (no file involved). The tables are
+    /// consumed so their arrays are freed before the caller goes on (peak memory).
+    static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex? {
+        var t = consume tables
+        let (mem, length) = t.serialize(buildID: buildID)
+        // Validated like a file from disk: a builder bug becomes "unreadable", not a crash.
+        return try? DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
+                               release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
+    }
+
+    /// The index's bytes, exactly as they are stored in a cache file.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: length) }
+
+    // MARK: Strings
+
+    /// A NUL-terminated string inside the blob (the blob ends with NUL, so this stays in bounds).
+    @inline(__always) func cString(_ ref: UInt32) -> UnsafeBufferPointer<UInt8>? {
+        guard ref != IndexTables.none, Int(ref) < strings.count else { return nil }
+        let start = strings.baseAddress! + Int(ref)
+        let n = strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))
+        return UnsafeBufferPointer(start: start, count: n)
+    }
+
+    func string(_ ref: UInt32) -> String? {
+        guard let b = cString(ref) else { return nil }
+        return String(decoding: b, as: UTF8.self)
+    }
+
+    @inline(__always) func fileString(_ file: UInt32) -> UInt32 {
+        guard file != IndexTables.none, Int(file) < files.count else { return IndexTables.none }
+        return files[Int(file)]
+    }
+
+    // MARK: Lookup
+
+    /// Index of the last element `<= x` in a sorted buffer, or nil.
+    @inline(__always) private static func lastNotAbove(_ a: UnsafeBufferPointer<UInt64>, _ lo: Int, _ hi: Int, _ x: UInt64) -> Int? {
+        var lo = lo, hi = hi   // search in [lo, hi)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if a[mid] <= x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo > 0 ? lo - 1 : nil
+    }
+
+    /// The line row for `address`: the last row at or below it in the unit whose ranges cover it.
+    private func lineRow(_ address: UInt64) -> Int? {
+        guard let r = DWARFIndex.lastNotAbove(cuLow, 0, cuLow.count, address), address < cuHigh[r] else { return nil }
+        let cu = Int(cuOfRange[r])
+        guard cu < cuRowStart.count else { return nil }
+        let start = Int(cuRowStart[cu]), end = Int(cuRowEnd[cu])
+        guard start <= end, end <= rowAddress.count, start < end else { return nil }
+        guard let row = DWARFIndex.lastNotAbove(rowAddress, start, end, address), row >= start else { return nil }
+        return rowFile[row] == IndexTables.none ? nil : row   // an end-of-sequence row: a gap
+    }
+
+    /// The ELF symbol covering `address` (llvm-symbolizer's rule: the last symbol at or below it,
+    /// unless it has a size that ends before the address).
+    func symbol(_ address: UInt64) -> Int? {
+        guard let s = DWARFIndex.lastNotAbove(symbolAddress, 0, symbolAddress.count, address) else { return nil }
+        let size = symbolSize[s]
+        if size != 0 && symbolAddress[s] &+ size <= address { return nil }
+        return s
+    }
+
+    /// Frames for one ELF virtual address, innermost first; empty when nothing is known.
+    func lookup(_ address: UInt64, into frames: inout [IndexedFrame]) {
+        frames.removeAll(keepingCapacity: true)
+        var scope = IndexTables.none
+        if let seg = DWARFIndex.lastNotAbove(segmentStart, 0, segmentStart.count, address) { scope = segmentScope[seg] }
+        let row = lineRow(address)
+        var file = IndexTables.none, line: UInt32 = 0, column: UInt32 = 0
+        if let row { file = rowFile[row]; line = rowLine[row]; column = rowColumn[row] }
+        var guardDepth = 0
+        while scope != IndexTables.none, Int(scope) < scopeName.count, guardDepth < 512 {
+            let s = Int(scope)
+            let inlined = scopeFlags[s] & IndexTables.scopeIsInlined != 0
+            frames.append(IndexedFrame(name: scopeName[s], file: file, line: line, column: column,
+                                       isInlined: inlined, nameFromSymbolTable: false))
+            // The caller's location is this inlined scope's call site.
+            file = scopeCallFile[s]; line = scopeCallLine[s]; column = scopeCallColumn[s]
+            scope = inlined ? scopeParent[s] : IndexTables.none
+            guardDepth += 1
+        }
+        if frames.isEmpty, row != nil {
+            frames.append(IndexedFrame(name: IndexTables.none, file: file, line: line, column: column,
+                                       isInlined: false, nameFromSymbolTable: false))
+        }
+        // Like llvm-symbolizer, the out-of-line frame is named after the ELF symbol covering the
+        // address: it shows GCC clones (`.constprop.0`, `.cold`) as the linker sees them. A local
+        // symbol also lends its STT_FILE name when DWARF gave the frame no file (line stays 0).
+        if let sym = symbol(address) {
+            if frames.isEmpty {
+                frames.append(IndexedFrame(name: symbolName[sym], file: symbolFile[sym], line: 0, column: 0,
+                                           isInlined: false, nameFromSymbolTable: true))
+            } else {
+                frames[frames.count - 1].name = symbolName[sym]
+                if frames[frames.count - 1].file == IndexTables.none { frames[frames.count - 1].file = symbolFile[sym] }
+            }
+        }
+    }
+}

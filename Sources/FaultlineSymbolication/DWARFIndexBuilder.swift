@@ -1,0 +1,422 @@
+// Builds the lookup tables once per debug file: libdw parses, we walk every unit ourselves.
+//
+// Why not libdw's own lookups: clang/swiftc emit no .debug_aranges, so dwarf_addrdie finds no
+// unit; dwarf_getscopes drops the children of DIEs without addresses (swiftc nests functions in
+// DW_TAG_module) and is ~1.5 ms per address. A single walk over each unit's DIE tree, keeping
+// subprogram and inlined-subroutine ranges with their call sites, answers the same questions by
+// binary search (see docs/SYMBOLICATION.md and FIELD-NOTES.md, libdw section).
+import CDw
+import FaultlineProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Interns strings into the blob; pointers from .debug_str repeat, so they are cached first.
+private struct StringPool {
+    var bytes: [UInt8] = [0]
+    var byContent: [String: UInt32] = [:]
+    var byPointer: [UnsafeRawPointer: UInt32] = [:]
+
+    mutating func intern(_ s: String) -> UInt32 {
+        if let r = byContent[s] { return r }
+        let r = UInt32(bytes.count)
+        bytes.append(contentsOf: s.utf8.filter { $0 != 0 })
+        bytes.append(0)
+        byContent[s] = r
+        return r
+    }
+
+    mutating func intern(cString p: UnsafePointer<CChar>) -> UInt32 {
+        let key = UnsafeRawPointer(p)
+        if let r = byPointer[key] { return r }
+        let r = intern(String(cString: p))
+        byPointer[key] = r
+        return r
+    }
+}
+
+/// One address range of a scope, before flattening into segments.
+private struct ScopeRange {
+    var low: UInt64
+    var high: UInt64
+    var scope: UInt32
+    var depth: Int32
+}
+
+struct DWARFIndexBuilder {
+    private var t = IndexTables()
+    private var pool = StringPool()
+    private var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
+    private var ranges: [ScopeRange] = []
+
+    /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
+    /// that has a `.symtab`, else from a `.dynsym`.
+    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle]) -> IndexTables {
+        var b = DWARFIndexBuilder()
+        b.t.hasDWARF = b.walkUnits(debugFile.elf)
+        b.flattenScopes()
+        b.readSymbols(symbolSources)
+        b.t.strings = b.pool.bytes
+        return b.t
+    }
+
+    // MARK: Units
+
+    /// Units per libdw session. libdw keeps every unit's parsed line table and abbreviations
+    /// until dwarf_end; ending the session every few units bounds that memory (on the Python
+    /// library it held ~25 MB at once) for the cost of re-reading unit headers.
+    private static let unitsPerSession = 16
+
+    private mutating func walkUnits(_ elf: OpaquePointer) -> Bool {
+        var version: Dwarf_Half = 0
+        var unitType: UInt8 = 0
+        var cudie = Dwarf_Die()
+        var any = false
+        var cuRanges: [(UInt64, UInt64, UInt32)] = []
+        var done = 0
+        var finished = false
+        while !finished {
+            guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
+            var cu: OpaquePointer? = nil
+            var next: OpaquePointer? = nil
+            var position = 0
+            finished = true
+            while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &cudie, nil) == 0 {
+                cu = next
+                if position >= done + DWARFIndexBuilder.unitsPerSession { finished = false; break }
+                position += 1
+                if position <= done { continue }
+                // Type units hold no code; skeleton units would need their .dwo (not supported).
+                guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
+                any = true
+                let unit = UInt32(t.cuRowStart.count)
+                var unitFiles: [Int: UInt32] = [:]
+                let compDir = stringAttr(&cudie, DW_AT_comp_dir)
+                var files: OpaquePointer? = nil
+                var nfiles = 0
+                if dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 { files = nil }
+                let rowStart = t.rowAddress.count
+                readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
+                t.cuRowStart.append(UInt32(rowStart))
+                t.cuRowEnd.append(UInt32(t.rowAddress.count))
+                var own = unitRanges(&cudie)
+                if own.isEmpty { own = sequenceRanges(from: rowStart) }
+                for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
+                walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
+            }
+            done = position
+            dwarf_end(dwarf)
+            DWARFIndexBuilder.releaseFilePages(elf)
+        }
+        cuRanges.sort { $0.0 < $1.0 }
+        for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
+        return any
+    }
+
+    /// Drops the resident pages of the ELF image libelf mapped (read-only, so nothing is lost):
+    /// the DWARF just parsed is not read again, and peak memory stays below llvm-symbolizer's.
+    /// Later reads fault the pages back in from the page cache.
+    static func releaseFilePages(_ elf: OpaquePointer) {
+        var size = 0
+        guard let p = elf_rawfile(elf, &size), size > 0 else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = UInt(bitPattern: p) & ~UInt(page - 1)
+        let end = UInt(bitPattern: p) + UInt(size)
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(end - start), MADV_DONTNEED)
+    }
+
+    /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
+    @inline(__always) private static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
+        lo != 0 && lo < hi && lo < UInt64.max - 1
+    }
+
+    private func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
+        var out: [(UInt64, UInt64)] = []
+        var base: Dwarf_Addr = 0, lo: Dwarf_Addr = 0, hi: Dwarf_Addr = 0
+        var off = dwarf_ranges(&die, 0, &base, &lo, &hi)
+        while off > 0 {
+            if DWARFIndexBuilder.isLive(lo, hi) { out.append((lo, hi)) }
+            off = dwarf_ranges(&die, off, &base, &lo, &hi)
+        }
+        return out
+    }
+
+    /// A unit without DW_AT_ranges/low_pc still covers its line-table sequences.
+    private func sequenceRanges(from rowStart: Int) -> [(UInt64, UInt64)] {
+        var out: [(UInt64, UInt64)] = []
+        var seqStart: UInt64? = nil
+        for i in rowStart..<t.rowAddress.count {
+            if t.rowFile[i] == IndexTables.none {
+                if let s = seqStart, DWARFIndexBuilder.isLive(s, t.rowAddress[i]) { out.append((s, t.rowAddress[i])) }
+                seqStart = nil
+            } else if seqStart == nil {
+                seqStart = t.rowAddress[i]
+            }
+        }
+        return out
+    }
+
+    // MARK: Lines and files
+
+    private mutating func readLines(_ cudie: inout Dwarf_Die, compDir: String?, unitFiles: inout [Int: UInt32]) {
+        var lines: OpaquePointer? = nil
+        var n = 0
+        guard dwarf_getsrclines(&cudie, &lines, &n) == 0, let lines else { return }
+        var addr: Dwarf_Addr = 0
+        var lineno: Int32 = 0, col: Int32 = 0
+        var end = false
+        var files: OpaquePointer? = nil
+        var idx = 0
+        // libdw sorts a unit's rows by address, an end-of-sequence row before a row starting at
+        // the same address, and keeps the table's order otherwise; lookups rely on that.
+        for i in 0..<n {
+            guard let l = dwarf_onesrcline(lines, i), dwarf_lineaddr(l, &addr) == 0 else { continue }
+            end = false
+            _ = dwarf_lineendsequence(l, &end)
+            var file = IndexTables.none
+            if !end {
+                if dwarf_line_file(l, &files, &idx) == 0, let files {
+                    file = fileRef(files, idx, compDir: compDir, unitFiles: &unitFiles)
+                } else {
+                    file = fileRef(path: "??", unitFiles: &unitFiles, key: -1)
+                }
+            }
+            lineno = 0; col = 0
+            _ = dwarf_lineno(l, &lineno)
+            _ = dwarf_linecol(l, &col)
+            t.rowAddress.append(addr)
+            t.rowFile.append(file)
+            t.rowLine.append(UInt32(clamping: lineno))
+            t.rowColumn.append(UInt32(clamping: col))
+        }
+    }
+
+    private mutating func fileRef(_ files: OpaquePointer, _ idx: Int, compDir: String?, unitFiles: inout [Int: UInt32]) -> UInt32 {
+        if let f = unitFiles[idx] { return f }
+        guard let p = dwarf_filesrc(files, idx, nil, nil) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
+        return fileRef(path: DWARFIndexBuilder.normalize(String(cString: p), compDir: compDir), unitFiles: &unitFiles, key: idx)
+    }
+
+    private mutating func fileRef(path: String, unitFiles: inout [Int: UInt32], key: Int) -> UInt32 {
+        let s = pool.intern(path)
+        let f: UInt32
+        if let existing = fileIndex[s] { f = existing } else {
+            f = UInt32(t.files.count)
+            t.files.append(s)
+            fileIndex[s] = f
+        }
+        unitFiles[key] = f
+        return f
+    }
+
+    /// Relative paths join the unit's DW_AT_comp_dir; doubled slashes collapse, as llvm prints
+    /// them (libdw turns swiftc's `<compiler-generated>` into `//<compiler-generated>`).
+    static func normalize(_ path: String, compDir: String?) -> String {
+        var p = path
+        if !p.hasPrefix("/"), let compDir, !compDir.isEmpty { p = compDir + "/" + p }
+        guard p.utf8.count > 1, p.contains("//") else { return p }
+        var out: [UInt8] = []
+        out.reserveCapacity(p.utf8.count)
+        for c in p.utf8 where !(c == UInt8(ascii: "/") && out.last == UInt8(ascii: "/")) { out.append(c) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: Scopes
+
+    private func stringAttr(_ die: inout Dwarf_Die, _ name: Int) -> String? {
+        var attr = Dwarf_Attribute()
+        guard dwarf_attr(&die, UInt32(name), &attr) != nil, let s = dwarf_formstring(&attr) else { return nil }
+        return String(cString: s)
+    }
+
+    private func udataAttr(_ die: inout Dwarf_Die, _ name: Int) -> UInt64? {
+        var attr = Dwarf_Attribute()
+        var v: Dwarf_Word = 0
+        guard dwarf_attr(&die, UInt32(name), &attr) != nil, dwarf_formudata(&attr, &v) == 0 else { return nil }
+        return v
+    }
+
+    /// The name llvm-symbolizer shows: the linkage name through abstract origins and
+    /// specifications (plain dwarf_attr is NULL on inlined DIEs), else DW_AT_name (the artificial
+    /// `Swift runtime failure: …` frame has only that).
+    private mutating func scopeName(_ die: inout Dwarf_Die) -> UInt32 {
+        var attr = Dwarf_Attribute()
+        for a in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name] {
+            if dwarf_attr_integrate(&die, UInt32(a), &attr) != nil, let s = dwarf_formstring(&attr) {
+                return pool.intern(cString: s)
+            }
+        }
+        if let s = dwarf_diename(&die) { return pool.intern(cString: s) }
+        return IndexTables.none
+    }
+
+    /// Tags whose children never hold code: skipped without entering.
+    @inline(__always) private static func isLeafTag(_ tag: Int) -> Bool {
+        switch tag {
+        case DW_TAG_formal_parameter, DW_TAG_variable, DW_TAG_member, DW_TAG_base_type, DW_TAG_pointer_type,
+             DW_TAG_reference_type, DW_TAG_rvalue_reference_type, DW_TAG_const_type, DW_TAG_volatile_type,
+             DW_TAG_restrict_type, DW_TAG_typedef, DW_TAG_array_type, DW_TAG_subrange_type,
+             DW_TAG_enumeration_type, DW_TAG_enumerator, DW_TAG_subroutine_type, DW_TAG_unspecified_parameters,
+             DW_TAG_call_site, DW_TAG_call_site_parameter, DW_TAG_GNU_call_site, DW_TAG_GNU_call_site_parameter,
+             DW_TAG_label, DW_TAG_template_type_parameter, DW_TAG_template_value_parameter,
+             DW_TAG_inheritance, DW_TAG_ptr_to_member_type, DW_TAG_imported_declaration,
+             DW_TAG_imported_module, DW_TAG_unspecified_type, DW_TAG_atomic_type, DW_TAG_dwarf_procedure:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private mutating func walkDIEs(_ cudie: inout Dwarf_Die, files: OpaquePointer?, nfiles: Int,
+                                   compDir: String?, unitFiles: inout [Int: UInt32]) {
+        // Explicit stack: Swift's optimised code can nest deeply, and recursion per DIE is costly.
+        var stack: [(die: Dwarf_Die, scope: UInt32, depth: Int32)] = []
+        var first = Dwarf_Die()
+        if dwarf_child(&cudie, &first) == 0 { stack.append((first, IndexTables.none, 0)) }
+        var base: Dwarf_Addr = 0, lo: Dwarf_Addr = 0, hi: Dwarf_Addr = 0
+        var child = Dwarf_Die()
+        var sibling = Dwarf_Die()
+        var dieRanges: [(UInt64, UInt64)] = []
+        while let top = stack.popLast() {
+            var die = top.die
+            while true {
+                let tag = Int(dwarf_tag(&die))
+                if tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine {
+                    dieRanges.removeAll(keepingCapacity: true)
+                    var off = dwarf_ranges(&die, 0, &base, &lo, &hi)
+                    while off > 0 {
+                        if DWARFIndexBuilder.isLive(lo, hi) { dieRanges.append((lo, hi)) }
+                        off = dwarf_ranges(&die, off, &base, &lo, &hi)
+                    }
+                    // Declarations and abstract instances have no code; their concrete copies do.
+                    if !dieRanges.isEmpty {
+                        let inlined = tag == DW_TAG_inlined_subroutine && top.scope != IndexTables.none
+                        let scope = UInt32(t.scopeName.count)
+                        t.scopeName.append(scopeName(&die))
+                        t.scopeParent.append(inlined ? top.scope : IndexTables.none)
+                        t.scopeFlags.append(inlined ? IndexTables.scopeIsInlined : 0)
+                        var callFile = IndexTables.none
+                        if inlined, let files, let f = udataAttr(&die, DW_AT_call_file), Int(f) < nfiles {
+                            callFile = fileRef(files, Int(f), compDir: compDir, unitFiles: &unitFiles)
+                        }
+                        t.scopeCallFile.append(callFile)
+                        t.scopeCallLine.append(UInt32(clamping: inlined ? (udataAttr(&die, DW_AT_call_line) ?? 0) : 0))
+                        t.scopeCallColumn.append(UInt32(clamping: inlined ? (udataAttr(&die, DW_AT_call_column) ?? 0) : 0))
+                        // A nested out-of-line subprogram (GCC local classes) is a root of its own.
+                        let depth: Int32 = inlined ? top.depth + 1 : 0
+                        for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth)) }
+                        if dwarf_child(&die, &child) == 0 { stack.append((child, scope, depth)) }
+                    }
+                } else if !DWARFIndexBuilder.isLeafTag(tag) {
+                    // Namespaces, modules, lexical blocks, classes: no frame of their own, but
+                    // they contain functions (swiftc puts them in DW_TAG_module).
+                    if dwarf_child(&die, &child) == 0 { stack.append((child, top.scope, top.depth)) }
+                }
+                guard dwarf_siblingof(&die, &sibling) == 0 else { break }
+                die = sibling
+            }
+        }
+    }
+
+    /// Turns nested scope ranges into non-overlapping segments, each naming its innermost scope.
+    private mutating func flattenScopes() {
+        ranges.sort {
+            if $0.low != $1.low { return $0.low < $1.low }
+            if $0.depth != $1.depth { return $0.depth < $1.depth }   // outer scope first
+            if $0.high != $1.high { return $0.high > $1.high }
+            return $0.scope < $1.scope
+        }
+        var starts: [UInt64] = []
+        var scopes: [UInt32] = []
+        starts.reserveCapacity(ranges.count * 2)
+        scopes.reserveCapacity(ranges.count * 2)
+        func emit(_ a: UInt64, _ s: UInt32) {
+            if let last = starts.last, last == a { starts.removeLast(); scopes.removeLast() }
+            if let last = scopes.last, last == s { return }
+            starts.append(a); scopes.append(s)
+        }
+        var open: [(high: UInt64, scope: UInt32)] = []
+        func close(upTo x: UInt64) {
+            while let top = open.last, top.high <= x {
+                let h = top.high
+                open.removeLast()
+                // Entries hidden under the one just closed may have ended already.
+                while let t = open.last, t.high <= h { open.removeLast() }
+                emit(h, open.last?.scope ?? IndexTables.none)
+            }
+        }
+        for r in ranges {
+            close(upTo: r.low)
+            open.append((r.high, r.scope))
+            emit(r.low, r.scope)
+        }
+        close(upTo: UInt64.max)
+        t.segmentStart = starts
+        t.segmentScope = scopes
+        ranges = []
+    }
+
+    // MARK: ELF symbols
+
+    /// The symbols llvm-symbolizer uses: functions, objects, ifuncs and untyped labels defined
+    /// in a section; one per address (see the sort below for which).
+    private mutating func readSymbols(_ sources: [ELFHandle]) {
+        var chosen: [(UInt64, UInt64, String, String?)] = []
+        for type in [SHT_SYMTAB, SHT_DYNSYM] {
+            for src in sources {
+                chosen = DWARFIndexBuilder.symbols(of: src, type: UInt32(type))
+                if !chosen.isEmpty { break }
+            }
+            if !chosen.isEmpty { break }
+        }
+        // llvm-symbolizer sorts by (address, size) stably and keeps the last of each address:
+        // the largest symbol, and among equals the one latest in the table (a GLOBAL after its
+        // `.localalias`, the later of two identical-code-folded functions).
+        let order = chosen.indices.sorted { i, j in
+            let a = chosen[i], b = chosen[j]
+            if a.0 != b.0 { return a.0 < b.0 }
+            if a.1 != b.1 { return a.1 < b.1 }
+            return i < j
+        }
+        chosen = order.map { chosen[$0] }
+        var noFiles: [Int: UInt32] = [:]
+        for (i, s) in chosen.enumerated() where i == chosen.count - 1 || chosen[i + 1].0 != s.0 {
+            t.symbolAddress.append(s.0)
+            t.symbolSize.append(s.1)
+            t.symbolName.append(pool.intern(s.2))
+            t.symbolFile.append(s.3.map { fileRef(path: $0, unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
+        }
+    }
+
+    /// Symbols in table order with, for local ones, the name of the STT_FILE symbol before them
+    /// (the ELF spec puts a file's locals after its STT_FILE entry).
+    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, String, String?)] {
+        var out: [(UInt64, UInt64, String, String?)] = []
+        for s in file.sections() where s.header.sh_type == type && s.header.sh_entsize > 0 {
+            guard let data = elf_getdata(s.scn, nil) else { continue }
+            let n = Int(s.header.sh_size / s.header.sh_entsize)
+            var sym = GElf_Sym()
+            var currentFile: String? = nil
+            for i in 0..<n {
+                guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
+                let kind = Int32(sym.st_info & 0xf)
+                if kind == STT_FILE {
+                    // An empty STT_FILE name ends the previous file's locals without naming one.
+                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { String(cString: $0) }
+                    if currentFile?.isEmpty == true { currentFile = nil }
+                    continue
+                }
+                guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { continue }
+                let shndx = Int32(sym.st_shndx)
+                guard shndx != SHN_UNDEF, shndx < SHN_LORESERVE || shndx == SHN_XINDEX else { continue }
+                guard sym.st_name != 0, let name = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)),
+                      name.pointee != 0 else { continue }
+                // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
+                if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { continue }
+                let local = Int32(sym.st_info >> 4) == STB_LOCAL
+                out.append((sym.st_value, sym.st_size, String(cString: name), local ? currentFile : nil))
+            }
+        }
+        return out
+    }
+}

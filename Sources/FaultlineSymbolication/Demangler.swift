@@ -1,0 +1,140 @@
+// Swift and C++ demangling through the runtimes every Swift program already loads.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How much of a demangled name to show.
+public enum DemangleStyle: Sendable {
+    /// Everything the demangler prints (parameter types, generic specialisation notes).
+    case full
+    /// The function's qualified name without its signature: `Foo.bar(x:)`, `ns::f<int>`.
+    case short
+}
+
+/// Demangles Swift (`swift_demangle` from libswiftCore) and Itanium C++ (`__cxa_demangle` from
+/// libstdc++) symbol names. Both are looked up with dlsym once; when one is missing the mangled
+/// name is returned unchanged. Stateless and thread-safe.
+public enum Demangler {
+    private typealias SwiftDemangle = @convention(c) (UnsafePointer<CChar>?, Int, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UInt32) -> UnsafeMutablePointer<CChar>?
+    private typealias CxaDemangle = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<CChar>?
+
+    private static let swiftDemangle: SwiftDemangle? = {
+        let handle = dlopen(nil, RTLD_NOW)
+        guard let sym = dlsym(handle, "swift_demangle") else { return nil }
+        return unsafeBitCast(sym, to: SwiftDemangle.self)
+    }()
+
+    private static let cxaDemangle: CxaDemangle? = {
+        let handle = dlopen(nil, RTLD_NOW)
+        var sym = dlsym(handle, "__cxa_demangle")
+        if sym == nil, let lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD) ?? dlopen("libstdc++.so.6", RTLD_NOW) {
+            sym = dlsym(lib, "__cxa_demangle")
+        }
+        guard let sym else { return nil }
+        return unsafeBitCast(sym, to: CxaDemangle.self)
+    }()
+
+    /// True for names in a mangling scheme we know (Swift 4+, Swift 3, Itanium C++).
+    public static func isMangled(_ name: String) -> Bool {
+        isSwift(name) || name.hasPrefix("_Z")
+    }
+
+    static func isSwift(_ name: String) -> Bool {
+        name.hasPrefix("$s") || name.hasPrefix("$S") || name.hasPrefix("_$s") || name.hasPrefix("_$S")
+            || name.hasPrefix("_T0") || name.hasPrefix("$e") || name.hasPrefix("_$e")
+    }
+
+    /// The demangled name, or nil when `name` is not mangled or the demangler rejects it.
+    public static func demangle(_ name: String, style: DemangleStyle = .full) -> String? {
+        let full: String?
+        if isSwift(name) {
+            full = callSwift(name)
+        } else if name.hasPrefix("_Z") {
+            full = callCxx(name)
+        } else {
+            full = nil
+        }
+        guard let full else { return nil }
+        return style == .full ? full : shorten(full, swift: isSwift(name))
+    }
+
+    private static func callSwift(_ name: String) -> String? {
+        guard let fn = swiftDemangle else { return nil }
+        return name.withCString { p -> String? in
+            guard let out = fn(p, strlen(p), nil, nil, 0) else { return nil }
+            defer { free(out) }
+            let s = String(cString: out)
+            return s == name ? nil : s
+        }
+    }
+
+    private static func callCxx(_ name: String) -> String? {
+        guard let fn = cxaDemangle else { return nil }
+        // GCC clone suffixes (`.constprop.0`, `.cold`) are not part of the mangling; demangle
+        // the base and keep the suffix visible, as c++filt does.
+        var status: Int32 = 0
+        let out = name.withCString { fn($0, nil, nil, &status) }
+        guard status == 0, let out else { return nil }
+        defer { free(out) }
+        return String(cString: out)
+    }
+
+    /// Drops the signature and specialisation prefixes: text after the top-level argument list
+    /// (`(…) -> T`, ` const`) and leading `generic specialization <…> of ` notes.
+    static func shorten(_ full: String, swift: Bool) -> String {
+        var s = Substring(full)
+        // Specialisation notes stack: "merged function signature specialization <…> of generic specialization <…> of f".
+        let notes = ["generic specialization", "specialized ", "function signature specialization", "merged "]
+        while true {
+            if s.hasPrefix("partial apply for ") { s = s.dropFirst("partial apply for ".count); continue }
+            guard notes.contains(where: { s.hasPrefix($0) }), let r = s.range(of: " of ") else { break }
+            s = s[r.upperBound...]
+        }
+        // Cut at the first top-level "(" that starts the parameter list; keep Swift argument
+        // labels (`bar(x:y:)`) by turning "(x: Int, y: Int)" into "(x:y:)".
+        var depth = 0
+        var i = s.startIndex
+        while i < s.endIndex {
+            let c = s[i]
+            if c == "<" { depth += 1 } else if c == ">" { depth = max(0, depth - 1) }
+            // Swift accessors print their type after " : " ("Array.subscript.getter : (Int) -> A").
+            else if swift && c == " " && depth == 0 && s[i...].hasPrefix(" : ") { return String(s[s.startIndex..<i]) }
+            else if c == "(" && depth == 0 && i != s.startIndex && !s[s.startIndex..<i].hasSuffix("anonymous namespace") {
+                // "(anonymous namespace)" and "{lambda(…)#1}" are names, not parameter lists.
+                if s[s.startIndex..<i].last == "{" { i = s.index(after: i); continue }
+                let head = String(s[s.startIndex..<i])
+                guard swift else { return head }
+                return head + "(" + swiftLabels(s[s.index(after: i)...]) + ")"
+            }
+            i = s.index(after: i)
+        }
+        return String(s)
+    }
+
+    /// "x: Swift.Int, _: Swift.String) -> …" → "x:_:".
+    private static func swiftLabels(_ params: Substring) -> String {
+        var labels = ""
+        var depth = 0
+        var current = ""
+        var sawColon = false
+        for c in params {
+            if depth == 0 && c == ")" { break }
+            if c == "(" || c == "<" || c == "[" { depth += 1 }
+            if c == ")" || c == ">" || c == "]" { depth -= 1 }
+            if depth == 0 && c == ":" && !sawColon { labels += current.trimmingSpaces + ":"; sawColon = true; continue }
+            if depth == 0 && c == "," { if !sawColon { labels += "_:" }; current = ""; sawColon = false; continue }
+            if !sawColon { current.append(c) }
+        }
+        if !sawColon && !current.trimmingSpaces.isEmpty { labels += "_:" }
+        return labels
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,77 @@
+// Persisted indexes: one file per build-id and format version, mapped read-only when loaded.
+import FaultlineProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A directory of index files named `<build-id>.v<format>.fltidx`. Loading validates the file
+/// (magic, version, build-id, size, checksum); a stale or corrupt file is deleted and reported as
+/// absent so the caller rebuilds it. Writes go to a temporary name and are renamed into place, so
+/// concurrent readers see either the old file or the complete new one.
+struct IndexCache: Sendable {
+    let directory: String
+
+    /// `$XDG_CACHE_HOME/faultline`, else `~/.cache/faultline`, else a directory under /tmp.
+    static var defaultDirectory: String {
+        if let x = getenv("XDG_CACHE_HOME"), x.pointee != 0 { return String(cString: x) + "/faultline" }
+        if let h = getenv("HOME"), h.pointee != 0 { return String(cString: h) + "/.cache/faultline" }
+        return "/tmp/faultline-cache-\(getuid())"
+    }
+
+    func path(for buildID: BuildID) -> String {
+        "\(directory)/\(buildID.hex).v\(IndexFormat.version).fltidx"
+    }
+
+    /// The stored index for `buildID`, or nil when there is none or it cannot be trusted.
+    func load(_ buildID: BuildID) -> DWARFIndex? {
+        let p = path(for: buildID)
+        let fd = open(p, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_size >= IndexFormat.headerSize else { discard(p); return nil }
+        let length = Int(st.st_size)
+        guard let mem = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), mem != MAP_FAILED else { return nil }
+        do {
+            return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID,
+                                  release: { p, n in munmap(UnsafeMutableRawPointer(mutating: p), n) })
+        } catch {
+            discard(p)
+            return nil
+        }
+    }
+
+    /// Stores `bytes` for `buildID`. Best effort: a read-only or full disk only costs speed.
+    @discardableResult
+    func store(_ bytes: UnsafeRawBufferPointer, for buildID: BuildID) -> Bool {
+        guard makeDirectories(directory) else { return false }
+        let final = path(for: buildID)
+        let tmp = final + ".tmp.\(getpid()).\(UInt64.random(in: 0...UInt64.max))"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        var ok = { (buf: UnsafeRawBufferPointer) -> Bool in
+            var off = 0
+            while off < buf.count {
+                let n = write(fd, buf.baseAddress! + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                off += n
+            }
+            return true
+        }(bytes)
+        ok = close(fd) == 0 && ok
+        if !ok || rename(tmp, final) != 0 { unlink(tmp); return false }
+        return true
+    }
+
+    func remove(_ buildID: BuildID) { discard(path(for: buildID)) }
+
+    private func discard(_ p: String) { unlink(p) }
+
+    private func makeDirectories(_ dir: String) -> Bool {
+        var st = stat()
+        if stat(dir, &st) == 0 { return (st.st_mode & S_IFMT) == S_IFDIR }
+        let parent = dir.contains("/") ? String(dir[..<dir.lastIndex(of: "/")!]) : ""
+        if !parent.isEmpty && !makeDirectories(parent) { return false }
+        return mkdir(dir, 0o755) == 0 || errno == EEXIST
+    }
+}

@@ -1,0 +1,39 @@
+// `faultline symbolicate --obj FILE`: llvm-symbolizer-compatible address mode.
+import Foundation
+import FaultlineSymbolication
+
+enum SymbolicateAddressMode {
+    static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, symbolicator: Symbolicator) -> Int32 {
+        var symbolizer: LLVMStyleSymbolizer
+        do {
+            symbolizer = try LLVMStyleSymbolizer(objectFile: object, symbolicator: symbolicator)
+        } catch {
+            printError(error.description)
+            return ExitCode.inputError
+        }
+        symbolizer.demangle = demangle
+        symbolizer.demangleSwift = demangleSwift
+        var input: [UInt8]
+        if addresses.isEmpty {
+            input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+            if input.allSatisfy({ $0 == 10 || $0 == 32 || $0 == 9 || $0 == 13 }) {
+                printError("no addresses given: pass them as arguments or one per line on stdin")
+                return ExitCode.usage
+            }
+        } else {
+            input = Array(addresses.joined(separator: "\n").utf8)
+        }
+        if !symbolizer.hasDWARF, let info = try? ELFInfo.read(path: object), info.hasUnreadableDebugInfo {
+            printError("\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'.")
+        }
+        if !symbolizer.hasDebugInformation {
+            printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
+        }
+        let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { writeAll(1, $0) } }
+        if summary.invalidLines > 0 {
+            printError("\(summary.invalidLines) input line(s) were not addresses (0x hex, decimal, 0 octal, 0b binary); they print ?? like llvm-symbolizer")
+            return ExitCode.partial
+        }
+        return ExitCode.ok
+    }
+}

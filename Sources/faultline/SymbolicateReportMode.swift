@@ -1,0 +1,39 @@
+// `faultline symbolicate REPORT`: a crash report or event → backtrace text or symbolicated JSON.
+import Foundation
+import FaultlineProtocol
+import FaultlineSymbolication
+
+enum SymbolicateReportMode {
+    static func run(input: String, json: Bool, symbolicator: Symbolicator) -> Int32 {
+        let data: Data
+        if input == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDir) else {
+                printError("\(input): no such file"); return ExitCode.inputError
+            }
+            if isDir.boolValue { printError("\(input): is a directory, expected a crash report or event JSON"); return ExitCode.inputError }
+            guard let d = FileManager.default.contents(atPath: input) else {
+                printError("\(input): cannot read"); return ExitCode.inputError
+            }
+            data = d
+        }
+        let event: JSONValue
+        do { event = try BacktraceText.event(from: data) } catch {
+            printError("\(input == "-" ? "stdin" : input): \(error.description)")
+            return ExitCode.inputError
+        }
+        let result = EventSymbolicator.symbolicate(event: event, with: symbolicator)
+        if json {
+            var bytes = [UInt8](result.event.serialized(pretty: true))
+            bytes.append(10)
+            writeAll(1, bytes)
+        } else {
+            writeAll(1, Array(BacktraceText.render(event: result.event).utf8))
+        }
+        if result.unresolved == 0 { return ExitCode.ok }
+        printError("\(result.unresolved) of \(result.resolved + result.unresolved) frames could not be symbolicated")
+        return result.resolved == 0 ? ExitCode.failure : ExitCode.partial
+    }
+}

@@ -1,0 +1,219 @@
+// `faultline symbolicate` as a CI script sees it: output, messages and exit codes.
+import Foundation
+import XCTest
+import FaultlineProtocol
+@testable import FaultlineSymbolication
+
+final class CommandLineTests: XCTestCase {
+    var cache: String!
+
+    override func setUp() { cache = Fixtures.temporaryDirectory("cli-cache") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: cache) }
+
+    func symbolicate(_ args: [String], stdin: Data? = nil) -> Fixtures.RunResult {
+        Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--cache-dir", cache, "--no-system"] + args, stdin: stdin)
+    }
+
+    // MARK: Address mode
+
+    func testAddressModeArgumentsAndStdinAgree() throws {
+        let d = try Fixtures.directory()
+        let m = try Fixtures.markers("c-O2")
+        let addr = "0x" + String(try XCTUnwrap(m["c_outer"]), radix: 16)
+        let a = symbolicate(["--obj", "\(d)/c-O2.full", addr])
+        let b = symbolicate(["--obj=\(d)/c-O2.full", "--inlines"], stdin: Data((addr + "\n").utf8))
+        XCTAssertEqual(a.status, 0, a.stderr)
+        XCTAssertEqual(a.stdout, b.stdout)
+        XCTAssertEqual(a.stdout, "entry_c\n\(Fixtures.sourceDir)/inline_chain.c:\(try Fixtures.line("c_outer", in: "inline_chain.c")):5\n\n")
+    }
+
+    func testUnknownAddressPrintsQuestionMarks() throws {
+        let d = try Fixtures.directory()
+        // Below the first symbol and outside every unit (llvm-symbolizer prints the same; far
+        // above the image it would name the size-0 `_end` symbol, as llvm-symbolizer does too).
+        let r = symbolicate(["--obj", "\(d)/c-O2.full", "0x10", "0x20"])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.stdout, "??\n??:0:0\n\n??\n??:0:0\n\n")
+    }
+
+    func testGarbageAddressesPrintUnknownWithPartialExit() throws {
+        let d = try Fixtures.directory()
+        let r = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: Data("not-an-address\n0xzz\n".utf8))
+        XCTAssertEqual(r.status, 4)
+        XCTAssertEqual(r.stdout, "??\n??:0:0\n\n??\n??:0:0\n\n")
+        XCTAssertTrue(r.stderr.contains("2 input line(s) were not addresses"), r.stderr)
+    }
+
+    /// Every way llvm-symbolizer reads a number, and lines it cannot read, against the oracle.
+    func testAddressSyntaxMatchesLLVMSymbolizer() throws {
+        let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer)
+        let d = try Fixtures.directory()
+        let outer = try XCTUnwrap(try Fixtures.markers("c-O2")["c_outer"])
+        let lines = ["0x" + String(outer, radix: 16), "0X" + String(outer, radix: 16, uppercase: true), String(outer),
+                     "0" + String(outer, radix: 8), "0b" + String(outer, radix: 2), "+0x" + String(outer, radix: 16), "0x" + String(outer, radix: 16) + " trailing words",
+                     "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1"]
+        let input = Data((lines.joined(separator: "\n") + "\n").utf8)
+        let theirs = Fixtures.run(llvm, ["--obj=\(d)/c-O2.full", "--inlines"], stdin: input)
+        let ours = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: input)
+        XCTAssertEqual(ours.stdout, theirs.stdout)
+        XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 7)
+    }
+
+    func testEmptyStdinIsAUsageError() throws {
+        let d = try Fixtures.directory()
+        let r = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: Data())
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("no addresses given"), r.stderr)
+    }
+
+    func testBadObjectsExitWithInputError() throws {
+        let d = try Fixtures.directory()
+        let truncated = Fixtures.temporaryDirectory("cli-trunc") + "/t.elf"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(d)/c-O2.full"))
+        try bytes.prefix(3000).write(to: URL(fileURLWithPath: truncated))
+        let cases: [(String, String)] = [
+            ("\(d)/commands.txt", "not an ELF file"),
+            (truncated, "truncated ELF file"),
+            (d, "is a directory"),
+            ("\(d)/missing", "no such file"),
+        ]
+        for (path, message) in cases {
+            let r = symbolicate(["--obj", path, "0x1000"])
+            XCTAssertEqual(r.status, 3, path)
+            XCTAssertTrue(r.stderr.contains(message), "\(path): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "")
+        }
+    }
+
+    /// Random damage to the DWARF sections or the section headers: a clear answer or a clear
+    /// error, never a crash (run as a child so a crash would show as a signal, not kill the run).
+    func testDamagedFilesNeverCrash() throws {
+        let d = try Fixtures.directory()
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(d)/c-O2.full")))
+        let info = try ELFInfo.read(path: "\(d)/c-O2.full")
+        XCTAssertTrue(info.hasDebugInfo)
+        let shoff = original.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 0x28, as: UInt64.self)) }
+        let dir = Fixtures.temporaryDirectory("damaged")
+        var rng = SplitMix64(state: 7)
+        for trial in 0..<40 {
+            var bytes = original
+            for _ in 0..<(1 + Int(rng.next() % 12)) {
+                // Half the damage in the section headers, half anywhere after the ELF header.
+                let i = rng.next() % 2 == 0 ? shoff + Int(rng.next() % UInt64(original.count - shoff))
+                                              : 64 + Int(rng.next() % UInt64(original.count - 64))
+                bytes[i] = UInt8(truncatingIfNeeded: rng.next())
+            }
+            let path = "\(dir)/damaged-\(trial)"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let r = symbolicate(["--no-cache", "--obj", path, "0x1170", "0x1184"])
+            XCTAssertTrue([0, 3].contains(r.status), "trial \(trial): status \(r.status) \(r.stderr)")
+        }
+    }
+
+    func testWrongBuildIDDebugFileIsNotUsed() throws {
+        let d = try Fixtures.directory()
+        let m = try Fixtures.markers("c-O2")
+        let r = symbolicate(["--obj", "\(d)/c-O2.bare", "--debug-file", "\(d)/cxx-O2.debug", "0x" + String(m["c_outer"]!, radix: 16)])
+        XCTAssertEqual(r.status, 0)
+        // No DWARF may come from the other program; the stripped binary has only .dynsym.
+        XCTAssertFalse(r.stdout.contains("templates.cpp"), r.stdout)
+        XCTAssertFalse(r.stdout.contains("inline_chain.c"), r.stdout)
+    }
+
+    func testUsageErrors() {
+        XCTAssertEqual(symbolicate(["--bogus"]).status, 2)
+        XCTAssertEqual(symbolicate([]).status, 2)
+        XCTAssertEqual(symbolicate(["--obj"]).status, 2)
+        let help = symbolicate(["--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("exit codes"))
+    }
+
+    // MARK: Report mode
+
+    /// A crash report in the handler's format, with real addresses of the C fixture loaded at a
+    /// PIE-like base: frame 0 the faulting instruction (inlined chain), frame 1 a return address.
+    func makeReport(module: String, buildID: BuildID?) throws -> Data {
+        let m = try Fixtures.markers("c-O2")
+        let base: UInt64 = 0x5555_5555_4000
+        let pc = base + m["c_level4"]!
+        let ra = base + m["c_outer"]! + 1
+        var modules: [JSONValue] = [["path": .string(module), "base": .string("0x" + String(base, radix: 16)), "size": 0x5000]]
+        if let buildID { modules[0]["build_id"] = .string(buildID.hex) }
+        let report: JSONValue = [
+            "format": "faultline-crash", "version": 1, "end": true, "event_id": "0123456789abcdef0123456789abcdef",
+            "timestamp": ["sec": 1_700_000_000, "nsec": 0],
+            "process": ["pid": 42, "executable": .string(module)],
+            "thread": ["tid": 42, "name": "main"],
+            "signal": ["number": 11, "name": "SIGSEGV", "code": 1, "code_name": "SEGV_MAPERR", "fault_address": "0x0"],
+            "frames": [["address": .string("0x" + String(pc, radix: 16)), "kind": "pc"],
+                       ["address": .string("0x" + String(ra, radix: 16)), "kind": "return"],
+                       ["address": "0x1234", "kind": "return"]],
+            "modules": .array(modules),
+        ]
+        return report.serialized()
+    }
+
+    func testReportModePrintsBacktraceWithInlinedFrames() throws {
+        let d = try Fixtures.directory()
+        let module = "\(d)/c-O2.stripped"
+        let reportPath = Fixtures.temporaryDirectory("report") + "/x.crash.json"
+        try makeReport(module: module, buildID: try ELFInfo.read(path: module).buildID).write(to: URL(fileURLWithPath: reportPath))
+        let r = symbolicate([reportPath])
+        // The third frame lies in no module: partial result.
+        XCTAssertEqual(r.status, 4, r.stderr)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("SIGSEGV: SIGSEGV / SEGV_MAPERR") == true, r.stdout)
+        let src = "inline_chain.c"
+        let level4Line = try Fixtures.line("c_level4", in: src), outerLine = try Fixtures.line("c_outer", in: src)
+        guard lines.count >= 8 else { return XCTFail(r.stdout) }
+        XCTAssertTrue(lines[1].hasPrefix("#0  0x0000555555555") && lines[1].contains(" in level4 at \(Fixtures.sourceDir)/\(src):\(level4Line):5 [inlined] (c-O2.stripped +0x"), lines[1])
+        XCTAssertTrue(lines[5].contains(" in entry_c at ") && !lines[5].contains("[inlined]"), lines[5])
+        XCTAssertTrue(lines[6].contains(" in entry_c at \(Fixtures.sourceDir)/\(src):\(outerLine):5"), lines[6])
+        XCTAssertTrue(lines[7].contains("?? ") && lines[7].contains("[not in any module]"), lines[7])
+    }
+
+    func testReportModeJSONFillsFramesCallerFirst() throws {
+        let d = try Fixtures.directory()
+        let module = "\(d)/c-O2.full"
+        let reportPath = Fixtures.temporaryDirectory("report-json") + "/x.crash.json"
+        try makeReport(module: module, buildID: try ELFInfo.read(path: module).buildID).write(to: URL(fileURLWithPath: reportPath))
+        let r = symbolicate(["--json", reportPath])
+        XCTAssertEqual(r.status, 4, r.stderr)
+        let event = try JSONValue.parse(Data(r.stdout.utf8))
+        let frames = try XCTUnwrap(event["exception"]?["values"]?[0]?["stacktrace"]?["frames"]?.arrayValue)
+        // Caller first: unknown frame, entry_c (return address), then entry_c ← level1 … level4.
+        XCTAssertEqual(frames.map { $0["function"]?.stringValue ?? "-" }, ["-", "entry_c", "entry_c", "level1", "level2", "level3", "level4"])
+        XCTAssertEqual(frames.last?["lineno"]?.int64Value, Int64(try Fixtures.line("c_level4", in: "inline_chain.c")))
+        XCTAssertEqual(frames.last?["data"]?["inlined"]?.boolValue, true)
+    }
+
+    func testReportModeBadInput() throws {
+        let dir = Fixtures.temporaryDirectory("bad-report")
+        try Data("{\"hello\": 1}".utf8).write(to: URL(fileURLWithPath: dir + "/a.json"))
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: dir + "/b.json"))
+        try Data("{\"format\":\"faultline-crash\",\"version\":1}".utf8).write(to: URL(fileURLWithPath: dir + "/c.json"))
+        for (file, message) in [("a.json", "neither a Faultline crash report nor a Sentry event"), ("b.json", "not JSON"), ("c.json", "truncated")] {
+            let r = symbolicate([dir + "/" + file])
+            XCTAssertEqual(r.status, 3, file)
+            XCTAssertTrue(r.stderr.contains(message), "\(file): \(r.stderr)")
+        }
+        XCTAssertEqual(symbolicate([dir]).status, 3)
+        XCTAssertEqual(symbolicate([dir + "/none.json"]).status, 3)
+    }
+
+    // MARK: Event symbolication (library)
+
+    func testEventSymbolicationIsIdempotent() throws {
+        let d = try Fixtures.directory()
+        let module = "\(d)/c-O2.full"
+        let report = try CrashReport.parse(try makeReport(module: module, buildID: try ELFInfo.read(path: module).buildID))
+        let event = CrashEvent.make(from: report)
+        let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
+        let once = EventSymbolicator.symbolicate(event: event, with: s)
+        XCTAssertEqual(once.resolved, 2); XCTAssertEqual(once.unresolved, 1)
+        let twice = EventSymbolicator.symbolicate(event: once.event, with: s)
+        XCTAssertEqual(twice.event, once.event)
+        XCTAssertEqual(twice.resolved, 2)
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class SymbolicationPlaceholderTests: XCTestCase { func testBuilds() {} }
