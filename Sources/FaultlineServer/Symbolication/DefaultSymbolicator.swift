@@ -1,15 +1,10 @@
-// Chooses the symbolicator the server uses by default.
+// Chooses the symbolicator the server uses by default: FaultlineSymbolication over the server's
+// build-id store, with its indexes persisted in <data>/index.
 import Foundation
 import FaultlineProtocol
 
 enum DefaultSymbolicator {
     static func make(debugRoot: String, indexDirectory: String) -> FrameSymbolicating {
-        PendingSymbolicator()
+        LibdwFrameSymbolicator(debugRoot: debugRoot, indexDirectory: indexDirectory)
     }
-}
-
-/// TEMPORARY until FaultlineSymbolication lands on main: resolves nothing.
-struct PendingSymbolicator: FrameSymbolicating {
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? { nil }
-    func invalidate(buildID: BuildID) {}
 }

@@ -1,0 +1,26 @@
+// The server's symbolicator: FaultlineSymbolication (libdw-built, persisted per-module indexes)
+// over the server's own build-id store. Client-supplied module paths are never searched.
+import Foundation
+import FaultlineProtocol
+import FaultlineSymbolication
+
+final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
+    let symbolicator: Symbolicator
+
+    init(debugRoot: String, indexDirectory: String) {
+        let locator = DebugFileLocator(explicitFiles: [], debugDirectories: [debugRoot], searchModulePath: false, searchSystem: false)
+        symbolicator = Symbolicator(locator: locator, indexCacheDirectory: indexDirectory)
+    }
+
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
+        // modulePath comes from the client: deliberately not passed on.
+        switch symbolicator.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress) {
+        case .resolved(let frames):
+            return frames.map { ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, isInlined: $0.isInlined) }
+        case .unresolved:
+            return nil
+        }
+    }
+
+    func invalidate(buildID: BuildID) { symbolicator.invalidate(buildID: buildID) }
+}
