@@ -33,8 +33,8 @@ public enum EventRenderer {
         return out
     }
 
-    /// The event with `symbolicated_stack` added (innermost first) and symbol fields filled into
-    /// the crashing stacktrace's frames (caller first, as Sentry orders them).
+    /// The event as the client sent it, plus `symbolicated_stack`: the crashing stack with the
+    /// server's current symbols, innermost first (inlined frames expanded).
     public static func render(_ event: JSONValue, symbolicator: FrameSymbolicating) -> JSONValue {
         var e = event
         e["symbolicated_stack"] = .array(stack(of: event, symbolicator: symbolicator))

@@ -1,0 +1,54 @@
+// The thin CLI over the server library: `faultline projects` on a data directory, `serve --help`.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class CLITests: XCTestCase {
+    func testProjectsCommandCreatesListsAndKeys() throws {
+        let exe = TestSupport.product("faultline")
+        let dir = TestSupport.makeTemporaryDirectory("faultline-cli")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // No data yet: an input error, not a crash.
+        XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir + "/none", "list"]).exitCode, 3)
+
+        let created = try TestSupport.run(exe, ["projects", "--data-dir", dir, "--url", "http://127.0.0.1:9999", "create", "My App", "--app-id", "com.example.app"])
+        XCTAssertEqual(created.exitCode, 0, created.description)
+        let dsnLine = try XCTUnwrap(created.stdout.split(separator: "\n").first { $0.hasPrefix("DSN: ") })
+        let dsn = try DSN(parsing: String(dsnLine.dropFirst(5)))
+        XCTAssertEqual(dsn.publicKey.value.count, 32)
+        XCTAssertEqual(dsn.hostAndPort, "127.0.0.1:9999")
+
+        let list = try TestSupport.run(exe, ["projects", "--data-dir", dir, "list"])
+        XCTAssertTrue(list.stdout.contains("my-app"), list.description)
+        let keys = try TestSupport.run(exe, ["projects", "--data-dir", dir, "keys", "my-app", "--create"])
+        XCTAssertEqual(keys.stdout.split(separator: "\n").count, 2, keys.description)
+        XCTAssertTrue(keys.stdout.contains("com.example.app"))
+        let token = try TestSupport.run(exe, ["projects", "--data-dir", dir, "token", "create", "ci"])
+        XCTAssertTrue(token.stdout.hasPrefix(ServerToken.prefix), token.description)
+
+        // A server on that directory accepts the CLI-made token and the key's DSN (with its app id).
+        var config = ServerConfiguration(dataDirectory: dir)
+        config.port = 0
+        let server = try FaultlineServer(config: config)
+        XCTAssertNil(server.bootstrap, "projects exist: nothing is created on start")
+        try server.start()
+        defer { server.stop() }
+        let t = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/api/0/projects/", headers: ["Authorization": "Bearer \(t)"]).status, 200)
+        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                             headers: ["X-Sentry-Auth": dsn.authHeader(client: "cli-test/1")],
+                             body: TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.example.app")))
+        XCTAssertEqual(r.status, 200, r.text)
+    }
+
+    func testServeHelpAndBadFlags() throws {
+        let exe = TestSupport.product("faultline")
+        let help = try TestSupport.run(exe, ["serve", "--help"])
+        XCTAssertEqual(help.exitCode, 0)
+        XCTAssertTrue(help.stdout.contains("--data-dir"))
+        XCTAssertEqual(try TestSupport.run(exe, ["serve", "--port", "notaport"]).exitCode, 2)
+        XCTAssertEqual(try TestSupport.run(exe, ["upload", "--help"]).exitCode, 0)
+    }
+}
