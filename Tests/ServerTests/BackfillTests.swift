@@ -69,4 +69,39 @@ final class BackfillTests: XCTestCase {
         let final = try server.getJSON("/api/0/issues/\(newID)/")
         XCTAssertEqual(final["count"]?.int64Value, Int64(n + 1))
     }
+
+    /// One issue made of two stacks (the client sent the same function names for both) splits when
+    /// real symbols show they are different code; counts follow the occurrences, the old id survives.
+    func testBackfillSplitsAnIssueWhoseStacksAreDifferentCode() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let work = TestSupport.makeTemporaryDirectory("faultline-backfill-split")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let program = try Fixtures.buildProgram(in: work)
+        let leaf = try XCTUnwrap(program.symbols["faultline_fixture_leaf"])
+        let middle = try XCTUnwrap(program.symbols["faultline_fixture_middle"])
+        let main = try XCTUnwrap(program.symbols["main"])
+        func send(_ offsets: [UInt64], _ count: Int) {
+            for _ in 0..<count {
+                let e = TestEvents.native(buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
+                                          offsets: offsets, functions: ["app_main", "app_crash"])
+                XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
+            }
+        }
+        send([main + 8, leaf], 7)          // really main → leaf
+        send([main + 8, middle + 4], 5)    // really main → middle
+        try server.waitUntilIdle()
+        let before = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        XCTAssertEqual(before.count, 1)
+        let oldID = try XCTUnwrap(before.first?["id"]?.stringValue)
+
+        XCTAssertEqual(try server.uploadDebugFile(program.path), "ok")
+        try server.waitUntilIdle()
+        let after = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        XCTAssertEqual(after.map { $0["count"]?.int64Value ?? 0 }.sorted(), [5, 7])
+        XCTAssertTrue(after.allSatisfy { $0["symbolicated"]?.boolValue == true })
+        XCTAssertTrue(after.contains { $0["id"]?.stringValue == oldID }, "the old issue keeps one of the two stacks")
+        let titles = after.compactMap { $0["title"]?.stringValue }
+        XCTAssertTrue(titles.contains { $0.contains("faultline_fixture_leaf") } && titles.contains { $0.contains("faultline_fixture_middle") }, "\(titles)")
+    }
 }

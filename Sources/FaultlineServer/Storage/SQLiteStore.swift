@@ -400,6 +400,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return try writer.sync { c in
             var summary = RegroupSummary()
             var touched = Set<Int64>()
+            // Occurrences each issue holds, from issues.count (exact while grouping is paused),
+            // updated as stacks move: no count(*) over a large issue per stack.
+            var remaining: [Int64: Int64] = [:]
+            func held(_ id: Int64) throws -> Int64 {
+                if let r = remaining[id] { return r }
+                var n: Int64 = 0
+                try c.query("SELECT count FROM issues WHERE id = ?", .int(id)) { n = $0.int(0) }
+                remaining[id] = n
+                return n
+            }
             for m in moves {
                 var current: [(issue: Int64, count: Int64)] = []
                 try c.query("SELECT issue_id, count(*) FROM occurrences WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT NULL GROUP BY issue_id",
@@ -408,31 +418,28 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 }
                 var target: Int64?
                 try c.query("SELECT id FROM issues WHERE project_id = ? AND fingerprint = ?", .int(m.projectID), .text(m.fingerprint.hash)) { target = $0.int(0) }
-                if target == nil, let first = current.first {
-                    // Rename the old issue in place when this stack is all it holds: identity survives.
-                    var total: Int64 = 0
-                    try c.query("SELECT count(*) FROM occurrences WHERE issue_id = ?", .int(first.issue)) { total = $0.int(0) }
-                    if total == first.count && current.count == 1 {
-                        try c.run("UPDATE issues SET fingerprint = ?, title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
-                                  .text(m.fingerprint.hash), .text(m.fingerprint.title), .text(m.fingerprint.culprit),
-                                  .int(m.fingerprint.symbolicated ? 1 : 0), .int(first.issue))
-                        summary.issuesRenamed += 1
-                        touched.insert(first.issue)
-                        continue
-                    }
+                if target == nil, current.count == 1, let only = current.first, try held(only.issue) == only.count {
+                    // This stack is all the old issue holds: it takes the new fingerprint, same id.
+                    try c.run("UPDATE issues SET fingerprint = ?, title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
+                              .text(m.fingerprint.hash), .text(m.fingerprint.title), .text(m.fingerprint.culprit),
+                              .int(m.fingerprint.symbolicated ? 1 : 0), .int(only.issue))
+                    summary.issuesRenamed += 1
+                    touched.insert(only.issue)
+                    continue
                 }
                 let targetID = try target ?? Self.upsertIssue(c, projectID: m.projectID, fingerprint: m.fingerprint, timestamp: 0, count: 0)
                 try c.run("UPDATE issues SET title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
                           .text(m.fingerprint.title), .text(m.fingerprint.culprit), .int(m.fingerprint.symbolicated ? 1 : 0), .int(targetID))
                 let moved = try c.run("UPDATE occurrences SET issue_id = ? WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT ?",
-                                          .int(targetID), .text(m.stackKey), .int(m.projectID), .int(targetID))
+                                      .int(targetID), .text(m.stackKey), .int(m.projectID), .int(targetID))
                 summary.occurrencesMoved += Int64(moved)
+                remaining[targetID] = try held(targetID) + Int64(moved)
                 touched.insert(targetID)
                 for old in current where old.issue != targetID {
                     touched.insert(old.issue)
-                    var left: Int64 = 0
-                    try c.query("SELECT count(*) FROM occurrences WHERE issue_id = ?", .int(old.issue)) { left = $0.int(0) }
-                    if left == 0 {
+                    let left = try held(old.issue) - old.count
+                    remaining[old.issue] = left
+                    if left <= 0 {
                         try c.run("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || id, count = 0 WHERE id = ?", .int(targetID), .int(old.issue))
                         try c.run("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(targetID), .int(old.issue))
                         summary.issuesMerged += 1
