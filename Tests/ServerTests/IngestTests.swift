@@ -70,6 +70,25 @@ final class IngestTests: XCTestCase {
         XCTAssertEqual(try server.storedCount(), 3)
     }
 
+    func testHugeStackAndImageListsAreHandledQuickly() throws {
+        // ~5,000 images and ~5,000 frames (under the 1 MiB event cap): mapping must not be quadratic.
+        var event = TestEvents.native(offsets: [1])
+        let images: [JSONValue] = (0..<5000).map { i in
+            ["type": "elf", "code_id": .string(String(format: "%040x", i + 1)), "image_addr": .string("0x" + String(0x1000_0000 + i * 0x10000, radix: 16)),
+             "image_size": 0x10000]
+        }
+        let frames: [JSONValue] = (0..<5000).map { i in ["instruction_addr": .string("0x" + String(0x1000_0000 + (4999 - i) * 0x10000 + 0x10, radix: 16))] }
+        event["debug_meta"] = ["images": .array(images)]
+        event["exception"] = ["values": [["type": "SIGSEGV", "stacktrace": ["frames": .array(frames)]]]]
+        let start = Date()
+        let r = server.sendEnvelope(TestEvents.envelope(event))
+        XCTAssertEqual(r.status, 200, r.text)
+        try server.waitUntilIdle()
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/")
+        XCTAssertEqual(issues[0]?["culprit"]?.stringValue, String(format: "%040x", 1) + "+0x10")
+    }
+
     func testDuplicateEventIDIsAcknowledgedOnce() throws {
         let env = TestEvents.envelope(TestEvents.native(offsets: [0x10]))
         XCTAssertEqual(server.sendEnvelope(env).status, 200)

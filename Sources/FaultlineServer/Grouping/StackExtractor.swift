@@ -10,7 +10,10 @@ public enum StackExtractor {
 
     /// The crashing stacktrace's frames, innermost first, with their modules resolved.
     public static func frames(of event: JSONValue) -> (exceptionType: String, frames: [StackFrame]) {
-        let images = (event["debug_meta"]?["images"]?.arrayValue ?? []).compactMap(image)
+        // Sorted by base with an index by base: lookups stay O(log n) even for hostile events with
+        // thousands of images and frames.
+        let images = (event["debug_meta"]?["images"]?.arrayValue ?? []).compactMap(image).sorted { $0.base < $1.base }
+        let byBase = Dictionary(images.map { ($0.base, $0) }, uniquingKeysWith: { a, _ in a })
         var excType = ""
         var stacktrace: JSONValue?
         if let values = event["exception"]?["values"]?.arrayValue, let last = values.last {
@@ -38,8 +41,8 @@ public enum StackExtractor {
             default: isReturn = i > 0
             }
             var img: Image?
-            if let base = address(f["image_addr"]) { img = images.first(where: { $0.base == base }) }
-            if img == nil { img = images.first(where: { addr >= $0.base && addr < $0.base &+ max($0.size, 1) }) }
+            if let base = address(f["image_addr"]) { img = byBase[base] }
+            if img == nil { img = containing(addr, in: images) }
             let module = img?.path ?? f["package"]?.stringValue
             let inApp = f["in_app"]?.boolValue ?? module.map(isInApp) ?? false
             let base = img?.base ?? address(f["image_addr"]) ?? 0
@@ -56,6 +59,18 @@ public enum StackExtractor {
         let inApp = all.filter(\.inApp)
         let chosen = Array((inApp.isEmpty ? all : inApp).prefix(groupingDepth))
         return StackSignature(exceptionType: type, frames: chosen)
+    }
+
+    /// The image with the greatest base ≤ addr, if addr lies inside it (binary search).
+    static func containing(_ addr: UInt64, in images: [Image]) -> Image? {
+        var lo = 0, hi = images.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if images[mid].base <= addr { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo > 0 else { return nil }
+        let i = images[lo - 1]
+        return addr < i.base &+ max(i.size, 1) ? i : nil
     }
 
     static func image(_ v: JSONValue) -> Image? {

@@ -24,6 +24,7 @@ final class SQLiteWriter: @unchecked Sendable {
     }
 
     /// Runs `job` inside the next batch and returns once that batch is committed (or failed).
+    @discardableResult
     func sync<T>(_ job: @escaping (SQLiteConnection) throws -> T) throws -> T {
         let sem = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: Result<T, Error>?
