@@ -104,4 +104,20 @@ final class BackfillTests: XCTestCase {
         let titles = after.compactMap { $0["title"]?.stringValue }
         XCTAssertTrue(titles.contains { $0.contains("faultline_fixture_leaf") } && titles.contains { $0.contains("faultline_fixture_middle") }, "\(titles)")
     }
+
+    /// The lookup index is built and persisted when the file arrives, not at the first crash.
+    func testIndexIsBuiltOnArrival() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let work = TestSupport.makeTemporaryDirectory("faultline-index")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let program = try Fixtures.buildProgram(in: work)
+        XCTAssertEqual(try server.uploadDebugFile(program.path), "ok")
+        try server.waitUntilIdle()
+        let index = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/index")
+        XCTAssertTrue(index.contains { $0.hasPrefix(program.buildID.hex) }, "\(index)")
+        let backfills = try server.getJSON("/api/0/backfills/").arrayValue ?? []
+        XCTAssertEqual(backfills.first?["state"]?.stringValue, "done")
+        XCTAssertEqual(backfills.first?["occurrences"]?.int64Value, 0)
+    }
 }

@@ -81,6 +81,8 @@ public final class Backfiller: @unchecked Sendable {
         var record = BackfillRecord(id: id, buildID: buildID, state: "running", stacks: 0, occurrences: 0, occurrencesDone: 0,
                                     addressesSymbolicated: 0, issuesMerged: 0, started: Date().timeIntervalSince1970, finished: nil)
         symbolicator.invalidate(buildID: buildID)
+        // The index is built on arrival, also for a build-id no stored occurrence references yet.
+        symbolicator.prepare(buildID: buildID)
         // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
         processor.exclusive.lock()
         defer { processor.exclusive.unlock() }

@@ -21,6 +21,12 @@ public protocol FrameSymbolicating: Sendable {
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]?
     /// Drops whatever was cached for a build-id whose debug file changed.
     func invalidate(buildID: BuildID)
+    /// Builds (and persists) the lookup index for a build-id now rather than at its first lookup.
+    func prepare(buildID: BuildID)
+}
+
+extension FrameSymbolicating {
+    public func prepare(buildID: BuildID) {}
 }
 
 /// Memoises another symbolicator per (build-id, offset, kind); only asks it about build-ids
@@ -59,4 +65,6 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
         lock.unlock()
         inner.invalidate(buildID: buildID)
     }
+
+    public func prepare(buildID: BuildID) { inner.prepare(buildID: buildID) }
 }

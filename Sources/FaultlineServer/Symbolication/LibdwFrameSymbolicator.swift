@@ -23,4 +23,9 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
     }
 
     func invalidate(buildID: BuildID) { symbolicator.invalidate(buildID: buildID) }
+
+    /// Any lookup loads the module: locating the file, building the index and persisting it.
+    func prepare(buildID: BuildID) {
+        _ = symbolicator.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: 0, isReturnAddress: false)
+    }
 }
