@@ -69,10 +69,15 @@ public enum EnvelopeDecoder {
         return DecodedSubmission(envelopeHeader: [:], event: e, eventBytes: data, items: [])
     }
 
+    /// Top-level event members ingest reads (ids, time, release, install and app ids, the stack and
+    /// its modules). The rest is validated but not built; the stored bytes are the client's own.
+    static let eventFieldsRead: Set<String> = ["event_id", "timestamp", "release", "platform", "user", "tags", "contexts",
+                                               "exception", "threads", "stacktrace", "debug_meta"]
+
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }
         let v: JSONValue
-        do { v = try FastJSON.parse(payload) } catch { throw .malformed("\(what): \(error)") }
+        do { v = try FastJSON.parseObject(payload, keeping: eventFieldsRead) } catch { throw .malformed("\(what): \(error)") }
         guard case .object = v else { throw .malformed("\(what): an event must be a JSON object") }
         return v
     }

@@ -258,3 +258,125 @@ extension FastJSON {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+extension FastJSON {
+    /// Parses a JSON object, materialising only the top-level members named in `keep`; the others
+    /// are validated just as strictly but not built (ingest needs a dozen fields of an event whose
+    /// breadcrumbs and extras are most of its bytes; the bytes themselves are stored verbatim).
+    /// Throws when the document is not valid JSON; returns a non-object document whole.
+    public static func parseObject(_ data: Data, keeping keep: Set<String>) throws(Failure) -> JSONValue {
+        let result: Result<JSONValue, Failure> = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            var p = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            do throws(Failure) {
+                p.skipSpace()
+                let v: JSONValue
+                if p.pos < p.bytes.count && p.bytes[p.pos] == UInt8(ascii: "{") {
+                    v = try p.object(keeping: keep)
+                } else {
+                    v = try p.value(depth: 0)
+                }
+                p.skipSpace()
+                guard p.pos == p.bytes.count else { throw p.fail("unexpected data after the document") }
+                return .success(v)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}
+
+extension FastJSON.Parser {
+    mutating func object(keeping keep: Set<String>) throws(FastJSON.Failure) -> JSONValue {
+        pos += 1
+        var out: [String: JSONValue] = [:]
+        skipSpace()
+        if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
+        while true {
+            skipSpace()
+            guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try string()
+            skipSpace()
+            guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            pos += 1
+            skipSpace()
+            if keep.contains(key) { out[key] = try value(depth: 1) } else { try skipValue(depth: 1) }
+            skipSpace()
+            guard pos < bytes.count else { throw fail("unterminated object") }
+            if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+            if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    /// Validates one value without building it (same rules as `value`).
+    mutating func skipValue(depth: Int) throws(FastJSON.Failure) {
+        guard depth < FastJSON.maxDepth else { throw fail("nested deeper than \(FastJSON.maxDepth)") }
+        guard pos < bytes.count else { throw fail("unexpected end") }
+        switch bytes[pos] {
+        case UInt8(ascii: "{"):
+            pos += 1
+            skipSpace()
+            if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return }
+            while true {
+                skipSpace()
+                guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                try skipString()
+                skipSpace()
+                guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                pos += 1
+                skipSpace()
+                try skipValue(depth: depth + 1)
+                skipSpace()
+                guard pos < bytes.count else { throw fail("unterminated object") }
+                if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if bytes[pos] == UInt8(ascii: "}") { pos += 1; return }
+                throw fail("expected ',' or '}'")
+            }
+        case UInt8(ascii: "["):
+            pos += 1
+            skipSpace()
+            if pos < bytes.count && bytes[pos] == UInt8(ascii: "]") { pos += 1; return }
+            while true {
+                skipSpace()
+                try skipValue(depth: depth + 1)
+                skipSpace()
+                guard pos < bytes.count else { throw fail("unterminated array") }
+                if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                if bytes[pos] == UInt8(ascii: "]") { pos += 1; return }
+                throw fail("expected ',' or ']'")
+            }
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        default: _ = try number()
+        }
+    }
+
+    mutating func skipString() throws(FastJSON.Failure) {
+        pos += 1
+        while pos < bytes.count {
+            let c = bytes[pos]
+            if c == UInt8(ascii: "\"") { pos += 1; return }
+            if c < 0x20 { throw fail("control character in string") }
+            if c == UInt8(ascii: "\\") {
+                pos += 1
+                guard pos < bytes.count else { break }
+                switch bytes[pos] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    pos += 1
+                case UInt8(ascii: "u"):
+                    pos += 1
+                    _ = try hex4()
+                default:
+                    throw fail("bad escape")
+                }
+                continue
+            }
+            pos += 1
+        }
+        throw fail("unterminated string")
+    }
+}
