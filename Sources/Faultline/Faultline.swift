@@ -162,13 +162,20 @@ final class SDKState: Sendable {
         guard Worker.shared == nil else { return }
         // Everything slow (URLSession, the session marker's fsync) happens on the worker's own
         // thread, so start stays cheap for the app's launch.
-        let worker = Worker(flusher: Flusher(outbox: outbox, transport: HTTPTransport(dsn: dsn, extraHeaders: headers)), dsn: dsn) {
+        let transport = HTTPTransport(dsn: dsn, extraHeaders: headers)
+        // libcurl's global init (inside URLSession's) initialises OpenSSL, which registers its own
+        // atexit clean-up. Done here on the caller's thread, before our exit hook is registered:
+        // our flush at exit then runs while OpenSSL still works, and an exit can never tear
+        // OpenSSL down under a half-initialised libcurl on the worker thread (a crash the tests
+        // caught once in ~100 short runs). It costs about 2 ms of start, only with a DSN.
+        transport.prepare()
+        let worker = Worker(flusher: Flusher(outbox: outbox, transport: transport), dsn: dsn) {
             let items = SessionTracker.shared.begin(context: context, markerPath: markerPath, crashedSessions: crashedSessions)
             for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
         }
         Worker.shared = worker
-        worker.start()
         if options.flushAtExit { ExitHooks.install() }
+        worker.start()
     }
 
     func configure(options: Options, dsn: DSN?, context: ScopeContext, dataDirectory: DataDirectory) {

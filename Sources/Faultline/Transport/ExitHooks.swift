@@ -5,6 +5,7 @@ import Foundation
 enum ExitHooks {
     nonisolated(unsafe) private static var termSource: DispatchSourceSignal?
 
+    /// Called after libcurl is initialised (see SDKState.startSending), so this hook runs first.
     static func install() {
         atexit { Faultline.close(timeout: 2) }
         // Only when the app left SIGTERM at its default: then we take it, flush, and die by it as

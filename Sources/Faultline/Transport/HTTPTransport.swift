@@ -20,6 +20,8 @@ enum SendOutcome: Equatable {
 
 protocol EnvelopeSending: Sendable {
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit])
+    /// Does the slow one-time set-up now (libcurl and OpenSSL global init).
+    func prepare()
 }
 
 /// Only the SDK's worker thread (one flush at a time) sends, so the lazy session needs no lock.
@@ -41,6 +43,8 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         self.timeout = timeout
         self.extraHeaders = extraHeaders
     }
+
+    func prepare() { _ = session }
 
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
         var request = URLRequest(url: dsn.envelopeURL, timeoutInterval: timeout)
