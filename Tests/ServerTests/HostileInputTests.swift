@@ -100,6 +100,16 @@ final class HostileInputTests: XCTestCase {
         assertRefused(r, 413)
     }
 
+    func testOversizedContentLengthIsRefusedBeforeTheBodyIsSent() {
+        // Claims 1 GiB and sends none of it: the 413 must come back without waiting for the body.
+        var head = "POST /api/\(server.projectID)/envelope/ HTTP/1.1\r\nHost: x\r\nX-Sentry-Auth: Sentry sentry_key=\(server.publicKey)\r\n"
+        head += "Content-Length: 1073741824\r\n\r\n"
+        let start = Date()
+        let r = RawHTTP.sendRaw(port: server.port, Data(head.utf8), timeoutSeconds: 5)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 4)
+        assertRefused(r, 413, mentioning: "larger than")
+    }
+
     func testGzipBombIsRefusedWhileInflating() {
         // 64 MiB of zeros gzip to ~64 KiB: under the request cap, far over the decompressed cap.
         let bomb = Deflate.gzip(Data(count: 64 * 1024 * 1024), level: 9)

@@ -7,14 +7,12 @@ public struct StackFrame: Sendable, Hashable {
     public var buildID: BuildID?
     /// Address relative to the module's load address (or absolute when no module matched).
     public var offset: UInt64
+    /// Return addresses point after the call; the symbolicator looks up `offset - 1` for them.
     public var isReturnAddress: Bool
     public var inApp: Bool
     public var module: String?
     /// A function name the client put in the event (e.g. from its own symbol table).
     public var clientFunction: String?
-
-    /// The address to look up: return addresses point after the call, so look inside it.
-    public var lookupOffset: UInt64 { isReturnAddress && offset > 0 ? offset - 1 : offset }
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]

@@ -93,7 +93,9 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, faultlineCollectValue, opaque)
         state.limit = server.handler.bodyLimit(method: state.method, path: state.path)
         if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > state.limit {
+            // Refuse before reading the body: libmicrohttpd sends this and closes the connection.
             state.overLimit = true
+            return queue(.detail(413, "request body of \(cl) bytes is larger than \(state.limit) bytes"), on: connection)
         } else if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > 0 {
             state.body.reserveCapacity(cl)
         }
