@@ -130,7 +130,7 @@ final class CrashCaptureTests: XCTestCase {
     func testCrashInsideLibraryDlopenedAfterStartListsItWithBuildID() throws {
         let src = dataDir + "/late.c", lib = dataDir + "/liblate.so"
         try "__attribute__((noinline)) void faultline_test_crash_in_library(void) { *(volatile int *)8 = 1; }\n"
-            .write(toFile: src, atomically: true, encoding: .utf8)
+            .write(toFile: src, atomically: false, encoding: .utf8)
         _ = try TestSupport.shell("cc -g -O1 -shared -fPIC -Wl,--build-id '\(src)' -o '\(lib)'")
         let o = try crash("dlopen", ["--library", lib])
         XCTAssertEqual(o.signal, SIGSEGV, o.description)
@@ -279,7 +279,7 @@ final class CrashCaptureTests: XCTestCase {
         let root = TestSupport.repositoryRoot()
         let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
         let src = dataDir + "/plain.c", exe = dataDir + "/plain"
-        try "#include <stdlib.h>\nint main(void) { abort(); }\n".write(toFile: src, atomically: true, encoding: .utf8)
+        try "#include <stdlib.h>\nint main(void) { abort(); }\n".write(toFile: src, atomically: false, encoding: .utf8)
         _ = try TestSupport.shell("cc -g '\(src)' -o '\(exe)'")
         let o = try TestSupport.run(exe, [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir, "FAULTLINE_RELEASE": "plain@2"])
         XCTAssertEqual(o.signal, SIGABRT, o.description)

@@ -25,7 +25,7 @@ enum Fixtures {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else { throw XCTSkip("no C compiler (/usr/bin/cc)") }
         let src = dir + "/fixture\(variant).c"
         let out = dir + "/fixture\(variant)"
-        try (crasherSource + "\nint faultline_fixture_variant = \(variant);\n").write(toFile: src, atomically: true, encoding: .utf8)
+        try (crasherSource + "\nint faultline_fixture_variant = \(variant);\n").write(toFile: src, atomically: false, encoding: .utf8)
         let cc = try TestSupport.run("/usr/bin/cc", ["-g", "-O1", "-Wl,--build-id=sha1", "-o", out, src])
         guard cc.exitCode == 0 else { throw XCTSkip("cc failed: \(cc)") }
         let summary = try ELFSummary.read(path: out)

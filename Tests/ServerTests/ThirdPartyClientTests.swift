@@ -27,7 +27,7 @@ final class ThirdPartyClientTests: XCTestCase {
             print(sentry_sdk.capture_exception())
         sentry_sdk.flush(10)
         """
-        try script.write(toFile: dir + "/send.py", atomically: true, encoding: .utf8)
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
         let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
         XCTAssertEqual(r.exitCode, 0, r.description)
         let ids = r.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.count == 32 }

@@ -25,7 +25,7 @@ enum Fixtures {
 
     /// Built once per process; every test reads the same files.
     private static let built: Result<String, FixtureError> = {
-        let dir = NSTemporaryDirectory() + "faultline-sym-fixtures-\(getpid())"
+        let dir = scratchRoot + "/fixtures"
         let r = run(repoRoot + "/tools/build-symbolication-fixtures", [dir])
         guard r.status == 0 else { return .failure(FixtureError(description: "fixture build failed: \(r.stderr)")) }
         return .success(dir)
@@ -102,8 +102,16 @@ enum Fixtures {
         return RunResult(status: p.terminationStatus, stdout: String(decoding: o.data, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
     }
 
+    /// Everything this test process writes lives under one directory, removed when it exits.
+    static let scratchRoot: String = {
+        let root = NSTemporaryDirectory() + "faultline-symbolication-tests-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: Fixtures.scratchRoot) }
+        return root
+    }()
+
     static func temporaryDirectory(_ name: String) -> String {
-        let d = NSTemporaryDirectory() + "faultline-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let d = scratchRoot + "/\(name)-\(UInt32.random(in: 0...UInt32.max))"
         try? FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         return d
     }
