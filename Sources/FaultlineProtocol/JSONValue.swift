@@ -112,18 +112,23 @@ public enum JSONValue: Hashable, Sendable, Codable {
         }
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    /// Appends `s` as a JSON string literal (quotes and escapes); shared by every JSON writer.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(34)
-        for c in s.utf8 {
-            switch c {
-            case 34: out.append(92); out.append(34)
-            case 92: out.append(92); out.append(92)
-            case 10: out.append(92); out.append(110)
-            case 13: out.append(92); out.append(114)
-            case 9: out.append(92); out.append(116)
-            case 0..<32: out.append(contentsOf: [92, 117, 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
-            default: out.append(c)
+        var s = s
+        s.withUTF8 { buf in
+            for c in buf {
+                switch c {
+                case 34: out.append(92); out.append(34)
+                case 92: out.append(92); out.append(92)
+                case 10: out.append(92); out.append(110)
+                case 13: out.append(92); out.append(114)
+                case 9: out.append(92); out.append(116)
+                case 0..<32:
+                    let hex = (c & 15) < 10 ? 48 + (c & 15) : 87 + (c & 15)
+                    out.append(contentsOf: [92, 117, 48, 48, 48 + (c >> 4), hex])
+                default: out.append(c)
+                }
             }
         }
         out.append(34)

@@ -1,4 +1,5 @@
 // A small JSON byte writer for the logging hot path, where JSONEncoder costs tens of microseconds.
+import FaultlineProtocol
 import Foundation
 
 struct FastJSON {
@@ -8,26 +9,7 @@ struct FastJSON {
     mutating func raw(_ s: StaticString) {
         s.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
-    mutating func string(_ s: String) {
-        bytes.append(0x22)
-        var s = s
-        s.withUTF8 { buf in
-            for c in buf {
-                switch c {
-                case 0x22: bytes.append(0x5C); bytes.append(0x22)
-                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-                case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
-                case 0x0D: bytes.append(0x5C); bytes.append(0x72)
-                case 0x09: bytes.append(0x5C); bytes.append(0x74)
-                case 0..<0x20:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]])
-                default: bytes.append(c)
-                }
-            }
-        }
-        bytes.append(0x22)
-    }
+    mutating func string(_ s: String) { JSONValue.writeString(s, into: &bytes) }
     mutating func string(_ s: StaticString) {
         // #fileID and #function values and our own literals: escape only if they need it.
         let clean = s.withUTF8Buffer { !$0.contains { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 } }
