@@ -37,6 +37,7 @@ typedef struct {
     fl_frame outer_ring[FL_OUTER_FRAMES];  // the last FL_OUTER_FRAMES seen, as a ring
     size_t total_count;                     // frames walked in all
     const char *stopped_by;                 // "end", "limit", "error", "watchdog"
+    const char *method;                     // "libunwind" or "frame-pointers"
 } fl_frame_buffer;
 
 typedef struct {
@@ -87,6 +88,8 @@ extern fl_crash_state fl_state;
 
 // crash path (signal-handler context) ---------------------------------------------------------
 void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
+void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
+int fl_safe_copy(void *destination, uintptr_t source, size_t length);
 void fl_scan_modules(fl_crash_scratch *scratch);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);

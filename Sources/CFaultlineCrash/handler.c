@@ -77,6 +77,8 @@ static void fl_watchdog_fired(int unused_signo) {
     (void)unused_signo;
     if (!fl_report_done) {
         FL_LOG("crash handler timed out; writing the frames unwound so far");
+        // libunwind is stuck somewhere inside its own locks: never call it again; walk frame pointers.
+        fl_unwind_frame_pointers(fl_crash_context, &fl_state.scratch->frames);
         fl_state.scratch->frames.stopped_by = "watchdog";
         fl_scan_modules(fl_state.scratch);
         fl_write_report(fl_crash_signo, &fl_crash_info, fl_crash_context, fl_gettid());

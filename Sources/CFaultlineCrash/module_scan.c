@@ -34,7 +34,7 @@ static uintptr_t fl_parse_hex(const char **p, const char *end) {
 // mapping that cannot be read (a data file truncated after mmap raises SIGBUS) gives an error
 // instead of a second fault inside the handler. Falls back to a plain copy only where the
 // syscall itself is unavailable (seccomp), never on EFAULT.
-static int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
+int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
     struct iovec local = {destination, length};
     struct iovec remote = {(void *)source, length};
     ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);

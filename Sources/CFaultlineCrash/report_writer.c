@@ -140,6 +140,8 @@ static void fl_put_frames(fl_writer *w, const fl_frame_buffer *fb) {
     fl_put_u64(w, fb->total_count);
     fl_put(w, ",\"stopped_by\":");
     fl_put_json_string(w, fb->stopped_by);
+    fl_put(w, ",\"method\":");
+    fl_put_json_string(w, fb->method ? fb->method : "libunwind");
     fl_put(w, "}");
 }
 

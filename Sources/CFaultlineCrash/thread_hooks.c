@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define FL_GUARD_SIZE (64 * 1024)
@@ -111,7 +112,10 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
     return result;
 }
 
-// Normal context: the set minus the synchronous crash signals.
+// Normal context, and also called from libunwind inside our handler: the set minus the
+// synchronous crash signals. On the thread that is handling a crash it also keeps the watchdog's
+// SIGALRM deliverable: libunwind blocks every signal around its own locks, and exactly then it
+// may wait forever for the loader lock (the watchdog test reproduces this).
 static const sigset_t *fl_without_crash_signals(int how, const sigset_t *set, sigset_t *copy) {
     if (!set || !atomic_load(&fl_state.started) || how == SIG_UNBLOCK) return set;
     *copy = *set;
@@ -120,6 +124,8 @@ static const sigset_t *fl_without_crash_signals(int how, const sigset_t *set, si
     sigdelset(copy, SIGILL);
     sigdelset(copy, SIGFPE);
     sigdelset(copy, SIGTRAP);
+    pid_t handling = atomic_load(&fl_state.handling_thread);
+    if (handling != 0 && handling == (pid_t)syscall(SYS_gettid)) sigdelset(copy, SIGALRM);
     return copy;
 }
 

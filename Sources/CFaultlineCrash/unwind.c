@@ -52,6 +52,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     out->inner_count = 0;
     out->total_count = 0;
     out->stopped_by = "end";
+    out->method = "libunwind";
 
     uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     if (rip == 0) {
@@ -77,6 +78,28 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
         return;
     }
     fl_walk(&cursor, out, 1);
+}
+
+// Runs on the crashing thread; compromised context. The fallback when libunwind cannot finish
+// (the watchdog fired): follow the saved frame-pointer chain from the signal's rbp. Swift keeps
+// frame pointers; C built with -fomit-frame-pointer yields fewer frames. Every stack read goes
+// through fl_safe_copy, and the chain must move strictly up the stack, so a corrupt stack ends
+// the walk instead of faulting.
+void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out) {
+    out->inner_count = 0;
+    out->total_count = 0;
+    out->method = "frame-pointers";
+    fl_push_frame(out, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], 1);
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    while (out->total_count < FL_MAX_UNWIND_STEPS && fp >= sp && (fp & 7) == 0) {
+        uintptr_t pair[2];  // [saved rbp, return address]
+        if (fl_safe_copy(pair, fp, sizeof pair) != 0 || pair[1] == 0) break;
+        fl_push_frame(out, pair[1], 0);
+        if (pair[0] <= fp) break;
+        sp = fp;
+        fp = pair[0];
+    }
 }
 
 // Normal context (start): one full unwind so libunwind's lazy initialisation (which takes a

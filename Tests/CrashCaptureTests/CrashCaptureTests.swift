@@ -167,6 +167,34 @@ final class CrashCaptureTests: XCTestCase {
         assertSaneReport(try onlyReport(), signal: SIGABRT)
     }
 
+    func testLoaderLockHeldForeverStillEndsPromptlyWithAFramePointerReport() throws {
+        // Another thread sits inside dl_iterate_phdr forever; libunwind's unw_step waits for the
+        // same lock with every signal blocked. The watchdog must still fire, walk frame pointers,
+        // write the report and end the process by its own signal.
+        let o = try crash("loader-lock-segv", timeout: 30)
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        XCTAssertLessThan(o.duration, 15, "ended by the 5 s watchdog, not hung")
+        let r = try onlyReport()
+        XCTAssertEqual(r.unwindStoppedBy, "watchdog")
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        let range = try symbolRange("probe_segv_while_loader_lock_held")
+        XCTAssertTrue(r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) },
+                      "the frame-pointer walk reaches the caller")
+    }
+
+    func testAsPIDOneInAPIDNamespaceTheProcessStillEndsAndReports() throws {
+        guard (try? TestSupport.shell("unshare --pid --fork --mount-proc true")) != nil else {
+            throw XCTSkip("unshare --pid is not permitted here")
+        }
+        // As PID 1, raise and tgkill do not kill; the handler ends the process with _exit(128+sig).
+        let o = try TestSupport.run("/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", crasher, "abort", "--data-dir", dataDir],
+                                    environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 30)
+        XCTAssertEqual(o.exitCode, 128 + SIGABRT, o.description)
+        let r = try onlyReport()
+        XCTAssertEqual(r.pid, 1)
+        XCTAssertEqual(r.signal.number, Int(SIGABRT))
+    }
+
     func testKillDuringReportWritingLeavesNoReportOrAWholeOne() throws {
         // A deep stack overflow keeps the handler busy for tens of milliseconds; kill -9 lands
         // at random points before, during and after the write.

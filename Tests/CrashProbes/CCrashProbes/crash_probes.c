@@ -3,6 +3,7 @@
 #include "crash_probes.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -138,3 +139,25 @@ PROBE static int probe_descend(int depth) {
     return below + pad[0];
 }
 PROBE void probe_recurse_then_segv(int depth) { probe_descend(depth); }
+
+static pthread_barrier_t probe_lock_barrier;
+static int probe_hold_loader_lock(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)info;
+    (void)size;
+    (void)data;
+    pthread_barrier_wait(&probe_lock_barrier);
+    for (;;) pause();  // never returns: the loader lock stays taken
+    return 0;
+}
+static void *probe_lock_holder(void *arg) {
+    (void)arg;
+    dl_iterate_phdr(probe_hold_loader_lock, NULL);
+    return NULL;
+}
+PROBE void probe_segv_while_loader_lock_held(void) {
+    pthread_t t;
+    pthread_barrier_init(&probe_lock_barrier, NULL, 2);
+    pthread_create(&t, NULL, probe_lock_holder, NULL);
+    pthread_barrier_wait(&probe_lock_barrier);
+    probe_segv();
+}

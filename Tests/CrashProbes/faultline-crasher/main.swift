@@ -33,6 +33,7 @@ let modes: [String: String] = [
     "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
+    "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
 ]
 
@@ -116,6 +117,7 @@ case "log-and-exit":
     Log.error("an error line")
     if let id = Faultline.capture(CrasherError.numbered(7), attributes: ["where": "log-and-exit"]) { print("captured \(id)") }
     exit(0)
+case "loader-lock-segv": probe_segv_while_loader_lock_held()
 case "timed-segv":
     probe_recurse_then_segv(Int32(option("--depth").flatMap(Int32.init) ?? 10))
 case "dlopen":

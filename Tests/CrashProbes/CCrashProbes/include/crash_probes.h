@@ -19,3 +19,6 @@ void probe_call_null(void);
 void probe_install_previous_handler(const char *marker_path);
 /// Recurses `depth` frames, prints CLOCK_REALTIME in ns on stdout, then faults.
 void probe_recurse_then_segv(int depth);
+/// Another thread takes the dynamic loader's lock (inside a dl_iterate_phdr callback) and never
+/// lets go; then this thread faults. Unwinders that ask the loader (libunwind does) block.
+void probe_segv_while_loader_lock_held(void);
