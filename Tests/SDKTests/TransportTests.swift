@@ -200,6 +200,26 @@ final class TransportTests: XCTestCase {
         try FileManager.default.removeItem(atPath: dir)
     }
 
+    func testFullDiskCountsEachLostEnvelopeAndKeepsWhatFits() throws {
+        // A real full file system: a 64 KiB tmpfs (needs root, as in CI; skipped otherwise).
+        let mountPoint = dir + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard (try? TestSupport.shell("mount -t tmpfs -o size=64k faultline-test '\(mountPoint)'")) != nil else {
+            throw XCTSkip("cannot mount a tmpfs here (not root?)")
+        }
+        defer { _ = try? TestSupport.shell("umount '\(mountPoint)'") }
+        let outbox = try Outbox(directory: mountPoint + "/outbox", byteCap: 10_000_000)
+        let big = Envelope(header: [:], items: [Envelope.Item(type: "event", payload: Data(repeating: 0x61, count: 8_000))])
+        var written = 0
+        for _ in 0..<20 where outbox.enqueue(big) { written += 1 }
+        XCTAssertGreaterThan(written, 0)
+        XCTAssertLessThan(written, 20, "the disk filled up")
+        XCTAssertEqual(written + (outbox.droppedCounts[.diskWriteFailed] ?? 0), 20, "every envelope is either on disk or counted")
+        XCTAssertEqual(outbox.pending().count, written)
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/outbox").allSatisfy { !$0.hasSuffix(".tmp") },
+                      "a failed write leaves no partial file behind")
+    }
+
     func testDSNParsingAndServerTokenRefusal() throws {
         let dsn = try DSN(parsing: "https://abcdef0123456789abcdef0123456789@errors.example.com:8443/sub/42")
         XCTAssertEqual(dsn.projectID, "42")
