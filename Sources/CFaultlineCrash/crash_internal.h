@@ -17,7 +17,7 @@
 #define FL_SIGNAL_COUNT 6
 #define FL_MAX_FRAMES 256          // frames kept in the report
 #define FL_OUTER_FRAMES 64         // of those, the outermost ones kept across a deep recursion
-#define FL_MAX_UNWIND_STEPS 2000000 // a corrupt stack must still end
+#define FL_MAX_UNWIND_STEPS 500000  // a corrupt stack must end well before the 5 s watchdog
 #define FL_MAX_MODULES 1024
 #define FL_PATH_MAX 1024
 #define FL_ALTSTACK_SIZE (128 * 1024)
@@ -82,6 +82,7 @@ typedef struct {
     // Crash-time coordination.
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
     _Atomic int started;
+    int probe_pipe[2];  // fl_safe_copy's fallback when process_vm_readv is filtered (seccomp)
 } fl_crash_state;
 
 extern fl_crash_state fl_state;

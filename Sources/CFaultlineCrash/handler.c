@@ -19,7 +19,8 @@
 //
 // Rules for every function in this file and in the crash-path files it calls (signal-safety(7)):
 // no malloc, no stdio, no locks, no dladdr; only syscalls and preallocated memory; errno saved
-// and restored. tools/check-signal-safety verifies the imported symbols of these objects.
+// and restored. CrashCaptureTests.testCrashPathObjectsImportOnlyAsyncSignalSafeFunctions checks what these
+// objects import.
 #include "crash_internal.h"
 #include "safe_io.h"
 
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #define FL_OTHER_THREAD_WAIT_MS 10000
+#define FL_CHAINED_WAIT_MS 120000
 #define FL_WATCHDOG_SECONDS 5
 
 const int fl_crash_signals[FL_SIGNAL_COUNT] = {SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
@@ -40,6 +42,9 @@ static int fl_crash_signo;
 static siginfo_t fl_crash_info;
 static const ucontext_t *fl_crash_context;
 static volatile sig_atomic_t fl_report_done;
+static volatile sig_atomic_t fl_chaining;       // the report is written; the previous handler runs
+static int fl_watchdog_timer = -1;
+static struct sigaction fl_alarm_previous;
 
 // Runs on the crashing thread; compromised context.
 static pid_t fl_gettid(void) { return (pid_t)syscall(SYS_gettid); }
@@ -73,8 +78,11 @@ static void fl_die_with_default(int signo) {
 
 // Runs on the crashing thread; compromised context. Fires if the handler has not finished after
 // FL_WATCHDOG_SECONDS: typically libunwind waiting for a loader lock another thread holds.
-static void fl_watchdog_fired(int unused_signo) {
+static void fl_watchdog_fired(int unused_signo, siginfo_t *info, void *unused_context) {
     (void)unused_signo;
+    (void)unused_context;
+    // Only our own timer counts: an alarm() of the app's landing on this thread is not a hang.
+    if (info->si_code != SI_TIMER || info->si_timerid != fl_watchdog_timer) return;
     if (!fl_report_done) {
         FL_LOG("crash handler timed out; writing the frames unwound so far");
         // libunwind is stuck somewhere inside its own locks: never call it again; walk frame pointers.
@@ -90,16 +98,20 @@ static void fl_watchdog_fired(int unused_signo) {
 static long fl_arm_watchdog(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = fl_watchdog_fired;
-    sa.sa_flags = SA_ONSTACK;
-    sigaction(SIGALRM, &sa, NULL);
+    sa.sa_sigaction = fl_watchdog_fired;
+    sa.sa_flags = SA_ONSTACK | SA_SIGINFO;
+    sigaction(SIGALRM, &sa, &fl_alarm_previous);
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = SIGALRM;
     ev._sigev_un._tid = fl_gettid();
     int timer = -1;
-    if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &timer) != 0) return -1;
+    if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &timer) != 0) {
+        sigaction(SIGALRM, &fl_alarm_previous, NULL);
+        return -1;
+    }
+    fl_watchdog_timer = timer;
     struct itimerspec when;
     memset(&when, 0, sizeof when);
     when.it_value.tv_sec = FL_WATCHDOG_SECONDS;
@@ -113,7 +125,9 @@ static long fl_arm_watchdog(void) {
 
 // Runs on the crashing thread; compromised context.
 static void fl_disarm_watchdog(long timer) {
-    if (timer >= 0) syscall(SYS_timer_delete, (int)timer);
+    if (timer < 0) return;
+    syscall(SYS_timer_delete, (int)timer);
+    sigaction(SIGALRM, &fl_alarm_previous, NULL);  // the app's SIGALRM handling is its own again
 }
 
 // Runs on the crashing thread; compromised context. Hands the signal to whoever had it before us.
@@ -153,8 +167,11 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
             fl_die_with_default(signo);
         }
         // Another thread owns the crash and will end the process; wait for it, but not forever.
+        // Once its report is written and it chains (Swift's backtracer may take tens of seconds
+        // to symbolicate), the limit grows so we do not cut that short with our own signal.
         struct timespec pause = {0, 10 * 1000 * 1000};
-        for (int waited = 0; waited < FL_OTHER_THREAD_WAIT_MS; waited += 10) nanosleep(&pause, NULL);
+        for (int waited = 0; waited < (fl_chaining ? FL_CHAINED_WAIT_MS : FL_OTHER_THREAD_WAIT_MS); waited += 10)
+            nanosleep(&pause, NULL);
         fl_die_with_default(signo);
     }
 
@@ -168,6 +185,7 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_report_done = 1;
     fl_disarm_watchdog(watchdog);
 
+    fl_chaining = 1;
     fl_chain(signo, info, context);
     errno = saved_errno;
 }

@@ -47,9 +47,11 @@ static int fl_list_one(struct dl_phdr_info *info, size_t size, void *raw) {
         while (note + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)note;
             const char *nm = note + sizeof *n;
-            const char *desc = nm + ((n->n_namesz + 3) & ~3u);
-            const char *next = desc + ((n->n_descsz + 3) & ~3u);
-            if (next > end) break;
+            size_t name_size = ((size_t)n->n_namesz + 3) & ~(size_t)3;
+            size_t desc_size = ((size_t)n->n_descsz + 3) & ~(size_t)3;
+            if (name_size + desc_size > (size_t)(end - nm)) break;
+            const char *desc = nm + name_size;
+            const char *next = desc + desc_size;
             if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(nm, "GNU", 4) == 0) {
                 m->build_id_length = n->n_descsz < sizeof m->build_id ? n->n_descsz : sizeof m->build_id;
                 memcpy(m->build_id, desc, m->build_id_length);

@@ -39,11 +39,26 @@ int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
     struct iovec remote = {(void *)source, length};
     ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
     if (n == (ssize_t)length) return 0;
-    if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-        memcpy(destination, (const void *)source, length);
-        return 0;
+    if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return -1;
+    // process_vm_readv is filtered: write(2) from the source into a pipe checks the memory the
+    // same way (EFAULT instead of a fault); then read it back. Chunks fit the pipe's buffer.
+    if (fl_state.probe_pipe[0] < 0 || fl_state.probe_pipe[1] < 0) return -1;
+    char *out = destination;
+    while (length > 0) {
+        size_t chunk = length < 4096 ? length : 4096;
+        ssize_t wrote = write(fl_state.probe_pipe[1], (const void *)source, chunk);
+        if (wrote != (ssize_t)chunk) {
+            char drain[4096];
+            while (read(fl_state.probe_pipe[0], drain, sizeof drain) > 0) {
+            }
+            return -1;
+        }
+        if (read(fl_state.probe_pipe[0], out, chunk) != (ssize_t)chunk) return -1;
+        out += chunk;
+        source += chunk;
+        length -= chunk;
     }
-    return -1;
+    return 0;
 }
 
 // Runs on the crashing thread; compromised context. Reads the ELF header, program headers and
@@ -83,8 +98,8 @@ static void fl_read_build_id(fl_module *m, uintptr_t first_mapping_end) {
         while (at + sizeof(ElfW(Nhdr)) <= size) {
             const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(notes + at);
             size_t name = at + sizeof(ElfW(Nhdr));
-            size_t desc = name + ((n->n_namesz + 3) & ~3u);
-            size_t next = desc + ((n->n_descsz + 3) & ~3u);
+            size_t desc = name + (((size_t)n->n_namesz + 3) & ~(size_t)3);
+            size_t next = desc + (((size_t)n->n_descsz + 3) & ~(size_t)3);
             if (next > size || next <= at) break;
             if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(notes + name, "GNU", 4) == 0) {
                 size_t len = n->n_descsz < sizeof m->build_id ? n->n_descsz : sizeof m->build_id;
@@ -118,6 +133,11 @@ static void fl_take_maps_line(fl_crash_scratch *s, const char *line, const char 
     }
     while (p < end && *p == ' ') p++;
     size_t path_len = (size_t)(end - p);
+    // A binary replaced on disk while running shows as "/path (deleted)"; the build-id still
+    // identifies it, and the plain path is what a symbolicator can look up.
+    static const char deleted[] = " (deleted)";
+    if (path_len > sizeof deleted - 1 && memcmp(end - (sizeof deleted - 1), deleted, sizeof deleted - 1) == 0)
+        path_len -= sizeof deleted - 1;
     if (path_len == 0 || (p[0] != '/' && !(path_len == 6 && memcmp(p, "[vdso]", 6) == 0))) return;
     if (path_len >= FL_PATH_MAX) path_len = FL_PATH_MAX - 1;
 

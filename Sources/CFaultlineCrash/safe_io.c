@@ -53,20 +53,46 @@ size_t fl_strlen(const char *s) {
 
 void fl_put(fl_writer *w, const char *cstring) { fl_put_bytes(w, cstring, fl_strlen(cstring)); }
 
-void fl_put_json_string_n(fl_writer *w, const char *bytes, size_t length) {
+// Length of the well-formed UTF-8 sequence starting at bytes[i], or 0 if it is not one.
+static size_t fl_utf8_sequence(const unsigned char *bytes, size_t i, size_t length) {
+    unsigned char c = bytes[i];
+    size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    if (n == 0 || i + n > length) return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((bytes[i + k] & 0xc0) != 0x80) return 0;
+    if (n == 3 && c == 0xe0 && bytes[i + 1] < 0xa0) return 0;  // overlong
+    if (n == 3 && c == 0xed && bytes[i + 1] >= 0xa0) return 0; // surrogates
+    if (n == 4 && c == 0xf0 && bytes[i + 1] < 0x90) return 0;  // overlong
+    if (n == 4 && c == 0xf4 && bytes[i + 1] >= 0x90) return 0; // beyond U+10FFFF
+    return n;
+}
+
+void fl_put_json_string_n(fl_writer *w, const char *raw, size_t length) {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *bytes = (const unsigned char *)raw;
     fl_put_bytes(w, "\"", 1);
     for (size_t i = 0; i < length; i++) {
-        unsigned char c = (unsigned char)bytes[i];
+        unsigned char c = bytes[i];
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             fl_put_bytes(w, e, 2);
         } else if (c < 0x20 || c == 0x7f) {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             fl_put_bytes(w, e, 6);
-        } else {
-            // Bytes >= 0x80 pass through: paths are usually UTF-8, and the reader tolerates the rest.
+        } else if (c < 0x80) {
             fl_put_bytes(w, (const char *)&c, 1);
+        } else {
+            // Valid UTF-8 passes through. A byte that is not (a thread name the kernel cut in the
+            // middle of a character, a Latin-1 path) becomes \u00XX: a JSON reader rejects the
+            // whole report over one invalid byte, and then the crash would be lost.
+            size_t n = fl_utf8_sequence(bytes, i, length);
+            if (n) {
+                fl_put_bytes(w, (const char *)bytes + i, n);
+                i += n - 1;
+            } else {
+                char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                fl_put_bytes(w, e, 6);
+            }
         }
     }
     fl_put_bytes(w, "\"", 1);

@@ -119,6 +119,7 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     fl_generate_event_id(fl_state.event_id);
     pthread_atfork(NULL, NULL, fl_after_fork_in_child);
 
+    if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
     fl_prewarm_unwinder();
     fl_install_thread_hooks();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks

@@ -60,7 +60,12 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
         ucontext_t caller;
         memcpy(&caller, uc, sizeof caller);
         uintptr_t rsp = (uintptr_t)caller.uc_mcontext.gregs[REG_RSP];
-        caller.uc_mcontext.gregs[REG_RIP] = (greg_t) * (const uintptr_t *)rsp;
+        uintptr_t return_address = 0;
+        if (fl_safe_copy(&return_address, rsp, sizeof return_address) != 0) {  // rsp may be garbage too
+            out->stopped_by = "error";
+            return;
+        }
+        caller.uc_mcontext.gregs[REG_RIP] = (greg_t)return_address;
         caller.uc_mcontext.gregs[REG_RSP] = (greg_t)(rsp + sizeof(uintptr_t));
         unw_cursor_t cursor;
         if (unw_init_local2(&cursor, (unw_context_t *)&caller, 0) < 0) {

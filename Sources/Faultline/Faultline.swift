@@ -100,6 +100,8 @@ public enum Faultline {
 
     /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
     public static func close(timeout: Double = 2) {
+        // A forked child inherits this hook but not the worker thread, nor the parent's session.
+        guard getpid() == SDKState.shared.startedPID else { return }
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
         w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
         if let end = SessionTracker.shared.end() {
@@ -132,6 +134,7 @@ public enum Faultline {
 final class SDKState: Sendable {
     static let shared = SDKState()
     let sessionID = newEventID()
+    let startedPID = getpid()
 
     private struct Inner {
         var outbox: Outbox?
@@ -139,6 +142,7 @@ final class SDKState: Sendable {
         var dsn: DSN?
         var context: ScopeContext?
         var dataDirectory: DataDirectory?
+        var workerStarted = false
     }
     private let inner = Mutex(Inner())
 
@@ -155,11 +159,18 @@ final class SDKState: Sendable {
     var context: ScopeContext? { inner.withLock { $0.context } }
     var options: Options? { inner.withLock { $0.options } }
 
-    /// Starts the worker once; later starts only update what it sends with.
+    /// Starts the worker once. Later starts change the log level and the crash context; the DSN,
+    /// headers and outbox of the first start stay in use for the life of the process.
     func startSending(dsn: DSN, outbox: Outbox, headers: [String: String], options: Options, context: ScopeContext,
                       markerPath: String, crashedSessions: [String]) {
         LogBuffer.shared.configure(enabled: true, level: options.sendLogsAtOrAbove)
-        guard Worker.shared == nil else { return }
+        // One worker per process, decided under the lock so two racing starts cannot make two.
+        let first = inner.withLock { s -> Bool in
+            if s.workerStarted { return false }
+            s.workerStarted = true
+            return true
+        }
+        guard first else { return }
         // Everything slow (URLSession, the session marker's fsync) happens on the worker's own
         // thread, so start stays cheap for the app's launch.
         let transport = HTTPTransport(dsn: dsn, extraHeaders: headers)
@@ -199,6 +210,8 @@ struct ScopeContext: Sendable {
     var serverName: String
     /// The process's propagation trace id until spans exist: logs and events share it.
     var traceID: String
+    /// When this process's session began (Sentry requires `started` on every session update).
+    var sessionStarted = Date()
 
     init(options: Options, sessionID: String, installID: String) {
         traceID = newEventID()
@@ -224,6 +237,7 @@ struct ScopeContext: Sendable {
     /// Pre-serialised for the crash handler, which only copies these bytes into a report.
     func crashContextJSON() -> JSONValue {
         var o: [String: JSONValue] = ["session_id": .string(sessionID), "install_id": .string(installID),
+                                      "session_started": .string(SessionTracker.iso(sessionStarted)),
                                       "server_name": .string(serverName),
                                       "contexts": ["os": osContext, "device": ["type": "device", "arch": "x86_64"]]]
         if let r = release { o["release"] = .string(r) }

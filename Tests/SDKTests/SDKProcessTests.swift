@@ -68,6 +68,11 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertEqual(fatal.compactMap { $0["event_id"]?.stringValue }, [crashID])
         let statuses = items(server, type: "session").compactMap { $0["status"]?.stringValue }
         XCTAssertTrue(statuses.contains("crashed"), "\(statuses)")
+        let crashed = try XCTUnwrap(items(server, type: "session").first { $0["status"]?.stringValue == "crashed" })
+        XCTAssertNotNil(crashed["started"]?.stringValue, "Sentry requires started on every update")
+        if let ok = items(server, type: "session").first(where: { $0["status"]?.stringValue == "ok" && $0["sid"] == crashed["sid"] }) {
+            XCTAssertEqual(crashed["started"], ok["started"], "the crash update names when the crashed session began")
+        }
         XCTAssertFalse(statuses.contains("abnormal"), "a crashed session is not also abnormal")
     }
 
@@ -117,6 +122,36 @@ final class SDKProcessTests: XCTestCase {
         // At-least-once on the wire: a kill between the server's 200 and the file's removal sends
         // it again; the server deduplicates by event id. Such resends must be rare.
         XCTAssertLessThanOrEqual(received.count - Set(received).count, 3)
+    }
+
+    func testSIGTERMFlushesEndsTheSessionAndStillKillsBySIGTERM() throws {
+        let server = try ScriptedHTTPServer()
+        let out = dataDir + "/stdout"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: crasher)
+        p.arguments = ["log-and-wait", "--data-dir", dataDir, "--dsn", server.dsn()]
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        try p.run()
+        for _ in 0..<200 where !((try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") ?? false) { usleep(20_000) }
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(p.terminationStatus, SIGTERM)
+        XCTAssertEqual(items(server, type: "log").flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["body"]?.stringValue },
+                       ["waiting for SIGTERM"])
+        XCTAssertEqual(items(server, type: "session").last?["status"]?.stringValue, "exited")
+    }
+
+    func testChildProcessesOfAnSDKAppKeepTheDefaultSIGTERM() throws {
+        // The SDK catches SIGTERM with a handler (reset to default across exec), never SIG_IGN
+        // (inherited across exec): a program the app starts must still be killable by SIGTERM.
+        let server = try ScriptedHTTPServer()
+        let o = try run("child-sigign", dsn: server.dsn())
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        let line = try XCTUnwrap(o.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") })
+        let mask = try XCTUnwrap(UInt64(line.split(separator: "\t").last ?? "", radix: 16))
+        XCTAssertEqual(mask & (1 << (UInt64(SIGTERM) - 1)), 0, "SIGTERM is not ignored in the child: \(line)")
     }
 
     func testMalformedDSNTurnsTheSDKOffWithOneWarningAndTheAppRuns() throws {

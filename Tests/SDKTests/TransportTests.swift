@@ -79,6 +79,33 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(outbox.pending().count, 1)
     }
 
+    func testALimitOnLogsDoesNotHoldBackACrashEventBehindIt() throws {
+        let server = try ScriptedHTTPServer { req in
+            let type = (try? Envelope.parse(req.body))?.items.first?.type
+            return type == "log" ? .status(429, headers: ["X-Sentry-Rate-Limits": "60:log_item:organization", "Retry-After": "60"]) : .status(200)
+        }
+        let (outbox, flusher, _) = try make(server)
+        let logs: JSONValue = ["items": [["body": "x"]]]
+        outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: logs.serialized())]))
+        outbox.enqueue(event(1))
+        outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: logs.serialized())]))
+        let s = flusher.flushOnce()
+        XCTAssertEqual(s.sent, 1, "the event behind the limited log still goes out")
+        XCTAssertEqual(receivedEventIDs(server), [String(format: "%032x", 1)])
+        XCTAssertEqual(outbox.pending().count, 2, "limited logs wait on disk")
+        XCTAssertEqual(server.requests.count, 2, "the second log is not even tried while log_item is limited")
+    }
+
+    func testEvictionForSpaceDropsLogsBeforeEvents() throws {
+        let outbox = try Outbox(directory: dir, byteCap: 1_000)
+        outbox.enqueue(event(1))
+        let logs: JSONValue = ["items": .array((0..<20).map { ["body": .string("line \($0)")] })]
+        for _ in 0..<5 { outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: logs.serialized())])) }
+        XCTAssertTrue(outbox.pending().contains { $0.path.hasSuffix(String(format: "%032x", 1) + ".envelope") },
+                      "the oldest envelope, an event, survives while logs are evicted")
+        XCTAssertGreaterThan(outbox.droppedCounts[.queueOverflow] ?? 0, 0)
+    }
+
     func testServerErrorsBackOffExponentiallyFromHalfASecondToTenSeconds() throws {
         let server = try ScriptedHTTPServer { _ in .status(500) }
         let (outbox, flusher, clock) = try make(server)

@@ -81,6 +81,7 @@ enum SessionUpdate {
             "timestamp": .string(ts), "attrs": .object(attrs),
         ]
         if let install = report.context["install_id"]?.stringValue { s["did"] = .string(install) }
+        s["started"] = report.context["session_started"] ?? .string(ts)
         return .object(s)
     }
 }

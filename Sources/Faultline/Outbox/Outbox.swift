@@ -8,7 +8,6 @@ public enum DropReason: String, Sendable, CaseIterable {
     case queueOverflow = "queue_overflow"
     case diskWriteFailed = "disk_write_failed"
     case rejectedByServer = "rejected_by_server"
-    case rateLimited = "ratelimit_backoff"
     case corrupt = "corrupt"
 }
 
@@ -19,6 +18,13 @@ public final class Outbox: Sendable {
     public struct Entry: Sendable, Hashable {
         public let path: String
         public let size: Int
+        /// File names end in the event id, `clientreport`, or `noevent` (logs, sessions).
+        /// 0: logs and sessions, evicted first; 1: events; 2: client reports, evicted last.
+        var evictionRank: Int {
+            if path.hasSuffix("-noevent.envelope") { return 0 }
+            if path.hasSuffix("-clientreport.envelope") { return 2 }
+            return 1
+        }
     }
 
     public let directory: String
@@ -59,7 +65,7 @@ public final class Outbox: Sendable {
         clock_gettime(CLOCK_REALTIME, &ts)
         let seq = sequence.add(1, ordering: .relaxed).newValue
         let name = String(format: "%020llu-%010llu-%@.envelope", UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), seq,
-                          envelope.eventID ?? "noevent")
+                          envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent"))
         let entry = Entry(path: directory + "/" + name, size: data.count)
         do {
             try AtomicFile.write(data, to: entry.path, sync: sync)
@@ -74,9 +80,13 @@ public final class Outbox: Sendable {
             ix.bytes += entry.size
             var out: [Entry] = []
             while ix.bytes > byteCap, ix.entries.count > 1 {
-                let oldest = ix.entries.removeFirst()
-                ix.bytes -= oldest.size
-                out.append(oldest)
+                // Events (crashes, captured errors) are what users look for: logs and sessions go
+                // first, oldest first; then the oldest event. Client reports (tiny, and the only
+                // record of these very drops) go last.
+                let victim = ix.entries.firstIndex { $0.evictionRank == 0 } ?? ix.entries.firstIndex { $0.evictionRank == 1 } ?? 0
+                let evicted = ix.entries.remove(at: victim)
+                ix.bytes -= evicted.size
+                out.append(evicted)
             }
             return out
         }

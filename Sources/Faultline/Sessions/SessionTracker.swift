@@ -31,7 +31,7 @@ final class SessionTracker: Sendable {
             update["timestamp"] = .string(Self.iso(Date()))
             items.append(Envelope.Item(type: "session", payload: update.serialized()))
         }
-        let now = Date()
+        let now = context.sessionStarted
         let payload = Self.payload(context: context, started: now, status: "ok", initial: true, errors: 0)
         try? AtomicFile.write(payload.serialized(), to: markerPath)
         state.withLock { s in

@@ -1,26 +1,52 @@
 // Flush at normal exit and on SIGTERM, so the last logs and the session end are not lost.
-import Dispatch
 import Foundation
+import Synchronization
 
+/// SIGTERM arrives through a plain sigaction handler that only writes one byte to a pipe (all a
+/// signal handler may do); a thread of ours reads it, flushes, then restores the default action
+/// and re-raises, so the process still dies by SIGTERM. No SIG_IGN is involved: a caught signal
+/// is reset to its default across execve, so child processes are unaffected, and an app that
+/// installs its own SIGTERM handling later simply replaces ours.
 enum ExitHooks {
-    nonisolated(unsafe) private static var termSource: DispatchSourceSignal?
+    nonisolated(unsafe) static var termPipe: (read: Int32, write: Int32) = (-1, -1)  // set once before the handler exists
+    private static let installed = Atomic<Bool>(false)
 
-    /// Called after libcurl is initialised (see SDKState.startSending), so this hook runs first.
+    /// Called after libcurl is initialised (see SDKState.startSending), so this hook runs before
+    /// OpenSSL's own atexit clean-up.
     static func install() {
+        guard !installed.exchange(true, ordering: .relaxed) else { return }
         atexit { Faultline.close(timeout: 2) }
-        // Only when the app left SIGTERM at its default: then we take it, flush, and die by it as
-        // the app would have. An app with its own SIGTERM handling keeps it untouched.
+
         var current = sigaction()
         sigaction(SIGTERM, nil, &current)
-        guard current.__sigaction_handler.sa_handler == nil else { return }  // SIG_DFL is nil
-        signal(SIGTERM, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        source.setEventHandler {
+        guard current.__sigaction_handler.sa_handler == nil else { return }  // only over SIG_DFL
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        termPipe = (fds[0], fds[1])
+        let waiter = Thread {
+            Worker.blockAppSignals()
+            var byte: UInt8 = 0
+            while read(ExitHooks.termPipe.read, &byte, 1) < 0 && errno == EINTR {}
             Faultline.close(timeout: 2)
             signal(SIGTERM, SIG_DFL)
             kill(getpid(), SIGTERM)
         }
-        source.resume()
-        termSource = source
+        waiter.name = "faultline.sigterm"
+        waiter.start()
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = faultlineSIGTERMHandler
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(SIGTERM, &action, nil)
     }
+}
+
+/// Runs in signal context: one write(2), nothing else.
+func faultlineSIGTERMHandler(_ signal: Int32) {
+    var byte: UInt8 = 1
+    let saved = errno
+    _ = write(ExitHooks.termPipe.write, &byte, 1)
+    errno = saved
 }

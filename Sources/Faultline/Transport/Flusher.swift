@@ -46,9 +46,11 @@ final class Flusher: Sendable {
             guard let envelope = outbox.read(entry) else { summary.dropped += 1; continue }
             let types = envelope.items.map(\.type)
             if !state.withLock({ $0.limits.allows(itemTypes: types, now: clock.now()) }) {
+                // Limited category: this envelope waits on disk; envelopes of other categories
+                // behind it (a crash behind limited logs) still go out.
                 summary.stoppedBy = "rate limit"
-                summary.remaining = queue.count + 1
-                return summary
+                summary.remaining += 1
+                continue
             }
             var body = envelope
             body.header["sent_at"] = .string(SessionTracker.iso(Date(timeIntervalSince1970: clock.now())))
@@ -64,10 +66,14 @@ final class Flusher: Sendable {
                     summary.sent += 1
                     break attempts
                 case .rateLimited(let seconds, let categories):
-                    state.withLock { $0.limits.apply([.init(seconds: seconds, categories: categories)], now: clock.now()) }
+                    // Sentry's rule: X-Sentry-Rate-Limits, when present, says exactly what is
+                    // limited (already applied above); only without it does Retry-After limit all.
+                    if rateLimits.isEmpty {
+                        state.withLock { $0.limits.apply([.init(seconds: seconds, categories: categories)], now: clock.now()) }
+                    }
                     summary.stoppedBy = "rate limit"
-                    summary.remaining = queue.count + 1
-                    return summary
+                    summary.remaining += 1
+                    break attempts
                 case .tooLarge:
                     if let halves = split(envelope) {
                         for h in halves { outbox.enqueue(h) }
@@ -90,7 +96,7 @@ final class Flusher: Sendable {
                     if attempt >= Self.attemptsPerFlush {
                         state.withLock { $0.retryAt = clock.now() + delay }
                         summary.stoppedBy = "retries exhausted"
-                        summary.remaining = queue.count + 1
+                        summary.remaining += queue.count + 1
                         return summary
                     }
                     clock.sleep(seconds: delay)

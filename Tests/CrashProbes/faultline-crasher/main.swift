@@ -31,6 +31,8 @@ let modes: [String: String] = [
     "threads-segv": "four threads crash at the same moment",
     "dlopen": "crash inside a library dlopen'ed after start (--library)",
     "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
+    "child-sigign": "run `grep SigIgn /proc/self/status` in a child through system(3)",
+    "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
@@ -106,6 +108,13 @@ case "capture-loop":
         usleep(2_000)
     }
     Faultline.flush(timeout: 10)
+    exit(0)
+case "child-sigign":
+    exit(system("grep SigIgn /proc/self/status") == 0 ? 0 : 1)
+case "log-and-wait":
+    Log.warning("waiting for SIGTERM")
+    print("ready"); fflush(nil)
+    for _ in 0..<600 { sleep(1) }  // like an app's run loop: a signal interrupts one sleep, not the loop
     exit(0)
 case "flush":
     print(Faultline.flush(timeout: 60) ? "flushed" : "flush timed out")
