@@ -68,6 +68,13 @@ final class CrashCaptureTests: XCTestCase {
         }
     }
 
+    func testThreadNameThatIsNotUTF8StillGivesAReadableReport() throws {
+        let o = try crash("bad-name-segv")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()  // parses: invalid bytes were escaped, valid UTF-8 kept
+        XCTAssertEqual(r.threadName, "naïve-\u{ff}-w\u{c3}")
+    }
+
     func testCallThroughNullPointerStillUnwindsToTheCaller() throws {
         let o = try crash("call-null")
         XCTAssertEqual(o.signal, SIGSEGV, o.description)

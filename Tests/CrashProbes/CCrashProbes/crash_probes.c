@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,5 +160,11 @@ PROBE void probe_segv_while_loader_lock_held(void) {
     pthread_barrier_init(&probe_lock_barrier, NULL, 2);
     pthread_create(&t, NULL, probe_lock_holder, NULL);
     pthread_barrier_wait(&probe_lock_barrier);
+    probe_segv();
+}
+
+PROBE void probe_segv_with_invalid_utf8_thread_name(void) {
+    // "naïve-wörker-ü" cut mid-character, plus a lone 0xff.
+    prctl(PR_SET_NAME, "na\xc3\xafve-\xff-w\xc3", 0, 0, 0);
     probe_segv();
 }

@@ -32,6 +32,7 @@ let modes: [String: String] = [
     "dlopen": "crash inside a library dlopen'ed after start (--library)",
     "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
     "child-sigign": "run `grep SigIgn /proc/self/status` in a child through system(3)",
+    "bad-name-segv": "SIGSEGV on a thread whose name is not valid UTF-8",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
@@ -111,6 +112,7 @@ case "capture-loop":
     exit(0)
 case "child-sigign":
     exit(system("grep SigIgn /proc/self/status") == 0 ? 0 : 1)
+case "bad-name-segv": probe_segv_with_invalid_utf8_thread_name()
 case "log-and-wait":
     Log.warning("waiting for SIGTERM")
     print("ready"); fflush(nil)

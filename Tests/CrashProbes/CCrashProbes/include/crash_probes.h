@@ -22,3 +22,5 @@ void probe_recurse_then_segv(int depth);
 /// Another thread takes the dynamic loader's lock (inside a dl_iterate_phdr callback) and never
 /// lets go; then this thread faults. Unwinders that ask the loader (libunwind does) block.
 void probe_segv_while_loader_lock_held(void);
+/// Names the thread with bytes that are not UTF-8 (as the kernel's 15-byte cut of a UTF-8 name can), then faults.
+void probe_segv_with_invalid_utf8_thread_name(void);
