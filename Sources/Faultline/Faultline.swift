@@ -108,6 +108,8 @@ public enum Faultline {
             outbox.enqueue(Envelope(header: envelopeHeader(eventID: nil, dsn: SDKState.shared.dsn), items: [end]))
         }
         w.flush(timeout: timeout)
+        // What did not go out stays in the outbox for the next launch.
+        w.stopAndWait(timeout: 1)
     }
 
     /// Envelopes dropped since start, by reason (queue overflow, disk failure, server rejection…).

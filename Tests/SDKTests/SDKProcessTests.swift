@@ -76,6 +76,15 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertFalse(statuses.contains("abnormal"), "a crashed session is not also abnormal")
     }
 
+    func testExitWhileTheServerIsSlowEndsPromptlyAndCleanlyAndKeepsTheRest() throws {
+        let server = try ScriptedHTTPServer { _ in .slow(seconds: 8, then: 200) }
+        let o = try run("log-and-exit", dsn: server.dsn())
+        XCTAssertEqual(o.exitCode, 0, "no crash in exit's clean-up while a request was in flight: \(o)")
+        XCTAssertLessThan(o.duration, 6, "the exit flush is bounded")
+        XCTAssertFalse(TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope").isEmpty, "unsent envelopes stay for the next launch")
+        XCTAssertTrue(TestSupport.files(in: dataDir + "/crashes", suffix: ".crash.json").isEmpty)
+    }
+
     func testKilledRunIsReportedAsAnAbnormalSession() throws {
         let server = try ScriptedHTTPServer()
         let p = Process()

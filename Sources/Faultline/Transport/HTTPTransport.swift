@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import FaultlineProtocol
+import Synchronization
 
 /// What one POST came to.
 enum SendOutcome: Equatable {
@@ -22,6 +23,8 @@ protocol EnvelopeSending: Sendable {
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit])
     /// Does the slow one-time set-up now (libcurl and OpenSSL global init).
     func prepare()
+    /// Cancels the request in flight, if any (at exit).
+    func cancelInFlight()
 }
 
 /// Only the SDK's worker thread (one flush at a time) sends, so the lazy session needs no lock.
@@ -46,6 +49,9 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
 
     func prepare() { _ = session }
 
+    private let inFlight = Mutex<URLSessionDataTask?>(nil)
+    func cancelInFlight() { inFlight.withLock { $0?.cancel() } }
+
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
         var request = URLRequest(url: dsn.envelopeURL, timeoutInterval: timeout)
         request.httpMethod = "POST"
@@ -61,6 +67,8 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: (Data?, URLResponse?, Error?) = (nil, nil, nil)
         let task = session.dataTask(with: request) { d, r, e in result = (d, r, e); done.signal() }
+        inFlight.withLock { $0 = task }
+        defer { inFlight.withLock { $0 = nil } }
         task.resume()
         if done.wait(timeout: .now() + timeout + 1) == .timedOut {
             task.cancel()

@@ -16,6 +16,7 @@ final class Worker: @unchecked Sendable {
     private var completedPasses = 0
     private var stopping = false
     private var setUpDone = false
+    private var exited = false
     private var thread: Thread?
 
     private let setUp: @Sendable () -> Void
@@ -80,10 +81,17 @@ final class Worker: @unchecked Sendable {
         return ok
     }
 
-    func stop() {
+    /// At exit: no new pass starts, a request in flight is cancelled, and we wait (bounded) until
+    /// the thread has left libcurl, so exit's clean-up (OpenSSL's atexit) never runs under it.
+    func stopAndWait(timeout: Double) {
         condition.lock()
         stopping = true
         condition.broadcast()
+        condition.unlock()
+        flusher.transport.cancelInFlight()
+        condition.lock()
+        let deadline = Date().addingTimeInterval(timeout)
+        while !exited { if !condition.wait(until: deadline) { break } }
         condition.unlock()
     }
 
@@ -99,13 +107,22 @@ final class Worker: @unchecked Sendable {
             completedPasses += 1
             condition.broadcast()
             condition.unlock()
-            if stop { return }
+            if stop {
+                condition.lock()
+                exited = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
         }
     }
 
     private func pass() {
         packLogs()
-        _ = flusher.flushOnce()
+        condition.lock()
+        let stop = stopping
+        condition.unlock()
+        if !stop { _ = flusher.flushOnce() }
     }
 
     /// Buffered log lines become `log` envelopes of at most LogBuffer.batchSize lines.
