@@ -296,7 +296,7 @@ struct DWARFIndexBuilder {
                         t.scopeParent.append(inlined ? top.scope : IndexTables.none)
                         t.scopeFlags.append(inlined ? IndexTables.scopeIsInlined : 0)
                         var callFile = IndexTables.none
-                        if inlined, let files, let f = udataAttr(&die, DW_AT_call_file), Int(f) < nfiles {
+                        if inlined, let files, let f = udataAttr(&die, DW_AT_call_file), f < UInt64(max(nfiles, 0)) {
                             callFile = fileRef(files, Int(f), compDir: compDir, unitFiles: &unitFiles)
                         }
                         t.scopeCallFile.append(callFile)

@@ -114,15 +114,20 @@ final class ELFHandle {
     private func checkBounds() throws(ELFError) {
         var ehdr = GElf_Ehdr()
         guard gelf_getehdr(elf, &ehdr) != nil else { throw .truncated(path) }
-        let shEnd = UInt64(ehdr.e_shoff) + UInt64(ehdr.e_shnum) * UInt64(ehdr.e_shentsize)
-        let phEnd = UInt64(ehdr.e_phoff) + UInt64(ehdr.e_phnum) * UInt64(ehdr.e_phentsize)
-        if shEnd > fileSize || phEnd > fileSize { throw .truncated(path) }
+        // Every sum is checked: a hostile header with offsets near 2^64 must be an error, not a trap
+        // (the server parses uploads with this on an HTTP thread).
+        func fits(_ offset: UInt64, _ length: UInt64) -> Bool {
+            let (end, overflow) = offset.addingReportingOverflow(length)
+            return !overflow && end <= UInt64(fileSize)
+        }
+        if !fits(UInt64(ehdr.e_shoff), UInt64(ehdr.e_shnum) * UInt64(ehdr.e_shentsize))
+            || !fits(UInt64(ehdr.e_phoff), UInt64(ehdr.e_phnum) * UInt64(ehdr.e_phentsize)) { throw .truncated(path) }
         var scn: OpaquePointer? = nil
         while let s = elf_nextscn(elf, scn) {
             scn = s
             var sh = GElf_Shdr()
             guard gelf_getshdr(s, &sh) != nil else { throw .malformed(path, "unreadable section header") }
-            if sh.sh_type != SHT_NOBITS && UInt64(sh.sh_offset) + UInt64(sh.sh_size) > fileSize {
+            if sh.sh_type != SHT_NOBITS && !fits(UInt64(sh.sh_offset), UInt64(sh.sh_size)) {
                 throw .truncated(path)
             }
         }

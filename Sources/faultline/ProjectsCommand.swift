@@ -57,7 +57,9 @@ enum ProjectsCommand {
             case "create":
                 guard positional.count == 2 else { return usageError() }
                 let name = positional[1]
-                let slug = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce("") { $0 + String($1) }
+                var slug = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce("") { $0 + String($1) }
+                // URLs take a project id or a slug: an all-digit slug would read as another project's id.
+                if slug.allSatisfy(\.isNumber) { slug = "p-" + slug }
                 let p = try store.createProject(slug: slug, name: name)
                 let k = try store.createPublicKey(projectID: p.id, allowedAppIDs: appIDs)
                 print("created project '\(p.slug)' (id \(p.id))\nDSN: \(dsn(k.key, p))")

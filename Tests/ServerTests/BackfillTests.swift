@@ -7,6 +7,39 @@ import FaultlineProtocol
 import FaultlineTestSupport
 
 final class BackfillTests: XCTestCase {
+    func testABackfillCutShortByAStopRunsAgainAtTheNextStart() throws {
+        let server = try TestServer()
+        let work = TestSupport.makeTemporaryDirectory("faultline-backfill-resume")
+        defer { try? FileManager.default.removeItem(atPath: work); try? FileManager.default.removeItem(atPath: server.dataDirectory) }
+        let program = try Fixtures.buildProgram(in: work)
+        for _ in 0..<5 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program, release: "r1"))).status, 200) }
+        try server.waitUntilIdle()
+        // The backfill thread is gone (as after a kill at the wrong moment): the upload is
+        // acknowledged and stored, but its backfill never runs in this process.
+        server.server.backfiller.stop()
+        XCTAssertEqual(try server.uploadDebugFile(program.path), "ok")
+        let token = server.token, project = server.projectID
+        server.stop(removeData: false)
+
+        var config = ServerConfiguration(dataDirectory: server.dataDirectory)
+        config.port = 0
+        let restarted = try FaultlineServer(config: config)
+        try restarted.start()
+        defer { restarted.stop() }
+        let deadline = Date().addingTimeInterval(30)
+        var issues: [JSONValue] = []
+        while Date() < deadline {
+            let r = RawHTTP.send(port: restarted.port, method: "GET", path: "/api/0/projects/faultline/\(project)/issues/",
+                                 headers: ["Authorization": "Bearer \(token)"])
+            issues = (try? JSONValue.parse(r.body))?.arrayValue ?? []
+            if issues.count == 1, issues[0]["symbolicated"]?.boolValue == true { break }
+            usleep(50_000)
+        }
+        XCTAssertEqual(issues.count, 1)
+        XCTAssertEqual(issues.first?["symbolicated"]?.boolValue, true, "the restart finished the lost backfill: \(issues)")
+    }
+
+
     func testLateDebugFileResymbolicatesAndRegroupsEveryOccurrence() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -239,6 +239,27 @@ final class FixtureVariantTests: XCTestCase {
         XCTAssertThrowsError(try ELFInfo.read(path: truncated)) { XCTAssertEqual($0 as? ELFError, .truncated(truncated)) }
     }
 
+    func testHeaderOffsetsNearTwoToTheSixtyFourAreAnErrorNotATrap() throws {
+        // A hostile upload: offsets chosen so offset + size wraps around. Each must be refused as
+        // truncated; an arithmetic trap here would take the whole server down.
+        let d = try Fixtures.directory()
+        let original = try Data(contentsOf: URL(fileURLWithPath: "\(d)/c-O2.full"))
+        func patched(_ offset: Int, _ value: UInt64) throws -> String {
+            var bytes = [UInt8](original)
+            withUnsafeBytes(of: value.littleEndian) { for (i, b) in $0.enumerated() { bytes[offset + i] = b } }
+            let path = Fixtures.temporaryDirectory("hostile") + "/h.elf"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let shoff = original.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0x28, as: UInt64.self) }
+        let shentsize = Int(original.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0x3A, as: UInt16.self) })
+        for path in [try patched(0x28, UInt64.max - 8),                       // e_shoff
+                     try patched(0x20, UInt64.max - 8),                       // e_phoff
+                     try patched(Int(shoff) + shentsize + 0x18, UInt64.max - 8)] { // section 1's sh_offset
+            XCTAssertThrowsError(try ELFInfo.read(path: path), path)
+        }
+    }
+
     // MARK: Thread safety
 
     func testConcurrentLookupsAgree() throws {

@@ -24,6 +24,13 @@ public final class Backfiller: @unchecked Sendable {
 
     public func start() {
         started = true
+        // A backfill queued or running when the server stopped (or was killed) never finished:
+        // every debug file without a finished backfill is backfilled again. Runs are idempotent,
+        // so repeating one that had in fact finished costs time, never correctness.
+        if let files = try? store.debugFiles(), let runs = try? store.backfills(limit: 1_000_000) {
+            let finished = Set(runs.filter { $0.state == "done" }.map(\.buildID))
+            for f in files where (f.hasDebugInfo || f.hasSymbols) && !finished.contains(f.buildID) { enqueue(f.buildID) }
+        }
         let t = Thread { [unowned self] in self.loop() }
         t.name = "faultline-backfill"
         t.start()

@@ -42,7 +42,10 @@ public final class Assembler: @unchecked Sendable {
         guard ChunkUpload.isSHA1(checksum) else { return state("error", detail: "file checksum must be 40 hex digits") }
         let chunkList = (spec["chunks"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() }
         let name = spec["name"]?.stringValue ?? ""
-        if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id) {
+        // "Already here" only if the file really is on disk: a file lost since (power loss
+        // before its directory reached the disk, an operator's rm) is asked for again.
+        if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id),
+           FileManager.default.fileExists(atPath: debugFiles.debugInfoPath(id)) || FileManager.default.fileExists(atPath: debugFiles.executablePath(id)) {
             return state("ok", dif: dif(record, name: name))
         }
         lock.lock(); let failed = failures[checksum]; lock.unlock()
