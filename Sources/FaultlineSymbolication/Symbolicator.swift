@@ -167,6 +167,9 @@ public final class Symbolicator: @unchecked Sendable {
     /// and indexes again. A persisted index built from symbols only is rebuilt when DWARF appears.
     public func invalidate(buildID: BuildID) {
         lock.withLock { slots[buildID.hex] = nil }
+        // A new file for this build-id may carry a better symbol table than the one a symbols-only
+        // index was built from (.symtab after .dynsym); an index with DWARF stays authoritative.
+        if let cache, let index = cache.load(buildID), !index.hasDWARF { cache.remove(buildID) }
     }
 
     /// Deletes the persisted index of `buildID`, if any, and forgets the module: the next lookup
