@@ -9,6 +9,7 @@ public final class InstallVolumeLimiter: @unchecked Sendable {
     private var windows: [String: Window] = [:]
     /// Bounds memory when many installs send once: expired windows are pruned past this size.
     private let maxTracked = 200_000
+    private var lastPrune = 0.0
 
     public init(limit: Int, windowSeconds: Int) {
         self.limit = limit
@@ -28,7 +29,14 @@ public final class InstallVolumeLimiter: @unchecked Sendable {
         }
         w.count += 1
         windows[key] = w
-        if windows.count > maxTracked { windows = windows.filter { now - $0.value.start < window } }
+        // Pruning is O(n), so it runs at most once a second, never per request: a client rotating
+        // install ids cannot make every ingest pay for it. If live windows alone exceed the bound,
+        // the table is reset: the cap fails open for a moment rather than memory growing unbounded.
+        if windows.count > maxTracked && now - lastPrune >= 1 {
+            lastPrune = now
+            windows = windows.filter { now - $0.value.start < window }
+            if windows.count > maxTracked { windows.removeAll(keepingCapacity: true) }
+        }
         return nil
     }
 }
