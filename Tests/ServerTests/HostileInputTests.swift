@@ -41,6 +41,20 @@ final class HostileInputTests: XCTestCase {
         assertRefused(server.sendEnvelope(envelope(), key: String(repeating: "a", count: 32)), 401, mentioning: "unknown")
     }
 
+    func testAnonymousUploadIsRefusedBeforeItsBodyIsRead() {
+        // Headers announce 30 MiB but no body follows: the 401 must come from the headers alone
+        // (an answer that waited for the body would time out here).
+        let started = Date()
+        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+                             headers: ["Content-Type": "multipart/form-data; boundary=x"], contentLength: 30 * 1024 * 1024)
+        assertRefused(r, 401, mentioning: "server token")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        let ingest = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+                                  headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(String(repeating: "b", count: 32))"],
+                                  contentLength: 200 * 1024)
+        assertRefused(ingest, 401, mentioning: "unknown")
+    }
+
     func testServerTokenIsRefusedOnIngest() {
         assertRefused(server.sendEnvelope(envelope(), key: server.token), 401, mentioning: "server token")
         let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",

@@ -68,5 +68,12 @@ public struct HTTPResponse: Sendable {
 public protocol HTTPHandling: Sendable {
     /// Largest body accepted for this request line; larger bodies get 413 without being buffered.
     func bodyLimit(method: String, path: String) -> Int
+    /// Called with the request line and headers, before any body is read: a response here (an
+    /// authentication failure) is sent at once and the body is never buffered.
+    func preflight(_ head: HTTPRequest) -> HTTPResponse?
     func handle(_ request: HTTPRequest) -> HTTPResponse
+}
+
+extension HTTPHandling {
+    public func preflight(_ head: HTTPRequest) -> HTTPResponse? { nil }
 }

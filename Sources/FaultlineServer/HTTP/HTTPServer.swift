@@ -92,6 +92,11 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, faultlineCollectValue, opaque)
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, faultlineCollectValue, opaque)
         state.limit = server.handler.bodyLimit(method: state.method, path: state.path)
+        let head = HTTPRequest(method: state.method, path: state.path, query: state.query, headers: state.headers, body: Data())
+        if let refusal = server.handler.preflight(head) {
+            state.overLimit = true  // discard whatever body follows
+            return queue(refusal, on: connection)
+        }
         if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > state.limit {
             // Refuse before reading the body: libmicrohttpd sends this and closes the connection.
             state.overLimit = true

@@ -27,6 +27,28 @@ final class Router: HTTPHandling, @unchecked Sendable {
         return limits.maxRequestBytes
     }
 
+    /// Authentication that needs no body, done before the body is read, so an anonymous client
+    /// cannot make the server buffer (or inflate) tens of MiB: uploads need a valid server token;
+    /// ingest with a key in a header or the query needs a known public key. (A key that only
+    /// the envelope's `dsn` carries is checked after reading, within the ingest caps.)
+    func preflight(_ r: HTTPRequest) -> HTTPResponse? {
+        guard r.method == "POST" || r.method == "PUT" else { return nil }
+        let p = r.pathComponents
+        guard p.first == "api", p.count >= 2 else { return nil }
+        if p[1] == "0" {
+            guard let token = r.bearerToken, (try? store.isServerToken(token)) == true else {
+                return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
+            }
+            return nil
+        }
+        guard let key = SentryAuth.key(in: r) else { return nil }
+        if ServerToken.looksLikeServerToken(key) {
+            return .detail(401, "server tokens are not accepted for ingest; use the project's public key")
+        }
+        if (try? store.publicKey(key)) == nil { return .detail(401, "unknown public key") }
+        return nil
+    }
+
     func handle(_ r: HTTPRequest) -> HTTPResponse {
         let p = r.pathComponents
         do {
