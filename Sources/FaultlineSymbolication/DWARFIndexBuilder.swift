@@ -64,28 +64,40 @@ struct DWARFIndexBuilder {
 
     /// Units per libdw session. libdw keeps every unit's parsed line table and abbreviations
     /// until dwarf_end; ending the session every few units bounds that memory (on the Python
-    /// library it held ~25 MB at once) for the cost of re-reading unit headers.
+    /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
     private mutating func walkUnits(_ elf: OpaquePointer) -> Bool {
-        var version: Dwarf_Half = 0
-        var unitType: UInt8 = 0
-        var cudie = Dwarf_Die()
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
-        var done = 0
+        // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
+        // offsets, not on one session's unit handles), so N units cost N header reads in all,
+        // not N²/16 — a file with a million tiny units cannot stall the build.
+        var offset: Dwarf_Off = 0
         var finished = false
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
-            var cu: OpaquePointer? = nil
-            var next: OpaquePointer? = nil
-            var position = 0
             finished = true
-            while dwarf_get_units(dwarf, cu, &next, &version, &unitType, &cudie, nil) == 0 {
-                cu = next
-                if position >= done + DWARFIndexBuilder.unitsPerSession { finished = false; break }
-                position += 1
-                if position <= done { continue }
+            var processed = 0
+            while true {
+                var nextOffset: Dwarf_Off = 0
+                var headerSize = 0
+                var version: Dwarf_Half = 0
+                var abbrevOffset: Dwarf_Off = 0
+                var addressSize: UInt8 = 0
+                var offsetSize: UInt8 = 0
+                // nil type signature/offset: non-nil would make libdw walk DWARF 4's .debug_types.
+                guard dwarf_next_unit(dwarf, offset, &nextOffset, &headerSize, &version, &abbrevOffset,
+                                      &addressSize, &offsetSize, nil, nil) == 0 else { break }
+                if processed == DWARFIndexBuilder.unitsPerSession { finished = false; break }
+                let unitOffset = offset
+                guard nextOffset > unitOffset else { break }  // a corrupt length must not loop
+                offset = nextOffset
+                processed += 1
+                var cudie = Dwarf_Die()
+                guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
+                var unitType: UInt8 = 0
+                guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0 else { continue }
                 // Type units hold no code; skeleton units would need their .dwo (not supported).
                 guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
                 any = true
@@ -104,7 +116,6 @@ struct DWARFIndexBuilder {
                 for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
                 walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
             }
-            done = position
             dwarf_end(dwarf)
             DWARFIndexBuilder.releaseFilePages(elf)
         }
