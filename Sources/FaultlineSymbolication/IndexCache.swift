@@ -18,6 +18,14 @@ struct IndexCache: Sendable {
         return "/tmp/faultline-cache-\(getuid())"
     }
 
+    /// A cache directory somebody else owns (or can write) could be used to plant indexes: the
+    /// checksum finds corruption, not forgery. Only our own 0700-style directory is used.
+    static func isSafeDirectory(_ path: String) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return true }  // absent: we create it, with 0700
+        return (st.st_mode & S_IFMT) == S_IFDIR && st.st_uid == getuid() && (st.st_mode & 0o022) == 0
+    }
+
     func path(for buildID: BuildID) -> String {
         "\(directory)/\(buildID.hex).v\(IndexFormat.version).fltidx"
     }

@@ -134,7 +134,10 @@ public final class Symbolicator: @unchecked Sendable {
     ///   - persistIndexes: false never reads or writes index files (`--no-cache`).
     public init(locator: DebugFileLocator, indexCacheDirectory: String?, persistIndexes: Bool = true) {
         self.locator = locator
-        self.cache = persistIndexes ? IndexCache(directory: indexCacheDirectory ?? IndexCache.defaultDirectory) : nil
+        let cacheDirectory = indexCacheDirectory ?? IndexCache.defaultDirectory
+        // The shared-/tmp fallback (no HOME, no XDG_CACHE_HOME) is only used if it is ours alone.
+        let trusted = indexCacheDirectory != nil || !cacheDirectory.hasPrefix("/tmp/") || IndexCache.isSafeDirectory(cacheDirectory)
+        self.cache = persistIndexes && trusted ? IndexCache(directory: cacheDirectory) : nil
     }
 
     /// Symbolicates one address of a module.

@@ -7,6 +7,7 @@ public final class DebugFileStore: @unchecked Sendable {
     public let root: String
     let tmp: String
     private let lock = NSLock()
+    private let installLock = NSLock()
     private var known: Set<BuildID> = []
 
     public init(dataDirectory: String) throws {
@@ -39,6 +40,10 @@ public final class DebugFileStore: @unchecked Sendable {
     /// Moves a verified file at `path` into place. A file with DWARF or symbols becomes the
     /// build-id's debuginfo; a file with code becomes its executable (one hard link for both).
     public func install(_ path: String, summary: ELFSummary) throws {
+        // One install at a time: "keep the richer file" is a check and a rename, and two uploads
+        // of one build-id (stripped and with DWARF) must not interleave between them.
+        installLock.lock()
+        defer { installLock.unlock() }
         let fm = FileManager.default
         let dir = (debugInfoPath(summary.buildID) as NSString).deletingLastPathComponent
         try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -59,6 +64,9 @@ public final class DebugFileStore: @unchecked Sendable {
             }
         }
         try? fm.removeItem(atPath: path)
+        // The rename is durable only once its directory is: fsync it before the upload is acknowledged.
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
         if summary.hasDebugInfo || summary.hasSymbols {
             lock.lock(); known.insert(summary.buildID); lock.unlock()
         }
