@@ -82,6 +82,22 @@ final class UploadTests: XCTestCase {
         XCTAssertTrue(try server.server.store.debugFiles().isEmpty)
     }
 
+    func testAChunkDamagedOnDiskIsAskedForAgainNotFailedForever() throws {
+        let program = try Fixtures.buildProgram(in: work)
+        let file = try Data(contentsOf: URL(fileURLWithPath: program.path))
+        let sha = SHA1Hash.hex(file)
+        XCTAssertEqual(postChunks([(sha, "file", file)]).status, 200)
+        // The stored chunk is cut short, as a crash before it reached the disk would leave it.
+        let chunkPath = "\(server.dataDirectory)/chunks/\(sha)"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: chunkPath), "chunks live under <data>/chunks")
+        try file.prefix(100).write(to: URL(fileURLWithPath: chunkPath))
+        let first = assemble([sha: ["name": "fixture", "chunks": [.string(sha)]]])
+        XCTAssertEqual(first?[sha]?["state"]?.stringValue, "not_found", first?.jsonString ?? "")
+        XCTAssertEqual(first?[sha]?["missingChunks"], [.string(sha)])
+        XCTAssertEqual(postChunks([(sha, "file", file)]).status, 200)
+        XCTAssertEqual(assemble([sha: ["name": "fixture", "chunks": [.string(sha)]]])?[sha]?["state"]?.stringValue, "ok")
+    }
+
     func testChecksumMismatchIsAnError() throws {
         let a = Data("chunk-a".utf8)
         XCTAssertEqual(postChunks([(SHA1Hash.hex(a), "file", a)]).status, 200)

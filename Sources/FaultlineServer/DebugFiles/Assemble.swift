@@ -56,6 +56,8 @@ public final class Assembler: @unchecked Sendable {
         if !missing.isEmpty { return state("not_found", missing: missing) }
 
         switch build(checksum: checksum, chunkList: chunkList) {
+        case .damagedChunks(let again):
+            return state("not_found", missing: again)
         case .failure(let message):
             lock.lock(); failures[checksum] = message; lock.unlock()
             return state("error", detail: message)
@@ -77,7 +79,7 @@ public final class Assembler: @unchecked Sendable {
         }
     }
 
-    enum Built { case success(ELFSummary), failure(String) }
+    enum Built { case success(ELFSummary), failure(String), damagedChunks([String]) }
 
     private func build(checksum: String, chunkList: [String]) -> Built {
         let tmp = debugFiles.temporaryPath()
@@ -86,8 +88,14 @@ public final class Assembler: @unchecked Sendable {
         }
         let hasher = SHA1Hash.Hasher()
         var total: Int64 = 0
+        var damaged: [String] = []
         for c in chunkList {
             guard let data = chunks.read(c) else { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("chunk \(c) vanished") }
+            // A chunk cut short on disk (a crash before it reached the disk) no longer matches its
+            // name: drop it and ask the client for it again instead of failing this file forever.
+            let chunkHasher = SHA1Hash.Hasher()
+            chunkHasher.update(data)
+            if chunkHasher.finalizeHex() != c { damaged.append(c); continue }
             total += Int64(data.count)
             if total > ChunkUpload.maxFileSize { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("file exceeds \(ChunkUpload.maxFileSize) bytes") }
             hasher.update(data)
@@ -95,6 +103,11 @@ public final class Assembler: @unchecked Sendable {
         }
         try? fh.synchronize()
         try? fh.close()
+        if !damaged.isEmpty {
+            try? FileManager.default.removeItem(atPath: tmp)
+            chunks.remove(damaged)
+            return .damagedChunks(damaged)
+        }
         let actual = hasher.finalizeHex()
         guard actual == checksum else {
             try? FileManager.default.removeItem(atPath: tmp)
