@@ -149,6 +149,21 @@ final class UploadTests: XCTestCase {
         XCTAssertNotEqual(unknown.exitCode, 0)
     }
 
+    func testRealGDBFetchesDebugInfoForAStrippedBinaryFromTheServer() throws {
+        guard let gdb = ThirdParty.executable("gdb") else { throw XCTSkip("gdb is not installed (tools/setup installs it)") }
+        let program = try Fixtures.buildProgram(in: work)
+        XCTAssertEqual(try server.uploadDebugFile(program.path), "ok")
+        let stripped = work + "/stripped"
+        _ = try TestSupport.shell("objcopy --strip-debug '\(program.path)' '\(stripped)'")
+        let env: [String: String] = ["DEBUGINFOD_URLS": "http://127.0.0.1:\(server.port)", "DEBUGINFOD_CACHE_PATH": work + "/gdb-cache", "HOME": work]
+        let withServer = try TestSupport.run(gdb, ["-nx", "-batch", "-iex", "set debuginfod enabled on",
+                                                    "-ex", "info line faultline_fixture_leaf", stripped], environment: env, timeout: 120)
+        XCTAssertTrue(withServer.stdout.contains("fixture0.c"), "gdb found the line through our debuginfod endpoint:\n\(withServer)")
+        let without = try TestSupport.run(gdb, ["-nx", "-batch", "-ex", "info line faultline_fixture_leaf", stripped],
+                                          environment: ["HOME": work], removingEnvironment: ["DEBUGINFOD_URLS"], timeout: 120)
+        XCTAssertFalse(without.stdout.contains("fixture0.c"), "without the server the stripped binary has no lines")
+    }
+
     func testRealSentryCLIUploadsDebugFiles() throws {
         guard let cli = ThirdParty.executable("sentry-cli") else {
             throw XCTSkip("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
