@@ -37,6 +37,9 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
     private let known: @Sendable (BuildID) -> Bool
     private let lock = NSLock()
     private var cache: [Key: [ResolvedFrame]?] = [:]
+    /// Bumped by invalidate: a lookup that started before a new debug file arrived must not
+    /// put its (old-file) answer back into the cache after the invalidation.
+    private var generation: [BuildID: UInt64] = [:]
     private let capacity: Int
 
     public init(_ inner: FrameSymbolicating, capacity: Int = 200_000, isKnown: @escaping @Sendable (BuildID) -> Bool) {
@@ -50,17 +53,21 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
         let key = Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)
         lock.lock()
         if let hit = cache[key] { lock.unlock(); return hit }
+        let startedAt = generation[buildID, default: 0]
         lock.unlock()
         let result = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
         lock.lock()
-        if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-        cache[key] = .some(result)
+        if generation[buildID, default: 0] == startedAt {
+            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+            cache[key] = .some(result)
+        }
         lock.unlock()
         return result
     }
 
     public func invalidate(buildID: BuildID) {
         lock.lock()
+        generation[buildID, default: 0] += 1
         cache = cache.filter { $0.key.buildID != buildID }
         lock.unlock()
         inner.invalidate(buildID: buildID)
