@@ -10,6 +10,9 @@ public struct ServerConfiguration: Sendable {
     public var threads: UInt32 = 16
     public var limits = IngestLimits()
     public var durability: SQLiteStore.Durability = .full
+    /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);
+    /// used for the chunk-upload URL. Nil: `http://` plus the request's Host header.
+    public var publicURL: String?
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
 
@@ -69,7 +72,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let store = self.store
         let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
                             read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles),
-                            limits: config.limits, health: {
+                            limits: config.limits, publicURL: config.publicURL, health: {
                                 ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy)]
                             })
         http = HTTPServer(handler: router)

@@ -18,6 +18,8 @@ enum ServeCommand {
       --threads N         HTTP worker threads (default 16)
       --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
       --durability MODE   full: fsync every commit (default); normal: survive process crashes only
+      --public-url URL    how clients reach this server, e.g. behind a TLS proxy (env FAULTLINE_PUBLIC_URL);
+                          used in the chunk-upload URL it hands out
     """
 
     static func run(_ args: [String]) -> Int32 {
@@ -25,6 +27,7 @@ enum ServeCommand {
         var config = ServerConfiguration(dataDirectory: ServerConfiguration.defaultDataDirectory())
         if let h = env["FAULTLINE_HOST"], !h.isEmpty { config.host = h }
         if let p = env["FAULTLINE_PORT"].flatMap({ UInt16($0) }) { config.port = p }
+        if let u = env["FAULTLINE_PUBLIC_URL"], !u.isEmpty { config.publicURL = u }
         var it = args.makeIterator()
         while let a = it.next() {
             func value() -> String? { it.next() }
@@ -32,6 +35,7 @@ enum ServeCommand {
             case "-h", "--help": print(usage); return ExitCode.ok
             case "--data-dir": guard let v = value() else { return missing(a) }; config.dataDirectory = v
             case "--host": guard let v = value() else { return missing(a) }; config.host = v
+            case "--public-url": guard let v = value(), v.hasPrefix("http://") || v.hasPrefix("https://") else { return missing(a) }; config.publicURL = v
             case "--port": guard let v = value().flatMap({ UInt16($0) }) else { return missing(a) }; config.port = v
             case "--threads": guard let v = value().flatMap({ UInt32($0) }), v > 0 else { return missing(a) }; config.threads = v
             case "--install-cap": guard let v = value().flatMap({ Int($0) }), v >= 0 else { return missing(a) }; config.limits.eventsPerInstall = v

@@ -72,6 +72,19 @@ final class UploadTests: XCTestCase {
         XCTAssertEqual(assemble([sha: ["name": "fixture", "chunks": []]])?[sha]?["state"]?.stringValue, "ok")
     }
 
+    func testChunkURLUsesTheConfiguredPublicURL() throws {
+        var config = ServerConfiguration(dataDirectory: work + "/public-url-data")
+        config.port = 0
+        config.publicURL = "https://errors.example.com/"
+        let s = try FaultlineServer(config: config)
+        try s.start()
+        defer { s.stop() }
+        let token = try XCTUnwrap(s.bootstrap?.serverToken)
+        let r = RawHTTP.send(port: s.port, method: "GET", path: "/api/0/organizations/faultline/chunk-upload/",
+                             headers: ["Authorization": "Bearer \(token)"])
+        XCTAssertEqual(r.json?["url"]?.stringValue, "https://errors.example.com/api/0/organizations/faultline/chunk-upload/")
+    }
+
     func testNonELFIsRejectedWithClearDetail() throws {
         let text = Data("this is not a debug file\n".utf8)
         let sha = SHA1Hash.hex(text)

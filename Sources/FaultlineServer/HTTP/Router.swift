@@ -11,12 +11,14 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let read: ReadAPI
     let debuginfod: Debuginfod
     let limits: IngestLimits
+    let publicURL: String?
     let health: @Sendable () -> JSONValue
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
-         limits: IngestLimits, health: @escaping @Sendable () -> JSONValue) {
+         limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
         self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler
         self.read = read; self.debuginfod = debuginfod; self.limits = limits; self.health = health
+        self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
     func bodyLimit(method: String, path: String) -> Int {
@@ -69,8 +71,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
             let rest = Array(p.dropFirst(2))
             if rest.count == 3, rest[0] == "organizations", rest[2] == "chunk-upload" {
                 if r.method == "GET" {
-                    let host = r.header("host") ?? "127.0.0.1"
-                    return .json(chunks.options(baseURL: "http://\(host)", org: rest[1]))
+                    // Behind a TLS proxy the Host header names the inside: use the configured public URL.
+                    let base = publicURL ?? "http://\(r.header("host") ?? "127.0.0.1")"
+                    return .json(chunks.options(baseURL: base, org: rest[1]))
                 }
                 if r.method == "POST" { return chunks.receive(r) }
                 return .detail(405, "method not allowed")
