@@ -67,7 +67,8 @@ public enum FastJSON {
             pos += n
         }
 
-        mutating func object(depth: Int) throws(Failure) -> JSONValue {
+        /// With `keeping`, only those members are built; the others are validated and skipped.
+        mutating func object(depth: Int, keeping keep: Set<String>? = nil) throws(Failure) -> JSONValue {
             pos += 1
             var out: [String: JSONValue] = [:]
             skipSpace()
@@ -80,7 +81,7 @@ public enum FastJSON {
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 pos += 1
                 skipSpace()
-                out[key] = try value(depth: depth + 1)
+                if let keep, !keep.contains(key) { try skipValue(depth: depth + 1) } else { out[key] = try value(depth: depth + 1) }
                 skipSpace()
                 guard pos < bytes.count else { throw fail("unterminated object") }
                 if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
@@ -271,7 +272,7 @@ extension FastJSON {
                 p.skipSpace()
                 let v: JSONValue
                 if p.pos < p.bytes.count && p.bytes[p.pos] == UInt8(ascii: "{") {
-                    v = try p.object(keeping: keep)
+                    v = try p.object(depth: 0, keeping: keep)
                 } else {
                     v = try p.value(depth: 0)
                 }
@@ -287,28 +288,6 @@ extension FastJSON {
 }
 
 extension FastJSON.Parser {
-    mutating func object(keeping keep: Set<String>) throws(FastJSON.Failure) -> JSONValue {
-        pos += 1
-        var out: [String: JSONValue] = [:]
-        skipSpace()
-        if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
-        while true {
-            skipSpace()
-            guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-            let key = try string()
-            skipSpace()
-            guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            pos += 1
-            skipSpace()
-            if keep.contains(key) { out[key] = try value(depth: 1) } else { try skipValue(depth: 1) }
-            skipSpace()
-            guard pos < bytes.count else { throw fail("unterminated object") }
-            if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
-            if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
-            throw fail("expected ',' or '}'")
-        }
-    }
-
     /// Validates one value without building it (same rules as `value`).
     mutating func skipValue(depth: Int) throws(FastJSON.Failure) {
         guard depth < FastJSON.maxDepth else { throw fail("nested deeper than \(FastJSON.maxDepth)") }
