@@ -85,7 +85,7 @@ public enum Faultline {
         if let dsn {
             let headers = ["X-Faultline-Install-Id": result.installID] .merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
             state.startSending(dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
-                               markerPath: data.root + "/session", crashedSessions: result.pickup.previousSessionCrashed)
+                               markerDirectory: data.root + "/sessions", crashedSessions: result.pickup.previousSessionCrashed)
             result.sending = true
         }
         return result
@@ -164,7 +164,7 @@ final class SDKState: Sendable {
     /// Starts the worker once. Later starts change the log level and the crash context; the DSN,
     /// headers and outbox of the first start stay in use for the life of the process.
     func startSending(dsn: DSN, outbox: Outbox, headers: [String: String], options: Options, context: ScopeContext,
-                      markerPath: String, crashedSessions: [String]) {
+                      markerDirectory: String, crashedSessions: [String]) {
         LogBuffer.shared.configure(enabled: true, level: options.sendLogsAtOrAbove)
         // One worker per process, decided under the lock so two racing starts cannot make two.
         let first = inner.withLock { s -> Bool in
@@ -183,7 +183,7 @@ final class SDKState: Sendable {
         // caught once in ~100 short runs). It costs about 2 ms of start, only with a DSN.
         transport.prepare()
         let worker = Worker(flusher: Flusher(outbox: outbox, transport: transport), dsn: dsn) {
-            let items = SessionTracker.shared.begin(context: context, markerPath: markerPath, crashedSessions: crashedSessions)
+            let items = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
             for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
         }
         Worker.shared = worker

@@ -99,6 +99,24 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertTrue(items(server, type: "session").contains { $0["status"]?.stringValue == "abnormal" })
     }
 
+    func testASecondRunningInstanceIsNotMistakenForAnAbnormalEnd() throws {
+        let server = try ScriptedHTTPServer()
+        let out = dataDir + "/stdout-a"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let a = Process()
+        a.executableURL = URL(fileURLWithPath: crasher)
+        a.arguments = ["log-and-wait", "--data-dir", dataDir, "--dsn", server.dsn()]
+        a.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        try a.run()
+        for _ in 0..<200 where !((try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") ?? false) { usleep(20_000) }
+        XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)  // B starts and ends while A runs
+        kill(a.processIdentifier, SIGTERM)
+        a.waitUntilExit()
+        let statuses = items(server, type: "session").compactMap { $0["status"]?.stringValue }
+        XCTAssertFalse(statuses.contains("abnormal"), "A was alive when B started: \(statuses)")
+        XCTAssertEqual(statuses.filter { $0 == "exited" }.count, 2, "\(statuses)")
+    }
+
     func testKill9WhileLoggingAndFlushingLosesNoQueuedEventAndDeliversEachOnce() throws {
         let server = try ScriptedHTTPServer { _ in .slow(seconds: 0.01, then: 200) }
         var printed: [String] = []

@@ -108,8 +108,13 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// The envelope, or nil if it is gone (another process sharing the directory sent it: not a
+    /// loss) or corrupt (removed and counted).
     public func read(_ entry: Entry) -> Envelope? {
-        guard let data = FileManager.default.contents(atPath: entry.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: entry.path) else {
+            remove(entry)
+            return nil
+        }
         guard let env = try? Envelope.parse(data) else {
             remove(entry)
             countDrop(.corrupt)

@@ -3,8 +3,9 @@ import Foundation
 import FaultlineProtocol
 import Synchronization
 
-/// Keeps the current session and a marker file: a marker left by an earlier run that neither
-/// exited cleanly nor left a crash report means that run ended abnormally (kill -9, OOM, power).
+/// Keeps the current session and a marker file per running process: a marker whose process is
+/// gone, and that neither exited cleanly nor left a crash report, means that run ended abnormally
+/// (kill -9, OOM, power loss).
 final class SessionTracker: Sendable {
     static let shared = SessionTracker()
 
@@ -18,22 +19,33 @@ final class SessionTracker: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Starts this process's session. Returns the envelopes to queue: the earlier run's abnormal
-    /// end (if any) and this session's start.
-    func begin(context: ScopeContext, markerPath: String, crashedSessions: [String]) -> [Envelope.Item] {
+    /// Starts this process's session. Returns the envelopes to queue: the abnormal ends of
+    /// earlier runs (if any) and this session's start. `markerDirectory` holds one marker per
+    /// running process, so two instances of one program never mistake each other for dead.
+    func begin(context: ScopeContext, markerDirectory: String, crashedSessions: [String]) -> [Envelope.Item] {
         var items: [Envelope.Item] = []
-        if let data = FileManager.default.contents(atPath: markerPath),
-           let previous = try? JSONValue.parse(data), let sid = previous["sid"]?.stringValue,
-           sid != context.sessionID, !crashedSessions.contains(sid) {
-            var update = previous
-            update["status"] = "abnormal"
-            update["init"] = false
-            update["timestamp"] = .string(Self.iso(Date()))
-            items.append(Envelope.Item(type: "session", payload: update.serialized()))
+        let fm = FileManager.default
+        try? fm.createDirectory(atPath: markerDirectory, withIntermediateDirectories: true)
+        for name in (try? fm.contentsOfDirectory(atPath: markerDirectory)) ?? [] where name.hasSuffix(".json") {
+            let path = markerDirectory + "/" + name
+            guard let data = fm.contents(atPath: path), let marker = try? JSONValue.parse(data),
+                  var previous = marker["session"], let sid = previous["sid"]?.stringValue else { unlink(path); continue }
+            let pid = Int32(marker["pid"]?.int64Value ?? 0)
+            if pid > 0, let started = marker["process_start"]?.stringValue, Self.processStart(pid) == started { continue }  // still running
+            if sid != context.sessionID && !crashedSessions.contains(sid) {
+                previous["status"] = "abnormal"
+                previous["init"] = false
+                previous["timestamp"] = .string(Self.iso(Date()))
+                items.append(Envelope.Item(type: "session", payload: previous.serialized()))
+            }
+            unlink(path)
         }
         let now = context.sessionStarted
         let payload = Self.payload(context: context, started: now, status: "ok", initial: true, errors: 0)
-        try? AtomicFile.write(payload.serialized(), to: markerPath)
+        let me = getpid()
+        let marker: JSONValue = ["session": payload, "pid": .int(Int64(me)), "process_start": .string(Self.processStart(me) ?? "")]
+        let markerPath = markerDirectory + "/\(me).json"
+        try? AtomicFile.write(marker.serialized(), to: markerPath)
         state.withLock { s in
             s.sessionID = context.sessionID
             s.started = now
@@ -42,6 +54,15 @@ final class SessionTracker: Sendable {
         }
         items.append(Envelope.Item(type: "session", payload: payload.serialized()))
         return items
+    }
+
+    /// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): with the pid, it
+    /// tells a live process from a new one that reused the pid.
+    static func processStart(_ pid: Int32) -> String? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 19 ? String(fields[19]) : nil  // fields after "(comm)" start at field 3
     }
 
     func recordError() { state.withLock { $0.errors += 1 } }

@@ -43,7 +43,7 @@ final class Flusher: Sendable {
         var queue = outbox.pending()
         while !queue.isEmpty {
             let entry = queue.removeFirst()
-            guard let envelope = outbox.read(entry) else { summary.dropped += 1; continue }
+            guard let envelope = outbox.read(entry) else { continue }  // gone or corrupt (counted by the outbox)
             let types = envelope.items.map(\.type)
             if !state.withLock({ $0.limits.allows(itemTypes: types, now: clock.now()) }) {
                 // Limited category: this envelope waits on disk; envelopes of other categories
