@@ -93,6 +93,7 @@ void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
 int fl_safe_copy(void *destination, uintptr_t source, size_t length);
 void fl_scan_modules(fl_crash_scratch *scratch);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
+void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
 
 // start path (normal context) ------------------------------------------------------------------

@@ -130,11 +130,39 @@ static void fl_disarm_watchdog(long timer) {
     sigaction(SIGALRM, &fl_alarm_previous, NULL);  // the app's SIGALRM handling is its own again
 }
 
+// Runs on the crashing thread; compromised context. The previous handler dealt with the signal
+// and the process goes on (a JIT's guard page, a GC write barrier, libsigsegv): it was no crash.
+// The report is withdrawn and our handler put back for the crashes still to come.
+static void fl_withdraw_report(int signo) {
+    fl_unlink_last_report();
+    struct sigaction ours;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = fl_handle_signal;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&ours.sa_mask);
+    sigaction(signo, &ours, NULL);
+    fl_report_done = 0;
+    fl_chaining = 0;
+    atomic_store(&fl_state.handling_thread, 0);
+}
+
+// Runs on the crashing thread; compromised context.
+static int fl_same_handler(const struct sigaction *a, const struct sigaction *b) {
+    if (a->sa_flags & SA_SIGINFO) return (b->sa_flags & SA_SIGINFO) && a->sa_sigaction == b->sa_sigaction;
+    return !(b->sa_flags & SA_SIGINFO) && a->sa_handler == b->sa_handler;
+}
+
 // Runs on the crashing thread; compromised context. Hands the signal to whoever had it before us.
 static void fl_chain(int signo, siginfo_t *info, void *uc) {
     int index = fl_signal_index(signo);
     struct sigaction previous = fl_state.previous[index];
-    sigaction(signo, &previous, NULL);
+    struct sigaction installed = previous;
+    if (previous.sa_flags & SA_RESETHAND) {
+        // The kernel would have reset the action on delivery; we call the handler ourselves.
+        memset(&installed, 0, sizeof installed);
+        installed.sa_handler = SIG_DFL;
+    }
+    sigaction(signo, &installed, NULL);
 
     if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
         if (getpid() == 1) _exit(128 + signo);
@@ -154,6 +182,11 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     if (previous.sa_flags & SA_SIGINFO) previous.sa_sigaction(signo, info, uc);
     else previous.sa_handler(signo);
     if (getpid() == 1) _exit(128 + signo);
+    // Still its own handler installed after it returned (not reset to default, nor re-raised):
+    // it handled the signal, and the interrupted code resumes.
+    struct sigaction now;
+    if (!(previous.sa_flags & SA_RESETHAND) && sigaction(signo, NULL, &now) == 0 && fl_same_handler(&previous, &now))
+        fl_withdraw_report(signo);
 }
 
 // Runs on the crashing thread; compromised context.

@@ -190,18 +190,28 @@ static void fl_put_breadcrumbs(fl_writer *w) {
     fl_put(w, "]");
 }
 
+static char fl_last_report[FL_PATH_MAX + 64];
+
+// Runs on the crashing thread; compromised context.
+void fl_unlink_last_report(void) {
+    if (fl_last_report[0]) unlink(fl_last_report);
+    fl_last_report[0] = 0;
+}
+
 // Runs on the crashing thread; compromised context.
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid) {
     fl_crash_scratch *s = fl_state.scratch;
-    char temporary[FL_PATH_MAX + 64], final_path[FL_PATH_MAX + 64];
+    char temporary[FL_PATH_MAX + 64];
+    char *final_path = fl_last_report;
     size_t n = fl_copy_string(temporary, sizeof temporary, fl_state.crash_directory);
     n += fl_copy_string(temporary + n, sizeof temporary - n, "/.");
     n += fl_copy_string(temporary + n, sizeof temporary - n, fl_state.event_id);
     fl_copy_string(temporary + n, sizeof temporary - n, ".crash.json.tmp");
-    n = fl_copy_string(final_path, sizeof final_path, fl_state.crash_directory);
-    n += fl_copy_string(final_path + n, sizeof final_path - n, "/");
-    n += fl_copy_string(final_path + n, sizeof final_path - n, fl_state.event_id);
-    fl_copy_string(final_path + n, sizeof final_path - n, ".crash.json");
+    const size_t cap = sizeof fl_last_report;
+    n = fl_copy_string(final_path, cap, fl_state.crash_directory);
+    n += fl_copy_string(final_path + n, cap - n, "/");
+    n += fl_copy_string(final_path + n, cap - n, fl_state.event_id);
+    fl_copy_string(final_path + n, cap - n, ".crash.json");
 
     int fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0) {
@@ -267,6 +277,7 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     close(fd);
     if (!ok || rename(temporary, final_path) != 0) {
         unlink(temporary);
+        fl_last_report[0] = 0;
         FL_LOG("could not write the crash report");
         return -1;
     }

@@ -158,6 +158,24 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: marker, encoding: .utf8), "previous-handler 11\n")
     }
 
+    func testAFaultThePreviousHandlerRecoversFromIsNoCrash() throws {
+        // A JIT or GC barrier handles its own faults and the program goes on: no report may stay.
+        let o = try crash("recover", ["--recovering-handler"])
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        XCTAssertTrue(o.stdout.contains("recovered 7"), o.stdout)
+        XCTAssertTrue(TestSupport.files(in: crashDir, suffix: ".crash.json").isEmpty, "the report of a recovered fault is withdrawn")
+    }
+
+    func testAfterARecoveredFaultARealCrashIsStillReported() throws {
+        let o = try crash("recover-then-segv", ["--recovering-handler"])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        XCTAssertTrue(o.stdout.contains("recovered 7"), o.stdout)
+        let r = try onlyReport()
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        let range = try symbolRange("probe_segv")
+        XCTAssertTrue(range.contains(r.frames[0].address.value - exe.base.value), "the report is the real crash's")
+    }
+
     func testSwiftsOwnBacktracerStillRunsAfterOurs() throws {
         let o = try crash("swift-index", swiftBacktrace: "enable=yes,interactive=no,color=no", timeout: 120)
         XCTAssertEqual(o.signal, SIGILL, o.description)

@@ -168,3 +168,29 @@ PROBE void probe_segv_with_invalid_utf8_thread_name(void) {
     prctl(PR_SET_NAME, "na\xc3\xafve-\xff-w\xc3", 0, 0, 0);
     probe_segv();
 }
+
+static char *probe_guard_page;
+static void probe_recovering_handler(int signo, siginfo_t *info, void *uc) {
+    (void)uc;
+    char *address = (char *)info->si_addr;
+    if (probe_guard_page && address >= probe_guard_page && address < probe_guard_page + 4096) {
+        mprotect(probe_guard_page, 4096, PROT_READ | PROT_WRITE);  // fixed: the access re-executes and succeeds
+        return;
+    }
+    signal(signo, SIG_DFL);  // not ours: a real crash
+}
+
+void probe_install_recovering_handler(void) {
+    probe_guard_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = probe_recovering_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+PROBE void probe_touch_guard_page(void) {
+    ((volatile char *)probe_guard_page)[100] = 7;
+    printf("recovered %d\n", probe_guard_page[100]);
+    fflush(stdout);
+}

@@ -33,6 +33,8 @@ let modes: [String: String] = [
     "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
     "child-sigign": "run `grep SigIgn /proc/self/status` in a child through system(3)",
     "bad-name-segv": "SIGSEGV on a thread whose name is not valid UTF-8",
+    "recover": "fault on a guard page the app's own handler fixes (with --recovering-handler), then exit 0",
+    "recover-then-segv": "the same recovered fault, then a real SIGSEGV",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
@@ -49,6 +51,7 @@ guard let mode = args.first, modes[mode] != nil else {
 }
 
 if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
+if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
@@ -113,6 +116,12 @@ case "capture-loop":
 case "child-sigign":
     exit(system("grep SigIgn /proc/self/status") == 0 ? 0 : 1)
 case "bad-name-segv": probe_segv_with_invalid_utf8_thread_name()
+case "recover":
+    probe_touch_guard_page()
+    exit(0)
+case "recover-then-segv":
+    probe_touch_guard_page()
+    probe_segv()
 case "log-and-wait":
     Log.warning("waiting for SIGTERM")
     print("ready"); fflush(nil)

@@ -24,3 +24,8 @@ void probe_recurse_then_segv(int depth);
 void probe_segv_while_loader_lock_held(void);
 /// Names the thread with bytes that are not UTF-8 (as the kernel's 15-byte cut of a UTF-8 name can), then faults.
 void probe_segv_with_invalid_utf8_thread_name(void);
+/// Installs a SIGSEGV handler that, like a JIT or a GC barrier, fixes faults on its own guard
+/// page and resumes; any other fault it hands to the default action. Call before Faultline starts.
+void probe_install_recovering_handler(void);
+/// Touches the guard page (recovered by the handler above), prints "recovered", and returns.
+void probe_touch_guard_page(void);
