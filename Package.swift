@@ -64,6 +64,9 @@ let package = Package(
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
                           path: "Tests/CrashProbes/faultline-crasher"),
 
+        // MARK: Examples
+        .executableTarget(name: "faultline-example", dependencies: ["Faultline"], path: "Examples/faultline-example"),
+
         // MARK: Benchmarks (run through tools/measure-*)
         .executableTarget(name: "faultline-sdk-bench", dependencies: ["Faultline", "FaultlineProtocol"],
                           path: "Benchmarks/faultline-sdk-bench"),
