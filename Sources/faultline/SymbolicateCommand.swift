@@ -5,13 +5,15 @@ import FaultlineSymbolication
 
 enum SymbolicateCommand {
     static let help = """
-    usage: faultline symbolicate [options] REPORT.json          report mode
+    usage: faultline symbolicate [options] REPORT.json...       report mode
            faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
 
     Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it) or a
     Sentry event JSON ('-' for stdin) and prints a backtrace: frame number, address, function,
     file:line:column, inlined frames marked, and the module. --json prints the event with its
     frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
+    Several reports are printed one after another, each under a `==> path <==` header; the exit
+    code is the worst of theirs.
 
     Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
     as llvm-symbolizer reads them (0x hex, 0b binary, a leading 0 octal, otherwise decimal), and
@@ -130,12 +132,24 @@ enum SymbolicateCommand {
             return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle,
                                               demangleSwift: options.demangleSwift, symbolicator: symbolicator)
         }
-        guard options.inputs.count == 1 else {
-            printError(options.inputs.isEmpty ? "nothing to symbolicate: give a crash report or event, or --obj FILE; see --help"
-                                              : "give one report at a time")
+        guard !options.inputs.isEmpty else {
+            printError("nothing to symbolicate: give a crash report or event, or --obj FILE; see --help")
             return ExitCode.usage
         }
-        return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, symbolicator: symbolicator)
+        if options.inputs.count == 1 {
+            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, symbolicator: symbolicator)
+        }
+        // Several reports (`faultline symbolicate crashes/*.crash.json`): one after another, each
+        // under a header in text mode; the exit code is the worst of theirs.
+        var codes: [Int32] = []
+        for (i, input) in options.inputs.enumerated() {
+            if !options.json { writeAll(1, Array(((i > 0 ? "\n" : "") + "==> \(input) <==\n").utf8)) }
+            codes.append(SymbolicateReportMode.run(input: input, json: options.json, symbolicator: symbolicator))
+        }
+        if codes.contains(ExitCode.inputError) { return ExitCode.inputError }
+        if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }
+        if codes.allSatisfy({ $0 == ExitCode.failure }) { return ExitCode.failure }
+        return ExitCode.partial
     }
 }
 

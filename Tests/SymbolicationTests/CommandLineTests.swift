@@ -188,6 +188,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(frames.last?["data"]?["inlined"]?.boolValue, true)
     }
 
+    func testSeveralReportsAtOnceEachUnderAHeaderWorstExitCode() throws {
+        let d = try Fixtures.directory()
+        let module = "\(d)/c-O2.full"
+        let dir = Fixtures.temporaryDirectory("several")
+        try makeReport(module: module, buildID: try ELFInfo.read(path: module).buildID).write(to: URL(fileURLWithPath: dir + "/1.crash.json"))
+        try makeReport(module: module, buildID: try ELFInfo.read(path: module).buildID).write(to: URL(fileURLWithPath: dir + "/2.crash.json"))
+        let r = symbolicate([dir + "/1.crash.json", dir + "/2.crash.json"])
+        XCTAssertEqual(r.status, 4, "both are partial: \(r.stderr)")
+        XCTAssertEqual(r.stdout.components(separatedBy: "==> ").count - 1, 2, r.stdout)
+        XCTAssertEqual(r.stdout.components(separatedBy: " in level4 at ").count - 1, 2, r.stdout)
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: dir + "/bad.json"))
+        XCTAssertEqual(symbolicate([dir + "/1.crash.json", dir + "/bad.json"]).status, 3, "a bad input makes the whole run an input error")
+    }
+
     func testReportModeBadInput() throws {
         let dir = Fixtures.temporaryDirectory("bad-report")
         try Data("{\"hello\": 1}".utf8).write(to: URL(fileURLWithPath: dir + "/a.json"))
