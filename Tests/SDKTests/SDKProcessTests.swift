@@ -16,6 +16,19 @@ final class SDKProcessTests: XCTestCase {
         return try TestSupport.run(crasher, args, environment: ["SWIFT_BACKTRACE": "enable=no"])
     }
 
+    /// Starts the crasher in `log-and-wait` mode and returns once it has started the SDK and logged.
+    func startWaitingInstance(_ server: ScriptedHTTPServer) throws -> Process {
+        let out = dataDir + "/stdout-\(UUID().uuidString.prefix(8))"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: crasher)
+        p.arguments = ["log-and-wait", "--data-dir", dataDir, "--dsn", server.dsn()]
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        try p.run()
+        for _ in 0..<200 where !((try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") ?? false) { usleep(20_000) }
+        return p
+    }
+
     func items(_ server: ScriptedHTTPServer, type: String) -> [JSONValue] {
         server.requests.compactMap { try? Envelope.parse($0.body) }.flatMap(\.items).filter { $0.type == type }
             .compactMap { try? JSONValue.parse($0.payload) }
@@ -101,14 +114,7 @@ final class SDKProcessTests: XCTestCase {
 
     func testASecondRunningInstanceIsNotMistakenForAnAbnormalEnd() throws {
         let server = try ScriptedHTTPServer()
-        let out = dataDir + "/stdout-a"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        let a = Process()
-        a.executableURL = URL(fileURLWithPath: crasher)
-        a.arguments = ["log-and-wait", "--data-dir", dataDir, "--dsn", server.dsn()]
-        a.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        try a.run()
-        for _ in 0..<200 where !((try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") ?? false) { usleep(20_000) }
+        let a = try startWaitingInstance(server)
         XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)  // B starts and ends while A runs
         kill(a.processIdentifier, SIGTERM)
         a.waitUntilExit()
@@ -153,14 +159,7 @@ final class SDKProcessTests: XCTestCase {
 
     func testSIGTERMFlushesEndsTheSessionAndStillKillsBySIGTERM() throws {
         let server = try ScriptedHTTPServer()
-        let out = dataDir + "/stdout"
-        FileManager.default.createFile(atPath: out, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: crasher)
-        p.arguments = ["log-and-wait", "--data-dir", dataDir, "--dsn", server.dsn()]
-        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        try p.run()
-        for _ in 0..<200 where !((try? String(contentsOfFile: out, encoding: .utf8))?.contains("ready") ?? false) { usleep(20_000) }
+        let p = try startWaitingInstance(server)
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()
         XCTAssertEqual(p.terminationReason, .uncaughtSignal)
