@@ -15,19 +15,7 @@ public enum FastJSON {
     public static let maxDepth = 128
 
     public static func parse(_ data: Data) throws(Failure) -> JSONValue {
-        let result: Result<JSONValue, Failure> = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-            var p = Parser(bytes: raw.bindMemory(to: UInt8.self))
-            do throws(Failure) {
-                p.skipSpace()
-                let v = try p.value(depth: 0)
-                p.skipSpace()
-                guard p.pos == p.bytes.count else { throw p.fail("unexpected data after the document") }
-                return .success(v)
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try document(data, keeping: nil)
     }
 
     struct Parser {
@@ -266,12 +254,17 @@ extension FastJSON {
     /// breadcrumbs and extras are most of its bytes; the bytes themselves are stored verbatim).
     /// Throws when the document is not valid JSON; returns a non-object document whole.
     public static func parseObject(_ data: Data, keeping keep: Set<String>) throws(Failure) -> JSONValue {
+        try document(data, keeping: keep)
+    }
+
+    /// One whole document; with `keep`, a top-level object builds only those members.
+    private static func document(_ data: Data, keeping keep: Set<String>?) throws(Failure) -> JSONValue {
         let result: Result<JSONValue, Failure> = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var p = Parser(bytes: raw.bindMemory(to: UInt8.self))
             do throws(Failure) {
                 p.skipSpace()
                 let v: JSONValue
-                if p.pos < p.bytes.count && p.bytes[p.pos] == UInt8(ascii: "{") {
+                if let keep, p.pos < p.bytes.count && p.bytes[p.pos] == UInt8(ascii: "{") {
                     v = try p.object(depth: 0, keeping: keep)
                 } else {
                     v = try p.value(depth: 0)
