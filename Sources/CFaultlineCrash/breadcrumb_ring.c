@@ -13,7 +13,7 @@ int faultline_crash_add_breadcrumb(const char *json, size_t length) {
     if (length == 0 || length > sizeof fl_state.breadcrumbs[0].bytes) return -1;
     pthread_mutex_lock(&fl_ring_writers);
     uint64_t index = atomic_load(&fl_state.breadcrumb_next);
-    fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % 32];
+    fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];
     atomic_fetch_add(&slot->sequence, 1);  // odd: being written
     memcpy(slot->bytes, json, length);
     slot->length = (uint32_t)length;
@@ -24,12 +24,17 @@ int faultline_crash_add_breadcrumb(const char *json, size_t length) {
 }
 
 int faultline_crash_set_context(const char *json, size_t length) {
-    if (length > sizeof fl_state.context[0]) return -1;
+    if (length > FAULTLINE_CONTEXT_MAX_BYTES) return -1;
     pthread_mutex_lock(&fl_ring_writers);
-    // Double buffer: fill the one the handler is not reading, then flip.
+    // Double buffer: fill the one the handler is not reading, then flip. The handler may still be
+    // copying the spare one (picked before the last flip) when we set the context twice in a row;
+    // its sequence, odd while we write, tells it the copy is torn and to read again.
     int spare = 1 - atomic_load(&fl_state.context_current);
-    memcpy(fl_state.context[spare], json, length);
-    fl_state.context_length[spare] = (uint32_t)length;
+    fl_context_buffer *buffer = &fl_state.context[spare];
+    atomic_fetch_add(&buffer->sequence, 1);  // odd: being written
+    memcpy(buffer->bytes, json, length);
+    buffer->length = (uint32_t)length;
+    atomic_fetch_add(&buffer->sequence, 1);  // even: complete
     atomic_store(&fl_state.context_current, spare);
     pthread_mutex_unlock(&fl_ring_writers);
     return 0;

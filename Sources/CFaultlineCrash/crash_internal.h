@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
+#include "faultline_crash.h"
+
 // Internal to the crash core: not exported from the preload library or the app.
 #pragma GCC visibility push(hidden)
 
@@ -51,8 +53,20 @@ typedef struct {
 typedef struct {
     _Atomic uint32_t sequence;  // odd while a writer is inside the slot (seqlock)
     uint32_t length;
-    char bytes[1024];
+    char bytes[FAULTLINE_BREADCRUMB_MAX_BYTES];
 } fl_breadcrumb_slot;
+
+/// One half of the context double buffer. The sequence is odd while a writer fills it, so the
+/// handler can tell a torn copy (context set twice while it was copying) from a whole one.
+typedef struct {
+    _Atomic uint32_t sequence;
+    uint32_t length;
+    char bytes[FAULTLINE_CONTEXT_MAX_BYTES];
+} fl_context_buffer;
+
+/// Who holds the crash and how far it got (handler.c). A claim moves reporting → chaining →
+/// returned; a recovered fault releases it (phase none).
+enum { FL_CLAIM_NONE = 0, FL_CLAIM_REPORTING = 1, FL_CLAIM_CHAINING = 2, FL_CLAIM_RETURNED = 3 };
 
 /// Preallocated, page-aligned block holding everything the handler writes into.
 typedef struct {
@@ -61,6 +75,7 @@ typedef struct {
     size_t module_count;
     char maps_buffer[16384];        // /proc/self/maps is read in chunks through this
     char write_buffer[FL_WRITE_BUFFER];
+    char context_copy[FAULTLINE_CONTEXT_MAX_BYTES];  // the context, copied out under its seqlock
 } fl_crash_scratch;
 
 typedef struct {
@@ -73,14 +88,15 @@ typedef struct {
     fl_crash_scratch *scratch;
 
     // Breadcrumb ring and context, written by the SDK in normal context.
-    fl_breadcrumb_slot breadcrumbs[32];
+    fl_breadcrumb_slot breadcrumbs[FAULTLINE_BREADCRUMB_SLOTS];
     _Atomic uint64_t breadcrumb_next;
-    char context[2][8192];
-    uint32_t context_length[2];
+    fl_context_buffer context[2];
     _Atomic int context_current;
 
-    // Crash-time coordination.
+    // Crash-time coordination (handler.c).
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
+    _Atomic int claim_phase;        // FL_CLAIM_*
+    _Atomic uint64_t claim_generation;  // bumped by every claim: a waiter's patience restarts
     _Atomic int started;
     int probe_pipe[2];  // fl_safe_copy's fallback when process_vm_readv is filtered (seccomp)
 } fl_crash_state;
@@ -96,8 +112,15 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
 void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
 
+int fl_copy_context(char *out, size_t capacity, uint32_t *length);
+typedef int (*fl_sigmask_fn)(int, const sigset_t *, sigset_t *);
+extern _Atomic(fl_sigmask_fn) fl_next_pthread_sigmask;  // signal_mask.c, set at start
+extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
+
 // start path (normal context) ------------------------------------------------------------------
 void fl_prewarm_unwinder(void);
+void fl_bind_crash_path_symbols(void);
+void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 int fl_install_thread_hooks(void);
 

@@ -3,24 +3,32 @@
 //
 // Design (what runs where):
 //   start.c (normal context)      maps the scratch block and alternate stacks, pre-warms libunwind,
+//                                 binds every symbol the crash path calls (crash_path_binding.c),
 //                                 generates the event id, installs SA_SIGINFO|SA_ONSTACK handlers
 //                                 and keeps the previous actions.
 //   fl_handle_signal (this file)  runs on the crashing thread, on its alternate stack:
-//     1. claim the crash with one atomic compare-and-swap on the thread id; a second thread that
-//        crashes meanwhile waits (bounded) for the first to finish and kill the process; the
-//        same thread faulting again inside the handler gives up at once;
+//     1. claim the crash with one atomic compare-and-swap on the thread id. Another thread that
+//        faults meanwhile waits for the claim to end: either the process dies (the usual case), or
+//        the holder's fault turns out to be recovered and the claim is released, and the waiter
+//        takes its own turn. A claim whose thread went back to normal execution without telling
+//        us (it longjmp'd out of the previous handler, or survived after we expected it to die)
+//        is taken over rather than waited on forever;
 //     2. arm a watchdog timer aimed at this thread (a raw timer_create(SIGEV_THREAD_ID)): if
 //        libunwind blocks on the loader lock, the watchdog writes what we have and ends the process;
 //     3. unwind (unwind.c), list modules (module_scan.c), write the report (report_writer.c);
-//     4. chain: restore the previous action and call it in the signal mask it expects (Swift's
-//        backtracer is installed before main and must keep working), or re-raise with the default
-//        action so exit status and core dump are unchanged. As PID 1 in a container, raise does not
-//        kill, so we _exit(128 + signal).
+//     4. chain: call the previous handler in the signal mask it expects (Swift's backtracer is
+//        installed before main and must keep working) while our own handler stays installed, so a
+//        fault on another thread still reaches us; or re-raise with the default action so exit
+//        status and core dump are unchanged. As PID 1 in a container, raise does not kill, so we
+//        exit with 128 + signal;
+//     5. if the previous handler returned and left the disposition alone, it recovered the fault
+//        (a JIT guard page, a GC write barrier): the report is withdrawn and the claim released.
 //
 // Rules for every function in this file and in the crash-path files it calls (signal-safety(7)):
-// no malloc, no stdio, no locks, no dladdr; only syscalls and preallocated memory; errno saved
-// and restored. CrashCaptureTests.testCrashPathObjectsImportOnlyAsyncSignalSafeFunctions checks what these
-// objects import.
+// no malloc, no stdio, no locks, no dladdr, no symbol the dynamic linker still has to bind
+// (crash_path_binding.c binds them at start); only syscalls and preallocated memory; errno saved
+// and restored. CrashCaptureTests.testCrashPathObjectsImportOnlyAsyncSignalSafeFunctions checks what
+// these objects import; testNoSymbolIsBoundAfterTheFault checks the loader stays out.
 #include "crash_internal.h"
 #include "safe_io.h"
 
@@ -31,8 +39,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FL_OTHER_THREAD_WAIT_MS 10000
-#define FL_CHAINED_WAIT_MS 120000
+
+#define FL_REPORTING_WAIT_MS 10000  // the holder is writing its report; its watchdog ends that in 5 s
+#define FL_CHAINED_WAIT_MS 120000   // the holder is inside the previous handler (Swift's backtracer
+                                    // may take tens of seconds to symbolicate)
+#define FL_RETURNED_GRACE_MS 1000   // the holder returned for its fault to recur and kill the process
 #define FL_WATCHDOG_SECONDS 5
 
 const int fl_crash_signals[FL_SIGNAL_COUNT] = {SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
@@ -42,16 +53,32 @@ static int fl_crash_signo;
 static siginfo_t fl_crash_info;
 static const ucontext_t *fl_crash_context;
 static volatile sig_atomic_t fl_report_done;
-static volatile sig_atomic_t fl_chaining;       // the report is written; the previous handler runs
 static int fl_watchdog_timer = -1;
 static struct sigaction fl_alarm_previous;
+// Where the holder's handler runs. A signal on the holder's own thread that interrupted code
+// between these bounds is nested inside the handler; one that interrupted code elsewhere means
+// the thread has gone back to normal execution and its claim is stale.
+static uintptr_t fl_claim_stack_low, fl_claim_stack_high;
 
 // Runs on the crashing thread; compromised context.
 static pid_t fl_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
 // Runs on the crashing thread; compromised context. Bypasses our own sigprocmask wrapper
-// (thread_hooks.c), which would otherwise keep crash signals unblocked.
+// (signal_mask.c), which would otherwise keep crash signals unblocked.
 static void fl_set_mask(int how, const sigset_t *set) { syscall(SYS_rt_sigprocmask, how, set, NULL, _NSIG / 8); }
+
+// Runs on the crashing thread; compromised context. _exit as a raw syscall: a libc function that
+// is only ever called once, at the end, could not be bound ahead of time.
+static void fl_exit_process(int status) {
+    for (;;) syscall(SYS_exit_group, status);
+}
+
+// Runs on the crashing thread; compromised context.
+static int64_t fl_monotonic_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 // Runs on the crashing thread; compromised context.
 static int fl_signal_index(int signo) {
@@ -63,7 +90,7 @@ static int fl_signal_index(int signo) {
 // Runs on the crashing thread; compromised context. Ends the process with `signo`'s default
 // action right now (used when we cannot or must not continue normally).
 static void fl_die_with_default(int signo) {
-    if (getpid() == 1) _exit(128 + signo);
+    if (getpid() == 1) fl_exit_process(128 + signo);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -73,7 +100,7 @@ static void fl_die_with_default(int signo) {
     sigaddset(&unblock, signo);
     syscall(SYS_tgkill, getpid(), fl_gettid(), signo);
     fl_set_mask(SIG_UNBLOCK, &unblock);
-    _exit(128 + signo);  // only reached if the signal could not kill us
+    fl_exit_process(128 + signo);  // only reached if the signal could not kill us
 }
 
 // Runs on the crashing thread; compromised context. Fires if the handler has not finished after
@@ -130,20 +157,35 @@ static void fl_disarm_watchdog(long timer) {
     sigaction(SIGALRM, &fl_alarm_previous, NULL);  // the app's SIGALRM handling is its own again
 }
 
-// Runs on the crashing thread; compromised context. The previous handler dealt with the signal
-// and the process goes on (a JIT's guard page, a GC write barrier, libsigsegv): it was no crash.
-// The report is withdrawn and our handler put back for the crashes still to come.
-static void fl_withdraw_report(int signo) {
+// Runs on the crashing thread; compromised context. Notes where this handler's frames live (the
+// alternate stack, or the thread's own stack below the interrupted code when it has none).
+static void fl_record_handler_stack(void) {
+    char here;
+    stack_t alternate;
+    if (syscall(SYS_sigaltstack, NULL, &alternate) == 0 && (alternate.ss_flags & SS_ONSTACK)) {
+        fl_claim_stack_low = (uintptr_t)alternate.ss_sp;
+        fl_claim_stack_high = (uintptr_t)alternate.ss_sp + alternate.ss_size;
+    } else {
+        // The kernel put the signal frame (over a kilobyte with the FPU state) just above us;
+        // anything nested runs below.
+        fl_claim_stack_high = (uintptr_t)&here + 512;
+        fl_claim_stack_low = fl_claim_stack_high - 16 * 1024 * 1024;
+    }
+}
+
+// Runs on the crashing thread; compromised context.
+static int fl_interrupted_inside_handler(const ucontext_t *uc) {
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    return sp >= fl_claim_stack_low && sp < fl_claim_stack_high;
+}
+
+// Runs on the crashing thread; compromised context. The fault was no crash after all (or its
+// thread survived it): the report goes, and the next fault on any thread gets its own turn.
+static void fl_release_claim(void) {
     fl_unlink_last_report();
-    struct sigaction ours;
-    memset(&ours, 0, sizeof ours);
-    ours.sa_sigaction = fl_handle_signal;
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&ours.sa_mask);
-    sigaction(signo, &ours, NULL);
     fl_report_done = 0;
-    fl_chaining = 0;
-    atomic_store(&fl_state.handling_thread, 0);
+    atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
+    atomic_store(&fl_state.handling_thread, 0);  // last: a waiter may claim from here on
 }
 
 // Runs on the crashing thread; compromised context.
@@ -152,65 +194,152 @@ static int fl_same_handler(const struct sigaction *a, const struct sigaction *b)
     return !(b->sa_flags & SA_SIGINFO) && a->sa_handler == b->sa_handler;
 }
 
+// Runs on the crashing thread; compromised context.
+static int fl_is_ours(const struct sigaction *a) {
+    return (a->sa_flags & SA_SIGINFO) && a->sa_sigaction == fl_handle_signal;
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_install_ours(int signo) {
+    struct sigaction ours;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = fl_handle_signal;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&ours.sa_mask);
+    sigaction(signo, &ours, NULL);
+}
+
+// Runs on the crashing thread; compromised context. Calls a previous handler (not SIG_DFL or
+// SIG_IGN) the way the kernel would have: in its own sa_mask, with its signal blocked unless
+// SA_NODEFER. Calling it with the signal still blocked breaks Swift's backtracer (FIELD-NOTES.md).
+static void fl_invoke(const struct sigaction *previous, int signo, siginfo_t *info, void *uc) {
+    sigset_t mask = previous->sa_mask;
+    if (!(previous->sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
+    fl_set_mask(SIG_SETMASK, &mask);
+    if (previous->sa_flags & SA_SIGINFO) previous->sa_sigaction(signo, info, uc);
+    else previous->sa_handler(signo);
+}
+
+// Runs on the crashing thread; compromised context. A signal nested inside the previous handler
+// while it runs for the holder (Swift's backtracer probes memory and may fault): it goes where it
+// would have gone without us.
+static void fl_forward_nested(int signo, siginfo_t *info, void *uc) {
+    int index = fl_signal_index(signo);
+    struct sigaction previous = fl_state.previous[index];
+    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) fl_die_with_default(signo);
+    fl_invoke(&previous, signo, info, uc);
+}
+
 // Runs on the crashing thread; compromised context. Hands the signal to whoever had it before us.
+// Our handler stays installed meanwhile, so a fault on another thread still reaches us and waits.
 static void fl_chain(int signo, siginfo_t *info, void *uc) {
     int index = fl_signal_index(signo);
     struct sigaction previous = fl_state.previous[index];
-    struct sigaction installed = previous;
-    if (previous.sa_flags & SA_RESETHAND) {
-        // The kernel would have reset the action on delivery; we call the handler ourselves.
-        memset(&installed, 0, sizeof installed);
-        installed.sa_handler = SIG_DFL;
-    }
-    sigaction(signo, &installed, NULL);
 
     if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-        if (getpid() == 1) _exit(128 + signo);
+        if (getpid() == 1) fl_exit_process(128 + signo);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(signo, &dfl, NULL);
         // A fault re-executes its instruction on return and dies by the default action with a
         // correct core dump. A signal sent by kill/raise/abort does not recur: send it again; it
         // stays pending until we return and the kernel restores the interrupted mask.
         if (info->si_code <= 0 || signo == SIGABRT || signo == SIGTRAP)
             syscall(SYS_tgkill, getpid(), fl_gettid(), signo);
+        atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
         return;
     }
 
-    // The previous handler expects its own sa_mask, and its signal blocked unless SA_NODEFER;
-    // calling it with the signal still blocked breaks Swift's backtracer (FIELD-NOTES.md).
-    sigset_t mask = previous.sa_mask;
-    if (!(previous.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
-    fl_set_mask(SIG_SETMASK, &mask);
-    if (previous.sa_flags & SA_SIGINFO) previous.sa_sigaction(signo, info, uc);
-    else previous.sa_handler(signo);
-    if (getpid() == 1) _exit(128 + signo);
-    // Still its own handler installed after it returned (not reset to default, nor re-raised):
-    // it handled the signal, and the interrupted code resumes.
+    if (previous.sa_flags & SA_RESETHAND) {
+        // The kernel would have reset the action on delivery; we call the handler ourselves.
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(signo, &dfl, NULL);
+    }
+    atomic_store(&fl_state.claim_phase, FL_CLAIM_CHAINING);
+    fl_invoke(&previous, signo, info, uc);
+
+    // It returned. If it left the disposition as it was (ours, or its own put back), it dealt
+    // with the fault and the interrupted code resumes: withdraw the report.
     struct sigaction now;
-    if (!(previous.sa_flags & SA_RESETHAND) && sigaction(signo, NULL, &now) == 0 && fl_same_handler(&previous, &now))
-        fl_withdraw_report(signo);
+    if (sigaction(signo, NULL, &now) == 0 && (fl_is_ours(&now) || fl_same_handler(&previous, &now))) {
+        if (!fl_is_ours(&now)) fl_install_ours(signo);
+        fl_release_claim();
+        return;
+    }
+    // It changed the disposition (typically to the default): the fault recurs when we return and
+    // ends the process. Should the thread survive after all, waiters take the claim over.
+    if (getpid() == 1) fl_exit_process(128 + signo);
+    atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
+}
+
+// Runs on the crashing thread; compromised context. Returns 1 once this thread holds the claim,
+// 0 if the signal was nested inside the previous handler and has been forwarded (just return).
+static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
+    pid_t waited_for = 0;
+    uint64_t waited_generation = 0;
+    int64_t waiting_since = 0;
+    for (;;) {
+        pid_t holder = 0;
+        if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) return 1;
+        int phase = atomic_load(&fl_state.claim_phase);
+        if (holder == tid) {
+            if (fl_interrupted_inside_handler(uc)) {
+                if (phase == FL_CLAIM_CHAINING) {
+                    fl_forward_nested(signo, info, uc);
+                    return 0;
+                }
+                FL_LOG("crashed inside the crash handler; giving up on the report");
+                fl_die_with_default(signo);
+            }
+            // This thread left the handler without telling us (it survived a fault we expected
+            // to kill it, or the previous handler longjmp'd out of it): that report was no crash.
+            fl_unlink_last_report();
+            return 1;
+        }
+        // Another thread holds the claim. Patience restarts whenever the holder or its claim changes.
+        uint64_t generation = atomic_load(&fl_state.claim_generation);
+        if (holder != waited_for || generation != waited_generation || waiting_since == 0) {
+            waited_for = holder;
+            waited_generation = generation;
+            waiting_since = fl_monotonic_ms();
+        }
+        int64_t limit = phase == FL_CLAIM_RETURNED ? FL_RETURNED_GRACE_MS
+                      : phase == FL_CLAIM_CHAINING ? FL_CHAINED_WAIT_MS : FL_REPORTING_WAIT_MS;
+        if (fl_monotonic_ms() - waiting_since >= limit) {
+            // Still reporting after twice the watchdog's limit: nothing we can add; end it.
+            if (phase == FL_CLAIM_REPORTING) fl_die_with_default(signo);
+            // The holder is back in normal execution (it survived, or longjmp'd out of the
+            // previous handler): its report describes no crash. Take the claim over.
+            if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) {
+                fl_unlink_last_report();
+                return 1;
+            }
+            continue;
+        }
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 // Runs on the crashing thread; compromised context.
 void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     pid_t tid = fl_gettid();
-    pid_t expected = 0;
-    if (!atomic_compare_exchange_strong(&fl_state.handling_thread, &expected, tid)) {
-        if (expected == tid) {
-            FL_LOG("crashed inside the crash handler; giving up on the report");
-            fl_die_with_default(signo);
-        }
-        // Another thread owns the crash and will end the process; wait for it, but not forever.
-        // Once its report is written and it chains (Swift's backtracer may take tens of seconds
-        // to symbolicate), the limit grows so we do not cut that short with our own signal.
-        struct timespec pause = {0, 10 * 1000 * 1000};
-        for (int waited = 0; waited < (fl_chaining ? FL_CHAINED_WAIT_MS : FL_OTHER_THREAD_WAIT_MS); waited += 10)
-            nanosleep(&pause, NULL);
-        fl_die_with_default(signo);
+    if (!fl_claim(tid, signo, info, context)) {
+        errno = saved_errno;
+        return;
     }
+    atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);
+    atomic_fetch_add(&fl_state.claim_generation, 1);
+    fl_record_handler_stack();
 
     fl_crash_signo = signo;
     fl_crash_info = *info;
     fl_crash_context = (const ucontext_t *)context;
+    fl_report_done = 0;
     long watchdog = fl_arm_watchdog();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
     fl_scan_modules(fl_state.scratch);
@@ -218,7 +347,6 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_report_done = 1;
     fl_disarm_watchdog(watchdog);
 
-    fl_chaining = 1;
     fl_chain(signo, info, context);
     errno = saved_errno;
 }

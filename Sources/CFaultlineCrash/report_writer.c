@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,11 +173,11 @@ static void fl_put_modules(fl_writer *w, const fl_crash_scratch *s) {
 static void fl_put_breadcrumbs(fl_writer *w) {
     char copy[sizeof fl_state.breadcrumbs[0].bytes];
     uint64_t next = atomic_load(&fl_state.breadcrumb_next);
-    uint64_t count = next < 32 ? next : 32;
+    uint64_t count = next < FAULTLINE_BREADCRUMB_SLOTS ? next : FAULTLINE_BREADCRUMB_SLOTS;
     int first = 1;
     fl_put(w, "\"breadcrumbs\":[");
     for (uint64_t k = next - count; k < next; k++) {
-        fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[k % 32];
+        fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[k % FAULTLINE_BREADCRUMB_SLOTS];
         uint32_t before = atomic_load(&slot->sequence);
         if (before & 1u) continue;
         uint32_t length = slot->length;
@@ -188,6 +189,28 @@ static void fl_put_breadcrumbs(fl_writer *w) {
         first = 0;
     }
     fl_put(w, "]");
+}
+
+// Runs on the crashing thread; compromised context. Copies the current context out under its
+// seqlock; a few attempts, since a writer on another thread may flip buffers while we copy. A
+// writer interrupted by this very crash (the crashing thread was inside set_context) leaves its
+// buffer odd: the other buffer is whole. Returns 0 with the length, or -1 if none was whole.
+int fl_copy_context(char *out, size_t capacity, uint32_t *length) {
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int index = atomic_load(&fl_state.context_current);
+        for (int pick = 0; pick < 2; pick++, index = 1 - index) {
+            fl_context_buffer *buffer = &fl_state.context[index];
+            uint32_t before = atomic_load(&buffer->sequence);
+            if (before & 1u) continue;
+            uint32_t n = buffer->length;
+            if (n > capacity) continue;
+            for (uint32_t i = 0; i < n; i++) out[i] = buffer->bytes[i];
+            if (atomic_load(&buffer->sequence) != before) continue;
+            *length = n;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 static char fl_last_report[FL_PATH_MAX + 64];
@@ -224,7 +247,7 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     char thread_name[17] = {0};
-    prctl(PR_GET_NAME, thread_name, 0, 0, 0);
+    syscall(SYS_prctl, PR_GET_NAME, thread_name, 0, 0, 0);
     uintptr_t fault = (uintptr_t)info->si_addr;
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
     // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow.
@@ -268,9 +291,9 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put(&w, ",");
     fl_put_breadcrumbs(&w);
     fl_put(&w, ",\"context\":");
-    int current = atomic_load(&fl_state.context_current);
-    uint32_t context_length = fl_state.context_length[current];
-    if (context_length) fl_put_bytes(&w, fl_state.context[current], context_length);
+    uint32_t context_length = 0;
+    if (fl_copy_context(s->context_copy, sizeof s->context_copy, &context_length) == 0 && context_length)
+        fl_put_bytes(&w, s->context_copy, context_length);
     else fl_put(&w, "{}");
     fl_put(&w, ",\"end\":true}\n");
     int ok = fl_flush(&w) == 0;

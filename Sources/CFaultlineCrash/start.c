@@ -44,6 +44,7 @@ void fl_generate_event_id(char out[33]) {
 static void fl_after_fork_in_child(void) {
     fl_generate_event_id(fl_state.event_id);
     fl_state.pid = getpid();
+    atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
     atomic_store(&fl_state.handling_thread, 0);
 }
 
@@ -122,6 +123,7 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
     fl_prewarm_unwinder();
     fl_install_thread_hooks();
+    fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
     if (faultline_crash_install_alternate_stack() != 0) {
         // Not fatal: crashes are still reported, only a main-thread stack overflow is not.

@@ -1,4 +1,4 @@
-// Alternate signal stacks for every thread, and crash signals that stay deliverable.
+// Alternate signal stacks for every thread (normal context).
 //
 // sigaltstack is per thread and glibc has no thread-start hook, so a stack overflow on any
 // thread but main would kill the process silently (no stack left to run the handler on). We
@@ -10,9 +10,8 @@
 // and for LD_PRELOAD. Threads that existed before start, and glibc-internal threads
 // (timer_create SIGEV_THREAD), are not covered.
 //
-// We also interpose sigprocmask/pthread_sigmask so the synchronous crash signals (SEGV, BUS,
-// ILL, FPE, TRAP) are never blocked: a blocked synchronous signal kills without running any
-// handler. SIGABRT is left alone; abort() unblocks it itself.
+// The sigprocmask/pthread_sigmask wrappers that keep crash signals deliverable live in
+// signal_mask.c: libunwind calls them inside the handler, so they are crash-path code.
 #include "crash_internal.h"
 #include "faultline_crash.h"
 
@@ -28,7 +27,6 @@
 #define FL_GUARD_SIZE (64 * 1024)
 
 typedef int (*fl_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-typedef int (*fl_sigmask_fn)(int, const sigset_t *, sigset_t *);
 
 static pthread_key_t fl_altstack_key;
 static pthread_once_t fl_key_once = PTHREAD_ONCE_INIT;
@@ -47,8 +45,21 @@ static void fl_release_altstack(void *mapping) {
 
 static void fl_make_key(void) { pthread_key_create(&fl_altstack_key, fl_release_altstack); }
 
+static fl_pthread_create_fn fl_real_pthread_create(void);
+
+// Normal context (start): the definitions our sigprocmask/pthread_sigmask wrappers forward to
+// (signal_mask.c), looked up now because the wrappers also run inside the crash handler.
+void fl_resolve_sigmask_functions(void) {
+    if (!atomic_load(&fl_next_pthread_sigmask))
+        atomic_store(&fl_next_pthread_sigmask, (fl_sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask"));
+    if (!atomic_load(&fl_next_sigprocmask))
+        atomic_store(&fl_next_sigprocmask, (fl_sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask"));
+}
+
 int fl_install_thread_hooks(void) {
     pthread_once(&fl_key_once, fl_make_key);
+    fl_real_pthread_create();  // resolved now, not on the first thread created after a crash began
+    fl_resolve_sigmask_functions();
     return 0;
 }
 
@@ -110,42 +121,4 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)
     int result = real(thread, attr, fl_thread_trampoline, boxed);
     if (result != 0) free(boxed);
     return result;
-}
-
-// Normal context, and also called from libunwind inside our handler: the set minus the
-// synchronous crash signals. On the thread that is handling a crash it also keeps the watchdog's
-// SIGALRM deliverable: libunwind blocks every signal around its own locks, and exactly then it
-// may wait forever for the loader lock (the watchdog test reproduces this).
-static const sigset_t *fl_without_crash_signals(int how, const sigset_t *set, sigset_t *copy) {
-    if (!set || !atomic_load(&fl_state.started) || how == SIG_UNBLOCK) return set;
-    *copy = *set;
-    sigdelset(copy, SIGSEGV);
-    sigdelset(copy, SIGBUS);
-    sigdelset(copy, SIGILL);
-    sigdelset(copy, SIGFPE);
-    sigdelset(copy, SIGTRAP);
-    pid_t handling = atomic_load(&fl_state.handling_thread);
-    if (handling != 0 && handling == (pid_t)syscall(SYS_gettid)) sigdelset(copy, SIGALRM);
-    return copy;
-}
-
-static fl_sigmask_fn fl_real_sigmask(const char *name, _Atomic(fl_sigmask_fn) *cache) {
-    fl_sigmask_fn fn = atomic_load(cache);
-    if (!fn) {
-        fn = (fl_sigmask_fn)dlsym(RTLD_NEXT, name);
-        atomic_store(cache, fn);
-    }
-    return fn;
-}
-
-int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
-    static _Atomic(fl_sigmask_fn) real;
-    sigset_t copy;
-    return fl_real_sigmask("pthread_sigmask", &real)(how, fl_without_crash_signals(how, set, &copy), old);
-}
-
-int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
-    static _Atomic(fl_sigmask_fn) real;
-    sigset_t copy;
-    return fl_real_sigmask("sigprocmask", &real)(how, fl_without_crash_signals(how, set, &copy), old);
 }

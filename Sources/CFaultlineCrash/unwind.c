@@ -106,16 +106,3 @@ void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out) {
         fp = pair[0];
     }
 }
-
-// Normal context (start): one full unwind so libunwind's lazy initialisation (which takes a
-// mutex and may allocate) never happens inside a signal handler.
-void fl_prewarm_unwinder(void) {
-    ucontext_t context;
-    if (getcontext(&context) != 0) return;
-    unw_cursor_t cursor;
-    if (unw_init_local(&cursor, (unw_context_t *)&context) < 0) return;
-    // A few steps initialise every lazy part (tdep_init, the memory pool, the FDE lookup path);
-    // walking the whole start-up stack would only cost time.
-    for (int i = 0; i < 4 && unw_step(&cursor) > 0; i++) {
-    }
-}

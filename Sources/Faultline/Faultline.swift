@@ -241,6 +241,8 @@ struct ScopeContext: Sendable {
         var o: [String: JSONValue] = ["session_id": .string(sessionID), "install_id": .string(installID),
                                       "session_started": .string(SessionTracker.iso(sessionStarted)),
                                       "server_name": .string(serverName),
+                                      // The trace logs and events of this process carry, so a crash joins them.
+                                      "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"],
                                       "contexts": ["os": osContext, "device": ["type": "device", "arch": "x86_64"]]]
         if let r = release { o["release"] = .string(r) }
         if let e = environment { o["environment"] = .string(e) }

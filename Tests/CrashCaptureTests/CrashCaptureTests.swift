@@ -120,6 +120,7 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(o.signal, SIGSEGV, o.description)
         let r = try onlyReport()
         XCTAssertNotEqual(r.threadID, r.pid, "the crashing thread is not the main thread")
+        XCTAssertEqual(r.threadName, "probe-worker", "the report names the thread that crashed")
     }
 
     func testFourThreadsCrashingAtOnceLeaveExactlyOneReportAndNoHang() throws {
@@ -174,6 +175,78 @@ final class CrashCaptureTests: XCTestCase {
         let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
         let range = try symbolRange("probe_segv")
         XCTAssertTrue(range.contains(r.frames[0].address.value - exe.base.value), "the report is the real crash's")
+    }
+
+    func testTwoThreadsWhoseFaultsTheAppRecoversRunToCompletion() throws {
+        // Thread A faults 2,000 frames deep (a long unwind), thread B 1 ms later: B arrives while
+        // A's report is being written, must notice A's fault was recovered, and take its own turn.
+        for run in 0..<4 {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "2", "--stagger-us", "1000"], timeout: 30)
+            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
+            XCTAssertTrue(o.stdout.contains("recovered 2 of 2"), "run \(run): \(o.stdout)")
+            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
+            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report")
+        }
+    }
+
+    func testEightThreadsRecoveringAtOnceRunToCompletion() throws {
+        for run in 0..<3 {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "8", "--stagger-us", "0"], timeout: 30)
+            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
+            XCTAssertTrue(o.stdout.contains("recovered 8 of 8"), "run \(run): \(o.stdout)")
+            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
+            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report")
+        }
+    }
+
+    func testOneThreadRecoveringWhileAnotherCrashesLeavesOneReportForTheRealCrash() throws {
+        let range = try symbolRange("probe_segv")
+        for (run, stagger) in [0, 0, 300, 1000].enumerated() {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash("recover-while-crashing", ["--recovering-handler", "--threads", "2", "--stagger-us", "\(stagger)"], timeout: 30)
+            XCTAssertEqual(o.signal, SIGSEGV, "run \(run): \(o)")
+            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
+            let r = try onlyReport()
+            let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+            XCTAssertTrue(range.contains(r.frames[0].address.value - exe.base.value),
+                          "run \(run): the report is the real crash's, not the recovered fault's")
+        }
+    }
+
+    func testNoSymbolIsBoundAfterTheFault() throws {
+        // The loader prints each lazy binding under LD_DEBUG=bindings, on stderr, in order with
+        // the marker the crasher writes just before it faults.
+        let o = try TestSupport.run(crasher, ["segv-marked", "--data-dir", dataDir],
+                                    environment: ["SWIFT_BACKTRACE": "enable=no", "LD_DEBUG": "bindings"], timeout: 60)
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        _ = try onlyReport()
+        let after = try XCTUnwrap(o.stderr.range(of: "faultline-test: faulting now"), "the marker is printed").upperBound
+        let late = o.stderr[after...].split(separator: "\n").filter { $0.contains("binding file") }
+        XCTAssertEqual(late.map { String($0.drop { $0 != "s" }) }, [], "symbols bound inside the crash handler")
+
+        // The same for the preload library in a plain C program.
+        let root = TestSupport.repositoryRoot()
+        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let src = dataDir + "/marked.c", exe = dataDir + "/marked"
+        try """
+        #include <unistd.h>
+        int main(void) {
+            static const char m[] = "faultline-test: faulting now\\n";
+            write(2, m, sizeof m - 1);
+            *(volatile int *)16 = 1;
+            return 0;
+        }
+        """.write(toFile: src, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g '\(src)' -o '\(exe)'")
+        try? FileManager.default.removeItem(atPath: crashDir)
+        let c = try TestSupport.run(exe, [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir, "LD_DEBUG": "bindings"])
+        XCTAssertEqual(c.signal, SIGSEGV, c.description)
+        _ = try onlyReport()
+        let cAfter = try XCTUnwrap(c.stderr.range(of: "faultline-test: faulting now"), "the marker is printed").upperBound
+        XCTAssertEqual(c.stderr[cAfter...].split(separator: "\n").filter { $0.contains("binding file") }.map(String.init), [],
+                       "symbols bound inside the preloaded crash handler")
     }
 
     func testSwiftsOwnBacktracerStillRunsAfterOurs() throws {
@@ -236,18 +309,40 @@ final class CrashCaptureTests: XCTestCase {
             usleep(UInt32(20_000 + (i * 37_000) % 300_000))
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
+            XCTAssertEqual(p.terminationReason, .uncaughtSignal)
+            // SIGKILL, or SIGSEGV when the handler finished before the kill landed.
+            XCTAssertTrue([SIGKILL, SIGSEGV].contains(p.terminationStatus), "died by \(p.terminationStatus)")
             let reports = TestSupport.files(in: crashDir, suffix: ".crash.json")
-            XCTAssertLessThanOrEqual(reports.count, 1)
+            XCTAssertLessThanOrEqual(reports.count, 1, "one crash, at most one report")
             for path in reports {
-                XCTAssertNoThrow(try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: path))), "a visible report is whole")
+                let report = try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: path)))
+                XCTAssertTrue(report.stackOverflow, "a visible report is whole and describes the overflow")
                 whole += 1
             }
-            if reports.isEmpty { none += 1 }
+            if reports.isEmpty {
+                none += 1
+                if p.terminationStatus == SIGSEGV { XCTFail("the process died of its crash but left no report") }
+            }
         }
+        // The kill times are spread so that both outcomes occur: otherwise the test proves nothing
+        // about a kill landing mid-write (a broken writer would show up as a torn or missing report).
+        XCTAssertGreaterThan(whole, 0, "no run got as far as a whole report")
         XCTAssertEqual(whole + none, 12)
     }
 
     // MARK: Breadcrumbs and context
+
+    func testContextReplacedWhileTheReportIsWrittenIsNeverTorn() throws {
+        for run in 0..<5 {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash("context-churn-segv")
+            XCTAssertEqual(o.signal, SIGSEGV, "run \(run): \(o)")
+            let r = try onlyReport()  // throws if the context made the report unparseable
+            let release = r.context["release"]?.stringValue
+            XCTAssertTrue(["churn-a", "churn-b"].contains(release), "run \(run): context \(r.context.jsonString.prefix(200))")
+            if release == "churn-a" { XCTAssertEqual(r.context["pad"]?.stringValue?.count, 5999 - 30, "run \(run): the long one whole") }
+        }
+    }
 
     func testCrashAfterHundredLogsCarriesTheLastThirtyTwoInOrder() throws {
         let o = try crash("segv", ["--logs", "100"])
@@ -345,27 +440,52 @@ final class CrashCaptureTests: XCTestCase {
     // MARK: Signal safety
 
     func testCrashPathObjectsImportOnlyAsyncSignalSafeFunctions() throws {
-        let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
+        // Every function a crash-path object imports is on this list or defined in a crash-path
+        // object itself; data (fl_state) may live anywhere in the core. A new call in the handler
+        // must either be async-signal-safe and bound at start (crash_path_binding.c), or not be made.
         let allowed: Set<String> = [
             // signal-safety(7)
-            "_exit", "close", "open", "read", "write", "rename", "unlink", "getpid", "sigaction", "sigaddset",
-            "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp",
-            "__errno_location", "strlen",  // the optimiser turns fl_strlen's loop into strlen (safe)
-            // raw syscalls (gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv) and prctl(PR_GET_NAME)
-            "syscall", "prctl",
+            "close", "open", "read", "write", "rename", "unlink", "getpid", "sigaction", "sigaddset",
+            "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp", "strlen",
+            "__errno_location",  // errno itself
+            // raw syscalls: gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv, prctl, sigaltstack, exit_group
+            "syscall",
             // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
             "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg",
         ]
-        let normalContextOnly: Set<String> = ["getcontext", "_Ux86_64_init_local"]  // fl_prewarm_unwinder
+        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask"]
+        let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
+        let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
+        XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")
+        func symbols(_ object: String, _ flags: String) throws -> [(type: String, name: String)] {
+            try TestSupport.shell("nm \(flags) '\(objects)/\(object)'").split(separator: "\n").compactMap { line in
+                let f = line.split(separator: " ")
+                return f.count >= 2 ? (String(f[f.count - 2]), String(f[f.count - 1])) : nil
+            }
+        }
+        var crashPathFunctions = Set<String>(), coreData = Set<String>()
+        for object in all {
+            for s in try symbols(object, "--defined-only") {
+                if "TtWw".contains(s.type) && crashPath.contains(String(object.dropLast(4))) { crashPathFunctions.insert(s.name) }
+                if "BbDdRrCc".contains(s.type) { coreData.insert(s.name) }
+            }
+        }
         var offending: [String] = []
-        for object in ["handler", "report_writer", "module_scan", "unwind", "safe_io"] {
-            let out = try TestSupport.shell("nm -u '\(objects)/\(object).c.o'")
-            for line in out.split(separator: "\n") {
-                let symbol = String(line.split(separator: " ").last ?? "")
-                if symbol.hasPrefix("fl_") || allowed.contains(symbol) || normalContextOnly.contains(symbol) { continue }
-                offending.append("\(object): \(symbol)")
+        for object in crashPath {
+            for s in try symbols(object + ".c.o", "-u") where !allowed.contains(s.name) && !crashPathFunctions.contains(s.name) && !coreData.contains(s.name) {
+                offending.append("\(object).c imports \(s.name)")
             }
         }
         XCTAssertEqual(offending, [], "crash-path objects import functions that are not async-signal-safe")
+
+        // And everything on the list that they import is bound at start.
+        let binder = try String(contentsOf: TestSupport.repositoryRoot().appendingPathComponent("Sources/CFaultlineCrash/crash_path_binding.c"), encoding: .utf8)
+        var imported = Set<String>()
+        for object in crashPath { for s in try symbols(object + ".c.o", "-u") where allowed.contains(s.name) { imported.insert(s.name) } }
+        let unbound = imported.filter { name in
+            let call = name.hasPrefix("_Ux86_64_") ? "unw_" + name.dropFirst("_Ux86_64_".count) : Substring(name)
+            return name != "__errno_location" && !binder.contains(call + "(")
+        }
+        XCTAssertEqual(unbound.sorted(), [], "crash_path_binding.c must call these once at start")
     }
 }

@@ -88,6 +88,7 @@ public enum TestSupport {
     public struct ShellError: Error, CustomStringConvertible {
         public let command: String
         public let output: String
+        public init(command: String, output: String) { self.command = command; self.output = output }
         public var description: String { "command failed: \(command)\n\(output)" }
     }
 

@@ -28,7 +28,8 @@ final class CrashSafetyTests: XCTestCase {
                 if s.contains("listening on"), !s.contains("created project") || s.contains("server token") { return s }
                 usleep(20_000)
             }
-            throw XCTSkip("faultline serve did not start")
+            struct DidNotStart: Error, CustomStringConvertible { let description: String }
+            throw DidNotStart(description: "faultline serve did not start within \(timeout) s; its output: " + ((try? String(contentsOfFile: out, encoding: .utf8)) ?? ""))
         }
         func port(_ banner: String) -> UInt16? {
             guard let r = banner.range(of: "127.0.0.1:") else { return nil }

@@ -27,7 +27,7 @@ enum Fixtures {
         let out = dir + "/fixture\(variant)"
         try (crasherSource + "\nint faultline_fixture_variant = \(variant);\n").write(toFile: src, atomically: false, encoding: .utf8)
         let cc = try TestSupport.run("/usr/bin/cc", ["-g", "-O1", "-Wl,--build-id=sha1", "-o", out, src])
-        guard cc.exitCode == 0 else { throw XCTSkip("cc failed: \(cc)") }
+        guard cc.exitCode == 0 else { throw TestSupport.ShellError(command: "cc -g -O1 " + src, output: cc.description) }
         let summary = try ELFSummary.read(path: out)
         let nm = try TestSupport.run("/usr/bin/nm", [out])
         var symbols: [String: UInt64] = [:]

@@ -25,7 +25,11 @@ final class TestServer {
         config.limits = limits
         config.durability = durability
         server = try FaultlineServer(config: config)
-        guard let b = server.bootstrap else { throw XCTSkip("data directory was not fresh") }
+        guard let b = server.bootstrap else {
+            // A fresh directory always bootstraps a default project; no project is a broken server.
+            struct NoDefaultProject: Error, CustomStringConvertible { var description: String }
+            throw NoDefaultProject(description: "the server created no default project in \(self.dataDirectory)")
+        }
         bootstrap = b
         try server.start()
     }

@@ -1,12 +1,13 @@
 // The last 32 breadcrumbs: kept in memory for events and copied into the crash handler's ring.
+import CFaultlineCrash
 import Foundation
 import FaultlineProtocol
 import Synchronization
 
 final class BreadcrumbStore: Sendable {
     static let shared = BreadcrumbStore()
-    static let capacity = 32
-    private static let maxBytes = 1024  // the crash core's slot size
+    static let capacity = Int(FAULTLINE_BREADCRUMB_SLOTS)  // the crash core's ring, so both hold the same ones
+    private static let maxBytes = Int(FAULTLINE_BREADCRUMB_MAX_BYTES)  // the crash core's slot size
 
     private let recent = Mutex<[LogRecord]>([])
 

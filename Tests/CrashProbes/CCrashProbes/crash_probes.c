@@ -60,6 +60,7 @@ PROBE void probe_call_null(void) {
 }
 
 static void *probe_thread_main(void *arg) {
+    pthread_setname_np(pthread_self(), "probe-worker");  // the report must name this thread
     if (arg) probe_recurse(0);
     else probe_segv();
     return NULL;
@@ -169,19 +170,22 @@ PROBE void probe_segv_with_invalid_utf8_thread_name(void) {
     probe_segv();
 }
 
-static char *probe_guard_page;
+// Guard pages, one per thread, that the recovering handler below unprotects on first touch.
+#define PROBE_GUARD_PAGES 16
+static char *probe_guard_pages;
 static void probe_recovering_handler(int signo, siginfo_t *info, void *uc) {
     (void)uc;
     char *address = (char *)info->si_addr;
-    if (probe_guard_page && address >= probe_guard_page && address < probe_guard_page + 4096) {
-        mprotect(probe_guard_page, 4096, PROT_READ | PROT_WRITE);  // fixed: the access re-executes and succeeds
+    if (probe_guard_pages && address >= probe_guard_pages && address < probe_guard_pages + PROBE_GUARD_PAGES * 4096) {
+        char *page = probe_guard_pages + ((address - probe_guard_pages) / 4096) * 4096;
+        mprotect(page, 4096, PROT_READ | PROT_WRITE);  // fixed: the access re-executes and succeeds
         return;
     }
     signal(signo, SIG_DFL);  // not ours: a real crash
 }
 
 void probe_install_recovering_handler(void) {
-    probe_guard_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    probe_guard_pages = mmap(NULL, PROBE_GUARD_PAGES * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = probe_recovering_handler;
@@ -190,7 +194,88 @@ void probe_install_recovering_handler(void) {
 }
 
 PROBE void probe_touch_guard_page(void) {
-    ((volatile char *)probe_guard_page)[100] = 7;
-    printf("recovered %d\n", probe_guard_page[100]);
+    ((volatile char *)probe_guard_pages)[100] = 7;
+    printf("recovered %d\n", probe_guard_pages[100]);
     fflush(stdout);
+}
+
+// Recurses `depth` real frames, then touches `page` (a fault the handler recovers).
+PROBE static int probe_touch_deep(int depth, char *page) {
+    volatile char pad[32];
+    pad[0] = (char)(depth & 1);
+    if (depth <= 0) {
+        ((volatile char *)page)[100] = 7;
+        return ((volatile char *)page)[100];
+    }
+    int below = probe_touch_deep(depth - 1, page);
+    return below + pad[0] - (depth & 1);
+}
+
+typedef struct {
+    int index;
+    int stagger_us;
+    int crashes;  // this thread crashes for real instead of touching its guard page
+    int result;
+} probe_recovery_thread;
+
+static pthread_barrier_t probe_recovery_barrier;
+static void *probe_recovery_body(void *raw) {
+    probe_recovery_thread *t = raw;
+    pthread_barrier_wait(&probe_recovery_barrier);
+    if (t->stagger_us) usleep((useconds_t)(t->index * t->stagger_us));
+    if (t->crashes) probe_segv();
+    // The first thread recurses deepest, so its unwind (and report) takes longest.
+    t->result = probe_touch_deep(t->index == 0 ? 2000 : 50, probe_guard_pages + 4096 * (1 + t->index));
+    return NULL;
+}
+
+PROBE void probe_recover_on_threads(int count, int stagger_us, int real_crash) {
+    if (count < 1) count = 1;
+    if (count > PROBE_GUARD_PAGES - 1) count = PROBE_GUARD_PAGES - 1;
+    pthread_t threads[PROBE_GUARD_PAGES];
+    probe_recovery_thread state[PROBE_GUARD_PAGES];
+    pthread_barrier_init(&probe_recovery_barrier, NULL, (unsigned)count);
+    for (int i = 0; i < count; i++) {
+        state[i] = (probe_recovery_thread){i, stagger_us, real_crash && i == count - 1, 0};
+        pthread_create(&threads[i], NULL, probe_recovery_body, &state[i]);
+    }
+    int recovered = 0;
+    for (int i = 0; i < count; i++) {
+        pthread_join(threads[i], NULL);
+        if (state[i].result == 7) recovered++;
+    }
+    printf("recovered %d of %d\n", recovered, count);
+    fflush(stdout);
+}
+
+PROBE void probe_segv_after_marker(void) {
+    // One write(2) straight to stderr, so it lands in order with the loader's LD_DEBUG lines.
+    static const char marker[] = "faultline-test: faulting now\n";
+    write(2, marker, sizeof marker - 1);
+    probe_segv();
+}
+
+// Sets the crash context over and over from another thread, alternating two valid objects of
+// different lengths, while this thread faults: the report must carry one of them whole.
+// From the crash core, which the crasher links (this probe target does not depend on it).
+int faultline_crash_set_context(const char *json, size_t length);
+static void *probe_context_churn(void *arg) {
+    (void)arg;
+    static char a[6000], b[300];
+    static const char head[] = "{\"release\":\"churn-a\",\"pad\":\"";
+    memset(a, 'a', sizeof a - 1);
+    memcpy(a, head, sizeof head - 1);
+    memcpy(a + sizeof a - 3, "\"}", 2);  // a[5999] stays 0: 5,999 bytes of JSON
+    snprintf(b, sizeof b, "{\"release\":\"churn-b\"}");
+    for (unsigned long i = 0;; i++) {
+        if (i & 1) faultline_crash_set_context(b, strlen(b));
+        else faultline_crash_set_context(a, sizeof a - 1);
+    }
+    return NULL;
+}
+PROBE void probe_segv_while_context_changes(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, probe_context_churn, NULL);
+    usleep(20000);
+    probe_segv();
 }

@@ -35,6 +35,10 @@ let modes: [String: String] = [
     "bad-name-segv": "SIGSEGV on a thread whose name is not valid UTF-8",
     "recover": "fault on a guard page the app's own handler fixes (with --recovering-handler), then exit 0",
     "recover-then-segv": "the same recovered fault, then a real SIGSEGV",
+    "recover-threads": "--threads N fault on guard pages the app's handler fixes, --stagger-us apart; exit 0",
+    "recover-while-crashing": "like recover-threads, but the last thread crashes for real (SIGSEGV)",
+    "context-churn-segv": "SIGSEGV while another thread keeps replacing the crash context",
+    "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
@@ -122,6 +126,12 @@ case "recover":
 case "recover-then-segv":
     probe_touch_guard_page()
     probe_segv()
+case "recover-threads", "recover-while-crashing":
+    probe_recover_on_threads(Int32(option("--threads").flatMap(Int32.init) ?? 2),
+                             Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
+    exit(0)
+case "segv-marked": probe_segv_after_marker()
+case "context-churn-segv": probe_segv_while_context_changes()
 case "log-and-wait":
     Log.warning("waiting for SIGTERM")
     print("ready"); fflush(nil)

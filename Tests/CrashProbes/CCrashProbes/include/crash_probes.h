@@ -29,3 +29,12 @@ void probe_segv_with_invalid_utf8_thread_name(void);
 void probe_install_recovering_handler(void);
 /// Touches the guard page (recovered by the handler above), prints "recovered", and returns.
 void probe_touch_guard_page(void);
+/// `count` threads (at most 15) start together, thread i waits i * stagger_us, then each touches
+/// its own guard page (thread 0 after a 2,000-frame recursion); prints "recovered R of N". With
+/// `real_crash`, the last thread dereferences a bad pointer instead (a crash nobody recovers).
+void probe_recover_on_threads(int count, int stagger_us, int real_crash);
+/// Writes "faultline-test: faulting now" to stderr with one write(2), then faults.
+void probe_segv_after_marker(void);
+/// Another thread sets the crash context in a tight loop (two objects, 5,999 and ~22 bytes) while
+/// this one faults.
+void probe_segv_while_context_changes(void);
