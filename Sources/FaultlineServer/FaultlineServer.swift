@@ -72,7 +72,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let store = self.store
         let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
                             read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles),
-                            limits: config.limits, publicURL: config.publicURL, health: {
+                            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), limits: config.limits, publicURL: config.publicURL, health: {
                                 ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy)]
                             })
         http = HTTPServer(handler: router)

@@ -10,14 +10,15 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let assembler: Assembler
     let read: ReadAPI
     let debuginfod: Debuginfod
+    let status: DebugFileStatus
     let limits: IngestLimits
     let publicURL: String?
     let health: @Sendable () -> JSONValue
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
-         limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
+         status: DebugFileStatus, limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
         self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler
-        self.read = read; self.debuginfod = debuginfod; self.limits = limits; self.health = health
+        self.read = read; self.debuginfod = debuginfod; self.status = status; self.limits = limits; self.health = health
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
@@ -84,6 +85,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
                 return assembler.handle(r)
             }
             guard r.method == "GET" else { return .detail(405, "method not allowed") }
+            if rest == ["debug-files", "status"] { return try status.handle(r) }
             return try read.handle(r, rest)
         } catch {
             return .detail(500, "internal error: \(error)")
