@@ -58,7 +58,7 @@ public final class UploadClient: @unchecked Sendable {
         return result!
     }
 
-    func json(_ method: String, _ url: String, body: JSONValue? = nil) throws -> JSONValue {
+    public func json(_ method: String, _ url: String, body: JSONValue? = nil) throws -> JSONValue {
         let (status, data) = try send(method, url, body: body?.serialized(), contentType: body == nil ? nil : "application/json")
         let value = try? JSONValue.parse(data)
         guard (200..<300).contains(status) else {
@@ -99,7 +99,7 @@ public final class UploadClient: @unchecked Sendable {
     }
 
     /// Sends chunks in as few multipart requests as the server's limits allow.
-    func upload(chunks: [(sha1: String, data: Data)], options o: Options) throws {
+    public func upload(chunks: [(sha1: String, data: Data)], options o: Options) throws {
         var batch: [(String, Data)] = []
         var batchBytes = 0
         func flush() throws {

@@ -41,6 +41,7 @@ public struct UploadReport: Sendable {
     public var exit: Exit {
         let failed = count(.failed)
         if failed > 0 { return failed == files.count ? .failure : .partial }
+        if files.contains(where: { $0.sources?.error != nil }) { return .partial }
         if backfillsFailed > 0 { return .backfillFailed }
         if wait == .timedOut { return .waitTimedOut }
         return .ok
@@ -50,6 +51,15 @@ public struct UploadReport: Sendable {
         var s = "\(count(.uploaded)) uploaded, \(count(.present)) already on the server, \(count(.failed)) failed"
         if !scan.skippedDescription.isEmpty { s += "; skipped \(scan.skippedDescription)" }
         var lines = [s]
+        let bundles = files.compactMap(\.sources)
+        if !bundles.isEmpty {
+            var b = "sources: \(bundles.reduce(0) { $0 + $1.sent }) sent (\(bundles.reduce(0) { $0 + $1.bytes }) bytes)"
+            let missing = bundles.reduce(0) { $0 + $1.missing }, over = bundles.reduce(0) { $0 + $1.overCap }
+            if missing > 0 { b += ", \(missing) not on this machine" }
+            if over > 0 { b += ", \(over) over the size cap" }
+            lines.append(b)
+            for f in files { if let e = f.sources?.error { lines.append("sources FAILED for \(f.candidate.path): \(e)") } }
+        }
         switch wait {
         case .none: break
         case .timedOut?: lines.append("gave up waiting after \(String(format: "%.1f", waitSeconds ?? 0)) s: the server is still installing or backfilling")
@@ -74,6 +84,10 @@ public struct UploadReport: Sendable {
                 "debug_id": .string(f.candidate.summary.buildID.debugID.description), "size": .int(f.candidate.size),
                 "state": .string(f.state.rawValue), "error": f.error.map { .string($0) } ?? .null,
             ]
+            if let s = f.sources {
+                o["sources"] = ["sent": .int(Int64(s.sent)), "bytes": .int(s.bytes), "missing": .int(Int64(s.missing)),
+                                "over_cap": .int(Int64(s.overCap)), "error": s.error.map { .string($0) } ?? .null]
+            }
             if let b = f.backfill {
                 o["backfill"] = ["state": .string(b.state), "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
                                  "issues_merged": .array(b.issuesMerged.map(Self.mergeJSON)), "error": b.error.map { .string($0) } ?? .null]

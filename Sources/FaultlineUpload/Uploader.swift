@@ -11,10 +11,14 @@ public struct FileOutcome: Sendable {
     public var error: String?
     /// Filled by `UploadWaiter` when the run waited for the server.
     public var backfill: BackfillOutcome?
+    /// Filled when the run bundled sources (`--include-sources`) and the file has DWARF.
+    public var sources: SourceBundleOutcome?
 }
 
 public struct Uploader {
     let client: UploadClient
+    /// Set to send each debug file's sources after it (`--include-sources`).
+    public var sources: SourceBundler?
     /// Called after each file (the CLI draws its progress bar or prints a line).
     let onFile: (FileOutcome) -> Void
 
@@ -32,6 +36,7 @@ public struct Uploader {
             var o: FileOutcome
             do {
                 o = FileOutcome(candidate: f, state: try upload(f, options) ? .uploaded : .present)
+                if let sources, f.summary.hasDebugInfo { o.sources = sources.send(for: f, options: options) }
             } catch {
                 o = FileOutcome(candidate: f, state: .failed, error: "\(error)")
             }

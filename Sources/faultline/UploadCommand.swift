@@ -7,7 +7,8 @@ import FaultlineProtocol
 enum UploadCommand {
     static let usage = """
     usage: faultline upload [--url URL] [--token TOKEN] [--org ORG] [--project PROJECT]
-                            [--wait] [--timeout SECONDS] [--json] [--dry-run] PATH…
+                            [--wait] [--timeout SECONDS] [--json] [--dry-run]
+                            [--include-sources] [--sources-max-bytes N] PATH…
 
     Walks files and directories (symbolic links followed, each directory once) for ELF files that
     have a GNU build-id and DWARF or a symbol table, keeps one file per build-id (the richest),
@@ -23,12 +24,16 @@ enum UploadCommand {
                          backfills the uploads started; print how many earlier occurrences became
                          symbolicated and which issues merged
       --timeout SECONDS  how long --wait waits (default 300)
+      --include-sources  also send the source files each debug file's DWARF names (those present
+                         on this machine), for debuginfod's /source endpoint (gdb shows the lines)
+      --sources-max-bytes N  cap on the sources sent per debug file (default 16777216)
       --json             print one JSON summary on stdout (progress goes to stderr)
       --dry-run          list what would be sent; contact no server
 
     exit codes: 0 every file is on the server (with --wait: installed, backfills done),
                 1 server or network failure (nothing sure), 2 usage error,
                 3 a path is missing or nothing to upload, 4 some files failed,
+                (also when sources were asked for and could not be sent),
                 5 uploaded, but a backfill failed (--wait), 6 uploaded, but --wait timed out
     """
 
@@ -40,6 +45,8 @@ enum UploadCommand {
         var project = env["FAULTLINE_PROJECT"] ?? "default"
         var dryRun = false, wait = false, json = false
         var timeout: TimeInterval = 300
+        var includeSources = false
+        var sourcesMax: Int64 = 16 * 1024 * 1024
         var paths: [String] = []
         var it = args.makeIterator()
         while let a = it.next() {
@@ -51,6 +58,8 @@ enum UploadCommand {
             case "--project": guard let v = it.next() else { return usageError(a) }; project = v
             case "--timeout": guard let v = it.next(), let t = TimeInterval(v), t >= 0 else { return usageError(a) }; timeout = t
             case "--wait": wait = true
+            case "--include-sources": includeSources = true
+            case "--sources-max-bytes": guard let v = it.next(), let n = Int64(v), n >= 0 else { return usageError(a) }; sourcesMax = n
             case "--json": json = true
             case "--dry-run": dryRun = true
             default:
@@ -85,14 +94,16 @@ enum UploadCommand {
         let progress = UploadProgress(total: scan.candidates.count, toStderr: json)
         var report = UploadReport(files: [], scan: scan)
         do {
-            report.files = try Uploader(client: client) { o in
+            var uploader = Uploader(client: client) { o in
                 switch o.state {
                 case .present: progress.line("present \(o.candidate.summary.buildID.hex) \(o.candidate.path)")
                 case .uploaded: progress.line("uploaded \(o.candidate.summary.buildID.hex) \(o.candidate.path) (\(o.candidate.size) bytes)")
                 case .failed: progress.line("FAILED \(o.candidate.path): \(o.error ?? "")")
                 }
                 progress.advance()
-            }.run(scan.candidates)
+            }
+            if includeSources { uploader.sources = SourceBundler(client: client, maxBytes: sourcesMax) }
+            report.files = try uploader.run(scan.candidates)
         } catch {
             printError("upload: \(error)")
             return ExitCode.failure

@@ -243,6 +243,49 @@ final class ReleaseRecipeTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("1 uploaded"), r.stdout)
     }
 
+    // MARK: 4. Sources through debuginfod
+
+    func testGDBFetchesBundledSourcesThroughDebuginfod() throws {
+        let gdb = try XCTUnwrap(ThirdParty.executable("gdb"), "gdb is not installed (tools/setup installs it)")
+        try FileManager.default.createDirectory(atPath: work + "/src", withIntermediateDirectories: true)
+        let program = try Fixtures.buildProgram(in: work + "/src")
+        let stripped = work + "/fixture-stripped"
+        _ = try TestSupport.shell("objcopy --strip-debug '\(program.path)' '\(stripped)'")
+        func gdbList(_ cache: String) throws -> TestSupport.Outcome {
+            try TestSupport.run(gdb, ["-nx", "-batch", "-iex", "set debuginfod enabled on", "-ex", "list faultline_fixture_leaf", stripped],
+                                environment: ["DEBUGINFOD_URLS": url, "DEBUGINFOD_CACHE_PATH": work + "/" + cache, "HOME": work], timeout: 120)
+        }
+        let sourceLine = "faultline_fixture_leaf(int *p) { return *p + 1; }"
+
+        // The debug file alone, and the source gone from disk: gdb knows the line, not its text.
+        XCTAssertEqual(try upload([program.path]).exitCode, 0)
+        let movedAway = work + "/src-moved"
+        try FileManager.default.moveItem(atPath: work + "/src", toPath: movedAway)
+        let without = try gdbList("cache1")
+        XCTAssertFalse(without.stdout.contains(sourceLine), "no source was bundled yet:\n\(without)")
+
+        // Bundle the sources (the debug file is already there: only the sources go).
+        try FileManager.default.moveItem(atPath: movedAway, toPath: work + "/src")
+        let r = try upload(["--include-sources", "--json", program.path])
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let json = try JSONValue.parse(Data(r.stdout.utf8))
+        XCTAssertGreaterThanOrEqual(json["files"]?[0]?["sources"]?["sent"]?.int64Value ?? 0, 1, r.stdout)
+        let sourcePath = work + "/src/fixture0.c"
+        let direct = RawHTTP.send(port: server.port, method: "GET", path: "/buildid/\(program.buildID.hex)/source\(sourcePath)")
+        XCTAssertEqual(direct.status, 200, direct.text)
+        XCTAssertTrue(direct.text.contains(sourceLine))
+        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/buildid/\(program.buildID.hex)/source/etc/passwd").status, 404)
+
+        try FileManager.default.moveItem(atPath: work + "/src", toPath: movedAway)
+        let with = try gdbList("cache2")
+        XCTAssertTrue(with.stdout.contains(sourceLine), "gdb fetched the source through /source:\n\(with)")
+
+        // The cap: with 10 bytes allowed, nothing is sent and the run says so.
+        try FileManager.default.moveItem(atPath: movedAway, toPath: work + "/src")
+        let capped = try upload(["--include-sources", "--sources-max-bytes", "10", program.path])
+        XCTAssertTrue(capped.stdout.contains("sources: 0 sent (0 bytes)") && capped.stdout.contains("over the size cap"), capped.stdout)
+    }
+
     func testStatusEndpointNeedsTheServerToken() throws {
         let path = "/api/0/debug-files/status/?build_ids=" + String(repeating: "ab", count: 20)
         XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: path).status, 401)

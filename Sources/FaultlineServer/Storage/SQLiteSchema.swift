@@ -49,6 +49,9 @@ enum SQLiteSchema {
     CREATE TABLE IF NOT EXISTS backfill_outcomes(
         backfill_id INTEGER PRIMARY KEY, occurrences_symbolicated INTEGER NOT NULL DEFAULT 0,
         merges TEXT NOT NULL DEFAULT '', error TEXT);
+    CREATE TABLE IF NOT EXISTS source_files(
+        build_id TEXT NOT NULL, path TEXT NOT NULL, sha1 TEXT NOT NULL, size INTEGER NOT NULL,
+        PRIMARY KEY(build_id, path)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS backfills_build_id ON backfills(build_id, id);
     """
 }

@@ -366,6 +366,25 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    public func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws {
+        try writer.sync { c in
+            for f in files {
+                try c.run("INSERT OR REPLACE INTO source_files(build_id, path, sha1, size) VALUES(?, ?, ?, ?)",
+                          .text(buildID.hex), .text(f.path), .text(f.sha1), .int(f.size))
+            }
+        }
+    }
+
+    public func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord? {
+        try read { c in
+            var out: SourceFileRecord?
+            try c.query("SELECT path, sha1, size FROM source_files WHERE build_id = ? AND path = ?", .text(buildID.hex), .text(path)) {
+                out = SourceFileRecord(path: $0.text(0) ?? "", sha1: $0.text(1) ?? "", size: $0.int(2))
+            }
+            return out
+        }
+    }
+
     public func uploadedBuildID(checksum: String) throws -> BuildID? {
         try read { c in
             var out: BuildID?

@@ -113,6 +113,15 @@ public struct BackfillRecord: Sendable {
     public var error: String?
 }
 
+/// A source file bundled with a debug file (`upload --include-sources`): the path its DWARF
+/// names, and the SHA-1 of the contents (stored once per content, shared between builds).
+public struct SourceFileRecord: Sendable, Equatable {
+    public var path: String
+    public var sha1: String
+    public var size: Int64
+    public init(path: String, sha1: String, size: Int64) { self.path = path; self.sha1 = sha1; self.size = size }
+}
+
 /// An issue that backfill emptied into another (`issues.merged_into`).
 public struct IssueMergeRecord: Sendable, Equatable {
     public var issue: Int64
@@ -187,4 +196,8 @@ public protocol Store: AnyObject, Sendable {
     func backfills(limit: Int) throws -> [BackfillRecord]
     /// The most recent backfill of a build-id (what `upload --wait` reports), nil if none ran.
     func latestBackfill(buildID: BuildID) throws -> BackfillRecord?
+
+    // Source files of debug files (debuginfod /source)
+    func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws
+    func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord?
 }
