@@ -99,6 +99,14 @@ final class ReleaseRecipeTests: XCTestCase {
         XCTAssertTrue(dry.stdout.contains("1 duplicate build-id"), dry.stdout)
         XCTAssertFalse(dry.stdout.contains("//"), dry.stdout)
 
+        // A link to a directory inside a directory is followed too (and the loop under it ends).
+        try fm.createDirectory(atPath: work + "/outer", withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: work + "/outer/inner", withDestinationPath: tree + "/a/b")
+        let nested = try upload(["--dry-run", work + "/outer"])
+        XCTAssertEqual(nested.exitCode, 0, nested.description)
+        XCTAssertEqual(nested.stdout.components(separatedBy: "would upload").count - 1, 1, nested.stdout)
+        XCTAssertTrue(nested.stdout.contains(" \(work!)/outer/inner/"), nested.stdout)
+
         let r = try upload(["--json", tree + "/again/"])
         XCTAssertEqual(r.exitCode, 0, r.description)
         let json = try JSONValue.parse(Data(r.stdout.utf8))
