@@ -56,9 +56,12 @@ let package = Package(
         .target(name: "FaultlineServer",
                 dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CZlib", "CCrypto"]),
 
+        // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
+        .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),
+
         // MARK: Executables
         .executableTarget(name: "faultline",
-                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineProtocol", "CCrypto", "CZlib"]),
+                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "CCrypto", "CZlib"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
@@ -80,6 +83,6 @@ let package = Package(
         .testTarget(name: "SDKTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
         .testTarget(name: "ServerTests",
-                    dependencies: ["FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
+                    dependencies: ["FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
     ]
 )

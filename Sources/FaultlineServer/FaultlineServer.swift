@@ -70,9 +70,10 @@ public final class FaultlineServer: @unchecked Sendable {
         }
         let processor = self.processor
         let store = self.store
+        let sources = try SourceFiles(dataDirectory: dir, store: store, chunks: chunks)
         let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
-                            read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles),
-                            limits: config.limits, publicURL: config.publicURL, health: {
+                            read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles, sources: sources),
+                            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources, limits: config.limits, publicURL: config.publicURL, health: {
                                 ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy)]
                             })
         http = HTTPServer(handler: router)

@@ -13,6 +13,9 @@ public final class Backfiller: @unchecked Sendable {
     private var queue: [BuildID] = []
     private var stopping = false
     private var active = 0
+    /// Build-ids queued or running, with how many times (an id can be queued again while it runs).
+    private var pending: [BuildID: Int] = [:]
+    private var running: BuildID?
     private let done = DispatchSemaphore(value: 0)
     private var started = false
 
@@ -43,8 +46,20 @@ public final class Backfiller: @unchecked Sendable {
         started = false
     }
 
+    /// Called before the assemble reply says `ok`, so a client that then asks for the status
+    /// never sees a gap between "installed" and "backfill queued".
     public func enqueue(_ id: BuildID) {
-        cond.lock(); queue.append(id); cond.signal(); cond.unlock()
+        cond.lock(); queue.append(id); pending[id, default: 0] += 1; cond.signal(); cond.unlock()
+    }
+
+    public enum Progress: Equatable, Sendable { case queued, running, idle }
+
+    /// Whether a backfill of `id` is waiting or running now; when idle, the store's latest record
+    /// for it is final.
+    public func progress(of id: BuildID) -> Progress {
+        cond.lock(); defer { cond.unlock() }
+        if running == id { return .running }
+        return (pending[id] ?? 0) > 0 ? .queued : .idle
     }
 
     /// True while a backfill is queued or running (tests and benchmarks wait on it).
@@ -57,11 +72,16 @@ public final class Backfiller: @unchecked Sendable {
             if stopping { cond.unlock(); break }
             let id = queue.removeFirst()
             active += 1
+            running = id
             cond.unlock()
             do { _ = try run(id) } catch {
                 FileHandle.standardError.write(Data("faultline: backfill of \(id.hex) failed: \(error)\n".utf8))
             }
-            cond.lock(); active -= 1; cond.unlock()
+            cond.lock()
+            active -= 1
+            running = nil
+            pending[id] = (pending[id] ?? 1) > 1 ? pending[id]! - 1 : nil
+            cond.unlock()
         }
         done.signal()
     }
@@ -81,12 +101,26 @@ public final class Backfiller: @unchecked Sendable {
         func invalidate(buildID: BuildID) {}
     }
 
-    /// Runs one backfill synchronously and returns its final record.
+    /// Runs one backfill synchronously and returns its final record. A run that throws is
+    /// recorded as `failed` with the error (best effort: the store may be what failed), so
+    /// `upload --wait` can tell "uploaded but the backfill failed" from "still running".
     @discardableResult
     public func run(_ buildID: BuildID) throws -> BackfillRecord {
         let id = try store.createBackfill(buildID: buildID)
         var record = BackfillRecord(id: id, buildID: buildID, state: "running", stacks: 0, occurrences: 0, occurrencesDone: 0,
                                     addressesSymbolicated: 0, issuesMerged: 0, started: Date().timeIntervalSince1970, finished: nil)
+        do {
+            return try run(buildID, &record)
+        } catch {
+            record.state = "failed"
+            record.error = "\(error)"
+            record.finished = Date().timeIntervalSince1970
+            try? store.updateBackfill(record)
+            throw error
+        }
+    }
+
+    private func run(_ buildID: BuildID, _ record: inout BackfillRecord) throws -> BackfillRecord {
         symbolicator.invalidate(buildID: buildID)
         // The index is built on arrival, also for a build-id no stored occurrence references yet.
         symbolicator.prepare(buildID: buildID)
@@ -105,8 +139,10 @@ public final class Backfiller: @unchecked Sendable {
             let moves = slice.map { s in
                 Regrouping(stackKey: s.signature.key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
             }
+            for (s, m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
             let summary = try store.applyRegroupings(moves)
             record.issuesMerged += summary.issuesMerged
+            record.merges += summary.merges
             record.occurrencesDone += slice.reduce(0) { $0 + $1.occurrences }
             record.addressesSymbolicated = Int64(memo.memo.count)
             i += batch

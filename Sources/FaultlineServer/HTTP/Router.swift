@@ -10,14 +10,16 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let assembler: Assembler
     let read: ReadAPI
     let debuginfod: Debuginfod
+    let status: DebugFileStatus
+    let sources: SourceFiles
     let limits: IngestLimits
     let publicURL: String?
     let health: @Sendable () -> JSONValue
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
-         limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
+         status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
         self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler
-        self.read = read; self.debuginfod = debuginfod; self.limits = limits; self.health = health
+        self.read = read; self.debuginfod = debuginfod; self.status = status; self.sources = sources; self.limits = limits; self.health = health
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
@@ -83,7 +85,12 @@ final class Router: HTTPHandling, @unchecked Sendable {
                 guard try store.project(idOrSlug: rest[2]) != nil else { return .detail(404, "no project '\(rest[2])'") }
                 return assembler.handle(r)
             }
+            if rest.count == 3, rest[0] == "debug-files", rest[2] == "sources" {
+                guard r.method == "POST" else { return .detail(405, "method not allowed") }
+                return try sources.handle(r, buildIDHex: rest[1])
+            }
             guard r.method == "GET" else { return .detail(405, "method not allowed") }
+            if rest == ["debug-files", "status"] { return try status.handle(r) }
             return try read.handle(r, rest)
         } catch {
             return .detail(500, "internal error: \(error)")

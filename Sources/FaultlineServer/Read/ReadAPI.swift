@@ -93,6 +93,9 @@ public final class ReadAPI: @unchecked Sendable {
                 ["id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
                  "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),
                  "addresses_symbolicated": .int(b.addressesSymbolicated), "issues_merged": .int(b.issuesMerged),
+                 "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
+                 "merges": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
+                 "error": b.error.map { .string($0) } ?? .null,
                  "started": .double(b.started), "finished": b.finished.map { .double($0) } ?? .null,
                  "seconds": b.finished.map { .double($0 - b.started) } ?? .null]
             }))

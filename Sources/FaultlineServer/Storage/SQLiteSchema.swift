@@ -44,5 +44,14 @@ enum SQLiteSchema {
         occurrences INTEGER NOT NULL DEFAULT 0, occurrences_done INTEGER NOT NULL DEFAULT 0,
         addresses INTEGER NOT NULL DEFAULT 0, issues_merged INTEGER NOT NULL DEFAULT 0,
         started REAL NOT NULL, finished REAL);
+    -- What a finished or failed backfill did, for `faultline upload --wait`. A table of its own
+    -- rather than new columns, so data directories made before it need no migration.
+    CREATE TABLE IF NOT EXISTS backfill_outcomes(
+        backfill_id INTEGER PRIMARY KEY, occurrences_symbolicated INTEGER NOT NULL DEFAULT 0,
+        merges TEXT NOT NULL DEFAULT '', error TEXT);
+    CREATE TABLE IF NOT EXISTS source_files(
+        build_id TEXT NOT NULL, path TEXT NOT NULL, sha1 TEXT NOT NULL, size INTEGER NOT NULL,
+        PRIMARY KEY(build_id, path)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS backfills_build_id ON backfills(build_id, id);
     """
 }

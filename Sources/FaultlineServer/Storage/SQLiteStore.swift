@@ -366,6 +366,25 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    public func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws {
+        try writer.sync { c in
+            for f in files {
+                try c.run("INSERT OR REPLACE INTO source_files(build_id, path, sha1, size) VALUES(?, ?, ?, ?)",
+                          .text(buildID.hex), .text(f.path), .text(f.sha1), .int(f.size))
+            }
+        }
+    }
+
+    public func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord? {
+        try read { c in
+            var out: SourceFileRecord?
+            try c.query("SELECT path, sha1, size FROM source_files WHERE build_id = ? AND path = ?", .text(buildID.hex), .text(path)) {
+                out = SourceFileRecord(path: $0.text(0) ?? "", sha1: $0.text(1) ?? "", size: $0.int(2))
+            }
+            return out
+        }
+    }
+
     public func uploadedBuildID(checksum: String) throws -> BuildID? {
         try read { c in
             var out: BuildID?
@@ -443,6 +462,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                         try c.run("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || id, count = 0 WHERE id = ?", .int(targetID), .int(old.issue))
                         try c.run("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(targetID), .int(old.issue))
                         summary.issuesMerged += 1
+                        summary.merges.append(IssueMergeRecord(issue: old.issue, into: targetID))
                     }
                 }
             }
@@ -480,18 +500,49 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 WHERE id = ?
                 """, .text(b.state), .int(b.stacks), .int(b.occurrences), .int(b.occurrencesDone), .int(b.addressesSymbolicated),
                 .int(b.issuesMerged), b.finished.map { .double($0) } ?? .null, .int(b.id))
+            if b.state == "done" || b.state == "failed" {
+                // "issue>into,issue>into": ids only, so no escaping is needed.
+                let merges = b.merges.map { "\($0.issue)>\($0.into)" }.joined(separator: ",")
+                try c.run("INSERT OR REPLACE INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES(?, ?, ?, ?)",
+                          .int(b.id), .int(b.occurrencesSymbolicated), .text(merges), b.error.map { .text($0) } ?? .null)
+            }
         }
+    }
+
+    public func latestBackfill(buildID: BuildID) throws -> BackfillRecord? {
+        try read { c in
+            var out: BackfillRecord?
+            try c.query(Self.backfillSelect + " WHERE b.build_id = ? ORDER BY b.id DESC LIMIT 1", .text(buildID.hex)) { out = Self.backfillRecord($0) }
+            return out
+        }
+    }
+
+    static let backfillSelect = """
+        SELECT b.id, b.build_id, b.state, b.stacks, b.occurrences, b.occurrences_done, b.addresses, b.issues_merged, b.started, b.finished,
+               o.occurrences_symbolicated, o.merges, o.error
+        FROM backfills b LEFT JOIN backfill_outcomes o ON o.backfill_id = b.id
+        """
+
+    static func backfillRecord(_ r: SQLiteRow) -> BackfillRecord? {
+        guard let b = r.text(1).flatMap(BuildID.init(hex:)) else { return nil }
+        var rec = BackfillRecord(id: r.int(0), buildID: b, state: r.text(2) ?? "", stacks: r.int(3), occurrences: r.int(4),
+                                 occurrencesDone: r.int(5), addressesSymbolicated: r.int(6), issuesMerged: r.int(7),
+                                 started: r.double(8), finished: r.isNull(9) ? nil : r.double(9))
+        rec.occurrencesSymbolicated = r.isNull(10) ? 0 : r.int(10)
+        rec.merges = (r.text(11) ?? "").split(separator: ",").compactMap { pair in
+            let p = pair.split(separator: ">")
+            guard p.count == 2, let a = Int64(p[0]), let b = Int64(p[1]) else { return nil }
+            return IssueMergeRecord(issue: a, into: b)
+        }
+        rec.error = r.isNull(12) ? nil : r.text(12)
+        return rec
     }
 
     public func backfills(limit: Int) throws -> [BackfillRecord] {
         try read { c in
             var out: [BackfillRecord] = []
-            try c.query("SELECT id, build_id, state, stacks, occurrences, occurrences_done, addresses, issues_merged, started, finished FROM backfills ORDER BY id DESC LIMIT ?",
-                        .int(Int64(limit))) { r in
-                guard let b = r.text(1).flatMap(BuildID.init(hex:)) else { return }
-                out.append(BackfillRecord(id: r.int(0), buildID: b, state: r.text(2) ?? "", stacks: r.int(3), occurrences: r.int(4),
-                                          occurrencesDone: r.int(5), addressesSymbolicated: r.int(6), issuesMerged: r.int(7),
-                                          started: r.double(8), finished: r.isNull(9) ? nil : r.double(9)))
+            try c.query(Self.backfillSelect + " ORDER BY b.id DESC LIMIT ?", .int(Int64(limit))) { r in
+                if let rec = Self.backfillRecord(r) { out.append(rec) }
             }
             return out
         }

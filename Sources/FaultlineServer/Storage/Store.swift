@@ -105,6 +105,27 @@ public struct BackfillRecord: Sendable {
     public var issuesMerged: Int64
     public var started: Double
     public var finished: Double?
+    /// Occurrences whose stack resolves through the new file after this run (`upload --wait`).
+    public var occurrencesSymbolicated: Int64 = 0
+    /// Issues this run emptied into another, in the order they were merged.
+    public var merges: [IssueMergeRecord] = []
+    /// Why the run failed (`state == "failed"`).
+    public var error: String?
+}
+
+/// A source file bundled with a debug file (`upload --include-sources`): the path its DWARF
+/// names, and the SHA-1 of the contents (stored once per content, shared between builds).
+public struct SourceFileRecord: Sendable, Equatable {
+    public var path: String
+    public var sha1: String
+    public var size: Int64
+    public init(path: String, sha1: String, size: Int64) { self.path = path; self.sha1 = sha1; self.size = size }
+}
+
+/// An issue that backfill emptied into another (`issues.merged_into`).
+public struct IssueMergeRecord: Sendable, Equatable {
+    public var issue: Int64
+    public var into: Int64
 }
 
 public struct ItemCounts: Sendable {
@@ -131,6 +152,7 @@ public struct RegroupSummary: Sendable {
     public var occurrencesMoved: Int64 = 0
     public var issuesMerged: Int64 = 0
     public var issuesRenamed: Int64 = 0
+    public var merges: [IssueMergeRecord] = []
 }
 
 public protocol Store: AnyObject, Sendable {
@@ -172,4 +194,10 @@ public protocol Store: AnyObject, Sendable {
     func createBackfill(buildID: BuildID) throws -> Int64
     func updateBackfill(_ record: BackfillRecord) throws
     func backfills(limit: Int) throws -> [BackfillRecord]
+    /// The most recent backfill of a build-id (what `upload --wait` reports), nil if none ran.
+    func latestBackfill(buildID: BuildID) throws -> BackfillRecord?
+
+    // Source files of debug files (debuginfod /source)
+    func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws
+    func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord?
 }

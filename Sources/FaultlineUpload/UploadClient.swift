@@ -6,26 +6,27 @@ import FoundationNetworking
 import FaultlineServer
 import FaultlineProtocol
 
-struct UploadClientError: Error, CustomStringConvertible {
-    let description: String
+public struct UploadClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
 
-final class UploadClient: @unchecked Sendable {
-    let base: String
+public final class UploadClient: @unchecked Sendable {
+    public let base: String
     let token: String
-    let org: String
-    let project: String
+    public let org: String
+    public let project: String
     let session: URLSession
 
-    struct Options {
-        var url: String
-        var chunkSize: Int
-        var chunksPerRequest: Int
-        var maxRequestSize: Int
-        var gzip: Bool
+    public struct Options: Sendable {
+        public var url: String
+        public var chunkSize: Int
+        public var chunksPerRequest: Int
+        public var maxRequestSize: Int
+        public var gzip: Bool
     }
 
-    init(base: String, token: String, org: String, project: String) {
+    public init(base: String, token: String, org: String, project: String) {
         var b = base
         while b.hasSuffix("/") { b.removeLast() }
         self.base = b
@@ -57,7 +58,7 @@ final class UploadClient: @unchecked Sendable {
         return result!
     }
 
-    func json(_ method: String, _ url: String, body: JSONValue? = nil) throws -> JSONValue {
+    public func json(_ method: String, _ url: String, body: JSONValue? = nil) throws -> JSONValue {
         let (status, data) = try send(method, url, body: body?.serialized(), contentType: body == nil ? nil : "application/json")
         let value = try? JSONValue.parse(data)
         guard (200..<300).contains(status) else {
@@ -68,7 +69,7 @@ final class UploadClient: @unchecked Sendable {
         return value
     }
 
-    func options() throws -> Options {
+    public func options() throws -> Options {
         let o = try json("GET", "/api/0/organizations/\(org)/chunk-upload/")
         guard let url = o["url"]?.stringValue else { throw UploadClientError(description: "server did not say where to send chunks") }
         return Options(url: url, chunkSize: Int(o["chunkSize"]?.int64Value ?? 8_388_608),
@@ -77,12 +78,28 @@ final class UploadClient: @unchecked Sendable {
                        gzip: o["compression"]?.arrayValue?.contains("gzip") ?? false)
     }
 
+    /// Install and backfill state of each build-id (`GET /api/0/debug-files/status/`), what
+    /// `--wait` polls. The server answers for at most 100 ids per request.
+    public func status(_ ids: [BuildID]) throws -> [BuildID: JSONValue] {
+        var out: [BuildID: JSONValue] = [:]
+        var i = 0
+        while i < ids.count {
+            let slice = ids[i..<min(i + 100, ids.count)]
+            let reply = try json("GET", "/api/0/debug-files/status/?build_ids=" + slice.map(\.hex).joined(separator: ","))
+            for f in reply["files"]?.arrayValue ?? [] {
+                if let id = f["build_id"]?.stringValue.flatMap(BuildID.init(hex:)) { out[id] = f }
+            }
+            i += 100
+        }
+        return out
+    }
+
     func assemble(_ files: [String: JSONValue]) throws -> JSONValue {
         try json("POST", "/api/0/projects/\(org)/\(project)/files/difs/assemble/", body: .object(files))
     }
 
     /// Sends chunks in as few multipart requests as the server's limits allow.
-    func upload(chunks: [(sha1: String, data: Data)], options o: Options) throws {
+    public func upload(chunks: [(sha1: String, data: Data)], options o: Options) throws {
         var batch: [(String, Data)] = []
         var batchBytes = 0
         func flush() throws {
