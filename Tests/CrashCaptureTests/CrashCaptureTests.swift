@@ -358,7 +358,7 @@ final class CrashCaptureTests: XCTestCase {
         ]
         let normalContextOnly: Set<String> = ["getcontext", "_Ux86_64_init_local"]  // fl_prewarm_unwinder
         var offending: [String] = []
-        for object in ["handler", "report_writer", "module_scan", "unwind", "safe_io"] {
+        for object in ["handler", "report_writer", "module_scan", "unwind", "safe_io", "crash_log_flush"] {
             let out = try TestSupport.shell("nm -u '\(objects)/\(object).c.o'")
             for line in out.split(separator: "\n") {
                 let symbol = String(line.split(separator: " ").last ?? "")
