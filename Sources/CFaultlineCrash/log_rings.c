@@ -6,6 +6,7 @@
 // after the bytes are written, so a crash may repeat a batch the writer was writing at that
 // instant but never loses or tears one.
 #include "crash_internal.h"
+#include "faultline_crash.h"
 #include "faultline_log_rings.h"
 #include "log_rings_internal.h"
 
@@ -87,3 +88,23 @@ size_t faultline_log_ring_pending(faultline_log_ring *r) {
     return (size_t)(atomic_load(&r->head) - atomic_load(&r->tail));
 }
 
+
+// The caller's kernel thread id, cached per thread: a syscall per log line would cost more than
+// the rest of the line. A forked child's threads have new ids, so the cache is keyed by a fork
+// generation that a pthread_atfork child handler bumps.
+static _Atomic unsigned fl_fork_generation = 1;
+static __thread long fl_cached_tid;
+static __thread unsigned fl_cached_generation;
+static pthread_once_t fl_atfork_once = PTHREAD_ONCE_INIT;
+static void fl_after_fork_child(void) { atomic_fetch_add(&fl_fork_generation, 1); }
+static void fl_register_atfork(void) { pthread_atfork(NULL, NULL, fl_after_fork_child); }
+
+long faultline_log_thread_id(void) {
+    unsigned generation = atomic_load_explicit(&fl_fork_generation, memory_order_relaxed);
+    if (fl_cached_generation != generation) {
+        pthread_once(&fl_atfork_once, fl_register_atfork);
+        fl_cached_tid = faultline_current_thread_id();
+        fl_cached_generation = generation;
+    }
+    return fl_cached_tid;
+}

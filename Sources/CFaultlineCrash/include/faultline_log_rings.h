@@ -39,6 +39,9 @@ void faultline_log_ring_consume(faultline_log_ring *ring, size_t length);
 /// Bytes queued and not yet written.
 size_t faultline_log_ring_pending(faultline_log_ring *ring);
 
+/// The caller's kernel thread id (what log lines record), cached per thread and fork-safe.
+long faultline_log_thread_id(void);
+
 // MARK: stderr tail (the last bytes the process wrote to fd 2)
 
 /// Prepares a tail of `capacity` bytes (0 turns it off) and the descriptors a crash uses:
