@@ -29,3 +29,5 @@ void probe_segv_with_invalid_utf8_thread_name(void);
 void probe_install_recovering_handler(void);
 /// Touches the guard page (recovered by the handler above), prints "recovered", and returns.
 void probe_touch_guard_page(void);
+/// Writes text to stderr through C stdio (stderr-capture tests).
+void probe_stderr_printf(const char *text);
