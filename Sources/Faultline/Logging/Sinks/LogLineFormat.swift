@@ -186,7 +186,7 @@ struct LineWriter {
     }
     /// Ends an overflowed line with a marker and a newline inside the buffer.
     mutating func cut() {
-        var marker = Array("…[cut \(wanted - buf.count + 32) bytes]\n".utf8)
+        var marker = Array("…[cut \(wanted - buf.count + 32) bytes]\t\n".utf8)  // ends the message, empty attributes
         if marker.count > buf.count { marker = [10] }
         var end = buf.count - marker.count
         // Do not leave half a UTF-8 character before the marker.
