@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -40,6 +41,13 @@ void fl_flush_log_rings(void) {
 // Runs on the crashing thread; compromised context.
 int fl_put_stderr_tail(fl_writer *w) {
     if (!fl_tail.ring) return 0;
+    // Stop the capture thread from reading, and let a chunk it already read reach the ring
+    // (bounded: 200 ms, in case the crashing thread is the capture thread itself).
+    atomic_store(&fl_tail.crashing, 1);
+    for (int i = 0; i < 200 && atomic_load(&fl_tail.reading); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     size_t cap = fl_tail.capacity;
     uint64_t end = atomic_load_explicit(&fl_tail.written, memory_order_acquire);
     uint64_t start = end < cap ? 0 : end - cap;

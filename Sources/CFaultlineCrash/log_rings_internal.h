@@ -29,6 +29,8 @@ typedef struct {
     _Atomic uint64_t written;  // total bytes ever appended
     _Atomic int pipe_fd;
     int original_fd;
+    _Atomic int reading;   // the capture thread holds bytes it read but has not appended yet
+    _Atomic int crashing;  // set by the crash path: the capture thread stops reading
 } fl_stderr_tail_state;
 extern fl_stderr_tail_state fl_tail;
 

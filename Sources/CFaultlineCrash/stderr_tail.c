@@ -52,3 +52,11 @@ size_t faultline_stderr_tail_copy(char *out, size_t capacity) {
     return fl_stderr_tail_copy_range(out, w - keep, w);
 }
 
+
+int faultline_stderr_tail_begin_read(void) {
+    atomic_store(&fl_tail.reading, 1);
+    if (atomic_load(&fl_tail.crashing)) { atomic_store(&fl_tail.reading, 0); return 0; }
+    return 1;
+}
+
+void faultline_stderr_tail_end_read(void) { atomic_store(&fl_tail.reading, 0); }

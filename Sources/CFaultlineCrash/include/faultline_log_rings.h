@@ -51,6 +51,10 @@ long faultline_log_thread_id(void);
 int faultline_stderr_tail_configure(size_t capacity, int pipe_read_fd, int original_stderr_fd);
 /// Appends bytes read from the pipe. Only the capture thread calls it.
 void faultline_stderr_tail_append(const void *bytes, size_t length);
+/// The capture thread calls this before each read(2) of the pipe: 0 means a crash is being
+/// handled and it must not read (the crash path drains the pipe). Pair with _end_read.
+int faultline_stderr_tail_begin_read(void);
+void faultline_stderr_tail_end_read(void);
 /// Copies the current tail (oldest first) into `out`; returns its length. For tests and tools.
 size_t faultline_stderr_tail_copy(char *out, size_t capacity);
 /// Stops the crash path from reading the pipe (the capture is being torn down).

@@ -95,7 +95,7 @@ final class CappedFile: @unchecked Sendable {
         fstat(src, &st)
         let size = Int(st.st_size)
         guard size > cap else { reopenIfReplaced(); return }  // another process trimmed already
-        let cut = Self.cutOffset(fd: src, size: size)
+        let cut = Self.cutOffset(fd: src, size: size, keep: cap / 2)
         let temporary = path + ".trim.\(getpid()).tmp"
         let dst = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard dst >= 0 else { return }
@@ -113,9 +113,10 @@ final class CappedFile: @unchecked Sendable {
     }
 
     /// The first byte after the first newline at or past the midpoint, reading forward from the
-    /// midpoint in 4 KiB steps (nothing before the midpoint is read).
-    static func cutOffset(fd: Int32, size: Int) -> Int {
-        let mid = size / 2
+    /// midpoint in 4 KiB steps (nothing before the midpoint is read). The "midpoint" is where at
+    /// most half the cap remains, so one large batch past the cap still ends below it.
+    static func cutOffset(fd: Int32, size: Int, keep: Int) -> Int {
+        let mid = max(size / 2, size - keep)
         var at = mid
         var chunk = [UInt8](repeating: 0, count: 4096)
         while at < size {

@@ -111,14 +111,17 @@ public enum StderrCapture {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
         var pfd = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
         while true {
+            guard faultline_stderr_tail_begin_read() != 0 else { usleep(100_000); continue }  // a crash drains the pipe
             let n = read(readFD, buffer.baseAddress, size)
             if n > 0 {
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<n])
                 faultline_stderr_tail_append(chunk.baseAddress, n)
+                faultline_stderr_tail_end_read()
                 _ = file.append([chunk])
                 if forward && !writeAll(originalFD, chunk) { forward = false }
                 continue
             }
+            faultline_stderr_tail_end_read()
             if n == 0 { break }  // every write end is closed (stop() at exit)
             if errno == EINTR { continue }
             if errno != EAGAIN { break }
