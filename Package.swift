@@ -67,6 +67,10 @@ let package = Package(
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
                           path: "Tests/CrashProbes/faultline-crasher"),
 
+        // Test-only: writes file logs, captures stderr and crashes for the logging tests.
+        .executableTarget(name: "faultline-log-probe", dependencies: ["Faultline", "CCrashProbes"],
+                          path: "Tests/LoggingProbes/faultline-log-probe"),
+
         // MARK: Examples
         .executableTarget(name: "faultline-example", dependencies: ["Faultline"], path: "Examples/faultline-example"),
 
@@ -82,6 +86,8 @@ let package = Package(
                     dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
+        .testTarget(name: "LoggingTests",
+                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-log-probe"]),
         .testTarget(name: "ServerTests",
                     dependencies: ["FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
     ]

@@ -2,6 +2,7 @@
 // so a reader never sees half a report under the final name.
 #include "crash_internal.h"
 #include "faultline_crash.h"
+#include "log_rings_internal.h"
 #include "safe_io.h"
 
 #include <fcntl.h>
@@ -224,6 +225,7 @@ void fl_unlink_last_report(void) {
 // Runs on the crashing thread; compromised context.
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid) {
     fl_crash_scratch *s = fl_state.scratch;
+    fl_flush_log_rings();  // queued file-log lines first: they matter even if the report fails
     char temporary[FL_PATH_MAX + 64];
     char *final_path = fl_last_report;
     size_t n = fl_copy_string(temporary, sizeof temporary, fl_state.crash_directory);
@@ -290,7 +292,9 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put_modules(&w, s);
     fl_put(&w, ",");
     fl_put_breadcrumbs(&w);
-    fl_put(&w, ",\"context\":");
+    fl_put(&w, ",");
+    if (fl_put_stderr_tail(&w)) fl_put(&w, ",");
+    fl_put(&w, "\"context\":");
     uint32_t context_length = 0;
     if (fl_copy_context(s->context_copy, sizeof s->context_copy, &context_length) == 0 && context_length)
         fl_put_bytes(&w, s->context_copy, context_length);

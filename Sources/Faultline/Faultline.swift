@@ -49,6 +49,12 @@ public enum Faultline {
             return result
         }
         result.installID = data.installID()
+        if options.captureStderr {
+            do { try StderrCapture.start(file: options.stderrFile ?? data.root + "/stderr.log", tailBytes: options.stderrTailBytes) } catch {
+                result.warnings.append("stderr is not captured: \(error.description)")
+                warnOnce(result.warnings.last!)
+            }
+        }
         let state = SDKState.shared
         let sessionID = state.sessionID
         result.sessionID = sessionID

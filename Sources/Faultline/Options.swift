@@ -23,6 +23,14 @@ public struct Options: Sendable {
     public var queueByteCap: Int = 1_000_000
     /// Flush the outbox and end the session when the process exits normally or gets SIGTERM.
     public var flushAtExit: Bool = true
+    /// Tee the process's stderr (fd 2: C and Swift writes alike) into a capped file while it still
+    /// reaches the original stderr, and keep its last `stderrTailBytes` for crash reports. Off by
+    /// default: it puts a pipe and a thread between the program and its stderr.
+    public var captureStderr: Bool = false
+    /// Where captured stderr goes (capped at 2 MiB like the file log). Default: `<data directory>/stderr.log`.
+    public var stderrFile: String?
+    /// How much of the end of stderr a crash report carries (fixed at the first start).
+    public var stderrTailBytes: Int = 16 * 1024
 
     public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
                 service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {

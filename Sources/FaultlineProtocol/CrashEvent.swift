@@ -29,6 +29,13 @@ public enum CrashEvent {
         contexts["app"] = .object(app)
         contexts["process"] = ["pid": .int(Int64(r.pid)), "executable": .string(r.executable), "type": "process"]
         if let trace = ctx["trace"], trace.objectValue != nil { contexts["trace"] = trace }
+        if let tail = r.stderrTail {
+            // A context, not an attachment: the event stays one self-contained JSON document that
+            // `faultline symbolicate`, the server's renderer and Sentry's UI all show; 16 KiB is far
+            // below the 1 MiB event limit.
+            contexts["stderr"] = ["type": "stderr", "tail": .string(tail.text), "total_bytes": .int(Int64(tail.totalBytes)),
+                                  "truncated": .bool(tail.totalBytes > tail.text.utf8.count)]
+        }
         event["contexts"] = .object(contexts)
         if let session = ctx["session_id"]?.stringValue { tags["session_id"] = .string(session); event["tags"] = .object(tags) }
         if let install = ctx["install_id"]?.stringValue { event["user"] = ["id": .string(install)] }

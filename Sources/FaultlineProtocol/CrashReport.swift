@@ -44,6 +44,16 @@ public struct CrashReport: Sendable, Equatable {
     public var modules: [Module]
     public var breadcrumbs: [JSONValue]
     public var context: JSONValue
+    /// The end of what the process wrote to stderr, when stderr capture was on.
+    public var stderrTail: StderrTail?
+
+    public struct StderrTail: Sendable, Equatable {
+        public var text: String
+        /// The ring's size: at most this many bytes (plus what was still in the pipe) are kept.
+        public var capacity: Int
+        /// Bytes written to stderr since capture began; more than `text` holds means it was cut.
+        public var totalBytes: Int
+    }
 
     public static func == (l: CrashReport, r: CrashReport) -> Bool { l.eventID == r.eventID && l.frames == r.frames }
 
@@ -113,6 +123,9 @@ public struct CrashReport: Sendable, Equatable {
         }
         breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []
         context = j["context"] ?? .object([:])
+        if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
+            stderrTail = StderrTail(text: text, capacity: Int(t["capacity"]?.int64Value ?? 0), totalBytes: Int(t["total_bytes"]?.int64Value ?? 0))
+        }
     }
 
     public func module(containing a: Address) -> Module? { modules.first { $0.contains(a) } }

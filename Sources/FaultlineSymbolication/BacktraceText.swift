@@ -46,6 +46,11 @@ public enum BacktraceText {
             out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? ""):\n"
             out += render(stacktrace: st)
         }
+        if let tail = event["contexts"]?["stderr"]?["tail"]?.stringValue {
+            let cut = event["contexts"]?["stderr"]?["truncated"]?.boolValue == true
+            out += "\nstderr (\(cut ? "last " : "")\(tail.utf8.count) bytes before the crash):\n" + tail
+            if !tail.hasSuffix("\n") { out += "\n" }
+        }
         return out
     }
 

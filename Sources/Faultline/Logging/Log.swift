@@ -2,6 +2,7 @@
 // lines at or above the configured level are also sent as Sentry log items.
 import Foundation
 import FaultlineProtocol
+import Synchronization
 
 /// A typed attribute value attached to a log line or an event.
 public enum AttributeValue: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
@@ -29,30 +30,56 @@ public enum AttributeValue: Sendable, Hashable, ExpressibleByStringLiteral, Expr
     }
 }
 
+/// Severity, with swift-log's level names and order. Sentry knows fewer levels: `trace` is sent
+/// as `debug` in breadcrumbs, `notice` as `info`, `critical` as `fatal`.
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
-    case debug, info, warning, error
+    case trace, debug, info, notice, warning, error, critical
     public static func < (l: LogLevel, r: LogLevel) -> Bool { l.rawValue < r.rawValue }
     var sentryName: StaticString {
-        switch self { case .debug: "debug"; case .info: "info"; case .warning: "warning"; case .error: "error" }
+        switch self {
+        case .trace, .debug: "debug"
+        case .info, .notice: "info"
+        case .warning: "warning"
+        case .error: "error"
+        case .critical: "fatal"
+        }
     }
-    var name: String { sentryName.description }
+    /// The name as written in file logs and accepted by `faultline console --level`.
+    public var name: String {
+        switch self {
+        case .trace: "trace"; case .debug: "debug"; case .info: "info"; case .notice: "notice"
+        case .warning: "warning"; case .error: "error"; case .critical: "critical"
+        }
+    }
+    /// Parses a level name (case-insensitive; `warn` and `fatal` accepted too).
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "trace": self = .trace
+        case "debug": self = .debug
+        case "info": self = .info
+        case "notice": self = .notice
+        case "warning", "warn": self = .warning
+        case "error": self = .error
+        case "critical", "fatal": self = .critical
+        default: return nil
+        }
+    }
 }
 
 /// One log line as recorded on the calling thread; serialised for sending on the SDK's thread.
-struct LogRecord: Sendable {
-    var timestamp: Double
-    var level: LogLevel
-    var message: String
-    var attributes: [String: AttributeValue]
-    var file: StaticString
-    var function: StaticString
-    var line: UInt
-}
+typealias LogRecord = LogEvent
 
-/// The SDK's logging front. Cost on the calling thread: one breadcrumb serialised into the crash
-/// handler's ring (memory only) and, for lines that are sent, one append to an in-memory buffer.
-/// No I/O and no waiting on the network happen here.
+/// The SDK's global logging front. Every line becomes a breadcrumb (the crash handler's ring),
+/// lines at or above `Options.sendLogsAtOrAbove` are sent as log items, and every line is also
+/// handed to the logger installed with `Log.bootstrap` (file, console, journal sinks…).
+/// Cost on the calling thread: one breadcrumb serialised into memory, an append to the send
+/// buffer for sent lines, and whatever the installed logger does (the file log copies one
+/// formatted line into a ring; the writing happens on its own thread).
 public enum Log {
+    public static func trace(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+        record(.trace, message(), attributes, file, function, line)
+    }
     public static func debug(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.debug, message(), attributes, file, function, line)
@@ -60,6 +87,10 @@ public enum Log {
     public static func info(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.info, message(), attributes, file, function, line)
+    }
+    public static func notice(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+        record(.notice, message(), attributes, file, function, line)
     }
     public static func warning(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
                                file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
@@ -69,17 +100,37 @@ public enum Log {
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.error, message(), attributes, file, function, line)
     }
+    public static func critical(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+                                file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+        record(.critical, message(), attributes, file, function, line)
+    }
 
-    /// Kept for call sites written when logs were buffered; breadcrumbs reach the ring synchronously.
-    public static func flushForTesting() {}
+    /// Installs the logger every `Log.…` line is also written to (replacing the previous one), e.g.
+    /// `Log.bootstrap(FanOutLogger([try FileLogger(path: …), ConsoleLogger()]))`. Pass
+    /// `NullLogger()` to stop. Breadcrumbs and sent log items do not depend on it.
+    public static func bootstrap(_ logger: any Logger) {
+        installed.withLock { $0 = logger is NullLogger ? nil : logger }
+    }
+
+    /// The facade as an injectable `Logger`: a type that takes `log: any Logger` can be given
+    /// `Log.logger` in production and an `InMemoryLogger` in its tests.
+    public static var logger: any Logger { FacadeLogger() }
+
+    private static let installed = Mutex<(any Logger)?>(nil)
 
     static func record(_ level: LogLevel, _ message: String, _ attributes: [String: AttributeValue],
                        _ file: StaticString, _ function: StaticString, _ line: UInt) {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let r = LogRecord(timestamp: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9, level: level, message: message,
-                          attributes: attributes, file: file, function: function, line: line)
-        BreadcrumbStore.shared.add(r)
-        if let threshold = LogBuffer.shared.sendLevel, level >= threshold { LogBuffer.shared.append(r) }
+        record(LogEvent(level: level, message: message, attributes: attributes, file: file, function: function, line: line))
     }
+
+    static func record(_ event: LogEvent) {
+        BreadcrumbStore.shared.add(event)
+        if let threshold = LogBuffer.shared.sendLevel, event.level >= threshold { LogBuffer.shared.append(event) }
+        if let sink = installed.withLock({ $0 }), sink.isEnabled(event.level) { sink.log(event) }
+    }
+}
+
+/// `Log.logger`: forwards to the global facade (breadcrumbs, sending, installed sinks).
+struct FacadeLogger: Logger {
+    func log(_ event: LogEvent) { Log.record(event) }
 }

@@ -53,7 +53,7 @@ final class LogBuffer: Sendable {
         w.raw("{\"items\":[")
         for (i, r) in records.enumerated() {
             if i > 0 { w.comma() }
-            w.raw("{\"timestamp\":"); w.double(r.timestamp)
+            w.raw("{\"timestamp\":"); w.double(r.timestamp.secondsSince1970)
             w.raw(",\"trace_id\":"); w.string(traceID)
             w.raw(",\"level\":"); w.string(r.level.sentryName)
             w.raw(",\"body\":"); w.string(r.message)

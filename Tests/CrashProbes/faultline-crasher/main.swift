@@ -66,7 +66,6 @@ let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
 let rssAfter = residentBytes()
 if let n = option("--logs").flatMap(Int.init) {
     for i in 0..<n { Log.info("log line \(i)", attributes: ["index": .int(i)]) }
-    Log.flushForTesting()
 }
 let summary: [String: Any] = [
     "crash_handler_installed": result.crashHandlerInstalled,

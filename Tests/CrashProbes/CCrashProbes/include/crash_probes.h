@@ -38,3 +38,5 @@ void probe_segv_after_marker(void);
 /// Another thread sets the crash context in a tight loop (two objects, 5,999 and ~22 bytes) while
 /// this one faults.
 void probe_segv_while_context_changes(void);
+/// Writes text to stderr through C stdio (stderr-capture tests).
+void probe_stderr_printf(const char *text);

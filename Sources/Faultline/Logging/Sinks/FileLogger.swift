@@ -1,0 +1,173 @@
+// The size-capped file log: lines formatted on the caller's thread, written by a thread of its own.
+//
+// Design. `log(_:)` formats the line into a stack buffer (no formatter object, no heap for lines
+// under 4 KiB) and copies it into a byte ring shared with the crash core (log_rings.c). A writer
+// thread appends what the ring holds with one writev per batch (CappedFile: O_APPEND under a
+// shared flock, trimming past the cap). Lines at or above `synchronousLevel` (error by default,
+// the CocoaLumberjack policy) are written before `log(_:)` returns, after everything queued
+// before them. When the ring is full the caller writes synchronously instead of dropping. A crash
+// appends what is still queued (the handler writes the ring to the file), and normal exit flushes.
+import CFaultlineCrash
+import Foundation
+import Synchronization
+
+public final class FileLogger: Logger, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var path: String
+        /// The cap: past it the older half is dropped (at the first newline after the midpoint).
+        public var maximumBytes: Int = 2 * 1024 * 1024
+        public var minimumLevel: LogLevel = .trace
+        /// Lines at or above this level are on disk when `log(_:)` returns.
+        public var synchronousLevel: LogLevel = .error
+        /// Bytes of lines that may wait for the writer thread.
+        public var queueBytes: Int = 256 * 1024
+        public init(path: String) { self.path = path }
+    }
+
+    public let configuration: Configuration
+    /// Lines lost because writing failed (full disk, I/O error), since start.
+    public var droppedLines: Int { state.withLock { $0.droppedTotal } }
+
+    private struct State {
+        var file: CappedFile
+        var failing: Int32 = 0        // errno of the outage in progress, 0 when writing works
+        var droppedInOutage = 0
+        var droppedTotal = 0
+        var closed = false
+    }
+    private let state: Mutex<State>
+    private let ring: OpaquePointer
+    private let pid = getpid()
+    private let maxLine: Int
+    private let wake = NSCondition()
+    private let writerSleeping = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// Opens (creating the file and its directory) and starts the writer thread.
+    public convenience init(path: String, maximumBytes: Int = 2 * 1024 * 1024, minimumLevel: LogLevel = .trace) throws {
+        var c = Configuration(path: path)
+        c.maximumBytes = maximumBytes
+        c.minimumLevel = minimumLevel
+        try self.init(c)
+    }
+
+    public init(_ configuration: Configuration) throws {
+        self.configuration = configuration
+        let file: CappedFile
+        do { file = try CappedFile(path: configuration.path, cap: configuration.maximumBytes) } catch { throw error }
+        maxLine = max(256, file.cap / 2)
+        guard let r = faultline_log_ring_create(max(configuration.queueBytes, maxLine + 1), file.fd) else {
+            throw CappedFile.OpenError(description: "cannot map the file log's queue")
+        }
+        ring = r
+        file.onReopen = { fd in faultline_log_ring_set_fd(r, fd) }
+        state = Mutex(State(file: file))
+        Self.registerForExit(self)
+        let t = Thread { [self] in writerLoop() }
+        t.name = "faultline.filelog"
+        t.start()
+    }
+
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= configuration.minimumLevel }
+
+    public func log(_ event: LogEvent) {
+        guard event.level >= configuration.minimumLevel else { return }
+        let sync = event.level >= configuration.synchronousLevel
+        LogLineFormat.withLine(event, pid: pid, maxBytes: maxLine) { line in
+            if !sync && faultline_log_ring_append(ring, line.baseAddress, line.count) == 0 {
+                if writerSleeping.load(ordering: .sequentiallyConsistent) { wake.lock(); wake.signal(); wake.unlock() }
+                return
+            }
+            // Synchronous: what was queued first, then this line, before returning.
+            state.withLock { s in
+                drain(&s)
+                write(&s, [line])
+            }
+        }
+    }
+
+    /// Writes everything queued so far before returning.
+    public func flush() { state.withLock { drain(&$0) } }
+
+    /// Flushes, stops the writer thread and closes the file. Later events are ignored.
+    public func close() {
+        guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        wake.lock(); wake.signal(); wake.unlock()
+        stopped.wait()
+        state.withLock { s in
+            drain(&s)
+            s.closed = true
+            faultline_log_ring_set_fd(ring, -1)
+        }
+    }
+
+    // MARK: writer
+
+    private func writerLoop() {
+        while true {
+            wake.lock()
+            writerSleeping.store(true, ordering: .sequentiallyConsistent)
+            if faultline_log_ring_pending(ring) == 0 && !stopping.load(ordering: .sequentiallyConsistent) {
+                // Timed: a wake-up lost to the race between the flag and the ring costs 50 ms, not a line.
+                _ = wake.wait(until: Date(timeIntervalSinceNow: 0.05))
+            }
+            writerSleeping.store(false, ordering: .sequentiallyConsistent)
+            wake.unlock()
+            state.withLock { drain(&$0) }
+            if stopping.load(ordering: .sequentiallyConsistent) { stopped.signal(); return }
+        }
+    }
+
+    /// Writes what the ring holds. Caller holds the state lock.
+    private func drain(_ s: inout State) {
+        var a: UnsafeRawPointer?, b: UnsafeRawPointer?
+        var na = 0, nb = 0
+        let pending = faultline_log_ring_peek(ring, &a, &na, &b, &nb)
+        guard pending > 0 else { return }
+        write(&s, [UnsafeRawBufferPointer(start: a, count: na), UnsafeRawBufferPointer(start: b, count: nb)])
+        faultline_log_ring_consume(ring, pending)
+    }
+
+    private func write(_ s: inout State, _ spans: [UnsafeRawBufferPointer]) {
+        guard !s.closed else { return }
+        let error = s.file.append(spans)
+        if error == 0 {
+            if s.failing != 0 { recovered(&s) }
+            return
+        }
+        let lines = spans.reduce(0) { n, span in n + span.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } }
+        s.droppedInOutage += lines
+        s.droppedTotal += lines
+        if s.failing == 0 {
+            s.failing = error
+            // Reported once per outage; the next success writes a line saying how much was lost.
+            let text = "faultline: cannot write the file log \(configuration.path): \(String(cString: strerror(error))); lines are dropped until writing works again\n"
+            _ = text.utf8CString.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count - 1) }
+        }
+    }
+
+    private func recovered(_ s: inout State) {
+        let note = LogEvent(level: .warning, message: "\(s.droppedInOutage) log lines were dropped: \(String(cString: strerror(s.failing)))",
+                            attributes: ["faultline.dropped_lines": .int(s.droppedInOutage)])
+        s.failing = 0
+        s.droppedInOutage = 0
+        LogLineFormat.withLine(note, pid: pid, maxBytes: maxLine) { line in _ = s.file.append([line]) }
+    }
+
+    // MARK: exit
+
+    private static let live = Mutex<[Weak]>([])
+    private struct Weak { weak var logger: FileLogger? }
+    private static func registerForExit(_ l: FileLogger) {
+        let first = live.withLock { list in
+            list.append(Weak(logger: l))
+            return list.count == 1
+        }
+        if first { atexit { FileLogger.flushAll() } }
+    }
+    /// Flushes every open file log (normal exit; a crash is handled by the crash core).
+    static func flushAll() {
+        for w in live.withLock({ $0 }) { w.logger?.flush() }
+    }
+}

@@ -1,0 +1,97 @@
+// The Logger seam: injection, decorators, the facade, and the line format round trip.
+import CFaultlineCrash
+@testable import Faultline
+import Foundation
+import XCTest
+
+final class LoggerTests: XCTestCase {
+    struct Uploader {
+        let log: any Logger
+        init(log: any Logger = NullLogger()) { self.log = log }
+        func upload(_ id: Int) { log.info("uploading", attributes: ["id": .int(id)]); log.error("upload failed") }
+    }
+
+    func testInjectedLoggerSeesEventsWithSourceAndThread() {
+        let memory = InMemoryLogger()
+        Uploader(log: memory).upload(7)
+        XCTAssertEqual(memory.messages, ["uploading", "upload failed"])
+        let e = memory.events[0]
+        XCTAssertEqual(e.level, .info)
+        XCTAssertEqual(e.attributes["id"], .int(7))
+        XCTAssertEqual(e.file.description, "LoggingTests/LoggerTests.swift")
+        XCTAssertEqual(e.threadID, faultline_current_thread_id())
+        XCTAssertLessThan(abs(e.timestamp.secondsSince1970 - Date().timeIntervalSince1970), 5)
+        Uploader().upload(1)  // NullLogger default: nothing to assert but that it is accepted
+        XCTAssertFalse(NullLogger().isEnabled(.critical))
+    }
+
+    func testLevelFilterAndFanOut() {
+        let all = InMemoryLogger(), errors = InMemoryLogger()
+        let log = FanOutLogger([all, LevelFilterLogger(minimum: .error, errors)])
+        log.debug("d"); log.warning("w"); log.error("e"); log.critical("c")
+        XCTAssertEqual(all.messages, ["d", "w", "e", "c"])
+        XCTAssertEqual(errors.messages, ["e", "c"])
+        XCTAssertFalse(LevelFilterLogger(minimum: .error, NullLogger()).isEnabled(.critical))
+        var built = 0
+        LevelFilterLogger(minimum: .error, all).info({ built += 1; return "skipped" }())
+        XCTAssertEqual(built, 0, "a disabled level must not build its message")
+    }
+
+    func testCrashReportingLoggerAddsBreadcrumbsAndForwards() {
+        let memory = InMemoryLogger()
+        CrashReportingLogger(memory).notice("breadcrumb from an injected logger \(getpid())")
+        XCTAssertEqual(memory.events.count, 1)
+        XCTAssertTrue(BreadcrumbStore.shared.snapshot.contains { $0["message"]?.stringValue == "breadcrumb from an injected logger \(getpid())" })
+    }
+
+    func testFacadeWritesThroughBootstrappedLogger() {
+        let memory = InMemoryLogger()
+        Log.bootstrap(memory)
+        defer { Log.bootstrap(NullLogger()) }
+        Log.notice("through the facade", attributes: ["k": "v"])
+        Log.logger.warning("through Log.logger")
+        XCTAssertEqual(memory.messages, ["through the facade", "through Log.logger"])
+        XCTAssertEqual(memory.events[0].level, .notice)
+        Log.bootstrap(NullLogger())
+        Log.info("after reset")
+        XCTAssertEqual(memory.messages.count, 2)
+    }
+
+    func testLineFormatRoundTripsAwkwardMessages() throws {
+        let e = LogEvent(level: .warning, message: "tab\there\nnew line \\ back \u{1} ctl é",
+                         attributes: ["b": true, "a": "x\ty", "n": 3], traceID: "5c1f0e3a9b7d4e2f8a6c3b1d0e9f7a24")
+        let text = LogLineFormat.withLine(e, pid: 42, maxBytes: 4096) { String(decoding: $0, as: UTF8.self) }
+        XCTAssertTrue(text.hasSuffix("\n"))
+        XCTAssertEqual(text.dropLast().filter { $0 == "\n" }.count, 0)
+        let line = try XCTUnwrap(LogLineFormat.parse(Substring(text.dropLast())))
+        XCTAssertEqual(line.message, e.message)
+        XCTAssertEqual(line.level, .warning)
+        XCTAssertEqual(line.pid, 42)
+        XCTAssertEqual(line.line, Int(e.line))
+        XCTAssertEqual(line.attributes, #"{"trace_id":"5c1f0e3a9b7d4e2f8a6c3b1d0e9f7a24","a":"x\ty","b":true,"n":3}"#)
+        XCTAssertTrue(line.timestamp.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil, line.timestamp)
+    }
+
+    func testLineLongerThanHalfTheCapIsCutAndStillParses() throws {
+        let dir = TestSupportDir.make()
+        let log = try FileLogger(path: dir + "/long.log", maximumBytes: 8192)
+        log.info(String(repeating: "é", count: 20_000))
+        log.info("after")
+        log.close()
+        let text = try String(contentsOfFile: dir + "/long.log", encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertLessThanOrEqual(lines[0].utf8.count + 1, 4096)
+        XCTAssertTrue(lines[0].hasSuffix("bytes]\t"), String(lines[0].suffix(40)))
+        XCTAssertNotNil(LogLineFormat.parse(lines[0]))
+        XCTAssertEqual(LogLineFormat.parse(lines[1])?.message, "after")
+    }
+}
+
+enum TestSupportDir {
+    static func make() -> String {
+        let p = NSTemporaryDirectory() + "/logging-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+        return p
+    }
+}
