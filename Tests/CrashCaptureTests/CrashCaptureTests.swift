@@ -395,6 +395,10 @@ final class CrashCaptureTests: XCTestCase {
             let codeID = try XCTUnwrap(exe["code_id"]?.stringValue.flatMap(BuildID.init(hex:)))
             XCTAssertEqual(exe["debug_id"]?.stringValue, codeID.debugID.description)
             XCTAssertTrue(env.items.contains { $0.type == "session" }, "the crashed session is reported")
+            // The crash joins the trace the crashed process's logs and events carried.
+            let traceID = try XCTUnwrap(event["contexts"]?["trace"]?["trace_id"]?.stringValue, "crash events carry the trace context")
+            XCTAssertEqual(traceID.count, 32)
+            XCTAssertEqual(event["contexts"]?["trace"]?["span_id"]?.stringValue?.count, 16)
         }
 
         let again = try crash("none")
