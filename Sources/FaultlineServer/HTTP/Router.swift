@@ -61,6 +61,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
         case .ingest:
             guard let key = SentryAuth.key(in: r) else {
                 refusals.record("auth.public-key")
+                if let bearer = r.bearerToken, ServerToken.looksLikeServerToken(bearer) {
+                    return .detail(401, "server tokens are refused on ingest; send with the project's public key (DSN)")
+                }
                 return .detail(401, "missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
             }
             if ServerToken.looksLikeServerToken(key) {

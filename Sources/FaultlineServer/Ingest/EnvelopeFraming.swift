@@ -132,7 +132,7 @@ enum EnvelopeFraming {
                     throw Self.malformed(.badItemHeader(index: index, reason: "length is not a non-negative integer"))
                 }
                 guard len <= Int64(limits.maxDecompressedBytes) else {
-                    throw .tooLarge("item \(index) (\(type)) declares length \(len); the body may be at most \(limits.maxDecompressedBytes) bytes")
+                    throw .tooLarge("item \(index) (\(type)) declares length \(len); the decompressed body may be at most \(limits.maxDecompressedBytes) bytes")
                 }
                 declared = Int(len)
             }
