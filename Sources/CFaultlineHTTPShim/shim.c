@@ -131,7 +131,9 @@ struct faultline_http *faultline_http_start(const char *host, uint16_t port, str
     pthread_cond_init(&h->wake, NULL);
     h->head.next = h->head.prev = &h->head;
     h->deadline = limits.header_deadline_seconds;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    // No MHD_USE_ERROR_LOG: it writes a line per dropped connection, which lets hostile clients
+    // fill the log; refusals are counted and logged at most once a minute per limit instead.
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     h->daemon = MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                  MHD_OPTION_THREAD_POOL_SIZE, limits.threads,
