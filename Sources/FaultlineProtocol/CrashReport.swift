@@ -118,7 +118,8 @@ public struct CrashReport: Sendable, Equatable {
         unwindStoppedBy = j["unwind"]?["stopped_by"]?.stringValue ?? "unknown"
         modules = (j["modules"]?.arrayValue ?? []).compactMap { m in
             guard let path = m["path"]?.stringValue, let base = m["base"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
-            return Module(path: path, base: base, size: UInt64(m["size"]?.int64Value ?? 0),
+            // A negative size (a corrupt report) is clamped to 0, never trapped on.
+            return Module(path: path, base: base, size: UInt64(clamping: m["size"]?.int64Value ?? 0),
                           buildID: m["build_id"]?.stringValue.flatMap(BuildID.init(hex:)))
         }
         breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []

@@ -9,6 +9,8 @@ public struct ServerConfiguration: Sendable {
     public var port: UInt16 = 8411
     public var threads: UInt32 = 16
     public var limits = IngestLimits()
+    /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
+    public var http = HTTPServer.Options()
     public var durability: SQLiteStore.Durability = .full
     /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);
     /// used for the chunk-upload URL. Nil: `http://` plus the request's Host header.
@@ -42,6 +44,8 @@ public final class FaultlineServer: @unchecked Sendable {
     public let backfiller: Backfiller
     public let symbolicator: FrameSymbolicating
     let http: HTTPServer
+    public let refusals: Refusals
+    let chunks: ChunkUpload
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -62,8 +66,15 @@ public final class FaultlineServer: @unchecked Sendable {
         symbolicator = CachingSymbolicator(base, isKnown: { files.hasSymbols(for: $0) })
         processor = EventProcessor(store: store, symbolicator: symbolicator)
         backfiller = Backfiller(store: store, symbolicator: symbolicator, processor: processor)
-        let ingest = IngestHandler(store: store, limits: config.limits, processor: processor)
+        let refusals = Refusals()
+        self.refusals = refusals
+        let ingest = IngestHandler(store: store, limits: config.limits, processor: processor, refusals: refusals)
         let chunks = try ChunkUpload(dataDirectory: dir)
+        self.chunks = chunks
+        // Leftovers of a previous run: staging files of assemblies it did not finish, partial
+        // chunk writes, and chunks no assembly has asked for within the expiry.
+        debugFiles.removeStagingFiles()
+        chunks.expire()
         let backfiller = self.backfiller
         let assembler = Assembler(store: store, chunks: chunks, debugFiles: debugFiles) { summary in
             if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
@@ -71,12 +82,17 @@ public final class FaultlineServer: @unchecked Sendable {
         let processor = self.processor
         let store = self.store
         let sources = try SourceFiles(dataDirectory: dir, store: store, chunks: chunks)
+        let httpBox = WeakHTTPServer()
         let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
                             read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles, sources: sources),
-                            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources, limits: config.limits, publicURL: config.publicURL, health: {
-                                ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy)]
+                            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources,
+                            limits: config.limits, refusals: refusals, publicURL: config.publicURL, health: { [httpBox] in
+                                ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
+                                 "refused": .object(refusals.totals.mapValues { .int($0) }),
+                                 "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
         http = HTTPServer(handler: router)
+        httpBox.server = http
         if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
     }
 
@@ -91,7 +107,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
-        var o = HTTPServer.Options()
+        var o = config.http
         o.host = config.host
         o.port = config.port
         o.threads = config.threads
@@ -111,3 +127,6 @@ public final class FaultlineServer: @unchecked Sendable {
         store.close()
     }
 }
+
+/// Lets /health read the HTTP layer's counters without a reference cycle.
+final class WeakHTTPServer: @unchecked Sendable { weak var server: HTTPServer? }

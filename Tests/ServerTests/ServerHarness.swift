@@ -17,13 +17,15 @@ final class TestServer {
     var projectID: Int64 { bootstrap.project.id }
     var dsn: String { server.dsn(key: bootstrap.publicKey, project: bootstrap.project) }
 
-    init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal) throws {
+    init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal,
+         configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
         var config = ServerConfiguration(dataDirectory: self.dataDirectory)
         config.port = 0
         config.threads = 8
         config.limits = limits
         config.durability = durability
+        configure(&config)
         server = try FaultlineServer(config: config)
         guard let b = server.bootstrap else {
             // A fresh directory always bootstraps a default project; no project is a broken server.

@@ -59,7 +59,13 @@ public final class Assembler: @unchecked Sendable {
         case .damagedChunks(let again):
             return state("not_found", missing: again)
         case .failure(let message):
-            lock.lock(); failures[checksum] = message; lock.unlock()
+            lock.lock()
+            if failures.count >= 10_000 { failures.removeAll() }  // bounded: only a hint for polling clients
+            failures[checksum] = message
+            lock.unlock()
+            // The chunks can never make a valid file under this checksum: free the disk now
+            // (a concurrent assembly sharing a chunk is told it is missing and re-sends it).
+            chunks.remove(chunkList)
             return state("error", detail: message)
         case .success(let summary):
             let record = DebugFileRecord(buildID: summary.buildID, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,

@@ -9,11 +9,43 @@ public final class ChunkUpload: @unchecked Sendable {
     public static let maxRequestSize = 32 * 1024 * 1024
     public static let maxFileSize: Int64 = 2 * 1024 * 1024 * 1024
 
-    let directory: String
+    /// Chunks no assembly has used within this time are removed (sentry-cli uploads and then
+    /// assembles within seconds; an abandoned upload must not hold disk forever).
+    public static let defaultExpirySeconds: Double = 24 * 3600
 
-    public init(dataDirectory: String) throws {
+    let directory: String
+    let expirySeconds: Double
+    private let expiryLock = NSLock()
+    private var lastExpiry = 0.0
+
+    public init(dataDirectory: String, expirySeconds: Double = ChunkUpload.defaultExpirySeconds) throws {
         directory = dataDirectory + "/chunks"
+        self.expirySeconds = expirySeconds
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Removes partial writes (`*.tmp-*`, left by a crash mid-write) older than a minute and chunks
+    /// older than the expiry. Runs at start-up and at most every ten minutes on upload.
+    @discardableResult
+    public func expire(now: Double = Date().timeIntervalSince1970) -> Int {
+        var removed = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            let path = "\(directory)/\(name)"
+            var st = stat()
+            guard lstat(path, &st) == 0 else { continue }
+            let age = now - Double(st.st_mtim.tv_sec)
+            if age > (name.contains(".tmp-") ? 60 : expirySeconds), unlink(path) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    private func expireIfDue() {
+        let now = Date().timeIntervalSince1970
+        expiryLock.lock()
+        let due = now - lastExpiry >= 600
+        if due { lastExpiry = now }
+        expiryLock.unlock()
+        if due { expire(now: now) }
     }
 
     /// `GET /api/0/organizations/<org>/chunk-upload/`.
@@ -34,7 +66,11 @@ public final class ChunkUpload: @unchecked Sendable {
     /// A chunk's path; `sha1` must already be validated 40-hex (we computed it).
     func path(_ sha1: String) -> String { "\(directory)/\(sha1)" }
 
-    public static func isSHA1(_ s: String) -> Bool { s.utf8.count == 40 && s.allSatisfy { $0.isHexDigit } }
+    /// 40 ASCII hex digits. (`Character.isHexDigit` also accepts fullwidth digits such as "０",
+    /// which would put non-ASCII names on disk and break the equality with our own hashes.)
+    public static func isSHA1(_ s: String) -> Bool {
+        s.utf8.count == 40 && s.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }
+    }
 
     public func has(_ sha1: String) -> Bool {
         Self.isSHA1(sha1) && FileManager.default.fileExists(atPath: path(sha1.lowercased()))
@@ -48,11 +84,11 @@ public final class ChunkUpload: @unchecked Sendable {
     /// `POST` of one or more chunks. Returns 200 with nothing, or 400 with what was wrong; chunks
     /// before a bad one are kept (they are content-addressed, so keeping them is harmless).
     public func receive(_ request: HTTPRequest) -> HTTPResponse {
+        expireIfDue()
         let parts: [MultipartPart]
-        do { parts = try Multipart.parse(request.body, contentType: request.header("content-type")) }
+        do { parts = try Multipart.parse(request.body, contentType: request.header("content-type"), maxParts: Self.chunksPerRequest) }
         catch { return .detail(400, error.description) }
         guard !parts.isEmpty else { return .detail(400, "no chunks in the request") }
-        guard parts.count <= Self.chunksPerRequest else { return .detail(400, "at most \(Self.chunksPerRequest) chunks per request") }
         for (i, part) in parts.enumerated() {
             guard let claimed = part.filename?.lowercased(), Self.isSHA1(claimed) else {
                 return .detail(400, "chunk \(i): the part's filename must be the chunk's SHA-1 (40 hex digits)")

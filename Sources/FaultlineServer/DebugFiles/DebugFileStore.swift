@@ -37,6 +37,14 @@ public final class DebugFileStore: @unchecked Sendable {
     /// A fresh temporary path inside the data directory (same filesystem, so rename is atomic).
     public func temporaryPath() -> String { "\(tmp)/upload-\(UUID().uuidString)" }
 
+    /// Removes every staging file (start-up: nothing can be assembling yet). Returns how many.
+    @discardableResult
+    public func removeStagingFiles() -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []
+        for n in names { try? FileManager.default.removeItem(atPath: "\(tmp)/\(n)") }
+        return names.count
+    }
+
     /// Moves a verified file at `path` into place. A file with DWARF or symbols becomes the
     /// build-id's debuginfo; a file with code becomes its executable (one hard link for both).
     public func install(_ path: String, summary: ELFSummary) throws {
@@ -58,9 +66,12 @@ public final class DebugFileStore: @unchecked Sendable {
             if i == targets.count - 1 {
                 if rename(path, t) != 0 { throw CocoaError(.fileWriteUnknown) }
             } else {
+                // A second name for the same file; removed again if it cannot be moved into place
+                // (e.g. a build-id so long its file name exceeds NAME_MAX), so a failed install
+                // never leaves anything in the staging directory.
                 let staged = temporaryPath()
                 if link(path, staged) != 0 { try fm.copyItem(atPath: path, toPath: staged) }
-                if rename(staged, t) != 0 { throw CocoaError(.fileWriteUnknown) }
+                if rename(staged, t) != 0 { unlink(staged); throw CocoaError(.fileWriteUnknown) }
             }
         }
         try? fm.removeItem(atPath: path)

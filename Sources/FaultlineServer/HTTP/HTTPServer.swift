@@ -9,8 +9,15 @@ public final class HTTPServer: @unchecked Sendable {
         public var host: String = "127.0.0.1"
         public var port: UInt16 = 0
         public var threads: UInt32 = 16
+        /// Connections open at once; further ones are accepted and closed at once.
         public var connectionLimit: UInt32 = 1024
+        /// Connections open at once from one IP address (0 = no limit; behind a proxy, set 0).
+        public var perIPConnectionLimit: UInt32 = 64
+        /// Inactivity after which a connection is closed.
         public var timeoutSeconds: UInt32 = 30
+        /// From accept (or the end of the previous request) to the end of the headers: a client
+        /// still sending headers then is disconnected, however steadily it trickles (slowloris).
+        public var headerDeadlineSeconds: UInt32 = 10
         /// Per-connection memory for headers; a request whose headers exceed it gets 431.
         public var connectionMemoryLimit: Int = 64 * 1024
         public init() {}
@@ -35,8 +42,12 @@ public final class HTTPServer: @unchecked Sendable {
     public func start(_ options: Options) throws {
         let me = Unmanaged.passUnretained(self).toOpaque()
         errno = 0
-        guard let d = faultline_http_start(options.host, options.port, options.threads, options.connectionLimit,
-                                           options.timeoutSeconds, options.connectionMemoryLimit,
+        let limits = faultline_http_limits(threads: options.threads, connection_limit: options.connectionLimit,
+                                           per_ip_connection_limit: options.perIPConnectionLimit,
+                                           idle_timeout_seconds: options.timeoutSeconds,
+                                           header_deadline_seconds: options.headerDeadlineSeconds,
+                                           connection_memory_limit: options.connectionMemoryLimit)
+        guard let d = faultline_http_start(options.host, options.port, limits,
                                            faultlineAccessHandler, me, faultlineRequestCompleted, me) else {
             throw StartError.cannotListen(host: options.host, port: options.port, errno: errno)
         }
@@ -46,8 +57,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting and waits for the pool threads to finish their current requests.
     public func stop() {
-        if let d = daemon { MHD_stop_daemon(d); daemon = nil }
+        if let d = daemon { faultline_http_stop(d); daemon = nil }
     }
+
+    /// Connections cut off for not finishing their headers in time (logged by /health).
+    public var headerDeadlineDisconnects: UInt64 { daemon.map { faultline_http_deadline_disconnects($0) } ?? 0 }
 
     deinit { stop() }
 }
@@ -61,6 +75,8 @@ final class HTTPRequestState {
     var body = Data()
     var limit: Int = 0
     var overLimit = false
+    /// Two Content-Length headers with different values (RFC 9110 §8.6: reject the message).
+    var conflictingLength = false
     init(method: String, path: String) { self.method = method; self.path = path }
 }
 
@@ -71,7 +87,15 @@ func faultlineCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
     let state = Unmanaged<HTTPRequestState>.fromOpaque(cls).takeUnretainedValue()
     let k = String(cString: key)
     let v = value.map { String(cString: $0) } ?? ""
-    if kind == MHD_ValueKind.HEADER_KIND { state.headers[k.lowercased()] = v } else { state.query[k] = v }
+    if kind == MHD_ValueKind.HEADER_KIND {
+        let name = k.lowercased()
+        // libmicrohttpd frames the body by the first Content-Length; a second, different one
+        // would let this layer and it disagree about where the request ends.
+        if name == "content-length", let old = state.headers[name], old.trimmingCharacters(in: .whitespaces) != v.trimmingCharacters(in: .whitespaces) {
+            state.conflictingLength = true
+        }
+        if state.headers[name] == nil { state.headers[name] = v }
+    } else { state.query[k] = v }
     return MHD_Result.YES
 }
 
@@ -91,6 +115,11 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
         conCls.pointee = opaque
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, faultlineCollectValue, opaque)
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, faultlineCollectValue, opaque)
+        faultline_http_headers_complete(connection)
+        if state.conflictingLength {
+            state.overLimit = true
+            return queue(.detail(400, "conflicting Content-Length headers"), on: connection)
+        }
         state.limit = server.handler.bodyLimit(method: state.method, path: state.path)
         let head = HTTPRequest(method: state.method, path: state.path, query: state.query, headers: state.headers, body: Data())
         if let refusal = server.handler.preflight(head) {
@@ -159,6 +188,7 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
 func faultlineRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                                _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
                                _ code: MHD_RequestTerminationCode) {
+    if let connection { faultline_http_request_finished(connection) }
     guard let conCls, let p = conCls.pointee else { return }
     Unmanaged<HTTPRequestState>.fromOpaque(p).release()
     conCls.pointee = nil

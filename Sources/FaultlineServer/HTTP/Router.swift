@@ -15,42 +15,76 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let limits: IngestLimits
     let publicURL: String?
     let health: @Sendable () -> JSONValue
+    let refusals: Refusals
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
-         status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
-        self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler
+         status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
+         health: @escaping @Sendable () -> JSONValue) {
+        self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler; self.refusals = refusals
         self.read = read; self.debuginfod = debuginfod; self.status = status; self.sources = sources; self.limits = limits; self.health = health
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
-    func bodyLimit(method: String, path: String) -> Int {
-        guard method == "POST" || method == "PUT" else { return 0 }
-        if path.hasPrefix("/api/0/") {
-            return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
-        }
-        return limits.maxRequestBytes
+    /// The only routes that take a body: ingest and the token-authenticated `/api/0/` POSTs.
+    /// Everything else gets a zero limit, so a body there is refused (or discarded), never kept.
+    enum BodyRoute { case ingest, upload, none }
+
+    static func bodyRoute(method: String, path: String) -> BodyRoute {
+        guard method == "POST" || method == "PUT" else { return .none }
+        let p = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard p.first == "api", p.count >= 2 else { return .none }
+        if p[1] == "0" { return .upload }
+        return p.count == 3 && (p[2] == "envelope" || p[2] == "store") && method == "POST" ? .ingest : .none
     }
 
-    /// Authentication that needs no body, done before the body is read, so an anonymous client
-    /// cannot make the server buffer (or inflate) tens of MiB: uploads need a valid server token;
-    /// ingest with a key in a header or the query needs a known public key. (A key that only
-    /// the envelope's `dsn` carries is checked after reading, within the ingest caps.)
+    func bodyLimit(method: String, path: String) -> Int {
+        switch Self.bodyRoute(method: method, path: path) {
+        case .upload: return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
+        case .ingest: return limits.maxRequestBytes
+        case .none: return 0
+        }
+    }
+
+    /// Authentication from the request line and headers alone, done before the body is read, so
+    /// an anonymous client cannot make the server buffer (or inflate) a single body byte: uploads
+    /// need a valid server token; ingest needs a known public key in `X-Sentry-Auth`,
+    /// `Authorization: Sentry …` or `?sentry_key=` (a key only inside the envelope's `dsn` is not
+    /// accepted: reading it would mean buffering an anonymous body). The answers do not depend on
+    /// the project in the path, so they cannot be used to enumerate project slugs. Any other
+    /// route that is sent a body is refused here as well.
     func preflight(_ r: HTTPRequest) -> HTTPResponse? {
         guard r.method == "POST" || r.method == "PUT" else { return nil }
-        let p = r.pathComponents
-        guard p.first == "api", p.count >= 2 else { return nil }
-        if p[1] == "0" {
+        switch Self.bodyRoute(method: r.method, path: r.path) {
+        case .upload:
             guard let token = r.bearerToken, (try? store.isServerToken(token)) == true else {
+                refusals.record("auth.server-token")
                 return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
             }
             return nil
+        case .ingest:
+            guard let key = SentryAuth.key(in: r) else {
+                refusals.record("auth.public-key")
+                if let bearer = r.bearerToken, ServerToken.looksLikeServerToken(bearer) {
+                    return .detail(401, "server tokens are refused on ingest; send with the project's public key (DSN)")
+                }
+                return .detail(401, "missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
+            }
+            if ServerToken.looksLikeServerToken(key) {
+                refusals.record("auth.public-key")
+                return .detail(401, "server tokens are not accepted for ingest; use the project's public key")
+            }
+            if (try? store.publicKey(key)) == nil {
+                refusals.record("auth.public-key")
+                return .detail(401, "unknown public key")
+            }
+            return nil
+        case .none:
+            refusals.record("route.no-body")
+            let p = r.pathComponents
+            if p == ["health"] || p.first == "buildid" { return .detail(405, "method not allowed") }
+            if p.first == "api", p.count == 3, p[2] == "envelope" || p[2] == "store" { return .detail(405, "ingest takes POST") }
+            return .detail(404, "no such endpoint: \(r.path)")
         }
-        guard let key = SentryAuth.key(in: r) else { return nil }
-        if ServerToken.looksLikeServerToken(key) {
-            return .detail(401, "server tokens are not accepted for ingest; use the project's public key")
-        }
-        if (try? store.publicKey(key)) == nil { return .detail(401, "unknown public key") }
-        return nil
     }
 
     func handle(_ r: HTTPRequest) -> HTTPResponse {

@@ -15,49 +15,103 @@ public enum EnvelopeDecoder {
     /// Item types kept and counted besides the event.
     public static let keptItemTypes: Set<String> = ["session", "sessions", "log", "client_report"]
 
-    /// Applies Content-Encoding with the decompressed-size cap.
-    public static func body(of request: HTTPRequest, limits: IngestLimits) throws(IngestError) -> Data {
+    enum Encoding { case identity, gzip, deflate }
+
+    static func encoding(of request: HTTPRequest) throws(IngestError) -> Encoding {
         let encoding = (request.header("content-encoding") ?? "identity").lowercased().trimmingCharacters(in: .whitespaces)
-        do {
-            switch encoding {
-            case "", "identity": break
-            case "gzip", "x-gzip": return try Inflate.inflate(request.body, limit: limits.maxDecompressedBytes)
-            case "deflate": return try Inflate.inflateHTTPDeflate(request.body, limit: limits.maxDecompressedBytes)
-            default: throw IngestError.unsupportedEncoding("Content-Encoding '\(encoding)' is not supported (use gzip, deflate or none)")
-            }
-        } catch let e as IngestError {
-            throw e
-        } catch let e as Inflate.Failure {
-            if case .tooLarge = e { throw .tooLarge(e.description) }
-            throw .malformed(e.description)
-        } catch {
-            throw .malformed("\(error)")
+        switch encoding {
+        case "", "identity": return .identity
+        case "gzip", "x-gzip": return .gzip
+        case "deflate": return .deflate
+        default: throw IngestError.unsupportedEncoding("Content-Encoding '\(encoding)' is not supported (use gzip, deflate or none)")
         }
-        guard request.body.count <= limits.maxDecompressedBytes else { throw .tooLarge("body exceeds \(limits.maxDecompressedBytes) bytes") }
+    }
+
+    /// Applies Content-Encoding with a cap on the decompressed size (`/store/`: one event).
+    public static func body(of request: HTTPRequest, limit: Int) throws(IngestError) -> Data {
+        do {
+            switch try encoding(of: request) {
+            case .identity: break
+            case .gzip: return try Inflate.inflate(request.body, limit: limit)
+            case .deflate: return try Inflate.inflateHTTPDeflate(request.body, limit: limit)
+            }
+        } catch {
+            throw inflateError(error)
+        }
+        guard request.body.count <= limit else { throw .tooLarge("body exceeds \(limit) bytes; at most \(limit) allowed") }
         return request.body
     }
 
-    /// Decodes an envelope body.
-    public static func envelope(_ data: Data, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
+    static func inflateError(_ error: Error) -> IngestError {
+        if let e = error as? IngestError { return e }
+        if let e = error as? Inflate.Failure {
+            if case .tooLarge = e { return .tooLarge(e.description) }
+            return .malformed(e.description)
+        }
+        return .malformed("\(error)")
+    }
+
+    /// Decodes an envelope request: inflates (if encoded) straight into the framing reader, so
+    /// the decompressed body is never held whole and every framing limit stops the inflation.
+    public static func envelope(of request: HTTPRequest, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
         let env: Envelope
-        do { env = try EnvelopeFraming.parse(data) } catch { throw .malformed("malformed envelope: \(error)") }
-        guard env.items.count <= limits.maxItems else { throw .tooLarge("envelope has \(env.items.count) items; at most \(limits.maxItems) allowed") }
+        switch try encoding(of: request) {
+        case .identity:
+            guard request.body.count <= limits.maxDecompressedBytes else {
+                throw .tooLarge("body exceeds \(limits.maxDecompressedBytes) bytes")
+            }
+            env = try EnvelopeFraming.parse(request.body, limits: limits)
+        case .gzip:
+            env = try framed(request.body, limits: limits, format: .gzipOrZlib)
+        case .deflate:
+            // zlib-wrapped by the RFC, raw in some clients: the first two bytes tell which.
+            env = try framed(request.body, limits: limits, format: Self.looksWrapped(request.body) ? .gzipOrZlib : .raw)
+        }
+        return try submission(env, limits: limits)
+    }
+
+    /// A zlib header (CM 8, header checksum divisible by 31) or the gzip magic.
+    static func looksWrapped(_ d: Data) -> Bool {
+        guard d.count >= 2 else { return true }
+        let a = d[d.startIndex], b = d[d.startIndex + 1]
+        if a == 0x1f && b == 0x8b { return true }
+        return a & 0x0F == 8 && (UInt16(a) << 8 | UInt16(b)) % 31 == 0
+    }
+
+    static func framed(_ body: Data, limits: IngestLimits, format: Inflate.Format) throws(IngestError) -> Envelope {
+        var reader = EnvelopeFraming.Reader(limits: limits)
+        do {
+            try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) }
+        } catch {
+            throw inflateError(error)
+        }
+        return try reader.finish()
+    }
+
+    /// Decodes an already framed envelope body (tests and fuzzing).
+    public static func envelope(_ data: Data, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
+        try submission(try EnvelopeFraming.parse(data, limits: limits), limits: limits)
+    }
+
+    static func submission(_ env: Envelope, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
         var out = DecodedSubmission(envelopeHeader: env.header, event: nil, eventBytes: nil, items: [])
         for (i, item) in env.items.enumerated() {
             switch item.type {
-            case "event", "transaction":
-                guard item.type == "event" else { continue }
+            case "event":
                 out.event = try event(item.payload, limits: limits, what: "item \(i) (event)")
                 out.eventBytes = item.payload
-            case "":
-                throw .malformed("item \(i): header has no type")
             case let t where keptItemTypes.contains(t):
+                // Validated without building a document (no JSON tree for a client's blob); session
+                // items are small (capped) and read by SessionCounting.
                 if t != "log" {
-                    do { _ = try FastJSON.parse(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
+                    do { try FastJSON.validate(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
+                }
+                if t == "sessions" || t == "session" {
+                    do { _ = try SessionCounting.counts(item, limits: limits) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
                 }
                 out.items.append(item)
             default:
-                continue  // attachments and unknown types are skipped, as the protocol allows
+                continue  // not kept by the framing reader
             }
         }
         return out

@@ -47,6 +47,14 @@ enum EventFields {
         return nil
     }
 
+    /// Without an event: the `did` (distinct id) of a `session` item, which SDKs set to the install.
+    static func installID(items: [Envelope.Item]) -> String? {
+        for item in items where item.type == "session" {
+            if let v = try? FastJSON.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return d }
+        }
+        return nil
+    }
+
     static func appID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let a = event?["contexts"]?["app"]?["app_identifier"]?.stringValue { return a }
         if let h = request.header("x-faultline-app-id"), !h.isEmpty { return h }

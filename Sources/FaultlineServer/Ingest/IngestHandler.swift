@@ -8,11 +8,13 @@ public final class IngestHandler: @unchecked Sendable {
     let limits: IngestLimits
     let volume: InstallVolumeLimiter
     let processor: EventProcessor
+    let refusals: Refusals?
     private let projectLock = NSLock()
     private var projectCache: [String: ProjectRecord] = [:]
 
-    public init(store: Store, limits: IngestLimits, processor: EventProcessor) {
+    public init(store: Store, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil) {
         self.store = store
+        self.refusals = refusals
         self.limits = limits
         self.processor = processor
         self.volume = InstallVolumeLimiter(limit: limits.eventsPerInstall, windowSeconds: limits.installWindowSeconds)
@@ -45,33 +47,46 @@ public final class IngestHandler: @unchecked Sendable {
         if let bearer = request.bearerToken, ServerToken.looksLikeServerToken(bearer) {
             throw IngestError.unauthorized("server tokens are refused on ingest; send with the project's public key (DSN)")
         }
-        var key = SentryAuth.key(in: request)
-        // Authenticate before inflating when we can, so strangers cannot make us decompress.
-        if let k = key { _ = try authorize(k, project: project) }
-        let body = try EnvelopeDecoder.body(of: request, limits: limits)
-        let submission = endpoint == .envelope ? try EnvelopeDecoder.envelope(body, limits: limits)
-                                               : try EnvelopeDecoder.storeBody(body, limits: limits)
-        if key == nil, let dsn = submission.envelopeHeader["dsn"]?.stringValue { key = SentryAuth.key(inDSN: dsn) }
-        guard let k = key else {
-            throw IngestError.unauthorized("missing public key: send X-Sentry-Auth, ?sentry_key= or a dsn in the envelope header")
+        // The key comes from a header or the query (Router.preflight refused anything else before
+        // the body was read): authenticate before inflating, so strangers cannot make us decompress.
+        guard let k = SentryAuth.key(in: request) else {
+            throw IngestError.unauthorized("missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
         }
         let publicKey = try authorize(k, project: project)
+        let submission: DecodedSubmission
+        do {
+            submission = endpoint == .envelope
+                ? try EnvelopeDecoder.envelope(of: request, limits: limits)
+                : try EnvelopeDecoder.storeBody(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limits: limits)
+        } catch {
+            refusals?.record(error.status == 413 ? "ingest.size" : "ingest.malformed", detail: error.description)
+            throw error
+        }
 
         let now = Date().timeIntervalSince1970
         var incoming: IncomingEvent?
         var eventID = EnvelopeDecoder.normalisedEventID(submission.envelopeHeader["event_id"]?.stringValue)
         var signature: StackSignature?
+        let units = (submission.event == nil ? 0 : 1) + submission.items.count
+        // The allowlist and the install cap apply to every item type, not only events: sessions,
+        // logs and client reports are stored too. Without an event, the app id comes from
+        // X-Faultline-App-Id (the Faultline SDK sends it on every envelope).
+        if units > 0 && !publicKey.allowedAppIDs.isEmpty {
+            guard let app = EventFields.appID(event: submission.event, request: request) else {
+                refusals?.record("ingest.app-id")
+                throw IngestError.forbidden("this key only accepts submissions from \(publicKey.allowedAppIDs.joined(separator: ", ")); the request names no app id (contexts.app.app_identifier or X-Faultline-App-Id)")
+            }
+            guard publicKey.allowedAppIDs.contains(app) else {
+                refusals?.record("ingest.app-id")
+                throw IngestError.forbidden("app id '\(app)' is not allowed for this key")
+            }
+        }
+        if units > 0, let install = EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items),
+           let retry = volume.admit(projectID: project.id, installID: install, count: units, now: now) {
+            refusals?.record("ingest.install-cap")
+            throw IngestError.rateLimited(retryAfter: retry)
+        }
         if let event = submission.event, let bytes = submission.eventBytes {
-            if !publicKey.allowedAppIDs.isEmpty {
-                guard let app = EventFields.appID(event: event, request: request) else {
-                    throw IngestError.forbidden("this key only accepts events from \(publicKey.allowedAppIDs.joined(separator: ", ")); the event names no app id (contexts.app.app_identifier)")
-                }
-                guard publicKey.allowedAppIDs.contains(app) else { throw IngestError.forbidden("app id '\(app)' is not allowed for this key") }
-            }
-            if let install = EventFields.installID(event: event, request: request),
-               let retry = volume.admit(projectID: project.id, installID: install, now: now) {
-                throw IngestError.rateLimited(retryAfter: retry)
-            }
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
             incoming = IncomingEvent(projectID: project.id, eventID: eventID!, received: now,
                                      timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
@@ -81,7 +96,8 @@ public final class IngestHandler: @unchecked Sendable {
         }
         let items = submission.items.map { item in
             var rec = IncomingItem(projectID: project.id, type: item.type, received: now, payload: item.payload)
-            (rec.sessionsStarted, rec.sessionsCrashed) = SessionCounting.counts(item)
+            // Validated while decoding; a failure here cannot happen, and would count nothing.
+            (rec.sessionsStarted, rec.sessionsCrashed) = (try? SessionCounting.counts(item, limits: limits)) ?? (0, 0)
             return rec
         }
         if incoming == nil && items.isEmpty {
@@ -102,28 +118,5 @@ public final class IngestHandler: @unchecked Sendable {
         guard let record = try store.publicKey(key) else { throw IngestError.unauthorized("unknown public key") }
         guard record.projectID == project.id else { throw IngestError.forbidden("this public key belongs to another project") }
         return record
-    }
-}
-
-/// Sessions started and crashed according to one `session` or `sessions` item.
-enum SessionCounting {
-    static func counts(_ item: Envelope.Item) -> (Int64, Int64) {
-        guard let v = try? FastJSON.parse(item.payload) else { return (0, 0) }
-        switch item.type {
-        case "session":
-            let started: Int64 = v["init"]?.boolValue == true ? 1 : 0
-            let crashed: Int64 = v["status"]?.stringValue == "crashed" ? 1 : 0
-            return (started, crashed)
-        case "sessions":
-            var s: Int64 = 0, c: Int64 = 0
-            for a in v["aggregates"]?.arrayValue ?? [] {
-                let crashed = a["crashed"]?.int64Value ?? 0
-                s += (a["exited"]?.int64Value ?? 0) + (a["errored"]?.int64Value ?? 0) + (a["abnormal"]?.int64Value ?? 0) + crashed
-                c += crashed
-            }
-            return (s, c)
-        default:
-            return (0, 0)
-        }
     }
 }

@@ -1,15 +1,32 @@
 // Every cap ingest applies, in one place (defaults follow Sentry's where they are sane for one box).
+// docs/SERVER.md's table of limits lists each with the status that answers it.
 public struct IngestLimits: Sendable {
     /// Request body as received (compressed or not).
     public var maxRequestBytes = 20 * 1024 * 1024
-    /// Body after decompression; inflation stops at this size.
+    /// Body after decompression; inflation stops at this size. Envelopes are framed while they
+    /// inflate and skipped items are never kept, so this bounds CPU, not memory.
     public var maxDecompressedBytes = 50 * 1024 * 1024
-    /// One event item's JSON.
+    /// One event item's JSON (also the whole decompressed body of a legacy `/store/` request).
     public var maxEventBytes = 1024 * 1024
-    /// Items per envelope.
+    /// Items per envelope, counted as they are framed (skipped items count too).
     public var maxItems = 100
-    /// Events one install may send per window; 0 disables the cap.
+    /// Payload cap per kept item type other than `event`, checked against the declared `length`
+    /// before any payload byte is kept, or as a length-less payload grows.
+    public var maxItemBytes: [String: Int] = ["session": 64 * 1024, "sessions": 256 * 1024,
+                                              "client_report": 64 * 1024, "log": 1024 * 1024]
+    /// All kept payloads of one envelope together (event included).
+    public var maxKeptBytes = 4 * 1024 * 1024
+    /// One count (`exited`, `errored`, `abnormal`, `crashed`) of one `sessions` aggregate; larger
+    /// or negative counts make the item malformed (400). Sums saturate, they never trap.
+    public var maxSessionCount: Int64 = 1_000_000
+    /// Submissions one install may send per window (an event and every kept item count one
+    /// each); 0 disables the cap.
     public var eventsPerInstall = 1_000
     public var installWindowSeconds = 3_600
     public init() {}
+
+    /// Largest payload kept for an item type; nil for types that are skipped (never buffered).
+    public func cap(forItemType type: String) -> Int? {
+        type == "event" ? maxEventBytes : maxItemBytes[type]
+    }
 }

@@ -16,18 +16,19 @@ public final class InstallVolumeLimiter: @unchecked Sendable {
         self.window = Double(windowSeconds)
     }
 
-    /// Counts one event; returns nil when allowed, or the seconds until the window reopens.
-    public func admit(projectID: Int64, installID: String, now: Double = Date().timeIntervalSince1970) -> Int? {
+    /// Counts `count` submissions (an event, items); returns nil when allowed, or the seconds
+    /// until the window reopens (nothing is counted then).
+    public func admit(projectID: Int64, installID: String, count: Int = 1, now: Double = Date().timeIntervalSince1970) -> Int? {
         guard limit > 0 else { return nil }
         let key = "\(projectID)/\(installID)"
         lock.lock(); defer { lock.unlock() }
         var w = windows[key] ?? Window(start: now, count: 0)
         if now - w.start >= window { w = Window(start: now, count: 0) }
-        if w.count >= limit {
+        if w.count >= limit || count > limit - w.count {
             windows[key] = w
             return max(1, Int((w.start + window - now).rounded(.up)))
         }
-        w.count += 1
+        w.count += count
         windows[key] = w
         // Pruning is O(n), so it runs at most once a second, never per request: a client rotating
         // install ids cannot make every ingest pay for it. If live windows alone exceed the bound,

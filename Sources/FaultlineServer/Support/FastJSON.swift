@@ -257,6 +257,24 @@ extension FastJSON {
         try document(data, keeping: keep)
     }
 
+    /// Checks that `data` is one valid JSON document without building it: memory stays constant
+    /// whatever the document (a client's 64 KiB report cannot become a 1 MiB tree).
+    public static func validate(_ data: Data) throws(Failure) {
+        let result: Result<Void, Failure> = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            var p = Parser(bytes: raw.bindMemory(to: UInt8.self))
+            do throws(Failure) {
+                p.skipSpace()
+                try p.skipValue(depth: 0)
+                p.skipSpace()
+                guard p.pos == p.bytes.count else { throw p.fail("unexpected data after the document") }
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
     /// One whole document; with `keep`, a top-level object builds only those members.
     private static func document(_ data: Data, keeping keep: Set<String>?) throws(Failure) -> JSONValue {
         let result: Result<JSONValue, Failure> = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in

@@ -1,0 +1,24 @@
+// libFuzzer target: what the server reads from an uploaded file — the ELF summary (ELFInfo.read:
+// magic, class, sections, build-id note, compressed DWARF) and, for a readable file, the DWARF
+// index the backfill builds (DWARFIndexBuilder over libdw) and its in-memory form.
+import Foundation
+import FaultlineProtocol
+
+nonisolated(unsafe) let fuzzPath = NSTemporaryDirectory() + "/faultline-fuzz-elf-\(getpid())"
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzELF(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let fd = open(fuzzPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return 0 }
+    var off = 0
+    while off < size { let n = write(fd, data + off, size - off); if n <= 0 { break }; off += n }
+    close(fd)
+    guard let info = try? ELFInfo.read(path: fuzzPath) else { return 0 }
+    _ = info.buildID?.debugID
+    guard let handle = try? ELFHandle(path: fuzzPath) else { return 0 }
+    let tables = DWARFIndexBuilder.build(debugFile: handle, symbolSources: [handle])
+    if let index = DWARFIndex.inMemory(consume tables, buildID: info.buildID) {
+        _ = index.bytes.count
+    }
+    return 0
+}
