@@ -35,6 +35,9 @@ let package = Package(
             // libgcc_s (C++ exceptions 22x slower, Swift's _Unwind_Backtrace loses frames).
             linkerSettings: [.linkedLibrary("unwind-x86_64"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
+        // The C++ terminate handler (normal context): an uncaught exception's type and what() for
+        // the crash report. Apart from the crash core so C programs never need libstdc++.
+        .target(name: "CFaultlineCxx", dependencies: ["CFaultlineCrash"]),
         // LD_PRELOAD library for unmodified programs. Built by tools/build-preload with the C
         // compiler alone: a SwiftPM dynamic product would pull libswiftCore (and Swift's own
         // crash handler) into every C program it is preloaded into.
@@ -47,7 +50,7 @@ let package = Package(
         .target(name: "FaultlineProtocol"),
 
         // MARK: SDK (what apps import)
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "FaultlineProtocol", "CZlib"]),
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "CZlib"]),
 
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
@@ -81,7 +84,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
         .testTarget(name: "CrashCaptureTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
+                    dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",
                     dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
         .testTarget(name: "SDKTests",

@@ -64,6 +64,15 @@ typedef struct {
     char bytes[FAULTLINE_CONTEXT_MAX_BYTES];
 } fl_context_buffer;
 
+/// A crash message recorded in normal context (faultline_crash_set_message), read by the handler
+/// under its sequence count like the context.
+typedef struct {
+    _Atomic uint32_t sequence;
+    char source[16];
+    char type[FAULTLINE_CRASH_MESSAGE_TYPE_MAX_BYTES];
+    char text[FAULTLINE_CRASH_MESSAGE_MAX_BYTES];
+} fl_message_slot;
+
 /// Who holds the crash and how far it got (handler.c). A claim moves reporting → chaining →
 /// returned; a recovered fault releases it (phase none).
 enum { FL_CLAIM_NONE = 0, FL_CLAIM_REPORTING = 1, FL_CLAIM_CHAINING = 2, FL_CLAIM_RETURNED = 3 };
@@ -76,6 +85,7 @@ typedef struct {
     char maps_buffer[16384];        // /proc/self/maps is read in chunks through this
     char write_buffer[FL_WRITE_BUFFER];
     char context_copy[FAULTLINE_CONTEXT_MAX_BYTES];  // the context, copied out under its seqlock
+    fl_message_slot message_copy;                     // the crash message, copied out likewise
 } fl_crash_scratch;
 
 typedef struct {
@@ -92,6 +102,11 @@ typedef struct {
     _Atomic uint64_t breadcrumb_next;
     fl_context_buffer context[2];
     _Atomic int context_current;
+
+    // Why it crashed, where runtimes keep it (crash_message.c finds them at start).
+    char *const *swift_fatal_message;  // swift_getFatalErrorMessageBuffer(); NULL without Swift
+    void *const *glibc_abort_message;  // &__abort_msg (a struct abort_msg_s *); NULL if absent
+    fl_message_slot message;           // faultline_crash_set_message (the C++ terminate handler)
 
     // Crash-time coordination (handler.c).
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
@@ -120,6 +135,7 @@ extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 // start path (normal context) ------------------------------------------------------------------
 void fl_prewarm_unwinder(void);
 void fl_bind_crash_path_symbols(void);
+void fl_find_crash_message_sources(void);
 void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 int fl_install_thread_hooks(void);

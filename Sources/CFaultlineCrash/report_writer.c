@@ -4,6 +4,7 @@
 #include "faultline_crash.h"
 #include "log_rings_internal.h"
 #include "safe_io.h"
+#include "message_writer.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -283,7 +284,9 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put_hex(&w, fault);
     fl_put(&w, "\",\"sender_pid\":");
     fl_put_i64(&w, info->si_code <= 0 ? info->si_pid : 0);
-    fl_put(&w, "},\"stack_overflow\":");
+    fl_put(&w, "},");
+    fl_put_crash_message(&w);
+    fl_put(&w, "\"stack_overflow\":");
     fl_put(&w, overflow ? "true," : "false,");
     fl_put_registers(&w, uc);
     fl_put(&w, ",");

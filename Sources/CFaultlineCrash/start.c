@@ -123,6 +123,7 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
     fl_prewarm_unwinder();
     fl_install_thread_hooks();
+    fl_find_crash_message_sources();
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
     if (faultline_crash_install_alternate_stack() != 0) {

@@ -46,13 +46,28 @@ public enum CrashEvent {
                        "name": .string(r.signal.name), "code_name": .string(r.signal.codeName)],
         ]
         if r.stackOverflow { mechanismMeta["faultline_stack_overflow"] = true }
+        var type = r.signal.name
         var value = "\(r.signal.name) / \(r.signal.codeName) at \(r.signal.faultAddress.hex)"
         if r.stackOverflow { value = "stack overflow: " + value }
+        var mechanism: [String: JSONValue] = ["type": "signalhandler", "handled": false, "meta": .object(mechanismMeta)]
+        if let message = r.message {
+            // The runtime said why: that is the exception; the signal stays in the mechanism.
+            let why = message.interpretation
+            type = why.type
+            value = why.value
+            var data: [String: JSONValue] = ["message_source": .string(message.source), "message": .string(message.text)]
+            if let f = why.file { data["file"] = .string(f) }
+            if let l = why.line { data["line"] = .int(Int64(l)) }
+            if let f = why.function { data["function"] = .string(f) }
+            mechanism["data"] = .object(data)
+        } else {
+            mechanism["synthetic"] = true  // the type is only the signal's name
+        }
         event["exception"] = ["values": [[
-            "type": .string(r.signal.name),
+            "type": .string(type),
             "value": .string(value),
             "thread_id": .int(Int64(r.threadID)),
-            "mechanism": ["type": "signalhandler", "handled": false, "synthetic": true, "meta": .object(mechanismMeta)],
+            "mechanism": .object(mechanism),
             "stacktrace": stacktrace,
         ]]]
         event["threads"] = ["values": [[

@@ -35,6 +35,8 @@ public struct CrashReport: Sendable, Equatable {
     public var threadID: Int
     public var threadName: String
     public var signal: Signal
+    /// Why it crashed, when the runtime said so (Swift fatal error, C++ exception, glibc assert).
+    public var message: CrashMessage?
     public var stackOverflow: Bool
     public var registers: [(name: String, value: Address)]
     /// Innermost first. Frame 0 is the faulting instruction; every other frame is a return address.
@@ -101,6 +103,9 @@ public struct CrashReport: Sendable, Equatable {
                         code: Int(s["code"]?.int64Value ?? 0), codeName: s["code_name"]?.stringValue ?? "",
                         faultAddress: Address(string: s["fault_address"]?.stringValue ?? "0") ?? Address(0),
                         senderPID: Int(s["sender_pid"]?.int64Value ?? 0))
+        if let m = j["message"], let text = m["text"]?.stringValue {
+            message = CrashMessage(source: m["source"]?.stringValue ?? "", type: m["type"]?.stringValue ?? "", text: text)
+        }
         stackOverflow = j["stack_overflow"]?.boolValue ?? false
         var regs: [(String, Address)] = []
         if let r = j["registers"]?.objectValue {

@@ -39,6 +39,17 @@ public enum BacktraceText {
             out += (i == 0 ? "" : "\n") + "\(type): \(value)"
             if let tid = ex["thread_id"]?.int64Value { out += " (thread \(tid))" }
             out += "\n"
+            // A crash message (Swift fatal error, C++ exception, assert) names where the runtime
+            // said it failed, and the signal it ended with.
+            let data = ex["mechanism"]?["data"]
+            if let file = data?["file"]?.stringValue {
+                let line = data?["line"]?.int64Value.map { ":\($0)" } ?? ""
+                let function = data?["function"]?.stringValue.map { " in \($0)" } ?? ""
+                out += "  reported at \(file)\(line)\(function)\n"
+            }
+            if data?["message_source"] != nil, let signal = ex["mechanism"]?["meta"]?["signal"]?["name"]?.stringValue {
+                out += "  ended by \(signal)\n"
+            }
             if let st = ex["stacktrace"] { out += render(stacktrace: st) }
         }
         for th in event["threads"]?["values"]?.arrayValue ?? [] {

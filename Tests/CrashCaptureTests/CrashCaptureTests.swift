@@ -1,4 +1,5 @@
 // Real crashes of a real child process: how it died, and the report it left.
+import CFaultlineCrash
 import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
@@ -111,6 +112,97 @@ final class CrashCaptureTests: XCTestCase {
             XCTAssertEqual(r.frames.count, 256)
             XCTAssertEqual(r.unwindStoppedBy, "end", "\(mode): the walk reached the thread's first frame")
         }
+    }
+
+    // MARK: Why it crashed
+
+    func testSwiftFatalErrorMessageIsInTheReportAndTheEvent() throws {
+        for (mode, message, line) in [("swift-fatal", "crasher asked for fatalError", "main.swift"),
+                                      ("swift-force-unwrap", "Unexpectedly found nil while unwrapping an Optional value", "SwiftFaults.swift")] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertEqual(o.signal, SIGILL, "\(mode): \(o)")
+            let r = try onlyReport()
+            let m = try XCTUnwrap(r.message, "\(mode): the runtime's fatal-error text is in the report")
+            XCTAssertEqual(m.source, "swift")
+            XCTAssertTrue(m.text.contains("Fatal error: " + message), m.text)
+            let why = m.interpretation
+            XCTAssertEqual(why.type, "Swift fatal error")
+            XCTAssertEqual(why.value, message)
+            XCTAssertTrue(why.file?.hasSuffix(line) == true, "\(why)")
+            XCTAssertGreaterThan(why.line ?? 0, 0)
+            let exception = try XCTUnwrap(CrashEvent.make(from: r)["exception"]?["values"]?[0])
+            XCTAssertEqual(exception["type"]?.stringValue, "Swift fatal error")
+            XCTAssertEqual(exception["value"]?.stringValue, message)
+            XCTAssertEqual(exception["mechanism"]?["meta"]?["signal"]?["name"]?.stringValue, "SIGILL", "the signal stays in the mechanism")
+        }
+    }
+
+    func testUncaughtCxxExceptionTypeAndWhatAreInTheReportAndTheEvent() throws {
+        let o = try crash("cxx-throw")
+        XCTAssertEqual(o.signal, SIGABRT, o.description)
+        XCTAssertTrue(o.stderr.contains("terminate called after throwing an instance of 'std::out_of_range'"),
+                      "libstdc++'s own handler still runs after ours: \(o.stderr.prefix(500))")
+        let r = try onlyReport()
+        XCTAssertEqual(r.message, CrashMessage(source: "c++", type: "std::out_of_range", text: "cache miss: zz"))
+        let exception = try XCTUnwrap(CrashEvent.make(from: r)["exception"]?["values"]?[0])
+        XCTAssertEqual(exception["type"]?.stringValue, "std::out_of_range")
+        XCTAssertEqual(exception["value"]?.stringValue, "cache miss: zz")
+    }
+
+    func testFailedAssertMessageIsInTheReport() throws {
+        let o = try crash("assert")
+        XCTAssertEqual(o.signal, SIGABRT, o.description)
+        let r = try onlyReport()
+        let m = try XCTUnwrap(r.message)
+        XCTAssertEqual(m.source, "glibc")
+        let why = m.interpretation
+        XCTAssertEqual(why.type, "Assertion failed")
+        XCTAssertEqual(why.value, "value > 5")
+        XCTAssertTrue(why.file?.hasSuffix("crash_probes.c") == true, "\(why)")
+        XCTAssertTrue(why.function?.contains("probe_assert") == true, "\(why)")
+    }
+
+    func testMessagesLongerThanTheBufferAreCutNotOverflowed() throws {
+        let limit = Int(FAULTLINE_CRASH_MESSAGE_MAX_BYTES) - 1
+        for mode in ["swift-fatal-long", "cxx-throw-long"] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertNotNil(o.signal, "\(mode): \(o)")
+            let r = try onlyReport()  // parses: valid JSON and UTF-8 however the cut fell
+            let text = try XCTUnwrap(r.message?.text, mode)
+            XCTAssertLessThanOrEqual(text.utf8.count, limit, mode)
+            XCTAssertGreaterThan(text.utf8.count, limit - 4, "\(mode): cut at the limit (a UTF-8 sequence is not split)")
+            XCTAssertFalse(text.contains("\u{FFFD}"), "\(mode): no broken character at the cut")
+        }
+    }
+
+    func testNoMessageWhenTheRuntimeSaidNothing() throws {
+        XCTAssertEqual(try crash("segv").signal, SIGSEGV)
+        XCTAssertNil(try onlyReport().message, "a plain fault has no message")
+    }
+
+    func testPreloadedIntoUnmodifiedCAndCxxProgramsTheMessageIsReported() throws {
+        let root = TestSupport.repositoryRoot()
+        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let c = dataDir + "/assert.c", cxx = dataDir + "/throw.cpp"
+        try "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"
+            .write(toFile: c, atomically: false, encoding: .utf8)
+        try "#include <stdexcept>\nint main() { throw std::invalid_argument(\"bad sku: 42\"); }\n"
+            .write(toFile: cxx, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g '\(c)' -o '\(dataDir)/assert' && c++ -g '\(cxx)' -o '\(dataDir)/throw'")
+        let env = ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir]
+
+        let a = try TestSupport.run(dataDir + "/assert", [], environment: env)
+        XCTAssertEqual(a.signal, SIGABRT, a.description)
+        let assertReport = try onlyReport()
+        XCTAssertEqual(assertReport.message?.interpretation.value, "argc > 3")
+        XCTAssertFalse(assertReport.modules.contains { $0.path.contains("libstdc++") }, "a C program gains no C++ runtime")
+        try FileManager.default.removeItem(atPath: crashDir)
+
+        let t = try TestSupport.run(dataDir + "/throw", [], environment: env)
+        XCTAssertEqual(t.signal, SIGABRT, t.description)
+        XCTAssertEqual(try onlyReport().message, CrashMessage(source: "c++", type: "std::invalid_argument", text: "bad sku: 42"))
     }
 
     // MARK: Threads
@@ -457,7 +549,7 @@ final class CrashCaptureTests: XCTestCase {
             // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
             "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg",
         ]
-        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush"]
+        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer"]
         let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
         let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
         XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")

@@ -173,6 +173,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(lines[7].contains("?? ") && lines[7].contains("[not in any module]"), lines[7])
     }
 
+    func testReportModePrintsWhyItCrashedFirst() throws {
+        let data = Fixtures.temporaryDirectory("why")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
+        let crash = Fixtures.run(crasher, ["assert", "--data-dir", data], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        XCTAssertEqual(crash.status, SIGABRT, crash.stderr)
+        let report = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: data + "/crashes").first { $0.hasSuffix(".crash.json") })
+        let r = symbolicate([data + "/crashes/" + report])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("Assertion failed: value > 5 (thread ") == true, r.stdout)
+        XCTAssertTrue(lines.count > 2 && lines[1].hasPrefix("  reported at ") && lines[1].contains("crash_probes.c:") && lines[1].contains("probe_assert"), r.stdout)
+        XCTAssertEqual(lines.count > 2 ? lines[2] : "", "  ended by SIGABRT", r.stdout)
+    }
+
     func testReportModeJSONFillsFramesCallerFirst() throws {
         let d = try Fixtures.directory()
         let module = "\(d)/c-O2.full"

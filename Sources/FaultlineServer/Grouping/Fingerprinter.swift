@@ -50,7 +50,10 @@ public enum Fingerprinter {
         if components.isEmpty { components = ["no-frames", stack.exceptionType] }
         let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n"))
         let where_ = culprit ?? "unknown location"
-        let title = stack.exceptionType.isEmpty ? where_ : "\(stack.exceptionType) in \(where_)"
+        // "std::out_of_range: cache miss: zz in lookup()"; the message is shown, never hashed.
+        let what = stack.headline.isEmpty ? stack.exceptionType
+                 : stack.exceptionType.isEmpty ? stack.headline : "\(stack.exceptionType): \(stack.headline)"
+        let title = what.isEmpty ? where_ : "\(what) in \(where_)"
         return Fingerprint(hash: hash, title: title, culprit: where_, symbolicated: resolvedAny)
     }
 }

@@ -58,7 +58,18 @@ public enum StackExtractor {
         let all = raw.filter { $0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil }
         let inApp = all.filter(\.inApp)
         let chosen = Array((inApp.isEmpty ? all : inApp).prefix(groupingDepth))
-        return StackSignature(exceptionType: type, frames: chosen)
+        return StackSignature(exceptionType: type, frames: chosen, headline: headline(of: event))
+    }
+
+    /// The exception's value when it says why (a crash message, or an error's description) —
+    /// not a bare signal's "SIGSEGV / SEGV_MAPERR at 0x10". First line, at most 120 characters.
+    static func headline(of event: JSONValue) -> String {
+        guard let exception = event["exception"]?["values"]?.arrayValue?.last,
+              let value = exception["value"]?.stringValue, !value.isEmpty else { return "" }
+        let mechanism = exception["mechanism"]
+        if mechanism?["type"]?.stringValue == "signalhandler" && mechanism?["data"]?["message_source"] == nil { return "" }
+        let line = value.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return line.count > 120 ? String(line.prefix(119)) + "…" : line
     }
 
     /// The image with the greatest base ≤ addr, if addr lies inside it (binary search).

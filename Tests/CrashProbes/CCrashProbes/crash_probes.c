@@ -279,3 +279,8 @@ PROBE void probe_segv_while_context_changes(void) {
     usleep(20000);
     probe_segv();
 }
+
+#include <assert.h>
+PROBE void probe_assert(int value) {
+    assert(value > 5);
+}

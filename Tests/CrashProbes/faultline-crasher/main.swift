@@ -38,6 +38,10 @@ let modes: [String: String] = [
     "recover-threads": "--threads N fault on guard pages the app's handler fixes, --stagger-us apart; exit 0",
     "recover-while-crashing": "like recover-threads, but the last thread crashes for real (SIGSEGV)",
     "context-churn-segv": "SIGSEGV while another thread keeps replacing the crash context",
+    "swift-fatal-long": "fatalError with a 5,000-character message (SIGILL; the report keeps the first 2 KiB)",
+    "cxx-throw-long": "an uncaught std::runtime_error whose what() is 5,000 characters",
+    "assert": "a failed C assert() (SIGABRT, glibc keeps the message)",
+    "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
@@ -130,6 +134,10 @@ case "recover-threads", "recover-while-crashing":
                              Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
     exit(0)
 case "segv-marked": probe_segv_after_marker()
+case "assert": probe_assert(Int32(args.count))
+case "cxx-throw": probe_throw_cxx()
+case "cxx-throw-long": probe_throw_cxx_long()
+case "swift-fatal-long": fatalError("long " + String(repeating: "é", count: 2500))
 case "context-churn-segv": probe_segv_while_context_changes()
 case "log-and-wait":
     Log.warning("waiting for SIGTERM")

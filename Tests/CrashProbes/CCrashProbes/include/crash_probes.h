@@ -40,3 +40,9 @@ void probe_segv_after_marker(void);
 void probe_segv_while_context_changes(void);
 /// Writes text to stderr through C stdio (stderr-capture tests).
 void probe_stderr_printf(const char *text);
+/// assert(value > 5): glibc prints and keeps "…: Assertion `value > 5' failed." and aborts.
+void probe_assert(int value);
+/// Throws std::out_of_range("cache miss: zz") through a C++ frame nobody catches in.
+void probe_throw_cxx(void);
+/// Throws std::runtime_error with a what() of 5,000 'x' characters, uncaught.
+void probe_throw_cxx_long(void);
