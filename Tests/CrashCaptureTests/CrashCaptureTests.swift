@@ -182,7 +182,7 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertNil(try onlyReport().message, "a plain fault has no message")
     }
 
-    func testPreloadedIntoUnmodifiedCAndCxxProgramsTheMessageIsReported() throws {
+    func testPreloadedIntoUnmodifiedCCxxAndSwiftProgramsTheMessageIsReported() throws {
         let root = TestSupport.repositoryRoot()
         let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
         let c = dataDir + "/assert.c", cxx = dataDir + "/throw.cpp"
@@ -203,6 +203,18 @@ final class CrashCaptureTests: XCTestCase {
         let t = try TestSupport.run(dataDir + "/throw", [], environment: env)
         XCTAssertEqual(t.signal, SIGABRT, t.description)
         XCTAssertEqual(try onlyReport().message, CrashMessage(source: "c++", type: "std::invalid_argument", text: "bad sku: 42"))
+        try FileManager.default.removeItem(atPath: crashDir)
+
+        // A Swift program that never heard of Faultline: the runtime's buffer is found by dlsym.
+        let swift = dataDir + "/fatal.swift"
+        try "if CommandLine.arguments.count > 0 { fatalError(\"preloaded \\(CommandLine.arguments.count)\") }\n"
+            .write(toFile: swift, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("swiftc -O '\(swift)' -o '\(dataDir)/fatal'")
+        let s = try TestSupport.run(dataDir + "/fatal", [], environment: env.merging(["SWIFT_BACKTRACE": "enable=no"]) { a, _ in a })
+        XCTAssertEqual(s.signal, SIGILL, s.description)
+        let why = try XCTUnwrap(try onlyReport().message?.interpretation)
+        XCTAssertEqual(why.type, "Swift fatal error")
+        XCTAssertEqual(why.value, "preloaded 1")
     }
 
     // MARK: Threads
