@@ -80,6 +80,8 @@ let package = Package(
         // MARK: Benchmarks (run through tools/measure-*)
         .executableTarget(name: "faultline-sdk-bench", dependencies: ["Faultline", "FaultlineProtocol"],
                           path: "Benchmarks/faultline-sdk-bench"),
+        .executableTarget(name: "faultline-logging-bench", dependencies: ["Faultline"],
+                          path: "Benchmarks/faultline-logging-bench"),
 
         // MARK: Tests
         .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),

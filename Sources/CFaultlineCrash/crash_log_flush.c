@@ -38,6 +38,12 @@ void fl_flush_log_rings(void) {
     }
 }
 
+// Normal context or crash path: see FL_LOG.
+int fl_log_fd(void) {
+    if (fl_tail.ring && atomic_load(&fl_tail.pipe_fd) >= 0) return fl_tail.original_fd;
+    return 2;
+}
+
 // Runs on the crashing thread; compromised context.
 int fl_put_stderr_tail(fl_writer *w) {
     if (!fl_tail.ring) return 0;
@@ -63,12 +69,16 @@ int fl_put_stderr_tail(fl_writer *w) {
     // Bytes still in the pipe: read them (non-blocking), forward them, add them to the tail.
     uint64_t drained = 0;
     int fd = atomic_load(&fl_tail.pipe_fd);
+    int file = atomic_load(&fl_tail.file_fd);
     char chunk[512];
     while (fd >= 0) {
         ssize_t n = read(fd, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         drained += (uint64_t)n;
+        // The file is not trimmed here (no locks in a handler): it may pass its cap by what the
+        // pipe held (1 MiB at most); the next process's first write trims it.
+        if (file >= 0) fl_write_all(file, chunk, (size_t)n);
         if (fl_tail.original_fd >= 0) fl_write_all(fl_tail.original_fd, chunk, (size_t)n);
         if ((size_t)n >= cap) { memcpy(fl_tail.snapshot, chunk + (size_t)n - cap, cap); length = cap; continue; }
         if (length + (size_t)n > cap) {

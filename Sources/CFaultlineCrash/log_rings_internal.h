@@ -28,6 +28,7 @@ typedef struct {
     size_t capacity;
     _Atomic uint64_t written;  // total bytes ever appended
     _Atomic int pipe_fd;
+    _Atomic int file_fd;   // the capture file (O_APPEND): a crash appends the bytes it drains
     int original_fd;
     _Atomic int reading;   // the capture thread holds bytes it read but has not appended yet
     _Atomic int crashing;  // set by the crash path: the capture thread stops reading
