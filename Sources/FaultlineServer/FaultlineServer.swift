@@ -42,6 +42,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public let backfiller: Backfiller
     public let symbolicator: FrameSymbolicating
     let http: HTTPServer
+    let web: WebUI
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -76,6 +77,8 @@ public final class FaultlineServer: @unchecked Sendable {
                             status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources, limits: config.limits, publicURL: config.publicURL, health: {
                                 ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy)]
                             })
+        web = try WebUI(store: store, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        router.web = web
         http = HTTPServer(handler: router)
         if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
     }
@@ -91,6 +94,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        web.start()
         var o = HTTPServer.Options()
         o.host = config.host
         o.port = config.port
@@ -106,6 +110,7 @@ public final class FaultlineServer: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
+        web.stop()
         backfiller.stop()
         processor.stop()
         store.close()

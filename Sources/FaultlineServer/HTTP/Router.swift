@@ -15,6 +15,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let limits: IngestLimits
     let publicURL: String?
     let health: @Sendable () -> JSONValue
+    /// The web pages under /ui/ (Web/WebUI.swift); set once by FaultlineServer before start.
+    var web: WebUI?
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
          status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, publicURL: String? = nil, health: @escaping @Sendable () -> JSONValue) {
@@ -25,6 +27,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
 
     func bodyLimit(method: String, path: String) -> Int {
         guard method == "POST" || method == "PUT" else { return 0 }
+        if path.hasPrefix("/ui/") { return WebUI.maxFormBytes }
         if path.hasPrefix("/api/0/") {
             return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
         }
@@ -57,6 +60,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
         let p = r.pathComponents
         do {
             if p == ["health"] { return .json(health()) }
+            if let web, p.isEmpty || p.first == "ui" {
+                return p.isEmpty ? HTTPResponse(status: 303, headers: [("Location", "/ui/")]) : web.handle(r)
+            }
             if p.first == "buildid" {
                 guard r.method == "GET" || r.method == "HEAD" else { return .detail(405, "method not allowed") }
                 return debuginfod.handle(p)
@@ -83,7 +89,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
             if rest.count == 6, rest[0] == "projects", rest[3] == "files", rest[4] == "difs", rest[5] == "assemble" {
                 guard r.method == "POST" else { return .detail(405, "method not allowed") }
                 guard try store.project(idOrSlug: rest[2]) != nil else { return .detail(404, "no project '\(rest[2])'") }
-                return assembler.handle(r)
+                let response = assembler.handle(r)
+                web?.noteAssemble(r, response)
+                return response
             }
             if rest.count == 3, rest[0] == "debug-files", rest[2] == "sources" {
                 guard r.method == "POST" else { return .detail(405, "method not allowed") }
