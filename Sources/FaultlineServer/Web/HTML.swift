@@ -67,3 +67,9 @@ enum HTML {
         return String(format: "%.1f MiB", Double(n) / 1048576)
     }
 }
+
+/// The escaping rules as public API, so tests and tools check the very functions pages use.
+public enum WebEscaping {
+    public static func esc(_ s: String) -> String { HTML.esc(s) }
+    public static func safeURL(_ s: String) -> String? { HTML.safeExternalURL(s) }
+}
