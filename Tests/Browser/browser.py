@@ -200,7 +200,14 @@ def png_summary(data):
 def canary_server(port, hits):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            hits.append(self.path); self.send_response(204); self.end_headers()
+            hits.append(self.path)
+            if self.path == "/unsafe-page":
+                # A page with no CSP and a live payload: the self-test that the detection works.
+                body = b"<title>t</title><script>document.title='pwned';fetch('/ran')</script>"
+                self.send_response(200); self.send_header("Content-Type", "text/html"); self.send_header("Content-Length", str(len(body)))
+                self.end_headers(); self.wfile.write(body)
+                return
+            self.send_response(204); self.end_headers()
         do_POST = do_GET
         def log_message(self, *a): pass
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)

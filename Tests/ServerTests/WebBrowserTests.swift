@@ -118,8 +118,9 @@ final class WebBrowserTests: XCTestCase {
     /// The browser test's own canary must be able to fail: a page that did run the payload is noticed.
     func testTheCanaryNoticesAScriptThatRuns() throws {
         let canary = Browser.freePort()
-        let page = "data:text/html,<title>t</title><img src='http://127.0.0.1:\(canary)/ran'>"
-        let r = try Browser.run([["op": "goto", "url": .string(page)], ["op": "sleep", "seconds": 0.5]], canaryPort: canary)
-        XCTAssertFalse(r.canaryHits.isEmpty, "the canary saw nothing: the XSS test could not fail")
+        let r = try Browser.run([["op": "goto", "url": .string("http://127.0.0.1:\(canary)/unsafe-page")], ["op": "sleep", "seconds": 0.5],
+                                 ["op": "eval", "save": "title", "expr": "document.title"]], canaryPort: canary)
+        XCTAssertTrue(r.canaryHits.contains("/ran"), "the canary saw \(r.canaryHits): the XSS test could not fail")
+        XCTAssertEqual(r.values["title"]?.stringValue, "pwned")
     }
 }
