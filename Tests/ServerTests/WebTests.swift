@@ -66,6 +66,23 @@ final class WebTests: XCTestCase {
         XCTAssertEqual(server.page("/ui/projects", login).status, 303)
     }
 
+    func testAWebUserLogsInWithAPassword() throws {
+        XCTAssertThrowsError(try WebUsers.set(store: server.server.store, name: "alice", password: "short"))
+        try WebUsers.set(store: server.server.store, name: "alice", password: "correct horse battery")
+        XCTAssertEqual(try WebUsers.list(store: server.server.store), ["alice"])
+        func attempt(_ password: String) -> RawHTTP.Response {
+            let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")
+            let nonce = String(form.headers["set-cookie"]!.split(separator: ";")[0].split(separator: "=")[1])
+            return RawHTTP.send(port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
+                                body: Data("_login=\(nonce)&user=alice&password=\(password.replacingOccurrences(of: " ", with: "+"))".utf8))
+        }
+        XCTAssertEqual(attempt("correct horse battery!").status, 401)
+        let ok = attempt("correct horse battery")
+        XCTAssertEqual(ok.status, 303)
+        let session = try XCTUnwrap(ok.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
+        XCTAssertTrue(RawHTTP.send(port: server.port, method: "GET", path: "/ui/projects", headers: ["Cookie": session]).text.contains(">alice<"))
+    }
+
     func testEveryPageCarriesAStrictContentSecurityPolicy() throws {
         let login = try XCTUnwrap(server.webLogin())
         for path in ["/ui/login", "/ui/projects", "/ui/projects/default/issues", "/ui/debug-files", "/ui/projects/default/health", "/ui/projects/default/logs", "/ui/issues/999"] {

@@ -42,7 +42,8 @@ public final class WebUI: @unchecked Sendable {
     func start() {
         let t = Thread { [weak self] in
             while let self {
-                _ = try? self.queries.indexEnvironments()
+                // A full batch means more is waiting (a backlog after a restart): go on at once.
+                if let n = try? self.queries.indexEnvironments(batch: 5000), n == 5000, !self.isStopped { continue }
                 self.stopping.lock()
                 if self.stopped { self.stopping.unlock(); return }
                 _ = self.stopping.wait(until: Date().addingTimeInterval(1))
@@ -55,6 +56,8 @@ public final class WebUI: @unchecked Sendable {
         indexer = t
         t.start()
     }
+
+    private var isStopped: Bool { stopping.lock(); defer { stopping.unlock() }; return stopped }
 
     func stop() {
         stopping.lock(); stopped = true; stopping.broadcast(); stopping.unlock()
