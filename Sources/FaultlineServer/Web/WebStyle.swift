@@ -14,6 +14,7 @@ enum WebStyle {
     main { max-width:1200px; margin:0 auto; padding:20px 24px 60px; }
     h1 { font-size:20px; margin:4px 0 12px; word-break:break-word; }
     h2 { font-size:15px; margin:26px 0 8px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
+    h2 code { text-transform:none; letter-spacing:0; }
     a { color:var(--accent); }
     .muted { color:var(--muted); }
     table { border-collapse:collapse; width:100%; background:#fff; border:1px solid var(--line); }
