@@ -50,6 +50,15 @@ final class WebQueries: @unchecked Sendable {
     /// Days the issues list's sparkline covers.
     static let sparkDays = 14
 
+    /// Per-issue sparkline and installs, reused while the issue's count, last seen and the day
+    /// are unchanged: any new, moved or merged occurrence changes the count or last seen (backfill
+    /// and merges recompute both), so a hit is never stale. Saves a scan of a big issue's
+    /// occurrences on every list view.
+    private struct StatsKey: Equatable { var count: Int64; var lastSeen: Double; var day: Int64 }
+    private struct IssueStats { var key: StatsKey; var perDay: [Int64]; var installs: Int64 }
+    private let statsLock = NSLock()
+    private var statsCache: [Int64: IssueStats] = [:]
+
     init(store: SQLiteStore) throws {
         self.store = store
         try store.writer.sync { c in
@@ -123,14 +132,24 @@ final class WebQueries: @unchecked Sendable {
                 }
                 guard var i = issue else { continue }
                 try c.query("SELECT release FROM issue_releases WHERE issue_id = ? ORDER BY release LIMIT 6", .int(id)) { i.releases.append($0.text(0) ?? "") }
+                let key = StatsKey(count: i.count, lastSeen: i.lastSeen, day: dayNow)
+                statsLock.lock(); let cached = statsCache[id]; statsLock.unlock()
                 var perDay = [Int64](repeating: 0, count: Self.sparkDays)
-                try c.query("SELECT CAST(timestamp / 86400 AS INTEGER), count(*) FROM occurrences WHERE issue_id = ? AND timestamp >= ? GROUP BY 1",
-                            .int(id), .double(since)) { r in
-                    let idx = Int(r.int(0) - (dayNow - Int64(Self.sparkDays) + 1))
-                    if idx >= 0 && idx < perDay.count { perDay[idx] = r.int(1) }
-                }
                 var installs: Int64 = 0
-                try c.query("SELECT count(DISTINCT install_id) FROM occurrences WHERE issue_id = ?", .int(id)) { installs = $0.int(0) }
+                if let cached, cached.key == key {
+                    (perDay, installs) = (cached.perDay, cached.installs)
+                } else {
+                    try c.query("SELECT CAST(timestamp / 86400 AS INTEGER), count(*) FROM occurrences WHERE issue_id = ? AND timestamp >= ? GROUP BY 1",
+                                .int(id), .double(since)) { r in
+                        let idx = Int(r.int(0) - (dayNow - Int64(Self.sparkDays) + 1))
+                        if idx >= 0 && idx < perDay.count { perDay[idx] = r.int(1) }
+                    }
+                    try c.query("SELECT count(DISTINCT install_id) FROM occurrences WHERE issue_id = ?", .int(id)) { installs = $0.int(0) }
+                    statsLock.lock()
+                    if statsCache.count > 50_000 { statsCache.removeAll() }
+                    statsCache[id] = IssueStats(key: key, perDay: perDay, installs: installs)
+                    statsLock.unlock()
+                }
                 rows.append(IssueRow(issue: i, status: status, installs: installs, perDay: perDay, sortValue: sortValue))
             }
             return rows
