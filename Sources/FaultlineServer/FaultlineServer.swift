@@ -46,6 +46,7 @@ public final class FaultlineServer: @unchecked Sendable {
     let http: HTTPServer
     public let refusals: Refusals
     let chunks: ChunkUpload
+    let web: WebUI
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -91,6 +92,8 @@ public final class FaultlineServer: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
+        web = try WebUI(store: store, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        router.web = web
         http = HTTPServer(handler: router)
         httpBox.server = http
         if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
@@ -107,6 +110,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        web.start()
         var o = config.http
         o.host = config.host
         o.port = config.port
@@ -122,6 +126,7 @@ public final class FaultlineServer: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
+        web.stop()
         backfiller.stop()
         processor.stop()
         store.close()

@@ -9,6 +9,8 @@ enum ProjectsCommand {
            faultline projects [--data-dir DIR] [--url URL] create NAME [--app-id ID]…
            faultline projects [--data-dir DIR] [--url URL] keys PROJECT [--create] [--app-id ID]…
            faultline projects [--data-dir DIR] token create NAME
+           faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
+           faultline projects [--data-dir DIR] user list
 
     Works on the data directory directly (also while the server runs). --url is the server's
     address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
@@ -75,6 +77,17 @@ enum ProjectsCommand {
             case "token":
                 guard positional.count == 3, positional[1] == "create" else { return usageError() }
                 print(try store.createServerToken(name: positional[2]))
+            case "user":
+                // Web page logins (see docs/SERVER.md, "Web pages").
+                if positional.count == 2, positional[1] == "list" {
+                    for u in try WebUsers.list(store: store) { print(u) }
+                } else if positional.count == 3, positional[1] == "add" {
+                    guard let password = readLine(strippingNewline: true) else { printError("projects: give the password on stdin"); return ExitCode.usage }
+                    try WebUsers.set(store: store, name: positional[2], password: password)
+                    print("user '\(positional[2])' can log in to the web pages")
+                } else {
+                    return usageError()
+                }
             default:
                 return usageError()
             }

@@ -12,7 +12,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     let path: String
-    private let writer: SQLiteWriter
+    let writer: SQLiteWriter  // internal: Web/WebQueries adds its own tables and actions
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
     private let keyLock = NSLock()
@@ -35,7 +35,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     // MARK: Read connections
 
-    private func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         readLock.lock()
         let c = readers.popLast()
         readLock.unlock()
