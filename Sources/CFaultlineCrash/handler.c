@@ -19,8 +19,8 @@
 //     4. chain: call the previous handler in the signal mask it expects (Swift's backtracer is
 //        installed before main and must keep working) while our own handler stays installed, so a
 //        fault on another thread still reaches us; or re-raise with the default action so exit
-//        status and core dump are unchanged. As PID 1 in a container, raise does not kill, so we
-//        exit with 128 + signal;
+//        status and core dump are unchanged — as PID 1 in a container too, where a re-executed
+//        fault kills init and a raised signal is ignored exactly as it would be without us;
 //     5. if the previous handler returned and left the disposition alone, it recovered the fault
 //        (a JIT guard page, a GC write barrier): the report is withdrawn and the claim released.
 //
@@ -90,7 +90,6 @@ static int fl_signal_index(int signo) {
 // Runs on the crashing thread; compromised context. Ends the process with `signo`'s default
 // action right now (used when we cannot or must not continue normally).
 static void fl_die_with_default(int signo) {
-    if (getpid() == 1) fl_exit_process(128 + signo);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -100,7 +99,7 @@ static void fl_die_with_default(int signo) {
     sigaddset(&unblock, signo);
     syscall(SYS_tgkill, getpid(), fl_gettid(), signo);
     fl_set_mask(SIG_UNBLOCK, &unblock);
-    fl_exit_process(128 + signo);  // only reached if the signal could not kill us
+    fl_exit_process(128 + signo);  // only reached if the signal could not kill us (PID 1)
 }
 
 // Runs on the crashing thread; compromised context. Fires if the handler has not finished after
@@ -237,7 +236,9 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     struct sigaction previous = fl_state.previous[index];
 
     if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-        if (getpid() == 1) fl_exit_process(128 + signo);
+        // As PID 1 this is still exact: the kernel kills even init with a fault that re-executes
+        // under the default action, and a raised signal init ignores is ignored here too (abort()
+        // then goes on to its own fallback, as it would without us).
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
@@ -271,7 +272,6 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     }
     // It changed the disposition (typically to the default): the fault recurs when we return and
     // ends the process. Should the thread survive after all, waiters take the claim over.
-    if (getpid() == 1) fl_exit_process(128 + signo);
     atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
 }
 
@@ -293,6 +293,16 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
                 }
                 FL_LOG("crashed inside the crash handler; giving up on the report");
                 fl_die_with_default(signo);
+            }
+            // As PID 1, a raised signal does not kill, so abort() goes on to its fallback (a
+            // faulting instruction): that fault is the same crash ending, not a new one. Keep the
+            // report and let the fault kill the process as it would without us.
+            if (phase == FL_CLAIM_RETURNED && getpid() == 1) {
+                struct sigaction dfl;
+                memset(&dfl, 0, sizeof dfl);
+                dfl.sa_handler = SIG_DFL;
+                sigaction(signo, &dfl, NULL);
+                return 0;
             }
             // This thread left the handler without telling us (it survived a fault we expected
             // to kill it, or the previous handler longjmp'd out of it): that report was no crash.

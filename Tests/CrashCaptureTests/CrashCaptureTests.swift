@@ -384,17 +384,38 @@ final class CrashCaptureTests: XCTestCase {
                       "the frame-pointer walk reaches the caller")
     }
 
-    func testAsPIDOneInAPIDNamespaceTheProcessStillEndsAndReports() throws {
+    func testAsPIDOneTheProcessEndsExactlyAsWithoutFaultlineAndReports() throws {
         guard (try? TestSupport.shell("unshare --pid --fork --mount-proc true")) != nil else {
             throw XCTSkip("unshare --pid is not permitted here")
         }
-        // As PID 1, raise and tgkill do not kill; the handler ends the process with _exit(128+sig).
+        // As PID 1, raise and tgkill do not kill (abort() falls back to a faulting instruction), but
+        // a re-executed fault does. Each program must end the same way with and without the handler.
+        let root = TestSupport.repositoryRoot()
+        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let programs = ["abort": "#include <stdlib.h>\nint main(void) { abort(); }\n",
+                        "segv": "int main(void) { *(volatile int *)16 = 1; return 0; }\n",
+                        "assert": "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"]
+        for (name, source) in programs.sorted(by: { $0.key < $1.key }) {
+            try source.write(toFile: "\(dataDir)/\(name).c", atomically: false, encoding: .utf8)
+            _ = try TestSupport.shell("cc -g '\(dataDir)/\(name).c' -o '\(dataDir)/\(name)'")
+            let unshare = ["--pid", "--fork", "--mount-proc", "\(dataDir)/\(name)"]
+            let without = try TestSupport.run("/usr/bin/unshare", unshare, environment: [:], timeout: 30)
+            try? FileManager.default.removeItem(atPath: crashDir)
+            // The preload library goes into unshare as well; it starts there too but does not crash.
+            let with = try TestSupport.run("/usr/bin/unshare", unshare, environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir], timeout: 30)
+            XCTAssertEqual(with.signal, without.signal, "\(name): \(with) vs without Faultline \(without)")
+            XCTAssertEqual(with.exitCode, without.exitCode, "\(name): \(with) vs without Faultline \(without)")
+            let r = try onlyReport()
+            XCTAssertEqual(r.pid, 1, name)
+            XCTAssertEqual(r.signal.name, name == "segv" ? "SIGSEGV" : "SIGABRT", "\(name): the report is the crash's cause, not abort's fallback")
+        }
+        // The SDK-linked crasher as init: abort() ends by its fallback's fault, as the plain C
+        // program's did without Faultline above; the report still names SIGABRT.
+        try? FileManager.default.removeItem(atPath: crashDir)
         let o = try TestSupport.run("/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", crasher, "abort", "--data-dir", dataDir],
                                     environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 30)
-        XCTAssertEqual(o.exitCode, 128 + SIGABRT, o.description)
-        let r = try onlyReport()
-        XCTAssertEqual(r.pid, 1)
-        XCTAssertEqual(r.signal.number, Int(SIGABRT))
+        XCTAssertEqual(o.signal, SIGSEGV, "as init, abort() ends by its fallback's fault: \(o)")
+        XCTAssertEqual(try onlyReport().signal.number, Int(SIGABRT))
     }
 
     func testKillDuringReportWritingLeavesNoReportOrAWholeOne() throws {
