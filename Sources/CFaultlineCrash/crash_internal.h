@@ -136,6 +136,7 @@ extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 void fl_prewarm_unwinder(void);
 void fl_bind_crash_path_symbols(void);
 void fl_find_crash_message_sources(void);
+int fl_cover_existing_threads(void);  // thread_catch_up.c: answers received, or -1
 void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 int fl_install_thread_hooks(void);

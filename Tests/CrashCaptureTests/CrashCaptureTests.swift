@@ -219,6 +219,18 @@ final class CrashCaptureTests: XCTestCase {
 
     // MARK: Threads
 
+    func testStackOverflowOnThreadsThatExistedBeforeStartIsReported() throws {
+        // Neither went through the pthread_create wrapper: start gives them alternate stacks.
+        for mode in ["pre-start-thread-overflow", "pre-start-clone-overflow"] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode, timeout: 30)
+            XCTAssertEqual(o.signal, SIGSEGV, "\(mode): \(o)")
+            let r = try onlyReport()
+            XCTAssertTrue(r.stackOverflow, "\(mode): reported as a stack overflow")
+            XCTAssertNotEqual(r.threadID, r.pid, "\(mode): on the pre-existing thread")
+        }
+    }
+
     func testCrashOnSecondaryThreadNamesThatThread() throws {
         let o = try crash("thread-segv")
         XCTAssertEqual(o.signal, SIGSEGV, o.description)

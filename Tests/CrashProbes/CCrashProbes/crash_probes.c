@@ -284,3 +284,42 @@ PROBE void probe_segv_while_context_changes(void) {
 PROBE void probe_assert(int value) {
     assert(value > 5);
 }
+
+// A thread that exists before Faultline starts (a pthread, or a raw clone() that bypasses
+// pthread_create and shares its parent's TLS), waiting until released to overflow its stack.
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+static _Atomic int probe_pre_start_go;
+static void probe_wait_for_release(void) {
+    struct timespec t = {0, 1000 * 1000};
+    while (!atomic_load(&probe_pre_start_go)) syscall(SYS_nanosleep, &t, NULL);
+}
+static void *probe_pre_start_pthread(void *arg) {
+    (void)arg;
+    probe_wait_for_release();
+    probe_recurse(0);
+    return NULL;
+}
+static int probe_pre_start_clone(void *arg) {
+    (void)arg;
+    probe_wait_for_release();
+    probe_recurse(0);
+    return 0;
+}
+PROBE void probe_spawn_thread_before_start(int raw_clone) {
+    if (!raw_clone) {
+        pthread_t t;
+        pthread_create(&t, NULL, probe_pre_start_pthread, NULL);
+        return;
+    }
+    size_t guard = 64 * 1024, size = 1024 * 1024;
+    char *stack = mmap(NULL, guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(stack, guard, PROT_NONE);  // the overflow must hit a guard page, not the heap
+    clone(probe_pre_start_clone, stack + guard + size,
+          CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, NULL);
+}
+PROBE void probe_release_pre_start_thread_and_wait(void) {
+    atomic_store(&probe_pre_start_go, 1);
+    for (;;) pause();
+}

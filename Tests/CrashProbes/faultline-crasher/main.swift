@@ -40,6 +40,8 @@ let modes: [String: String] = [
     "context-churn-segv": "SIGSEGV while another thread keeps replacing the crash context",
     "swift-fatal-long": "fatalError with a 5,000-character message (SIGILL; the report keeps the first 2 KiB)",
     "cxx-throw-long": "an uncaught std::runtime_error whose what() is 5,000 characters",
+    "pre-start-thread-overflow": "stack overflow on a pthread created before Faultline.start",
+    "pre-start-clone-overflow": "stack overflow on a raw clone() thread created before Faultline.start",
     "assert": "a failed C assert() (SIGABRT, glibc keeps the message)",
     "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
@@ -58,6 +60,9 @@ guard let mode = args.first, modes[mode] != nil else {
     exit(2)
 }
 
+if mode == "pre-start-thread-overflow" || mode == "pre-start-clone-overflow" {
+    probe_spawn_thread_before_start(mode == "pre-start-clone-overflow" ? 1 : 0)
+}
 if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
 if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 
@@ -136,6 +141,7 @@ case "recover-threads", "recover-while-crashing":
 case "segv-marked": probe_segv_after_marker()
 case "assert": probe_assert(Int32(args.count))
 case "cxx-throw": probe_throw_cxx()
+case "pre-start-thread-overflow", "pre-start-clone-overflow": probe_release_pre_start_thread_and_wait()
 case "cxx-throw-long": probe_throw_cxx_long()
 case "swift-fatal-long": fatalError("long " + String(repeating: "é", count: 2500))
 case "context-churn-segv": probe_segv_while_context_changes()

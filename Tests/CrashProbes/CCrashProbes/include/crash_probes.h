@@ -46,3 +46,7 @@ void probe_assert(int value);
 void probe_throw_cxx(void);
 /// Throws std::runtime_error with a what() of 5,000 'x' characters, uncaught.
 void probe_throw_cxx_long(void);
+/// Creates a thread before Faultline starts (raw_clone: with clone(2), bypassing pthread_create)
+/// that waits for probe_release_pre_start_thread_and_wait, then overflows its stack.
+void probe_spawn_thread_before_start(int raw_clone);
+void probe_release_pre_start_thread_and_wait(void);
