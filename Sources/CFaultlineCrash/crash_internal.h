@@ -73,6 +73,35 @@ typedef struct {
     char text[FAULTLINE_CRASH_MESSAGE_MAX_BYTES];
 } fl_message_slot;
 
+/// Every other thread's stack at crash time (thread_dump.c): one slot per thread, filled by the
+/// thread itself in its answer to the dump signal.
+#define FL_MAX_THREADS 1024        // threads listed in a report; more are counted, not listed
+#define FL_THREAD_FRAMES 64        // frames kept per thread (the crashing thread keeps FL_MAX_FRAMES)
+#define FL_THREAD_DUMP_WAIT_MS 1000  // total wait for the answers
+#define FL_THREAD_ANSWER_WAIT_MS 100  // wait for one thread's answer before asking the next
+// A slot moves requested → working → done in its own thread's answer; the crashing thread marks
+// it gone (exited before it could be asked) or silent (no answer by the deadline).
+enum { FL_SLOT_EMPTY = 0, FL_SLOT_REQUESTED, FL_SLOT_WORKING, FL_SLOT_DONE, FL_SLOT_GONE, FL_SLOT_SILENT };
+typedef struct {
+    _Atomic int state;     // FL_SLOT_*
+    pid_t tid;
+    char name[16];
+    char run_state;        // from /proc/self/task/<tid>/stat: R, S, D, T, t, Z, …
+    int blocks_request;    // its SigBlk has the dump signal: not waited for
+    greg_t registers[NGREG];
+    uint32_t frame_count;
+    const char *stopped_by;  // "end", "limit", "error"
+    uintptr_t frames[FL_THREAD_FRAMES];  // frame 0 the interrupted pc, then return addresses
+} fl_thread_slot;
+typedef struct {
+    _Atomic int collecting;  // answers are accepted only while the holder collects
+    _Atomic int release;     // answered threads stay parked in their handler until this is set
+    int collected;           // the table describes this crash (the report lists it)
+    size_t count;            // slots in use
+    size_t total;            // threads seen (may exceed FL_MAX_THREADS)
+    fl_thread_slot slots[FL_MAX_THREADS];
+} fl_thread_table;
+
 /// Who holds the crash and how far it got (handler.c). A claim moves reporting → chaining →
 /// returned; a recovered fault releases it (phase none).
 enum { FL_CLAIM_NONE = 0, FL_CLAIM_REPORTING = 1, FL_CLAIM_CHAINING = 2, FL_CLAIM_RETURNED = 3 };
@@ -108,6 +137,11 @@ typedef struct {
     void *const *glibc_abort_message;  // &__abort_msg (a struct abort_msg_s *); NULL if absent
     fl_message_slot message;           // faultline_crash_set_message (the C++ terminate handler)
 
+    // All threads (thread_dump.c): the table (mapped at start) and the signal that asks each
+    // thread for its stack (a real-time signal nobody else handled at start; 0 if none).
+    fl_thread_table *threads;
+    int dump_signal;
+
     // Crash-time coordination (handler.c).
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
     _Atomic int claim_phase;        // FL_CLAIM_*
@@ -137,6 +171,10 @@ void fl_prewarm_unwinder(void);
 void fl_bind_crash_path_symbols(void);
 void fl_find_crash_message_sources(void);
 int fl_cover_existing_threads(void);  // thread_catch_up.c: answers received, or -1
+int fl_prepare_thread_dump(void);      // thread_setup.c (start): table and signal
+void fl_collect_threads(pid_t crashing_thread);  // thread_dump.c (crash path)
+void fl_answer_dump_request(int signo, siginfo_t *info, void *context);  // thread_dump.c
+void fl_release_parked_threads(void);  // thread_dump.c: the crash was no crash after all
 void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 int fl_install_thread_hooks(void);

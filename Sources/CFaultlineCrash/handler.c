@@ -115,6 +115,7 @@ static void fl_watchdog_fired(int unused_signo, siginfo_t *info, void *unused_co
         fl_unwind_frame_pointers(fl_crash_context, &fl_state.scratch->frames);
         fl_state.scratch->frames.stopped_by = "watchdog";
         fl_scan_modules(fl_state.scratch);
+        fl_collect_threads(fl_gettid());  // bounded; threads stuck behind the same lock stay silent
         fl_write_report(fl_crash_signo, &fl_crash_info, fl_crash_context, fl_gettid());
     }
     fl_die_with_default(fl_crash_signo);
@@ -178,9 +179,21 @@ static int fl_interrupted_inside_handler(const ucontext_t *uc) {
     return sp >= fl_claim_stack_low && sp < fl_claim_stack_high;
 }
 
+// Runs on the crashing thread; compromised context. The crash is real: the previous handler (if
+// any) did not recover it. Every other thread's stack goes into the report, rewritten in place.
+static void fl_add_all_threads(int signo, siginfo_t *info, void *uc) {
+    long watchdog = fl_arm_watchdog();
+    fl_report_done = 0;
+    fl_collect_threads(fl_gettid());
+    fl_write_report(signo, info, (const ucontext_t *)uc, fl_gettid());
+    fl_report_done = 1;
+    fl_disarm_watchdog(watchdog);
+}
+
 // Runs on the crashing thread; compromised context. The fault was no crash after all (or its
 // thread survived it): the report goes, and the next fault on any thread gets its own turn.
 static void fl_release_claim(void) {
+    fl_release_parked_threads();
     fl_unlink_last_report();
     fl_report_done = 0;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
@@ -239,6 +252,7 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
         // As PID 1 this is still exact: the kernel kills even init with a fault that re-executes
         // under the default action, and a raised signal init ignores is ignored here too (abort()
         // then goes on to its own fallback, as it would without us).
+        fl_add_all_threads(signo, info, uc);
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
@@ -272,6 +286,7 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     }
     // It changed the disposition (typically to the default): the fault recurs when we return and
     // ends the process. Should the thread survive after all, waiters take the claim over.
+    fl_add_all_threads(signo, info, uc);
     atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
 }
 
@@ -306,6 +321,7 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
             }
             // This thread left the handler without telling us (it survived a fault we expected
             // to kill it, or the previous handler longjmp'd out of it): that report was no crash.
+            fl_release_parked_threads();
             fl_unlink_last_report();
             return 1;
         }
@@ -324,6 +340,7 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
             // The holder is back in normal execution (it survived, or longjmp'd out of the
             // previous handler): its report describes no crash. Take the claim over.
             if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) {
+                fl_release_parked_threads();
                 fl_unlink_last_report();
                 return 1;
             }
@@ -353,6 +370,9 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     long watchdog = fl_arm_watchdog();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
     fl_scan_modules(fl_state.scratch);
+    // The crashing thread alone first, so a report is on disk as soon as possible; every other
+    // thread's stack is added (the same report rewritten) once the crash is known to be real.
+    if (fl_state.threads) fl_state.threads->collected = 0;
     fl_write_report(signo, info, (const ucontext_t *)context, tid);
     fl_report_done = 1;
     fl_disarm_watchdog(watchdog);

@@ -126,6 +126,7 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     fl_find_crash_message_sources();
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
+    fl_prepare_thread_dump();            // a signal that asks each thread for its stack at a crash
     fl_cover_existing_threads();         // and the ones already running get theirs now
     if (faultline_crash_install_alternate_stack() != 0) {
         // Not fatal: crashes are still reported, only a main-thread stack overflow is not.

@@ -70,9 +70,22 @@ public enum CrashEvent {
             "mechanism": .object(mechanism),
             "stacktrace": stacktrace,
         ]]]
-        event["threads"] = ["values": [[
+        // Sentry's threads interface: the crashing thread first (its stack is the exception's),
+        // then every other thread with its own stack and registers.
+        var threads: [JSONValue] = [[
             "id": .int(Int64(r.threadID)), "name": .string(r.threadName), "crashed": true, "current": true,
-        ]]]
+        ]]
+        for t in r.otherThreads {
+            var thread: [String: JSONValue] = ["id": .int(Int64(t.id)), "name": .string(t.name), "crashed": false, "current": false,
+                                               "state": .string(t.state)]
+            if t.frames.isEmpty {
+                if let e = t.error { thread["faultline_error"] = .string(e) }
+            } else {
+                thread["stacktrace"] = stacktraceJSON(frames: t.frames, registers: t.registers, omitted: nil, report: r)
+            }
+            threads.append(.object(thread))
+        }
+        event["threads"] = ["values": .array(threads)]
         event["debug_meta"] = ["images": .array(r.modules.map(imageJSON))]
         event["breadcrumbs"] = ["values": .array(r.breadcrumbs)]
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]
@@ -84,21 +97,26 @@ public enum CrashEvent {
     /// Frames caller-first as Sentry wants; `instruction_addr_adjustment: all_but_first` tells a
     /// symbolicator that every frame except the crashing one is a return address.
     static func stacktraceJSON(_ r: CrashReport) -> JSONValue {
+        stacktraceJSON(frames: r.frames, registers: r.registers, omitted: r.omitted, report: r)
+    }
+
+    static func stacktraceJSON(frames addresses: [FrameAddress], registers: [(name: String, value: Address)],
+                               omitted: CrashReport.OmittedFrames?, report r: CrashReport) -> JSONValue {
         var frames: [JSONValue] = []
-        for (i, f) in r.frames.enumerated() {
+        for (i, f) in addresses.enumerated() {
             var frame: [String: JSONValue] = ["instruction_addr": .string(f.address.hex)]
             if let m = r.module(containing: f.address) {
                 frame["package"] = .string(m.path)
                 frame["image_addr"] = .string(m.base.hex)
                 frame["in_app"] = .bool(isInApp(modulePath: m.path, executable: r.executable))
             }
-            if let o = r.omitted, i == o.after {
+            if let o = omitted, i == o.after {
                 frames.append(["function": .string("<\(o.count) frames omitted>"), "instruction_addr": "0x0", "in_app": false])
             }
             frames.append(.object(frame))
         }
         var regs: [String: JSONValue] = [:]
-        for (n, v) in r.registers { regs[n] = .string(v.hex) }
+        for (n, v) in registers { regs[n] = .string(v.hex) }
         return ["frames": .array(frames.reversed()), "registers": .object(regs), "instruction_addr_adjustment": "all_but_first"]
     }
 

@@ -46,6 +46,25 @@ public struct CrashReport: Sendable, Equatable {
     public var modules: [Module]
     public var breadcrumbs: [JSONValue]
     public var context: JSONValue
+    /// Every other thread at the moment of the crash (report field `threads`, crashing thread
+    /// excluded: it is the report's own thread and frames). Empty in reports without the field.
+    public var otherThreads: [ThreadSnapshot] = []
+    /// Threads beyond the report's cap that were counted but not listed.
+    public var threadsOmitted = 0
+
+    public struct ThreadSnapshot: Sendable, Equatable {
+        public var id: Int
+        public var name: String
+        /// The kernel's run state ("running", "sleeping", …) as the crash found it.
+        public var state: String
+        /// Innermost first: frame 0 is where the thread was interrupted (exact pc), the rest return addresses.
+        public var frames: [FrameAddress]
+        public var registers: [(name: String, value: Address)]
+        /// Why there are no frames, when there are none ("blocks signals …", "no answer …").
+        public var error: String?
+        public static func == (l: ThreadSnapshot, r: ThreadSnapshot) -> Bool { l.id == r.id && l.frames == r.frames && l.error == r.error }
+    }
+
     /// The end of what the process wrote to stderr, when stderr capture was on.
     public var stderrTail: StderrTail?
 
@@ -107,16 +126,9 @@ public struct CrashReport: Sendable, Equatable {
             message = CrashMessage(source: m["source"]?.stringValue ?? "", type: m["type"]?.stringValue ?? "", text: text)
         }
         stackOverflow = j["stack_overflow"]?.boolValue ?? false
-        var regs: [(String, Address)] = []
-        if let r = j["registers"]?.objectValue {
-            for name in CrashReport.registerOrder { if let v = r[name]?.stringValue, let a = Address(string: v) { regs.append((name, a)) } }
-        }
-        registers = regs
-        guard let fr = j["frames"]?.arrayValue else { throw .missingField("frames") }
-        frames = fr.compactMap { f in
-            guard let a = f["address"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
-            return f["kind"]?.stringValue == "pc" ? .programCounter(a) : .returnAddress(a)
-        }
+        registers = Self.registers(j["registers"])
+        guard j["frames"]?.arrayValue != nil else { throw .missingField("frames") }
+        frames = Self.frames(j["frames"])
         if let o = j["frames_omitted"], let after = o["after"]?.int64Value, let count = o["count"]?.int64Value {
             omitted = OmittedFrames(after: Int(after), count: Int(count))
         }
@@ -129,12 +141,31 @@ public struct CrashReport: Sendable, Equatable {
         }
         breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []
         context = j["context"] ?? .object([:])
+        for t in j["threads"]?.arrayValue ?? [] where t["crashed"]?.boolValue != true {
+            guard let id = t["tid"]?.int64Value else { continue }
+            otherThreads.append(ThreadSnapshot(
+                id: Int(id), name: t["name"]?.stringValue ?? "", state: t["state"]?.stringValue ?? "unknown",
+                frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"]), error: t["error"]?.stringValue))
+        }
+        threadsOmitted = Int(clamping: j["threads_omitted"]?.int64Value ?? 0)
         if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
             stderrTail = StderrTail(text: text, capacity: Int(t["capacity"]?.int64Value ?? 0), totalBytes: Int(t["total_bytes"]?.int64Value ?? 0))
         }
     }
 
     public func module(containing a: Address) -> Module? { modules.first { $0.contains(a) } }
+
+    static func registers(_ json: JSONValue?) -> [(name: String, value: Address)] {
+        guard let r = json?.objectValue else { return [] }
+        return registerOrder.compactMap { name in r[name]?.stringValue.flatMap(Address.init(string:)).map { (name, $0) } }
+    }
+
+    static func frames(_ json: JSONValue?) -> [FrameAddress] {
+        (json?.arrayValue ?? []).compactMap { f in
+            guard let a = f["address"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
+            return f["kind"]?.stringValue == "pc" ? .programCounter(a) : .returnAddress(a)
+        }
+    }
 
     /// x86_64 general registers in the order debuggers print them.
     public static let registerOrder = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",

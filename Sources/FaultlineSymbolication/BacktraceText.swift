@@ -31,7 +31,7 @@ public enum BacktraceText {
 
     /// A backtrace per stack trace, innermost frame first, like a debugger prints it:
     /// `#3  0x00005555555551a9 in outer at /src/crash.c:20:3 (crasher +0x11a9)`.
-    public static func render(event: JSONValue) -> String {
+    public static func render(event: JSONValue, crashedOnly: Bool = false) -> String {
         var out = ""
         for (i, ex) in (event["exception"]?["values"]?.arrayValue ?? []).enumerated() {
             let type = ex["type"]?.stringValue ?? "crash"
@@ -52,10 +52,15 @@ public enum BacktraceText {
             }
             if let st = ex["stacktrace"] { out += render(stacktrace: st) }
         }
-        for th in event["threads"]?["values"]?.arrayValue ?? [] {
-            guard let st = th["stacktrace"] else { continue }
-            out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? ""):\n"
-            out += render(stacktrace: st)
+        // The other threads after the crashing one, whose stack is the exception's when it has one.
+        let exceptionHasStack = (event["exception"]?["values"]?.arrayValue ?? []).contains { $0["stacktrace"] != nil }
+        let threads = event["threads"]?["values"]?.arrayValue ?? []
+        for th in threads where crashedOnly ? (th["crashed"]?.boolValue == true && !exceptionHasStack)
+                                             : !(th["crashed"]?.boolValue == true && exceptionHasStack) {
+            let state = th["state"]?.stringValue.map { " (\($0))" } ?? ""
+            out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? "")\(state):\n"
+            if let st = th["stacktrace"] { out += render(stacktrace: st) }
+            else if let why = th["faultline_error"]?.stringValue { out += "    no stack: \(why)\n" }
         }
         if let tail = event["contexts"]?["stderr"]?["tail"]?.stringValue {
             let cut = event["contexts"]?["stderr"]?["truncated"]?.boolValue == true

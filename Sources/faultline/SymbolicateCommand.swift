@@ -37,6 +37,7 @@ enum SymbolicateCommand {
       --rebuild-index         address mode: build FILE's index afresh and persist it
       --no-system             do not search /usr/lib/debug
       --json                  report mode: print the symbolicated event as JSON
+      --crashed-only          report mode: print only the crashing thread (every thread by default)
       --no-demangle           print names as the binary spells them
       --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
       --inlines, -i, --functions, -f, --demangle, -C
@@ -65,6 +66,7 @@ enum SymbolicateCommand {
         var rebuildIndex = false
         var noSystem = false
         var json = false
+        var crashedOnly = false
         var demangle = true
         var demangleSwift = true
     }
@@ -101,6 +103,7 @@ enum SymbolicateCommand {
             case "--rebuild-index": o.rebuildIndex = true
             case "--no-system": o.noSystem = true
             case "--json": o.json = true
+            case "--crashed-only": o.crashedOnly = true
             case "--no-demangle": o.demangle = false
             case "--no-demangle-swift": o.demangleSwift = false
             case "--inlines", "-i", "--functions", "-f", "--demangle", "-C": break
@@ -137,14 +140,14 @@ enum SymbolicateCommand {
             return ExitCode.usage
         }
         if options.inputs.count == 1 {
-            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, symbolicator: symbolicator)
+            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, symbolicator: symbolicator)
         }
         // Several reports (`faultline symbolicate crashes/*.crash.json`): one after another, each
         // under a header in text mode; the exit code is the worst of theirs.
         var codes: [Int32] = []
         for (i, input) in options.inputs.enumerated() {
             if !options.json { writeAll(1, Array(((i > 0 ? "\n" : "") + "==> \(input) <==\n").utf8)) }
-            codes.append(SymbolicateReportMode.run(input: input, json: options.json, symbolicator: symbolicator))
+            codes.append(SymbolicateReportMode.run(input: input, json: options.json, crashedOnly: options.crashedOnly, symbolicator: symbolicator))
         }
         if codes.contains(ExitCode.inputError) { return ExitCode.inputError }
         if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }

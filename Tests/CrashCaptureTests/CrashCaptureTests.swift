@@ -219,6 +219,53 @@ final class CrashCaptureTests: XCTestCase {
 
     // MARK: Threads
 
+    func testEveryThreadIsInTheReportWithItsOwnFrames() throws {
+        let o = try crash("parked-threads-segv", ["--threads", "8"], timeout: 30)
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        XCTAssertLessThan(o.duration, 5, "the blocked thread is not waited for")
+        let r = try onlyReport()
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        let parked = Dictionary(r.otherThreads.filter { $0.name.hasPrefix("park-") }.map { ($0.name, $0) }) { a, _ in a }
+        XCTAssertEqual(Set(parked.keys), ["park-sleep", "park-cond", "park-read", "park-poll", "park-spin", "park-mutex", "park-pause", "park-blocked"])
+        let functions = ["park-sleep": "probe_park_sleep", "park-cond": "probe_park_cond_wait", "park-read": "probe_park_read",
+                         "park-poll": "probe_park_poll", "park-spin": "probe_park_spin", "park-mutex": "probe_park_mutex_wait",
+                         "park-pause": "probe_park_pause"]
+        for (name, function) in functions {
+            let thread = try XCTUnwrap(parked[name])
+            XCTAssertFalse(thread.frames.isEmpty, "\(name): \(thread.error ?? "")")
+            if case .programCounter = thread.frames.first {} else { XCTFail("\(name): frame 0 is where it was interrupted") }
+            XCTAssertEqual(thread.registers.count, 18, name)
+            // Its own parking function is on its stack (symbolicated through the ELF symbol table).
+            let range = try symbolRange(function)
+            XCTAssertTrue(thread.frames.contains { $0.address.value >= exe.base.value && range.contains($0.address.value - exe.base.value) },
+                          "\(name): \(function) is among its frames")
+        }
+        XCTAssertEqual(parked["park-spin"]?.state, "running")
+        XCTAssertEqual(parked["park-sleep"]?.state, "sleeping")
+        let blocked = try XCTUnwrap(parked["park-blocked"])
+        XCTAssertTrue(blocked.frames.isEmpty)
+        XCTAssertTrue(blocked.error?.contains("blocks signals") == true, blocked.error ?? "")
+        // The event carries all of them in Sentry's threads interface, the crashing thread first.
+        let threads = try XCTUnwrap(CrashEvent.make(from: r)["threads"]?["values"]?.arrayValue)
+        XCTAssertEqual(threads.first?["crashed"]?.boolValue, true)
+        XCTAssertEqual(threads.first?["id"]?.int64Value, Int64(r.threadID))
+        XCTAssertEqual(threads.count, 1 + r.otherThreads.count)
+        let sleeper = try XCTUnwrap(threads.first { $0["name"]?.stringValue == "park-sleep" })
+        XCTAssertEqual(sleeper["stacktrace"]?["frames"]?.arrayValue?.count, parked["park-sleep"]?.frames.count)
+        XCTAssertNotNil(sleeper["stacktrace"]?["registers"]?["rip"])
+    }
+
+    func testFiveHundredThreadsAllMakeTheReport() throws {
+        let o = try crash("parked-threads-segv", ["--threads", "500"], timeout: 60)
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        let parked = r.otherThreads.filter { $0.name.hasPrefix("park-") }
+        XCTAssertEqual(parked.count, 500)
+        XCTAssertEqual(r.threadsOmitted, 0)
+        XCTAssertEqual(parked.filter { !$0.frames.isEmpty }.count, 499, "all but the one that blocks every signal")
+        XCTAssertTrue(parked.allSatisfy { $0.frames.count <= 64 }, "at most 64 frames per thread")
+    }
+
     func testStackOverflowOnThreadsThatExistedBeforeStartIsReported() throws {
         // Neither went through the pthread_create wrapper: start gives them alternate stacks.
         for mode in ["pre-start-thread-overflow", "pre-start-clone-overflow"] {
@@ -576,6 +623,28 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.executable, exe)
         XCTAssertEqual(r.context["release"]?.stringValue, "plain@2")
         XCTAssertFalse(r.modules.contains { $0.path.contains("libswiftCore") }, "no Swift runtime is dragged into a C program")
+
+        // Every thread of an unmodified program, too.
+        let threaded = dataDir + "/threaded.c"
+        try """
+        #include <pthread.h>
+        #include <unistd.h>
+        static void *sleeper(void *arg) { (void)arg; for (;;) sleep(100); return 0; }
+        int main(void) {
+            pthread_t t;
+            for (int i = 0; i < 3; i++) pthread_create(&t, 0, sleeper, 0);
+            usleep(50000);
+            *(volatile int *)16 = 1;
+            return 0;
+        }
+        """.write(toFile: threaded, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g -pthread '\(threaded)' -o '\(dataDir)/threaded'")
+        try FileManager.default.removeItem(atPath: crashDir)
+        let t = try TestSupport.run(dataDir + "/threaded", [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir])
+        XCTAssertEqual(t.signal, SIGSEGV, t.description)
+        let threads = try onlyReport().otherThreads
+        XCTAssertEqual(threads.count, 3)
+        XCTAssertTrue(threads.allSatisfy { !$0.frames.isEmpty }, "\(threads.map(\.error))")
     }
 
     // MARK: Signal safety
@@ -594,7 +663,7 @@ final class CrashCaptureTests: XCTestCase {
             // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
             "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg",
         ]
-        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer"]
+        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump"]
         let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
         let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
         XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")

@@ -42,6 +42,7 @@ let modes: [String: String] = [
     "cxx-throw-long": "an uncaught std::runtime_error whose what() is 5,000 characters",
     "pre-start-thread-overflow": "stack overflow on a pthread created before Faultline.start",
     "pre-start-clone-overflow": "stack overflow on a raw clone() thread created before Faultline.start",
+    "parked-threads-segv": "--threads N (default 8) threads parked in different ways, then SIGSEGV on main",
     "assert": "a failed C assert() (SIGABRT, glibc keeps the message)",
     "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
@@ -141,6 +142,7 @@ case "recover-threads", "recover-while-crashing":
 case "segv-marked": probe_segv_after_marker()
 case "assert": probe_assert(Int32(args.count))
 case "cxx-throw": probe_throw_cxx()
+case "parked-threads-segv": probe_crash_with_parked_threads(Int32(option("--threads").flatMap(Int32.init) ?? 8))
 case "pre-start-thread-overflow", "pre-start-clone-overflow": probe_release_pre_start_thread_and_wait()
 case "cxx-throw-long": probe_throw_cxx_long()
 case "swift-fatal-long": fatalError("long " + String(repeating: "é", count: 2500))

@@ -50,3 +50,7 @@ void probe_throw_cxx_long(void);
 /// that waits for probe_release_pre_start_thread_and_wait, then overflows its stack.
 void probe_spawn_thread_before_start(int raw_clone);
 void probe_release_pre_start_thread_and_wait(void);
+/// Starts `count` threads parked in different ways (the first eight: sleep, condition wait, pipe
+/// read, poll, busy loop, mutex, pause, all signals blocked; named park-*), then faults on the
+/// calling thread.
+void probe_crash_with_parked_threads(int count);

@@ -1,4 +1,5 @@
-// Alternate stacks for the threads that already existed at start (normal context).
+// Start-time set-up for other threads (normal context): alternate stacks for the threads that
+// already exist, and the signal that asks every thread for its stack at a crash (thread_dump.c).
 //
 // The pthread_create wrapper (thread_hooks.c) covers threads created after start. Threads that
 // were running before it — created by a library constructor, by code that ran before
@@ -124,3 +125,26 @@ int fl_cover_existing_threads(void) {
     free(threads);
     return atomic_load(&fl_answers);
 }
+
+// Normal context (start): maps the thread table and takes a real-time signal nobody handles for
+// the dump requests; the handler (fl_answer_dump_request, thread_dump.c) stays installed.
+int fl_prepare_thread_dump(void) {
+    fl_thread_table *table = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (table == MAP_FAILED) return -1;
+    for (int signo = SIGRTMAX; signo > SIGRTMIN + 4; signo--) {
+        struct sigaction current;
+        if (sigaction(signo, NULL, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) continue;
+        struct sigaction ours;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_sigaction = fl_answer_dump_request;
+        ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        sigemptyset(&ours.sa_mask);
+        if (sigaction(signo, &ours, NULL) != 0) continue;
+        fl_state.threads = table;
+        fl_state.dump_signal = signo;
+        return 0;
+    }
+    munmap(table, sizeof *table);
+    return -1;
+}
+
