@@ -3,7 +3,8 @@ import Foundation
 
 public struct CrashReport: Sendable, Equatable {
     public static let formatName = "faultline-crash"
-    public static let supportedVersion = 1
+    /// Version 2 added `threads` (every thread) and `message`; version 1 reports are still read.
+    public static let supportedVersion = 2
 
     public struct Signal: Sendable, Equatable {
         public var number: Int

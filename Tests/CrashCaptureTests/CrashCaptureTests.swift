@@ -37,7 +37,7 @@ final class CrashCaptureTests: XCTestCase {
 
     func assertSaneReport(_ r: CrashReport, signal: Int32, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(r.signal.number, Int(signal), file: file, line: line)
-        XCTAssertEqual(r.version, 1, file: file, line: line)
+        XCTAssertEqual(r.version, 2, file: file, line: line)
         XCTAssertFalse(r.frames.isEmpty, file: file, line: line)
         if case .programCounter = r.frames[0] {} else { XCTFail("frame 0 must be the exact pc", file: file, line: line) }
         XCTAssertTrue(r.frames.dropFirst().allSatisfy(\.isReturnAddress), file: file, line: line)

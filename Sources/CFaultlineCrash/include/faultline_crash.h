@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /// Version of the crash report JSON this core writes (docs/CRASH-REPORT.md).
-#define FAULTLINE_CRASH_REPORT_VERSION 1
+#define FAULTLINE_CRASH_REPORT_VERSION 2
 /// Breadcrumb ring: the last N pre-serialised JSON objects, each at most this many bytes.
 #define FAULTLINE_BREADCRUMB_SLOTS 32
 #define FAULTLINE_BREADCRUMB_MAX_BYTES 1024
