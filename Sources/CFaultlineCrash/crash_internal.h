@@ -114,6 +114,8 @@ typedef struct {
     char maps_buffer[16384];        // /proc/self/maps is read in chunks through this
     char write_buffer[FL_WRITE_BUFFER];
     char context_copy[FAULTLINE_CONTEXT_MAX_BYTES];  // the context, copied out under its seqlock
+    // Where the handler's time went (report field `handler`), in nanoseconds.
+    uint64_t unwind_ns, modules_ns, threads_ns;
     fl_message_slot message_copy;                     // the crash message, copied out likewise
 } fl_crash_scratch;
 

@@ -56,7 +56,13 @@ __attribute__((noinline)) static void fl_prewarm_from_frame_with_frame_pointer(v
     }
 }
 
-void fl_prewarm_unwinder(void) { fl_prewarm_from_frame_with_frame_pointer(); }
+void fl_prewarm_unwinder(void) {
+    // Per-thread caches: libunwind's global cache takes a lock around every step, and each lock
+    // is two sigprocmask calls with every signal blocked — over 500 syscalls for a 256-frame
+    // walk. A thread's own cache needs no lock (and the crashing thread is the only one walking).
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    fl_prewarm_from_frame_with_frame_pointer();
+}
 
 // Normal context (start).
 void fl_bind_crash_path_symbols(void) {

@@ -74,6 +74,13 @@ static void fl_exit_process(int status) {
 }
 
 // Runs on the crashing thread; compromised context.
+static uint64_t fl_monotonic_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+// Runs on the crashing thread; compromised context.
 static int64_t fl_monotonic_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -184,7 +191,9 @@ static int fl_interrupted_inside_handler(const ucontext_t *uc) {
 static void fl_add_all_threads(int signo, siginfo_t *info, void *uc) {
     long watchdog = fl_arm_watchdog();
     fl_report_done = 0;
+    uint64_t t0 = fl_monotonic_ns();
     fl_collect_threads(fl_gettid());
+    fl_state.scratch->threads_ns = fl_monotonic_ns() - t0;
     fl_write_report(signo, info, (const ucontext_t *)uc, fl_gettid());
     fl_report_done = 1;
     fl_disarm_watchdog(watchdog);
@@ -368,8 +377,13 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_crash_context = (const ucontext_t *)context;
     fl_report_done = 0;
     long watchdog = fl_arm_watchdog();
+    uint64_t t0 = fl_monotonic_ns();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
+    uint64_t t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);
+    fl_state.scratch->unwind_ns = t1 - t0;
+    fl_state.scratch->modules_ns = fl_monotonic_ns() - t1;
+    fl_state.scratch->threads_ns = 0;
     // The crashing thread alone first, so a report is on disk as soon as possible; every other
     // thread's stack is added (the same report rewritten) once the crash is known to be real.
     if (fl_state.threads) fl_state.threads->collected = 0;

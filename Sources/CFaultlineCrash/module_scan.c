@@ -37,7 +37,8 @@ static uintptr_t fl_parse_hex(const char **p, const char *end) {
 int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
     struct iovec local = {destination, length};
     struct iovec remote = {(void *)source, length};
-    ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+    // fl_state.pid (set at start and after fork) rather than a getpid per copy: hundreds per crash.
+    ssize_t n = syscall(SYS_process_vm_readv, fl_state.pid, &local, 1UL, &remote, 1UL, 0UL);
     if (n == (ssize_t)length) return 0;
     if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return -1;
     // process_vm_readv is filtered: write(2) from the source into a pipe checks the memory the

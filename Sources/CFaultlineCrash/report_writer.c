@@ -365,6 +365,13 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     if (fl_copy_context(s->context_copy, sizeof s->context_copy, &context_length) == 0 && context_length)
         fl_put_bytes(&w, s->context_copy, context_length);
     else fl_put(&w, "{}");
+    fl_put(&w, ",\"handler\":{\"unwind_us\":");
+    fl_put_u64(&w, s->unwind_ns / 1000);
+    fl_put(&w, ",\"modules_us\":");
+    fl_put_u64(&w, s->modules_ns / 1000);
+    fl_put(&w, ",\"threads_us\":");
+    fl_put_u64(&w, s->threads_ns / 1000);
+    fl_put(&w, "}");
     fl_put(&w, ",\"end\":true}\n");
     int ok = fl_flush(&w) == 0;
     close(fd);
