@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 
 #include "faultline_crash.h"
@@ -106,14 +107,38 @@ typedef struct {
 /// returned; a recovered fault releases it (phase none).
 enum { FL_CLAIM_NONE = 0, FL_CLAIM_REPORTING = 1, FL_CLAIM_CHAINING = 2, FL_CLAIM_RETURNED = 3 };
 
+/// The module table as read at start (module_scan.c), reused by the crash path while the
+/// loader's list of objects is unchanged.
+#define FL_MAX_LOADED_OBJECTS 512  // loader list entries checked in one read; more: always rescan
+typedef struct {
+    uintptr_t addr, name, ld, next;  // the public head of glibc's struct link_map
+} fl_link_map_head;
+typedef struct {
+    _Atomic int ready;
+    uintptr_t first_object;                       // r_debug.r_map when cached
+    size_t object_count;
+    uintptr_t objects[FL_MAX_LOADED_OBJECTS];     // each link_map's address
+    fl_link_map_head heads[FL_MAX_LOADED_OBJECTS];  // and what it held
+    size_t count;
+    fl_module modules[FL_MAX_MODULES];
+    char maps_buffer[16384];
+} fl_module_cache;
+
 /// Preallocated, page-aligned block holding everything the handler writes into.
 typedef struct {
     fl_frame_buffer frames;
     fl_module modules[FL_MAX_MODULES];
     size_t module_count;
+    // What the report lists: `modules` above after a fresh scan, or the start-time cache when
+    // nothing was loaded since (no copy: the cache is final once ready).
+    const fl_module *report_modules;
+    size_t report_module_count;
     char maps_buffer[16384];        // /proc/self/maps is read in chunks through this
     char write_buffer[FL_WRITE_BUFFER];
     char context_copy[FAULTLINE_CONTEXT_MAX_BYTES];  // the context, copied out under its seqlock
+    // The loader list re-read in one process_vm_readv (module_scan.c).
+    struct iovec loader_remote[FL_MAX_LOADED_OBJECTS];
+    fl_link_map_head loader_heads[FL_MAX_LOADED_OBJECTS];
     // Where the handler's time went (report field `handler`), in nanoseconds.
     uint64_t unwind_ns, modules_ns, threads_ns;
     fl_message_slot message_copy;                     // the crash message, copied out likewise
@@ -139,6 +164,11 @@ typedef struct {
     void *const *glibc_abort_message;  // &__abort_msg (a struct abort_msg_s *); NULL if absent
     fl_message_slot message;           // faultline_crash_set_message (the C++ terminate handler)
 
+    // Modules (module_scan.c): glibc's r_debug (the loader's list of objects) and the module
+    // table cached at start.
+    void *loader_debug;
+    fl_module_cache *module_cache;
+
     // All threads (thread_dump.c): the table (mapped at start) and the signal that asks each
     // thread for its stack (a real-time signal nobody else handled at start; 0 if none).
     fl_thread_table *threads;
@@ -159,6 +189,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
 int fl_safe_copy(void *destination, uintptr_t source, size_t length);
 void fl_scan_modules(fl_crash_scratch *scratch);
+void fl_fill_module_cache(fl_module_cache *cache);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
 void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
@@ -177,6 +208,8 @@ int fl_prepare_thread_dump(void);      // thread_setup.c (start): table and sign
 void fl_collect_threads(pid_t crashing_thread);  // thread_dump.c (crash path)
 void fl_answer_dump_request(int signo, siginfo_t *info, void *context);  // thread_dump.c
 void fl_release_parked_threads(void);  // thread_dump.c: the crash was no crash after all
+void fl_begin_stack_walk(void);  // signal_mask.c: libunwind's masking is answered without syscalls
+void fl_end_stack_walk(void);
 void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 int fl_install_thread_hooks(void);

@@ -378,7 +378,9 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_report_done = 0;
     long watchdog = fl_arm_watchdog();
     uint64_t t0 = fl_monotonic_ns();
+    fl_begin_stack_walk();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
+    fl_end_stack_walk();
     uint64_t t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);
     fl_state.scratch->unwind_ns = t1 - t0;

@@ -213,8 +213,8 @@ static void fl_put_frames(fl_writer *w, const fl_frame_buffer *fb) {
 // Runs on the crashing thread; compromised context.
 static void fl_put_modules(fl_writer *w, const fl_crash_scratch *s) {
     fl_put(w, "\"modules\":[");
-    for (size_t i = 0; i < s->module_count; i++) {
-        const fl_module *m = &s->modules[i];
+    for (size_t i = 0; i < s->report_module_count; i++) {
+        const fl_module *m = &s->report_modules[i];
         if (i) fl_put_bytes(w, ",", 1);
         fl_put(w, "{\"path\":");
         fl_put_json_string(w, m->path);

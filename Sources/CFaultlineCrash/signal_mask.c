@@ -19,6 +19,24 @@
 _Atomic(fl_sigmask_fn) fl_next_pthread_sigmask;
 _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 
+// While a thread walks its own stack inside a crash (fl_unwind, thread_dump.c), libunwind masks
+// every signal around each frame lookup: two sigprocmask syscalls per frame, over 500 for a deep
+// stack, to protect locks that a signal handler re-entering libunwind could otherwise deadlock
+// on. Inside the crash handler there is no such handler left to protect against (crash signals
+// stay deliverable anyway), so for that walk the calls are answered without a syscall: the mask
+// reported is the one the walk began with. Initial-exec TLS: no __tls_get_addr in a handler.
+static __thread __attribute__((tls_model("initial-exec"))) int fl_walking;
+static __thread __attribute__((tls_model("initial-exec"))) sigset_t fl_walk_mask;
+
+// Runs on the crashing thread; compromised context.
+void fl_begin_stack_walk(void) {
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &fl_walk_mask, _NSIG / 8);
+    fl_walking = 1;
+}
+
+// Runs on the crashing thread; compromised context.
+void fl_end_stack_walk(void) { fl_walking = 0; }
+
 // Runs on the crashing thread too. glibc's sigset_t is an array of unsigned longs, bit n-1 for
 // signal n; sigdelset would be one more libc symbol to bind.
 static void fl_remove_signal(sigset_t *set, int signo) {
@@ -61,6 +79,10 @@ static int fl_raw_sigmask(int how, const sigset_t *set, sigset_t *old) {
 }
 
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+    if (fl_walking) {
+        if (old) *old = fl_walk_mask;
+        return 0;
+    }
     sigset_t copy;
     set = fl_without_crash_signals(how, set, &copy);
     fl_sigmask_fn next = atomic_load(&fl_next_pthread_sigmask);
@@ -69,6 +91,10 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
 }
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    if (fl_walking) {
+        if (old) *old = fl_walk_mask;
+        return 0;
+    }
     sigset_t copy;
     set = fl_without_crash_signals(how, set, &copy);
     fl_sigmask_fn next = atomic_load(&fl_next_sigprocmask);

@@ -4,6 +4,7 @@
 #include "faultline_crash.h"
 #include "safe_io.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -85,6 +86,28 @@ static int fl_check_directory(const char *dir, char *error, size_t cap) {
     return 0;
 }
 
+// Normal context (a short-lived thread): reads /proc/self/maps and every module's build-id once,
+// off the caller's thread, so a crash later only has to check nothing was loaded since.
+static void *fl_module_cache_thread(void *unused) {
+    (void)unused;
+    fl_fill_module_cache(fl_state.module_cache);
+    return NULL;
+}
+
+// Normal context (start).
+static void fl_start_module_cache(void) {
+    fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
+    fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (cache == MAP_FAILED) return;
+    fl_state.module_cache = cache;
+    pthread_attr_t attr;
+    pthread_t thread;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&thread, &attr, fl_module_cache_thread, NULL) != 0) fl_state.module_cache = NULL;
+    pthread_attr_destroy(&attr);
+}
+
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity) {
     char scratch_error[256];
     if (!error || error_capacity == 0) {
@@ -124,6 +147,7 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     fl_prewarm_unwinder();
     fl_install_thread_hooks();
     fl_find_crash_message_sources();
+    fl_start_module_cache();
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
     fl_prepare_thread_dump();            // a signal that asks each thread for its stack at a crash

@@ -71,7 +71,9 @@ void fl_answer_dump_request(int signo, siginfo_t *info, void *context) {
             fl_thread_slot *slot = &table->slots[i];
             int requested = FL_SLOT_REQUESTED;
             if (slot->tid == self && atomic_compare_exchange_strong(&slot->state, &requested, FL_SLOT_WORKING)) {
+                fl_begin_stack_walk();
                 fl_unwind_into_slot(slot, context);
+                fl_end_stack_walk();
                 atomic_store(&slot->state, FL_SLOT_DONE);
                 struct timespec pause = {0, 1000 * 1000};
                 while (!atomic_load(&table->release)) nanosleep(&pause, NULL);
