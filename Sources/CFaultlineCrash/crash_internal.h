@@ -203,7 +203,7 @@ extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 void fl_prewarm_unwinder(void);
 void fl_bind_crash_path_symbols(void);
 void fl_find_crash_message_sources(void);
-int fl_cover_existing_threads(void);  // thread_catch_up.c: answers received, or -1
+int fl_cover_existing_threads(pid_t except);  // thread_setup.c: answers received, or -1
 int fl_prepare_thread_dump(void);      // thread_setup.c (start): table and signal
 void fl_collect_threads(pid_t crashing_thread);  // thread_dump.c (crash path)
 void fl_answer_dump_request(int signo, siginfo_t *info, void *context);  // thread_dump.c

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 fl_crash_state fl_state;
@@ -86,25 +87,40 @@ static int fl_check_directory(const char *dir, char *error, size_t cap) {
     return 0;
 }
 
-// Normal context (a short-lived thread): reads /proc/self/maps and every module's build-id once,
-// off the caller's thread, so a crash later only has to check nothing was loaded since.
-static void *fl_module_cache_thread(void *unused) {
+// Normal context (a short-lived thread started by start): the preparations that would otherwise
+// cost the caller milliseconds — alternate stacks for the threads that already exist (which means
+// waiting for each to answer a signal), and /proc/self/maps with every module's build-id read
+// once, so a crash later only has to check that nothing was loaded since.
+static pid_t fl_starting_thread;
+static _Atomic int fl_prepared;
+static void *fl_background_preparation(void *unused) {
     (void)unused;
-    fl_fill_module_cache(fl_state.module_cache);
+    fl_cover_existing_threads(fl_starting_thread);
+    if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
+    atomic_store(&fl_prepared, 1);
     return NULL;
 }
 
+int faultline_crash_wait_for_preparation(unsigned timeout_ms) {
+    struct timespec pause = {0, 100 * 1000};
+    for (unsigned waited = 0; !atomic_load(&fl_prepared) && waited < timeout_ms * 10; waited++) nanosleep(&pause, NULL);
+    return atomic_load(&fl_prepared);
+}
+
 // Normal context (start).
-static void fl_start_module_cache(void) {
+static void fl_start_background_preparation(void) {
     fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
     fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (cache == MAP_FAILED) return;
-    fl_state.module_cache = cache;
+    fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
+    fl_starting_thread = (pid_t)syscall(SYS_gettid);
     pthread_attr_t attr;
     pthread_t thread;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&thread, &attr, fl_module_cache_thread, NULL) != 0) fl_state.module_cache = NULL;
+    if (pthread_create(&thread, &attr, fl_background_preparation, NULL) != 0) {
+        fl_state.module_cache = NULL;
+        fl_background_preparation(NULL);  // no thread to spare: do it here
+    }
     pthread_attr_destroy(&attr);
 }
 
@@ -147,11 +163,10 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     fl_prewarm_unwinder();
     fl_install_thread_hooks();
     fl_find_crash_message_sources();
-    fl_start_module_cache();
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
     fl_prepare_thread_dump();            // a signal that asks each thread for its stack at a crash
-    fl_cover_existing_threads();         // and the ones already running get theirs now
+    fl_start_background_preparation();   // threads already running get theirs; modules are cached
     if (faultline_crash_install_alternate_stack() != 0) {
         // Not fatal: crashes are still reported, only a main-thread stack overflow is not.
         FL_LOG("could not map an alternate signal stack for the calling thread");

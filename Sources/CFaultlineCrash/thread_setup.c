@@ -10,7 +10,9 @@
 // pre-mapped stack from a pool and hands it to the kernel through its signal frame. The handler touches no
 // thread-local storage, so a raw clone() thread sharing its parent's TLS is safe.
 //
-// Bounded: at most FL_CATCH_UP_MAX_THREADS threads, and at most FL_CATCH_UP_WAIT_MS for the
+// This runs on a background thread start creates (start does not wait for the answers), so for a
+// moment after start a pre-existing thread may not be covered yet; faultline_crash_wait_for_
+// preparation waits for it. Bounded: at most FL_CATCH_UP_MAX_THREADS threads, and at most FL_CATCH_UP_WAIT_MS for the
 // answers. A thread that blocks the signal (or is stopped) does not answer in time: it stays
 // uncovered, and its pending signal is discarded (the action is set to SIG_IGN, which drops
 // pending instances, before the original action is put back). These stacks are not unmapped when
@@ -69,7 +71,7 @@ static int fl_free_realtime_signal(void) {
 }
 
 // Normal context: the kernel thread ids of the process, except the caller's; returns how many.
-static size_t fl_other_threads(pid_t *out, size_t capacity) {
+static size_t fl_other_threads(pid_t *out, size_t capacity, pid_t except) {
     DIR *tasks = opendir("/proc/self/task");
     if (!tasks) return 0;
     pid_t self = (pid_t)syscall(SYS_gettid);
@@ -77,16 +79,18 @@ static size_t fl_other_threads(pid_t *out, size_t capacity) {
     struct dirent *entry;
     while ((entry = readdir(tasks)) && n < capacity) {
         pid_t tid = (pid_t)atoi(entry->d_name);
-        if (tid > 0 && tid != self) out[n++] = tid;
+        if (tid > 0 && tid != self && tid != except) out[n++] = tid;
     }
     closedir(tasks);
     return n;
 }
 
-int fl_cover_existing_threads(void) {
+// Normal context (the background preparation thread): `except` is the thread that called start,
+// which got its alternate stack there.
+int fl_cover_existing_threads(pid_t except) {
     pid_t *threads = calloc(FL_CATCH_UP_MAX_THREADS, sizeof *threads);
     if (!threads) return -1;
-    size_t count = fl_other_threads(threads, FL_CATCH_UP_MAX_THREADS);
+    size_t count = fl_other_threads(threads, FL_CATCH_UP_MAX_THREADS, except);
     int signo = count ? fl_free_realtime_signal() : -1;
     if (count == 0 || signo < 0) {
         free(threads);
@@ -114,8 +118,8 @@ int fl_cover_existing_threads(void) {
     int sent = 0;
     for (size_t i = 0; i < count; i++)
         if (syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
-    struct timespec pause = {0, 1000 * 1000};
-    for (int waited = 0; atomic_load(&fl_answers) < sent && waited < FL_CATCH_UP_WAIT_MS; waited++) nanosleep(&pause, NULL);
+    struct timespec pause = {0, 100 * 1000};
+    for (int waited = 0; atomic_load(&fl_answers) < sent && waited < FL_CATCH_UP_WAIT_MS * 10; waited++) nanosleep(&pause, NULL);
 
     struct sigaction ignore;
     memset(&ignore, 0, sizeof ignore);

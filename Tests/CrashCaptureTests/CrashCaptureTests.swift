@@ -396,6 +396,7 @@ final class CrashCaptureTests: XCTestCase {
         try """
         #include <unistd.h>
         int main(void) {
+            usleep(300000);  /* start's background preparation (another thread) binds its own symbols */
             static const char m[] = "faultline-test: faulting now\\n";
             write(2, m, sizeof m - 1);
             *(volatile int *)16 = 1;

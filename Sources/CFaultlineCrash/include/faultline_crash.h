@@ -30,6 +30,12 @@ extern "C" {
 /// Returns 0, or -1 with a message in `error` (the process keeps running without the handler).
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity);
 
+/// Start hands two preparations to a background thread so it returns at once: alternate stacks
+/// for threads that were already running, and the module table a crash report reuses. Waits up to
+/// `timeout_ms` for them; returns 1 when done (a crash before then is still reported, only slower,
+/// and a stack overflow on such a thread might not be).
+int faultline_crash_wait_for_preparation(unsigned timeout_ms);
+
 /// 1 after a successful start.
 int faultline_crash_is_started(void);
 

@@ -139,11 +139,17 @@ case "recover-threads", "recover-while-crashing":
     probe_recover_on_threads(Int32(option("--threads").flatMap(Int32.init) ?? 2),
                              Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
     exit(0)
-case "segv-marked": probe_segv_after_marker()
+case "segv-marked":
+    // Start's background preparation binds symbols of its own (normal context, another thread);
+    // LD_DEBUG does not say which thread bound what, so let it finish first.
+    _ = faultline_crash_wait_for_preparation(5000)
+    probe_segv_after_marker()
 case "assert": probe_assert(Int32(args.count))
 case "cxx-throw": probe_throw_cxx()
 case "parked-threads-segv": probe_crash_with_parked_threads(Int32(option("--threads").flatMap(Int32.init) ?? 8))
-case "pre-start-thread-overflow", "pre-start-clone-overflow": probe_release_pre_start_thread_and_wait()
+case "pre-start-thread-overflow", "pre-start-clone-overflow":
+    _ = faultline_crash_wait_for_preparation(5000)  // the pre-existing thread is covered in the background
+    probe_release_pre_start_thread_and_wait()
 case "cxx-throw-long": probe_throw_cxx_long()
 case "swift-fatal-long": fatalError("long " + String(repeating: "é", count: 2500))
 case "context-churn-segv": probe_segv_while_context_changes()
