@@ -9,4 +9,6 @@ func swiftLogFixtureWorker() {
 let worker = Thread { swiftLogFixtureWorker() }
 worker.name = "fixture-worker"
 worker.start()
-sleep(30)
+// A loop, not one sleep(30): the backtracer's signals to the other threads interrupt a sleep,
+// and a main thread that then returned would end the process with status 0 mid-report.
+while true { sleep(1) }
