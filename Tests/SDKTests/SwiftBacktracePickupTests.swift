@@ -26,6 +26,7 @@ final class SwiftBacktracePickupTests: XCTestCase {
         let program = try SwiftCrashLogs.build("thread-crash", in: work)
         let crash = try SwiftCrashLogs.crash(program, logDirectory: logs)
         XCTAssertEqual(crash.outcome.signal, SIGILL, crash.outcome.description)
+        let log = try SwiftBacktraceLog.parse(Data(contentsOf: URL(fileURLWithPath: crash.log)))
         try Data("{\"kind\": \"crashReport\", \"threads\": [".utf8).write(to: URL(fileURLWithPath: logs + "/being-written.json"))
 
         let server = try ScriptedHTTPServer()
@@ -51,7 +52,6 @@ final class SwiftBacktracePickupTests: XCTestCase {
         XCTAssertEqual(threads.filter { $0["crashed"]?.boolValue == true }.count, 1)
         let images = e["debug_meta"]?["images"]?.arrayValue ?? []
         let exe = try XCTUnwrap(images.first { $0["code_file"]?.stringValue == program }, e.jsonString)
-        let log = try SwiftBacktraceLog.parse(Data(contentsOf: URL(fileURLWithPath: crash.log)))
         XCTAssertEqual(exe["code_id"]?.stringValue, log.images.first { $0.path == program }?.buildID?.hex)
         XCTAssertNotNil(exe["debug_id"]?.stringValue)
         XCTAssertFalse(FileManager.default.fileExists(atPath: crash.log), "a converted log is deleted")
