@@ -48,7 +48,7 @@ public enum SwiftBacktraceEvent {
             return .object(thread)
         })]
         event["debug_meta"] = ["images": .array(log.images.map { imageJSON($0, architecture: log.architecture) })]
-        var extra: [String: JSONValue] = ["crash_log": "swift-backtrace", "thread_ids": "thread ids are indexes: the Swift log has none"]
+        var extra: [String: JSONValue] = ["crash_log": "swift-backtrace"]
         if log.omittedThreads > 0 { extra["omitted_threads"] = .int(Int64(log.omittedThreads)) }
         if log.omittedImages > 0 { extra["omitted_images"] = .int(Int64(log.omittedImages)) }
         event["extra"] = .object(extra)

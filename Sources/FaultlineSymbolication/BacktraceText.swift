@@ -10,7 +10,7 @@ public enum SymbolicationInputError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notJSON(let why): return "input is not JSON (\(why))"
-        case .notACrash(let why): return "input is neither a Faultline crash report, a Swift crash log nor a Sentry crash event (\(why))"
+        case .notACrash(let why): return "input is neither a Faultline crash report nor a Sentry event, nor a Swift crash log (\(why))"
         case .badReport(let why): return why
         }
     }
