@@ -31,6 +31,11 @@ public struct Options: Sendable {
     public var stderrFile: String?
     /// How much of the end of stderr a crash report carries (fixed at the first start).
     public var stderrTailBytes: Int = 16 * 1024
+    /// A directory where Swift's runtime backtracer writes JSON crash logs (the program runs with
+    /// `SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR`; DIR must exist). At start, every
+    /// `*.json` crash log there becomes one crash event and is then deleted; a log that cannot be
+    /// read is moved to `<data directory>/crashes/corrupt`. Nil (the default): not looked at.
+    public var swiftBacktraceDirectory: String?
 
     public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
                 service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {

@@ -10,14 +10,15 @@ public enum SymbolicationInputError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notJSON(let why): return "input is not JSON (\(why))"
-        case .notACrash(let why): return "input is neither a Faultline crash report nor a Sentry event (\(why))"
+        case .notACrash(let why): return "input is neither a Faultline crash report nor a Sentry event, nor a Swift crash log (\(why))"
         case .badReport(let why): return why
         }
     }
 }
 
 public enum BacktraceText {
-    /// Turns a crash report (`format: faultline-crash`) or a Sentry event into an event.
+    /// Turns a crash report (`format: faultline-crash`), a Swift backtracer JSON crash log
+    /// (`kind: crashReport`) or a Sentry event into an event.
     public static func event(from data: Data) throws(SymbolicationInputError) -> JSONValue {
         let json: JSONValue
         do { json = try JSONValue.parse(data) } catch { throw .notJSON(error.reason) }
@@ -25,8 +26,21 @@ public enum BacktraceText {
         if json["format"] != nil {
             do { return CrashEvent.make(from: try CrashReport(json: json)) } catch { throw .badReport(error.description) }
         }
-        guard json["exception"] != nil || json["threads"] != nil else { throw .notACrash("no exception or threads") }
+        if SwiftBacktraceLog.isCandidate(json) {
+            do { return SwiftBacktraceEvent.make(from: try SwiftBacktraceLog(json: json), eventID: SwiftBacktraceEvent.eventID(for: data)) }
+            catch { throw .badReport(error.description) }
+        }
+        // An event must hold a stack to show: any other JSON printing nothing and exiting 0
+        // would look like success.
+        guard hasFrames(json) else { throw .notACrash("no exception or thread with stack frames") }
         return json
+    }
+
+    static func hasFrames(_ event: JSONValue) -> Bool {
+        for key in ["exception", "threads"] {
+            for v in event[key]?["values"]?.arrayValue ?? [] where !(v["stacktrace"]?["frames"]?.arrayValue ?? []).isEmpty { return true }
+        }
+        return false
     }
 
     /// A backtrace per stack trace, innermost frame first, like a debugger prints it:

@@ -8,8 +8,10 @@ enum SymbolicateCommand {
     usage: faultline symbolicate [options] REPORT.json...       report mode
            faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
 
-    Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it) or a
-    Sentry event JSON ('-' for stdin) and prints a backtrace: frame number, address, function,
+    Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it), a
+    Swift runtime JSON crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR; every
+    thread is printed, the crashing one first) or a Sentry event JSON ('-' for stdin) and prints
+    a backtrace: frame number, address, function,
     file:line:column, inlined frames marked, and the module. --json prints the event with its
     frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
     Several reports are printed one after another, each under a `==> path <==` header; the exit
@@ -50,7 +52,7 @@ enum SymbolicateCommand {
       1  report mode: no frame could be resolved
       2  usage error (unknown option, missing value, no addresses on stdin)
       3  input not found or unreadable: missing file, a directory, not an ELF file,
-         truncated ELF, not a crash report or event
+         truncated ELF, not a crash report, Swift crash log or event with stack frames
       4  partial: some frames unresolved (report mode), or some input lines were not
          addresses (address mode; they print ?? as in llvm-symbolizer)
     """

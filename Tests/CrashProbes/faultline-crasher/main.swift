@@ -3,6 +3,7 @@
 // README's main command.
 //
 //   faultline-crasher MODE --data-dir DIR [--dsn DSN] [--previous-handler MARKER] [--library SO] [--logs N]
+//                     [--swift-backtrace-dir DIR]
 import CCrashProbes
 import CFaultlineCrash
 import Faultline
@@ -69,9 +70,10 @@ if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
-let result = Faultline.start(Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
-                                     service: "faultline-crasher", appID: "dev.faultline.crasher",
-                                     dataDirectory: option("--data-dir")))
+var options = Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
+                      service: "faultline-crasher", appID: "dev.faultline.crasher", dataDirectory: option("--data-dir"))
+options.swiftBacktraceDirectory = option("--swift-backtrace-dir")
+let result = Faultline.start(options)
 let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
 let rssAfter = residentBytes()
 if let n = option("--logs").flatMap(Int.init) {
