@@ -78,7 +78,11 @@ typedef struct {
 /// thread itself in its answer to the dump signal.
 #define FL_MAX_THREADS 1024        // threads listed in a report; more are counted, not listed
 #define FL_THREAD_FRAMES 64        // frames kept per thread (the crashing thread keeps FL_MAX_FRAMES)
-#define FL_THREAD_DUMP_WAIT_MS 1000  // total wait for the answers
+// Total wait for the answers: 1 s plus 4 ms per thread (each must be scheduled to answer, which
+// on a loaded machine takes milliseconds), at most 4 s — under the 5 s watchdog around it.
+#define FL_THREAD_DUMP_WAIT_MS 1000
+#define FL_THREAD_DUMP_WAIT_PER_THREAD_MS 4
+#define FL_THREAD_DUMP_WAIT_MAX_MS 4000
 #define FL_THREAD_ANSWER_WAIT_MS 100  // wait for one thread's answer before asking the next
 // A slot moves requested → working → done in its own thread's answer; the crashing thread marks
 // it gone (exited before it could be asked) or silent (no answer by the deadline).

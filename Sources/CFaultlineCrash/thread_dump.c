@@ -15,7 +15,7 @@
 // costs tens of microseconds per thread and nothing when no crash happens.
 //
 // Bounds: at most FL_MAX_THREADS listed (the rest are counted), FL_THREAD_FRAMES frames each, and
-// FL_THREAD_DUMP_WAIT_MS in total for the answers. A thread that blocks the signal, is stopped,
+// 1 s + 4 ms per thread (at most 4 s) in total for the answers. A thread that blocks the signal, is stopped,
 // or is itself stuck (waiting for a lock inside libunwind's loader call) does not answer in time
 // and is listed with its name and state but no frames. Nothing here allocates or takes a lock the
 // crashing thread could wait on; an answering thread may block, but nobody waits for it beyond
@@ -201,7 +201,8 @@ void fl_collect_threads(pid_t crashing_thread) {
     fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
     atomic_store(&table->collecting, 1);
     pid_t pid = getpid();
-    int64_t deadline = fl_now_ms() + FL_THREAD_DUMP_WAIT_MS;
+    int64_t budget = FL_THREAD_DUMP_WAIT_MS + (int64_t)table->count * FL_THREAD_DUMP_WAIT_PER_THREAD_MS;
+    int64_t deadline = fl_now_ms() + (budget < FL_THREAD_DUMP_WAIT_MAX_MS ? budget : FL_THREAD_DUMP_WAIT_MAX_MS);
     struct timespec pause = {0, 100 * 1000};
     for (size_t i = 0; i < table->count; i++) {
         fl_thread_slot *slot = &table->slots[i];
