@@ -340,28 +340,29 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertTrue(range.contains(r.frames[0].address.value - exe.base.value), "the report is the real crash's")
     }
 
-    func testTwoThreadsWhoseFaultsTheAppRecoversRunToCompletion() throws {
-        // Thread A faults 2,000 frames deep (a long unwind), thread B 1 ms later: B arrives while
-        // A's report is being written, must notice A's fault was recovered, and take its own turn.
-        for run in 0..<4 {
+    /// Runs `threads` threads whose faults the app's own handler recovers, `stagger` µs apart,
+    /// `runs` times: each run must end normally, promptly, with every fault recovered and no report.
+    func assertFaultsRecovered(threads: Int, staggerMicroseconds stagger: Int, runs: Int,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
+        for run in 0..<runs {
             try? FileManager.default.removeItem(atPath: crashDir)
-            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "2", "--stagger-us", "1000"], timeout: 30)
-            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
-            XCTAssertTrue(o.stdout.contains("recovered 2 of 2"), "run \(run): \(o.stdout)")
-            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
-            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report")
+            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "\(threads)", "--stagger-us", "\(stagger)"], timeout: 30)
+            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)", file: file, line: line)
+            XCTAssertTrue(o.stdout.contains("recovered \(threads) of \(threads)"), "run \(run): \(o.stdout)", file: file, line: line)
+            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout", file: file, line: line)
+            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report",
+                           file: file, line: line)
         }
     }
 
+    func testTwoThreadsWhoseFaultsTheAppRecoversRunToCompletion() throws {
+        // Thread A faults 2,000 frames deep (a long unwind), thread B 1 ms later: B arrives while
+        // A's report is being written, must notice A's fault was recovered, and take its own turn.
+        try assertFaultsRecovered(threads: 2, staggerMicroseconds: 1000, runs: 4)
+    }
+
     func testEightThreadsRecoveringAtOnceRunToCompletion() throws {
-        for run in 0..<3 {
-            try? FileManager.default.removeItem(atPath: crashDir)
-            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "8", "--stagger-us", "0"], timeout: 30)
-            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
-            XCTAssertTrue(o.stdout.contains("recovered 8 of 8"), "run \(run): \(o.stdout)")
-            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
-            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report")
-        }
+        try assertFaultsRecovered(threads: 8, staggerMicroseconds: 0, runs: 3)
     }
 
     func testOneThreadRecoveringWhileAnotherCrashesLeavesOneReportForTheRealCrash() throws {

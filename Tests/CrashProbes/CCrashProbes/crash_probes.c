@@ -375,7 +375,7 @@ PROBE void probe_crash_with_parked_threads(int count) {
         pthread_attr_destroy(&attr);
     }
     pthread_barrier_wait(&probe_park_barrier);
-    usleep(50 * 1000);  // let each reach its parking place
+    usleep(50 * 1000);  // let each reach its parking place (and start's background preparation end)
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     printf("fault_at_ns %lld\n", (long long)t.tv_sec * 1000000000LL + t.tv_nsec);  // for tools/measure-crash

@@ -51,7 +51,7 @@ let modes: [String: String] = [
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
-    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
+    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -172,6 +172,9 @@ case "log-and-exit":
     exit(0)
 case "loader-lock-segv": probe_segv_while_loader_lock_held()
 case "timed-segv":
+    // Measures a crash in a running program, not one within a millisecond of start (while start's
+    // background preparation still runs): wait for it unless asked not to.
+    if !args.contains("--right-after-start") { _ = faultline_crash_wait_for_preparation(5000) }
     probe_recurse_then_segv(Int32(option("--depth").flatMap(Int32.init) ?? 10))
 case "dlopen":
     guard let lib = option("--library") else { print("dlopen needs --library"); exit(2) }
