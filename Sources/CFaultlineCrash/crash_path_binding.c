@@ -67,9 +67,11 @@ void fl_prewarm_unwinder(void) {
 // Normal context (start).
 void fl_bind_crash_path_symbols(void) {
     int saved_errno = errno;  // __errno_location
-    struct timespec now, zero = {0, 0};
+    // An invalid duration (EINVAL at once): even a zero sleep yields the CPU, which on a busy
+    // machine cost start a whole time slice (about a millisecond).
+    struct timespec now, invalid = {0, -1};
     clock_gettime(CLOCK_MONOTONIC, &now);
-    nanosleep(&zero, NULL);
+    nanosleep(&invalid, NULL);
     (void)getpid();
     (void)syscall(SYS_gettid);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -117,6 +118,13 @@ static void fl_start_background_preparation(void) {
     pthread_t thread;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    // SCHED_BATCH: no wake-up preemption, so the new thread is not run at once in the caller's
+    // place (the caller's start would wait out a time slice on a busy machine), yet it still
+    // gets its share of CPU (SCHED_IDLE could starve it on a loaded server).
+    struct sched_param batch = {.sched_priority = 0};
+    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
+    pthread_attr_setschedparam(&attr, &batch);
     if (pthread_create(&thread, &attr, fl_background_preparation, NULL) != 0) {
         fl_state.module_cache = NULL;
         fl_background_preparation(NULL);  // no thread to spare: do it here
