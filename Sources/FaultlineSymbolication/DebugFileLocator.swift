@@ -112,36 +112,3 @@ public struct DebugFileLocator: Sendable {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     }
 }
-
-/// CRC-32 (IEEE, as zlib and `.gnu_debuglink` use it).
-enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { i -> UInt32 in
-        var c = UInt32(i)
-        for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var c = ~crc
-        table.withUnsafeBufferPointer { t in
-            for b in bytes { c = t[Int((c ^ UInt32(b)) & 0xff)] ^ (c >> 8) }
-        }
-        return ~c
-    }
-
-    static func ofFile(_ path: String) -> UInt32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let size = 1 << 20
-        let buf = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        defer { buf.deallocate() }
-        var crc: UInt32 = 0
-        while true {
-            let n = read(fd, buf, size)
-            if n < 0 { if errno == EINTR { continue }; return nil }
-            if n == 0 { return crc }
-            crc = update(crc, UnsafeRawBufferPointer(start: buf, count: n))
-        }
-    }
-}

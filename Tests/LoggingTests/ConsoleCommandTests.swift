@@ -61,7 +61,8 @@ final class ConsoleCommandTests: XCTestCase {
         XCTAssertEqual(status, "status=0", "exits cleanly on Ctrl-C")
         XCTAssertTrue(text.contains("\u{1B}["), "coloured on a terminal")
         XCTAssertFalse(text.contains("hidden"), "--level info drops debug lines")
-        let shown = text.components(separatedBy: "\n").compactMap { l -> Int? in
+        // A pty ends lines with "\r\n", one Character in Swift: split on newline characters.
+        let shown = text.components(separatedBy: .newlines).compactMap { l -> Int? in
             guard let r = l.range(of: #"line (\d+) "#, options: .regularExpression) else { return nil }
             return Int(l[r].dropFirst(5).dropLast())
         }

@@ -50,11 +50,11 @@ public struct StackSignature: Sendable, Hashable {
     }
 
     public var encoded: Data {
-        FastJSON.serialize(.object(["t": .string(exceptionType), "f": .array(frames.map(\.json))]))
+        JSONValue.object(["t": .string(exceptionType), "f": .array(frames.map(\.json))]).serialized()
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
-        guard let v = try? FastJSON.parse(data), let fs = v["f"]?.arrayValue else { return nil }
+        guard let v = try? JSONParser.parse(data), let fs = v["f"]?.arrayValue else { return nil }
         return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)))
     }
 
