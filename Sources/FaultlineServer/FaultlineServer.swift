@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
+    /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
@@ -38,7 +40,7 @@ public struct Bootstrap: Sendable {
 
 public final class FaultlineServer: @unchecked Sendable {
     public let config: ServerConfiguration
-    public let store: SQLiteStore
+    public let store: any Store
     public let debugFiles: DebugFileStore
     public let processor: EventProcessor
     public let backfiller: Backfiller
@@ -56,7 +58,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
-        store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        store = try config.makeStore?(dir) ?? SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         debugFiles = try DebugFileStore(dataDirectory: dir)
         debugFiles.load(try store.debugFiles())
         let indexDir = dir + "/index"
