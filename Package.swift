@@ -46,25 +46,26 @@ let package = Package(
         .target(name: "CFaultlineHTTPShim", dependencies: ["CMicroHTTPD"],
                 linkerSettings: [.linkedLibrary("microhttpd")]),
 
-        // MARK: Wire formats and identities shared by SDK, symbolicator and server (pure Swift)
-        .target(name: "FaultlineProtocol"),
+        // MARK: Wire formats and identities shared by SDK, symbolicator and server (Swift over zlib):
+        // each rule the CLI, the SDK and the server must apply alike is written here once.
+        .target(name: "FaultlineProtocol", dependencies: ["CZlib"]),
 
         // MARK: SDK (what apps import)
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "CZlib"]),
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol"]),
 
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CZlib", "CCrypto"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto"]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),
 
         // MARK: Executables
         .executableTarget(name: "faultline",
-                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "CCrypto", "CZlib"]),
+                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
@@ -84,7 +85,8 @@ let package = Package(
                           path: "Benchmarks/faultline-logging-bench"),
 
         // MARK: Tests
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol"], path: "Tests/FaultlineTestSupport"),
+        .testTarget(name: "ProtocolTests", dependencies: ["FaultlineProtocol"]),
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",

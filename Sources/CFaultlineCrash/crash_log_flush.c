@@ -45,8 +45,27 @@ int fl_log_fd(void) {
 }
 
 // Runs on the crashing thread; compromised context.
+// Runs on the crashing thread; compromised context.
+static int fl_put_tail_snapshot(fl_writer *w) {
+    fl_put(w, "\"stderr_tail\":{\"capacity\":");
+    fl_put_u64(w, fl_tail.capacity);
+    fl_put(w, ",\"total_bytes\":");
+    fl_put_u64(w, fl_tail.snapshot_total);
+    fl_put(w, ",\"text\":");
+    fl_put_json_string_n(w, fl_tail.snapshot, fl_tail.snapshot_length);
+    fl_put(w, "}");
+    return 1;
+}
+
+// Runs on the crashing thread; compromised context.
+void fl_stderr_tail_resume(void) {
+    fl_tail.snapshot_taken = 0;
+    atomic_store(&fl_tail.crashing, 0);
+}
+
 int fl_put_stderr_tail(fl_writer *w) {
     if (!fl_tail.ring) return 0;
+    if (fl_tail.snapshot_taken) return fl_put_tail_snapshot(w);
     // Stop the capture thread from reading, and let a chunk it already read reach the ring
     // (bounded: 200 ms, in case the crashing thread is the capture thread itself).
     atomic_store(&fl_tail.crashing, 1);
@@ -89,12 +108,8 @@ int fl_put_stderr_tail(fl_writer *w) {
         memcpy(fl_tail.snapshot + length, chunk, (size_t)n);
         length += (size_t)n;
     }
-    fl_put(w, "\"stderr_tail\":{\"capacity\":");
-    fl_put_u64(w, cap);
-    fl_put(w, ",\"total_bytes\":");
-    fl_put_u64(w, now + drained);
-    fl_put(w, ",\"text\":");
-    fl_put_json_string_n(w, fl_tail.snapshot, length);
-    fl_put(w, "}");
-    return 1;
+    fl_tail.snapshot_length = length;
+    fl_tail.snapshot_total = now + drained;
+    fl_tail.snapshot_taken = 1;
+    return fl_put_tail_snapshot(w);
 }

@@ -31,6 +31,7 @@
 // these objects import; testNoSymbolIsBoundAfterTheFault checks the loader stays out.
 #include "crash_internal.h"
 #include "safe_io.h"
+#include "log_rings_internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -203,6 +204,7 @@ static void fl_add_all_threads(int signo, siginfo_t *info, void *uc) {
 // thread survived it): the report goes, and the next fault on any thread gets its own turn.
 static void fl_release_claim(void) {
     fl_release_parked_threads();
+    fl_stderr_tail_resume();
     fl_unlink_last_report();
     fl_report_done = 0;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);

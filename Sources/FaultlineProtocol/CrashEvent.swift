@@ -5,17 +5,13 @@ public enum CrashEvent {
     /// Builds the event. `extraContexts` lets the SDK add what it knows at upload time (device, sdk).
     public static func make(from r: CrashReport, sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string) -> JSONValue {
         let ctx = r.context
-        var event: [String: JSONValue] = [
-            "event_id": .string(r.eventID),
-            "timestamp": .double(r.timestamp),
-            "platform": "native",
-            "level": "fatal",
-            "logger": "faultline.crash",
-            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)],
-        ]
-        for key in ["release", "environment", "server_name", "dist"] {
-            if let v = ctx[key]?.stringValue, !v.isEmpty { event[key] = .string(v) }
-        }
+        var skeleton = EventSkeleton(eventID: r.eventID, timestamp: r.timestamp, level: "fatal", sdkName: sdkName, sdkVersion: sdkVersion)
+        skeleton.logger = "faultline.crash"
+        skeleton.release = ctx["release"]?.stringValue
+        skeleton.environment = ctx["environment"]?.stringValue
+        skeleton.serverName = ctx["server_name"]?.stringValue
+        skeleton.dist = ctx["dist"]?.stringValue
+        var event = skeleton.fields
         var tags: [String: JSONValue] = ctx["tags"]?.objectValue ?? [:]
         if let service = ctx["service"]?.stringValue { tags["service"] = .string(service) }
         tags["signal"] = .string(r.signal.name)
@@ -121,15 +117,7 @@ public enum CrashEvent {
     }
 
     static func imageJSON(_ m: CrashReport.Module) -> JSONValue {
-        var image: [String: JSONValue] = [
-            "type": "elf", "code_file": .string(m.path), "image_addr": .string(m.base.hex),
-            "image_size": .int(Int64(m.size)), "arch": "x86_64",
-        ]
-        if let b = m.buildID {
-            image["code_id"] = .string(b.hex)
-            image["debug_id"] = .string(b.debugID.description)
-        }
-        return .object(image)
+        DebugImage(codeFile: m.path, base: m.base, size: m.size, buildID: m.buildID).json
     }
 
     /// System libraries and the runtime are not the app's code; grouping keys on in-app frames.

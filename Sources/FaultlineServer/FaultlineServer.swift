@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
+    /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
@@ -38,7 +40,7 @@ public struct Bootstrap: Sendable {
 
 public final class FaultlineServer: @unchecked Sendable {
     public let config: ServerConfiguration
-    public let store: SQLiteStore
+    public let store: any Store
     public let debugFiles: DebugFileStore
     public let processor: EventProcessor
     public let backfiller: Backfiller
@@ -46,7 +48,7 @@ public final class FaultlineServer: @unchecked Sendable {
     let http: HTTPServer
     public let refusals: Refusals
     let chunks: ChunkUpload
-    let web: WebUI
+    let web: WebUI?
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -57,7 +59,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
-        store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        store = try config.makeStore?(dir) ?? SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         debugFiles = try DebugFileStore(dataDirectory: dir)
         debugFiles.load(try store.debugFiles())
         let indexDir = dir + "/index"
@@ -92,7 +94,13 @@ public final class FaultlineServer: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
-        web = try WebUI(store: store, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        // The pages' queries (keyset pages, per-day counts) are SQLite's for now; another store
+        // serves the JSON API and ingest without them.
+        if let sqlite = store as? SQLiteStore {
+            web = try WebUI(store: sqlite, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        } else {
+            web = nil
+        }
         router.web = web
         http = HTTPServer(handler: router)
         httpBox.server = http
@@ -110,7 +118,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
-        web.start()
+        web?.start()
         var o = config.http
         o.host = config.host
         o.port = config.port
@@ -126,7 +134,7 @@ public final class FaultlineServer: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
-        web.stop()
+        web?.stop()
         backfiller.stop()
         processor.stop()
         store.close()

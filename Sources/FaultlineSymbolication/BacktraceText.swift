@@ -89,7 +89,7 @@ public enum BacktraceText {
         var n = 0
         // Sentry stores caller first; a debugger shows the innermost frame first.
         for f in (stacktrace["frames"]?.arrayValue ?? []).reversed() {
-            let addr = EventSymbolicator.address(f["instruction_addr"]) ?? 0
+            let addr = SentryStackTrace.address(f["instruction_addr"]) ?? 0
             var line = "#\(n)".padding(toLength: 4, withPad: " ", startingAt: 0)
             line += String(format: "0x%016llx", addr)
             line += " in " + (f["function"]?.stringValue ?? "??")
@@ -101,7 +101,7 @@ public enum BacktraceText {
             if f["data"]?["inlined"]?.boolValue == true { line += " [inlined]" }
             if let pkg = f["package"]?.stringValue {
                 let name = (pkg as NSString).lastPathComponent
-                if let base = EventSymbolicator.address(f["image_addr"]), addr >= base {
+                if let base = SentryStackTrace.address(f["image_addr"]), addr >= base {
                     line += " (\(name) +0x\(String(addr - base, radix: 16)))"
                 } else {
                     line += " (\(name))"

@@ -75,6 +75,9 @@ public enum SymbolicationOutcome: Sendable, Hashable {
     /// Innermost first; the last frame is the out-of-line function.
     case resolved([SymbolicatedFrame])
     case unresolved(UnresolvedReason)
+
+    /// The frames when resolved, nil otherwise.
+    public var frames: [SymbolicatedFrame]? { if case .resolved(let f) = self { return f } else { return nil } }
 }
 
 /// A module whose index is loaded; immutable except for its name cache (locked).

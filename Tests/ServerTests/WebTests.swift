@@ -67,9 +67,10 @@ final class WebTests: XCTestCase {
     }
 
     func testAWebUserLogsInWithAPassword() throws {
-        XCTAssertThrowsError(try WebUsers.set(store: server.server.store, name: "alice", password: "short"))
-        try WebUsers.set(store: server.server.store, name: "alice", password: "correct horse battery")
-        XCTAssertEqual(try WebUsers.list(store: server.server.store), ["alice"])
+        let store = try XCTUnwrap(server.server.store as? SQLiteStore, "web users live in the SQLite store")
+        XCTAssertThrowsError(try WebUsers.set(store: store, name: "alice", password: "short"))
+        try WebUsers.set(store: store, name: "alice", password: "correct horse battery")
+        XCTAssertEqual(try WebUsers.list(store: store), ["alice"])
         func attempt(_ password: String) -> RawHTTP.Response {
             let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")
             let nonce = String(form.headers["set-cookie"]!.split(separator: ";")[0].split(separator: "=")[1])

@@ -1,6 +1,7 @@
 // Grouping: which issue an occurrence belongs to. The algorithm is documented in docs/SERVER.md.
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
 /// The identity of an issue plus what is shown for it.
 public struct Fingerprint: Sendable, Hashable {
@@ -23,7 +24,7 @@ public enum Fingerprinter {
         var culprit: String?
         for frame in stack.frames {
             if let b = frame.buildID,
-               let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress),
+               let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
                resolved.contains(where: { $0.function != nil }) {
                 resolvedAny = true
                 for r in resolved {

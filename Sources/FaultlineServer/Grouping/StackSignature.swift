@@ -57,11 +57,11 @@ public struct StackSignature: Sendable, Hashable {
     public var encoded: Data {
         var o: [String: JSONValue] = ["t": .string(exceptionType), "f": .array(frames.map(\.json))]
         if !headline.isEmpty { o["m"] = .string(headline) }
-        return FastJSON.serialize(.object(o))
+        return JSONValue.object(o).serialized()
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
-        guard let v = try? FastJSON.parse(data), let fs = v["f"]?.arrayValue else { return nil }
+        guard let v = try? JSONParser.parse(data), let fs = v["f"]?.arrayValue else { return nil }
         return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
                               headline: v["m"]?.stringValue ?? "")
     }

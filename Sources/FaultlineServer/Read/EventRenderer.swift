@@ -2,6 +2,7 @@
 // read time (the raw event stays as the client sent it), and an issue's representative stack.
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
 public enum EventRenderer {
     /// Innermost-first frames of the crashing stack, with inlined frames expanded.
@@ -12,7 +13,11 @@ public enum EventRenderer {
             var base: [String: JSONValue] = ["in_app": .bool(f.inApp), "offset": .string("0x" + String(f.offset, radix: 16))]
             if let b = f.buildID { base["build_id"] = .string(b.hex) }
             if let m = f.module { base["module"] = .string(m) }
-            if let b = f.buildID, let resolved = symbolicator.resolve(buildID: b, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) {
+            // Without a build-id there is nothing to look up: in no image, or in one without an id.
+            let outcome = f.buildID.map { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) }
+                ?? .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)
+            switch outcome {
+            case .resolved(let resolved):
                 for r in resolved {
                     var o = base
                     o["symbolicated"] = true
@@ -23,9 +28,11 @@ public enum EventRenderer {
                     if let c = r.column { o["colno"] = .int(Int64(c)) }
                     out.append(.object(o))
                 }
-            } else {
+            case .unresolved(let reason):
                 var o = base
                 o["symbolicated"] = false
+                // The same status names `faultline symbolicate` writes into events.
+                o["symbolicator_status"] = .string(reason.rawValue)
                 if let fn = f.clientFunction { o["function"] = .string(fn) }
                 out.append(.object(o))
             }

@@ -26,8 +26,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try w.exec("PRAGMA foreign_keys=OFF")
         try w.exec("PRAGMA wal_autocheckpoint=4000")
-        try w.exec(SQLiteSchema.statements)
-        try w.exec("PRAGMA user_version=\(SQLiteSchema.version)")
+        try SQLiteSchema.migrate(w, path: path)
         writer = SQLiteWriter(connection: w)
     }
 

@@ -163,7 +163,7 @@ public final class WebUI: @unchecked Sendable {
     /// Remembers which server token uploaded a debug file (the debug files page shows it). Called
     /// by the router after an assemble request; only states the server answered `ok` count.
     func noteAssemble(_ r: HTTPRequest, _ response: HTTPResponse) {
-        guard let token = r.bearerToken, case .data(let d) = response.body, let json = try? FastJSON.parse(d), let files = json.objectValue else { return }
+        guard let token = r.bearerToken, case .data(let d) = response.body, let json = try? JSONParser.parse(d), let files = json.objectValue else { return }
         let name = (try? queries.tokenName(token: token)) ?? nil
         for (_, v) in files where v["state"]?.stringValue == "ok" {
             if let id = v["dif"]?["id"]?.stringValue { try? queries.recordUploader(buildID: id, tokenName: name ?? "?") }

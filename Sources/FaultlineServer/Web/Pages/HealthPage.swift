@@ -14,7 +14,7 @@ struct HealthPage {
         var out: [String: [String: Bucket]] = [:]
         for type in ["session", "sessions"] {
             for item in try ctx.queries.items(projectID: project.id, type: type, before: nil, limit: Self.scanLimit) {
-                guard let v = try? FastJSON.parse(item.payload) else { continue }
+                guard let v = try? JSONParser.parse(item.payload) else { continue }
                 let release = v["attrs"]?["release"]?.stringValue ?? "(no release)"
                 let env = v["attrs"]?["environment"]?.stringValue ?? "production"
                 var b = out[release]?[env] ?? Bucket()

@@ -20,7 +20,7 @@ struct LogsPage {
         let items = try ctx.queries.items(projectID: project.id, type: "log", before: Int64(ctx.q("before")), limit: Self.itemsPerPage)
         var lines: [Line] = []
         for item in items {
-            guard let v = try? FastJSON.parse(item.payload) else { continue }
+            guard let v = try? JSONParser.parse(item.payload) else { continue }
             for l in v["items"]?.arrayValue ?? [] {
                 let line = Line(timestamp: l["timestamp"]?.doubleValue ?? item.received, level: l["level"]?.stringValue ?? "info",
                                 body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",

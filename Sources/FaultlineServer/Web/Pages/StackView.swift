@@ -3,6 +3,7 @@
 // beneath, file:line when known, module and address behind <details> (no script needed).
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
 enum StackView {
     static func render(event: JSONValue, symbolicator: FrameSymbolicating) -> String {
@@ -10,7 +11,7 @@ enum StackView {
         guard !frames.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
         var out = "<div class=\"stack\">"
         for (n, f) in frames.enumerated() {
-            let resolved = f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) } ?? []
+            let resolved = f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames } ?? []
             let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
             let classes = "frame " + (f.inApp ? "inapp" : "system") + (n == 0 ? " crashed" : "")
             out += "<div class=\"\(classes)\">"
@@ -33,7 +34,7 @@ enum StackView {
         return out + "</div>"
     }
 
-    static func location(_ r: ResolvedFrame) -> String {
+    static func location(_ r: SymbolicatedFrame) -> String {
         guard let file = r.file else { return "" }
         var s = HTML.esc(file)
         if let l = r.line { s += ":\(l)" }
