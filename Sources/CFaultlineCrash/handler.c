@@ -31,6 +31,7 @@
 // these objects import; testNoSymbolIsBoundAfterTheFault checks the loader stays out.
 #include "crash_internal.h"
 #include "safe_io.h"
+#include "async_unwind.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -380,6 +381,8 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     uint64_t t0 = fl_monotonic_ns();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
     uint64_t t1 = fl_monotonic_ns();
+    fl_unwind_async((const ucontext_t *)context);  // Swift async callers (async_unwind.c), timed there
+    t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);
     fl_state.scratch->unwind_ns = t1 - t0;
     fl_state.scratch->modules_ns = fl_monotonic_ns() - t1;
