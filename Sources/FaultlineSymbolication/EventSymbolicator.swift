@@ -67,12 +67,15 @@ public enum EventSymbolicator {
         for (i, frame) in original.enumerated() {
             guard let addr = address(frame["instruction_addr"]), addr != 0 else { out.append(frame); continue }
             // Caller-first: the crashing frame is the last one, the only exact program counter.
-            let isReturn: Bool
+            var isReturn: Bool
             switch adjustment {
             case "all": isReturn = true
             case "none": isReturn = false
             default: isReturn = i != original.count - 1
             }
+            // A Swift async frame's address is its resume function's entry: exact, not a return address.
+            let isAsync = frame["data"]?["faultline_async"]?.boolValue == true
+            if isAsync { isReturn = false }
             let frameBase = address(frame["image_addr"])
             let image = images.first { img in frameBase.map { $0 == img.base } ?? img.contains(addr) } ?? images.first { $0.contains(addr) }
             let outcome: SymbolicationOutcome
@@ -108,7 +111,7 @@ public enum EventSymbolicator {
     private static func render(_ sf: SymbolicatedFrame, base: JSONValue, inlinedCopy: Bool) -> JSONValue {
         var f = base
         for k in ["function", "raw_function", "symbol", "filename", "abs_path", "lineno", "colno"] { f[k] = nil }
-        if let fn = sf.function { f["function"] = .string(fn) }
+        if let fn = sf.function { f["function"] = .string(Demangler.readableAsync(fn)) }
         if let raw = sf.mangledFunction { f["raw_function"] = .string(raw); f["symbol"] = .string(raw) }
         if let file = sf.file {
             f["abs_path"] = .string(file)
@@ -120,6 +123,11 @@ public enum EventSymbolicator {
         if inlinedCopy { data["faultline_inlined"] = true }
         if sf.isInlined { data["inlined"] = true }
         if sf.fromSymbolTable { data["faultline_symbol_table_only"] = true }
+        // Faultline's own frames (thread-start wrapper, signal handler) are not the app's code.
+        if CrashEvent.isFaultlineFrame(function: sf.function, rawFunction: sf.mangledFunction) {
+            data["faultline_sdk"] = true
+            f["in_app"] = false
+        }
         f["data"] = mergedData(base["data"], data)
         if !inlinedCopy, var d = f["data"]?.objectValue { d["faultline_inlined"] = nil; f["data"] = .object(d) }
         return f

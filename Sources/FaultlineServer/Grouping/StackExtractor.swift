@@ -34,12 +34,14 @@ public enum StackExtractor {
                                       module: f["package"]?.stringValue, clientFunction: f["function"]?.stringValue))
                 continue
             }
-            let isReturn: Bool
+            var isReturn: Bool
             switch adjustment {
             case "all": isReturn = true
             case "none": isReturn = false
             default: isReturn = i > 0
             }
+            let isAsync = f["data"]?["faultline_async"]?.boolValue == true
+            if isAsync { isReturn = false }  // a resume function's entry, not a return address
             var img: Image?
             if let base = address(f["image_addr"]) { img = byBase[base] }
             if img == nil { img = containing(addr, in: images) }
@@ -47,7 +49,7 @@ public enum StackExtractor {
             let inApp = f["in_app"]?.boolValue ?? module.map(isInApp) ?? false
             let base = img?.base ?? address(f["image_addr"]) ?? 0
             out.append(StackFrame(buildID: img?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: isReturn,
-                                  inApp: inApp, module: module, clientFunction: f["function"]?.stringValue))
+                                  inApp: inApp, module: module, clientFunction: f["function"]?.stringValue, isAsync: isAsync))
         }
         return (excType, out)
     }
