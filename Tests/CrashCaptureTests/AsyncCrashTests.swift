@@ -83,7 +83,7 @@ final class AsyncCrashTests: XCTestCase {
     // Lines in Tests/CrashProbes/faultline-crasher/SwiftFaults.swift: the await in asyncMiddle (50),
     // asyncOuter (54), AsyncCounter.add (62).
     func testTaskForceUnwrapThreeAwaitsDeep() throws {
-        try checkAsyncCrash("async-task", callers: [("asyncMiddle", 50), ("asyncOuter", 54), ("startUnstructuredTask", 74)])
+        try checkAsyncCrash("async-task", callers: [("asyncMiddle", 50), ("asyncOuter", 54), ("startUnstructuredTask", 81)])
     }
 
     func testDetachedTask() throws {
@@ -148,8 +148,11 @@ final class AsyncCrashTests: XCTestCase {
             let path = try onlyReportPath()
             let report = try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
             let swiftAsync = try Self.swiftFrames(outcome.stderr).filter { $0.kind == "asyncResumePoint" }
-            XCTAssertGreaterThanOrEqual(swiftAsync.count, 3, "\(opt): \(swiftAsync.map(\.symbol))")
             XCTAssertEqual(report.asyncFrames.map(\.value), swiftAsync.map(\.address), "\(opt): \(swiftAsync.map(\.symbol))")
+            // At -O the force-unwrap is a tail call out of the last partial function: no async
+            // frame is left on the stack, and neither Swift's backtracer nor Faultline has a chain.
+            guard opt == "-Onone" else { continue }
+            XCTAssertGreaterThanOrEqual(swiftAsync.count, 3, "\(opt): \(swiftAsync.map(\.symbol))")
             let (text, frames) = try symbolicatedFrames(path)
             let names = frames.filter { $0["data"]?["faultline_async"]?.boolValue == true }.compactMap { $0["function"]?.stringValue }
             XCTAssertTrue(names.first { $0.contains("asyncapp.") }?.contains("middle") == true, "\(opt):\n\(text)")
