@@ -51,6 +51,8 @@ __attribute__((noinline)) static void fl_prewarm_from_frame_with_frame_pointer(v
         for (int i = 0; i < 4; i++) {
             unw_word_t ip;
             unw_get_reg(&cursor, UNW_REG_IP, &ip);
+            unw_proc_info_t info;  // async_unwind.c asks each frame's function start
+            unw_get_proc_info(&cursor, &info);
             if (unw_step(&cursor) <= 0) break;
         }
     }

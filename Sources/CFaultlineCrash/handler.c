@@ -32,6 +32,7 @@
 #include "crash_internal.h"
 #include "safe_io.h"
 #include "log_rings_internal.h"
+#include "async_unwind.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -384,6 +385,8 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
     fl_end_stack_walk();
     uint64_t t1 = fl_monotonic_ns();
+    fl_unwind_async((const ucontext_t *)context);  // Swift async callers (async_unwind.c), timed there
+    t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);
     fl_state.scratch->unwind_ns = t1 - t0;
     fl_state.scratch->modules_ns = fl_monotonic_ns() - t1;

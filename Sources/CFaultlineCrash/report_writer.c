@@ -5,6 +5,7 @@
 #include "log_rings_internal.h"
 #include "safe_io.h"
 #include "message_writer.h"
+#include "async_unwind.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -353,6 +354,7 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put_registers(&w, uc);
     fl_put(&w, ",");
     fl_put_frames(&w, &s->frames);
+    fl_put_async_frames(&w);
     fl_put(&w, ",");
     fl_put_modules(&w, s);
     fl_put_threads(&w, tid, thread_name);

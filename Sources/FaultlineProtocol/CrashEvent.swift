@@ -86,30 +86,52 @@ public enum CrashEvent {
         event["breadcrumbs"] = ["values": .array(r.breadcrumbs)]
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]
         if let o = r.omitted { extra["frames_omitted"] = ["after": .int(Int64(o.after)), "count": .int(Int64(o.count))] }
+        if r.asyncAfter != nil {
+            extra["async_unwind_stopped_by"] = .string(r.asyncStoppedBy ?? "unknown")
+            extra["async_frames"] = .int(Int64(r.asyncFrames.count))
+        }
         event["extra"] = .object(extra)
         return .object(event)
     }
 
     /// Frames caller-first as Sentry wants; `instruction_addr_adjustment: all_but_first` tells a
     /// symbolicator that every frame except the crashing one is a return address.
+    ///
+    /// A Swift async crash reads as its logical stack: the physical frames down to the innermost
+    /// async function, then its async callers (`async_frames`, each marked `data.faultline_async`
+    /// and `trust: "async"`; their address is a resume function, exact, so symbolicators must not
+    /// step back into the call instruction), then the executor's physical frames below.
     static func stacktraceJSON(_ r: CrashReport) -> JSONValue {
-        stacktraceJSON(frames: r.frames, registers: r.registers, omitted: r.omitted, report: r)
+        stacktraceJSON(frames: r.frames, registers: r.registers, omitted: r.omitted, report: r,
+                       async: r.asyncAfter.map { (after: $0, addresses: r.asyncFrames) })
     }
 
     static func stacktraceJSON(frames addresses: [FrameAddress], registers: [(name: String, value: Address)],
-                               omitted: CrashReport.OmittedFrames?, report r: CrashReport) -> JSONValue {
+                               omitted: CrashReport.OmittedFrames?, report r: CrashReport,
+                               async: (after: Int, addresses: [Address])? = nil) -> JSONValue {
         var frames: [JSONValue] = []
-        for (i, f) in addresses.enumerated() {
-            var frame: [String: JSONValue] = ["instruction_addr": .string(f.address.hex)]
-            if let m = r.module(containing: f.address) {
+        func frameJSON(_ a: Address) -> [String: JSONValue] {
+            var frame: [String: JSONValue] = ["instruction_addr": .string(a.hex)]
+            if let m = r.module(containing: a) {
                 frame["package"] = .string(m.path)
                 frame["image_addr"] = .string(m.base.hex)
                 frame["in_app"] = .bool(isInApp(modulePath: m.path, executable: r.executable))
             }
+            return frame
+        }
+        for (i, f) in addresses.enumerated() {
             if let o = omitted, i == o.after {
                 frames.append(["function": .string("<\(o.count) frames omitted>"), "instruction_addr": "0x0", "in_app": false])
             }
-            frames.append(.object(frame))
+            frames.append(.object(frameJSON(f.address)))
+            if let async, i == min(async.after, addresses.count - 1) {
+                for a in async.addresses {
+                    var frame = frameJSON(a)
+                    frame["trust"] = "async"
+                    frame["data"] = ["faultline_async": true]
+                    frames.append(.object(frame))
+                }
+            }
         }
         var regs: [String: JSONValue] = [:]
         for (n, v) in registers { regs[n] = .string(v.hex) }
@@ -133,4 +155,32 @@ public enum CrashEvent {
 
 public enum FaultlineVersion {
     public static let string = "0.1.0"
+}
+
+extension CrashEvent {
+    /// Faultline's own functions that can show up in a crashing thread's stack (the thread-start
+    /// wrapper, the signal handler and what it calls): not the app's code, whatever module they
+    /// are linked into. The Swift SDK's symbols (module `Faultline`) count too.
+    public static func isFaultlineFrame(function: String?, rawFunction: String?) -> Bool {
+        let names: Set<String> = ["fl_thread_trampoline", "fl_handle_signal", "fl_invoke", "fl_chain", "fl_forward_nested",
+                                  "fl_answer_dump_request", "fl_watchdog_fired", "fl_add_all_threads"]
+        if let f = function, names.contains(f) { return true }
+        if let raw = rawFunction, names.contains(raw) || raw.hasPrefix("$s9Faultline") { return true }
+        return false
+    }
+
+    /// A Swift async partial function read as the function it belongs to: "(1) suspend resume
+    /// partial function for closure #2 in main" → "closure #2 in main" (also "await resume", and
+    /// "async function pointer to"). Other names are returned unchanged.
+    public static func readableFunctionName(_ name: String) -> String {
+        var s = Substring(name)
+        if s.hasPrefix("("), let close = s.firstIndex(of: ")"), s[s.index(after: s.startIndex)..<close].allSatisfy(\.isNumber) {
+            s = s[s.index(after: close)...].drop(while: { $0 == " " })
+        }
+        for prefix in ["suspend resume partial function for ", "await resume partial function for ", "async function pointer to "]
+        where s.hasPrefix(prefix) {
+            return String(s.dropFirst(prefix.count))
+        }
+        return name
+    }
 }

@@ -3,7 +3,8 @@ import Foundation
 
 public struct CrashReport: Sendable, Equatable {
     public static let formatName = "faultline-crash"
-    /// Version 2 added `threads` (every thread) and `message`; version 1 reports are still read.
+    /// Version 2 added `threads` (every thread) and `message`, then the optional `async_frames`;
+    /// version 1 reports are still read.
     public static let supportedVersion = 2
 
     public struct Signal: Sendable, Equatable {
@@ -43,6 +44,14 @@ public struct CrashReport: Sendable, Equatable {
     /// Innermost first. Frame 0 is the faulting instruction; every other frame is a return address.
     public var frames: [FrameAddress]
     public var omitted: OmittedFrames?
+    /// The Swift async chain of the crashing thread (report field `async_frames`), innermost
+    /// first: each address is a resume function (an exact code address, not a return address)
+    /// where a logical caller continues. Empty when the crash was not in async code.
+    public var asyncFrames: [Address] = []
+    /// Index in `frames` of the physical frame whose async context began the chain.
+    public var asyncAfter: Int?
+    /// Why the async walk ended ("end", "limit", "unreadable context", "loop", …).
+    public var asyncStoppedBy: String?
     public var unwindStoppedBy: String
     public var modules: [Module]
     public var breadcrumbs: [JSONValue]
@@ -134,6 +143,11 @@ public struct CrashReport: Sendable, Equatable {
             omitted = OmittedFrames(after: Int(after), count: Int(count))
         }
         unwindStoppedBy = j["unwind"]?["stopped_by"]?.stringValue ?? "unknown"
+        if let a = j["async_unwind"], let after = a["after"]?.int64Value, after >= 0 {
+            asyncAfter = Int(clamping: after)
+            asyncStoppedBy = a["stopped_by"]?.stringValue
+            asyncFrames = (j["async_frames"]?.arrayValue ?? []).compactMap { $0["address"]?.stringValue.flatMap(Address.init(string:)) }
+        }
         modules = (j["modules"]?.arrayValue ?? []).compactMap { m in
             guard let path = m["path"]?.stringValue, let base = m["base"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
             // A negative size (a corrupt report) is clamped to 0, never trapped on.

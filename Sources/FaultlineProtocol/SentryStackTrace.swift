@@ -16,6 +16,9 @@ public enum SentryStackTrace {
         public var imageAddress: UInt64?
         /// The frame as the event has it.
         public var json: JSONValue
+        /// A Swift async frame (`data.faultline_async`): its address is a resume function's entry,
+        /// exact like a program counter, whatever `instruction_addr_adjustment` says.
+        public var isAsync: Bool { json["data"]?["faultline_async"]?.boolValue == true }
 
         /// Address relative to its image's base: what debug files are indexed by.
         public var moduleOffset: UInt64? {
@@ -39,12 +42,13 @@ public enum SentryStackTrace {
             guard let addr = address(f["instruction_addr"]), addr != 0 else {
                 return Frame(index: i, address: nil, image: nil, imageAddress: imageAddress, json: f)
             }
-            let isReturn: Bool
+            var isReturn: Bool
             switch adjustment {
             case "all": isReturn = true
             case "none": isReturn = false
             default: isReturn = i != raw.count - 1
             }
+            if f["data"]?["faultline_async"]?.boolValue == true { isReturn = false }
             let a = Address(addr)
             return Frame(index: i, address: isReturn ? .returnAddress(a) : .programCounter(a),
                          image: images.image(for: addr, imageAddress: imageAddress), imageAddress: imageAddress, json: f)

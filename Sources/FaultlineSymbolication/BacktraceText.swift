@@ -45,7 +45,9 @@ public enum BacktraceText {
 
     /// A backtrace per stack trace, innermost frame first, like a debugger prints it:
     /// `#3  0x00005555555551a9 in outer at /src/crash.c:20:3 (crasher +0x11a9)`.
-    public static func render(event: JSONValue, crashedOnly: Bool = false) -> String {
+    /// Faultline's own frames (`data.faultline_sdk`: the thread-start wrapper, the handler) are
+    /// left out unless `showFaultlineFrames`; Swift async callers carry an `[async]` mark.
+    public static func render(event: JSONValue, crashedOnly: Bool = false, showFaultlineFrames: Bool = false) -> String {
         var out = ""
         for (i, ex) in (event["exception"]?["values"]?.arrayValue ?? []).enumerated() {
             let type = ex["type"]?.stringValue ?? "crash"
@@ -64,7 +66,7 @@ public enum BacktraceText {
             if data?["message_source"] != nil, let signal = ex["mechanism"]?["meta"]?["signal"]?["name"]?.stringValue {
                 out += "  ended by \(signal)\n"
             }
-            if let st = ex["stacktrace"] { out += render(stacktrace: st) }
+            if let st = ex["stacktrace"] { out += render(stacktrace: st, showFaultlineFrames: showFaultlineFrames) }
         }
         // The other threads after the crashing one, whose stack is the exception's when it has one.
         let exceptionHasStack = (event["exception"]?["values"]?.arrayValue ?? []).contains { $0["stacktrace"] != nil }
@@ -73,7 +75,7 @@ public enum BacktraceText {
                                              : !(th["crashed"]?.boolValue == true && exceptionHasStack) {
             let state = th["state"]?.stringValue.map { " (\($0))" } ?? ""
             out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? "")\(state):\n"
-            if let st = th["stacktrace"] { out += render(stacktrace: st) }
+            if let st = th["stacktrace"] { out += render(stacktrace: st, showFaultlineFrames: showFaultlineFrames) }
             else if let why = th["faultline_error"]?.stringValue { out += "    no stack: \(why)\n" }
         }
         if let tail = event["contexts"]?["stderr"]?["tail"]?.stringValue {
@@ -84,13 +86,16 @@ public enum BacktraceText {
         return out
     }
 
-    static func render(stacktrace: JSONValue) -> String {
+    static func render(stacktrace: JSONValue, showFaultlineFrames: Bool = false) -> String {
         var out = ""
         var n = 0
+        var hidden = 0
         // Sentry stores caller first; a debugger shows the innermost frame first.
         for f in (stacktrace["frames"]?.arrayValue ?? []).reversed() {
+            if !showFaultlineFrames && f["data"]?["faultline_sdk"]?.boolValue == true { hidden += 1; continue }
             let addr = SentryStackTrace.address(f["instruction_addr"]) ?? 0
             var line = "#\(n)".padding(toLength: 4, withPad: " ", startingAt: 0)
+            if f["data"]?["faultline_async"]?.boolValue == true { line += "[async] " }
             line += String(format: "0x%016llx", addr)
             line += " in " + (f["function"]?.stringValue ?? "??")
             if let file = f["filename"]?.stringValue ?? f["abs_path"]?.stringValue {
@@ -115,6 +120,7 @@ public enum BacktraceText {
             out += line + "\n"
             n += 1
         }
+        if hidden > 0 { out += "    (\(hidden) Faultline frame\(hidden == 1 ? "" : "s") hidden; --faultline-frames shows them)\n" }
         return out
     }
 }

@@ -76,7 +76,7 @@ public enum EventSymbolicator {
     private static func render(_ sf: SymbolicatedFrame, base: JSONValue, inlinedCopy: Bool) -> JSONValue {
         var f = base
         for k in ["function", "raw_function", "symbol", "filename", "abs_path", "lineno", "colno"] { f[k] = nil }
-        if let fn = sf.function { f["function"] = .string(fn) }
+        if let fn = sf.function { f["function"] = .string(Demangler.readableAsync(fn)) }
         if let raw = sf.mangledFunction { f["raw_function"] = .string(raw); f["symbol"] = .string(raw) }
         if let file = sf.file {
             f["abs_path"] = .string(file)
@@ -88,6 +88,11 @@ public enum EventSymbolicator {
         if inlinedCopy { data["faultline_inlined"] = true }
         if sf.isInlined { data["inlined"] = true }
         if sf.fromSymbolTable { data["faultline_symbol_table_only"] = true }
+        // Faultline's own frames (thread-start wrapper, signal handler) are not the app's code.
+        if CrashEvent.isFaultlineFrame(function: sf.function, rawFunction: sf.mangledFunction) {
+            data["faultline_sdk"] = true
+            f["in_app"] = false
+        }
         f["data"] = mergedData(base["data"], data)
         if !inlinedCopy, var d = f["data"]?.objectValue { d["faultline_inlined"] = nil; f["data"] = .object(d) }
         return f

@@ -40,6 +40,7 @@ enum SymbolicateCommand {
       --no-system             do not search /usr/lib/debug
       --json                  report mode: print the symbolicated event as JSON
       --crashed-only          report mode: print only the crashing thread (every thread by default)
+      --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
       --no-demangle           print names as the binary spells them
       --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
       --inlines, -i, --functions, -f, --demangle, -C
@@ -69,6 +70,7 @@ enum SymbolicateCommand {
         var noSystem = false
         var json = false
         var crashedOnly = false
+        var faultlineFrames = false
         var demangle = true
         var demangleSwift = true
     }
@@ -106,6 +108,7 @@ enum SymbolicateCommand {
             case "--no-system": o.noSystem = true
             case "--json": o.json = true
             case "--crashed-only": o.crashedOnly = true
+            case "--faultline-frames": o.faultlineFrames = true
             case "--no-demangle": o.demangle = false
             case "--no-demangle-swift": o.demangleSwift = false
             case "--inlines", "-i", "--functions", "-f", "--demangle", "-C": break
@@ -142,14 +145,14 @@ enum SymbolicateCommand {
             return ExitCode.usage
         }
         if options.inputs.count == 1 {
-            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, symbolicator: symbolicator)
+            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator)
         }
         // Several reports (`faultline symbolicate crashes/*.crash.json`): one after another, each
         // under a header in text mode; the exit code is the worst of theirs.
         var codes: [Int32] = []
         for (i, input) in options.inputs.enumerated() {
             if !options.json { writeAll(1, Array(((i > 0 ? "\n" : "") + "==> \(input) <==\n").utf8)) }
-            codes.append(SymbolicateReportMode.run(input: input, json: options.json, crashedOnly: options.crashedOnly, symbolicator: symbolicator))
+            codes.append(SymbolicateReportMode.run(input: input, json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator))
         }
         if codes.contains(ExitCode.inputError) { return ExitCode.inputError }
         if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }

@@ -26,9 +26,12 @@ public enum Fingerprinter {
             if let b = frame.buildID,
                let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
                resolved.contains(where: { $0.function != nil }) {
+                // Faultline's own frames (thread-start wrapper, handler) never group an issue.
+                if resolved.allSatisfy({ CrashEvent.isFaultlineFrame(function: $0.function, rawFunction: nil) }) { continue }
                 resolvedAny = true
                 for r in resolved {
-                    guard let fn = r.function else { continue }
+                    guard let raw = r.function else { continue }
+                    let fn = CrashEvent.readableFunctionName(raw)
                     components.append(fn)
                     if culprit == nil {
                         var c = fn

@@ -28,7 +28,7 @@ public enum StackExtractor {
         let addr = address.address.value
         let base = f.image?.base.value ?? f.imageAddress ?? 0
         return StackFrame(buildID: f.image?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: address.isReturnAddress,
-                          inApp: inApp, module: module, clientFunction: clientFunction)
+                          inApp: inApp, module: module, clientFunction: clientFunction, isAsync: f.isAsync)
     }
 
     /// The frames grouping keeps: innermost in-app frames, or innermost frames when none is in-app.

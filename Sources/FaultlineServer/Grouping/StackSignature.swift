@@ -13,18 +13,21 @@ public struct StackFrame: Sendable, Hashable {
     public var module: String?
     /// A function name the client put in the event (e.g. from its own symbol table).
     public var clientFunction: String?
+    /// A Swift async caller (`data.faultline_async`): its offset is a resume function's entry.
+    public var isAsync = false
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]
         if let b = buildID { o["b"] = .string(b.hex) }
         if let m = module { o["m"] = .string(m) }
         if let f = clientFunction { o["f"] = .string(f) }
+        if isAsync { o["y"] = true }  // only when set: signatures stored before async frames are unchanged
         return .object(o)
     }
 
-    init(buildID: BuildID?, offset: UInt64, isReturnAddress: Bool, inApp: Bool, module: String?, clientFunction: String?) {
+    init(buildID: BuildID?, offset: UInt64, isReturnAddress: Bool, inApp: Bool, module: String?, clientFunction: String?, isAsync: Bool = false) {
         self.buildID = buildID; self.offset = offset; self.isReturnAddress = isReturnAddress
-        self.inApp = inApp; self.module = module; self.clientFunction = clientFunction
+        self.inApp = inApp; self.module = module; self.clientFunction = clientFunction; self.isAsync = isAsync
     }
 
     init?(json: JSONValue) {
@@ -35,6 +38,7 @@ public struct StackFrame: Sendable, Hashable {
         buildID = json["b"]?.stringValue.flatMap(BuildID.init(hex:))
         module = json["m"]?.stringValue
         clientFunction = json["f"]?.stringValue
+        isAsync = json["y"]?.boolValue ?? false
     }
 }
 

@@ -52,6 +52,14 @@ let modes: [String: String] = [
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
+    "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
+    "async-detached": "the same under Task.detached",
+    "async-group": "the same in a task-group child",
+    "async-actor": "the same awaited from an actor method",
+    "async-corrupt-unreadable": "SIGSEGV in an async function whose context's Parent points at unmapped memory",
+    "async-corrupt-loop": "SIGSEGV in an async function whose context's Parent points at itself",
+    "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
+    "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -171,6 +179,35 @@ case "log-and-exit":
     if let id = Faultline.capture(CrasherError.numbered(7), attributes: ["where": "log-and-exit"]) { print("captured \(id)") }
     exit(0)
 case "loader-lock-segv": probe_segv_while_loader_lock_held()
+case "async-task", "timed-async":
+    let done = DispatchSemaphore(value: 0)
+    if mode == "timed-async" { print("crash_at_ns \(DispatchTime.now().uptimeNanoseconds)"); fflush(nil) }
+    startUnstructuredTask(done)
+    done.wait()
+case "async-detached":
+    let done = DispatchSemaphore(value: 0)
+    Task.detached { print(await asyncOuter(nothing())); done.signal() }
+    done.wait()
+case "async-group":
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let sum = await withTaskGroup(of: Int.self) { group in
+            group.addTask { await asyncOuter(nothing()) }
+            return await group.reduce(0, &+)
+        }
+        print(sum); done.signal()
+    }
+    done.wait()
+case "async-actor":
+    let done = DispatchSemaphore(value: 0)
+    let counter = AsyncCounter()
+    Task.detached { print(await counter.add()); done.signal() }
+    done.wait()
+case "async-corrupt-unreadable", "async-corrupt-loop", "async-corrupt-misaligned":
+    let how: Int32 = mode.hasSuffix("unreadable") ? 1 : mode.hasSuffix("loop") ? 2 : 3
+    let done = DispatchSemaphore(value: 0)
+    Task.detached { print(await asyncCorruptCaller(how)); done.signal() }
+    done.wait()
 case "timed-segv":
     // Measures a crash in a running program, not one within a millisecond of start (while start's
     // background preparation still runs): wait for it unless asked not to.
