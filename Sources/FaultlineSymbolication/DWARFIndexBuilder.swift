@@ -51,9 +51,10 @@ struct DWARFIndexBuilder {
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
-    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle]) -> IndexTables {
+    /// - Parameter units: offsets of the units to parse (a partial index, `UnitTable`); nil parses all.
+    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil) -> IndexTables {
         var b = DWARFIndexBuilder()
-        b.t.hasDWARF = b.walkUnits(debugFile.elf)
+        b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units)
         b.flattenScopes()
         b.readSymbols(symbolSources)
         b.t.strings = b.pool.bytes
@@ -67,14 +68,15 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    private mutating func walkUnits(_ elf: OpaquePointer) -> Bool {
+    private mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
         // offsets, not on one session's unit handles), so N units cost N header reads in all,
         // not N²/16 — a file with a million tiny units cannot stall the build.
-        var offset: Dwarf_Off = 0
-        var finished = false
+        var offset: Dwarf_Off = only?.first ?? 0
+        var nextListed = 1   // with `only`: the next listed unit after the current one
+        var finished = only?.isEmpty ?? false
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
             finished = true
@@ -93,6 +95,9 @@ struct DWARFIndexBuilder {
                 let unitOffset = offset
                 guard nextOffset > unitOffset else { break }  // a corrupt length must not loop
                 offset = nextOffset
+                if let only {   // a partial index: jump to the next listed unit, or stop after this one
+                    if nextListed < only.count { offset = only[nextListed]; nextListed += 1 } else { offset = .max }
+                }
                 processed += 1
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
@@ -111,7 +116,7 @@ struct DWARFIndexBuilder {
                 readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
                 t.cuRowStart.append(UInt32(rowStart))
                 t.cuRowEnd.append(UInt32(t.rowAddress.count))
-                var own = unitRanges(&cudie)
+                var own = DWARFIndexBuilder.unitRanges(&cudie)
                 if own.isEmpty { own = sequenceRanges(from: rowStart) }
                 for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
                 walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
@@ -137,11 +142,11 @@ struct DWARFIndexBuilder {
     }
 
     /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
-    @inline(__always) private static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
+    @inline(__always) static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
         lo != 0 && lo < hi && lo < UInt64.max - 1
     }
 
-    private func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
+    static func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
         var out: [(UInt64, UInt64)] = []
         var base: Dwarf_Addr = 0, lo: Dwarf_Addr = 0, hi: Dwarf_Addr = 0
         var off = dwarf_ranges(&die, 0, &base, &lo, &hi)
