@@ -12,7 +12,7 @@ import Glibc
 #endif
 
 /// Interns strings into the blob; pointers from .debug_str repeat, so they are cached first.
-private struct StringPool {
+struct StringPool {
     var bytes: [UInt8] = [0]
     var byContent: [String: UInt32] = [:]
     var byPointer: [UnsafeRawPointer: UInt32] = [:]
@@ -26,6 +26,14 @@ private struct StringPool {
         return r
     }
 
+    /// Appends without deduplication (partial indexes: never stored, built for speed).
+    mutating func append(cString p: UnsafePointer<CChar>) -> UInt32 {
+        let r = UInt32(bytes.count)
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: p, count: strlen(p)))
+        bytes.append(0)
+        return r
+    }
+
     mutating func intern(cString p: UnsafePointer<CChar>) -> UInt32 {
         let key = UnsafeRawPointer(p)
         if let r = byPointer[key] { return r }
@@ -36,7 +44,7 @@ private struct StringPool {
 }
 
 /// One address range of a scope, before flattening into segments.
-private struct ScopeRange {
+struct ScopeRange {
     var low: UInt64
     var high: UInt64
     var scope: UInt32
@@ -44,19 +52,22 @@ private struct ScopeRange {
 }
 
 struct DWARFIndexBuilder {
-    private var t = IndexTables()
-    private var pool = StringPool()
-    private var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
-    private var ranges: [ScopeRange] = []
+    var t = IndexTables()
+    var pool = StringPool()
+    var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
+    var ranges: [ScopeRange] = []
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
     /// - Parameter units: offsets of the units to parse (a partial index, `UnitTable`); nil parses all.
-    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil) -> IndexTables {
+    /// - Parameter path: the debug file's path; a full build then parses halves of the units on
+    ///   two threads (DWARFIndexParallel.swift), each over its own libelf/libdw handles.
+    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil) -> IndexTables {
+        if units == nil, let path, let t = buildInParallel(debugFile: debugFile, path: path, symbolSources: symbolSources) { return t }
         var b = DWARFIndexBuilder()
         b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units)
         b.flattenScopes()
-        b.readSymbols(symbolSources)
+        b.readSymbols(symbolSources, deduplicate: units == nil)
         b.t.strings = b.pool.bytes
         return b.t
     }
@@ -68,7 +79,7 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    private mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?) -> Bool {
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -335,7 +346,7 @@ struct DWARFIndexBuilder {
     }
 
     /// Turns nested scope ranges into non-overlapping segments, each naming its innermost scope.
-    private mutating func flattenScopes() {
+    mutating func flattenScopes() {
         ranges.sort {
             if $0.low != $1.low { return $0.low < $1.low }
             if $0.depth != $1.depth { return $0.depth < $1.depth }   // outer scope first
@@ -376,8 +387,8 @@ struct DWARFIndexBuilder {
 
     /// The symbols llvm-symbolizer uses: functions, objects, ifuncs and untyped labels defined
     /// in a section; one per address (see the sort below for which).
-    private mutating func readSymbols(_ sources: [ELFHandle]) {
-        var chosen: [(UInt64, UInt64, String, String?)] = []
+    mutating func readSymbols(_ sources: [ELFHandle], deduplicate: Bool) {
+        var chosen: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for type in [SHT_SYMTAB, SHT_DYNSYM] {
             for src in sources {
                 chosen = DWARFIndexBuilder.symbols(of: src, type: UInt32(type))
@@ -399,27 +410,28 @@ struct DWARFIndexBuilder {
         for (i, s) in chosen.enumerated() where i == chosen.count - 1 || chosen[i + 1].0 != s.0 {
             t.symbolAddress.append(s.0)
             t.symbolSize.append(s.1)
-            t.symbolName.append(pool.intern(s.2))
-            t.symbolFile.append(s.3.map { fileRef(path: $0, unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
+            t.symbolName.append(deduplicate ? pool.intern(cString: s.2) : pool.append(cString: s.2))
+            t.symbolFile.append(s.3.map { fileRef(path: String(cString: $0), unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
         }
     }
 
     /// Symbols in table order with, for local ones, the name of the STT_FILE symbol before them
     /// (the ELF spec puts a file's locals after its STT_FILE entry).
-    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, String, String?)] {
-        var out: [(UInt64, UInt64, String, String?)] = []
+    /// Names point into the ELF image, valid while `file` stays open.
+    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
+        var out: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for s in file.sections() where s.header.sh_type == type && s.header.sh_entsize > 0 {
             guard let data = elf_getdata(s.scn, nil) else { continue }
             let n = Int(s.header.sh_size / s.header.sh_entsize)
             var sym = GElf_Sym()
-            var currentFile: String? = nil
+            var currentFile: UnsafePointer<CChar>? = nil
             for i in 0..<n {
                 guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
                 let kind = Int32(sym.st_info & 0xf)
                 if kind == STT_FILE {
                     // An empty STT_FILE name ends the previous file's locals without naming one.
-                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { String(cString: $0) }
-                    if currentFile?.isEmpty == true { currentFile = nil }
+                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { UnsafePointer($0) }
+                    if currentFile?.pointee == 0 { currentFile = nil }
                     continue
                 }
                 guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { continue }
@@ -430,7 +442,7 @@ struct DWARFIndexBuilder {
                 // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
                 if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { continue }
                 let local = Int32(sym.st_info >> 4) == STB_LOCAL
-                out.append((sym.st_value, sym.st_size, String(cString: name), local ? currentFile : nil))
+                out.append((sym.st_value, sym.st_size, UnsafePointer(name), local ? currentFile : nil))
             }
         }
         return out

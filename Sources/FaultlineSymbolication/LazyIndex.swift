@@ -116,7 +116,7 @@ final class LazyModuleSource: @unchecked Sendable {
         var sources = [debug]
         if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets)
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: debugPath)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
         return DWARFIndex.inMemory(consume tables, buildID: buildID)

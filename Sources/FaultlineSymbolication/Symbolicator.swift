@@ -285,7 +285,7 @@ public final class Symbolicator: @unchecked Sendable {
         if lazyColdPath, let hints, loc.debugFile != nil, let lazy = lazyModule(debug, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad)) {
             return .loaded(lazy)
         }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources)
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: source)
         tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         if let buildID, let cache { cache.store(index.bytes, for: buildID) }
