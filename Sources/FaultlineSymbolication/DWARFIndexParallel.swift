@@ -16,10 +16,11 @@ extension DWARFIndexBuilder {
     static let parallelThresholdBytes: UInt64 = 1 << 20
 
     /// Nil when one thread is the better choice (one CPU, a small file, an unreadable second handle).
-    static func buildInParallel(debugFile: ELFHandle, path: String, symbolSources: [ELFHandle]) -> IndexTables? {
+    static func buildInParallel(debugFile: ELFHandle, path: String, symbolSources: [ELFHandle],
+                                minimumBytes: UInt64 = parallelThresholdBytes) -> IndexTables? {
         guard ProcessInfo.processInfo.activeProcessorCount >= 2,
               let units = UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
-              units.totalBytes >= parallelThresholdBytes else { return nil }
+              units.totalBytes >= minimumBytes else { return nil }
         // Split in file order where half of the bytes lie before.
         let half = units.totalBytes / 2
         var acc: UInt64 = 0, split = 1

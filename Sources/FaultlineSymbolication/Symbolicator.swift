@@ -208,7 +208,7 @@ public final class Symbolicator: @unchecked Sendable {
     /// Symbolicates an ELF virtual address of `objectFile` (what llvm-symbolizer's `--obj` takes).
     /// Throws when the object itself is not a readable ELF file.
     public func symbolicate(objectFile: String, address: UInt64) throws(ELFError) -> SymbolicationOutcome {
-        let m = try module(objectFile: objectFile)
+        let m = try module(objectFile: objectFile, addresses: [address])
         switch m {
         case .unresolved(let r): return .unresolved(r)
         case .loaded(let lm): return lm.frames(at: address)
