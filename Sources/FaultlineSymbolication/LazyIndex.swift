@@ -90,6 +90,8 @@ final class LazyModuleSource: @unchecked Sendable {
     let modulePath: String?
     let buildID: BuildID?
     let firstLoadAddress: UInt64
+    /// Full builds on two threads (`Symbolicator.parallelFullBuild`).
+    var parallel = false
     /// Units the current partial index was built from.
     var parsed: Set<Int>
 
@@ -116,7 +118,7 @@ final class LazyModuleSource: @unchecked Sendable {
         var sources = [debug]
         if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: debugPath)
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
         return DWARFIndex.inMemory(consume tables, buildID: buildID)

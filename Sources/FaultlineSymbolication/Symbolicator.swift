@@ -171,6 +171,10 @@ public final class Symbolicator: @unchecked Sendable {
     /// A partial index starts the full build on a background thread (long-lived processes: the
     /// server). Off (the CLI): the full index is built by the first run that needs most units.
     public var buildFullIndexInBackground = false
+    /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default: on the Python
+    /// library it raised peak RSS from ~66 MB to ~76 MB (above llvm-symbolizer 21's 75 MB) and,
+    /// on a 2-core machine shared with other builds, saved only ~10% of wall time.
+    public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
     private final class Slot { let lock = NSLock(); var state: ModuleState? }
@@ -285,7 +289,7 @@ public final class Symbolicator: @unchecked Sendable {
         if lazyColdPath, let hints, loc.debugFile != nil, let lazy = lazyModule(debug, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad)) {
             return .loaded(lazy)
         }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: source)
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil)
         tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         if let buildID, let cache { cache.store(index.bytes, for: buildID) }
@@ -302,6 +306,7 @@ extension Symbolicator {
         let need = units.units(for: addresses)
         let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
                                       firstLoadAddress: firstLoad, parsed: need)
+        source.parallel = parallelFullBuild
         guard !source.wantsFullIndex(need), let partial = source.build(units: need) else { return nil }
         let cache = self.cache
         let persist: @Sendable (DWARFIndex) -> Void = { index in

@@ -10,6 +10,8 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
     init(debugRoot: String, indexDirectory: String) {
         let locator = DebugFileLocator(explicitFiles: [], debugDirectories: [debugRoot], searchModulePath: false, searchSystem: false)
         symbolicator = Symbolicator(locator: locator, indexCacheDirectory: indexDirectory)
+        // First events answer from the units their frames need; the full index follows on a thread.
+        symbolicator.buildFullIndexInBackground = true
     }
 
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
