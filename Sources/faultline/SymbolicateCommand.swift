@@ -138,7 +138,7 @@ enum SymbolicateCommand {
                 symbolicator.removePersistedIndex(buildID: id)
             }
             return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle,
-                                              demangleSwift: options.demangleSwift, symbolicator: symbolicator)
+                                              demangleSwift: options.demangleSwift, fullIndex: options.rebuildIndex, symbolicator: symbolicator)
         }
         guard !options.inputs.isEmpty else {
             printError("nothing to symbolicate: give a crash report or event, or --obj FILE; see --help")

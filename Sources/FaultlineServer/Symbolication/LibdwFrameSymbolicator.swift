@@ -11,6 +11,8 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
         // Only the server's own build-id store: client-supplied paths and the host's files are never searched.
         let locator = DebugFileLocator(sources: [BuildIDDirectorySource(directories: [debugRoot])])
         symbolicator = Symbolicator(locator: locator, indexCacheDirectory: indexDirectory)
+        // First events answer from the units their frames need; the full index follows on a thread.
+        symbolicator.buildFullIndexInBackground = true
     }
 
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
