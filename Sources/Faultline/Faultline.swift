@@ -117,7 +117,7 @@ public enum Faultline {
         if let end = SessionTracker.shared.end() {
             outbox.enqueue(Envelope(header: envelopeHeader(eventID: nil, dsn: SDKState.shared.dsn), items: [end]))
         }
-        w.flush(timeout: timeout)
+        w.flush(timeout: timeout, final: true)
         // What did not go out stays in the outbox for the next launch.
         w.stopAndWait(timeout: 1)
     }

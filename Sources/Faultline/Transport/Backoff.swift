@@ -5,12 +5,27 @@ import Foundation
 public protocol SDKClock: Sendable {
     func now() -> Double
     func sleep(seconds: Double)
+    /// Sleeps, but returns early once `stop` says so (checked every 50 ms by the system clock).
+    func sleep(seconds: Double, until stop: () -> Bool)
+}
+
+extension SDKClock {
+    /// A clock that does not really sleep (tests) needs no early return.
+    public func sleep(seconds: Double, until stop: () -> Bool) { sleep(seconds: seconds) }
 }
 
 public struct SystemClock: SDKClock {
     public init() {}
     public func now() -> Double { Date().timeIntervalSince1970 }
     public func sleep(seconds: Double) { if seconds > 0 { usleep(UInt32(min(seconds, 60) * 1_000_000)) } }
+    public func sleep(seconds: Double, until stop: () -> Bool) {
+        var slept = 0.0
+        while slept < seconds && !stop() {
+            let slice = min(0.05, seconds - slept)
+            sleep(seconds: slice)
+            slept += slice
+        }
+    }
 }
 
 /// Exponential back-off for failures other than rate limits: 0.5 s, doubling, capped at 10 s.

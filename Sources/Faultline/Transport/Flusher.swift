@@ -13,6 +13,10 @@ final class Flusher: Sendable {
     }
 
     static let attemptsPerFlush = 3
+    /// At exit everything unsent is already durable in the outbox: one attempt per envelope, no
+    /// back-off sleeps, and a short limit per request, so a refused or black-holed server costs
+    /// the exiting process one quick try, not the whole flush timeout.
+    static let finalAttemptTimeout = 0.5
 
     let outbox: Outbox
     let transport: any EnvelopeSending
@@ -20,6 +24,12 @@ final class Flusher: Sendable {
     private struct State { var backoff = Backoff(); var retryAt = 0.0; var limits = RateLimits() }
     private let state = Mutex(State())
     private let flushing = Mutex<Void>(())
+    /// Set when the process is exiting: a pass in progress stops retrying (and sleeping) at once,
+    /// so the final quick pass can run.
+    private let exiting = Atomic<Bool>(false)
+
+    /// The process is exiting (Worker.flush(final:)): stop any back-off in progress now.
+    func abandonRetries() { exiting.store(true, ordering: .relaxed) }
 
     init(outbox: Outbox, transport: any EnvelopeSending, clock: any SDKClock = SystemClock()) {
         self.outbox = outbox
@@ -29,11 +39,11 @@ final class Flusher: Sendable {
 
     /// Sends pending envelopes until the outbox is empty, a rate limit applies, or three attempts
     /// at one envelope failed. A failed envelope stays on disk for the next flush.
-    func flushOnce() -> Summary {
-        flushing.withLock { _ in flushLocked() }
+    func flushOnce(final: Bool = false) -> Summary {
+        flushing.withLock { _ in flushLocked(final: final) }
     }
 
-    private func flushLocked() -> Summary {
+    private func flushLocked(final: Bool) -> Summary {
         var summary = Summary()
         let now = clock.now()
         let retryAt = state.withLock { $0.retryAt }
@@ -57,7 +67,8 @@ final class Flusher: Sendable {
             var attempt = 0
             attempts: while true {
                 attempt += 1
-                let (outcome, rateLimits) = transport.send(body.serialized())
+                let (outcome, rateLimits) = final ? transport.send(body.serialized(), timeout: Self.finalAttemptTimeout)
+                                                  : transport.send(body.serialized())
                 if !rateLimits.isEmpty { state.withLock { $0.limits.apply(rateLimits, now: clock.now()) } }
                 switch outcome {
                 case .sent:
@@ -93,13 +104,14 @@ final class Flusher: Sendable {
                     break attempts
                 case .retryable:
                     let delay = state.withLock { s -> Double in s.backoff.failed(); return s.backoff.currentDelay }
-                    if attempt >= Self.attemptsPerFlush {
+                    if final || exiting.load(ordering: .relaxed) || attempt >= Self.attemptsPerFlush {
                         state.withLock { $0.retryAt = clock.now() + delay }
                         summary.stoppedBy = "retries exhausted"
                         summary.remaining += queue.count + 1
                         return summary
                     }
-                    clock.sleep(seconds: delay)
+                    // An exit that begins meanwhile does not wait out the back-off.
+                    clock.sleep(seconds: delay) { exiting.load(ordering: .relaxed) }
                 }
             }
         }

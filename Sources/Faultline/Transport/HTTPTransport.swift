@@ -21,6 +21,8 @@ enum SendOutcome: Equatable {
 
 protocol EnvelopeSending: Sendable {
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit])
+    /// The same with its own time limit (the last attempt at exit must not wait 15 s).
+    func send(_ body: Data, timeout: Double) -> (SendOutcome, rateLimits: [RateLimits.Limit])
     /// Does the slow one-time set-up now (libcurl and OpenSSL global init).
     func prepare()
     /// Cancels the request in flight, if any (at exit).
@@ -52,7 +54,9 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
     private let inFlight = Mutex<URLSessionDataTask?>(nil)
     func cancelInFlight() { inFlight.withLock { $0?.cancel() } }
 
-    func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
+    func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) { send(body, timeout: timeout) }
+
+    func send(_ body: Data, timeout: Double) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
         var request = URLRequest(url: dsn.envelopeURL, timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/x-sentry-envelope", forHTTPHeaderField: "Content-Type")
@@ -70,9 +74,9 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         inFlight.withLock { $0 = task }
         defer { inFlight.withLock { $0 = nil } }
         task.resume()
-        if done.wait(timeout: .now() + timeout + 1) == .timedOut {
+        if done.wait(timeout: .now() + timeout + min(timeout, 1)) == .timedOut {
             task.cancel()
-            return (.retryable(reason: "timed out after \(Int(timeout)) s"), [])
+            return (.retryable(reason: "timed out after \(timeout) s"), [])
         }
         if let e = result.2 { return (.retryable(reason: e.localizedDescription), []) }
         guard let http = result.1 as? HTTPURLResponse else { return (.retryable(reason: "no HTTP response"), []) }

@@ -14,6 +14,8 @@ final class Worker: @unchecked Sendable {
     private let condition = NSCondition()
     private var wakeRequested = false
     private var completedPasses = 0
+    /// Set by the flush at exit: passes from then on make one quick attempt (Flusher.flushOnce(final:)).
+    private var finalPasses = false
     private var stopping = false
     private var setUpDone = false
     private var exited = false
@@ -66,9 +68,17 @@ final class Worker: @unchecked Sendable {
     }
 
     /// Runs a pass now and waits for it (at most `timeout` seconds). True if it completed.
+    /// `final` (at exit): one quick attempt per envelope, no back-off (see Flusher.finalAttemptTimeout).
     @discardableResult
-    func flush(timeout: Double) -> Bool {
+    func flush(timeout: Double, final: Bool = false) -> Bool {
+        if final {
+            // A pass in progress may be sleeping out a back-off or waiting on a server that does
+            // not answer: stop it now (its envelope stays in the outbox) and run the quick one.
+            flusher.abandonRetries()
+            flusher.transport.cancelInFlight()
+        }
         condition.lock()
+        if final { finalPasses = true }
         let target = completedPasses + 2  // a pass already running may have missed recent items
         wakeRequested = true
         condition.broadcast()
@@ -122,7 +132,10 @@ final class Worker: @unchecked Sendable {
         condition.lock()
         let stop = stopping
         condition.unlock()
-        if !stop { _ = flusher.flushOnce() }
+        condition.lock()
+        let final = finalPasses
+        condition.unlock()
+        if !stop { _ = flusher.flushOnce(final: final) }
     }
 
     /// Buffered log lines become `log` envelopes of at most LogBuffer.batchSize lines.
