@@ -46,6 +46,8 @@ public struct CrashReport: Sendable, Equatable {
     public var context: JSONValue
     /// The end of what the process wrote to stderr, when stderr capture was on.
     public var stderrTail: StderrTail?
+    /// The crashing thread's span when it crashed (`trace`: trace_id, span_id), nil outside one.
+    public var threadTrace: (traceID: String, spanID: String)?
 
     public struct StderrTail: Sendable, Equatable {
         public var text: String
@@ -124,6 +126,10 @@ public struct CrashReport: Sendable, Equatable {
         }
         breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []
         context = j["context"] ?? .object([:])
+        if let t = j["trace"], let tid = t["trace_id"]?.stringValue, let sid = t["span_id"]?.stringValue,
+           tid.utf8.count == 32, sid.utf8.count == 16 {
+            threadTrace = (tid, sid)
+        }
         if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
             stderrTail = StderrTail(text: text, capacity: Int(t["capacity"]?.int64Value ?? 0), totalBytes: Int(t["total_bytes"]?.int64Value ?? 0))
         }
