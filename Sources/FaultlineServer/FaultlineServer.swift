@@ -18,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
 
+    /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
+    public var traceRetentionDays: Double = 30
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
     /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
@@ -42,6 +44,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public let debugFiles: DebugFileStore
     public let processor: EventProcessor
     public let backfiller: Backfiller
+    public let traceRetention: TraceRetention
     public let symbolicator: FrameSymbolicating
     let http: HTTPServer
     public let refusals: Refusals
@@ -92,6 +95,7 @@ public final class FaultlineServer: @unchecked Sendable {
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
         http = HTTPServer(handler: router)
+        traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
         httpBox.server = http
         if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
     }
@@ -107,6 +111,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        traceRetention.start()
         var o = config.http
         o.host = config.host
         o.port = config.port
@@ -122,6 +127,7 @@ public final class FaultlineServer: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
+        traceRetention.stop()
         backfiller.stop()
         processor.stop()
         store.close()

@@ -64,7 +64,7 @@ public final class Span: Sendable {
         } else {
             parentSpanID = nil
             let sampled = TraceSampler.sample()
-            context = SpanContext(traceID: .random(), spanID: spanID, flags: sampled ? [.sampled, .randomTraceID] : [.randomTraceID],
+            context = SpanContext(traceID: .random(), spanID: spanID, flags: sampled ? .sampled : [],
                                   tracestate: nil, span: nil)
             transaction = sampled ? TransactionRecorder(rootSpanID: spanID) : nil
         }

@@ -110,7 +110,7 @@ public enum Trace {
                                tracestate: Tracestate.validated(tracestate), span: nil)
         }
         let sampled = TraceSampler.sample()
-        return SpanContext(traceID: .random(), spanID: .random(), flags: sampled ? [.sampled, .randomTraceID] : [.randomTraceID],
+        return SpanContext(traceID: .random(), spanID: .random(), flags: sampled ? .sampled : [],
                            tracestate: nil, span: nil)
     }
 

@@ -15,7 +15,9 @@ public struct TraceID: Sendable, Hashable, CustomStringConvertible {
         self.init(high: h, low: l)
     }
     /// A fresh random id (the whole id is random, so the W3C random-trace-id flag holds).
-    public static func random() -> TraceID { TraceID(high: IDGenerator.next() | 1 << 63, low: IDGenerator.next())! }
+    public static func random() -> TraceID {
+        while true { if let t = TraceID(high: IDGenerator.next(), low: IDGenerator.next()) { return t } }
+    }
     public var hex: String { HexIDs.format(high, low) }
     public var description: String { hex }
 }

@@ -12,7 +12,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     let path: String
-    private let writer: SQLiteWriter
+    let writer: SQLiteWriter  // internal: Traces/SQLiteStore+Traces.swift writes through it too
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
     private let keyLock = NSLock()
@@ -27,6 +27,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec("PRAGMA foreign_keys=OFF")
         try w.exec("PRAGMA wal_autocheckpoint=4000")
         try w.exec(SQLiteSchema.statements)
+        try w.exec(TraceSchema.statements)
         try w.exec("PRAGMA user_version=\(SQLiteSchema.version)")
         writer = SQLiteWriter(connection: w)
     }
@@ -35,7 +36,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     // MARK: Read connections
 
-    private func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         readLock.lock()
         let c = readers.popLast()
         readLock.unlock()
