@@ -43,6 +43,9 @@ public final class Span: Sendable {
     let transaction: TransactionRecorder?  // nil: not sampled, nothing is recorded
     let parentContext: SpanContext?
     let start: LogTimestamp
+    /// Whether start and end update the crash core's slot of the thread they run on (not for
+    /// spans URLSession's own threads run, which belong to no task of the app).
+    let bindsThread: Bool
 
     struct State {
         var attributes: [String: AttributeValue]
@@ -51,7 +54,8 @@ public final class Span: Sendable {
     }
     let state: Mutex<State>
 
-    init(name: String, operation: String, attributes: [String: AttributeValue], parent: SpanContext?) {
+    init(name: String, operation: String, attributes: [String: AttributeValue], parent: SpanContext?, bindsThread: Bool = true) {
+        self.bindsThread = bindsThread
         self.name = name
         self.operation = operation
         self.parentContext = parent
@@ -112,7 +116,7 @@ public final class Span: Sendable {
         }
         guard let snapshot else { return }
         // The thread that ends a span goes back to its parent (crash reports name it).
-        ThreadSpanSlot.set(parentContext)
+        if bindsThread { ThreadSpanSlot.set(parentContext) }
         transaction?.finished(self, state: snapshot, end: now)
     }
 }

@@ -34,6 +34,7 @@ public enum Trace {
 
     /// Runs `body` inside a new span that is current for it; a thrown error ends the span failed
     /// (`internal_error`) and is rethrown unchanged.
+    @discardableResult
     public static func withSpan<T>(_ name: String, operation: String = "function",
                                              attributes: [String: AttributeValue] = [:],
                                              _ body: (Span) throws -> T) rethrows -> T {
@@ -50,6 +51,7 @@ public enum Trace {
     }
 
     /// The `async` form: the span stays current across `await` and in child tasks.
+    @discardableResult
     public static func withSpan<T>(_ name: String, operation: String = "function",
                                              attributes: [String: AttributeValue] = [:],
                                              isolation: isolated (any Actor)? = #isolation,
@@ -82,11 +84,13 @@ public enum Trace {
     /// Continues the trace an inbound `traceparent` names (consumer side of a request or queue):
     /// spans started in `body` are children of the remote parent and keep its sampling decision.
     /// A malformed or absent header starts a fresh trace instead (W3C: restart, drop tracestate).
+    @discardableResult
     public static func withTraceparent<T>(_ header: String?, tracestate: String? = nil,
                                                     _ body: () throws -> T) rethrows -> T {
         try $current.withValue(continued(header, tracestate)) { try body() }
     }
 
+    @discardableResult
     public static func withTraceparent<T>(_ header: String?, tracestate: String? = nil,
                                                     isolation: isolated (any Actor)? = #isolation,
                                                     _ body: () async throws -> T) async rethrows -> T {
@@ -94,10 +98,12 @@ public enum Trace {
     }
 
     /// Makes `context` current for `body` (a detached task or thread carrying a span along).
+    @discardableResult
     public static func withContext<T>(_ context: SpanContext?, _ body: () throws -> T) rethrows -> T {
         try $current.withValue(context) { try body() }
     }
 
+    @discardableResult
     public static func withContext<T>(_ context: SpanContext?, isolation: isolated (any Actor)? = #isolation,
                                                 _ body: () async throws -> T) async rethrows -> T {
         try await $current.withValue(context) { try await body() }

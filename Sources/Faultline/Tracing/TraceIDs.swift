@@ -58,7 +58,7 @@ public struct TraceFlags: Sendable, Hashable, OptionSet {
 enum IDGenerator {
     private static let state = Atomic<UInt64>(UInt64.random(in: 1...UInt64.max))
     static func next() -> UInt64 {
-        var z = state.add(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        var z = state.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)

@@ -18,6 +18,7 @@ extension Trace {
         var classes = configuration.protocolClasses ?? []
         if !classes.contains(where: { $0 == TracingURLProtocol.self }) { classes.insert(TracingURLProtocol.self, at: 0) }
         configuration.protocolClasses = classes
+        _ = TracingURLProtocol.forwarding  // made here, never on URLSession's own queue
     }
 }
 
@@ -41,15 +42,12 @@ public final class TracingURLProtocol: URLProtocol {
 
     public override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
-    private var inner: URLSessionDataTask?
+    private let inner = Mutex<URLSessionDataTask?>(nil)
     private var span: Span?
 
-    /// One session for the requests we forward: no protocol of ours, so no loop.
-    private static let forwarding: URLSession = {
-        let c = URLSessionConfiguration.ephemeral
-        c.protocolClasses = []
-        return URLSession(configuration: c)
-    }()
+    /// One session for the requests we forward: a configuration of its own (without this
+    /// protocol), and the handled mark on each request besides, so nothing loops.
+    static let forwarding = URLSession(configuration: .ephemeral)
 
     public override func startLoading() {
         let context: SpanContext? = Self.handoff.withLock { t in
@@ -65,8 +63,8 @@ public final class TracingURLProtocol: URLProtocol {
         url?.query = nil; url?.fragment = nil; url?.user = nil; url?.password = nil
         let plainURL = url?.string ?? ""
         if let context {
-            let span = Trace.startSpan("\(method) \(plainURL)", operation: "http.client",
-                                       attributes: ["http.request.method": .string(method), "url.full": .string(plainURL)], parent: context)
+            let span = Span(name: "\(method) \(plainURL)", operation: "http.client",
+                            attributes: ["http.request.method": .string(method), "url.full": .string(plainURL)], parent: context, bindsThread: false)
             self.span = span
             if outgoing.value(forHTTPHeaderField: "traceparent") == nil {
                 outgoing.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
@@ -78,32 +76,37 @@ public final class TracingURLProtocol: URLProtocol {
         let mutable = (outgoing as NSURLRequest).mutableCopy() as! NSMutableURLRequest
         URLProtocol.setProperty(true, forKey: Self.handledKey, in: mutable)
         let span = self.span
-        // URLProtocol is not Sendable; the client is called from the forwarding session's queue,
-        // as URLSession itself calls protocols from its own queue.
+        let forwarded = mutable as URLRequest
+        // Created and started off URLSession's work queue (which runs this method): creating a
+        // task synchronously enters the sessions' shared queue, and doing that from it deadlocks.
         nonisolated(unsafe) let this = self
-        inner = Self.forwarding.dataTask(with: mutable as URLRequest) { data, response, error in
-            let `self` = this
-            if let response {
-                if let http = response as? HTTPURLResponse {
-                    span?.setAttribute("http.response.status_code", .int(http.statusCode))
-                    span?.setStatus(SpanStatus(httpStatus: http.statusCode))
+        DispatchQueue.global().async {
+            let task = Self.forwarding.dataTask(with: forwarded) { data, response, error in
+                let `self` = this
+                if let response {
+                    if let http = response as? HTTPURLResponse {
+                        span?.setAttribute("http.response.status_code", .int(http.statusCode))
+                        span?.setStatus(SpanStatus(httpStatus: http.statusCode))
+                    }
+                    self.client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
                 }
-                self.client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+                if let data { self.client?.urlProtocol(self, didLoad: data) }
+                if let error {
+                    span?.end(error: error)
+                    self.client?.urlProtocol(self, didFailWithError: error)
+                } else {
+                    span?.end()
+                    self.client?.urlProtocolDidFinishLoading(self)
+                }
             }
-            if let data { self.client?.urlProtocol(self, didLoad: data) }
-            if let error {
-                span?.end(error: error)
-                self.client?.urlProtocol(self, didFailWithError: error)
-            } else {
-                span?.end()
-                self.client?.urlProtocolDidFinishLoading(self)
-            }
+            this.inner.withLock { $0 = task }
+            task.resume()
         }
-        inner?.resume()
     }
 
     public override func stopLoading() {
-        inner?.cancel()
+        nonisolated(unsafe) let running = inner.withLock { $0 }
+        DispatchQueue.global().async { running?.cancel() }
         span?.setStatus(.cancelled)
         span?.end()
     }
