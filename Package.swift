@@ -77,6 +77,8 @@ let package = Package(
         // MARK: Benchmarks (run through tools/measure-*)
         .executableTarget(name: "faultline-sdk-bench", dependencies: ["Faultline", "FaultlineProtocol"],
                           path: "Benchmarks/faultline-sdk-bench"),
+        .executableTarget(name: "faultline-trace-bench", dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol"],
+                          path: "Benchmarks/faultline-trace-bench"),
 
         // MARK: Tests
         .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
