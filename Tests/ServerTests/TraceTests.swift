@@ -80,13 +80,15 @@ final class TraceTests: XCTestCase {
         let out = Pipe()
         serve.standardOutput = out
         try serve.run()
-        var first = Data()
-        while !first.contains(UInt8(ascii: "\n")) {
+        defer { if serve.isRunning { serve.terminate() } }
+        var printed = Data()
+        var portLine: Substring?
+        while portLine == nil {  // the start summary comes first, then `port N`
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
-            first += chunk
+            printed += chunk
+            portLine = String(decoding: printed, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("port ") }
         }
-        let portLine = String(decoding: first, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("port ") }
         let port = try XCTUnwrap(portLine.map { String($0.dropFirst(5)) }, "trace-serve printed its port")
 
         let client = try TestSupport.run(crasher, ["trace-client", "--url", "http://127.0.0.1:\(port)/work?user=1", "--data-dir", clientDir, "--dsn", server.dsn],
