@@ -244,11 +244,22 @@ final class TracingTests: XCTestCase {
             let inner = Trace.startSpan("inner")
             faultline_trace_slot_get(&h, &l, &s)
             XCTAssertEqual(s, inner.context.spanID.value, "the newest span on this thread")
+            Log.debug("inside the manual span")
+            faultline_trace_slot_get(&h, &l, &s)
+            XCTAssertEqual(s, inner.context.spanID.value, "a log line in the same trace keeps the more specific manual span")
             inner.end()
             faultline_trace_slot_get(&h, &l, &s)
             XCTAssertEqual(s, outer.context.spanID.value, "back to the parent")
         }
         XCTAssertEqual(faultline_trace_slot_get(&h, &l, &s), -1, "cleared when the last span ends")
+        // A thread whose slot names another trace (or none) takes the current span at its next log line.
+        let other = Trace.startSpan("elsewhere")
+        Trace.withTraceparent(valid) {
+            Log.debug("after a hop")
+            faultline_trace_slot_get(&h, &l, &s)
+            XCTAssertEqual(s, 0xa1b2c3d4e5f60718, "the log line re-pointed this thread at the current context")
+        }
+        other.end()
     }
 
     func testLogsBreadcrumbsAndCapturedErrorsCarryTheCurrentIDs() throws {

@@ -1,4 +1,5 @@
 // The tracing API: spans, the current trace context (a task-local), and W3C `traceparent` in and out.
+import CFaultlineCrash
 import Foundation
 
 /// Traces and spans. The current span lives in a `@TaskLocal`, so it follows `await`, `async let`
@@ -120,10 +121,17 @@ public enum Trace {
                            tracestate: nil, span: nil)
     }
 
-    /// Points the calling thread's crash-report slot at the current span (or clears it). The SDK
-    /// calls it on every span start and end and every log line, so after a task hops threads the
-    /// new thread names the right span from its next SDK call on.
-    static func refreshThreadSlot() { ThreadSpanSlot.set(current) }
+    /// Points the calling thread's crash-report slot at the current span when the slot names
+    /// another trace or none: after a task hops threads, the new thread names the task's span from
+    /// its next log line on. Within the same trace the slot is left alone, so a span started with
+    /// `startSpan` (which is not the task-local current span) stays named until it ends. Outside
+    /// any trace the slot is not touched (a manual span on this thread keeps it).
+    static func refreshThreadSlot() {
+        guard let c = current else { return }
+        var high: UInt64 = 0, low: UInt64 = 0, span: UInt64 = 0
+        if faultline_trace_slot_get(&high, &low, &span) == 0, high == c.traceID.high, low == c.traceID.low { return }
+        ThreadSpanSlot.set(c)
+    }
 }
 
 extension SpanContext {
