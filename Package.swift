@@ -35,6 +35,9 @@ let package = Package(
             // libgcc_s (C++ exceptions 22x slower, Swift's _Unwind_Backtrace loses frames).
             linkerSettings: [.linkedLibrary("unwind-x86_64"), .linkedLibrary("dl"), .linkedLibrary("pthread")]
         ),
+        // The C++ terminate handler (normal context): an uncaught exception's type and what() for
+        // the crash report. Apart from the crash core so C programs never need libstdc++.
+        .target(name: "CFaultlineCxx", dependencies: ["CFaultlineCrash"]),
         // LD_PRELOAD library for unmodified programs. Built by tools/build-preload with the C
         // compiler alone: a SwiftPM dynamic product would pull libswiftCore (and Swift's own
         // crash handler) into every C program it is preloaded into.
@@ -43,25 +46,26 @@ let package = Package(
         .target(name: "CFaultlineHTTPShim", dependencies: ["CMicroHTTPD"],
                 linkerSettings: [.linkedLibrary("microhttpd")]),
 
-        // MARK: Wire formats and identities shared by SDK, symbolicator and server (pure Swift)
-        .target(name: "FaultlineProtocol"),
+        // MARK: Wire formats and identities shared by SDK, symbolicator and server (Swift over zlib):
+        // each rule the CLI, the SDK and the server must apply alike is written here once.
+        .target(name: "FaultlineProtocol", dependencies: ["CZlib"]),
 
         // MARK: SDK (what apps import)
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "FaultlineProtocol", "CZlib"]),
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol"]),
 
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CZlib", "CCrypto"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto"]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),
 
         // MARK: Executables
         .executableTarget(name: "faultline",
-                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "CCrypto", "CZlib"]),
+                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
@@ -79,11 +83,14 @@ let package = Package(
                           path: "Benchmarks/faultline-sdk-bench"),
         .executableTarget(name: "faultline-trace-bench", dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol"],
                           path: "Benchmarks/faultline-trace-bench"),
+        .executableTarget(name: "faultline-logging-bench", dependencies: ["Faultline"],
+                          path: "Benchmarks/faultline-logging-bench"),
 
         // MARK: Tests
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol"], path: "Tests/FaultlineTestSupport"),
+        .testTarget(name: "ProtocolTests", dependencies: ["FaultlineProtocol"]),
         .testTarget(name: "CrashCaptureTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
+                    dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",
                     dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
         .testTarget(name: "SDKTests",

@@ -11,7 +11,7 @@ public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var body = Data(bytes: data + 1, count: size - 1)
     var headers = ["X-Sentry-Auth": "Sentry sentry_key=0123456789abcdef0123456789abcdef"]
     switch mode {
-    case 1: body = Deflate.gzip(body); headers["Content-Encoding"] = "gzip"
+    case 1: body = Deflate.gzip(body) ?? body; headers["Content-Encoding"] = "gzip"
     case 2: body = Deflate.compress(body); headers["Content-Encoding"] = "deflate"
     case 3: headers["Content-Encoding"] = "gzip"
     default: break

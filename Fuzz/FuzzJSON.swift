@@ -6,14 +6,14 @@ import FaultlineProtocol
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Data(bytes: data, count: size)
-    let parsed = try? FastJSON.parse(bytes)
-    let valid = (try? FastJSON.validate(bytes)) != nil
+    let parsed = try? JSONParser.parse(bytes)
+    let valid = (try? JSONParser.validate(bytes)) != nil
     precondition(valid == (parsed != nil), "validate and parse disagree")
-    _ = try? FastJSON.parseObject(bytes, keeping: ["event_id", "exception", "debug_meta"])
+    _ = try? JSONParser.parseObject(bytes, keeping: ["event_id", "exception", "debug_meta"])
     if let v = parsed {
-        let again = try? FastJSON.parse(FastJSON.serialize(v))
+        let again = try? JSONParser.parse(v.serialized())
         precondition(again != nil, "serialized output does not parse")
-        precondition(FastJSON.serialize(again!) == FastJSON.serialize(v), "round trip changed the document")
+        precondition(again!.serialized() == v.serialized(), "round trip changed the document")
     }
     return 0
 }

@@ -6,6 +6,9 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 static pthread_mutex_t fl_ring_writers = PTHREAD_MUTEX_INITIALIZER;
 
@@ -23,8 +26,23 @@ int faultline_crash_add_breadcrumb(const char *json, size_t length) {
     return 0;
 }
 
+// Normal context. While another thread's crash is being reported, context writers wait: a
+// writer replacing the context in a tight loop (spans will, per thread) could otherwise tear every
+// copy the handler attempts. The wait ends when the process dies, or in a millisecond or so when
+// the fault turns out to be recovered; the crashing thread itself never waits here.
+static void fl_wait_while_a_crash_is_reported(void) {
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    struct timespec pause = {0, 200 * 1000};
+    for (;;) {
+        pid_t holder = atomic_load(&fl_state.handling_thread);
+        if (holder == 0 || holder == self) return;
+        nanosleep(&pause, NULL);
+    }
+}
+
 int faultline_crash_set_context(const char *json, size_t length) {
     if (length > FAULTLINE_CONTEXT_MAX_BYTES) return -1;
+    fl_wait_while_a_crash_is_reported();
     pthread_mutex_lock(&fl_ring_writers);
     // Double buffer: fill the one the handler is not reading, then flip. The handler may still be
     // copying the spare one (picked before the last flip) when we set the context twice in a row;

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 
 #include "faultline_crash.h"
@@ -64,18 +65,87 @@ typedef struct {
     char bytes[FAULTLINE_CONTEXT_MAX_BYTES];
 } fl_context_buffer;
 
+/// A crash message recorded in normal context (faultline_crash_set_message), read by the handler
+/// under its sequence count like the context.
+typedef struct {
+    _Atomic uint32_t sequence;
+    char source[16];
+    char type[FAULTLINE_CRASH_MESSAGE_TYPE_MAX_BYTES];
+    char text[FAULTLINE_CRASH_MESSAGE_MAX_BYTES];
+} fl_message_slot;
+
+/// Every other thread's stack at crash time (thread_dump.c): one slot per thread, filled by the
+/// thread itself in its answer to the dump signal.
+#define FL_MAX_THREADS 1024        // threads listed in a report; more are counted, not listed
+#define FL_THREAD_FRAMES 64        // frames kept per thread (the crashing thread keeps FL_MAX_FRAMES)
+// Total wait for the answers: 1 s plus 4 ms per thread (each must be scheduled to answer, which
+// on a loaded machine takes milliseconds), at most 4 s — under the 5 s watchdog around it.
+#define FL_THREAD_DUMP_WAIT_MS 1000
+#define FL_THREAD_DUMP_WAIT_PER_THREAD_MS 4
+#define FL_THREAD_DUMP_WAIT_MAX_MS 4000
+#define FL_THREAD_ANSWER_WAIT_MS 100  // wait for one thread's answer before asking the next
+// A slot moves requested → working → done in its own thread's answer; the crashing thread marks
+// it gone (exited before it could be asked) or silent (no answer by the deadline).
+enum { FL_SLOT_EMPTY = 0, FL_SLOT_REQUESTED, FL_SLOT_WORKING, FL_SLOT_DONE, FL_SLOT_GONE, FL_SLOT_SILENT };
+typedef struct {
+    _Atomic int state;     // FL_SLOT_*
+    pid_t tid;
+    char name[16];
+    char run_state;        // from /proc/self/task/<tid>/stat: R, S, D, T, t, Z, …
+    int blocks_request;    // its SigBlk has the dump signal: not waited for
+    greg_t registers[NGREG];
+    uint32_t frame_count;
+    const char *stopped_by;  // "end", "limit", "error"
+    uintptr_t frames[FL_THREAD_FRAMES];  // frame 0 the interrupted pc, then return addresses
+} fl_thread_slot;
+typedef struct {
+    _Atomic int collecting;  // answers are accepted only while the holder collects
+    _Atomic int release;     // answered threads stay parked in their handler until this is set
+    int collected;           // the table describes this crash (the report lists it)
+    size_t count;            // slots in use
+    size_t total;            // threads seen (may exceed FL_MAX_THREADS)
+    fl_thread_slot slots[FL_MAX_THREADS];
+} fl_thread_table;
+
 /// Who holds the crash and how far it got (handler.c). A claim moves reporting → chaining →
 /// returned; a recovered fault releases it (phase none).
 enum { FL_CLAIM_NONE = 0, FL_CLAIM_REPORTING = 1, FL_CLAIM_CHAINING = 2, FL_CLAIM_RETURNED = 3 };
+
+/// The module table as read at start (module_scan.c), reused by the crash path while the
+/// loader's list of objects is unchanged.
+#define FL_MAX_LOADED_OBJECTS 512  // loader list entries checked in one read; more: always rescan
+typedef struct {
+    uintptr_t addr, name, ld, next;  // the public head of glibc's struct link_map
+} fl_link_map_head;
+typedef struct {
+    _Atomic int ready;
+    uintptr_t first_object;                       // r_debug.r_map when cached
+    size_t object_count;
+    uintptr_t objects[FL_MAX_LOADED_OBJECTS];     // each link_map's address
+    fl_link_map_head heads[FL_MAX_LOADED_OBJECTS];  // and what it held
+    size_t count;
+    fl_module modules[FL_MAX_MODULES];
+    char maps_buffer[16384];
+} fl_module_cache;
 
 /// Preallocated, page-aligned block holding everything the handler writes into.
 typedef struct {
     fl_frame_buffer frames;
     fl_module modules[FL_MAX_MODULES];
     size_t module_count;
+    // What the report lists: `modules` above after a fresh scan, or the start-time cache when
+    // nothing was loaded since (no copy: the cache is final once ready).
+    const fl_module *report_modules;
+    size_t report_module_count;
     char maps_buffer[16384];        // /proc/self/maps is read in chunks through this
     char write_buffer[FL_WRITE_BUFFER];
     char context_copy[FAULTLINE_CONTEXT_MAX_BYTES];  // the context, copied out under its seqlock
+    // The loader list re-read in one process_vm_readv (module_scan.c).
+    struct iovec loader_remote[FL_MAX_LOADED_OBJECTS];
+    fl_link_map_head loader_heads[FL_MAX_LOADED_OBJECTS];
+    // Where the handler's time went (report field `handler`), in nanoseconds.
+    uint64_t unwind_ns, modules_ns, threads_ns;
+    fl_message_slot message_copy;                     // the crash message, copied out likewise
 } fl_crash_scratch;
 
 typedef struct {
@@ -93,6 +163,21 @@ typedef struct {
     fl_context_buffer context[2];
     _Atomic int context_current;
 
+    // Why it crashed, where runtimes keep it (crash_message.c finds them at start).
+    char *const *swift_fatal_message;  // swift_getFatalErrorMessageBuffer(); NULL without Swift
+    void *const *glibc_abort_message;  // &__abort_msg (a struct abort_msg_s *); NULL if absent
+    fl_message_slot message;           // faultline_crash_set_message (the C++ terminate handler)
+
+    // Modules (module_scan.c): glibc's r_debug (the loader's list of objects) and the module
+    // table cached at start.
+    void *loader_debug;
+    fl_module_cache *module_cache;
+
+    // All threads (thread_dump.c): the table (mapped at start) and the signal that asks each
+    // thread for its stack (a real-time signal nobody else handled at start; 0 if none).
+    fl_thread_table *threads;
+    int dump_signal;
+
     // Crash-time coordination (handler.c).
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
     _Atomic int claim_phase;        // FL_CLAIM_*
@@ -108,6 +193,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
 int fl_safe_copy(void *destination, uintptr_t source, size_t length);
 void fl_scan_modules(fl_crash_scratch *scratch);
+void fl_fill_module_cache(fl_module_cache *cache);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
 void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
@@ -121,6 +207,14 @@ extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 // start path (normal context) ------------------------------------------------------------------
 void fl_prewarm_unwinder(void);
 void fl_bind_crash_path_symbols(void);
+void fl_find_crash_message_sources(void);
+int fl_cover_existing_threads(pid_t except);  // thread_setup.c: answers received, or -1
+int fl_prepare_thread_dump(void);      // thread_setup.c (start): table and signal
+void fl_collect_threads(pid_t crashing_thread);  // thread_dump.c (crash path)
+void fl_answer_dump_request(int signo, siginfo_t *info, void *context);  // thread_dump.c
+void fl_release_parked_threads(void);  // thread_dump.c: the crash was no crash after all
+void fl_begin_stack_walk(void);  // signal_mask.c: libunwind's masking is answered without syscalls
+void fl_end_stack_walk(void);
 void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 int fl_install_thread_hooks(void);

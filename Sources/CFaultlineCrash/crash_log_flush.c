@@ -38,9 +38,34 @@ void fl_flush_log_rings(void) {
     }
 }
 
+// Normal context or crash path: see FL_LOG.
+int fl_log_fd(void) {
+    if (fl_tail.ring && atomic_load(&fl_tail.pipe_fd) >= 0) return fl_tail.original_fd;
+    return 2;
+}
+
 // Runs on the crashing thread; compromised context.
+// Runs on the crashing thread; compromised context.
+static int fl_put_tail_snapshot(fl_writer *w) {
+    fl_put(w, "\"stderr_tail\":{\"capacity\":");
+    fl_put_u64(w, fl_tail.capacity);
+    fl_put(w, ",\"total_bytes\":");
+    fl_put_u64(w, fl_tail.snapshot_total);
+    fl_put(w, ",\"text\":");
+    fl_put_json_string_n(w, fl_tail.snapshot, fl_tail.snapshot_length);
+    fl_put(w, "}");
+    return 1;
+}
+
+// Runs on the crashing thread; compromised context.
+void fl_stderr_tail_resume(void) {
+    fl_tail.snapshot_taken = 0;
+    atomic_store(&fl_tail.crashing, 0);
+}
+
 int fl_put_stderr_tail(fl_writer *w) {
     if (!fl_tail.ring) return 0;
+    if (fl_tail.snapshot_taken) return fl_put_tail_snapshot(w);
     // Stop the capture thread from reading, and let a chunk it already read reach the ring
     // (bounded: 200 ms, in case the crashing thread is the capture thread itself).
     atomic_store(&fl_tail.crashing, 1);
@@ -63,12 +88,16 @@ int fl_put_stderr_tail(fl_writer *w) {
     // Bytes still in the pipe: read them (non-blocking), forward them, add them to the tail.
     uint64_t drained = 0;
     int fd = atomic_load(&fl_tail.pipe_fd);
+    int file = atomic_load(&fl_tail.file_fd);
     char chunk[512];
     while (fd >= 0) {
         ssize_t n = read(fd, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         drained += (uint64_t)n;
+        // The file is not trimmed here (no locks in a handler): it may pass its cap by what the
+        // pipe held (1 MiB at most); the next process's first write trims it.
+        if (file >= 0) fl_write_all(file, chunk, (size_t)n);
         if (fl_tail.original_fd >= 0) fl_write_all(fl_tail.original_fd, chunk, (size_t)n);
         if ((size_t)n >= cap) { memcpy(fl_tail.snapshot, chunk + (size_t)n - cap, cap); length = cap; continue; }
         if (length + (size_t)n > cap) {
@@ -79,12 +108,8 @@ int fl_put_stderr_tail(fl_writer *w) {
         memcpy(fl_tail.snapshot + length, chunk, (size_t)n);
         length += (size_t)n;
     }
-    fl_put(w, "\"stderr_tail\":{\"capacity\":");
-    fl_put_u64(w, cap);
-    fl_put(w, ",\"total_bytes\":");
-    fl_put_u64(w, now + drained);
-    fl_put(w, ",\"text\":");
-    fl_put_json_string_n(w, fl_tail.snapshot, length);
-    fl_put(w, "}");
-    return 1;
+    fl_tail.snapshot_length = length;
+    fl_tail.snapshot_total = now + drained;
+    fl_tail.snapshot_taken = 1;
+    return fl_put_tail_snapshot(w);
 }

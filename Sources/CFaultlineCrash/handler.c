@@ -19,8 +19,8 @@
 //     4. chain: call the previous handler in the signal mask it expects (Swift's backtracer is
 //        installed before main and must keep working) while our own handler stays installed, so a
 //        fault on another thread still reaches us; or re-raise with the default action so exit
-//        status and core dump are unchanged. As PID 1 in a container, raise does not kill, so we
-//        exit with 128 + signal;
+//        status and core dump are unchanged — as PID 1 in a container too, where a re-executed
+//        fault kills init and a raised signal is ignored exactly as it would be without us;
 //     5. if the previous handler returned and left the disposition alone, it recovered the fault
 //        (a JIT guard page, a GC write barrier): the report is withdrawn and the claim released.
 //
@@ -31,6 +31,8 @@
 // these objects import; testNoSymbolIsBoundAfterTheFault checks the loader stays out.
 #include "crash_internal.h"
 #include "safe_io.h"
+#include "log_rings_internal.h"
+#include "async_unwind.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -74,6 +76,13 @@ static void fl_exit_process(int status) {
 }
 
 // Runs on the crashing thread; compromised context.
+static uint64_t fl_monotonic_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+// Runs on the crashing thread; compromised context.
 static int64_t fl_monotonic_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -90,7 +99,6 @@ static int fl_signal_index(int signo) {
 // Runs on the crashing thread; compromised context. Ends the process with `signo`'s default
 // action right now (used when we cannot or must not continue normally).
 static void fl_die_with_default(int signo) {
-    if (getpid() == 1) fl_exit_process(128 + signo);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -100,7 +108,7 @@ static void fl_die_with_default(int signo) {
     sigaddset(&unblock, signo);
     syscall(SYS_tgkill, getpid(), fl_gettid(), signo);
     fl_set_mask(SIG_UNBLOCK, &unblock);
-    fl_exit_process(128 + signo);  // only reached if the signal could not kill us
+    fl_exit_process(128 + signo);  // only reached if the signal could not kill us (PID 1)
 }
 
 // Runs on the crashing thread; compromised context. Fires if the handler has not finished after
@@ -116,6 +124,7 @@ static void fl_watchdog_fired(int unused_signo, siginfo_t *info, void *unused_co
         fl_unwind_frame_pointers(fl_crash_context, &fl_state.scratch->frames);
         fl_state.scratch->frames.stopped_by = "watchdog";
         fl_scan_modules(fl_state.scratch);
+        fl_collect_threads(fl_gettid());  // bounded; threads stuck behind the same lock stay silent
         fl_write_report(fl_crash_signo, &fl_crash_info, fl_crash_context, fl_gettid());
     }
     fl_die_with_default(fl_crash_signo);
@@ -179,9 +188,24 @@ static int fl_interrupted_inside_handler(const ucontext_t *uc) {
     return sp >= fl_claim_stack_low && sp < fl_claim_stack_high;
 }
 
+// Runs on the crashing thread; compromised context. The crash is real: the previous handler (if
+// any) did not recover it. Every other thread's stack goes into the report, rewritten in place.
+static void fl_add_all_threads(int signo, siginfo_t *info, void *uc) {
+    long watchdog = fl_arm_watchdog();
+    fl_report_done = 0;
+    uint64_t t0 = fl_monotonic_ns();
+    fl_collect_threads(fl_gettid());
+    fl_state.scratch->threads_ns = fl_monotonic_ns() - t0;
+    fl_write_report(signo, info, (const ucontext_t *)uc, fl_gettid());
+    fl_report_done = 1;
+    fl_disarm_watchdog(watchdog);
+}
+
 // Runs on the crashing thread; compromised context. The fault was no crash after all (or its
 // thread survived it): the report goes, and the next fault on any thread gets its own turn.
 static void fl_release_claim(void) {
+    fl_release_parked_threads();
+    fl_stderr_tail_resume();
     fl_unlink_last_report();
     fl_report_done = 0;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
@@ -237,7 +261,10 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     struct sigaction previous = fl_state.previous[index];
 
     if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-        if (getpid() == 1) fl_exit_process(128 + signo);
+        // As PID 1 this is still exact: the kernel kills even init with a fault that re-executes
+        // under the default action, and a raised signal init ignores is ignored here too (abort()
+        // then goes on to its own fallback, as it would without us).
+        fl_add_all_threads(signo, info, uc);
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
@@ -271,7 +298,7 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     }
     // It changed the disposition (typically to the default): the fault recurs when we return and
     // ends the process. Should the thread survive after all, waiters take the claim over.
-    if (getpid() == 1) fl_exit_process(128 + signo);
+    fl_add_all_threads(signo, info, uc);
     atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
 }
 
@@ -294,8 +321,19 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
                 FL_LOG("crashed inside the crash handler; giving up on the report");
                 fl_die_with_default(signo);
             }
+            // As PID 1, a raised signal does not kill, so abort() goes on to its fallback (a
+            // faulting instruction): that fault is the same crash ending, not a new one. Keep the
+            // report and let the fault kill the process as it would without us.
+            if (phase == FL_CLAIM_RETURNED && getpid() == 1) {
+                struct sigaction dfl;
+                memset(&dfl, 0, sizeof dfl);
+                dfl.sa_handler = SIG_DFL;
+                sigaction(signo, &dfl, NULL);
+                return 0;
+            }
             // This thread left the handler without telling us (it survived a fault we expected
             // to kill it, or the previous handler longjmp'd out of it): that report was no crash.
+            fl_release_parked_threads();
             fl_unlink_last_report();
             return 1;
         }
@@ -314,6 +352,7 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
             // The holder is back in normal execution (it survived, or longjmp'd out of the
             // previous handler): its report describes no crash. Take the claim over.
             if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) {
+                fl_release_parked_threads();
                 fl_unlink_last_report();
                 return 1;
             }
@@ -341,8 +380,20 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_crash_context = (const ucontext_t *)context;
     fl_report_done = 0;
     long watchdog = fl_arm_watchdog();
+    uint64_t t0 = fl_monotonic_ns();
+    fl_begin_stack_walk();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
+    fl_end_stack_walk();
+    uint64_t t1 = fl_monotonic_ns();
+    fl_unwind_async((const ucontext_t *)context);  // Swift async callers (async_unwind.c), timed there
+    t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);
+    fl_state.scratch->unwind_ns = t1 - t0;
+    fl_state.scratch->modules_ns = fl_monotonic_ns() - t1;
+    fl_state.scratch->threads_ns = 0;
+    // The crashing thread alone first, so a report is on disk as soon as possible; every other
+    // thread's stack is added (the same report rewritten) once the crash is known to be real.
+    if (fl_state.threads) fl_state.threads->collected = 0;
     fl_write_report(signo, info, (const ucontext_t *)context, tid);
     fl_report_done = 1;
     fl_disarm_watchdog(watchdog);

@@ -28,9 +28,16 @@ typedef struct {
     size_t capacity;
     _Atomic uint64_t written;  // total bytes ever appended
     _Atomic int pipe_fd;
+    _Atomic int file_fd;   // the capture file (O_APPEND): a crash appends the bytes it drains
     int original_fd;
     _Atomic int reading;   // the capture thread holds bytes it read but has not appended yet
     _Atomic int crashing;  // set by the crash path: the capture thread stops reading
+    // The tail as the first report of this crash took it: the report is written again (with every
+    // thread) once other threads are parked — the capture thread among them, so it is not asked
+    // for its bytes a second time.
+    int snapshot_taken;
+    size_t snapshot_length;
+    uint64_t snapshot_total;
 } fl_stderr_tail_state;
 extern fl_stderr_tail_state fl_tail;
 
@@ -44,6 +51,9 @@ void fl_flush_log_rings(void);
 /// Runs on the crashing thread; compromised context. Writes `"stderr_tail":{…}` (no comma) or
 /// nothing when capture is off; returns 1 if it wrote the member.
 int fl_put_stderr_tail(fl_writer *w);
+/// Runs on the crashing thread; compromised context. The fault was recovered: the capture
+/// thread reads again, and the next crash takes a fresh tail.
+void fl_stderr_tail_resume(void);
 
 #pragma GCC visibility pop
 #endif

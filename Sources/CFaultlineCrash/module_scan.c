@@ -37,7 +37,8 @@ static uintptr_t fl_parse_hex(const char **p, const char *end) {
 int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
     struct iovec local = {destination, length};
     struct iovec remote = {(void *)source, length};
-    ssize_t n = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+    // fl_state.pid (set at start and after fork) rather than a getpid per copy: hundreds per crash.
+    ssize_t n = syscall(SYS_process_vm_readv, fl_state.pid, &local, 1UL, &remote, 1UL, 0UL);
     if (n == (ssize_t)length) return 0;
     if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return -1;
     // process_vm_readv is filtered: write(2) from the source into a pipe checks the memory the
@@ -112,9 +113,38 @@ static void fl_read_build_id(fl_module *m, uintptr_t first_mapping_end) {
     }
 }
 
+// What one scan fills: the module table and the buffer /proc/self/maps is read through.
+typedef struct {
+    fl_module *modules;
+    size_t *count;
+    char *buffer;
+    size_t capacity;
+    const fl_module_cache *known;  // build-ids already read at start, by base and path (or NULL)
+} fl_scan_target;
+
+// Runs on the crashing thread; compromised context. A module the start-time scan already read
+// (same base, same path) has the same build-id: no memory reads needed.
+static int fl_known_build_id(const fl_module_cache *known, fl_module *m) {
+    if (!known) return 0;
+    for (size_t i = 0; i < known->count; i++) {
+        const fl_module *k = &known->modules[i];
+        if (k->base == m->base && k->end == m->end && strncmp(k->path, m->path, FL_PATH_MAX) == 0) {
+            memcpy(m->build_id, k->build_id, k->build_id_length);
+            m->build_id_length = k->build_id_length;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// Runs on the crashing thread; compromised context.
+static void fl_finish_module(const fl_scan_target *t, fl_module *m, uintptr_t first_end) {
+    if (!fl_known_build_id(t->known, m)) fl_read_build_id(m, first_end);
+}
+
 // Runs on the crashing thread; compromised context. Handles one line of /proc/self/maps:
 // "start-end perms offset dev inode   path".
-static void fl_take_maps_line(fl_crash_scratch *s, const char *line, const char *end, uintptr_t *first_end) {
+static void fl_take_maps_line(const fl_scan_target *t, const char *line, const char *end, uintptr_t *first_end) {
     const char *p = line;
     uintptr_t start = fl_parse_hex(&p, end);
     if (p >= end || *p != '-') return;
@@ -141,15 +171,15 @@ static void fl_take_maps_line(fl_crash_scratch *s, const char *line, const char 
     if (path_len == 0 || (p[0] != '/' && !(path_len == 6 && memcmp(p, "[vdso]", 6) == 0))) return;
     if (path_len >= FL_PATH_MAX) path_len = FL_PATH_MAX - 1;
 
-    fl_module *last = s->module_count ? &s->modules[s->module_count - 1] : 0;
+    fl_module *last = *t->count ? &t->modules[*t->count - 1] : 0;
     if (last && strncmp(last->path, p, path_len) == 0 && last->path[path_len] == 0 && start >= last->end) {
         last->end = stop;  // a later segment of the same file
         return;
     }
-    if (offset != 0 || !readable || s->module_count == FL_MAX_MODULES) return;
+    if (offset != 0 || !readable || *t->count == FL_MAX_MODULES) return;
     if (!fl_is_elf(start, stop)) return;
-    if (last && last->build_id_length == 0) fl_read_build_id(last, *first_end);
-    fl_module *m = &s->modules[s->module_count++];
+    if (last && last->build_id_length == 0) fl_finish_module(t, last, *first_end);
+    fl_module *m = &t->modules[(*t->count)++];
     m->base = start;
     m->end = stop;
     memcpy(m->path, p, path_len);
@@ -159,16 +189,16 @@ static void fl_take_maps_line(fl_crash_scratch *s, const char *line, const char 
     // Build-ids are read once the module's whole range is known (next module or end of file).
 }
 
-// Runs on the crashing thread; compromised context.
-void fl_scan_modules(fl_crash_scratch *s) {
-    s->module_count = 0;
+// Runs on the crashing thread (and once at start); compromised context.
+static void fl_scan_maps(const fl_scan_target *t) {
+    *t->count = 0;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
-    char *buf = s->maps_buffer;
+    char *buf = t->buffer;
     size_t have = 0;
     uintptr_t first_end = 0;
     for (;;) {
-        ssize_t n = read(fd, buf + have, sizeof s->maps_buffer - have);
+        ssize_t n = read(fd, buf + have, t->capacity - have);
         if (n < 0) {
             if (errno == EINTR) continue;
             break;
@@ -178,19 +208,91 @@ void fl_scan_modules(fl_crash_scratch *s) {
         size_t consumed = 0;
         for (size_t i = 0; i < have; i++) {
             if (buf[i] == '\n') {
-                fl_take_maps_line(s, buf + consumed, buf + i, &first_end);
+                fl_take_maps_line(t, buf + consumed, buf + i, &first_end);
                 consumed = i + 1;
             }
         }
         if (n == 0) {  // last line without a newline
-            if (consumed < have) fl_take_maps_line(s, buf + consumed, buf + have, &first_end);
+            if (consumed < have) fl_take_maps_line(t, buf + consumed, buf + have, &first_end);
             break;
         }
-        if (consumed == 0 && have == sizeof s->maps_buffer) consumed = have;  // absurd line: drop it
+        if (consumed == 0 && have == t->capacity) consumed = have;  // absurd line: drop it
         memmove(buf, buf + consumed, have - consumed);
         have -= consumed;
     }
     close(fd);
-    if (s->module_count && s->modules[s->module_count - 1].build_id_length == 0)
-        fl_read_build_id(&s->modules[s->module_count - 1], first_end);
+    if (*t->count && t->modules[*t->count - 1].build_id_length == 0)
+        fl_finish_module(t, &t->modules[*t->count - 1], first_end);
+}
+
+// Normal context (start): the loader's list of objects (glibc's r_debug.r_map chain of
+// link_maps), remembered node by node. Returns 0 if it could not be read whole.
+static int fl_read_loader_list(fl_module_cache *cache) {
+    struct { int version; uintptr_t map; } debug;  // the head of struct r_debug
+    if (!fl_state.loader_debug || fl_safe_copy(&debug, (uintptr_t)fl_state.loader_debug, sizeof debug) != 0) return 0;
+    cache->first_object = debug.map;
+    cache->object_count = 0;
+    for (uintptr_t node = debug.map; node; node = cache->heads[cache->object_count - 1].next) {
+        if (cache->object_count == FL_MAX_LOADED_OBJECTS) return 0;
+        if (fl_safe_copy(&cache->heads[cache->object_count], node, sizeof cache->heads[0]) != 0) return 0;
+        cache->objects[cache->object_count++] = node;
+    }
+    return 1;
+}
+
+// Runs on the crashing thread; compromised context. Whether the loader's list is exactly what it
+// was when the module table was cached: the same first object, and every remembered link_map
+// still holding the same bias, name, dynamic section and successor (so nothing was dlopen'ed,
+// which appends, or dlclose'd, which unlinks). All nodes are re-read in one process_vm_readv:
+// one syscall instead of one per object, and a stale pointer only fails the read.
+static int fl_loader_unchanged(const fl_module_cache *cache, fl_crash_scratch *s) {
+    struct { int version; uintptr_t map; } debug;
+    if (fl_safe_copy(&debug, (uintptr_t)fl_state.loader_debug, sizeof debug) != 0 || debug.map != cache->first_object) return 0;
+    size_t n = cache->object_count;
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; i++) {
+        s->loader_remote[i].iov_base = (void *)cache->objects[i];
+        s->loader_remote[i].iov_len = sizeof s->loader_heads[0];
+    }
+    struct iovec local = {s->loader_heads, n * sizeof s->loader_heads[0]};
+    ssize_t got = syscall(SYS_process_vm_readv, fl_state.pid, &local, 1UL, s->loader_remote, (unsigned long)n, 0UL);
+    if (got != (ssize_t)(n * sizeof s->loader_heads[0])) return 0;
+    return memcmp(s->loader_heads, cache->heads, n * sizeof s->loader_heads[0]) == 0;
+}
+
+// Runs on the crashing thread; compromised context. The module table for the report: the one
+// cached at start when the loader's list is unchanged (reading /proc/self/maps and every
+// build-id is most of a crash's cost), else a fresh scan that still reuses known build-ids.
+void fl_scan_modules(fl_crash_scratch *s) {
+    const fl_module_cache *known = fl_state.module_cache;
+    if (known && atomic_load_explicit(&known->ready, memory_order_acquire)) {
+        if (fl_loader_unchanged(known, s)) {
+            s->report_modules = known->modules;
+            s->report_module_count = known->count;
+            return;
+        }
+    } else {
+        known = 0;
+    }
+    fl_scan_target t = {s->modules, &s->module_count, s->maps_buffer, sizeof s->maps_buffer, known};
+    fl_scan_maps(&t);
+    s->report_modules = s->modules;
+    s->report_module_count = s->module_count;
+}
+
+// Normal context (a thread started at start): fills the module cache. The loader's list is read
+// before and after the scan; a dlopen in between makes it try again.
+void fl_fill_module_cache(fl_module_cache *cache) {
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (!fl_read_loader_list(cache)) return;
+        uintptr_t first = cache->first_object, last = cache->objects[cache->object_count - 1];
+        size_t objects = cache->object_count;
+        fl_scan_target t = {cache->modules, &cache->count, cache->maps_buffer, sizeof cache->maps_buffer, 0};
+        fl_scan_maps(&t);
+        if (fl_read_loader_list(cache) && cache->first_object == first && cache->object_count == objects &&
+            cache->objects[objects - 1] == last) {
+            atomic_store_explicit(&cache->ready, 1, memory_order_release);
+            return;
+        }
+    }
 }

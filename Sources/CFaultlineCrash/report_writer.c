@@ -4,6 +4,8 @@
 #include "faultline_crash.h"
 #include "log_rings_internal.h"
 #include "safe_io.h"
+#include "message_writer.h"
+#include "async_unwind.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -95,7 +97,7 @@ static void fl_put_key(fl_writer *w, const char *key) {
 }
 
 // Runs on the crashing thread; compromised context.
-static void fl_put_registers(fl_writer *w, const ucontext_t *uc) {
+static void fl_put_register_set(fl_writer *w, const greg_t *gregs) {
     static const struct { const char *name; int index; } regs[] = {
         {"rax", REG_RAX}, {"rbx", REG_RBX}, {"rcx", REG_RCX}, {"rdx", REG_RDX}, {"rsi", REG_RSI},
         {"rdi", REG_RDI}, {"rbp", REG_RBP}, {"rsp", REG_RSP}, {"r8", REG_R8}, {"r9", REG_R9},
@@ -107,11 +109,14 @@ static void fl_put_registers(fl_writer *w, const ucontext_t *uc) {
         if (i) fl_put_bytes(w, ",", 1);
         fl_put_key(w, regs[i].name);
         fl_put_bytes(w, "\"", 1);
-        fl_put_hex(w, (uint64_t)uc->uc_mcontext.gregs[regs[i].index]);
+        fl_put_hex(w, (uint64_t)gregs[regs[i].index]);
         fl_put_bytes(w, "\"", 1);
     }
     fl_put(w, "}");
 }
+
+// Runs on the crashing thread; compromised context.
+static void fl_put_registers(fl_writer *w, const ucontext_t *uc) { fl_put_register_set(w, uc->uc_mcontext.gregs); }
 
 // Runs on the crashing thread; compromised context.
 static void fl_put_frame(fl_writer *w, const fl_frame *f, int first) {
@@ -119,6 +124,65 @@ static void fl_put_frame(fl_writer *w, const fl_frame *f, int first) {
     fl_put(w, "{\"address\":\"");
     fl_put_hex(w, f->address);
     fl_put(w, f->is_pc ? "\",\"kind\":\"pc\"}" : "\",\"kind\":\"return\"}");
+}
+
+// Runs on the crashing thread; compromised context.
+static const char *fl_run_state_name(char state) {
+    switch (state) {
+    case 'R': return "running";
+    case 'S': return "sleeping";
+    case 'D': return "uninterruptible";
+    case 'T': return "stopped";
+    case 't': return "traced";
+    case 'Z': return "zombie";
+    default: return "unknown";
+    }
+}
+
+// Runs on the crashing thread; compromised context. Every thread: the crashing one first (its
+// frames are the report's top-level `frames`), then each other thread as it answered.
+static void fl_put_threads(fl_writer *w, pid_t crashing_tid, const char *crashing_name) {
+    fl_thread_table *table = fl_state.threads;
+    if (!table || !table->collected) return;
+    fl_put(w, ",\"threads\":[{\"tid\":");
+    fl_put_i64(w, crashing_tid);
+    fl_put(w, ",\"name\":");
+    fl_put_json_string(w, crashing_name);
+    fl_put(w, ",\"crashed\":true}");
+    for (size_t i = 0; i < table->count; i++) {
+        fl_thread_slot *slot = &table->slots[i];
+        int state = atomic_load(&slot->state);
+        fl_put(w, ",{\"tid\":");
+        fl_put_i64(w, slot->tid);
+        fl_put(w, ",\"name\":");
+        fl_put_json_string(w, slot->name);
+        fl_put(w, ",\"state\":");
+        fl_put_json_string(w, fl_run_state_name(slot->run_state));
+        if (state == FL_SLOT_DONE) {
+            fl_put(w, ",");
+            fl_put_register_set(w, slot->registers);
+            fl_put(w, ",\"frames\":[");
+            for (uint32_t f = 0; f < slot->frame_count && f < FL_THREAD_FRAMES; f++) {
+                fl_frame frame = {slot->frames[f], f == 0};
+                fl_put_frame(w, &frame, f == 0);
+            }
+            fl_put(w, "],\"unwind\":{\"stopped_by\":");
+            fl_put_json_string(w, slot->stopped_by);
+            fl_put(w, "}");
+        } else {
+            fl_put(w, ",\"error\":");
+            fl_put_json_string(w, state == FL_SLOT_GONE ? "exited before it could be asked"
+                                  : state == FL_SLOT_WORKING ? "still unwinding at the deadline"
+                                  : slot->blocks_request ? "blocks signals (its stack cannot be asked for)"
+                                  : "no answer by the deadline (stopped, or stuck)");
+        }
+        fl_put(w, "}");
+    }
+    fl_put(w, "]");
+    if (table->total > table->count) {
+        fl_put(w, ",\"threads_omitted\":");
+        fl_put_u64(w, table->total - table->count);
+    }
 }
 
 // Runs on the crashing thread; compromised context.
@@ -150,8 +214,8 @@ static void fl_put_frames(fl_writer *w, const fl_frame_buffer *fb) {
 // Runs on the crashing thread; compromised context.
 static void fl_put_modules(fl_writer *w, const fl_crash_scratch *s) {
     fl_put(w, "\"modules\":[");
-    for (size_t i = 0; i < s->module_count; i++) {
-        const fl_module *m = &s->modules[i];
+    for (size_t i = 0; i < s->report_module_count; i++) {
+        const fl_module *m = &s->report_modules[i];
         if (i) fl_put_bytes(w, ",", 1);
         fl_put(w, "{\"path\":");
         fl_put_json_string(w, m->path);
@@ -300,13 +364,17 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put_hex(&w, fault);
     fl_put(&w, "\",\"sender_pid\":");
     fl_put_i64(&w, info->si_code <= 0 ? info->si_pid : 0);
-    fl_put(&w, "},\"stack_overflow\":");
+    fl_put(&w, "},");
+    fl_put_crash_message(&w);
+    fl_put(&w, "\"stack_overflow\":");
     fl_put(&w, overflow ? "true," : "false,");
     fl_put_registers(&w, uc);
     fl_put(&w, ",");
     fl_put_frames(&w, &s->frames);
+    fl_put_async_frames(&w);
     fl_put(&w, ",");
     fl_put_modules(&w, s);
+    fl_put_threads(&w, tid, thread_name);
     fl_put(&w, ",");
     fl_put_breadcrumbs(&w);
     fl_put(&w, ",");
@@ -316,6 +384,13 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     if (fl_copy_context(s->context_copy, sizeof s->context_copy, &context_length) == 0 && context_length)
         fl_put_bytes(&w, s->context_copy, context_length);
     else fl_put(&w, "{}");
+    fl_put(&w, ",\"handler\":{\"unwind_us\":");
+    fl_put_u64(&w, s->unwind_ns / 1000);
+    fl_put(&w, ",\"modules_us\":");
+    fl_put_u64(&w, s->modules_ns / 1000);
+    fl_put(&w, ",\"threads_us\":");
+    fl_put_u64(&w, s->threads_ns / 1000);
+    fl_put(&w, "}");
     fl_put(&w, ",\"end\":true}\n");
     int ok = fl_flush(&w) == 0;
     close(fd);

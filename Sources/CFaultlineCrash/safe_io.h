@@ -13,7 +13,13 @@
 #pragma GCC visibility push(hidden)
 
 /// Writes a string literal to stderr with one write(2). Only literals: no formatting in a handler.
-#define FL_LOG(literal) fl_write_all(2, "faultline: " literal "\n", sizeof("faultline: " literal "\n") - 1)
+/// Goes to fl_log_fd(), not fd 2: while stderr is captured, fd 2 is a pipe that nobody reads
+/// during a crash, and a write to a full pipe would block the handler for good.
+#define FL_LOG(literal) fl_write_all(fl_log_fd(), "faultline: " literal "\n", sizeof("faultline: " literal "\n") - 1)
+
+/// Where the crash core's own messages go: the original stderr while stderr is captured (-1 if
+/// it was closed), else fd 2. Normal context or crash path (crash_log_flush.c).
+int fl_log_fd(void);
 
 /// A buffered writer over a file descriptor, with caller-provided memory.
 typedef struct {

@@ -19,6 +19,24 @@
 _Atomic(fl_sigmask_fn) fl_next_pthread_sigmask;
 _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 
+// While a thread walks its own stack inside a crash (fl_unwind, thread_dump.c), libunwind masks
+// every signal around each frame lookup: two sigprocmask syscalls per frame, over 500 for a deep
+// stack, to protect locks that a signal handler re-entering libunwind could otherwise deadlock
+// on. Inside the crash handler there is no such handler left to protect against (crash signals
+// stay deliverable anyway), so for that walk the calls are answered without a syscall: the mask
+// reported is the one the walk began with. Initial-exec TLS: no __tls_get_addr in a handler.
+static __thread __attribute__((tls_model("initial-exec"))) int fl_walking;
+static __thread __attribute__((tls_model("initial-exec"))) sigset_t fl_walk_mask;
+
+// Runs on the crashing thread; compromised context.
+void fl_begin_stack_walk(void) {
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &fl_walk_mask, _NSIG / 8);
+    fl_walking = 1;
+}
+
+// Runs on the crashing thread; compromised context.
+void fl_end_stack_walk(void) { fl_walking = 0; }
+
 // Runs on the crashing thread too. glibc's sigset_t is an array of unsigned longs, bit n-1 for
 // signal n; sigdelset would be one more libc symbol to bind.
 static void fl_remove_signal(sigset_t *set, int signo) {
@@ -27,10 +45,12 @@ static void fl_remove_signal(sigset_t *set, int signo) {
     words[(signo - 1) / bits] &= ~(1UL << ((signo - 1) % bits));
 }
 
-// Runs on the crashing thread too: the set minus the synchronous crash signals. On the thread
-// that is handling a crash it also keeps the watchdog's SIGALRM deliverable: libunwind blocks
-// every signal around its own locks, and exactly then it may wait forever for the loader lock
-// (the watchdog test reproduces this).
+// Runs on the crashing thread too: the set minus the synchronous crash signals. While a crash is
+// being handled it also keeps SIGALRM deliverable: libunwind blocks every signal around its own
+// locks, and exactly then it may wait forever for the loader lock (the watchdog test reproduces
+// this). The watchdog's timer is aimed at the handling thread alone, so leaving SIGALRM open on
+// the others for that moment changes nothing — and spares a gettid per call (libunwind makes two
+// per frame).
 static const sigset_t *fl_without_crash_signals(int how, const sigset_t *set, sigset_t *copy) {
     if (!set || !atomic_load(&fl_state.started) || how == SIG_UNBLOCK) return set;
     *copy = *set;
@@ -40,7 +60,7 @@ static const sigset_t *fl_without_crash_signals(int how, const sigset_t *set, si
     fl_remove_signal(copy, SIGFPE);
     fl_remove_signal(copy, SIGTRAP);
     pid_t handling = atomic_load(&fl_state.handling_thread);
-    if (handling != 0 && handling == (pid_t)syscall(SYS_gettid)) fl_remove_signal(copy, SIGALRM);
+    if (handling != 0) fl_remove_signal(copy, SIGALRM);
     return copy;
 }
 
@@ -59,6 +79,10 @@ static int fl_raw_sigmask(int how, const sigset_t *set, sigset_t *old) {
 }
 
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+    if (fl_walking) {
+        if (old) *old = fl_walk_mask;
+        return 0;
+    }
     sigset_t copy;
     set = fl_without_crash_signals(how, set, &copy);
     fl_sigmask_fn next = atomic_load(&fl_next_pthread_sigmask);
@@ -67,6 +91,10 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
 }
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    if (fl_walking) {
+        if (old) *old = fl_walk_mask;
+        return 0;
+    }
     sigset_t copy;
     set = fl_without_crash_signals(how, set, &copy);
     fl_sigmask_fn next = atomic_load(&fl_next_sigprocmask);

@@ -4,14 +4,17 @@
 #include "faultline_crash.h"
 #include "safe_io.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 fl_crash_state fl_state;
@@ -85,6 +88,50 @@ static int fl_check_directory(const char *dir, char *error, size_t cap) {
     return 0;
 }
 
+// Normal context (a short-lived thread started by start): the preparations that would otherwise
+// cost the caller milliseconds — alternate stacks for the threads that already exist (which means
+// waiting for each to answer a signal), and /proc/self/maps with every module's build-id read
+// once, so a crash later only has to check that nothing was loaded since.
+static pid_t fl_starting_thread;
+static _Atomic int fl_prepared;
+static void *fl_background_preparation(void *unused) {
+    (void)unused;
+    fl_cover_existing_threads(fl_starting_thread);
+    if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
+    atomic_store(&fl_prepared, 1);
+    return NULL;
+}
+
+int faultline_crash_wait_for_preparation(unsigned timeout_ms) {
+    struct timespec pause = {0, 100 * 1000};
+    for (unsigned waited = 0; !atomic_load(&fl_prepared) && waited < timeout_ms * 10; waited++) nanosleep(&pause, NULL);
+    return atomic_load(&fl_prepared);
+}
+
+// Normal context (start).
+static void fl_start_background_preparation(void) {
+    fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
+    fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
+    fl_starting_thread = (pid_t)syscall(SYS_gettid);
+    pthread_attr_t attr;
+    pthread_t thread;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    // SCHED_BATCH: no wake-up preemption, so the new thread is not run at once in the caller's
+    // place (the caller's start would wait out a time slice on a busy machine), yet it still
+    // gets its share of CPU (SCHED_IDLE could starve it on a loaded server).
+    struct sched_param batch = {.sched_priority = 0};
+    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
+    pthread_attr_setschedparam(&attr, &batch);
+    if (pthread_create(&thread, &attr, fl_background_preparation, NULL) != 0) {
+        fl_state.module_cache = NULL;
+        fl_background_preparation(NULL);  // no thread to spare: do it here
+    }
+    pthread_attr_destroy(&attr);
+}
+
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity) {
     char scratch_error[256];
     if (!error || error_capacity == 0) {
@@ -123,8 +170,11 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
     fl_prewarm_unwinder();
     fl_install_thread_hooks();
+    fl_find_crash_message_sources();
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
+    fl_prepare_thread_dump();            // a signal that asks each thread for its stack at a crash
+    fl_start_background_preparation();   // threads already running get theirs; modules are cached
     if (faultline_crash_install_alternate_stack() != 0) {
         // Not fatal: crashes are still reported, only a main-thread stack overflow is not.
         FL_LOG("could not map an alternate signal stack for the calling thread");

@@ -2,8 +2,9 @@
 // Normal context: the stderr capture thread (Swift) appends what it reads from the capture pipe.
 // Crash path: the handler copies the ring into a preallocated snapshot, re-checks how far the
 // writer got (bytes it overwrote meanwhile are dropped from the front), then drains the pipe
-// without blocking (what the crashing thread printed last has often not been read yet), forwards
-// those bytes to the original stderr so they are not lost, and writes it all as one JSON string.
+// without blocking (what the crashing thread printed last has often not been read yet), appends
+// those bytes to the capture file and forwards them to the original stderr so they are not lost,
+// and writes it all as one JSON string.
 #include "crash_internal.h"
 #include "faultline_log_rings.h"
 #include "log_rings_internal.h"
@@ -23,6 +24,7 @@ int faultline_stderr_tail_configure(size_t capacity, int pipe_read_fd, int origi
         fl_tail.snapshot = (char *)p + capacity;
         fl_tail.capacity = capacity;
         atomic_store(&fl_tail.written, 0);
+        atomic_store(&fl_tail.file_fd, -1);
         fl_tail.ring = p;  // last: the crash path checks it
     }
     fl_tail.original_fd = original_stderr_fd;
@@ -30,17 +32,26 @@ int faultline_stderr_tail_configure(size_t capacity, int pipe_read_fd, int origi
     return 0;
 }
 
-void faultline_stderr_tail_detach_pipe(void) { atomic_store(&fl_tail.pipe_fd, -1); }
+void faultline_stderr_tail_detach_pipe(void) {
+    atomic_store(&fl_tail.pipe_fd, -1);
+    atomic_store(&fl_tail.file_fd, -1);
+}
+
+void faultline_stderr_tail_set_file(int fd) { atomic_store(&fl_tail.file_fd, fd); }
 
 void faultline_stderr_tail_append(const void *bytes, size_t length) {
     if (!fl_tail.ring || !length) return;
-    const char *b = bytes;
-    if (length > fl_tail.capacity) { b += length - fl_tail.capacity; length = fl_tail.capacity; }
+    // `written` counts every byte of the stream (the report's total_bytes), also the ones of a
+    // chunk larger than the ring that are never stored: only the chunk's last `capacity` bytes
+    // are copied, at the ring positions their stream offsets map to.
     uint64_t w = atomic_load_explicit(&fl_tail.written, memory_order_relaxed);
-    size_t at = (size_t)(w % fl_tail.capacity);
-    size_t first = fl_tail.capacity - at < length ? fl_tail.capacity - at : length;
+    const char *b = bytes;
+    size_t keep = length > fl_tail.capacity ? fl_tail.capacity : length;
+    b += length - keep;
+    size_t at = (size_t)((w + length - keep) % fl_tail.capacity);
+    size_t first = fl_tail.capacity - at < keep ? fl_tail.capacity - at : keep;
     memcpy(fl_tail.ring + at, b, first);
-    memcpy(fl_tail.ring, b + first, length - first);
+    memcpy(fl_tail.ring, b + first, keep - first);
     atomic_store_explicit(&fl_tail.written, w + length, memory_order_release);
 }
 

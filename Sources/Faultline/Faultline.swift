@@ -70,6 +70,10 @@ public enum Faultline {
         let header: (String) -> JSONValue = { eventID in envelopeHeader(eventID: eventID, dsn: dsn) }
         result.pickup = PendingCrashReports.convert(crashDirectory: data.crashes, corruptDirectory: data.corruptCrashes,
                                                     outbox: outbox, sdkName: sdkName, envelopeHeader: header)
+        if let dir = options.swiftBacktraceDirectory {
+            result.pickup.merge(PendingSwiftBacktraceLogs.convert(directory: dir, corruptDirectory: data.corruptCrashes, outbox: outbox,
+                                                                  options: options, installID: result.installID, envelopeHeader: header))
+        }
         if !result.pickup.setAside.isEmpty {
             result.warnings.append("\(result.pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
         }

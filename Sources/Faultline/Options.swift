@@ -35,6 +35,11 @@ public struct Options: Sendable {
     /// continued from an inbound `traceparent` keeps the caller's decision (its sampled flag).
     /// Unsampled spans still get ids and propagate; they are just not sent.
     public var tracesSampleRate: Double = 1.0
+    /// A directory where Swift's runtime backtracer writes JSON crash logs (the program runs with
+    /// `SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR`; DIR must exist). At start, every
+    /// `*.json` crash log there becomes one crash event and is then deleted; a log that cannot be
+    /// read is moved to `<data directory>/crashes/corrupt`. Nil (the default): not looked at.
+    public var swiftBacktraceDirectory: String?
 
     public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
                 service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {

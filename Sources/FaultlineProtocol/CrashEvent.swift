@@ -5,17 +5,13 @@ public enum CrashEvent {
     /// Builds the event. `extraContexts` lets the SDK add what it knows at upload time (device, sdk).
     public static func make(from r: CrashReport, sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string) -> JSONValue {
         let ctx = r.context
-        var event: [String: JSONValue] = [
-            "event_id": .string(r.eventID),
-            "timestamp": .double(r.timestamp),
-            "platform": "native",
-            "level": "fatal",
-            "logger": "faultline.crash",
-            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)],
-        ]
-        for key in ["release", "environment", "server_name", "dist"] {
-            if let v = ctx[key]?.stringValue, !v.isEmpty { event[key] = .string(v) }
-        }
+        var skeleton = EventSkeleton(eventID: r.eventID, timestamp: r.timestamp, level: "fatal", sdkName: sdkName, sdkVersion: sdkVersion)
+        skeleton.logger = "faultline.crash"
+        skeleton.release = ctx["release"]?.stringValue
+        skeleton.environment = ctx["environment"]?.stringValue
+        skeleton.serverName = ctx["server_name"]?.stringValue
+        skeleton.dist = ctx["dist"]?.stringValue
+        var event = skeleton.fields
         var tags: [String: JSONValue] = ctx["tags"]?.objectValue ?? [:]
         if let service = ctx["service"]?.stringValue { tags["service"] = .string(service) }
         tags["signal"] = .string(r.signal.name)
@@ -48,57 +44,104 @@ public enum CrashEvent {
                        "name": .string(r.signal.name), "code_name": .string(r.signal.codeName)],
         ]
         if r.stackOverflow { mechanismMeta["faultline_stack_overflow"] = true }
+        var type = r.signal.name
         var value = "\(r.signal.name) / \(r.signal.codeName) at \(r.signal.faultAddress.hex)"
         if r.stackOverflow { value = "stack overflow: " + value }
+        var mechanism: [String: JSONValue] = ["type": "signalhandler", "handled": false, "meta": .object(mechanismMeta)]
+        if let message = r.message {
+            // The runtime said why: that is the exception; the signal stays in the mechanism.
+            let why = message.interpretation
+            type = why.type
+            value = why.value
+            var data: [String: JSONValue] = ["message_source": .string(message.source), "message": .string(message.text)]
+            if let f = why.file { data["file"] = .string(f) }
+            if let l = why.line { data["line"] = .int(Int64(l)) }
+            if let f = why.function { data["function"] = .string(f) }
+            mechanism["data"] = .object(data)
+        } else {
+            mechanism["synthetic"] = true  // the type is only the signal's name
+        }
         event["exception"] = ["values": [[
-            "type": .string(r.signal.name),
+            "type": .string(type),
             "value": .string(value),
             "thread_id": .int(Int64(r.threadID)),
-            "mechanism": ["type": "signalhandler", "handled": false, "synthetic": true, "meta": .object(mechanismMeta)],
+            "mechanism": .object(mechanism),
             "stacktrace": stacktrace,
         ]]]
-        event["threads"] = ["values": [[
+        // Sentry's threads interface: the crashing thread first (its stack is the exception's),
+        // then every other thread with its own stack and registers.
+        var threads: [JSONValue] = [[
             "id": .int(Int64(r.threadID)), "name": .string(r.threadName), "crashed": true, "current": true,
-        ]]]
+        ]]
+        for t in r.otherThreads {
+            var thread: [String: JSONValue] = ["id": .int(Int64(t.id)), "name": .string(t.name), "crashed": false, "current": false,
+                                               "state": .string(t.state)]
+            if t.frames.isEmpty {
+                if let e = t.error { thread["faultline_error"] = .string(e) }
+            } else {
+                thread["stacktrace"] = stacktraceJSON(frames: t.frames, registers: t.registers, omitted: nil, report: r)
+            }
+            threads.append(.object(thread))
+        }
+        event["threads"] = ["values": .array(threads)]
         event["debug_meta"] = ["images": .array(r.modules.map(imageJSON))]
         event["breadcrumbs"] = ["values": .array(r.breadcrumbs)]
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]
         if let o = r.omitted { extra["frames_omitted"] = ["after": .int(Int64(o.after)), "count": .int(Int64(o.count))] }
+        if r.asyncAfter != nil {
+            extra["async_unwind_stopped_by"] = .string(r.asyncStoppedBy ?? "unknown")
+            extra["async_frames"] = .int(Int64(r.asyncFrames.count))
+        }
         event["extra"] = .object(extra)
         return .object(event)
     }
 
     /// Frames caller-first as Sentry wants; `instruction_addr_adjustment: all_but_first` tells a
     /// symbolicator that every frame except the crashing one is a return address.
+    ///
+    /// A Swift async crash reads as its logical stack: the physical frames down to the innermost
+    /// async function, then its async callers (`async_frames`, each marked `data.faultline_async`
+    /// and `trust: "async"`; their address is a resume function, exact, so symbolicators must not
+    /// step back into the call instruction), then the executor's physical frames below.
     static func stacktraceJSON(_ r: CrashReport) -> JSONValue {
+        stacktraceJSON(frames: r.frames, registers: r.registers, omitted: r.omitted, report: r,
+                       async: r.asyncAfter.map { (after: $0, addresses: r.asyncFrames) })
+    }
+
+    static func stacktraceJSON(frames addresses: [FrameAddress], registers: [(name: String, value: Address)],
+                               omitted: CrashReport.OmittedFrames?, report r: CrashReport,
+                               async: (after: Int, addresses: [Address])? = nil) -> JSONValue {
         var frames: [JSONValue] = []
-        for (i, f) in r.frames.enumerated() {
-            var frame: [String: JSONValue] = ["instruction_addr": .string(f.address.hex)]
-            if let m = r.module(containing: f.address) {
+        func frameJSON(_ a: Address) -> [String: JSONValue] {
+            var frame: [String: JSONValue] = ["instruction_addr": .string(a.hex)]
+            if let m = r.module(containing: a) {
                 frame["package"] = .string(m.path)
                 frame["image_addr"] = .string(m.base.hex)
                 frame["in_app"] = .bool(isInApp(modulePath: m.path, executable: r.executable))
             }
-            if let o = r.omitted, i == o.after {
+            return frame
+        }
+        for (i, f) in addresses.enumerated() {
+            if let o = omitted, i == o.after {
                 frames.append(["function": .string("<\(o.count) frames omitted>"), "instruction_addr": "0x0", "in_app": false])
             }
-            frames.append(.object(frame))
+            frames.append(.object(frameJSON(f.address)))
+            if let async, i == min(async.after, addresses.count - 1) {
+                for a in async.addresses {
+                    var frame = frameJSON(a)
+                    frame["trust"] = "async"
+                    frame["data"] = ["faultline_async": true]
+                    frames.append(.object(frame))
+                }
+            }
         }
         var regs: [String: JSONValue] = [:]
-        for (n, v) in r.registers { regs[n] = .string(v.hex) }
+        for (n, v) in registers { regs[n] = .string(v.hex) }
         return ["frames": .array(frames.reversed()), "registers": .object(regs), "instruction_addr_adjustment": "all_but_first"]
     }
 
     static func imageJSON(_ m: CrashReport.Module) -> JSONValue {
-        var image: [String: JSONValue] = [
-            "type": "elf", "code_file": .string(m.path), "image_addr": .string(m.base.hex),
-            "image_size": .int(Int64(m.size)), "arch": "x86_64",
-        ]
-        if let b = m.buildID {
-            image["code_id"] = .string(b.hex)
-            image["debug_id"] = .string(b.debugID.description)
-        }
-        return .object(image)
+        DebugImage(codeFile: m.path, base: m.base, size: m.size, buildID: m.buildID).json
     }
 
     /// System libraries and the runtime are not the app's code; grouping keys on in-app frames.
@@ -114,4 +157,32 @@ public enum CrashEvent {
 
 public enum FaultlineVersion {
     public static let string = "0.1.0"
+}
+
+extension CrashEvent {
+    /// Faultline's own functions that can show up in a crashing thread's stack (the thread-start
+    /// wrapper, the signal handler and what it calls): not the app's code, whatever module they
+    /// are linked into. The Swift SDK's symbols (module `Faultline`) count too.
+    public static func isFaultlineFrame(function: String?, rawFunction: String?) -> Bool {
+        let names: Set<String> = ["fl_thread_trampoline", "fl_handle_signal", "fl_invoke", "fl_chain", "fl_forward_nested",
+                                  "fl_answer_dump_request", "fl_watchdog_fired", "fl_add_all_threads"]
+        if let f = function, names.contains(f) { return true }
+        if let raw = rawFunction, names.contains(raw) || raw.hasPrefix("$s9Faultline") { return true }
+        return false
+    }
+
+    /// A Swift async partial function read as the function it belongs to: "(1) suspend resume
+    /// partial function for closure #2 in main" → "closure #2 in main" (also "await resume", and
+    /// "async function pointer to"). Other names are returned unchanged.
+    public static func readableFunctionName(_ name: String) -> String {
+        var s = Substring(name)
+        if s.hasPrefix("("), let close = s.firstIndex(of: ")"), s[s.index(after: s.startIndex)..<close].allSatisfy(\.isNumber) {
+            s = s[s.index(after: close)...].drop(while: { $0 == " " })
+        }
+        for prefix in ["suspend resume partial function for ", "await resume partial function for ", "async function pointer to "]
+        where s.hasPrefix(prefix) {
+            return String(s.dropFirst(prefix.count))
+        }
+        return name
+    }
 }

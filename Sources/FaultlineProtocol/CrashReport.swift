@@ -3,7 +3,9 @@ import Foundation
 
 public struct CrashReport: Sendable, Equatable {
     public static let formatName = "faultline-crash"
-    public static let supportedVersion = 1
+    /// Version 2 added `threads` (every thread) and `message`, then the optional `async_frames`;
+    /// version 1 reports are still read.
+    public static let supportedVersion = 2
 
     public struct Signal: Sendable, Equatable {
         public var number: Int
@@ -35,15 +37,44 @@ public struct CrashReport: Sendable, Equatable {
     public var threadID: Int
     public var threadName: String
     public var signal: Signal
+    /// Why it crashed, when the runtime said so (Swift fatal error, C++ exception, glibc assert).
+    public var message: CrashMessage?
     public var stackOverflow: Bool
     public var registers: [(name: String, value: Address)]
     /// Innermost first. Frame 0 is the faulting instruction; every other frame is a return address.
     public var frames: [FrameAddress]
     public var omitted: OmittedFrames?
+    /// The Swift async chain of the crashing thread (report field `async_frames`), innermost
+    /// first: each address is a resume function (an exact code address, not a return address)
+    /// where a logical caller continues. Empty when the crash was not in async code.
+    public var asyncFrames: [Address] = []
+    /// Index in `frames` of the physical frame whose async context began the chain.
+    public var asyncAfter: Int?
+    /// Why the async walk ended ("end", "limit", "unreadable context", "loop", …).
+    public var asyncStoppedBy: String?
     public var unwindStoppedBy: String
     public var modules: [Module]
     public var breadcrumbs: [JSONValue]
     public var context: JSONValue
+    /// Every other thread at the moment of the crash (report field `threads`, crashing thread
+    /// excluded: it is the report's own thread and frames). Empty in reports without the field.
+    public var otherThreads: [ThreadSnapshot] = []
+    /// Threads beyond the report's cap that were counted but not listed.
+    public var threadsOmitted = 0
+
+    public struct ThreadSnapshot: Sendable, Equatable {
+        public var id: Int
+        public var name: String
+        /// The kernel's run state ("running", "sleeping", …) as the crash found it.
+        public var state: String
+        /// Innermost first: frame 0 is where the thread was interrupted (exact pc), the rest return addresses.
+        public var frames: [FrameAddress]
+        public var registers: [(name: String, value: Address)]
+        /// Why there are no frames, when there are none ("blocks signals …", "no answer …").
+        public var error: String?
+        public static func == (l: ThreadSnapshot, r: ThreadSnapshot) -> Bool { l.id == r.id && l.frames == r.frames && l.error == r.error }
+    }
+
     /// The end of what the process wrote to stderr, when stderr capture was on.
     public var stderrTail: StderrTail?
     /// The crashing thread's span when it crashed (`trace`: trace_id, span_id), nil outside one.
@@ -103,21 +134,22 @@ public struct CrashReport: Sendable, Equatable {
                         code: Int(s["code"]?.int64Value ?? 0), codeName: s["code_name"]?.stringValue ?? "",
                         faultAddress: Address(string: s["fault_address"]?.stringValue ?? "0") ?? Address(0),
                         senderPID: Int(s["sender_pid"]?.int64Value ?? 0))
+        if let m = j["message"], let text = m["text"]?.stringValue {
+            message = CrashMessage(source: m["source"]?.stringValue ?? "", type: m["type"]?.stringValue ?? "", text: text)
+        }
         stackOverflow = j["stack_overflow"]?.boolValue ?? false
-        var regs: [(String, Address)] = []
-        if let r = j["registers"]?.objectValue {
-            for name in CrashReport.registerOrder { if let v = r[name]?.stringValue, let a = Address(string: v) { regs.append((name, a)) } }
-        }
-        registers = regs
-        guard let fr = j["frames"]?.arrayValue else { throw .missingField("frames") }
-        frames = fr.compactMap { f in
-            guard let a = f["address"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
-            return f["kind"]?.stringValue == "pc" ? .programCounter(a) : .returnAddress(a)
-        }
+        registers = Self.registers(j["registers"])
+        guard j["frames"]?.arrayValue != nil else { throw .missingField("frames") }
+        frames = Self.frames(j["frames"])
         if let o = j["frames_omitted"], let after = o["after"]?.int64Value, let count = o["count"]?.int64Value {
             omitted = OmittedFrames(after: Int(after), count: Int(count))
         }
         unwindStoppedBy = j["unwind"]?["stopped_by"]?.stringValue ?? "unknown"
+        if let a = j["async_unwind"], let after = a["after"]?.int64Value, after >= 0 {
+            asyncAfter = Int(clamping: after)
+            asyncStoppedBy = a["stopped_by"]?.stringValue
+            asyncFrames = (j["async_frames"]?.arrayValue ?? []).compactMap { $0["address"]?.stringValue.flatMap(Address.init(string:)) }
+        }
         modules = (j["modules"]?.arrayValue ?? []).compactMap { m in
             guard let path = m["path"]?.stringValue, let base = m["base"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
             // A negative size (a corrupt report) is clamped to 0, never trapped on.
@@ -130,12 +162,31 @@ public struct CrashReport: Sendable, Equatable {
            tid.utf8.count == 32, sid.utf8.count == 16 {
             threadTrace = (tid, sid)
         }
+        for t in j["threads"]?.arrayValue ?? [] where t["crashed"]?.boolValue != true {
+            guard let id = t["tid"]?.int64Value else { continue }
+            otherThreads.append(ThreadSnapshot(
+                id: Int(id), name: t["name"]?.stringValue ?? "", state: t["state"]?.stringValue ?? "unknown",
+                frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"]), error: t["error"]?.stringValue))
+        }
+        threadsOmitted = Int(clamping: j["threads_omitted"]?.int64Value ?? 0)
         if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
             stderrTail = StderrTail(text: text, capacity: Int(t["capacity"]?.int64Value ?? 0), totalBytes: Int(t["total_bytes"]?.int64Value ?? 0))
         }
     }
 
     public func module(containing a: Address) -> Module? { modules.first { $0.contains(a) } }
+
+    static func registers(_ json: JSONValue?) -> [(name: String, value: Address)] {
+        guard let r = json?.objectValue else { return [] }
+        return registerOrder.compactMap { name in r[name]?.stringValue.flatMap(Address.init(string:)).map { (name, $0) } }
+    }
+
+    static func frames(_ json: JSONValue?) -> [FrameAddress] {
+        (json?.arrayValue ?? []).compactMap { f in
+            guard let a = f["address"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
+            return f["kind"]?.stringValue == "pc" ? .programCounter(a) : .returnAddress(a)
+        }
+    }
 
     /// x86_64 general registers in the order debuggers print them.
     public static let registerOrder = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",

@@ -23,76 +23,49 @@ public struct Envelope: Sendable {
 
     public var eventID: String? { header["event_id"]?.stringValue }
 
+    /// Why an envelope was refused. The `isOverLimit` cases broke one of the reader's limits; the
+    /// others are malformed.
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case empty
         case badHeader(String)
         case badItemHeader(index: Int, reason: String)
+        case missingType(index: Int)
         case truncatedItem(index: Int, declared: Int, available: Int)
         case missingNewline(index: Int)
         case tooManyEvents
+        case tooManyItems(limit: Int)
+        case declaredTooLarge(index: Int, type: String, declared: Int64, limit: Int)
+        case itemTooLarge(index: Int, type: String, size: Int, limit: Int)
+        case keptTooLarge(limit: Int)
+
+        public var isOverLimit: Bool {
+            switch self {
+            case .tooManyItems, .declaredTooLarge, .itemTooLarge, .keptTooLarge: return true
+            default: return false
+            }
+        }
 
         public var description: String {
             switch self {
             case .empty: return "empty envelope"
             case .badHeader(let r): return "envelope header is not a JSON object: \(r)"
             case .badItemHeader(let i, let r): return "item \(i): header is not a JSON object: \(r)"
+            case .missingType(let i): return "item \(i): header has no type"
             case .truncatedItem(let i, let d, let a): return "item \(i): length \(d) but only \(a) bytes follow"
             case .missingNewline(let i): return "item \(i): payload is not followed by a newline"
             case .tooManyEvents: return "an envelope may carry at most one event item"
+            case .tooManyItems(let l): return "envelope has more than \(l) items; at most \(l) allowed"
+            case .declaredTooLarge(let i, let t, let d, let l):
+                return "item \(i) (\(t)) declares length \(d); the decompressed body may be at most \(l) bytes"
+            case .itemTooLarge(let i, let t, let s, let l): return "item \(i) (\(t)) is \(s) bytes; at most \(l) allowed"
+            case .keptTooLarge(let l): return "the envelope's kept items exceed \(l) bytes; at most \(l) allowed"
             }
         }
     }
 
-    /// Parses the wire format. Lengths are trusted only after checking them against the bytes present.
-    public static func parse(_ data: Data, maxHeaderBytes: Int = 64 * 1024) throws(ParseError) -> Envelope {
-        let bytes = [UInt8](data)
-        var pos = 0
-        func line() -> ArraySlice<UInt8>? {
-            guard pos < bytes.count else { return nil }
-            let start = pos
-            while pos < bytes.count && bytes[pos] != 0x0A { pos += 1 }
-            let l = bytes[start..<pos]
-            if pos < bytes.count { pos += 1 }
-            return l
-        }
-        guard let headerLine = line(), !headerLine.isEmpty else { throw .empty }
-        guard headerLine.count <= maxHeaderBytes else { throw .badHeader("header longer than \(maxHeaderBytes) bytes") }
-        let header: JSONValue
-        do { header = try JSONValue.parse(Data(headerLine)) } catch { throw .badHeader(error.reason) }
-        guard case .object = header else { throw .badHeader("not an object") }
-
-        var items: [Item] = []
-        var events = 0
-        while pos < bytes.count {
-            let index = items.count
-            guard let h = line() else { break }
-            if h.isEmpty { continue }  // tolerate trailing blank lines
-            guard h.count <= maxHeaderBytes else { throw .badItemHeader(index: index, reason: "longer than \(maxHeaderBytes) bytes") }
-            let ih: JSONValue
-            do { ih = try JSONValue.parse(Data(h)) } catch { throw .badItemHeader(index: index, reason: error.reason) }
-            guard case .object = ih else { throw .badItemHeader(index: index, reason: "not an object") }
-            let payload: ArraySlice<UInt8>
-            if let lenValue = ih["length"] {
-                guard let len = lenValue.int64Value, len >= 0 else {
-                    throw .badItemHeader(index: index, reason: "length is not a non-negative integer")
-                }
-                let available = bytes.count - pos
-                guard Int64(available) >= len else { throw .truncatedItem(index: index, declared: Int(len), available: available) }
-                payload = bytes[pos..<(pos + Int(len))]
-                pos += Int(len)
-                if pos < bytes.count {
-                    guard bytes[pos] == 0x0A else { throw .missingNewline(index: index) }
-                    pos += 1
-                }
-            } else {
-                payload = line() ?? []
-            }
-            let item = Item(header: ih, payload: Data(payload))
-            if item.type == "event" || item.type == "transaction" { events += 1 }
-            if events > 1 { throw .tooManyEvents }
-            items.append(item)
-        }
-        return Envelope(header: header, items: items)
+    /// Reads the wire format (`EnvelopeReader`'s rules) from a whole body.
+    public static func parse(_ data: Data, limits: EnvelopeReader.Limits = .unlimited) throws(ParseError) -> Envelope {
+        try EnvelopeReader.read(data, limits: limits)
     }
 
     /// Serialises with explicit lengths on every item.

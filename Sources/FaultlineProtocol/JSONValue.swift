@@ -62,78 +62,19 @@ public enum JSONValue: Hashable, Sendable, Codable {
         switch self { case .int(let i): return Double(i); case .double(let d): return d; default: return nil }
     }
 
-    /// Parses JSON bytes; throws `JSONValue.ParseError` with the decoder's reason.
+    /// Parses JSON bytes with the one strict reader (`JSONParser`).
     public static func parse(_ data: Data) throws(ParseError) -> JSONValue {
-        do { return try JSONDecoder().decode(JSONValue.self, from: data) }
-        catch { throw ParseError(reason: String(describing: error)) }
+        try JSONParser.parse(data)
     }
-    public struct ParseError: Error, CustomStringConvertible {
-        public let reason: String
-        public var description: String { "invalid JSON: \(reason)" }
-    }
+    public typealias ParseError = JSONParser.Failure
 
-    /// Compact, key-sorted JSON (stable output for tests and hashing).
+    /// Key-sorted JSON written by `JSONWriter` (compact unless `pretty`): stable output for tests,
+    /// hashing and people.
     public func serialized(pretty: Bool = false) -> Data {
-        if !pretty {
-            // Hand-written: JSONEncoder costs far more (and its first use costs a launch-time millisecond).
-            var out = [UInt8]()
-            out.reserveCapacity(256)
-            write(into: &out)
-            return Data(out)
-        }
-        let e = JSONEncoder()
-        e.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return (try? e.encode(self)) ?? Data("null".utf8)
+        var w = JSONWriter()
+        if pretty { w.prettyValue(self) } else { w.value(self) }
+        return Data(w.bytes)
     }
-    /// Compact, key-sorted output into a byte buffer.
-    public func write(into out: inout [UInt8]) {
-        switch self {
-        case .null: out.append(contentsOf: [110, 117, 108, 108])
-        case .bool(let b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
-        case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .double(let d):
-            if !d.isFinite { out.append(contentsOf: [110, 117, 108, 108]) }
-            else if d == d.rounded(), abs(d) < 1e15 { out.append(contentsOf: String(Int64(d)).utf8); out.append(contentsOf: [46, 48]) }
-            else { out.append(contentsOf: d.description.utf8) }
-        case .string(let s): JSONValue.writeString(s, into: &out)
-        case .array(let a):
-            out.append(91)
-            for (i, v) in a.enumerated() { if i > 0 { out.append(44) }; v.write(into: &out) }
-            out.append(93)
-        case .object(let o):
-            out.append(123)
-            for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { out.append(44) }
-                JSONValue.writeString(k, into: &out)
-                out.append(58)
-                o[k]!.write(into: &out)
-            }
-            out.append(125)
-        }
-    }
-
-    /// Appends `s` as a JSON string literal (quotes and escapes); shared by every JSON writer.
-    public static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(34)
-        var s = s
-        s.withUTF8 { buf in
-            for c in buf {
-                switch c {
-                case 34: out.append(92); out.append(34)
-                case 92: out.append(92); out.append(92)
-                case 10: out.append(92); out.append(110)
-                case 13: out.append(92); out.append(114)
-                case 9: out.append(92); out.append(116)
-                case 0..<32:
-                    let hex = (c & 15) < 10 ? 48 + (c & 15) : 87 + (c & 15)
-                    out.append(contentsOf: [92, 117, 48, 48, 48 + (c >> 4), hex])
-                default: out.append(c)
-                }
-            }
-        }
-        out.append(34)
-    }
-
     public var jsonString: String { String(decoding: serialized(), as: UTF8.self) }
 }
 

@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
+    /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
     /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
     public var traceRetentionDays: Double = 30
@@ -40,7 +42,7 @@ public struct Bootstrap: Sendable {
 
 public final class FaultlineServer: @unchecked Sendable {
     public let config: ServerConfiguration
-    public let store: SQLiteStore
+    public let store: any Store
     public let debugFiles: DebugFileStore
     public let processor: EventProcessor
     public let backfiller: Backfiller
@@ -49,6 +51,7 @@ public final class FaultlineServer: @unchecked Sendable {
     let http: HTTPServer
     public let refusals: Refusals
     let chunks: ChunkUpload
+    let web: WebUI?
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -59,7 +62,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
-        store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        store = try config.makeStore?(dir) ?? SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         debugFiles = try DebugFileStore(dataDirectory: dir)
         debugFiles.load(try store.debugFiles())
         let indexDir = dir + "/index"
@@ -94,6 +97,14 @@ public final class FaultlineServer: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
+        // The pages' queries (keyset pages, per-day counts) are SQLite's for now; another store
+        // serves the JSON API and ingest without them.
+        if let sqlite = store as? SQLiteStore {
+            web = try WebUI(store: sqlite, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        } else {
+            web = nil
+        }
+        router.web = web
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
         httpBox.server = http
@@ -112,6 +123,7 @@ public final class FaultlineServer: @unchecked Sendable {
         processor.start()
         backfiller.start()
         traceRetention.start()
+        web?.start()
         var o = config.http
         o.host = config.host
         o.port = config.port
@@ -128,6 +140,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func stop() {
         http.stop()
         traceRetention.stop()
+        web?.stop()
         backfiller.stop()
         processor.stop()
         store.close()

@@ -10,14 +10,15 @@ public enum SymbolicationInputError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notJSON(let why): return "input is not JSON (\(why))"
-        case .notACrash(let why): return "input is neither a Faultline crash report nor a Sentry event (\(why))"
+        case .notACrash(let why): return "input is neither a Faultline crash report nor a Sentry event, nor a Swift crash log (\(why))"
         case .badReport(let why): return why
         }
     }
 }
 
 public enum BacktraceText {
-    /// Turns a crash report (`format: faultline-crash`) or a Sentry event into an event.
+    /// Turns a crash report (`format: faultline-crash`), a Swift backtracer JSON crash log
+    /// (`kind: crashReport`) or a Sentry event into an event.
     public static func event(from data: Data) throws(SymbolicationInputError) -> JSONValue {
         let json: JSONValue
         do { json = try JSONValue.parse(data) } catch { throw .notJSON(error.reason) }
@@ -25,13 +26,28 @@ public enum BacktraceText {
         if json["format"] != nil {
             do { return CrashEvent.make(from: try CrashReport(json: json)) } catch { throw .badReport(error.description) }
         }
-        guard json["exception"] != nil || json["threads"] != nil else { throw .notACrash("no exception or threads") }
+        if SwiftBacktraceLog.isCandidate(json) {
+            do { return SwiftBacktraceEvent.make(from: try SwiftBacktraceLog(json: json), eventID: SwiftBacktraceEvent.eventID(for: data)) }
+            catch { throw .badReport(error.description) }
+        }
+        // An event must hold a stack to show: any other JSON printing nothing and exiting 0
+        // would look like success.
+        guard hasFrames(json) else { throw .notACrash("no exception or thread with stack frames") }
         return json
+    }
+
+    static func hasFrames(_ event: JSONValue) -> Bool {
+        for key in ["exception", "threads"] {
+            for v in event[key]?["values"]?.arrayValue ?? [] where !(v["stacktrace"]?["frames"]?.arrayValue ?? []).isEmpty { return true }
+        }
+        return false
     }
 
     /// A backtrace per stack trace, innermost frame first, like a debugger prints it:
     /// `#3  0x00005555555551a9 in outer at /src/crash.c:20:3 (crasher +0x11a9)`.
-    public static func render(event: JSONValue) -> String {
+    /// Faultline's own frames (`data.faultline_sdk`: the thread-start wrapper, the handler) are
+    /// left out unless `showFaultlineFrames`; Swift async callers carry an `[async]` mark.
+    public static func render(event: JSONValue, crashedOnly: Bool = false, showFaultlineFrames: Bool = false) -> String {
         var out = ""
         for (i, ex) in (event["exception"]?["values"]?.arrayValue ?? []).enumerated() {
             let type = ex["type"]?.stringValue ?? "crash"
@@ -39,12 +55,28 @@ public enum BacktraceText {
             out += (i == 0 ? "" : "\n") + "\(type): \(value)"
             if let tid = ex["thread_id"]?.int64Value { out += " (thread \(tid))" }
             out += "\n"
-            if let st = ex["stacktrace"] { out += render(stacktrace: st) }
+            // A crash message (Swift fatal error, C++ exception, assert) names where the runtime
+            // said it failed, and the signal it ended with.
+            let data = ex["mechanism"]?["data"]
+            if let file = data?["file"]?.stringValue {
+                let line = data?["line"]?.int64Value.map { ":\($0)" } ?? ""
+                let function = data?["function"]?.stringValue.map { " in \($0)" } ?? ""
+                out += "  reported at \(file)\(line)\(function)\n"
+            }
+            if data?["message_source"] != nil, let signal = ex["mechanism"]?["meta"]?["signal"]?["name"]?.stringValue {
+                out += "  ended by \(signal)\n"
+            }
+            if let st = ex["stacktrace"] { out += render(stacktrace: st, showFaultlineFrames: showFaultlineFrames) }
         }
-        for th in event["threads"]?["values"]?.arrayValue ?? [] {
-            guard let st = th["stacktrace"] else { continue }
-            out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? ""):\n"
-            out += render(stacktrace: st)
+        // The other threads after the crashing one, whose stack is the exception's when it has one.
+        let exceptionHasStack = (event["exception"]?["values"]?.arrayValue ?? []).contains { $0["stacktrace"] != nil }
+        let threads = event["threads"]?["values"]?.arrayValue ?? []
+        for th in threads where crashedOnly ? (th["crashed"]?.boolValue == true && !exceptionHasStack)
+                                             : !(th["crashed"]?.boolValue == true && exceptionHasStack) {
+            let state = th["state"]?.stringValue.map { " (\($0))" } ?? ""
+            out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? "")\(state):\n"
+            if let st = th["stacktrace"] { out += render(stacktrace: st, showFaultlineFrames: showFaultlineFrames) }
+            else if let why = th["faultline_error"]?.stringValue { out += "    no stack: \(why)\n" }
         }
         if let tail = event["contexts"]?["stderr"]?["tail"]?.stringValue {
             let cut = event["contexts"]?["stderr"]?["truncated"]?.boolValue == true
@@ -54,13 +86,16 @@ public enum BacktraceText {
         return out
     }
 
-    static func render(stacktrace: JSONValue) -> String {
+    static func render(stacktrace: JSONValue, showFaultlineFrames: Bool = false) -> String {
         var out = ""
         var n = 0
+        var hidden = 0
         // Sentry stores caller first; a debugger shows the innermost frame first.
         for f in (stacktrace["frames"]?.arrayValue ?? []).reversed() {
-            let addr = EventSymbolicator.address(f["instruction_addr"]) ?? 0
+            if !showFaultlineFrames && f["data"]?["faultline_sdk"]?.boolValue == true { hidden += 1; continue }
+            let addr = SentryStackTrace.address(f["instruction_addr"]) ?? 0
             var line = "#\(n)".padding(toLength: 4, withPad: " ", startingAt: 0)
+            if f["data"]?["faultline_async"]?.boolValue == true { line += "[async] " }
             line += String(format: "0x%016llx", addr)
             line += " in " + (f["function"]?.stringValue ?? "??")
             if let file = f["filename"]?.stringValue ?? f["abs_path"]?.stringValue {
@@ -71,7 +106,7 @@ public enum BacktraceText {
             if f["data"]?["inlined"]?.boolValue == true { line += " [inlined]" }
             if let pkg = f["package"]?.stringValue {
                 let name = (pkg as NSString).lastPathComponent
-                if let base = EventSymbolicator.address(f["image_addr"]), addr >= base {
+                if let base = SentryStackTrace.address(f["image_addr"]), addr >= base {
                     line += " (\(name) +0x\(String(addr - base, radix: 16)))"
                 } else {
                     line += " (\(name))"
@@ -85,6 +120,7 @@ public enum BacktraceText {
             out += line + "\n"
             n += 1
         }
+        if hidden > 0 { out += "    (\(hidden) Faultline frame\(hidden == 1 ? "" : "s") hidden; --faultline-frames shows them)\n" }
         return out
     }
 }

@@ -12,7 +12,7 @@ import Glibc
 #endif
 
 /// Interns strings into the blob; pointers from .debug_str repeat, so they are cached first.
-private struct StringPool {
+struct StringPool {
     var bytes: [UInt8] = [0]
     var byContent: [String: UInt32] = [:]
     var byPointer: [UnsafeRawPointer: UInt32] = [:]
@@ -26,6 +26,14 @@ private struct StringPool {
         return r
     }
 
+    /// Appends without deduplication (partial indexes: never stored, built for speed).
+    mutating func append(cString p: UnsafePointer<CChar>) -> UInt32 {
+        let r = UInt32(bytes.count)
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: p, count: strlen(p)))
+        bytes.append(0)
+        return r
+    }
+
     mutating func intern(cString p: UnsafePointer<CChar>) -> UInt32 {
         let key = UnsafeRawPointer(p)
         if let r = byPointer[key] { return r }
@@ -36,7 +44,7 @@ private struct StringPool {
 }
 
 /// One address range of a scope, before flattening into segments.
-private struct ScopeRange {
+struct ScopeRange {
     var low: UInt64
     var high: UInt64
     var scope: UInt32
@@ -44,18 +52,22 @@ private struct ScopeRange {
 }
 
 struct DWARFIndexBuilder {
-    private var t = IndexTables()
-    private var pool = StringPool()
-    private var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
-    private var ranges: [ScopeRange] = []
+    var t = IndexTables()
+    var pool = StringPool()
+    var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
+    var ranges: [ScopeRange] = []
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
-    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle]) -> IndexTables {
+    /// - Parameter units: offsets of the units to parse (a partial index, `UnitTable`); nil parses all.
+    /// - Parameter path: the debug file's path; a full build then parses halves of the units on
+    ///   two threads (DWARFIndexParallel.swift), each over its own libelf/libdw handles.
+    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil) -> IndexTables {
+        if units == nil, let path, let t = buildInParallel(debugFile: debugFile, path: path, symbolSources: symbolSources) { return t }
         var b = DWARFIndexBuilder()
-        b.t.hasDWARF = b.walkUnits(debugFile.elf)
+        b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units)
         b.flattenScopes()
-        b.readSymbols(symbolSources)
+        b.readSymbols(symbolSources, deduplicate: units == nil)
         b.t.strings = b.pool.bytes
         return b.t
     }
@@ -67,14 +79,15 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    private mutating func walkUnits(_ elf: OpaquePointer) -> Bool {
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
         // offsets, not on one session's unit handles), so N units cost N header reads in all,
         // not N²/16 — a file with a million tiny units cannot stall the build.
-        var offset: Dwarf_Off = 0
-        var finished = false
+        var offset: Dwarf_Off = only?.first ?? 0
+        var nextListed = 1   // with `only`: the next listed unit after the current one
+        var finished = only?.isEmpty ?? false
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
             finished = true
@@ -93,6 +106,9 @@ struct DWARFIndexBuilder {
                 let unitOffset = offset
                 guard nextOffset > unitOffset else { break }  // a corrupt length must not loop
                 offset = nextOffset
+                if let only {   // a partial index: jump to the next listed unit, or stop after this one
+                    if nextListed < only.count { offset = only[nextListed]; nextListed += 1 } else { offset = .max }
+                }
                 processed += 1
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
@@ -111,7 +127,7 @@ struct DWARFIndexBuilder {
                 readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
                 t.cuRowStart.append(UInt32(rowStart))
                 t.cuRowEnd.append(UInt32(t.rowAddress.count))
-                var own = unitRanges(&cudie)
+                var own = DWARFIndexBuilder.unitRanges(&cudie)
                 if own.isEmpty { own = sequenceRanges(from: rowStart) }
                 for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
                 walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
@@ -137,11 +153,11 @@ struct DWARFIndexBuilder {
     }
 
     /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
-    @inline(__always) private static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
+    @inline(__always) static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
         lo != 0 && lo < hi && lo < UInt64.max - 1
     }
 
-    private func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
+    static func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
         var out: [(UInt64, UInt64)] = []
         var base: Dwarf_Addr = 0, lo: Dwarf_Addr = 0, hi: Dwarf_Addr = 0
         var off = dwarf_ranges(&die, 0, &base, &lo, &hi)
@@ -330,7 +346,7 @@ struct DWARFIndexBuilder {
     }
 
     /// Turns nested scope ranges into non-overlapping segments, each naming its innermost scope.
-    private mutating func flattenScopes() {
+    mutating func flattenScopes() {
         ranges.sort {
             if $0.low != $1.low { return $0.low < $1.low }
             if $0.depth != $1.depth { return $0.depth < $1.depth }   // outer scope first
@@ -371,8 +387,8 @@ struct DWARFIndexBuilder {
 
     /// The symbols llvm-symbolizer uses: functions, objects, ifuncs and untyped labels defined
     /// in a section; one per address (see the sort below for which).
-    private mutating func readSymbols(_ sources: [ELFHandle]) {
-        var chosen: [(UInt64, UInt64, String, String?)] = []
+    mutating func readSymbols(_ sources: [ELFHandle], deduplicate: Bool) {
+        var chosen: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for type in [SHT_SYMTAB, SHT_DYNSYM] {
             for src in sources {
                 chosen = DWARFIndexBuilder.symbols(of: src, type: UInt32(type))
@@ -394,27 +410,28 @@ struct DWARFIndexBuilder {
         for (i, s) in chosen.enumerated() where i == chosen.count - 1 || chosen[i + 1].0 != s.0 {
             t.symbolAddress.append(s.0)
             t.symbolSize.append(s.1)
-            t.symbolName.append(pool.intern(s.2))
-            t.symbolFile.append(s.3.map { fileRef(path: $0, unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
+            t.symbolName.append(deduplicate ? pool.intern(cString: s.2) : pool.append(cString: s.2))
+            t.symbolFile.append(s.3.map { fileRef(path: String(cString: $0), unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
         }
     }
 
     /// Symbols in table order with, for local ones, the name of the STT_FILE symbol before them
     /// (the ELF spec puts a file's locals after its STT_FILE entry).
-    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, String, String?)] {
-        var out: [(UInt64, UInt64, String, String?)] = []
+    /// Names point into the ELF image, valid while `file` stays open.
+    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
+        var out: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for s in file.sections() where s.header.sh_type == type && s.header.sh_entsize > 0 {
             guard let data = elf_getdata(s.scn, nil) else { continue }
             let n = Int(s.header.sh_size / s.header.sh_entsize)
             var sym = GElf_Sym()
-            var currentFile: String? = nil
+            var currentFile: UnsafePointer<CChar>? = nil
             for i in 0..<n {
                 guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
                 let kind = Int32(sym.st_info & 0xf)
                 if kind == STT_FILE {
                     // An empty STT_FILE name ends the previous file's locals without naming one.
-                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { String(cString: $0) }
-                    if currentFile?.isEmpty == true { currentFile = nil }
+                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { UnsafePointer($0) }
+                    if currentFile?.pointee == 0 { currentFile = nil }
                     continue
                 }
                 guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { continue }
@@ -425,7 +442,7 @@ struct DWARFIndexBuilder {
                 // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
                 if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { continue }
                 let local = Int32(sym.st_info >> 4) == STB_LOCAL
-                out.append((sym.st_value, sym.st_size, String(cString: name), local ? currentFile : nil))
+                out.append((sym.st_value, sym.st_size, UnsafePointer(name), local ? currentFile : nil))
             }
         }
         return out

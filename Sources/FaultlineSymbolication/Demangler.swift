@@ -1,4 +1,5 @@
 // Swift and C++ demangling through the runtimes every Swift program already loads.
+import FaultlineProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,6 +79,12 @@ public enum Demangler {
         defer { free(out) }
         return String(cString: out)
     }
+
+    /// A Swift async partial function read as the function it belongs to: "(1) suspend resume
+    /// partial function for closure #2 in main" → "closure #2 in main" (also "await resume",
+    /// without the number, and "async function pointer to"). Other names are returned unchanged;
+    /// the raw (mangled) name stays in the frame's `raw_function`.
+    public static func readableAsync(_ name: String) -> String { CrashEvent.readableFunctionName(name) }
 
     /// Drops the signature and specialisation prefixes: text after the top-level argument list
     /// (`(…) -> T`, ` const`) and leading `generic specialization <…> of ` notes.

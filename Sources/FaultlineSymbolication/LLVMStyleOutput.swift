@@ -21,8 +21,29 @@ public struct LLVMStyleSymbolizer {
     /// Loads (or builds) the index for `objectFile`, finding its debug file through the
     /// symbolicator's locator. Throws when the object is not a readable ELF file; a missing debug
     /// file is not an error (every address then prints `??`).
-    public init(objectFile: String, symbolicator: Symbolicator) throws(ELFError) {
-        module = try symbolicator.loadedModule(objectFile: objectFile)
+    ///
+    /// `input`, when given, is the text `run` will read: a cold start then parses only the
+    /// compile units covering its addresses (the lazy cold path, LazyIndex.swift).
+    public init(objectFile: String, symbolicator: Symbolicator, input: UnsafeRawBufferPointer? = nil) throws(ELFError) {
+        let addresses = input.map { LLVMStyleSymbolizer.addresses(in: $0) }
+        module = try symbolicator.loadedModule(objectFile: objectFile, addresses: addresses)
+    }
+
+    /// The addresses of the lines of `input` that are addresses.
+    static func addresses(in input: UnsafeRawBufferPointer) -> [UInt64] {
+        var out: [UInt64] = []
+        var lineStart = 0
+        let n = input.count
+        while lineStart < n {
+            var lineEnd = lineStart
+            while lineEnd < n && input[lineEnd] != 10 { lineEnd += 1 }
+            var a = lineStart, b = lineEnd
+            while a < b && (input[a] == 32 || input[a] == 9 || input[a] == 13) { a += 1 }
+            while b > a && (input[b - 1] == 32 || input[b - 1] == 9 || input[b - 1] == 13) { b -= 1 }
+            lineStart = lineEnd + 1
+            if a < b, let v = parseAddress(input, a, b) { out.append(v) }
+        }
+        return out
     }
 
     /// Whether any debug information or symbols were found for the object.
@@ -75,9 +96,11 @@ public struct LLVMStyleSymbolizer {
         var slice = [(start: Int32, count: Int32)](repeating: (0, 0), count: lineAddress.count)
         var frames: [IndexedFrame] = []
         var previous: (address: UInt64, start: Int32, count: Int32)? = nil
+        // A partial index (lazy cold path) grows when an address needs a unit it lacks; the
+        // index is then read again for the printing below.
         for (address, line) in order {
             if let p = previous, p.address == address { slice[Int(line)] = (p.start, p.count); continue }
-            if let module { module.index.lookup(address, into: &frames) } else { frames.removeAll() }
+            if let module { module.index(for: address).lookup(address, into: &frames) } else { frames.removeAll() }
             let entry = (Int32(all.count), Int32(frames.count))
             all.append(contentsOf: frames)
             slice[Int(line)] = entry
@@ -85,6 +108,7 @@ public struct LLVMStyleSymbolizer {
         }
         // Phase 3: print in input order.
         var nameCache: [UInt32: [UInt8]] = [:]
+        let index = module?.index
         var output = OutputBuffer(write: write)
         defer { output.flush() }
         for i in lineAddress.indices {
@@ -103,9 +127,9 @@ public struct LLVMStyleSymbolizer {
             }
             for k in Int(start)..<Int(start + count) {
                 let f = all[k]
-                appendName(f.name, module!, &nameCache, &output)
+                appendName(f.name, index!, &nameCache, &output)
                 output.append(10)
-                appendLocation(f, module!.index, &output)
+                appendLocation(f, index!, &output)
                 output.append(10)
             }
             output.append(10)
@@ -161,8 +185,8 @@ public struct LLVMStyleSymbolizer {
         return v
     }
 
-    private func appendName(_ ref: UInt32, _ m: LoadedModule, _ cache: inout [UInt32: [UInt8]], _ out: inout OutputBuffer) {
-        guard ref != IndexTables.none, let raw = m.index.cString(ref), raw.count > 0 else {
+    private func appendName(_ ref: UInt32, _ index: DWARFIndex, _ cache: inout [UInt32: [UInt8]], _ out: inout OutputBuffer) {
+        guard ref != IndexTables.none, let raw = index.cString(ref), raw.count > 0 else {
             out.append(63); out.append(63); return
         }
         // Only names in a known mangling need the demangler; C names are copied as they are.

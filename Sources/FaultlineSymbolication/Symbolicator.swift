@@ -75,37 +75,83 @@ public enum SymbolicationOutcome: Sendable, Hashable {
     /// Innermost first; the last frame is the out-of-line function.
     case resolved([SymbolicatedFrame])
     case unresolved(UnresolvedReason)
+
+    /// The frames when resolved, nil otherwise.
+    public var frames: [SymbolicatedFrame]? { if case .resolved(let f) = self { return f } else { return nil } }
 }
 
-/// A module whose index is loaded; immutable except for its name cache (locked).
+/// A module whose index is loaded. Its index is replaced only when it is partial (the lazy cold
+/// path, LazyIndex.swift) and an address needs a unit it lacks, or the full index arrives.
 final class LoadedModule: @unchecked Sendable {
-    let index: DWARFIndex
+    private var current: DWARFIndex
     let firstLoadAddress: UInt64
     private let lock = NSLock()
+    private let indexLock = NSLock()
     private var names: [UInt32: (display: String?, raw: String?)] = [:]
+    /// Non-nil while the index is partial.
+    private var lazy: LazyModuleSource?
+    /// Called with the full index when this module builds it (the symbolicator persists it).
+    private let onFullIndex: (@Sendable (DWARFIndex) -> Void)?
 
-    init(index: DWARFIndex) {
-        self.index = index
+    init(index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil) {
+        self.current = index
         self.firstLoadAddress = index.firstLoadAddress
+        self.lazy = lazy
+        self.onFullIndex = onFullIndex
     }
 
-    /// Display (demangled) and raw names for a string reference, demangled once.
-    func name(_ ref: UInt32) -> (display: String?, raw: String?) {
+    /// The index as it is now (address mode reads it once per run).
+    var index: DWARFIndex { indexLock.withLock { current } }
+    /// Whether the index covers only some units (tests, diagnostics).
+    var isPartial: Bool { indexLock.withLock { lazy != nil } }
+
+    /// An index that answers `address` exactly as the full one would: a partial index grows by
+    /// the units covering it (or becomes the full one when that is most of the file).
+    func index(for address: UInt64) -> DWARFIndex {
+        indexLock.withLock {
+            guard let lazy else { return current }
+            var need = Set<Int>()
+            lazy.units.units(covering: address, into: &need)
+            if need.isSubset(of: lazy.parsed) { return current }
+            let all = lazy.parsed.union(need)
+            let full = lazy.wantsFullIndex(all)
+            guard let next = lazy.build(units: full ? nil : all) else { return current }
+            replace(with: next, full: full, parsed: all)
+            return current
+        }
+    }
+
+    /// Installs the full index built elsewhere (the background build); ignored once full.
+    func installFullIndex(_ full: DWARFIndex) {
+        indexLock.withLock { if lazy != nil { replace(with: full, full: true, parsed: []) } }
+    }
+
+    /// Caller holds indexLock.
+    private func replace(with next: DWARFIndex, full: Bool, parsed: Set<Int>) {
+        lock.withLock { names = [:] }   // string references belong to the old index
+        current = next
+        if full { lazy = nil; onFullIndex?(next) } else { lazy?.parsed = parsed }
+    }
+
+    /// Display (demangled) and raw names for a string reference of `index`, demangled once.
+    func name(_ ref: UInt32, in index: DWARFIndex) -> (display: String?, raw: String?) {
         if ref == IndexTables.none { return (nil, nil) }
-        if let n = lock.withLock({ names[ref] }) { return n }
+        let cacheable = index === self.index
+        if cacheable, let n = lock.withLock({ names[ref] }) { return n }
         let raw = index.string(ref)
         let display = raw.flatMap { Demangler.demangle($0) } ?? raw
         let entry = (display, display == raw ? nil : raw)
-        lock.withLock { names[ref] = entry }
+        if cacheable { lock.withLock { names[ref] = entry } }
         return entry
     }
 
     func frames(at address: UInt64) -> SymbolicationOutcome {
         var raw: [IndexedFrame] = []
+        let index = index(for: address)
         index.lookup(address, into: &raw)
         guard !raw.isEmpty else { return .unresolved(.noDebugInfoForAddress) }
         return .resolved(raw.map { f in
-            let n = name(f.name)
+            let n = name(f.name, in: index)
             // A symbol-table frame's STT_FILE name ("Swift.o") is an object file, not a source:
             // address mode prints it like llvm-symbolizer, events and backtraces leave it out.
             let file = f.nameFromSymbolTable ? nil : index.string(index.fileString(f.file))
@@ -122,6 +168,16 @@ final class LoadedModule: @unchecked Sendable {
 public final class Symbolicator: @unchecked Sendable {
     public let locator: DebugFileLocator
     let cache: IndexCache?
+    /// Cold start from the units covering the first addresses (LazyIndex.swift); off: always
+    /// build the whole index before answering (the behaviour before the lazy path).
+    public var lazyColdPath = true
+    /// A partial index starts the full build on a background thread (long-lived processes: the
+    /// server). Off (the CLI): the full index is built by the first run that needs most units.
+    public var buildFullIndexInBackground = false
+    /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default: on the Python
+    /// library it raised peak RSS from ~66 MB to ~76 MB (above llvm-symbolizer 21's 75 MB) and,
+    /// on a 2-core machine shared with other builds, saved only ~10% of wall time.
+    public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
     private final class Slot { let lock = NSLock(); var state: ModuleState? }
@@ -147,7 +203,7 @@ public final class Symbolicator: @unchecked Sendable {
     ///   - isReturnAddress: look up `address - 1` (inside the call instruction).
     public func symbolicate(buildID: BuildID?, modulePath: String?, relativeAddress: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
         guard buildID != nil || (modulePath.map { !$0.isEmpty } ?? false) else { return .unresolved(.notInAnyModule) }
-        switch module(buildID: buildID, modulePath: modulePath) {
+        switch module(buildID: buildID, modulePath: modulePath, hints: { [relativeAddress &+ $0 &- (isReturnAddress && relativeAddress &+ $0 > 0 ? 1 : 0)] }) {
         case .unresolved(let r): return .unresolved(r)
         case .loaded(let m):
             var a = relativeAddress &+ m.firstLoadAddress
@@ -159,7 +215,7 @@ public final class Symbolicator: @unchecked Sendable {
     /// Symbolicates an ELF virtual address of `objectFile` (what llvm-symbolizer's `--obj` takes).
     /// Throws when the object itself is not a readable ELF file.
     public func symbolicate(objectFile: String, address: UInt64) throws(ELFError) -> SymbolicationOutcome {
-        let m = try module(objectFile: objectFile)
+        let m = try module(objectFile: objectFile, addresses: [address])
         switch m {
         case .unresolved(let r): return .unresolved(r)
         case .loaded(let lm): return lm.frames(at: address)
@@ -185,17 +241,20 @@ public final class Symbolicator: @unchecked Sendable {
     // MARK: Modules
 
     /// Address mode: the object's own build-id keys the module; the object is the module path.
-    private func module(objectFile: String) throws(ELFError) -> ModuleState {
+    private func module(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> ModuleState {
         let info = try ELFInfo.read(path: objectFile)
-        return module(buildID: info.buildID, modulePath: objectFile)
+        return module(buildID: info.buildID, modulePath: objectFile, hints: addresses.map { a in { _ in a } })
     }
 
-    func loadedModule(objectFile: String) throws(ELFError) -> LoadedModule? {
-        if case .loaded(let m) = try module(objectFile: objectFile) { return m }
+    /// The module of `objectFile`; `addresses` (ELF virtual addresses), when given, are the ones
+    /// about to be looked up: a cold start then parses only the units covering them.
+    func loadedModule(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> LoadedModule? {
+        if case .loaded(let m) = try module(objectFile: objectFile, addresses: addresses) { return m }
         return nil
     }
 
-    private func module(buildID: BuildID?, modulePath: String?) -> ModuleState {
+    /// Hints: the ELF virtual addresses about to be looked up, given the first load address.
+    private func module(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])? = nil) -> ModuleState {
         let key = buildID?.hex ?? "path:" + (modulePath ?? "")
         let slot = lock.withLock { () -> Slot in
             if let s = slots[key] { return s }
@@ -205,13 +264,13 @@ public final class Symbolicator: @unchecked Sendable {
         }
         return slot.lock.withLock {
             if let s = slot.state { return s }
-            let s = load(buildID: buildID, modulePath: modulePath)
+            let s = load(buildID: buildID, modulePath: modulePath, hints: hints)
             slot.state = s
             return s
         }
     }
 
-    private func load(buildID: BuildID?, modulePath: String?) -> ModuleState {
+    private func load(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])?) -> ModuleState {
         // A persisted index with DWARF is authoritative for its build-id: no file search needed.
         if let buildID, let cache, let index = cache.load(buildID), index.hasDWARF {
             return .loaded(LoadedModule(index: index))
@@ -228,11 +287,41 @@ public final class Symbolicator: @unchecked Sendable {
         var sources = [debug]
         var module: ELFHandle? = nil
         if let m = loc.moduleFile, m != source, let h = try? ELFHandle(path: m) { sources.append(h); module = h }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources)
         // The module's own program headers are authoritative; a split debug file keeps copies.
-        tables.firstLoadAddress = (module ?? debug).firstLoadAddress
+        let firstLoad = (module ?? debug).firstLoadAddress
+        if lazyColdPath, let hints, loc.debugFile != nil, let lazy = lazyModule(debug, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad)) {
+            return .loaded(lazy)
+        }
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil)
+        tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         if let buildID, let cache { cache.store(index.bytes, for: buildID) }
         return .loaded(LoadedModule(index: index))
+    }
+}
+
+extension Symbolicator {
+    /// A module over a partial index of the units covering `addresses`, or nil when they are
+    /// most of the file (the caller then builds, and persists, the full index).
+    fileprivate func lazyModule(_ debug: ELFHandle, _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
+                                _ firstLoad: UInt64, _ addresses: [UInt64]) -> LoadedModule? {
+        guard let units = UnitTable.scan(debug.elf) else { return nil }
+        let need = units.units(for: addresses)
+        let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
+                                      firstLoadAddress: firstLoad, parsed: need)
+        source.parallel = parallelFullBuild
+        guard !source.wantsFullIndex(need), let partial = source.build(units: need) else { return nil }
+        let cache = self.cache
+        let persist: @Sendable (DWARFIndex) -> Void = { index in
+            if let buildID, let cache { cache.store(index.bytes, for: buildID) }
+        }
+        let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist)
+        if buildFullIndexInBackground {
+            Thread.detachNewThread { [weak module] in
+                guard module != nil, let full = source.build(units: nil) else { return }
+                module?.installFullIndex(full)
+            }
+        }
+        return module
     }
 }

@@ -120,7 +120,11 @@ public final class UploadClient: @unchecked Sendable {
             batch.removeAll(); batchBytes = 0
         }
         for (sha, raw) in chunks {
-            let data = o.gzip ? Deflate.gzip(raw) : raw
+            var data = raw
+            if o.gzip {
+                guard let gz = Deflate.gzip(raw) else { throw UploadClientError(description: "could not gzip chunk \(sha) (zlib failed)") }
+                data = gz
+            }
             if !batch.isEmpty && (batch.count >= o.chunksPerRequest || batchBytes + data.count > o.maxRequestSize) { try flush() }
             batch.append((sha, data)); batchBytes += data.count
         }

@@ -9,7 +9,9 @@ enum ConsoleCommand {
 
     Shows the last lines of each file (default 10), then follows them like `tail -F`: a file log's
     trim (the file is atomically replaced by its newer half) and truncation are followed without
-    repeating or losing lines. Lines in the file-log format are shown as
+    repeating or losing lines, as long as the file is not trimmed twice within one 50 ms poll (a
+    whole cap of output in 50 ms); if it is, the lines no trim kept are gone and a dimmed note
+    says so. Lines in the file-log format are shown as
     `TIMESTAMP LEVEL message {attributes} (file:line)`, coloured by level when stdout is a
     terminal and NO_COLOR is not set; other lines (a stderr capture) are shown as they are.
 
@@ -74,10 +76,18 @@ enum ConsoleCommand {
             for l in f.start(lastLines: count) where !emit(l, path) { return ExitCode.ok }
         }
         guard follow else { return ExitCode.ok }
+        var gaps = followers.map(\.gaps)
         while stop == 0 {
             var any = false
-            for (f, path) in zip(followers, files) {
-                for l in f.poll() {
+            for (k, (f, path)) in zip(followers, files).enumerated() {
+                let new = f.poll()
+                if f.gaps != gaps[k] {
+                    // Trimmed twice between two polls: say so rather than pretend the output is whole.
+                    gaps[k] = f.gaps
+                    let note = "… some lines of \((path as NSString).lastPathComponent) were trimmed away before they could be shown …"
+                    if !writeOut((useColour ? "\u{1B}[2m" + note + "\u{1B}[0m" : note) + "\n") { return ExitCode.ok }
+                }
+                for l in new {
                     any = true
                     if !emit(l, path) { return ExitCode.ok }  // stdout closed
                 }

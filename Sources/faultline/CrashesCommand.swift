@@ -8,11 +8,12 @@ enum CrashesCommand {
     static let help = """
     usage: faultline crashes DIR [--outbox OUTBOX] [--remove] [--pretty]
 
-    Reads every *.crash.json in DIR (oldest first) and prints one Sentry crash event per line
-    (JSON). With --outbox, writes each event as an envelope into OUTBOX instead (the SDK's queue
-    format; a DSN-configured app started with that data directory sends them). With --remove,
-    deletes each report once its event is written. A corrupt or truncated report is reported
-    on stderr and skipped.
+    Reads every *.crash.json in DIR (oldest first), and every other *.json there as a Swift
+    runtime crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR), and prints one
+    Sentry crash event per line (JSON). With --outbox, writes each event as an envelope into
+    OUTBOX instead (the SDK's queue format; a DSN-configured app started with that data
+    directory sends them). With --remove, deletes each report once its event is written. A
+    corrupt or truncated report, or a *.json that is neither, is reported on stderr and skipped.
 
     exit codes: 0 all converted, 3 DIR unreadable, 4 some reports were corrupt
     """
@@ -43,19 +44,27 @@ enum CrashesCommand {
             return ExitCode.inputError
         }
         var corrupt = 0
-        let paths = names.filter { $0.hasSuffix(".crash.json") && !$0.hasPrefix(".") }.map { dir + "/" + $0 }
+        // *.crash.json: Faultline's reports; any other *.json: a Swift backtracer crash log.
+        let paths = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.map { dir + "/" + $0 }
             .sorted { mtime($0) < mtime($1) }
         for path in paths {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
-            let report: CrashReport
-            do { report = try CrashReport.parse(data) } catch {
-                printError("\(path): \(error.description)")
+            let event: JSONValue, eventID: String
+            do {
+                if path.hasSuffix(".crash.json") {
+                    let report = try CrashReport.parse(data)
+                    (event, eventID) = (CrashEvent.make(from: report), report.eventID)
+                } else {
+                    eventID = SwiftBacktraceEvent.eventID(for: data)
+                    event = SwiftBacktraceEvent.make(from: try SwiftBacktraceLog.parse(data), eventID: eventID)
+                }
+            } catch {
+                printError("\(path): \(error)")
                 corrupt += 1
                 continue
             }
-            let event = CrashEvent.make(from: report)
             if let outbox {
-                let env = Envelope(header: ["event_id": .string(report.eventID)], items: [Envelope.Item(type: "event", payload: event.serialized())])
+                let env = Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "event", payload: event.serialized())])
                 guard outbox.enqueue(env) else { printError("could not write to the outbox"); return ExitCode.failure }
             } else {
                 FileHandle.standardOutput.write(event.serialized(pretty: pretty) + Data("\n".utf8))

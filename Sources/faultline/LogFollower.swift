@@ -1,5 +1,17 @@
 // Follows one log file like `tail -F`: survives the file log's trim (an atomic replace) and
 // truncation, and never prints a line twice across a trim.
+//
+// Guarantee: a trim keeps the newer half of the file, and the replaced file is final once it is
+// renamed away (writers append only to the descriptor that still names the path). So when the
+// follower sees a new inode it first reads the old file to its end through the descriptor it
+// still holds, then resumes in the new file right after the last bytes it showed. One trim
+// between two polls therefore loses nothing however much was written. Only when the file is
+// trimmed twice (or replaced by something other than a trim) between two polls can the bytes it
+// last showed be gone from the new file: then the lines written in between that no trim kept
+// were never on disk when the follower looked, they cannot be shown, and `gaps` counts the event
+// so the console can say so. At the console's 50 ms poll that needs a whole cap of new output
+// (2 MiB by default) within 50 ms. inotify would only narrow that window, not close it: the
+// intermediate file can be replaced before any reader opens it.
 import Foundation
 
 final class LogFollower {
@@ -8,10 +20,15 @@ final class LogFollower {
     private var inode: ino_t = 0
     private var offset: off_t = 0
     private var partial: [UInt8] = []
-    /// The last complete line handed out: after a trim it is found again in the new file and
-    /// reading resumes after it (the file log's lines carry a timestamp and a thread id, so a
-    /// repeat is practically impossible).
-    private var lastLine: [UInt8]?
+    /// The end of the stream handed out so far (up to 4 KiB, ending after a newline): after a
+    /// trim it is found again in the new file and reading resumes after it. The file log's lines
+    /// carry a timestamp and a thread id, so a false match is practically impossible; in a stderr
+    /// capture of repeated lines the first match is taken, so an ambiguous match repeats lines
+    /// rather than skip them.
+    private var shown: [UInt8] = []
+    private static let shownLimit = 4096
+    /// How often a replacement was found that no longer contained `shown` (lines were lost).
+    private(set) var gaps = 0
 
     init(path: String) { self.path = path }
 
@@ -27,9 +44,9 @@ final class LogFollower {
         var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map(Array.init)
         if lines.last?.isEmpty == true { lines.removeLast() } else if let p = lines.popLast() { partial = p }
         if window < size, !lines.isEmpty { lines.removeFirst() }  // probably cut by the window
-        let shown = Array(lines.suffix(count))
-        if let l = shown.last { lastLine = l }
-        return shown
+        let result = Array(lines.suffix(count))
+        for l in lines { remember(l) }
+        return result
     }
 
     /// New complete lines since the last call (empty when nothing changed).
@@ -39,14 +56,19 @@ final class LogFollower {
         var st = stat()
         guard stat(path, &st) == 0 else { return out }  // gone for now (between unlink and rename)
         if fd < 0 || st.st_ino != inode {
-            // Replaced (trimmed or rotated): finish the old file above, then resume in the new one
-            // after the last line already shown.
-            if fd >= 0 { close(fd); fd = -1 }
+            // Replaced (trimmed or rotated): finish the old file (appends that raced with the read
+            // above are in it, and it is final now), then resume in the new one after what was shown.
+            if fd >= 0 { out += lines(in: readToEnd()); close(fd); fd = -1 }
+            // open() drops the old file's unfinished last line: the new file repeats it after `shown`.
             guard open() else { return out }
             let all = readToEnd()
-            if let last = lastLine, let r = Self.range(of: last + [10], in: all) {
+            if shown.isEmpty {
+                out += lines(in: all)
+            } else if let r = Self.firstRange(of: shown, in: all) ?? Self.firstRange(of: lastShownLine, in: all) {
+                // (the last line alone: a small cap keeps less than `shown` holds)
                 out += lines(in: Array(all[r.upperBound...]))
             } else {
+                gaps += 1
                 out += lines(in: all)
             }
         } else if st.st_size < offset {
@@ -103,17 +125,37 @@ final class LogFollower {
             return []
         }
         let out = all.split(separator: 10, omittingEmptySubsequences: false).map(Array.init)
-        if let l = out.last { lastLine = l }
+        for l in out { remember(l) }
         return out
     }
 
-    /// The last occurrence of `needle` in `haystack`, if any.
-    static func range(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
-        guard needle.count <= haystack.count else { return nil }
-        var i = haystack.count - needle.count
-        while i >= 0 {
-            if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i..<(i + needle.count) }
-            i -= 1
+    /// The last line of `shown`, newline included.
+    private var lastShownLine: [UInt8] {
+        guard let nl = shown.dropLast().lastIndex(of: 10) else { return shown }
+        return Array(shown[(nl + 1)...])
+    }
+
+    /// Adds one complete line (without its newline) to the end of `shown`.
+    private func remember(_ line: [UInt8]) {
+        shown += line
+        shown.append(10)
+        if shown.count > Self.shownLimit {
+            // Keep whole lines: drop up to the first newline past the excess (a single line
+            // longer than the limit is kept whole).
+            let excess = shown.count - Self.shownLimit
+            if let nl = shown[excess...].dropLast().firstIndex(of: 10) { shown.removeFirst(nl + 1) }
+            else if let nl = shown.dropLast().lastIndex(of: 10) { shown.removeFirst(nl + 1) }
+        }
+    }
+
+    /// The first occurrence of `needle` in `haystack`, if any.
+    static func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+        let first = needle[0]
+        var i = 0
+        while i <= haystack.count - needle.count {
+            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i..<(i + needle.count) }
+            i += 1
         }
         return nil
     }

@@ -9,6 +9,8 @@ enum ProjectsCommand {
            faultline projects [--data-dir DIR] [--url URL] create NAME [--app-id ID]…
            faultline projects [--data-dir DIR] [--url URL] keys PROJECT [--create] [--app-id ID]…
            faultline projects [--data-dir DIR] token create NAME
+           faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
+           faultline projects [--data-dir DIR] user list
 
     Works on the data directory directly (also while the server runs). --url is the server's
     address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
@@ -41,14 +43,11 @@ enum ProjectsCommand {
         }
         do {
             try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-            let store = try SQLiteStore(path: dataDir + "/faultline.sqlite")
+            let sqlite = try SQLiteStore(path: dataDir + "/faultline.sqlite")
+            let store: any Store = sqlite
             defer { store.close() }
-            var base = URLComponents(string: url)
-            func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String {
-                base?.user = key.value
-                base?.path = "/\(p.id)"
-                return base?.string ?? "\(key.value)@\(url)/\(p.id)"
-            }
+            let admin = ProjectAdministration(store: store)
+            func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String { ProjectAdministration.dsn(key: key, project: p, serverURL: url) }
             switch verb {
             case "list":
                 for p in try store.projects() {
@@ -56,12 +55,7 @@ enum ProjectsCommand {
                 }
             case "create":
                 guard positional.count == 2 else { return usageError() }
-                let name = positional[1]
-                var slug = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }.reduce("") { $0 + String($1) }
-                // URLs take a project id or a slug: an all-digit slug would read as another project's id.
-                if slug.allSatisfy(\.isNumber) { slug = "p-" + slug }
-                let p = try store.createProject(slug: slug, name: name)
-                let k = try store.createPublicKey(projectID: p.id, allowedAppIDs: appIDs)
+                let (p, k) = try admin.createProject(named: positional[1], allowedAppIDs: appIDs)
                 print("created project '\(p.slug)' (id \(p.id))\nDSN: \(dsn(k.key, p))")
             case "keys":
                 guard positional.count == 2, let p = try store.project(idOrSlug: positional[1]) else {
@@ -75,6 +69,17 @@ enum ProjectsCommand {
             case "token":
                 guard positional.count == 3, positional[1] == "create" else { return usageError() }
                 print(try store.createServerToken(name: positional[2]))
+            case "user":
+                // Web page logins (see docs/SERVER.md, "Web pages").
+                if positional.count == 2, positional[1] == "list" {
+                    for u in try WebUsers.list(store: sqlite) { print(u) }
+                } else if positional.count == 3, positional[1] == "add" {
+                    guard let password = readLine(strippingNewline: true) else { printError("projects: give the password on stdin"); return ExitCode.usage }
+                    try WebUsers.set(store: sqlite, name: positional[2], password: password)
+                    print("user '\(positional[2])' can log in to the web pages")
+                } else {
+                    return usageError()
+                }
             default:
                 return usageError()
             }

@@ -3,16 +3,7 @@ import Foundation
 import FaultlineSymbolication
 
 enum SymbolicateAddressMode {
-    static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, symbolicator: Symbolicator) -> Int32 {
-        var symbolizer: LLVMStyleSymbolizer
-        do {
-            symbolizer = try LLVMStyleSymbolizer(objectFile: object, symbolicator: symbolicator)
-        } catch {
-            printError(error.description)
-            return ExitCode.inputError
-        }
-        symbolizer.demangle = demangle
-        symbolizer.demangleSwift = demangleSwift
+    static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, fullIndex: Bool = false, symbolicator: Symbolicator) -> Int32 {
         var input: [UInt8]
         if addresses.isEmpty {
             input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
@@ -23,6 +14,21 @@ enum SymbolicateAddressMode {
         } else {
             input = Array(addresses.joined(separator: "\n").utf8)
         }
+        var symbolizer: LLVMStyleSymbolizer
+        // The addresses go in first: a cold start parses only the units that cover them.
+        let made = input.withUnsafeBytes { b in
+            Result { () throws(ELFError) in
+                try LLVMStyleSymbolizer(objectFile: object, symbolicator: symbolicator, input: fullIndex ? nil : b)
+            }
+        }
+        switch made {
+        case .success(let s): symbolizer = s
+        case .failure(let error):
+            printError(error.description)
+            return ExitCode.inputError
+        }
+        symbolizer.demangle = demangle
+        symbolizer.demangleSwift = demangleSwift
         if !symbolizer.hasDWARF, let info = try? ELFInfo.read(path: object), info.hasUnreadableDebugInfo {
             printError("\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'.")
         }

@@ -8,8 +8,10 @@ enum SymbolicateCommand {
     usage: faultline symbolicate [options] REPORT.json...       report mode
            faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
 
-    Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it) or a
-    Sentry event JSON ('-' for stdin) and prints a backtrace: frame number, address, function,
+    Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it), a
+    Swift runtime JSON crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR; every
+    thread is printed, the crashing one first) or a Sentry event JSON ('-' for stdin) and prints
+    a backtrace: frame number, address, function,
     file:line:column, inlined frames marked, and the module. --json prints the event with its
     frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
     Several reports are printed one after another, each under a `==> path <==` header; the exit
@@ -37,6 +39,8 @@ enum SymbolicateCommand {
       --rebuild-index         address mode: build FILE's index afresh and persist it
       --no-system             do not search /usr/lib/debug
       --json                  report mode: print the symbolicated event as JSON
+      --crashed-only          report mode: print only the crashing thread (every thread by default)
+      --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
       --no-demangle           print names as the binary spells them
       --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
       --inlines, -i, --functions, -f, --demangle, -C
@@ -49,7 +53,7 @@ enum SymbolicateCommand {
       1  report mode: no frame could be resolved
       2  usage error (unknown option, missing value, no addresses on stdin)
       3  input not found or unreadable: missing file, a directory, not an ELF file,
-         truncated ELF, not a crash report or event
+         truncated ELF, not a crash report, Swift crash log or event with stack frames
       4  partial: some frames unresolved (report mode), or some input lines were not
          addresses (address mode; they print ?? as in llvm-symbolizer)
     """
@@ -65,6 +69,8 @@ enum SymbolicateCommand {
         var rebuildIndex = false
         var noSystem = false
         var json = false
+        var crashedOnly = false
+        var faultlineFrames = false
         var demangle = true
         var demangleSwift = true
     }
@@ -101,6 +107,8 @@ enum SymbolicateCommand {
             case "--rebuild-index": o.rebuildIndex = true
             case "--no-system": o.noSystem = true
             case "--json": o.json = true
+            case "--crashed-only": o.crashedOnly = true
+            case "--faultline-frames": o.faultlineFrames = true
             case "--no-demangle": o.demangle = false
             case "--no-demangle-swift": o.demangleSwift = false
             case "--inlines", "-i", "--functions", "-f", "--demangle", "-C": break
@@ -130,21 +138,21 @@ enum SymbolicateCommand {
                 symbolicator.removePersistedIndex(buildID: id)
             }
             return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle,
-                                              demangleSwift: options.demangleSwift, symbolicator: symbolicator)
+                                              demangleSwift: options.demangleSwift, fullIndex: options.rebuildIndex, symbolicator: symbolicator)
         }
         guard !options.inputs.isEmpty else {
             printError("nothing to symbolicate: give a crash report or event, or --obj FILE; see --help")
             return ExitCode.usage
         }
         if options.inputs.count == 1 {
-            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, symbolicator: symbolicator)
+            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator)
         }
         // Several reports (`faultline symbolicate crashes/*.crash.json`): one after another, each
         // under a header in text mode; the exit code is the worst of theirs.
         var codes: [Int32] = []
         for (i, input) in options.inputs.enumerated() {
             if !options.json { writeAll(1, Array(((i > 0 ? "\n" : "") + "==> \(input) <==\n").utf8)) }
-            codes.append(SymbolicateReportMode.run(input: input, json: options.json, symbolicator: symbolicator))
+            codes.append(SymbolicateReportMode.run(input: input, json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator))
         }
         if codes.contains(ExitCode.inputError) { return ExitCode.inputError }
         if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }

@@ -4,7 +4,7 @@ import FaultlineProtocol
 import FaultlineSymbolication
 
 enum SymbolicateReportMode {
-    static func run(input: String, json: Bool, symbolicator: Symbolicator) -> Int32 {
+    static func run(input: String, json: Bool, crashedOnly: Bool = false, faultlineFrames: Bool = false, symbolicator: Symbolicator) -> Int32 {
         let data: Data
         if input == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
@@ -30,7 +30,7 @@ enum SymbolicateReportMode {
             bytes.append(10)
             writeAll(1, bytes)
         } else {
-            writeAll(1, Array(BacktraceText.render(event: result.event).utf8))
+            writeAll(1, Array(BacktraceText.render(event: result.event, crashedOnly: crashedOnly, showFaultlineFrames: faultlineFrames).utf8))
         }
         if result.unresolved == 0 { return ExitCode.ok }
         printError("\(result.unresolved) of \(result.resolved + result.unresolved) frames could not be symbolicated")

@@ -1,4 +1,5 @@
 // Real crashes of a real child process: how it died, and the report it left.
+import CFaultlineCrash
 import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
@@ -36,7 +37,7 @@ final class CrashCaptureTests: XCTestCase {
 
     func assertSaneReport(_ r: CrashReport, signal: Int32, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(r.signal.number, Int(signal), file: file, line: line)
-        XCTAssertEqual(r.version, 1, file: file, line: line)
+        XCTAssertEqual(r.version, 2, file: file, line: line)
         XCTAssertFalse(r.frames.isEmpty, file: file, line: line)
         if case .programCounter = r.frames[0] {} else { XCTFail("frame 0 must be the exact pc", file: file, line: line) }
         XCTAssertTrue(r.frames.dropFirst().allSatisfy(\.isReturnAddress), file: file, line: line)
@@ -113,7 +114,169 @@ final class CrashCaptureTests: XCTestCase {
         }
     }
 
+    // MARK: Why it crashed
+
+    func testSwiftFatalErrorMessageIsInTheReportAndTheEvent() throws {
+        for (mode, message, line) in [("swift-fatal", "crasher asked for fatalError", "main.swift"),
+                                      ("swift-force-unwrap", "Unexpectedly found nil while unwrapping an Optional value", "SwiftFaults.swift")] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertEqual(o.signal, SIGILL, "\(mode): \(o)")
+            let r = try onlyReport()
+            let m = try XCTUnwrap(r.message, "\(mode): the runtime's fatal-error text is in the report")
+            XCTAssertEqual(m.source, "swift")
+            XCTAssertTrue(m.text.contains("Fatal error: " + message), m.text)
+            let why = m.interpretation
+            XCTAssertEqual(why.type, "Swift fatal error")
+            XCTAssertEqual(why.value, message)
+            XCTAssertTrue(why.file?.hasSuffix(line) == true, "\(why)")
+            XCTAssertGreaterThan(why.line ?? 0, 0)
+            let exception = try XCTUnwrap(CrashEvent.make(from: r)["exception"]?["values"]?[0])
+            XCTAssertEqual(exception["type"]?.stringValue, "Swift fatal error")
+            XCTAssertEqual(exception["value"]?.stringValue, message)
+            XCTAssertEqual(exception["mechanism"]?["meta"]?["signal"]?["name"]?.stringValue, "SIGILL", "the signal stays in the mechanism")
+        }
+    }
+
+    func testUncaughtCxxExceptionTypeAndWhatAreInTheReportAndTheEvent() throws {
+        let o = try crash("cxx-throw")
+        XCTAssertEqual(o.signal, SIGABRT, o.description)
+        XCTAssertTrue(o.stderr.contains("terminate called after throwing an instance of 'std::out_of_range'"),
+                      "libstdc++'s own handler still runs after ours: \(o.stderr.prefix(500))")
+        let r = try onlyReport()
+        XCTAssertEqual(r.message, CrashMessage(source: "c++", type: "std::out_of_range", text: "cache miss: zz"))
+        let exception = try XCTUnwrap(CrashEvent.make(from: r)["exception"]?["values"]?[0])
+        XCTAssertEqual(exception["type"]?.stringValue, "std::out_of_range")
+        XCTAssertEqual(exception["value"]?.stringValue, "cache miss: zz")
+    }
+
+    func testFailedAssertMessageIsInTheReport() throws {
+        let o = try crash("assert")
+        XCTAssertEqual(o.signal, SIGABRT, o.description)
+        let r = try onlyReport()
+        let m = try XCTUnwrap(r.message)
+        XCTAssertEqual(m.source, "glibc")
+        let why = m.interpretation
+        XCTAssertEqual(why.type, "Assertion failed")
+        XCTAssertEqual(why.value, "value > 5")
+        XCTAssertTrue(why.file?.hasSuffix("crash_probes.c") == true, "\(why)")
+        XCTAssertTrue(why.function?.contains("probe_assert") == true, "\(why)")
+    }
+
+    func testMessagesLongerThanTheBufferAreCutNotOverflowed() throws {
+        let limit = Int(FAULTLINE_CRASH_MESSAGE_MAX_BYTES) - 1
+        for mode in ["swift-fatal-long", "cxx-throw-long"] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertNotNil(o.signal, "\(mode): \(o)")
+            let r = try onlyReport()  // parses: valid JSON and UTF-8 however the cut fell
+            let text = try XCTUnwrap(r.message?.text, mode)
+            XCTAssertLessThanOrEqual(text.utf8.count, limit, mode)
+            XCTAssertGreaterThan(text.utf8.count, limit - 4, "\(mode): cut at the limit (a UTF-8 sequence is not split)")
+            XCTAssertFalse(text.contains("\u{FFFD}"), "\(mode): no broken character at the cut")
+        }
+    }
+
+    func testNoMessageWhenTheRuntimeSaidNothing() throws {
+        XCTAssertEqual(try crash("segv").signal, SIGSEGV)
+        XCTAssertNil(try onlyReport().message, "a plain fault has no message")
+    }
+
+    func testPreloadedIntoUnmodifiedCCxxAndSwiftProgramsTheMessageIsReported() throws {
+        let root = TestSupport.repositoryRoot()
+        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let c = dataDir + "/assert.c", cxx = dataDir + "/throw.cpp"
+        try "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"
+            .write(toFile: c, atomically: false, encoding: .utf8)
+        try "#include <stdexcept>\nint main() { throw std::invalid_argument(\"bad sku: 42\"); }\n"
+            .write(toFile: cxx, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g '\(c)' -o '\(dataDir)/assert' && c++ -g '\(cxx)' -o '\(dataDir)/throw'")
+        let env = ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir]
+
+        let a = try TestSupport.run(dataDir + "/assert", [], environment: env)
+        XCTAssertEqual(a.signal, SIGABRT, a.description)
+        let assertReport = try onlyReport()
+        XCTAssertEqual(assertReport.message?.interpretation.value, "argc > 3")
+        XCTAssertFalse(assertReport.modules.contains { $0.path.contains("libstdc++") }, "a C program gains no C++ runtime")
+        try FileManager.default.removeItem(atPath: crashDir)
+
+        let t = try TestSupport.run(dataDir + "/throw", [], environment: env)
+        XCTAssertEqual(t.signal, SIGABRT, t.description)
+        XCTAssertEqual(try onlyReport().message, CrashMessage(source: "c++", type: "std::invalid_argument", text: "bad sku: 42"))
+        try FileManager.default.removeItem(atPath: crashDir)
+
+        // A Swift program that never heard of Faultline: the runtime's buffer is found by dlsym.
+        let swift = dataDir + "/fatal.swift"
+        try "if CommandLine.arguments.count > 0 { fatalError(\"preloaded \\(CommandLine.arguments.count)\") }\n"
+            .write(toFile: swift, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("swiftc -O '\(swift)' -o '\(dataDir)/fatal'")
+        let s = try TestSupport.run(dataDir + "/fatal", [], environment: env.merging(["SWIFT_BACKTRACE": "enable=no"]) { a, _ in a })
+        XCTAssertEqual(s.signal, SIGILL, s.description)
+        let why = try XCTUnwrap(try onlyReport().message?.interpretation)
+        XCTAssertEqual(why.type, "Swift fatal error")
+        XCTAssertEqual(why.value, "preloaded 1")
+    }
+
     // MARK: Threads
+
+    func testEveryThreadIsInTheReportWithItsOwnFrames() throws {
+        let o = try crash("parked-threads-segv", ["--threads", "8"], timeout: 30)
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        XCTAssertLessThan(o.duration, 5, "the blocked thread is not waited for")
+        let r = try onlyReport()
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        let parked = Dictionary(r.otherThreads.filter { $0.name.hasPrefix("park-") }.map { ($0.name, $0) }) { a, _ in a }
+        XCTAssertEqual(Set(parked.keys), ["park-sleep", "park-cond", "park-read", "park-poll", "park-spin", "park-mutex", "park-pause", "park-blocked"])
+        let functions = ["park-sleep": "probe_park_sleep", "park-cond": "probe_park_cond_wait", "park-read": "probe_park_read",
+                         "park-poll": "probe_park_poll", "park-spin": "probe_park_spin", "park-mutex": "probe_park_mutex_wait",
+                         "park-pause": "probe_park_pause"]
+        for (name, function) in functions {
+            let thread = try XCTUnwrap(parked[name])
+            XCTAssertFalse(thread.frames.isEmpty, "\(name): \(thread.error ?? "")")
+            if case .programCounter = thread.frames.first {} else { XCTFail("\(name): frame 0 is where it was interrupted") }
+            XCTAssertEqual(thread.registers.count, 18, name)
+            // Its own parking function is on its stack (symbolicated through the ELF symbol table).
+            let range = try symbolRange(function)
+            XCTAssertTrue(thread.frames.contains { $0.address.value >= exe.base.value && range.contains($0.address.value - exe.base.value) },
+                          "\(name): \(function) is among its frames")
+        }
+        XCTAssertEqual(parked["park-spin"]?.state, "running")
+        XCTAssertEqual(parked["park-sleep"]?.state, "sleeping")
+        let blocked = try XCTUnwrap(parked["park-blocked"])
+        XCTAssertTrue(blocked.frames.isEmpty)
+        XCTAssertTrue(blocked.error?.contains("blocks signals") == true, blocked.error ?? "")
+        // The event carries all of them in Sentry's threads interface, the crashing thread first.
+        let threads = try XCTUnwrap(CrashEvent.make(from: r)["threads"]?["values"]?.arrayValue)
+        XCTAssertEqual(threads.first?["crashed"]?.boolValue, true)
+        XCTAssertEqual(threads.first?["id"]?.int64Value, Int64(r.threadID))
+        XCTAssertEqual(threads.count, 1 + r.otherThreads.count)
+        let sleeper = try XCTUnwrap(threads.first { $0["name"]?.stringValue == "park-sleep" })
+        XCTAssertEqual(sleeper["stacktrace"]?["frames"]?.arrayValue?.count, parked["park-sleep"]?.frames.count)
+        XCTAssertNotNil(sleeper["stacktrace"]?["registers"]?["rip"])
+    }
+
+    func testFiveHundredThreadsAllMakeTheReport() throws {
+        let o = try crash("parked-threads-segv", ["--threads", "500"], timeout: 60)
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        let parked = r.otherThreads.filter { $0.name.hasPrefix("park-") }
+        XCTAssertEqual(parked.count, 500)
+        XCTAssertEqual(r.threadsOmitted, 0)
+        XCTAssertEqual(parked.filter { !$0.frames.isEmpty }.count, 499, "all but the one that blocks every signal")
+        XCTAssertTrue(parked.allSatisfy { $0.frames.count <= 64 }, "at most 64 frames per thread")
+    }
+
+    func testStackOverflowOnThreadsThatExistedBeforeStartIsReported() throws {
+        // Neither went through the pthread_create wrapper: start gives them alternate stacks.
+        for mode in ["pre-start-thread-overflow", "pre-start-clone-overflow"] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode, timeout: 30)
+            XCTAssertEqual(o.signal, SIGSEGV, "\(mode): \(o)")
+            let r = try onlyReport()
+            XCTAssertTrue(r.stackOverflow, "\(mode): reported as a stack overflow")
+            XCTAssertNotEqual(r.threadID, r.pid, "\(mode): on the pre-existing thread")
+        }
+    }
 
     func testCrashOnSecondaryThreadNamesThatThread() throws {
         let o = try crash("thread-segv")
@@ -177,28 +340,29 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertTrue(range.contains(r.frames[0].address.value - exe.base.value), "the report is the real crash's")
     }
 
-    func testTwoThreadsWhoseFaultsTheAppRecoversRunToCompletion() throws {
-        // Thread A faults 2,000 frames deep (a long unwind), thread B 1 ms later: B arrives while
-        // A's report is being written, must notice A's fault was recovered, and take its own turn.
-        for run in 0..<4 {
+    /// Runs `threads` threads whose faults the app's own handler recovers, `stagger` µs apart,
+    /// `runs` times: each run must end normally, promptly, with every fault recovered and no report.
+    func assertFaultsRecovered(threads: Int, staggerMicroseconds stagger: Int, runs: Int,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
+        for run in 0..<runs {
             try? FileManager.default.removeItem(atPath: crashDir)
-            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "2", "--stagger-us", "1000"], timeout: 30)
-            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
-            XCTAssertTrue(o.stdout.contains("recovered 2 of 2"), "run \(run): \(o.stdout)")
-            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
-            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report")
+            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "\(threads)", "--stagger-us", "\(stagger)"], timeout: 30)
+            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)", file: file, line: line)
+            XCTAssertTrue(o.stdout.contains("recovered \(threads) of \(threads)"), "run \(run): \(o.stdout)", file: file, line: line)
+            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout", file: file, line: line)
+            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report",
+                           file: file, line: line)
         }
     }
 
+    func testTwoThreadsWhoseFaultsTheAppRecoversRunToCompletion() throws {
+        // Thread A faults 2,000 frames deep (a long unwind), thread B 1 ms later: B arrives while
+        // A's report is being written, must notice A's fault was recovered, and take its own turn.
+        try assertFaultsRecovered(threads: 2, staggerMicroseconds: 1000, runs: 4)
+    }
+
     func testEightThreadsRecoveringAtOnceRunToCompletion() throws {
-        for run in 0..<3 {
-            try? FileManager.default.removeItem(atPath: crashDir)
-            let o = try crash("recover-threads", ["--recovering-handler", "--threads", "8", "--stagger-us", "0"], timeout: 30)
-            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
-            XCTAssertTrue(o.stdout.contains("recovered 8 of 8"), "run \(run): \(o.stdout)")
-            XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
-            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report")
-        }
+        try assertFaultsRecovered(threads: 8, staggerMicroseconds: 0, runs: 3)
     }
 
     func testOneThreadRecoveringWhileAnotherCrashesLeavesOneReportForTheRealCrash() throws {
@@ -233,6 +397,7 @@ final class CrashCaptureTests: XCTestCase {
         try """
         #include <unistd.h>
         int main(void) {
+            usleep(300000);  /* start's background preparation (another thread) binds its own symbols */
             static const char m[] = "faultline-test: faulting now\\n";
             write(2, m, sizeof m - 1);
             *(volatile int *)16 = 1;
@@ -280,17 +445,38 @@ final class CrashCaptureTests: XCTestCase {
                       "the frame-pointer walk reaches the caller")
     }
 
-    func testAsPIDOneInAPIDNamespaceTheProcessStillEndsAndReports() throws {
+    func testAsPIDOneTheProcessEndsExactlyAsWithoutFaultlineAndReports() throws {
         guard (try? TestSupport.shell("unshare --pid --fork --mount-proc true")) != nil else {
             throw XCTSkip("unshare --pid is not permitted here")
         }
-        // As PID 1, raise and tgkill do not kill; the handler ends the process with _exit(128+sig).
+        // As PID 1, raise and tgkill do not kill (abort() falls back to a faulting instruction), but
+        // a re-executed fault does. Each program must end the same way with and without the handler.
+        let root = TestSupport.repositoryRoot()
+        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let programs = ["abort": "#include <stdlib.h>\nint main(void) { abort(); }\n",
+                        "segv": "int main(void) { *(volatile int *)16 = 1; return 0; }\n",
+                        "assert": "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"]
+        for (name, source) in programs.sorted(by: { $0.key < $1.key }) {
+            try source.write(toFile: "\(dataDir)/\(name).c", atomically: false, encoding: .utf8)
+            _ = try TestSupport.shell("cc -g '\(dataDir)/\(name).c' -o '\(dataDir)/\(name)'")
+            let unshare = ["--pid", "--fork", "--mount-proc", "\(dataDir)/\(name)"]
+            let without = try TestSupport.run("/usr/bin/unshare", unshare, environment: [:], timeout: 30)
+            try? FileManager.default.removeItem(atPath: crashDir)
+            // The preload library goes into unshare as well; it starts there too but does not crash.
+            let with = try TestSupport.run("/usr/bin/unshare", unshare, environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir], timeout: 30)
+            XCTAssertEqual(with.signal, without.signal, "\(name): \(with) vs without Faultline \(without)")
+            XCTAssertEqual(with.exitCode, without.exitCode, "\(name): \(with) vs without Faultline \(without)")
+            let r = try onlyReport()
+            XCTAssertEqual(r.pid, 1, name)
+            XCTAssertEqual(r.signal.name, name == "segv" ? "SIGSEGV" : "SIGABRT", "\(name): the report is the crash's cause, not abort's fallback")
+        }
+        // The SDK-linked crasher as init: abort() ends by its fallback's fault, as the plain C
+        // program's did without Faultline above; the report still names SIGABRT.
+        try? FileManager.default.removeItem(atPath: crashDir)
         let o = try TestSupport.run("/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", crasher, "abort", "--data-dir", dataDir],
                                     environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 30)
-        XCTAssertEqual(o.exitCode, 128 + SIGABRT, o.description)
-        let r = try onlyReport()
-        XCTAssertEqual(r.pid, 1)
-        XCTAssertEqual(r.signal.number, Int(SIGABRT))
+        XCTAssertEqual(o.signal, SIGSEGV, "as init, abort() ends by its fallback's fault: \(o)")
+        XCTAssertEqual(try onlyReport().signal.number, Int(SIGABRT))
     }
 
     func testKillDuringReportWritingLeavesNoReportOrAWholeOne() throws {
@@ -439,6 +625,28 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.executable, exe)
         XCTAssertEqual(r.context["release"]?.stringValue, "plain@2")
         XCTAssertFalse(r.modules.contains { $0.path.contains("libswiftCore") }, "no Swift runtime is dragged into a C program")
+
+        // Every thread of an unmodified program, too.
+        let threaded = dataDir + "/threaded.c"
+        try """
+        #include <pthread.h>
+        #include <unistd.h>
+        static void *sleeper(void *arg) { (void)arg; for (;;) sleep(100); return 0; }
+        int main(void) {
+            pthread_t t;
+            for (int i = 0; i < 3; i++) pthread_create(&t, 0, sleeper, 0);
+            usleep(50000);
+            *(volatile int *)16 = 1;
+            return 0;
+        }
+        """.write(toFile: threaded, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g -pthread '\(threaded)' -o '\(dataDir)/threaded'")
+        try FileManager.default.removeItem(atPath: crashDir)
+        let t = try TestSupport.run(dataDir + "/threaded", [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir])
+        XCTAssertEqual(t.signal, SIGSEGV, t.description)
+        let threads = try onlyReport().otherThreads
+        XCTAssertEqual(threads.count, 3)
+        XCTAssertTrue(threads.allSatisfy { !$0.frames.isEmpty }, "\(threads.map(\.error))")
     }
 
     // MARK: Signal safety
@@ -455,9 +663,9 @@ final class CrashCaptureTests: XCTestCase {
             // raw syscalls: gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv, prctl, sigaltstack, exit_group
             "syscall",
             // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
-            "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg",
+            "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg", "_Ux86_64_get_proc_info",
         ]
-        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "trace_slots"]
+        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump", "async_unwind", "trace_slots"]
         let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
         let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
         XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")

@@ -1,6 +1,6 @@
 // A real HTTP/1.1 server on 127.0.0.1 whose answers a test scripts: 200, 429 with Retry-After,
 // 413, 500, slowly, or never. It records every request (body gunzipped) for assertions.
-import CZlib
+import FaultlineProtocol
 import Foundation
 import Synchronization
 
@@ -117,25 +117,6 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
     }
 
     public static func gunzip(_ data: Data) -> Data? {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-        defer { inflateEnd(&stream) }
-        var out = Data()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let ok: Bool = data.withUnsafeBytes { input in
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-            stream.avail_in = uInt(input.count)
-            while true {
-                let rc: Int32 = chunk.withUnsafeMutableBufferPointer { buf in
-                    stream.next_out = buf.baseAddress
-                    stream.avail_out = uInt(buf.count)
-                    return inflate(&stream, Z_NO_FLUSH)
-                }
-                out.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
-                if rc == Z_STREAM_END { return true }
-                if rc != Z_OK { return false }
-            }
-        }
-        return ok ? out : nil
+        try? Inflate.inflate(data, limit: 256 * 1024 * 1024)
     }
 }

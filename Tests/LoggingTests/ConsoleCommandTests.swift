@@ -26,6 +26,7 @@ final class ConsoleCommandTests: XCTestCase {
                 try: chunk = os.read(fd, 65536)
                 except OSError: break
                 out += chunk
+                if b"before start" in out and not os.path.exists(sys.argv[4]): open(sys.argv[4], "w").close()
             if os.path.exists(sys.argv[3]) and b"line 399 " in out: break
         os.write(fd, b"\\x03")
         end = time.time() + 5
@@ -39,15 +40,20 @@ final class ConsoleCommandTests: XCTestCase {
         sys.stderr.write("status=%d" % status)
         """
         try script.write(toFile: dir + "/drive.py", atomically: true, encoding: .utf8)
-        let done = dir + "/done"
+        let done = dir + "/done", ready = dir + "/ready"
         let driver = Process()
         driver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        driver.arguments = ["python3", dir + "/drive.py", TestSupport.product("faultline"), path, done]
+        driver.arguments = ["python3", dir + "/drive.py", TestSupport.product("faultline"), path, done, ready]
         let out = Pipe(), err = Pipe()
         driver.standardOutput = out
         driver.standardError = err
         try driver.run()
-        usleep(500_000)
+        // Write only once the console shows the line logged before it started: on a loaded machine
+        // python and the console can take longer than any fixed sleep, and a console that starts
+        // late rightly shows only the last 10 lines.
+        let readyBy = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: ready) && Date() < readyBy { usleep(20_000) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: ready), "the console showed the existing line")
         for i in 0..<400 {
             log.debug("hidden \(i)")
             log.info("line \(i) " + String(repeating: "p", count: i % 90))
@@ -61,7 +67,9 @@ final class ConsoleCommandTests: XCTestCase {
         XCTAssertEqual(status, "status=0", "exits cleanly on Ctrl-C")
         XCTAssertTrue(text.contains("\u{1B}["), "coloured on a terminal")
         XCTAssertFalse(text.contains("hidden"), "--level info drops debug lines")
-        let shown = text.components(separatedBy: "\n").compactMap { l -> Int? in
+        // The terminal turns each "\n" into "\r\n" (ONLCR), and Swift treats "\r\n" as one
+        // Character, so splitting on "\n" alone would leave the whole output as one line.
+        let shown = text.split(whereSeparator: \.isNewline).compactMap { l -> Int? in
             guard let r = l.range(of: #"line (\d+) "#, options: .regularExpression) else { return nil }
             return Int(l[r].dropFirst(5).dropLast())
         }

@@ -68,7 +68,7 @@ final class TestServer {
         if gzip { headers["Content-Encoding"] = "gzip" }
         for (k, v) in extraHeaders { headers[k] = v }
         return RawHTTP.send(port: port, method: "POST", path: "/api/\(project ?? String(projectID))/envelope/",
-                            headers: headers, body: gzip ? Deflate.gzip(body) : body)
+                            headers: headers, body: gzip ? Deflate.gzip(body)! : body)
     }
 
     func storedCount() throws -> Int64 { try server.store.totals().occurrences }
@@ -202,7 +202,7 @@ extension TestServer {
         var body = Data()
         for (sha, data) in chunks {
             body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file_gzip\"; filename=\"\(sha)\"\r\n\r\n".utf8))
-            body.append(Deflate.gzip(data)); body.append(Data("\r\n".utf8))
+            body.append(Deflate.gzip(data)!); body.append(Data("\r\n".utf8))
         }
         body.append(Data("--\(boundary)--\r\n".utf8))
         let up = RawHTTP.send(port: port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",

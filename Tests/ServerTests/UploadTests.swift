@@ -58,7 +58,7 @@ final class UploadTests: XCTestCase {
         let missing = assemble([sha: ["name": "fixture", "chunks": [.string(sha)]]])
         XCTAssertEqual(missing?[sha]?["missingChunks"], [.string(sha)])
         // The right chunk, gzip'd, then assemble with a hostile name.
-        XCTAssertEqual(postChunks([(sha, "file_gzip", Deflate.gzip(file))]).status, 200)
+        XCTAssertEqual(postChunks([(sha, "file_gzip", Deflate.gzip(file)!)]).status, 200)
         let done = assemble([sha: ["name": "../../../../tmp/evil-name", "chunks": [.string(sha)]]])
         XCTAssertEqual(done?[sha]?["state"]?.stringValue, "ok", done?.jsonString ?? "")
         XCTAssertEqual(done?[sha]?["dif"]?["codeId"]?.stringValue, program.buildID.hex)

@@ -173,6 +173,37 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(lines[7].contains("?? ") && lines[7].contains("[not in any module]"), lines[7])
     }
 
+    func testReportModePrintsWhyItCrashedFirst() throws {
+        let data = Fixtures.temporaryDirectory("why")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
+        let crash = Fixtures.run(crasher, ["assert", "--data-dir", data], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        XCTAssertEqual(crash.status, SIGABRT, crash.stderr)
+        let report = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: data + "/crashes").first { $0.hasSuffix(".crash.json") })
+        let r = symbolicate([data + "/crashes/" + report])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("Assertion failed: value > 5 (thread ") == true, r.stdout)
+        XCTAssertTrue(lines.count > 2 && lines[1].hasPrefix("  reported at ") && lines[1].contains("crash_probes.c:") && lines[1].contains("probe_assert"), r.stdout)
+        XCTAssertEqual(lines.count > 2 ? lines[2] : "", "  ended by SIGABRT", r.stdout)
+    }
+
+    func testReportModePrintsEveryThreadUnlessCrashedOnly() throws {
+        let data = Fixtures.temporaryDirectory("threads")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
+        let crash = Fixtures.run(crasher, ["parked-threads-segv", "--data-dir", data], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        XCTAssertEqual(crash.status, SIGSEGV, crash.stderr)
+        let report = data + "/crashes/" + (try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: data + "/crashes").first { $0.hasSuffix(".crash.json") }))
+        let all = symbolicate([report]).stdout
+        XCTAssertTrue(all.hasPrefix("SIGSEGV: "), "the crashing thread first: \(all.prefix(300))")
+        let sleeper = try XCTUnwrap(all.range(of: "park-sleep (sleeping):\n"), all)
+        XCTAssertTrue(all[sleeper.upperBound...].prefix(2000).contains(" in probe_park_sleep at "), "its frames are symbolicated")
+        XCTAssertTrue(all.contains("park-blocked (sleeping):\n    no stack: blocks signals"), all)
+        let crashedOnly = symbolicate(["--crashed-only", report]).stdout
+        XCTAssertTrue(crashedOnly.hasPrefix("SIGSEGV: ") && crashedOnly.contains(" in probe_segv at "), crashedOnly)
+        XCTAssertFalse(crashedOnly.contains("park-"), crashedOnly)
+    }
+
     func testReportModeJSONFillsFramesCallerFirst() throws {
         let d = try Fixtures.directory()
         let module = "\(d)/c-O2.full"

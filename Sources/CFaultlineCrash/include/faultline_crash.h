@@ -14,18 +14,27 @@ extern "C" {
 #endif
 
 /// Version of the crash report JSON this core writes (docs/CRASH-REPORT.md).
-#define FAULTLINE_CRASH_REPORT_VERSION 1
+#define FAULTLINE_CRASH_REPORT_VERSION 2
 /// Breadcrumb ring: the last N pre-serialised JSON objects, each at most this many bytes.
 #define FAULTLINE_BREADCRUMB_SLOTS 32
 #define FAULTLINE_BREADCRUMB_MAX_BYTES 1024
 /// Pre-serialised context (release, environment, …) as one JSON object.
 #define FAULTLINE_CONTEXT_MAX_BYTES 8192
+/// Why the process crashed, as its runtime said it (report field `message`): longer texts are cut.
+#define FAULTLINE_CRASH_MESSAGE_MAX_BYTES 2048
+#define FAULTLINE_CRASH_MESSAGE_TYPE_MAX_BYTES 256
 
 /// Prepares everything the handler needs (alternate stack, buffers, pre-warmed unwinder, event id,
 /// crash directory) and installs handlers for SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV and SIGTRAP.
 /// Safe to call again: a second call only changes the crash directory.
 /// Returns 0, or -1 with a message in `error` (the process keeps running without the handler).
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity);
+
+/// Start hands two preparations to a background thread so it returns at once: alternate stacks
+/// for threads that were already running, and the module table a crash report reuses. Waits up to
+/// `timeout_ms` for them; returns 1 when done (a crash before then is still reported, only slower,
+/// and a stack overflow on such a thread might not be).
+int faultline_crash_wait_for_preparation(unsigned timeout_ms);
 
 /// 1 after a successful start.
 int faultline_crash_is_started(void);
@@ -38,6 +47,12 @@ int faultline_crash_add_breadcrumb(const char *json, size_t length);
 
 /// Replaces the context object the next report will carry. Returns -1 if too long.
 int faultline_crash_set_context(const char *json, size_t length);
+
+/// Records why the process is about to crash, for the report the handler writes next: called in
+/// normal context by the C++ terminate handler (`source` "c++", the exception's demangled type and
+/// `what()`), or by a runtime hook of an application. Texts longer than the limits above are cut
+/// at a UTF-8 boundary. A later call replaces an earlier one. Returns 0.
+int faultline_crash_set_message(const char *source, const char *type, const char *text);
 
 /// The event id (32 lowercase hex) the next crash report will carry; `out` needs 33 bytes.
 void faultline_crash_current_event_id(char *out);

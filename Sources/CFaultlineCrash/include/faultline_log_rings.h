@@ -52,13 +52,19 @@ int faultline_stderr_tail_configure(size_t capacity, int pipe_read_fd, int origi
 /// Appends bytes read from the pipe. Only the capture thread calls it.
 void faultline_stderr_tail_append(const void *bytes, size_t length);
 /// The capture thread calls this before each read(2) of the pipe: 0 means a crash is being
-/// handled and it must not read (the crash path drains the pipe). Pair with _end_read.
+/// handled and it must not read (the crash path drains the pipe). Pair with _end_read, called
+/// once the bytes are in the tail, in the file and forwarded: a crash waits (200 ms at most) for
+/// that, so the file and the original stderr get the bytes it drains after the ones the thread read.
 int faultline_stderr_tail_begin_read(void);
 void faultline_stderr_tail_end_read(void);
 /// Copies the current tail (oldest first) into `out`; returns its length. For tests and tools.
 size_t faultline_stderr_tail_copy(char *out, size_t capacity);
-/// Stops the crash path from reading the pipe (the capture is being torn down).
+/// Stops the crash path from reading the pipe and appending to the file (the capture is being
+/// torn down, or this is a forked child that does not own the capture).
 void faultline_stderr_tail_detach_pipe(void);
+/// The capture file's current descriptor (O_APPEND; it changes when a trim reopens the file),
+/// where a crash appends the bytes it drains from the pipe. -1: none.
+void faultline_stderr_tail_set_file(int fd);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 // Swift front of the C crash core: start it, and feed it breadcrumbs and context.
 import CFaultlineCrash
+import CFaultlineCxx
 import FaultlineProtocol
 import Foundation
 
@@ -12,6 +13,8 @@ enum CrashHandler {
         if rc != 0 {
             throw StartError(description: String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
+        // An uncaught C++ exception (from a C++ library the app calls) says what it was.
+        faultline_install_terminate_handler()
     }
 
     static var isStarted: Bool { faultline_crash_is_started() != 0 }

@@ -75,7 +75,7 @@ enum SessionUpdate {
         var attrs: [String: JSONValue] = [:]
         if let r = report.context["release"]?.stringValue { attrs["release"] = .string(r) }
         if let e = report.context["environment"]?.stringValue { attrs["environment"] = .string(e) }
-        let ts = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: report.timestamp))
+        let ts = SentryTimestamp.rfc3339(report.timestamp)
         var s: [String: JSONValue] = [
             "sid": .string(sessionID), "status": "crashed", "errors": 1, "init": false,
             "timestamp": .string(ts), "attrs": .object(attrs),

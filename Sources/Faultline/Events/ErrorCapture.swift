@@ -19,12 +19,14 @@ extension Faultline {
 
         // Drop our own frames (capture and callStackReturnAddresses) so the top is the caller.
         let ownFrames = 2
+        let imageMap = DebugImageMap(modules)
+        let executable = modules.first?.codeFile ?? ""
         let frames: [JSONValue] = returnAddresses.dropFirst(min(ownFrames, max(0, returnAddresses.count - 1))).map { addr in
             var f: [String: JSONValue] = ["instruction_addr": .string(Address(addr).hex)]
-            if let m = modules.first(where: { $0.contains(addr) }) {
-                f["package"] = .string(m.path)
-                f["image_addr"] = .string(Address(m.base).hex)
-                f["in_app"] = .bool(CrashEvent.isInApp(modulePath: m.path, executable: modules.first?.path ?? ""))
+            if let m = imageMap.image(containing: addr), let path = m.codeFile {
+                f["package"] = .string(path)
+                f["image_addr"] = .string(m.base.hex)
+                f["in_app"] = .bool(CrashEvent.isInApp(modulePath: path, executable: executable))
             }
             return .object(f)
         }.reversed()
@@ -43,7 +45,7 @@ extension Faultline {
         ]]]
         event["threads"] = ["values": [["id": .int(Int64(faultline_current_thread_id())), "current": true, "crashed": false,
                                         "name": .string(Thread.current.name ?? "")]]]
-        event["debug_meta"] = ["images": ModuleSnapshot.debugImages(modules)]
+        event["debug_meta"] = ["images": .array(modules.map(\.json))]
         event["breadcrumbs"] = ["values": .array(BreadcrumbStore.shared.snapshot)]
         event["extra"] = .object(extra)
         if let c = Trace.current, var contexts = event["contexts"]?.objectValue {
@@ -66,19 +68,17 @@ extension Faultline {
 extension ScopeContext {
     /// Fields every event of this process carries.
     func eventBase(eventID: String, level: String) -> [String: JSONValue] {
-        var tags: [String: JSONValue] = ["session_id": .string(sessionID)]
-        if let s = service { tags["service"] = .string(s) }
+        var skeleton = EventSkeleton(eventID: eventID, timestamp: Date().timeIntervalSince1970, level: level, sdkName: Faultline.sdkName)
+        skeleton.serverName = serverName
+        skeleton.release = release
+        skeleton.environment = environment
+        skeleton.installID = installID
+        skeleton.tags = ["session_id": .string(sessionID)]
+        if let s = service { skeleton.tags["service"] = .string(s) }
         var app: [String: JSONValue] = ["type": "app"]
         if let a = appID { app["app_identifier"] = .string(a) }
-        var e: [String: JSONValue] = [
-            "event_id": .string(eventID), "timestamp": .double(Date().timeIntervalSince1970), "platform": "native",
-            "level": .string(level), "server_name": .string(serverName), "tags": .object(tags),
-            "user": ["id": .string(installID)],
-            "sdk": ["name": .string(Faultline.sdkName), "version": .string(FaultlineVersion.string)],
-            "contexts": ["os": osContext, "app": .object(app), "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"]],
-        ]
-        if let r = release { e["release"] = .string(r) }
-        if let env = environment { e["environment"] = .string(env) }
-        return e
+        skeleton.contexts = ["os": osContext, "app": .object(app),
+                             "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"]]
+        return skeleton.fields
     }
 }

@@ -28,7 +28,7 @@ final class BreadcrumbStore: Sendable {
     }
 
     static func serialize(_ r: LogRecord, includeData: Bool) -> [UInt8] {
-        var w = FastJSON()
+        var w = JSONWriter()
         w.raw("{\"timestamp\":"); w.double(r.timestamp.secondsSince1970)
         w.raw(",\"type\":\"default\",\"category\":\"log\",\"level\":"); w.string(r.level.sentryName)
         w.raw(",\"message\":"); w.string(r.message)

@@ -30,6 +30,18 @@ public enum AttributeValue: Sendable, Hashable, ExpressibleByStringLiteral, Expr
     }
 }
 
+extension JSONWriter {
+    /// An attribute value in the writer's one number format.
+    mutating func attribute(_ v: AttributeValue) {
+        switch v {
+        case .string(let s): string(s)
+        case .int(let i): int(i)
+        case .double(let d): double(d)
+        case .bool(let b): bool(b)
+        }
+    }
+}
+
 /// Severity, with swift-log's level names and order. Sentry knows fewer levels: `trace` is sent
 /// as `debug` in breadcrumbs, `notice` as `info`, `critical` as `fatal`.
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable {

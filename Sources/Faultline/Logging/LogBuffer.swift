@@ -49,7 +49,7 @@ final class LogBuffer: Sendable {
 
     /// Sentry's log item payload: `{"items":[{timestamp, trace_id, level, body, attributes}]}`.
     static func itemPayload(_ records: ArraySlice<LogRecord>, traceID: String, context: ScopeContext?) -> Data {
-        var w = FastJSON(capacity: records.count * 200)
+        var w = JSONWriter(capacity: records.count * 200)
         w.raw("{\"items\":[")
         for (i, r) in records.enumerated() {
             if i > 0 { w.comma() }

@@ -88,9 +88,5 @@ final class SessionTracker: Sendable {
                 "errors": .int(Int64(errors)), "attrs": .object(attrs)]
     }
 
-    static func iso(_ d: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: d)
-    }
+    static func iso(_ d: Date) -> String { SentryTimestamp.rfc3339(d.timeIntervalSince1970) }
 }

@@ -58,7 +58,7 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         request.setValue("application/x-sentry-envelope", forHTTPHeaderField: "Content-Type")
         request.setValue(dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)"), forHTTPHeaderField: "X-Sentry-Auth")
         for (k, v) in extraHeaders { request.setValue(v, forHTTPHeaderField: k) }
-        if let gz = Gzip.compress(body) {
+        if let gz = Deflate.gzip(body) {
             request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
             request.httpBody = gz
         } else {

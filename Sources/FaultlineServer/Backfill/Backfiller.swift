@@ -86,21 +86,6 @@ public final class Backfiller: @unchecked Sendable {
         done.signal()
     }
 
-    /// Memo in front of the symbolicator for one run; counts the distinct addresses it asked for.
-    final class RunMemo: FrameSymbolicating, @unchecked Sendable {
-        let inner: FrameSymbolicating
-        var memo: [String: [ResolvedFrame]?] = [:]
-        init(_ inner: FrameSymbolicating) { self.inner = inner }
-        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
-            let key = "\(buildID.hex)/\(offset)/\(isReturnAddress)"
-            if let hit = memo[key] { return hit }
-            let r = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
-            memo[key] = .some(r)
-            return r
-        }
-        func invalidate(buildID: BuildID) {}
-    }
-
     /// Runs one backfill synchronously and returns its final record. A run that throws is
     /// recorded as `failed` with the error (best effort: the store may be what failed), so
     /// `upload --wait` can tell "uploaded but the backfill failed" from "still running".
@@ -131,7 +116,8 @@ public final class Backfiller: @unchecked Sendable {
         record.stacks = Int64(stacks.count)
         record.occurrences = stacks.reduce(0) { $0 + $1.occurrences }
         try store.updateBackfill(record)
-        let memo = RunMemo(symbolicator)
+        // A fresh cache per run: each distinct (build-id, address) is symbolicated once, and counted.
+        let memo = CachingSymbolicator(symbolicator)
         let batch = 200
         var i = 0
         while i < stacks.count {
@@ -144,7 +130,7 @@ public final class Backfiller: @unchecked Sendable {
             record.issuesMerged += summary.issuesMerged
             record.merges += summary.merges
             record.occurrencesDone += slice.reduce(0) { $0 + $1.occurrences }
-            record.addressesSymbolicated = Int64(memo.memo.count)
+            record.addressesSymbolicated = Int64(memo.count)
             i += batch
             if i < stacks.count { try store.updateBackfill(record) }
         }

@@ -23,7 +23,7 @@ public final class Assembler: @unchecked Sendable {
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let body: JSONValue
-        do { body = try FastJSON.parse(request.body) } catch { return .detail(400, "assemble request is not JSON: \(error)") }
+        do { body = try JSONParser.parse(request.body) } catch { return .detail(400, "assemble request is not JSON: \(error)") }
         guard let files = body.objectValue else { return .detail(400, "assemble request must be an object keyed by file checksum") }
         guard files.count <= 1000 else { return .detail(400, "at most 1000 files per assemble request") }
         var out: [String: JSONValue] = [:]

@@ -47,7 +47,7 @@ public final class SourceFiles: @unchecked Sendable {
             return .detail(404, "no debug file with build-id \(id.hex): upload it before its sources")
         }
         let body: JSONValue
-        do { body = try FastJSON.parse(r.body) } catch { return .detail(400, "request is not JSON: \(error)") }
+        do { body = try JSONParser.parse(r.body) } catch { return .detail(400, "request is not JSON: \(error)") }
         guard let list = body["files"]?.arrayValue else { return .detail(400, "give {\"files\": [{\"path\", \"sha1\"}…]}") }
         guard list.count <= Self.maxFiles else { return .detail(400, "at most \(Self.maxFiles) source files per debug file") }
         var wanted: [(path: String, sha1: String)] = []

@@ -120,6 +120,6 @@ public final class EventProcessor: @unchecked Sendable {
 /// Stored events are the client's JSON, zlib-compressed.
 public enum StoredEvent {
     public static func decode(_ compressed: Data) throws -> JSONValue {
-        try FastJSON.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
+        try JSONParser.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
     }
 }

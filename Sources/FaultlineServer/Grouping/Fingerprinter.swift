@@ -1,6 +1,7 @@
 // Grouping: which issue an occurrence belongs to. The algorithm is documented in docs/SERVER.md.
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
 /// The identity of an issue plus what is shown for it.
 public struct Fingerprint: Sendable, Hashable {
@@ -23,11 +24,14 @@ public enum Fingerprinter {
         var culprit: String?
         for frame in stack.frames {
             if let b = frame.buildID,
-               let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress),
+               let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
                resolved.contains(where: { $0.function != nil }) {
+                // Faultline's own frames (thread-start wrapper, handler) never group an issue.
+                if resolved.allSatisfy({ CrashEvent.isFaultlineFrame(function: $0.function, rawFunction: nil) }) { continue }
                 resolvedAny = true
                 for r in resolved {
-                    guard let fn = r.function else { continue }
+                    guard let raw = r.function else { continue }
+                    let fn = CrashEvent.readableFunctionName(raw)
                     components.append(fn)
                     if culprit == nil {
                         var c = fn
@@ -50,7 +54,10 @@ public enum Fingerprinter {
         if components.isEmpty { components = ["no-frames", stack.exceptionType] }
         let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n"))
         let where_ = culprit ?? "unknown location"
-        let title = stack.exceptionType.isEmpty ? where_ : "\(stack.exceptionType) in \(where_)"
+        // "std::out_of_range: cache miss: zz in lookup()"; the message is shown, never hashed.
+        let what = stack.headline.isEmpty ? stack.exceptionType
+                 : stack.exceptionType.isEmpty ? stack.headline : "\(stack.exceptionType): \(stack.headline)"
+        let title = what.isEmpty ? where_ : "\(what) in \(where_)"
         return Fingerprint(hash: hash, title: title, culprit: where_, symbolicated: resolvedAny)
     }
 }

@@ -13,18 +13,21 @@ public struct StackFrame: Sendable, Hashable {
     public var module: String?
     /// A function name the client put in the event (e.g. from its own symbol table).
     public var clientFunction: String?
+    /// A Swift async caller (`data.faultline_async`): its offset is a resume function's entry.
+    public var isAsync = false
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]
         if let b = buildID { o["b"] = .string(b.hex) }
         if let m = module { o["m"] = .string(m) }
         if let f = clientFunction { o["f"] = .string(f) }
+        if isAsync { o["y"] = true }  // only when set: signatures stored before async frames are unchanged
         return .object(o)
     }
 
-    init(buildID: BuildID?, offset: UInt64, isReturnAddress: Bool, inApp: Bool, module: String?, clientFunction: String?) {
+    init(buildID: BuildID?, offset: UInt64, isReturnAddress: Bool, inApp: Bool, module: String?, clientFunction: String?, isAsync: Bool = false) {
         self.buildID = buildID; self.offset = offset; self.isReturnAddress = isReturnAddress
-        self.inApp = inApp; self.module = module; self.clientFunction = clientFunction
+        self.inApp = inApp; self.module = module; self.clientFunction = clientFunction; self.isAsync = isAsync
     }
 
     init?(json: JSONValue) {
@@ -35,6 +38,7 @@ public struct StackFrame: Sendable, Hashable {
         buildID = json["b"]?.stringValue.flatMap(BuildID.init(hex:))
         module = json["m"]?.stringValue
         clientFunction = json["f"]?.stringValue
+        isAsync = json["y"]?.boolValue ?? false
     }
 }
 
@@ -43,29 +47,39 @@ public struct StackFrame: Sendable, Hashable {
 public struct StackSignature: Sendable, Hashable {
     public var exceptionType: String
     public var frames: [StackFrame]
+    /// What the crash said (a Swift fatal error's text, a C++ exception's what(), an assert's
+    /// expression), for the issue title only: it often embeds a varying value, so it is part of
+    /// neither the grouping hash nor the stack key. Empty when the event has no such message.
+    public var headline: String
 
-    public init(exceptionType: String, frames: [StackFrame]) {
+    public init(exceptionType: String, frames: [StackFrame], headline: String = "") {
         self.exceptionType = exceptionType
         self.frames = frames
+        self.headline = headline
     }
 
     public var encoded: Data {
-        FastJSON.serialize(.object(["t": .string(exceptionType), "f": .array(frames.map(\.json))]))
+        var o: [String: JSONValue] = ["t": .string(exceptionType), "f": .array(frames.map(\.json))]
+        if !headline.isEmpty { o["m"] = .string(headline) }
+        return JSONValue.object(o).serialized()
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
-        guard let v = try? FastJSON.parse(data), let fs = v["f"]?.arrayValue else { return nil }
-        return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)))
+        guard let v = try? JSONParser.parse(data), let fs = v["f"]?.arrayValue else { return nil }
+        return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
+                              headline: v["m"]?.stringValue ?? "")
     }
 
-    /// SHA-1 of the encoding: stable across restarts and servers.
-    public var key: String { SHA1Hash.hex(encoded) }
+    /// SHA-1 of the encoding without the headline: stable across restarts and servers, and the
+    /// same for one crash site whatever its messages said (the first one stored is kept).
+    public var key: String {
+        var keyed = self
+        keyed.headline = ""
+        return SHA1Hash.hex(keyed.encoded)
+    }
 
     /// The encoding and its key, computed once (callers keep both).
-    public var encodedWithKey: (data: Data, key: String) {
-        let d = encoded
-        return (d, SHA1Hash.hex(d))
-    }
+    public var encodedWithKey: (data: Data, key: String) { (encoded, key) }
 
     /// Build-ids this stack needs symbols for.
     public var buildIDs: Set<BuildID> { Set(frames.compactMap(\.buildID)) }

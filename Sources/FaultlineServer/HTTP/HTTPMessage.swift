@@ -51,7 +51,7 @@ public struct HTTPResponse: Sendable {
     }
 
     public static func json(_ value: JSONValue, status: Int = 200, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .data(FastJSON.serialize(value)))
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .data(value.serialized()))
     }
 
     /// Sentry-style error: `{"detail": "…"}`.

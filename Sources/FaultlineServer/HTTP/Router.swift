@@ -16,6 +16,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let publicURL: String?
     let health: @Sendable () -> JSONValue
     let refusals: Refusals
+    /// The web pages under /ui/ (Web/WebUI.swift); set once by FaultlineServer before start.
+    var web: WebUI?
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
          status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
@@ -25,12 +27,14 @@ final class Router: HTTPHandling, @unchecked Sendable {
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
-    /// The only routes that take a body: ingest and the token-authenticated `/api/0/` POSTs.
+    /// The only routes that take a body: ingest, the token-authenticated `/api/0/` POSTs, and the
+    /// web pages' small forms (login among them, so anonymous: at most `WebUI.maxFormBytes`).
     /// Everything else gets a zero limit, so a body there is refused (or discarded), never kept.
-    enum BodyRoute { case ingest, upload, none }
+    enum BodyRoute { case ingest, upload, webForm, none }
 
     static func bodyRoute(method: String, path: String) -> BodyRoute {
         guard method == "POST" || method == "PUT" else { return .none }
+        if method == "POST" && path.hasPrefix("/ui/") { return .webForm }
         let p = path.split(separator: "/", omittingEmptySubsequences: true)
         guard p.first == "api", p.count >= 2 else { return .none }
         if p[1] == "0" { return .upload }
@@ -41,6 +45,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         switch Self.bodyRoute(method: method, path: path) {
         case .upload: return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
         case .ingest: return limits.maxRequestBytes
+        case .webForm: return WebUI.maxFormBytes
         case .none: return 0
         }
     }
@@ -78,6 +83,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
                 return .detail(401, "unknown public key")
             }
             return nil
+        case .webForm:
+            return nil  // the session and CSRF token are checked by the page (Web/WebUI.swift)
         case .none:
             refusals.record("route.no-body")
             let p = r.pathComponents
@@ -91,6 +98,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
         let p = r.pathComponents
         do {
             if p == ["health"] { return .json(health()) }
+            if let web, p.isEmpty || p.first == "ui" {
+                return p.isEmpty ? HTTPResponse(status: 303, headers: [("Location", "/ui/")]) : web.handle(r)
+            }
             if p.first == "buildid" {
                 guard r.method == "GET" || r.method == "HEAD" else { return .detail(405, "method not allowed") }
                 return debuginfod.handle(p)
@@ -117,7 +127,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
             if rest.count == 6, rest[0] == "projects", rest[3] == "files", rest[4] == "difs", rest[5] == "assemble" {
                 guard r.method == "POST" else { return .detail(405, "method not allowed") }
                 guard try store.project(idOrSlug: rest[2]) != nil else { return .detail(404, "no project '\(rest[2])'") }
-                return assembler.handle(r)
+                let response = assembler.handle(r)
+                web?.noteAssemble(r, response)
+                return response
             }
             if rest.count == 3, rest[0] == "debug-files", rest[2] == "sources" {
                 guard r.method == "POST" else { return .detail(405, "method not allowed") }

@@ -60,7 +60,7 @@ public enum EnvelopeDecoder {
             guard request.body.count <= limits.maxDecompressedBytes else {
                 throw .tooLarge("body exceeds \(limits.maxDecompressedBytes) bytes")
             }
-            env = try EnvelopeFraming.parse(request.body, limits: limits)
+            do { env = try EnvelopeReader.read(request.body, limits: limits.envelope) } catch { throw refusal(error) }
         case .gzip:
             env = try framed(request.body, limits: limits, format: .gzipOrZlib)
         case .deflate:
@@ -79,18 +79,27 @@ public enum EnvelopeDecoder {
     }
 
     static func framed(_ body: Data, limits: IngestLimits, format: Inflate.Format) throws(IngestError) -> Envelope {
-        var reader = EnvelopeFraming.Reader(limits: limits)
+        var reader = EnvelopeReader(limits: limits.envelope)
         do {
             try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) }
+            return try reader.finish()
+        } catch let e as Envelope.ParseError {
+            throw refusal(e)
         } catch {
             throw inflateError(error)
         }
-        return try reader.finish()
+    }
+
+    /// A framing refusal: over a limit is 413, anything else is malformed (400).
+    static func refusal(_ e: Envelope.ParseError) -> IngestError {
+        e.isOverLimit ? .tooLarge(e.description) : .malformed("malformed envelope: \(e)")
     }
 
     /// Decodes an already framed envelope body (tests and fuzzing).
     public static func envelope(_ data: Data, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
-        try submission(try EnvelopeFraming.parse(data, limits: limits), limits: limits)
+        let env: Envelope
+        do { env = try EnvelopeReader.read(data, limits: limits.envelope) } catch { throw refusal(error) }
+        return try submission(env, limits: limits)
     }
 
     static func submission(_ env: Envelope, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
@@ -104,7 +113,7 @@ public enum EnvelopeDecoder {
                 // Validated without building a document (no JSON tree for a client's blob); session
                 // items are small (capped) and read by SessionCounting.
                 if t != "log" {
-                    do { try FastJSON.validate(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
+                    do { try JSONParser.validate(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
                 }
                 if t == "sessions" || t == "session" {
                     do { _ = try SessionCounting.counts(item, limits: limits) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
@@ -131,7 +140,7 @@ public enum EnvelopeDecoder {
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }
         let v: JSONValue
-        do { v = try FastJSON.parseObject(payload, keeping: eventFieldsRead) } catch { throw .malformed("\(what): \(error)") }
+        do { v = try JSONParser.parseObject(payload, keeping: eventFieldsRead) } catch { throw .malformed("\(what): \(error)") }
         guard case .object = v else { throw .malformed("\(what): an event must be a JSON object") }
         return v
     }

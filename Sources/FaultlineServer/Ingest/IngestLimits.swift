@@ -1,5 +1,7 @@
 // Every cap ingest applies, in one place (defaults follow Sentry's where they are sane for one box).
 // docs/SERVER.md's table of limits lists each with the status that answers it.
+import FaultlineProtocol
+
 public struct IngestLimits: Sendable {
     /// Request body as received (compressed or not).
     public var maxRequestBytes = 20 * 1024 * 1024
@@ -30,5 +32,15 @@ public struct IngestLimits: Sendable {
     /// Largest payload kept for an item type; nil for types that are skipped (never buffered).
     public func cap(forItemType type: String) -> Int? {
         type == "event" ? maxEventBytes : maxItemBytes[type]
+    }
+
+    /// These caps as the envelope reader's limits.
+    public var envelope: EnvelopeReader.Limits {
+        var l = EnvelopeReader.Limits()
+        l.maxItems = maxItems
+        l.maxDeclaredBytes = maxDecompressedBytes
+        l.maxKeptBytes = maxKeptBytes
+        l.keptItemCaps = maxItemBytes.merging(["event": maxEventBytes]) { _, e in e }
+        return l
     }
 }

@@ -9,7 +9,7 @@ enum SessionCounting {
     struct Invalid: Error, CustomStringConvertible { let description: String }
 
     static func counts(_ item: Envelope.Item, limits: IngestLimits) throws -> (started: Int64, crashed: Int64) {
-        let v = try FastJSON.parse(item.payload)
+        let v = try JSONParser.parse(item.payload)
         switch item.type {
         case "session":
             let started: Int64 = v["init"]?.boolValue == true ? 1 : 0

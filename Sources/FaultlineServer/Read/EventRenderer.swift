@@ -2,30 +2,44 @@
 // read time (the raw event stays as the client sent it), and an issue's representative stack.
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
 public enum EventRenderer {
-    /// Innermost-first frames of the crashing stack, with inlined frames expanded.
-    public static func stack(of event: JSONValue, symbolicator: FrameSymbolicating) -> [JSONValue] {
+    /// Innermost-first frames of the crashing stack, with inlined frames expanded. Swift async
+    /// callers carry `async: true`; Faultline's own frames (thread-start wrapper, handler) are
+    /// left out unless `faultlineFrames`.
+    public static func stack(of event: JSONValue, symbolicator: FrameSymbolicating, faultlineFrames: Bool = false) -> [JSONValue] {
         let (_, frames) = StackExtractor.frames(of: event)
         var out: [JSONValue] = []
         for f in frames {
             var base: [String: JSONValue] = ["in_app": .bool(f.inApp), "offset": .string("0x" + String(f.offset, radix: 16))]
             if let b = f.buildID { base["build_id"] = .string(b.hex) }
             if let m = f.module { base["module"] = .string(m) }
-            if let b = f.buildID, let resolved = symbolicator.resolve(buildID: b, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) {
+            if f.isAsync { base["async"] = true }
+            // Without a build-id there is nothing to look up: in no image, or in one without an id.
+            let outcome = f.buildID.map { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) }
+                ?? .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)
+            switch outcome {
+            case .resolved(let resolved):
+                if !faultlineFrames && resolved.allSatisfy({ CrashEvent.isFaultlineFrame(function: $0.function, rawFunction: nil) }) { continue }
                 for r in resolved {
                     var o = base
                     o["symbolicated"] = true
                     o["inlined"] = .bool(r.isInlined)
-                    if let fn = r.function { o["function"] = .string(fn) }
+                    if let fn = r.function {
+                        o["function"] = .string(CrashEvent.readableFunctionName(fn))
+                        if CrashEvent.readableFunctionName(fn) != fn { o["raw_function"] = .string(fn) }
+                    }
                     if let file = r.file { o["filename"] = .string(file) }
                     if let l = r.line { o["lineno"] = .int(Int64(l)) }
                     if let c = r.column { o["colno"] = .int(Int64(c)) }
                     out.append(.object(o))
                 }
-            } else {
+            case .unresolved(let reason):
                 var o = base
                 o["symbolicated"] = false
+                // The same status names `faultline symbolicate` writes into events.
+                o["symbolicator_status"] = .string(reason.rawValue)
                 if let fn = f.clientFunction { o["function"] = .string(fn) }
                 out.append(.object(o))
             }

@@ -1,6 +1,30 @@
-// The SQLite schema (version 1). Raw events are stored first; grouping fills in issue and stack.
+// The SQLite schema and its versions. Raw events are stored first; grouping fills in issue and stack.
+//
+// `PRAGMA user_version` records the schema a database has. At open: a database from a newer
+// Faultline is refused (an older binary must never stamp it with its own version); version 1's
+// statements run every time (they only create what is missing: tables added within version 1, like
+// `backfill_outcomes` and `source_files`, reach older data directories this way); then each
+// explicit migration above the database's version runs once, in order, in a transaction.
 enum SQLiteSchema {
-    static let version = 1
+    /// The version this binary writes and reads.
+    static var version: Int { 1 + migrations.count }
+
+    /// Migration i (0-based) takes a database from version i + 1 to i + 2. Append, never edit.
+    static let migrations: [String] = []
+
+    /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
+    static func migrate(_ c: SQLiteConnection, path: String) throws {
+        var found = 0
+        try c.query("PRAGMA user_version") { found = Int($0.int(0)) }
+        guard found <= version else { throw StoreError.newerSchema(path: path, found: found, supported: version) }
+        try c.exec(statements)
+        for (i, m) in migrations.enumerated() where i + 2 > found {
+            try c.exec("BEGIN IMMEDIATE; \(m); PRAGMA user_version=\(i + 2); COMMIT")
+        }
+        try c.exec("PRAGMA user_version=\(version)")
+    }
+
+    /// Version 1.
     static let statements = """
     CREATE TABLE IF NOT EXISTS projects(
         id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, created REAL NOT NULL);

@@ -12,7 +12,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     let path: String
-    let writer: SQLiteWriter  // internal: Traces/SQLiteStore+Traces.swift writes through it too
+    let writer: SQLiteWriter  // internal: Web/WebQueries and Traces/SQLiteStore+Traces add their own tables
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
     private let keyLock = NSLock()
@@ -26,9 +26,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try w.exec("PRAGMA foreign_keys=OFF")
         try w.exec("PRAGMA wal_autocheckpoint=4000")
-        try w.exec(SQLiteSchema.statements)
-        try w.exec(TraceSchema.statements)
-        try w.exec("PRAGMA user_version=\(SQLiteSchema.version)")
+    let writer: SQLiteWriter  // internal: Web/WebQueries and Traces/SQLiteStore+Traces add their own tables
         writer = SQLiteWriter(connection: w)
     }
 

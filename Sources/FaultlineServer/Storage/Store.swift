@@ -156,6 +156,9 @@ public struct RegroupSummary: Sendable {
 }
 
 public protocol Store: AnyObject, Sendable {
+    /// Finishes pending writes and releases the database; the store is not used afterwards.
+    func close()
+
     // Projects and keys
     func createProject(slug: String, name: String) throws -> ProjectRecord
     func projects() throws -> [ProjectRecord]
@@ -179,6 +182,8 @@ public protocol Store: AnyObject, Sendable {
     func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence]
     func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence?
     func occurrence(id: Int64) throws -> StoredOccurrence?
+    /// Occurrences stored and grouped, over every project.
+    func totals() throws -> (occurrences: Int64, processed: Int64)
     func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64)
     func itemCounts(projectID: Int64) throws -> ItemCounts
 

@@ -1,24 +1,15 @@
 // The seam between the server and the symbolicator: the server asks about one address at a time
 // and caches answers; the implementation over FaultlineSymbolication lives in its own file.
+// Answers are FaultlineSymbolication's outcomes, so a miss keeps its reason across the seam.
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
-/// One source-level frame for an address (several when functions were inlined).
-public struct ResolvedFrame: Sendable, Hashable {
-    public var function: String?
-    public var file: String?
-    public var line: Int?
-    public var column: Int?
-    public var isInlined: Bool
-    public init(function: String?, file: String?, line: Int?, column: Int?, isInlined: Bool) {
-        self.function = function; self.file = file; self.line = line; self.column = column; self.isInlined = isInlined
-    }
-}
-
-/// Contract: thread-safe; `resolve` returns frames innermost first, or nil when the address
-/// cannot be symbolicated (no debug file, unknown address). It never throws: absence is an outcome.
+/// Contract: thread-safe; `resolve` returns frames innermost first, or why the address cannot be
+/// symbolicated (no debug file, no debug info for the address, …). It never throws: absence is an
+/// outcome.
 public protocol FrameSymbolicating: Sendable {
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]?
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome
     /// Drops whatever was cached for a build-id whose debug file changed.
     func invalidate(buildID: BuildID)
     /// Builds (and persists) the lookup index for a build-id now rather than at its first lookup.
@@ -30,26 +21,31 @@ extension FrameSymbolicating {
 }
 
 /// Memoises another symbolicator per (build-id, offset, kind); only asks it about build-ids
-/// the server holds a debug file for, so events from unknown modules cost nothing.
+/// the server holds a debug file for, so events from unknown modules cost nothing. The one cache
+/// in front of the server's symbolicator: the server keeps one for its lifetime, a backfill run
+/// a fresh one (whose `count` is the distinct addresses it asked about).
 public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable {
     struct Key: Hashable { let buildID: BuildID; let offset: UInt64; let isReturn: Bool }
     private let inner: FrameSymbolicating
     private let known: @Sendable (BuildID) -> Bool
     private let lock = NSLock()
-    private var cache: [Key: [ResolvedFrame]?] = [:]
+    private var cache: [Key: SymbolicationOutcome] = [:]
     /// Bumped by invalidate: a lookup that started before a new debug file arrived must not
     /// put its (old-file) answer back into the cache after the invalidation.
     private var generation: [BuildID: UInt64] = [:]
     private let capacity: Int
 
-    public init(_ inner: FrameSymbolicating, capacity: Int = 200_000, isKnown: @escaping @Sendable (BuildID) -> Bool) {
+    public init(_ inner: FrameSymbolicating, capacity: Int = 200_000, isKnown: @escaping @Sendable (BuildID) -> Bool = { _ in true }) {
         self.inner = inner
         self.known = isKnown
         self.capacity = capacity
     }
 
-    public func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
-        guard known(buildID) else { return nil }
+    /// Answers cached now.
+    public var count: Int { lock.withLock { cache.count } }
+
+    public func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+        guard known(buildID) else { return .unresolved(.missingDebugFile) }
         let key = Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)
         lock.lock()
         if let hit = cache[key] { lock.unlock(); return hit }
@@ -59,7 +55,7 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
         lock.lock()
         if generation[buildID, default: 0] == startedAt {
             if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = .some(result)
+            cache[key] = result
         }
         lock.unlock()
         return result

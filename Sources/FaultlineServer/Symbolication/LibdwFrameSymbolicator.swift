@@ -8,18 +8,16 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
     let symbolicator: Symbolicator
 
     init(debugRoot: String, indexDirectory: String) {
-        let locator = DebugFileLocator(explicitFiles: [], debugDirectories: [debugRoot], searchModulePath: false, searchSystem: false)
+        // Only the server's own build-id store: client-supplied paths and the host's files are never searched.
+        let locator = DebugFileLocator(sources: [BuildIDDirectorySource(directories: [debugRoot])])
         symbolicator = Symbolicator(locator: locator, indexCacheDirectory: indexDirectory)
+        // First events answer from the units their frames need; the full index follows on a thread.
+        symbolicator.buildFullIndexInBackground = true
     }
 
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> [ResolvedFrame]? {
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
         // modulePath comes from the client: deliberately not passed on.
-        switch symbolicator.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress) {
-        case .resolved(let frames):
-            return frames.map { ResolvedFrame(function: $0.function, file: $0.file, line: $0.line, column: $0.column, isInlined: $0.isInlined) }
-        case .unresolved:
-            return nil
-        }
+        symbolicator.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress)
     }
 
     func invalidate(buildID: BuildID) { symbolicator.invalidate(buildID: buildID) }

@@ -8,6 +8,9 @@
 #include "faultline_preload.h"
 #include "faultline_crash.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,28 @@ int faultline_preload_start_from_environment(void) {
     return 0;
 }
 
+// Normal context. In a program that uses libstdc++ (std::set_terminate is already loaded), load
+// the terminate handler built beside this library, so an uncaught exception's type and what()
+// reach the report. A C program is left without a C++ runtime.
+static void faultline_preload_cxx_terminate_handler(void) {
+    if (!dlsym(RTLD_DEFAULT, "_ZSt13set_terminatePFvvE")) return;
+    Dl_info self;
+    if (!dladdr((void *)faultline_preload_cxx_terminate_handler, &self) || !self.dli_fname) return;
+    char path[PATH_MAX];
+    const char *slash = strrchr(self.dli_fname, '/');
+    size_t dir = slash ? (size_t)(slash - self.dli_fname + 1) : 0;
+    if (dir + sizeof "libfaultline-preload-cxx.so" > sizeof path) return;
+    memcpy(path, self.dli_fname, dir);
+    memcpy(path + dir, "libfaultline-preload-cxx.so", sizeof "libfaultline-preload-cxx.so");
+    void *cxx = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!cxx) {
+        fprintf(stderr, "faultline: C++ exception messages unavailable: %s\n", dlerror());
+        return;
+    }
+    void (*install)(void) = (void (*)(void))dlsym(cxx, "faultline_install_terminate_handler");
+    if (install) install();
+}
+
 __attribute__((constructor)) static void faultline_preload_constructor(void) {
-    faultline_preload_start_from_environment();
+    if (faultline_preload_start_from_environment() == 0) faultline_preload_cxx_terminate_handler();
 }

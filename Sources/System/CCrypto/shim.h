@@ -1,3 +1,4 @@
 // OpenSSL libcrypto: SHA-1 (sentry-cli chunk protocol) and SHA-256; no CryptoKit on Linux.
 #include <openssl/sha.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>  // session ids and CSRF tokens (web pages)

@@ -279,3 +279,106 @@ PROBE void probe_segv_while_context_changes(void) {
     usleep(20000);
     probe_segv();
 }
+
+#include <assert.h>
+PROBE void probe_assert(int value) {
+    assert(value > 5);
+}
+
+// A thread that exists before Faultline starts (a pthread, or a raw clone() that bypasses
+// pthread_create and shares its parent's TLS), waiting until released to overflow its stack.
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+static _Atomic int probe_pre_start_go;
+static void probe_wait_for_release(void) {
+    struct timespec t = {0, 1000 * 1000};
+    while (!atomic_load(&probe_pre_start_go)) syscall(SYS_nanosleep, &t, NULL);
+}
+static void *probe_pre_start_pthread(void *arg) {
+    (void)arg;
+    probe_wait_for_release();
+    probe_recurse(0);
+    return NULL;
+}
+static int probe_pre_start_clone(void *arg) {
+    (void)arg;
+    probe_wait_for_release();
+    probe_recurse(0);
+    return 0;
+}
+PROBE void probe_spawn_thread_before_start(int raw_clone) {
+    if (!raw_clone) {
+        pthread_t t;
+        pthread_create(&t, NULL, probe_pre_start_pthread, NULL);
+        return;
+    }
+    size_t guard = 64 * 1024, size = 1024 * 1024;
+    char *stack = mmap(NULL, guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(stack, guard, PROT_NONE);  // the overflow must hit a guard page, not the heap
+    clone(probe_pre_start_clone, stack + guard + size,
+          CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, NULL);
+}
+PROBE void probe_release_pre_start_thread_and_wait(void) {
+    atomic_store(&probe_pre_start_go, 1);
+    for (;;) pause();
+}
+
+// Threads parked in different places, each in its own named function and with its own thread
+// name, then a crash on the main thread: the report must list every one with its own frames.
+#include <poll.h>
+static pthread_barrier_t probe_park_barrier;
+static pthread_mutex_t probe_park_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t probe_park_cond = PTHREAD_COND_INITIALIZER;
+static int probe_park_pipe[2];
+PROBE static void probe_park_sleep(void) { for (;;) sleep(100); }
+PROBE static void probe_park_cond_wait(void) {
+    pthread_mutex_lock(&probe_park_mutex);
+    for (;;) pthread_cond_wait(&probe_park_cond, &probe_park_mutex);
+}
+PROBE static void probe_park_read(void) { char c; for (;;) read(probe_park_pipe[0], &c, 1); }
+PROBE static void probe_park_poll(void) { for (;;) poll(NULL, 0, 100000); }
+PROBE static void probe_park_spin(void) { for (volatile unsigned long i = 0;; i++) {} }
+PROBE static void probe_park_mutex_wait(void) { for (;;) { pthread_mutex_lock(&probe_park_mutex); pthread_mutex_unlock(&probe_park_mutex); } }
+PROBE static void probe_park_pause(void) { for (;;) pause(); }
+PROBE static void probe_park_signals_blocked(void) {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);  // our wrapper keeps only the crash signals open
+    for (;;) sleep(100);
+}
+typedef struct { const char *name; void (*park)(void); } probe_park_kind;
+static const probe_park_kind probe_park_kinds[] = {
+    {"park-sleep", probe_park_sleep}, {"park-cond", probe_park_cond_wait}, {"park-read", probe_park_read},
+    {"park-poll", probe_park_poll}, {"park-spin", probe_park_spin}, {"park-mutex", probe_park_mutex_wait},
+    {"park-pause", probe_park_pause}, {"park-blocked", probe_park_signals_blocked},
+};
+static void *probe_park_body(void *raw) {
+    const probe_park_kind *kind = raw;
+    pthread_setname_np(pthread_self(), kind->name);
+    pthread_barrier_wait(&probe_park_barrier);
+    kind->park();
+    return NULL;
+}
+PROBE void probe_crash_with_parked_threads(int count) {
+    pipe(probe_park_pipe);
+    int kinds = (int)(sizeof probe_park_kinds / sizeof probe_park_kinds[0]);
+    pthread_barrier_init(&probe_park_barrier, NULL, (unsigned)count + 1);
+    for (int i = 0; i < count; i++) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);  // 500 threads stay cheap
+        // Beyond the eight kinds (and never the mutex one twice: the cond waiter holds it) sleep.
+        int k = i < kinds ? i : 0;
+        pthread_create(&t, &attr, probe_park_body, (void *)&probe_park_kinds[k]);
+        pthread_attr_destroy(&attr);
+    }
+    pthread_barrier_wait(&probe_park_barrier);
+    usleep(50 * 1000);  // let each reach its parking place (and start's background preparation end)
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    printf("fault_at_ns %lld\n", (long long)t.tv_sec * 1000000000LL + t.tv_nsec);  // for tools/measure-crash
+    fflush(stdout);
+    probe_segv();
+}

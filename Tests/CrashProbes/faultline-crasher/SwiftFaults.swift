@@ -1,4 +1,5 @@
 // Swift-level faults, kept out of main.swift so they are not main-actor isolated.
+import CCrashProbes
 import Foundation
 
 func crasherOption(_ name: String, in args: [String]) -> String? {
@@ -36,4 +37,46 @@ func residentBytes() -> Int {
 enum CrasherError: Error, CustomStringConvertible {
     case numbered(Int)
     var description: String { if case .numbered(let n) = self { return "crasher error #\(n)" }; return "" }
+}
+
+// Swift async crashes (issue 17): a force-unwrap three awaits deep, each caller on its own
+// lines so the report's file:line tells them apart. The nil comes from the environment, so -O
+// cannot fold it away.
+@inline(never) func asyncLeaf(_ v: Int?) async -> Int {
+    await Task.yield()
+    return v!
+}
+@inline(never) func asyncMiddle(_ v: Int?) async -> Int {
+    let r = await asyncLeaf(v)
+    return r &+ 1
+}
+@inline(never) func asyncOuter(_ v: Int?) async -> Int {
+    let r = await asyncMiddle(v)
+    return r &+ 2
+}
+func nothing() -> Int? { ProcessInfo.processInfo.environment["FAULTLINE_NEVER_SET_\(getpid())"].flatMap(Int.init) }
+
+actor AsyncCounter {
+    var total = 0
+    @inline(never) func add() async -> Int {
+        let r = await asyncOuter(nothing())
+        total &+= r
+        return total
+    }
+}
+
+/// Corrupts the calling async function's context (probe_corrupt_async_context) and crashes.
+@inline(never) func asyncCorrupt(_ how: Int32) async -> Int {
+    await Task.yield()
+    return Int(probe_corrupt_async_context(how))
+}
+@inline(never) func asyncCorruptCaller(_ how: Int32) async -> Int {
+    let r = await asyncCorrupt(how)
+    return r &+ 1
+}
+
+/// `Task { }` from a nonisolated function: on the global executor (from main.swift's top level it
+/// would inherit the main actor, which the waiting main thread blocks).
+func startUnstructuredTask(_ done: DispatchSemaphore) {
+    Task { print(await asyncOuter(nothing())); done.signal() }
 }

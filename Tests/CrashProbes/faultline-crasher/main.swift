@@ -3,6 +3,7 @@
 // README's main command.
 //
 //   faultline-crasher MODE --data-dir DIR [--dsn DSN] [--previous-handler MARKER] [--library SO] [--logs N]
+//                     [--swift-backtrace-dir DIR]
 import CCrashProbes
 import CFaultlineCrash
 import Faultline
@@ -38,6 +39,13 @@ let modes: [String: String] = [
     "recover-threads": "--threads N fault on guard pages the app's handler fixes, --stagger-us apart; exit 0",
     "recover-while-crashing": "like recover-threads, but the last thread crashes for real (SIGSEGV)",
     "context-churn-segv": "SIGSEGV while another thread keeps replacing the crash context",
+    "swift-fatal-long": "fatalError with a 5,000-character message (SIGILL; the report keeps the first 2 KiB)",
+    "cxx-throw-long": "an uncaught std::runtime_error whose what() is 5,000 characters",
+    "pre-start-thread-overflow": "stack overflow on a pthread created before Faultline.start",
+    "pre-start-clone-overflow": "stack overflow on a raw clone() thread created before Faultline.start",
+    "parked-threads-segv": "--threads N (default 8) threads parked in different ways, then SIGSEGV on main",
+    "assert": "a failed C assert() (SIGABRT, glibc keeps the message)",
+    "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
@@ -46,7 +54,15 @@ let modes: [String: String] = [
     "span-segv": "send a `startup` transaction, then SIGSEGV inside request → db.query spans (--traceparent H)",
     "trace-client": "a traced GET of --url through a propagating URLSession, then flush",
     "trace-serve": "serve one request on 127.0.0.1 (prints the port) continuing its traceparent, then flush",
-    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash)",
+    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
+    "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
+    "async-detached": "the same under Task.detached",
+    "async-group": "the same in a task-group child",
+    "async-actor": "the same awaited from an actor method",
+    "async-corrupt-unreadable": "SIGSEGV in an async function whose context's Parent points at unmapped memory",
+    "async-corrupt-loop": "SIGSEGV in an async function whose context's Parent points at itself",
+    "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
+    "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -57,14 +73,18 @@ guard let mode = args.first, modes[mode] != nil else {
     exit(2)
 }
 
+if mode == "pre-start-thread-overflow" || mode == "pre-start-clone-overflow" {
+    probe_spawn_thread_before_start(mode == "pre-start-clone-overflow" ? 1 : 0)
+}
 if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
 if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
-let result = Faultline.start(Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
-                                     service: "faultline-crasher", appID: "dev.faultline.crasher",
-                                     dataDirectory: option("--data-dir")))
+var options = Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
+                      service: "faultline-crasher", appID: "dev.faultline.crasher", dataDirectory: option("--data-dir"))
+options.swiftBacktraceDirectory = option("--swift-backtrace-dir")
+let result = Faultline.start(options)
 let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
 let rssAfter = residentBytes()
 if let n = option("--logs").flatMap(Int.init) {
@@ -132,7 +152,19 @@ case "recover-threads", "recover-while-crashing":
     probe_recover_on_threads(Int32(option("--threads").flatMap(Int32.init) ?? 2),
                              Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
     exit(0)
-case "segv-marked": probe_segv_after_marker()
+case "segv-marked":
+    // Start's background preparation binds symbols of its own (normal context, another thread);
+    // LD_DEBUG does not say which thread bound what, so let it finish first.
+    _ = faultline_crash_wait_for_preparation(5000)
+    probe_segv_after_marker()
+case "assert": probe_assert(Int32(args.count))
+case "cxx-throw": probe_throw_cxx()
+case "parked-threads-segv": probe_crash_with_parked_threads(Int32(option("--threads").flatMap(Int32.init) ?? 8))
+case "pre-start-thread-overflow", "pre-start-clone-overflow":
+    _ = faultline_crash_wait_for_preparation(5000)  // the pre-existing thread is covered in the background
+    probe_release_pre_start_thread_and_wait()
+case "cxx-throw-long": probe_throw_cxx_long()
+case "swift-fatal-long": fatalError("long " + String(repeating: "é", count: 2500))
 case "context-churn-segv": probe_segv_while_context_changes()
 case "log-and-wait":
     Log.warning("waiting for SIGTERM")
@@ -153,7 +185,39 @@ case "log-and-exit":
     if let id = Faultline.capture(CrasherError.numbered(7), attributes: ["where": "log-and-exit"]) { print("captured \(id)") }
     exit(0)
 case "loader-lock-segv": probe_segv_while_loader_lock_held()
+case "async-task", "timed-async":
+    let done = DispatchSemaphore(value: 0)
+    if mode == "timed-async" { print("crash_at_ns \(DispatchTime.now().uptimeNanoseconds)"); fflush(nil) }
+    startUnstructuredTask(done)
+    done.wait()
+case "async-detached":
+    let done = DispatchSemaphore(value: 0)
+    Task.detached { print(await asyncOuter(nothing())); done.signal() }
+    done.wait()
+case "async-group":
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let sum = await withTaskGroup(of: Int.self) { group in
+            group.addTask { await asyncOuter(nothing()) }
+            return await group.reduce(0, &+)
+        }
+        print(sum); done.signal()
+    }
+    done.wait()
+case "async-actor":
+    let done = DispatchSemaphore(value: 0)
+    let counter = AsyncCounter()
+    Task.detached { print(await counter.add()); done.signal() }
+    done.wait()
+case "async-corrupt-unreadable", "async-corrupt-loop", "async-corrupt-misaligned":
+    let how: Int32 = mode.hasSuffix("unreadable") ? 1 : mode.hasSuffix("loop") ? 2 : 3
+    let done = DispatchSemaphore(value: 0)
+    Task.detached { print(await asyncCorruptCaller(how)); done.signal() }
+    done.wait()
 case "timed-segv":
+    // Measures a crash in a running program, not one within a millisecond of start (while start's
+    // background preparation still runs): wait for it unless asked not to.
+    if !args.contains("--right-after-start") { _ = faultline_crash_wait_for_preparation(5000) }
     probe_recurse_then_segv(Int32(option("--depth").flatMap(Int32.init) ?? 10))
 case "dlopen":
     guard let lib = option("--library") else { print("dlopen needs --library"); exit(2) }

@@ -181,7 +181,7 @@ struct LineWriter {
     }
     mutating func json(_ s: String) {
         var out: [UInt8] = []
-        JSONValue.writeString(s, into: &out)
+        JSONWriter.writeString(s, into: &out)
         out.withUnsafeBytes { bytes($0) }
     }
     /// Ends an overflowed line with a marker and a newline inside the buffer.

@@ -5,11 +5,18 @@
 // Hazards and what is done about them:
 // - The capture thread falls behind: writers block on a full pipe exactly as they would on a slow
 //   terminal (the pipe is enlarged to 1 MiB when the kernel allows). Nothing is dropped; a crash
-//   drains what is still in the pipe itself (non-blocking) and forwards it.
+//   drains what is still in the pipe itself (non-blocking), puts it in the report's tail,
+//   appends it to the capture file and forwards it.
+// - A crash while the pipe is full (the capture thread stopped, or crashed itself): the crash
+//   core's own messages go to the original stderr, never into the pipe, so the handler cannot
+//   block on it (FL_LOG in safe_io.h).
 // - fork: the child has no capture thread, so a pthread_atfork child handler points its fd 2
-//   back at the original stderr (its output is not captured, never stuck). posix_spawn'ed
-//   children (Foundation's Process) do inherit the pipe; their output is captured while this
-//   process lives.
+//   back at the original stderr (its output is not captured, never stuck) and detaches the
+//   crash path from the parent's pipe and file. posix_spawn'ed children (Foundation's Process)
+//   inherit fd 2, which is the pipe: fd 2 cannot be close-on-exec, since it is the child's
+//   stderr (the other ends, the read end and the saved original, are close-on-exec). Their
+//   output is captured while this process lives; a child that outlives it gets EPIPE (or
+//   SIGPIPE) on stderr, so give such a child `originalStandardError`.
 // - stderr was a closed descriptor: capture still works (file + tail), nothing is forwarded, and
 //   fd 2 stays occupied so a later open() cannot become "stderr" by accident.
 // - The original stderr is a closed pipe: SIGPIPE is blocked on the capture thread, EPIPE stops
@@ -67,6 +74,8 @@ public enum StderrCapture {
         }
         originalFD = original
         readFD = fds[0]
+        file.onReopen = { faultline_stderr_tail_set_file($0) }
+        faultline_stderr_tail_set_file(file.fd)
         fflush(nil)
         dup2(fds[1], 2)   // dup2 clears CLOEXEC: children inherit the capturing stderr
         close(fds[1])
@@ -81,6 +90,15 @@ public enum StderrCapture {
     }
 
     public static var status: Status? { running.withLock { $0 } }
+
+    /// The stderr the process had before the capture (nil when it was closed or no capture runs).
+    /// Give it to a child that may outlive this process (`process.standardError = …`): a child
+    /// that inherits fd 2 writes into the capture pipe, and once this process has exited nobody
+    /// reads it (the child gets EPIPE, or is killed by SIGPIPE).
+    public static var originalStandardError: FileHandle? {
+        guard status != nil, originalFD >= 0 else { return nil }
+        return FileHandle(fileDescriptor: originalFD, closeOnDealloc: false)
+    }
 
     /// The current tail (what a crash report would carry), oldest byte first.
     public static func tail() -> [UInt8] {
@@ -114,11 +132,13 @@ public enum StderrCapture {
             guard faultline_stderr_tail_begin_read() != 0 else { usleep(100_000); continue }  // a crash drains the pipe
             let n = read(readFD, buffer.baseAddress, size)
             if n > 0 {
+                // All three inside the read window: a crash waits for them, then appends and
+                // forwards what it drains after these bytes, in order.
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<n])
                 faultline_stderr_tail_append(chunk.baseAddress, n)
-                faultline_stderr_tail_end_read()
                 _ = file.append([chunk])
                 if forward && !writeAll(originalFD, chunk) { forward = false }
+                faultline_stderr_tail_end_read()
                 continue
             }
             faultline_stderr_tail_end_read()
@@ -147,7 +167,9 @@ public enum StderrCapture {
     }
 }
 
-/// pthread_atfork child handler: a forked child writes straight to the original stderr.
+/// pthread_atfork child handler: a forked child writes straight to the original stderr, and its
+/// crash handler neither drains the parent's pipe nor appends to the parent's capture file.
 private func stderrCaptureAfterForkChild() {
     if StderrCapture.originalFD >= 0 { dup2(StderrCapture.originalFD, 2) }
+    faultline_stderr_tail_detach_pipe()
 }

@@ -40,3 +40,17 @@ void probe_segv_after_marker(void);
 void probe_segv_while_context_changes(void);
 /// Writes text to stderr through C stdio (stderr-capture tests).
 void probe_stderr_printf(const char *text);
+/// assert(value > 5): glibc prints and keeps "…: Assertion `value > 5' failed." and aborts.
+void probe_assert(int value);
+/// Throws std::out_of_range("cache miss: zz") through a C++ frame nobody catches in.
+void probe_throw_cxx(void);
+/// Throws std::runtime_error with a what() of 5,000 'x' characters, uncaught.
+void probe_throw_cxx_long(void);
+/// Creates a thread before Faultline starts (raw_clone: with clone(2), bypassing pthread_create)
+/// that waits for probe_release_pre_start_thread_and_wait, then overflows its stack.
+void probe_spawn_thread_before_start(int raw_clone);
+void probe_release_pre_start_thread_and_wait(void);
+/// Starts `count` threads parked in different ways (the first eight: sleep, condition wait, pipe
+/// read, poll, busy loop, mutex, pause, all signals blocked; named park-*), then faults on the
+/// calling thread.
+void probe_crash_with_parked_threads(int count);

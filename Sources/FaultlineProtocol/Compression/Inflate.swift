@@ -1,5 +1,5 @@
-// zlib: bounded inflation of request bodies and chunks (a gzip bomb stops at the cap while it
-// inflates, it is never inflated whole), and cheap compression of stored events.
+// Bounded inflation (zlib, gzip or raw deflate) of request bodies, chunks and stored events: a gzip
+// bomb stops at the cap while it inflates, it is never inflated whole.
 import Foundation
 import CZlib
 
@@ -79,41 +79,5 @@ public enum Inflate {
         do { return try inflate(data, limit: limit, format: .gzipOrZlib) }
         catch .tooLarge(let l) { throw .tooLarge(limit: l) }
         catch { return try inflate(data, limit: limit, format: .raw) }
-    }
-}
-
-public enum Deflate {
-    /// zlib-format compression at `level` (1 = fastest), used for stored raw events.
-    public static func compress(_ data: Data, level: Int32 = 1) -> Data {
-        var destLen = compressBound(uLong(data.count))
-        let dst = UnsafeMutablePointer<Bytef>.allocate(capacity: Int(destLen))
-        defer { dst.deallocate() }
-        let rc = data.withUnsafeBytes { src in
-            compress2(dst, &destLen, src.bindMemory(to: Bytef.self).baseAddress, uLong(data.count), level)
-        }
-        precondition(rc == Z_OK, "compress2 failed: \(rc)")
-        return Data(bytes: dst, count: Int(destLen))
-    }
-
-    /// gzip-format compression (the upload client's chunks).
-    public static func gzip(_ data: Data, level: Int32 = 6) -> Data {
-        var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            return Data()
-        }
-        defer { deflateEnd(&stream) }
-        var out = Data(count: Int(deflateBound(&stream, uLong(data.count))) + 32)
-        let produced: Int = out.withUnsafeMutableBytes { dst in
-            data.withUnsafeBytes { src in
-                stream.next_in = UnsafeMutablePointer(mutating: src.bindMemory(to: Bytef.self).baseAddress)
-                stream.avail_in = uInt(src.count)
-                stream.next_out = dst.bindMemory(to: Bytef.self).baseAddress
-                stream.avail_out = uInt(dst.count)
-                _ = CZlib.deflate(&stream, Z_FINISH)
-                return dst.count - Int(stream.avail_out)
-            }
-        }
-        out.count = produced
-        return out
     }
 }

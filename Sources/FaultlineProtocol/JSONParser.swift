@@ -1,11 +1,11 @@
-// A strict, allocation-light JSON parser into JSONValue for the ingest hot path. The shared
-// JSONValue.parse goes through JSONDecoder and tries each type in turn (throwing on misses),
-// which costs about 1 ms per 14 KB event; this reads the bytes once. Nesting is bounded so a
-// hostile document cannot exhaust the stack.
+// The one JSON reader (RFC 8259, strict) into JSONValue, used by the SDK, the CLI and the
+// server's ingest hot path. It reads the bytes once, allocation-light (JSONDecoder tried each type
+// in turn and cost about 1 ms per 14 KB event). Nesting is bounded so a hostile document cannot
+// exhaust the stack.
 import Foundation
-import FaultlineProtocol
 
-public enum FastJSON {
+public enum JSONParser {
+    /// Why a document is not valid JSON, and where.
     public struct Failure: Error, CustomStringConvertible {
         public let offset: Int
         public let reason: String
@@ -34,7 +34,7 @@ public enum FastJSON {
         }
 
         mutating func value(depth: Int) throws(Failure) -> JSONValue {
-            guard depth < FastJSON.maxDepth else { throw fail("nested deeper than \(FastJSON.maxDepth)") }
+            guard depth < JSONParser.maxDepth else { throw fail("nested deeper than \(JSONParser.maxDepth)") }
             guard pos < bytes.count else { throw fail("unexpected end") }
             switch bytes[pos] {
             case UInt8(ascii: "{"): return try object(depth: depth)
@@ -192,63 +192,7 @@ public enum FastJSON {
     }
 }
 
-extension FastJSON {
-    /// Compact JSON with object keys sorted (deterministic, so usable for content keys), written
-    /// directly into bytes instead of through JSONEncoder.
-    public static func serialize(_ value: JSONValue) -> Data {
-        var out = [UInt8]()
-        out.reserveCapacity(256)
-        write(value, into: &out)
-        return Data(out)
-    }
-
-    static func write(_ v: JSONValue, into out: inout [UInt8]) {
-        switch v {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .double(let d):
-            if d.isFinite { out.append(contentsOf: (d.rounded() == d && abs(d) < 1e15 ? String(Int64(d)) : String(d)).utf8) }
-            else { out.append(contentsOf: "null".utf8) }
-        case .string(let s): writeString(s, into: &out)
-        case .array(let a):
-            out.append(UInt8(ascii: "["))
-            for (i, e) in a.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                write(e, into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let o):
-            out.append(UInt8(ascii: "{"))
-            for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(k, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(o[k]!, into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        for c in s.utf8 {
-            switch c {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20: out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]])
-            default: out.append(c)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
-}
-
-extension FastJSON {
+extension JSONParser {
     /// Parses a JSON object, materialising only the top-level members named in `keep`; the others
     /// are validated just as strictly but not built (ingest needs a dozen fields of an event whose
     /// breadcrumbs and extras are most of its bytes; the bytes themselves are stored verbatim).
@@ -298,10 +242,10 @@ extension FastJSON {
     }
 }
 
-extension FastJSON.Parser {
+extension JSONParser.Parser {
     /// Validates one value without building it (same rules as `value`).
-    mutating func skipValue(depth: Int) throws(FastJSON.Failure) {
-        guard depth < FastJSON.maxDepth else { throw fail("nested deeper than \(FastJSON.maxDepth)") }
+    mutating func skipValue(depth: Int) throws(JSONParser.Failure) {
+        guard depth < JSONParser.maxDepth else { throw fail("nested deeper than \(JSONParser.maxDepth)") }
         guard pos < bytes.count else { throw fail("unexpected end") }
         switch bytes[pos] {
         case UInt8(ascii: "{"):
@@ -344,7 +288,7 @@ extension FastJSON.Parser {
         }
     }
 
-    mutating func skipString() throws(FastJSON.Failure) {
+    mutating func skipString() throws(JSONParser.Failure) {
         pos += 1
         while pos < bytes.count {
             let c = bytes[pos]

@@ -1,0 +1,179 @@
+// The Swift async chain of the crashing thread: the task's logical callers.
+//
+// When a Swift task suspends and resumes, its callers are no longer on the thread's stack: below
+// the resumed function come the executor's frames (swift_job_run, libdispatch, the thread's
+// start). The callers live in the task's async contexts instead. The rules, from the Swift ABI
+// and the runtime's own backtracer (stdlib/public/RuntimeModule/FramePointerUnwinder.swift):
+//
+//   * An async function (and each of its resume partial functions, `…TY<n>_`, `…TQ<n>_`) is
+//     entered with its context in r14 and builds an extended frame record:
+//       push %rbp; push %r14; lea 0x8(%rsp),%rbp
+//     so the context is stored at rbp-8, right below the saved rbp. Resume functions then write
+//     their own context (the callee's Parent) into that slot before any call.
+//   * Every async context starts with two words: Parent (the caller's context, 0 at the task's
+//     outermost function) and ResumeParent (where the caller resumes: a resume partial function,
+//     or the runtime's task-completion function at the end). No pointer authentication on x86_64.
+//   * On Darwin bit 60 of the saved rbp marks async frames. On Linux it is NOT set (the compiler
+//     emits `btr $60,%rbp` in epilogues but no `bts` in prologues; checked against Swift 6.3's
+//     output), and Swift's backtracer recognises async frames by their mangled symbol name. A
+//     symbol table lookup is out of reach in a signal handler, so we recognise the prologue
+//     instead: libunwind already knows each frame's function start (from .eh_frame), and the
+//     first bytes there are the extended-frame prologue above (after an optional endbr64).
+//
+// The walk: a second libunwind walk from the same signal context (the same frames, in the same
+// order, as unwind.c's) until the first frame whose function starts with that prologue; its rbp
+// (from libunwind, so frames without a frame pointer in between do not matter) gives the context.
+// Then Parent/ResumeParent pairs are followed, each read with fl_safe_copy, at most
+// FL_MAX_ASYNC_FRAMES of them, ending with a reason: "end" (Parent 0), "limit", "unreadable
+// context", "misaligned context", "loop" (a context seen before), "no resume function".
+// The frames are recorded as async: their address is the resume function itself (an exact code
+// address, not a return address).
+#include "async_unwind.h"
+#include "crash_internal.h"
+
+#include <libunwind.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    uintptr_t resume[FL_MAX_ASYNC_FRAMES];
+    uintptr_t context[FL_MAX_ASYNC_FRAMES];  // the context each resume address was read from
+    size_t count;
+    int found;              // an async frame was found on the physical stack
+    size_t after;           // its index in the physical frames (the report's `frames`)
+    uintptr_t frame_pointer;
+    uintptr_t first_context;
+    const char *stopped_by;
+    uint64_t walk_ns;
+} fl_async_chain;
+
+static fl_async_chain fl_async;  // preallocated (bss); one crash at a time holds the claim
+
+// Runs on the crashing thread; compromised context.
+static uint64_t fl_async_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+// Runs on the crashing thread; compromised context. True if the code at `start` begins with the
+// Swift async extended-frame prologue; *length gets the prologue's size.
+static int fl_is_async_prologue(uintptr_t start, size_t *length) {
+    static const unsigned char endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+    // push %rbp; push %r14; lea 0x8(%rsp),%rbp
+    static const unsigned char prologue[8] = {0x55, 0x41, 0x56, 0x48, 0x8d, 0x6c, 0x24, 0x08};
+    unsigned char code[12];
+    if (start == 0 || fl_safe_copy(code, start, sizeof code) != 0) return 0;
+    size_t skip = memcmp(code, endbr64, sizeof endbr64) == 0 ? sizeof endbr64 : 0;
+    if (memcmp(code + skip, prologue, sizeof prologue) != 0) return 0;
+    *length = skip + sizeof prologue;
+    return 1;
+}
+
+// Runs on the crashing thread; compromised context. Follows the context chain from `context`.
+static void fl_follow_chain(uintptr_t context) {
+    fl_async.first_context = context;
+    fl_async.stopped_by = "end";
+    while (context != 0) {
+        if (fl_async.count >= FL_MAX_ASYNC_FRAMES) {
+            fl_async.stopped_by = "limit";
+            return;
+        }
+        if (context & 7) {
+            fl_async.stopped_by = "misaligned context";
+            return;
+        }
+        for (size_t i = 0; i < fl_async.count; i++) {
+            if (fl_async.context[i] == context) {
+                fl_async.stopped_by = "loop";
+                return;
+            }
+        }
+        uintptr_t words[2];  // Parent, ResumeParent
+        if (fl_safe_copy(words, context, sizeof words) != 0) {
+            fl_async.stopped_by = "unreadable context";
+            return;
+        }
+        if (words[1] == 0) {
+            fl_async.stopped_by = "no resume function";
+            return;
+        }
+        unsigned char probe;
+        if (fl_safe_copy(&probe, words[1], 1) != 0) {
+            fl_async.stopped_by = "resume function unreadable";
+            return;
+        }
+        fl_async.context[fl_async.count] = context;
+        fl_async.resume[fl_async.count] = words[1];
+        fl_async.count++;
+        context = words[0];
+    }
+}
+
+// Runs on the crashing thread; compromised context. The hook after the physical unwind.
+void fl_unwind_async(const ucontext_t *uc) {
+    uint64_t t0 = fl_async_now_ns();
+    fl_async.count = 0;
+    fl_async.found = 0;
+    fl_async.after = 0;
+    fl_async.frame_pointer = 0;
+    fl_async.first_context = 0;
+    fl_async.stopped_by = "no async frame";
+    // A call through a null pointer (rip 0) starts unwind.c's walk from the caller instead; that
+    // frame layout is not reproduced here: no async chain for it.
+    if (uc->uc_mcontext.gregs[REG_RIP] == 0) goto done;
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) goto done;
+    for (size_t index = 0; index < FL_ASYNC_SEARCH_FRAMES; index++) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+        unw_proc_info_t info;
+        size_t prologue = 0;
+        if (unw_get_proc_info(&cursor, &info) == 0 && fl_is_async_prologue((uintptr_t)info.start_ip, &prologue)) {
+            // Frame 0 may have stopped inside the prologue, before rbp was set: not usable.
+            // Every outer frame is a return address, past the prologue by construction.
+            if (index > 0 || ip >= info.start_ip + prologue) {
+                unw_word_t rbp = 0;
+                uintptr_t context = 0;
+                if (unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) == 0 && rbp > 8 && (rbp & 7) == 0) {
+                    fl_async.found = 1;
+                    fl_async.after = index;
+                    fl_async.frame_pointer = (uintptr_t)rbp;
+                    if (fl_safe_copy(&context, (uintptr_t)rbp - 8, sizeof context) != 0) {
+                        fl_async.stopped_by = "unreadable frame";
+                        goto done;
+                    }
+                    fl_follow_chain(context);
+                    goto done;
+                }
+            }
+        }
+        if (unw_step(&cursor) <= 0) break;
+    }
+done:
+    fl_async.walk_ns = fl_async_now_ns() - t0;
+}
+
+// Runs on the crashing thread; compromised context.
+void fl_put_async_frames(fl_writer *w) {
+    if (!fl_async.found) return;
+    fl_put(w, ",\"async_frames\":[");
+    for (size_t i = 0; i < fl_async.count; i++) {
+        fl_put(w, i ? ",{\"address\":\"" : "{\"address\":\"");
+        fl_put_hex(w, fl_async.resume[i]);
+        fl_put(w, "\",\"kind\":\"async\",\"context\":\"");
+        fl_put_hex(w, fl_async.context[i]);
+        fl_put(w, "\"}");
+    }
+    fl_put(w, "],\"async_unwind\":{\"after\":");
+    fl_put_u64(w, fl_async.after);
+    fl_put(w, ",\"frame_pointer\":\"");
+    fl_put_hex(w, fl_async.frame_pointer);
+    fl_put(w, "\",\"context\":\"");
+    fl_put_hex(w, fl_async.first_context);
+    fl_put(w, "\",\"stopped_by\":");
+    fl_put_json_string(w, fl_async.stopped_by);
+    fl_put(w, ",\"walk_us\":");
+    fl_put_u64(w, fl_async.walk_ns / 1000);
+    fl_put(w, "}");
+}

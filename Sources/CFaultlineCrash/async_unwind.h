@@ -1,0 +1,24 @@
+// The Swift async chain of the crashing thread (async_unwind.c): its logical callers, which the
+// physical stack no longer holds once a task has suspended and resumed on an executor.
+#ifndef FAULTLINE_ASYNC_UNWIND_H
+#define FAULTLINE_ASYNC_UNWIND_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "safe_io.h"
+
+#pragma GCC visibility push(hidden)
+
+#define FL_MAX_ASYNC_FRAMES 128      // async frames kept (a deeper chain ends with "limit")
+#define FL_ASYNC_SEARCH_FRAMES 1024  // physical frames searched for the innermost async frame
+
+/// Crash path. Finds the innermost Swift async frame of the interrupted thread and follows its
+/// async context chain into preallocated storage. Bounded; never faults (every read of the chain
+/// goes through fl_safe_copy).
+void fl_unwind_async(const ucontext_t *uc);
+/// Crash path. Writes `,"async_frames":[…],"async_unwind":{…}` when an async frame was found.
+void fl_put_async_frames(fl_writer *w);
+
+#pragma GCC visibility pop
+#endif

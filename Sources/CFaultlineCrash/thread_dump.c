@@ -1,0 +1,235 @@
+// Every thread's stack in the crash report (crash path, and each thread's answer handler).
+//
+// A thread can only be unwound reliably from its own registers, and in-process there is no way to
+// read another thread's registers. So the crashing thread asks: it lists /proc/self/task, sends
+// each other thread in turn a real-time signal reserved at start (tgkill), and that thread, in its
+// handler, unwinds itself with libunwind from the signal's ucontext into its own preallocated
+// slot. One at a time: libunwind's caches and the loader lock are shared, and concurrent unwinds
+// from signal handlers were seen to block each other. An answered thread then stays parked in its
+// handler until the process dies: released, it would go on running application code (its sleep
+// cut short by the signal) while the crashing thread finishes — a program could exit cleanly in
+// the middle of its own crash. It is asked only once the crash is known to be real (the previous
+// handler, if any, did not recover it), so a recovered fault never disturbs other threads; the
+// parked threads are released should the process survive after all (fl_release_parked_threads). Why not a forked ptrace helper (Crashpad's way): it needs ptrace permission (often denied
+// by Yama or seccomp in containers), a second process image and far more time; the signal answer
+// costs tens of microseconds per thread and nothing when no crash happens.
+//
+// Bounds: at most FL_MAX_THREADS listed (the rest are counted), FL_THREAD_FRAMES frames each, and
+// 1 s + 4 ms per thread (at most 4 s) in total for the answers. A thread that blocks the signal, is stopped,
+// or is itself stuck (waiting for a lock inside libunwind's loader call) does not answer in time
+// and is listed with its name and state but no frames. Nothing here allocates or takes a lock the
+// crashing thread could wait on; an answering thread may block, but nobody waits for it beyond
+// the deadline. Answers are accepted only from our own process and only while collecting.
+#include "crash_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+// Runs on an answering thread, in its signal handler. Unwinds the thread from the interrupted
+// context into its slot.
+static void fl_unwind_into_slot(fl_thread_slot *slot, ucontext_t *uc) {
+    for (int i = 0; i < NGREG; i++) slot->registers[i] = uc->uc_mcontext.gregs[i];
+    slot->frame_count = 0;
+    slot->stopped_by = "end";
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+        slot->frames[slot->frame_count++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        slot->stopped_by = "error";
+        return;
+    }
+    for (;;) {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return;
+        slot->frames[slot->frame_count++] = (uintptr_t)ip;
+        if (slot->frame_count == FL_THREAD_FRAMES) {
+            slot->stopped_by = "limit";
+            return;
+        }
+        int step = unw_step(&cursor);
+        if (step == 0) return;
+        if (step < 0) {
+            slot->stopped_by = "error";
+            return;
+        }
+    }
+}
+
+// Runs on an answering thread, in its signal handler (async-signal-safe, no lock).
+void fl_answer_dump_request(int signo, siginfo_t *info, void *context) {
+    (void)signo;
+    int saved_errno = errno;
+    fl_thread_table *table = fl_state.threads;
+    if (table && atomic_load(&table->collecting) && info->si_pid == getpid()) {
+        pid_t self = (pid_t)syscall(SYS_gettid);
+        for (size_t i = 0; i < table->count; i++) {
+            fl_thread_slot *slot = &table->slots[i];
+            int requested = FL_SLOT_REQUESTED;
+            if (slot->tid == self && atomic_compare_exchange_strong(&slot->state, &requested, FL_SLOT_WORKING)) {
+                fl_begin_stack_walk();
+                fl_unwind_into_slot(slot, context);
+                fl_end_stack_walk();
+                atomic_store(&slot->state, FL_SLOT_DONE);
+                struct timespec pause = {0, 1000 * 1000};
+                while (!atomic_load(&table->release)) nanosleep(&pause, NULL);
+                break;
+            }
+        }
+    }
+    errno = saved_errno;
+}
+
+// Runs on the crashing thread; compromised context.
+static int64_t fl_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+// Runs on the crashing thread; compromised context. Decimal digits of a pid into out (no NUL).
+static size_t fl_put_pid(char *out, pid_t value) {
+    char digits[12];
+    size_t n = 0;
+    do { digits[n++] = (char)('0' + value % 10); value /= 10; } while (value > 0 && n < sizeof digits);
+    for (size_t i = 0; i < n; i++) out[i] = digits[n - 1 - i];
+    return n;
+}
+
+// Runs on the crashing thread; compromised context. Reads /proc/self/task/<tid>/<file> into out.
+static ssize_t fl_read_task_file(pid_t tid, const char *file, char *out, size_t capacity) {
+    char path[64] = "/proc/self/task/";
+    size_t n = 16;
+    n += fl_put_pid(path + n, tid);
+    path[n++] = '/';
+    for (size_t i = 0; file[i] && n < sizeof path - 1; i++) path[n++] = file[i];
+    path[n] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t got = read(fd, out, capacity);
+    close(fd);
+    return got;
+}
+
+// Runs on the crashing thread; compromised context. Name (comm) and run state of a thread.
+static void fl_describe_thread(fl_thread_slot *slot) {
+    char buffer[256];
+    ssize_t got = fl_read_task_file(slot->tid, "comm", buffer, sizeof slot->name);
+    size_t length = got > 0 ? (size_t)got : 0;
+    if (length && buffer[length - 1] == '\n') length--;
+    for (size_t i = 0; i < length; i++) slot->name[i] = buffer[i];
+    slot->name[length < sizeof slot->name ? length : sizeof slot->name - 1] = 0;
+    // stat: "tid (comm) S …": the state follows the last ')' (comm may hold parentheses).
+    got = fl_read_task_file(slot->tid, "stat", buffer, sizeof buffer);
+    slot->run_state = 0;
+    for (ssize_t i = got - 1; i > 0; i--) {
+        if (buffer[i] == ')' && i + 2 < got) {
+            slot->run_state = buffer[i + 2];
+            break;
+        }
+    }
+}
+
+// Runs on the crashing thread; compromised context. Whether the thread blocks `signo` now
+// (SigBlk in /proc/self/task/<tid>/status, a hex mask with bit signo-1): its answer would only
+// come once it unblocks, so it is not waited for.
+static int fl_thread_blocks(pid_t tid, int signo) {
+    char buffer[2048];
+    ssize_t got = fl_read_task_file(tid, "status", buffer, sizeof buffer - 1);
+    if (got <= 0) return 0;
+    for (ssize_t i = 0; i + 8 < got; i++) {
+        if (buffer[i] != 'S' || buffer[i + 1] != 'i' || buffer[i + 2] != 'g' || buffer[i + 3] != 'B' ||
+            buffer[i + 4] != 'l' || buffer[i + 5] != 'k' || buffer[i + 6] != ':') continue;
+        ssize_t p = i + 7;
+        while (p < got && (buffer[p] == ' ' || buffer[p] == '\t')) p++;
+        uint64_t mask = 0;
+        for (int d = 0; d < 16 && p < got; d++, p++) {
+            char c = buffer[p];
+            int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (v < 0) break;
+            mask = mask << 4 | (uint64_t)v;
+        }
+        return (mask >> (signo - 1)) & 1;
+    }
+    return 0;
+}
+
+// Runs on the crashing thread; compromised context. Lists the other threads (getdents64 on
+// /proc/self/task) into the table's slots.
+static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, size_t capacity) {
+    table->count = 0;
+    table->total = 0;
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    for (;;) {
+        long got = syscall(SYS_getdents64, fd, buffer, capacity);
+        if (got <= 0) break;
+        for (long offset = 0; offset < got;) {
+            // struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+            unsigned short record = (unsigned short)((unsigned char)buffer[offset + 16] | (unsigned char)buffer[offset + 17] << 8);
+            const char *name = buffer + offset + 19;
+            pid_t tid = 0;
+            for (size_t i = 0; name[i] >= '0' && name[i] <= '9'; i++) tid = tid * 10 + (name[i] - '0');
+            if (tid > 0 && tid != self) {
+                table->total++;
+                if (table->count < FL_MAX_THREADS) {
+                    fl_thread_slot *slot = &table->slots[table->count++];
+                    slot->tid = tid;
+                    slot->frame_count = 0;
+                    slot->name[0] = 0;
+                    atomic_store(&slot->state, FL_SLOT_REQUESTED);
+                }
+            }
+            if (record == 0) break;
+            offset += record;
+        }
+    }
+    close(fd);
+}
+
+// Runs on the crashing thread; compromised context. Asks every other thread for its stack and
+// waits (bounded) for the answers.
+void fl_collect_threads(pid_t crashing_thread) {
+    fl_thread_table *table = fl_state.threads;
+    if (!table || fl_state.dump_signal <= 0) return;
+    table->collected = 0;
+    atomic_store(&table->release, 0);
+    fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
+    atomic_store(&table->collecting, 1);
+    pid_t pid = getpid();
+    int64_t budget = FL_THREAD_DUMP_WAIT_MS + (int64_t)table->count * FL_THREAD_DUMP_WAIT_PER_THREAD_MS;
+    int64_t deadline = fl_now_ms() + (budget < FL_THREAD_DUMP_WAIT_MAX_MS ? budget : FL_THREAD_DUMP_WAIT_MAX_MS);
+    struct timespec pause = {0, 100 * 1000};
+    for (size_t i = 0; i < table->count; i++) {
+        fl_thread_slot *slot = &table->slots[i];
+        fl_describe_thread(slot);  // before asking: the answer parks it (it would read "sleeping")
+        slot->blocks_request = fl_thread_blocks(slot->tid, fl_state.dump_signal);
+        if (slot->blocks_request) continue;  // the answer would come only once it unblocks
+        if (syscall(SYS_tgkill, pid, slot->tid, fl_state.dump_signal) != 0) {
+            atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
+            continue;
+        }
+        int64_t now = fl_now_ms();
+        int64_t until = now + FL_THREAD_ANSWER_WAIT_MS < deadline ? now + FL_THREAD_ANSWER_WAIT_MS : deadline;
+        while (atomic_load(&slot->state) < FL_SLOT_DONE && fl_now_ms() < until) nanosleep(&pause, NULL);
+        if (fl_now_ms() >= deadline) break;
+    }
+    // From here no new answer starts; one still working is reported without frames.
+    atomic_store(&table->collecting, 0);
+    for (size_t i = 0; i < table->count; i++) {
+        int requested = FL_SLOT_REQUESTED;
+        atomic_compare_exchange_strong(&table->slots[i].state, &requested, FL_SLOT_SILENT);
+        if (!table->slots[i].name[0]) fl_describe_thread(&table->slots[i]);  // not reached by the deadline
+    }
+    table->collected = 1;
+}
+
+// Runs on the crashing thread; compromised context. The process goes on (the fault was recovered
+// or the claim is taken over): parked threads return to what they were doing.
+void fl_release_parked_threads(void) {
+    if (fl_state.threads) atomic_store(&fl_state.threads->release, 1);
+}

@@ -1,0 +1,154 @@
+// Start-time set-up for other threads (normal context): alternate stacks for the threads that
+// already exist, and the signal that asks every thread for its stack at a crash (thread_dump.c).
+//
+// The pthread_create wrapper (thread_hooks.c) covers threads created after start. Threads that
+// were running before it — created by a library constructor, by code that ran before
+// Faultline.start, or with a raw clone() that bypasses pthread_create — have no alternate stack,
+// so a stack overflow there would kill the process with no report. sigaltstack() only acts on the
+// calling thread, so each of them must install its own: we send every other thread in
+// /proc/self/task a real-time signal (one nobody has a handler for) whose handler takes a
+// pre-mapped stack from a pool and hands it to the kernel through its signal frame. The handler touches no
+// thread-local storage, so a raw clone() thread sharing its parent's TLS is safe.
+//
+// This runs on a background thread start creates (start does not wait for the answers), so for a
+// moment after start a pre-existing thread may not be covered yet; faultline_crash_wait_for_
+// preparation waits for it. Bounded: at most FL_CATCH_UP_MAX_THREADS threads, and at most FL_CATCH_UP_WAIT_MS for the
+// answers. A thread that blocks the signal (or is stopped) does not answer in time: it stays
+// uncovered, and its pending signal is discarded (the action is set to SIG_IGN, which drops
+// pending instances, before the original action is put back). These stacks are not unmapped when
+// their thread exits (no pthread key destructor can be registered from a signal handler); the
+// pool is mapped once, MAP_NORESERVE, and only the pages a handler touches cost memory.
+#include "crash_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FL_CATCH_UP_MAX_THREADS 1024
+#define FL_CATCH_UP_WAIT_MS 250
+#define FL_CATCH_UP_GUARD (64 * 1024)
+
+static char *fl_pool;
+static size_t fl_pool_count;
+static _Atomic size_t fl_pool_next;
+static _Atomic int fl_answers;
+
+static size_t fl_pool_stride(void) { return FL_ALTSTACK_SIZE + FL_CATCH_UP_GUARD; }
+
+// Runs on each pre-existing thread, in its signal handler: only atomics and memory writes.
+// Linux's rt_sigreturn re-installs the alternate stack saved in the signal frame (uc_stack), so a
+// sigaltstack() call here would be undone on return; writing the new stack into uc_stack is what
+// makes the kernel install it as the handler returns.
+static void fl_catch_up_handler(int signo, siginfo_t *info, void *context) {
+    (void)signo;
+    (void)info;
+    ucontext_t *uc = context;
+    if (uc->uc_stack.ss_flags & SS_DISABLE) {
+        size_t index = atomic_fetch_add(&fl_pool_next, 1);
+        if (index < fl_pool_count) {
+            uc->uc_stack.ss_sp = fl_pool + FL_CATCH_UP_GUARD + index * fl_pool_stride();
+            uc->uc_stack.ss_size = FL_ALTSTACK_SIZE;
+            uc->uc_stack.ss_flags = 0;
+        }
+    }
+    atomic_fetch_add(&fl_answers, 1);
+}
+
+// Normal context: a real-time signal that has no handler (searched from the top, where
+// applications rarely look), or -1.
+static int fl_free_realtime_signal(void) {
+    for (int signo = SIGRTMAX - 1; signo > SIGRTMIN + 4; signo--) {
+        struct sigaction current;
+        if (sigaction(signo, NULL, &current) == 0 && current.sa_handler == SIG_DFL && !(current.sa_flags & SA_SIGINFO)) return signo;
+    }
+    return -1;
+}
+
+// Normal context: the kernel thread ids of the process, except the caller's; returns how many.
+static size_t fl_other_threads(pid_t *out, size_t capacity, pid_t except) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return 0;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    size_t n = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) && n < capacity) {
+        pid_t tid = (pid_t)atoi(entry->d_name);
+        if (tid > 0 && tid != self && tid != except) out[n++] = tid;
+    }
+    closedir(tasks);
+    return n;
+}
+
+// Normal context (the background preparation thread): `except` is the thread that called start,
+// which got its alternate stack there.
+int fl_cover_existing_threads(pid_t except) {
+    pid_t *threads = calloc(FL_CATCH_UP_MAX_THREADS, sizeof *threads);
+    if (!threads) return -1;
+    size_t count = fl_other_threads(threads, FL_CATCH_UP_MAX_THREADS, except);
+    int signo = count ? fl_free_realtime_signal() : -1;
+    if (count == 0 || signo < 0) {
+        free(threads);
+        return count == 0 ? 0 : -1;
+    }
+    size_t bytes = FL_CATCH_UP_GUARD + count * fl_pool_stride();
+    char *pool = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pool == MAP_FAILED) {
+        free(threads);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++)  // guard pages stay PROT_NONE between and around the stacks
+        mprotect(pool + FL_CATCH_UP_GUARD + i * fl_pool_stride(), FL_ALTSTACK_SIZE, PROT_READ | PROT_WRITE);
+    fl_pool = pool;
+    fl_pool_count = count;
+    atomic_store(&fl_pool_next, 0);
+    atomic_store(&fl_answers, 0);
+
+    struct sigaction ours, original;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = fl_catch_up_handler;
+    ours.sa_flags = SA_SIGINFO | SA_RESTART;  // interrupted blocking calls resume where the kernel can
+    sigemptyset(&ours.sa_mask);
+    sigaction(signo, &ours, &original);
+    int sent = 0;
+    for (size_t i = 0; i < count; i++)
+        if (syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
+    struct timespec pause = {0, 100 * 1000};
+    for (int waited = 0; atomic_load(&fl_answers) < sent && waited < FL_CATCH_UP_WAIT_MS * 10; waited++) nanosleep(&pause, NULL);
+
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigaction(signo, &ignore, NULL);  // drops what is still pending on threads that did not answer
+    sigaction(signo, &original, NULL);
+    free(threads);
+    return atomic_load(&fl_answers);
+}
+
+// Normal context (start): maps the thread table and takes a real-time signal nobody handles for
+// the dump requests; the handler (fl_answer_dump_request, thread_dump.c) stays installed.
+int fl_prepare_thread_dump(void) {
+    fl_thread_table *table = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (table == MAP_FAILED) return -1;
+    for (int signo = SIGRTMAX; signo > SIGRTMIN + 4; signo--) {
+        struct sigaction current;
+        if (sigaction(signo, NULL, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) continue;
+        struct sigaction ours;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_sigaction = fl_answer_dump_request;
+        ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        sigemptyset(&ours.sa_mask);
+        if (sigaction(signo, &ours, NULL) != 0) continue;
+        fl_state.threads = table;
+        fl_state.dump_signal = signo;
+        return 0;
+    }
+    munmap(table, sizeof *table);
+    return -1;
+}
+

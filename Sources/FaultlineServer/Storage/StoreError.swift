@@ -1,0 +1,14 @@
+// Why a store refused to open or to act, with what to do about it.
+
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// The database was written by a newer Faultline; this binary must not touch it.
+    case newerSchema(path: String, found: Int, supported: Int)
+
+    public var description: String {
+        switch self {
+        case .newerSchema(let path, let found, let supported):
+            return "\(path) has schema version \(found), but this faultline understands versions up to \(supported): "
+                + "it was written by a newer faultline. Run that version (or newer), or restore a backup made for this one."
+        }
+    }
+}

@@ -1,0 +1,102 @@
+// The parts of one event shown on the issue page besides the stack: exception and signal,
+// breadcrumbs, registers, modules, tags and contexts, request. All values are event text.
+import Foundation
+import FaultlineProtocol
+
+enum EventSections {
+    static func exception(_ e: JSONValue) -> String {
+        guard let x = e["exception"]?["values"]?.arrayValue?.last else { return "" }
+        var kv: [(String, String)] = []
+        if let t = x["type"]?.stringValue { kv.append(("type", t)) }
+        if let v = x["value"]?.stringValue { kv.append(("value", v)) }
+        if let m = x["mechanism"] {
+            if let t = m["type"]?.stringValue { kv.append(("mechanism", t)) }
+            if let h = m["handled"]?.boolValue { kv.append(("handled", h ? "yes" : "no")) }
+            if let sig = m["meta"]?["signal"] {
+                let name = sig["name"]?.stringValue ?? ""
+                let number = sig["number"]?.int64Value.map(String.init) ?? ""
+                kv.append(("signal", [name, number.isEmpty ? "" : "(\(number))"].filter { !$0.isEmpty }.joined(separator: " ")))
+                if let code = sig["code_name"]?.stringValue ?? sig["code"]?.int64Value.map({ String($0) }) { kv.append(("signal code", code)) }
+            }
+            if let addr = m["data"]?["fault_address"]?.stringValue ?? m["meta"]?["fault_address"]?.stringValue { kv.append(("fault address", addr)) }
+        }
+        return "<h2>Exception</h2>" + dl(kv)
+    }
+
+    static func breadcrumbs(_ e: JSONValue) -> String {
+        let list = e["breadcrumbs"]?["values"]?.arrayValue ?? e["breadcrumbs"]?.arrayValue ?? []
+        guard !list.isEmpty else { return "" }
+        var out = "<h2>Breadcrumbs</h2><ol class=\"timeline\">"
+        for b in list.suffix(200) {
+            let level = b["level"]?.stringValue ?? "info"
+            let cls = ["fatal", "error", "warning", "warn", "info", "debug"].contains(level) ? "lvl-\(level)" : ""
+            out += "<li><span class=\"muted\">\(HTML.esc(timestamp(b["timestamp"])))</span><span class=\"\(cls)\">\(HTML.esc(level))</span>"
+            out += "<span>\(HTML.esc(b["category"]?.stringValue ?? ""))</span><span>\(HTML.esc(b["message"]?.stringValue ?? b["data"].map { $0.jsonString } ?? ""))</span></li>"
+        }
+        return out + "</ol>"
+    }
+
+    static func registers(_ e: JSONValue) -> String {
+        var regs = e["exception"]?["values"]?.arrayValue?.last?["stacktrace"]?["registers"]?.objectValue
+        if regs == nil, let threads = e["threads"]?["values"]?.arrayValue {
+            regs = threads.first(where: { $0["crashed"]?.boolValue == true })?["stacktrace"]?["registers"]?.objectValue
+        }
+        guard let regs, !regs.isEmpty else { return "" }
+        var out = "<h2>Registers</h2><div class=\"regs\">"
+        for (k, v) in regs.sorted(by: { $0.key < $1.key }) { out += "<div>\(HTML.esc(k)) = \(HTML.esc(v.stringValue ?? v.jsonString))</div>" }
+        return out + "</div>"
+    }
+
+    static func modules(_ e: JSONValue, files: DebugFileStore) -> String {
+        let images = e["debug_meta"]?["images"]?.arrayValue ?? []
+        guard !images.isEmpty else { return "" }
+        var out = "<h2>Modules</h2><table><thead><tr><th>Module</th><th>Build-id</th><th>Load address</th><th>Debug file</th></tr></thead><tbody>"
+        for img in images.prefix(500) {
+            let codeID = img["code_id"]?.stringValue ?? img["debug_id"]?.stringValue ?? ""
+            let present = BuildID(hex: codeID).map { files.hasSymbols(for: $0) } ?? false
+            out += "<tr><td>\(HTML.esc(img["code_file"]?.stringValue ?? "?"))</td><td><code>\(HTML.esc(codeID))</code></td>"
+            out += "<td><code>\(HTML.esc(img["image_addr"]?.stringValue ?? ""))</code></td>"
+            out += present ? "<td><span class=\"tag sym\">present</span></td></tr>" : "<td><span class=\"tag unsym\">missing</span></td></tr>"
+        }
+        return out + "</tbody></table>"
+    }
+
+    static func tagsAndContexts(_ e: JSONValue) -> String {
+        var tags: [(String, String)] = []
+        if let o = e["tags"]?.objectValue {
+            tags = o.sorted { $0.key < $1.key }.map { ($0.key, $0.value.stringValue ?? $0.value.jsonString) }
+        } else if let a = e["tags"]?.arrayValue {
+            tags = a.compactMap { p in p[0]?.stringValue.map { ($0, p[1]?.stringValue ?? "") } }
+        }
+        for k in ["environment", "release", "dist", "server_name", "platform", "level"] {
+            if let v = e[k]?.stringValue { tags.append((k, v)) }
+        }
+        var out = tags.isEmpty ? "" : "<h2>Tags</h2>" + dl(tags)
+        if let u = e["request"]?["url"]?.stringValue {
+            let link = HTML.safeExternalURL(u).map { "<a href=\"\($0)\" rel=\"noopener noreferrer nofollow\">\($0)</a>" } ?? HTML.esc(u)
+            out += "<h2>Request</h2><dl class=\"kv\"><dt>url</dt><dd>\(link)</dd></dl>"
+        }
+        if let contexts = e["contexts"]?.objectValue, !contexts.isEmpty {
+            out += "<h2>Contexts</h2>"
+            var kv: [(String, String)] = []
+            for (name, ctx) in contexts.sorted(by: { $0.key < $1.key }) {
+                if let o = ctx.objectValue {
+                    for (k, v) in o.sorted(by: { $0.key < $1.key }) { kv.append(("\(name).\(k)", v.stringValue ?? v.jsonString)) }
+                } else {
+                    kv.append((name, ctx.stringValue ?? ctx.jsonString))
+                }
+            }
+            out += dl(Array(kv.prefix(300)))
+        }
+        return out
+    }
+
+    static func dl(_ kv: [(String, String)]) -> String {
+        "<dl class=\"kv\">" + kv.map { "<dt>\(HTML.esc($0.0))</dt><dd>\(HTML.esc(HTML.clip($0.1, 2000)))</dd>" }.joined() + "</dl>"
+    }
+
+    static func timestamp(_ v: JSONValue?) -> String {
+        if let d = v?.doubleValue { return HTML.time(d) }
+        return v?.stringValue ?? ""
+    }
+}

@@ -1,0 +1,95 @@
+// /ui/issues/<id>[?event=<occurrence id>]: one issue, one of its occurrences in full (the
+// latest unless another is picked), the list of occurrences, and the resolve/reopen/merge forms.
+// POST /ui/issues/<id>/{resolve,reopen,merge} change it (CSRF checked by WebUI).
+import Foundation
+import FaultlineProtocol
+
+struct IssuePage {
+    let ctx: WebContext
+    let requestedID: Int64
+
+    func render() throws -> HTTPResponse {
+        guard let issue = try ctx.store.issue(id: requestedID) else { return WebUI.notFound("no such issue") }
+        // A merged id resolves to the surviving issue: send the browser there so the URL is canonical.
+        if issue.id != requestedID { return WebUI.redirect("/ui/issues/\(issue.id)") }
+        guard let project = try ctx.store.projects().first(where: { $0.id == issue.projectID }) else { return WebUI.notFound("no project") }
+        let status = try ctx.queries.status(issueID: issue.id)
+        var occurrence: StoredOccurrence?
+        if let pick = Int64(ctx.q("event")), let o = try ctx.store.occurrence(id: pick), o.issueID == issue.id { occurrence = o }
+        if occurrence == nil { occurrence = try ctx.store.occurrences(issueID: issue.id, limit: 1, offset: 0).first }
+
+        var body = "<h1>\(HTML.esc(issue.title))</h1><div class=\"culprit\">\(HTML.esc(issue.culprit))</div>"
+        body += issue.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
+        body += status == "resolved" ? "<span class=\"tag resolved\">resolved</span>" : "<span class=\"tag\">unresolved</span>"
+        body += actions(issue, status: status)
+        let firstRelease = try ctx.queries.firstRelease(issueID: issue.id)
+        body += EventSections.dl([
+            ("occurrences", String(issue.count)), ("installs affected", String(try ctx.queries.installs(issueID: issue.id))),
+            ("first seen", HTML.time(issue.firstSeen)), ("last seen", HTML.time(issue.lastSeen)),
+            ("first release", firstRelease ?? "—"), ("releases", issue.releases.joined(separator: ", ")),
+        ])
+        if let o = occurrence {
+            let event = try StoredEvent.decode(o.compressedEvent)
+            body += "<h2>Occurrence <code>\(HTML.esc(o.eventID))</code></h2><p class=\"muted\">\(HTML.time(o.timestamp))"
+            body += o.release.map { " · release \(HTML.esc($0))" } ?? ""
+            if let trace = event["contexts"]?["trace"]?["trace_id"]?.stringValue {
+                body += " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(o.timestamp))\">logs of this session around this time</a>"
+            }
+            body += "</p>"
+            body += EventSections.exception(event)
+            body += "<h2>Stack (most recent call first)</h2>" + StackView.render(event: event, symbolicator: ctx.ui.symbolicator)
+            body += EventSections.breadcrumbs(event)
+            body += EventSections.registers(event)
+            body += EventSections.tagsAndContexts(event)
+            body += EventSections.modules(event, files: ctx.ui.debugFiles)
+        }
+        body += try occurrences(issue)
+        return ctx.layout(issue.title, body, project: project)
+    }
+
+    func actions(_ issue: IssueRecord, status: String) -> String {
+        let flip = status == "resolved" ? ("reopen", "Reopen") : ("resolve", "Resolve")
+        return """
+        <div class="actions">
+        <form method="post" action="/ui/issues/\(issue.id)/\(flip.0)">\(ctx.csrfField)<button class="primary" type="submit">\(flip.1)</button></form>
+        <form method="post" action="/ui/issues/\(issue.id)/merge">\(ctx.csrfField)<label for="into">Merge into issue</label>
+        <input id="into" name="into" inputmode="numeric" size="8" required><button type="submit">Merge</button></form>
+        </div>
+        """
+    }
+
+    func occurrences(_ issue: IssueRecord) throws -> String {
+        let before = Int64(ctx.q("before"))
+        let rows = try ctx.queries.occurrences(issueID: issue.id, before: before, limit: 50)
+        var out = "<h2>Occurrences</h2><table><thead><tr><th>Event</th><th>Time</th><th>Release</th><th>Install</th></tr></thead><tbody>"
+        for o in rows {
+            out += "<tr><td><a href=\"/ui/issues/\(issue.id)?event=\(o.id)\"><code>\(HTML.esc(String(o.eventID.prefix(12))))</code></a></td>"
+            out += "<td>\(HTML.time(o.timestamp))</td><td>\(HTML.esc(o.release ?? "—"))</td><td>\(HTML.esc(HTML.clip(o.installID ?? "—", 40)))</td></tr>"
+        }
+        out += "</tbody></table>"
+        if rows.count == 50, let last = rows.last {
+            out += "<div class=\"pager\"><a href=\"/ui/issues/\(issue.id)?before=\(last.id)\">Older occurrences →</a></div>"
+        }
+        return out
+    }
+
+    func act(_ action: String) throws -> HTTPResponse {
+        guard let issue = try ctx.store.issue(id: requestedID) else { return WebUI.notFound("no such issue") }
+        switch action {
+        case "resolve": try ctx.queries.setStatus(issueID: issue.id, "resolved")
+        case "reopen": try ctx.queries.setStatus(issueID: issue.id, "unresolved")
+        case "merge":
+            let f = WebUI.form(ctx.request.body)
+            guard let intoID = Int64(f["into"]?.trimmingCharacters(in: .whitespaces) ?? ""), let target = try ctx.store.issue(id: intoID) else {
+                return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", "no issue with that id"))
+            }
+            guard target.id != issue.id, target.projectID == issue.projectID else {
+                return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", "pick another issue of the same project"))
+            }
+            try ctx.queries.merge(issue.id, into: target.id)
+            return WebUI.redirect("/ui/issues/\(target.id)")
+        default: return WebUI.notFound("no such action")
+        }
+        return WebUI.redirect("/ui/issues/\(issue.id)")
+    }
+}

@@ -1,0 +1,49 @@
+// /ui/login: a server token, or a web user's name and password, becomes a session cookie.
+// The form is protected by a double-submit nonce (cookie + hidden field), since there is no
+// session yet to hold a CSRF token; SameSite=Strict keeps other sites from posting it anyway.
+import Foundation
+
+struct LoginPage {
+    let ui: WebUI
+
+    func handle(_ r: HTTPRequest) throws -> HTTPResponse {
+        if r.method == "POST" { return try login(r) }
+        return form(error: nil, request: r)
+    }
+
+    func form(error: String?, request r: HTTPRequest, status: Int = 200) -> HTTPResponse {
+        let nonce = WebSessions.random()
+        let body = """
+        <form class="login" method="post" action="/ui/login">
+        <h1>Log in</h1>
+        \(error.map { "<p class=\"error\">\(HTML.esc($0))</p>" } ?? "")
+        <input type="hidden" name="_login" value="\(nonce)">
+        <label for="token">Server token</label><input id="token" name="token" type="password" autocomplete="off" placeholder="flst_…">
+        <p class="muted">or a user added with <code>faultline projects user add</code>:</p>
+        <label for="user">User</label><input id="user" name="user" autocomplete="username">
+        <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+        <p><button class="primary" type="submit">Log in</button></p>
+        </form>
+        """
+        return WebUI.page(status: status, WebLayout.page(title: "Log in", body: body, user: nil, csrfField: ""),
+                          headers: [("Set-Cookie", WebSessions.setCookie(WebSessions.loginCookieName, nonce, secure: ui.isSecure(r), maxAge: 1800))])
+    }
+
+    func login(_ r: HTTPRequest) throws -> HTTPResponse {
+        let f = WebUI.form(r.body)
+        guard let cookie = WebSessions.cookie(WebSessions.loginCookieName, in: r), WebSessions.same(cookie, f["_login"] ?? "") else {
+            return form(error: "The login form expired; try again.", request: r, status: 403)
+        }
+        var principal: String?
+        if let token = f["token"]?.trimmingCharacters(in: .whitespaces), !token.isEmpty {
+            if try ui.store.isServerToken(token) { principal = "token " + ((try ui.queries.tokenName(token: token)) ?? "?") }
+        } else if let name = f["user"], !name.isEmpty, let password = f["password"] {
+            if let u = try ui.queries.user(name), WebSessions.hashPassword(password, salt: u.salt) == u.hash { principal = u.name }
+        }
+        guard let principal else { return form(error: "Unknown token, user or password.", request: r, status: 401) }
+        let s = ui.sessions.create(principal: principal)
+        return WebUI.redirect("/ui/projects", headers: [
+            ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, s.id, secure: ui.isSecure(r), maxAge: Int(WebSessions.lifetime))),
+        ])
+    }
+}

@@ -1,0 +1,63 @@
+// /ui/projects/<slug>/logs: the `log` items SDKs send, newest first, filtered by level, release,
+// text, and (from an occurrence) by trace id around a time. Scans a bounded number of items per
+// page and pages backwards by item id.
+import Foundation
+import FaultlineProtocol
+
+struct LogsPage {
+    let ctx: WebContext
+    let project: ProjectRecord
+    static let itemsPerPage = 300
+    static let linesPerPage = 300
+    /// "Around this time" from an occurrence: five minutes either side.
+    static let window: Double = 300
+
+    struct Line { var timestamp: Double; var level: String; var body: String; var release: String; var trace: String }
+
+    func render() throws -> HTTPResponse {
+        let level = ctx.q("level"), release = ctx.q("release"), text = ctx.q("q"), trace = ctx.q("trace")
+        let around = Double(ctx.q("around"))
+        let items = try ctx.queries.items(projectID: project.id, type: "log", before: Int64(ctx.q("before")), limit: Self.itemsPerPage)
+        var lines: [Line] = []
+        for item in items {
+            guard let v = try? JSONParser.parse(item.payload) else { continue }
+            for l in v["items"]?.arrayValue ?? [] {
+                let line = Line(timestamp: l["timestamp"]?.doubleValue ?? item.received, level: l["level"]?.stringValue ?? "info",
+                                body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
+                                trace: l["trace_id"]?.stringValue ?? "")
+                if !level.isEmpty && line.level != level { continue }
+                if !release.isEmpty && line.release != release { continue }
+                if !trace.isEmpty && line.trace != trace { continue }
+                if let around, abs(line.timestamp - around) > Self.window { continue }
+                if !text.isEmpty && !line.body.localizedCaseInsensitiveContains(text) { continue }
+                lines.append(line)
+            }
+        }
+        lines.sort { $0.timestamp > $1.timestamp }
+        let slug = HTML.q(project.slug)
+        func option(_ value: String, _ current: String) -> String {
+            "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(value.isEmpty ? "any level" : value))</option>"
+        }
+        var body = "<h1>Logs · \(HTML.esc(project.name))</h1>"
+        body += "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/logs\"><select name=\"level\">"
+        for l in ["", "trace", "debug", "info", "warn", "error", "fatal"] { body += option(l, level) }
+        body += "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
+        if !trace.isEmpty { body += "<input type=\"hidden\" name=\"trace\" value=\"\(HTML.esc(trace))\">" }
+        if let around { body += "<input type=\"hidden\" name=\"around\" value=\"\(Int64(around))\">" }
+        body += "<button type=\"submit\">Filter</button></form>"
+        if !trace.isEmpty { body += "<p class=\"muted\">Session \(HTML.esc(trace))\(around.map { " within 5 min of \(HTML.time($0))" } ?? "") · <a href=\"/ui/projects/\(slug)/logs\">all logs</a></p>" }
+        body += "<ol class=\"timeline logs\">"
+        for l in lines.prefix(Self.linesPerPage) {
+            body += "<li><span class=\"muted\">\(HTML.time(l.timestamp))</span><span class=\"lvl-\(HTML.esc(l.level))\">\(HTML.esc(l.level))</span>"
+            body += "<span>\(HTML.esc(l.release))</span><span>\(HTML.esc(l.body))</span></li>"
+        }
+        if lines.isEmpty { body += "<li class=\"muted\">No log lines match.</li>" }
+        body += "</ol>"
+        if items.count == Self.itemsPerPage, let last = items.last {
+            var link = "/ui/projects/\(slug)/logs?before=\(last.id)&level=\(HTML.q(level))&release=\(HTML.q(release))&q=\(HTML.q(text))&trace=\(HTML.q(trace))"
+            if let around { link += "&around=\(Int64(around))" }
+            body += "<div class=\"pager\"><a href=\"\(HTML.esc(link))\">Older →</a></div>"
+        }
+        return ctx.layout("Logs", body, project: project)
+    }
+}

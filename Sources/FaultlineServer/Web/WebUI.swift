@@ -1,0 +1,187 @@
+// The web pages under /ui/: the seam where a page plugs in. `handle` authenticates (session
+// cookie), checks CSRF on every POST, dispatches on the path to one page type per file, and
+// adds the security headers every response carries. Pages return HTML built only through
+// `HTML.esc`/`HTML.safeExternalURL`; no page emits script or inline style.
+import Foundation
+import FaultlineProtocol
+
+public final class WebUI: @unchecked Sendable {
+    let store: SQLiteStore
+    let queries: WebQueries
+    let symbolicator: FrameSymbolicating
+    let debugFiles: DebugFileStore
+    let backfiller: Backfiller
+    let sessions = WebSessions()
+    /// Cookies get `Secure` when browsers reach us over TLS (public URL https).
+    let publicURLIsHTTPS: Bool
+    private var indexer: Thread?
+    private let stopping = NSCondition()
+    private var stopped = false
+
+    /// Every response: a strict CSP (no script at all, styles only from our CSS file, forms only
+    /// to us, never framed), no MIME sniffing, no referrer leaking issue URLs to linked sites.
+    static let securityHeaders: [(String, String)] = [
+        ("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+    ]
+
+    init(store: SQLiteStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+        self.store = store
+        self.queries = try WebQueries(store: store)
+        self.symbolicator = symbolicator
+        self.debugFiles = debugFiles
+        self.backfiller = backfiller
+        self.publicURLIsHTTPS = publicURL?.lowercased().hasPrefix("https://") ?? false
+    }
+
+    /// Starts the environment indexer (issues list's environment filter), a background pass
+    /// over newly grouped occurrences every second.
+    func start() {
+        let t = Thread { [weak self] in
+            while let self {
+                // A full batch means more is waiting (a backlog after a restart): go on at once.
+                if let n = try? self.queries.indexEnvironments(batch: 5000), n == 5000, !self.isStopped { continue }
+                self.stopping.lock()
+                if self.stopped { self.stopping.unlock(); return }
+                _ = self.stopping.wait(until: Date().addingTimeInterval(1))
+                let done = self.stopped
+                self.stopping.unlock()
+                if done { return }
+            }
+        }
+        t.name = "faultline-web-indexer"
+        indexer = t
+        t.start()
+    }
+
+    private var isStopped: Bool { stopping.lock(); defer { stopping.unlock() }; return stopped }
+
+    func stop() {
+        stopping.lock(); stopped = true; stopping.broadcast(); stopping.unlock()
+    }
+
+    /// Largest form body we accept (login, resolve, merge are a few hundred bytes).
+    static let maxFormBytes = 16 * 1024
+
+    // MARK: Dispatch
+
+    func handle(_ r: HTTPRequest) -> HTTPResponse {
+        var response: HTTPResponse
+        do { response = try route(r) } catch { response = Self.page(status: 500, WebLayout.errorPage("Internal error", "\(error)")) }
+        response.headers += Self.securityHeaders
+        if !response.headers.contains(where: { $0.0 == "Cache-Control" }) { response.headers.append(("Cache-Control", "no-store")) }
+        return response
+    }
+
+    func route(_ r: HTTPRequest) throws -> HTTPResponse {
+        let p = Array(r.pathComponents.dropFirst())  // after "ui"
+        if p == ["static", "app.css"] {
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "max-age=300")],
+                                body: .data(Data(WebStyle.css.utf8)))
+        }
+        if p == ["login"] { return try LoginPage(ui: self).handle(r) }
+        guard r.method == "GET" || r.method == "HEAD" || r.method == "POST" else { return Self.page(status: 405, WebLayout.errorPage("Method not allowed", r.method)) }
+        guard let session = sessions.session(for: r) else {
+            guard r.method != "POST" else { return Self.page(status: 403, WebLayout.errorPage("Not logged in", "Log in again.")) }
+            return Self.redirect("/ui/login")
+        }
+        let ctx = WebContext(ui: self, session: session, request: r)
+        if r.method == "POST" {
+            if let refusal = checkForm(r, session: session) { return refusal }
+        }
+        switch p {
+        case []: return Self.redirect("/ui/projects")
+        case ["logout"]:
+            guard r.method == "POST" else { return Self.page(status: 405, WebLayout.errorPage("Method not allowed", "Log out with the button.")) }
+            sessions.end(session.id)
+            return HTTPResponse(status: 303, headers: [("Location", "/ui/login"),
+                                                       ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, "", secure: isSecure(r), maxAge: 0))])
+        case ["projects"]: return try ProjectsPage(ctx: ctx).render()
+        case ["debug-files"]: return try DebugFilesPage(ctx: ctx).render()
+        case let x where x.count == 3 && x[0] == "projects":
+            guard let project = try store.project(idOrSlug: x[1]) else { return Self.notFound("no project") }
+            switch x[2] {
+            case "issues": return try IssuesPage(ctx: ctx, project: project).render()
+            case "health": return try HealthPage(ctx: ctx, project: project).render()
+            case "logs": return try LogsPage(ctx: ctx, project: project).render()
+            default: return Self.notFound("no such page")
+            }
+        case let x where x.count >= 2 && x[0] == "issues":
+            guard let id = Int64(x[1]) else { return Self.notFound("no such issue") }
+            let page = IssuePage(ctx: ctx, requestedID: id)
+            if x.count == 2 { return try page.render() }
+            if x.count == 3, r.method == "POST" { return try page.act(x[2]) }
+            return Self.notFound("no such page")
+        default:
+            return Self.notFound("no such page")
+        }
+    }
+
+    /// A POST must carry the session's CSRF token and, when the browser says where it comes
+    /// from, come from this origin.
+    func checkForm(_ r: HTTPRequest, session: WebSession) -> HTTPResponse? {
+        if let site = r.header("sec-fetch-site"), site != "same-origin", site != "none" {
+            return Self.page(status: 403, WebLayout.errorPage("Refused", "cross-site form submission"))
+        }
+        let form = Self.form(r.body)
+        guard WebSessions.same(form["_csrf"] ?? "", session.csrf) else {
+            return Self.page(status: 403, WebLayout.errorPage("Refused", "the form's CSRF token is missing or stale; reload the page"))
+        }
+        return nil
+    }
+
+    func isSecure(_ r: HTTPRequest) -> Bool { publicURLIsHTTPS || r.header("x-forwarded-proto")?.lowercased() == "https" }
+
+    // MARK: Helpers shared by pages
+
+    static func page(status: Int = 200, _ html: String, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8")] + headers, body: .data(Data(html.utf8)))
+    }
+
+    static func redirect(_ location: String, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: 303, headers: [("Location", location)] + headers)
+    }
+
+    static func notFound(_ what: String) -> HTTPResponse { page(status: 404, WebLayout.errorPage("Not found", what)) }
+
+    /// application/x-www-form-urlencoded body → fields (first value wins).
+    static func form(_ body: Data) -> [String: String] {
+        guard body.count <= maxFormBytes else { return [:] }
+        var out: [String: String] = [:]
+        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func dec(_ s: Substring) -> String { String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            let k = dec(kv[0])
+            if out[k] == nil { out[k] = kv.count > 1 ? dec(kv[1]) : "" }
+        }
+        return out
+    }
+
+    /// Remembers which server token uploaded a debug file (the debug files page shows it). Called
+    /// by the router after an assemble request; only states the server answered `ok` count.
+    func noteAssemble(_ r: HTTPRequest, _ response: HTTPResponse) {
+        guard let token = r.bearerToken, case .data(let d) = response.body, let json = try? JSONParser.parse(d), let files = json.objectValue else { return }
+        let name = (try? queries.tokenName(token: token)) ?? nil
+        for (_, v) in files where v["state"]?.stringValue == "ok" {
+            if let id = v["dif"]?["id"]?.stringValue { try? queries.recordUploader(buildID: id, tokenName: name ?? "?") }
+        }
+    }
+}
+
+/// What every page handler gets: the UI, the logged-in session, the request.
+struct WebContext {
+    let ui: WebUI
+    let session: WebSession
+    let request: HTTPRequest
+    var store: SQLiteStore { ui.store }
+    var queries: WebQueries { ui.queries }
+    func q(_ name: String) -> String { request.query[name] ?? "" }
+    /// A hidden input carrying the CSRF token; every POST form includes it.
+    var csrfField: String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(HTML.esc(session.csrf))\">" }
+    func layout(_ title: String, _ body: String, project: ProjectRecord? = nil) -> HTTPResponse {
+        WebUI.page(WebLayout.page(title: title, body: body, user: session.principal, csrfField: csrfField, project: project))
+    }
+}

@@ -1,0 +1,93 @@
+// A full index built on two threads: each parses about half of .debug_info (by bytes) over its
+// own libelf/libdw handles, then the second half's tables are appended to the first's.
+//
+// libdw handles are not shared between threads (one Elf and one Dwarf per thread), so nothing
+// in libdw needs a lock. The merge re-interns the second builder's strings and renumbers its
+// files, scopes and rows; flattening and the symbol table then run once on the merged tables,
+// so the result is the index a single-threaded build produces (same lookups, same bytes out).
+import CDw
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DWARFIndexBuilder {
+    /// Files smaller than this are built on one thread: a thread and a second open cost more.
+    static let parallelThresholdBytes: UInt64 = 1 << 20
+
+    /// Nil when one thread is the better choice (one CPU, a small file, an unreadable second handle).
+    static func buildInParallel(debugFile: ELFHandle, path: String, symbolSources: [ELFHandle],
+                                minimumBytes: UInt64 = parallelThresholdBytes) -> IndexTables? {
+        guard ProcessInfo.processInfo.activeProcessorCount >= 2,
+              let units = UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
+              units.totalBytes >= minimumBytes else { return nil }
+        // Split in file order where half of the bytes lie before.
+        let half = units.totalBytes / 2
+        var acc: UInt64 = 0, split = 1
+        for (i, s) in units.sizes.enumerated() { acc += s; if acc >= half { split = max(1, min(i + 1, units.offsets.count - 1)); break } }
+        let first = Array(units.offsets[..<split]), second = Array(units.offsets[split...])
+        guard let otherHandle = try? ELFHandle(path: path) else { return nil }
+
+        final class Box: @unchecked Sendable {
+            var builder = DWARFIndexBuilder(); var any = false
+            let handle: ELFHandle
+            init(_ h: ELFHandle) { handle = h }
+        }
+        let other = Box(otherHandle)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            other.any = other.builder.walkUnits(other.handle.elf, only: second)
+            done.signal()
+        }
+        var b = DWARFIndexBuilder()
+        let any = b.walkUnits(debugFile.elf, only: first)
+        done.wait()
+        b.merge(other.builder)
+        b.t.hasDWARF = any || other.any
+        b.flattenScopes()
+        b.readSymbols(symbolSources, deduplicate: true)
+        b.t.strings = b.pool.bytes
+        return b.t
+    }
+
+    /// Appends `o`'s units (walked, not yet flattened) to this builder's.
+    mutating func merge(_ o: DWARFIndexBuilder) {
+        // Strings: every string `o` holds went through its content dictionary.
+        var stringMap = [UInt32](repeating: IndexTables.none, count: o.pool.bytes.count)
+        for (s, r) in o.pool.byContent { stringMap[Int(r)] = pool.intern(s) }
+        // Files: by path, shared with ours when equal.
+        var fileMap = [UInt32](repeating: IndexTables.none, count: o.t.files.count)
+        for (i, sref) in o.t.files.enumerated() {
+            let mine = stringMap[Int(sref)]
+            if let f = fileIndex[mine] { fileMap[i] = f } else {
+                let f = UInt32(t.files.count)
+                t.files.append(mine)
+                fileIndex[mine] = f
+                fileMap[i] = f
+            }
+        }
+        @inline(__always) func file(_ f: UInt32) -> UInt32 { f == IndexTables.none ? f : fileMap[Int(f)] }
+        // Rows and units.
+        let rowBase = UInt32(t.rowAddress.count)
+        let unitBase = UInt32(t.cuRowStart.count)
+        t.rowAddress.append(contentsOf: o.t.rowAddress)
+        t.rowFile.append(contentsOf: o.t.rowFile.lazy.map { file($0) })
+        t.rowLine.append(contentsOf: o.t.rowLine)
+        t.rowColumn.append(contentsOf: o.t.rowColumn)
+        t.cuRowStart.append(contentsOf: o.t.cuRowStart.lazy.map { $0 + rowBase })
+        t.cuRowEnd.append(contentsOf: o.t.cuRowEnd.lazy.map { $0 + rowBase })
+        var cus = zip(zip(t.cuLow, t.cuHigh), t.cuOfRange).map { ($0.0, $0.1, $1) }
+        for i in o.t.cuLow.indices { cus.append((o.t.cuLow[i], o.t.cuHigh[i], o.t.cuOfRange[i] + unitBase)) }
+        cus.sort { $0.0 < $1.0 }
+        t.cuLow = cus.map { $0.0 }; t.cuHigh = cus.map { $0.1 }; t.cuOfRange = cus.map { $0.2 }
+        // Scopes and their ranges.
+        let scopeBase = UInt32(t.scopeName.count)
+        t.scopeName.append(contentsOf: o.t.scopeName.lazy.map { $0 == IndexTables.none ? $0 : stringMap[Int($0)] })
+        t.scopeParent.append(contentsOf: o.t.scopeParent.lazy.map { $0 == IndexTables.none ? $0 : $0 + scopeBase })
+        t.scopeCallFile.append(contentsOf: o.t.scopeCallFile.lazy.map { file($0) })
+        t.scopeCallLine.append(contentsOf: o.t.scopeCallLine)
+        t.scopeCallColumn.append(contentsOf: o.t.scopeCallColumn)
+        t.scopeFlags.append(contentsOf: o.t.scopeFlags)
+        ranges.append(contentsOf: o.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth) })
+    }
+}

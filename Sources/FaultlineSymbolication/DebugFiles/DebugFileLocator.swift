@@ -1,0 +1,88 @@
+// Where is the debug file for a module? A chain of sources (one type per strategy) proposes
+// candidate files; the locator alone decides whether a candidate is the module's.
+import FaultlineProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds the file holding DWARF for a module by asking its `sources` in order. The standard chain
+/// (`init(explicitFiles:debugDirectories:searchModulePath:searchSystem:)`):
+/// 1. `ExplicitFileSource` (for example `--debug-file` or `--obj`);
+/// 2. `BuildIDDirectorySource`: each debug directory in the `.build-id/xx/rest.debug` layout;
+/// 3. `ModulePathSource`: the module's own path;
+/// 4. `DebugLinkSource`: the module's `.gnu_debuglink` beside it, in `.debug/`, in each debug
+///    directory and under `/usr/lib/debug/<module dir>/` (CRC-32 checked);
+/// 5. `SystemDebugSource`: `/usr/lib/debug/.build-id/xx/rest.debug`.
+/// A file whose build-id differs from the one asked for is never used; it is reported instead.
+/// A new source (debuginfod, say) is one more `DebugFileSource` in the chain.
+public struct DebugFileLocator: Sendable {
+    public var sources: [any DebugFileSource]
+
+    public init(sources: [any DebugFileSource]) { self.sources = sources }
+
+    public init(explicitFiles: [String] = [], debugDirectories: [String] = [], searchModulePath: Bool = true, searchSystem: Bool = true,
+                systemDebugRoot: String = SystemDebugSource.defaultRoot) {
+        var s: [any DebugFileSource] = [ExplicitFileSource(files: explicitFiles), BuildIDDirectorySource(directories: debugDirectories)]
+        if searchModulePath {
+            s.append(ModulePathSource())
+            s.append(DebugLinkSource(directories: debugDirectories, systemDebugRoot: searchSystem ? systemDebugRoot : nil))
+        }
+        if searchSystem { s.append(SystemDebugSource(root: systemDebugRoot)) }
+        sources = s
+    }
+
+    /// The outcome of a search.
+    public struct Location: Sendable {
+        /// A file with DWARF for the module (nil when only symbols were found).
+        public var debugFile: String?
+        /// The module itself when it was found and matched (source of `.dynsym` and load address).
+        public var moduleFile: String?
+        /// A matching file with an ELF symbol table but no DWARF (fallback).
+        public var symbolsOnlyFile: String?
+        /// Files that were found but belong to another build (wrong build-id or debuglink CRC).
+        public var mismatched: [String] = []
+        /// Which source found `debugFile`.
+        public var strategy: String?
+    }
+
+    public func locate(buildID: BuildID?, modulePath: String?) -> Location {
+        var loc = Location()
+        var seen = Set<String>()
+        let request = DebugFileRequest(buildID: buildID, modulePath: modulePath)
+
+        /// Returns true when the candidate has DWARF and matches (search ends).
+        func consider(_ c: DebugFileCandidate) -> Bool {
+            guard !seen.contains(c.path), Self.isRegularFile(c.path) else { return false }
+            seen.insert(c.path)
+            guard let info = try? ELFInfo.read(path: c.path) else { return false }
+            // Identity: the build-id must match; a file without one is only accepted when nothing
+            // was asked for, or when the debuglink CRC (checked next) vouches for it.
+            if let buildID {
+                if let found = info.buildID {
+                    guard found == buildID else { loc.mismatched.append(c.path); return false }
+                } else if c.crc == nil {
+                    loc.mismatched.append(c.path); return false
+                }
+            }
+            if let crc = c.crc, CRC32.ofFile(c.path) != crc { loc.mismatched.append(c.path); return false }
+            // DWARF libdw cannot decompress (zstd on 0.188) counts as symbols only; keep looking.
+            if info.hasDebugInfo && !info.hasUnreadableDebugInfo { loc.debugFile = c.path; loc.strategy = c.strategy; return true }
+            if info.hasSymbols && loc.symbolsOnlyFile == nil { loc.symbolsOnlyFile = c.path }
+            return false
+        }
+
+        search: for source in sources {
+            for c in source.candidates(for: request) where consider(c) { break search }
+        }
+        if let modulePath, Self.isRegularFile(modulePath), let info = try? ELFInfo.read(path: modulePath),
+           buildID == nil || info.buildID == buildID {
+            loc.moduleFile = modulePath
+        }
+        return loc
+    }
+
+    static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+}

@@ -1,0 +1,126 @@
+// The lazy cold path: answer the first addresses from the compile units that cover them.
+//
+// A full index parses every unit (on the Python library ~0.2 s); one crash report needs a few.
+// `UnitTable` reads only each unit's header and root DIE (its DW_AT_ranges / low_pc+high_pc), so
+// finding the units for a set of addresses costs a few milliseconds; a partial index is then
+// built from those units alone with the same builder (same answers for the addresses they cover).
+//
+// Why a CU-range scan and not `.debug_aranges` (dwarf_getaranges): clang and swiftc emit no
+// aranges, GCC's are optional and may be incomplete (units without code are left out, and a
+// stale table after `objcopy`/`dwz` is not rebuilt), and the root DIE's ranges are what the
+// builder itself uses for the `cu*` tables, so a partial index and a full one agree by
+// construction. Reading 146 root DIEs of libpython costs about as much as reading its aranges.
+import CDw
+import FaultlineProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every code-bearing unit of a debug file with the address ranges its root DIE claims.
+struct UnitTable: Sendable {
+    var offsets: [UInt64] = []       // unit header offsets, in file order
+    var sizes: [UInt64] = []         // bytes of .debug_info per unit
+    /// Address ranges sorted by low, with the unit (index into `offsets`) of each.
+    var low: [UInt64] = [], high: [UInt64] = [], unit: [Int32] = []
+    /// Running maximum of `high` (ranges of LTO units may overlap; the search walks back while it can).
+    var maxHigh: [UInt64] = []
+    /// Units whose root DIE names no address range: only their line table knows; always parsed.
+    var unranged: [Int] = []
+
+    var totalBytes: UInt64 { sizes.reduce(0, +) }
+
+    /// Scans unit headers and root DIEs; nil when the file has no DWARF libdw can read.
+    static func scan(_ elf: OpaquePointer) -> UnitTable? {
+        guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { return nil }
+        defer { dwarf_end(dwarf) }
+        var t = UnitTable()
+        var rs: [(UInt64, UInt64, Int32)] = []
+        var offset: Dwarf_Off = 0
+        while true {
+            var next: Dwarf_Off = 0
+            var headerSize = 0
+            guard dwarf_next_unit(dwarf, offset, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0,
+                  next > offset else { break }
+            let unitOffset = offset
+            offset = next
+            var cudie = Dwarf_Die()
+            guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
+            var unitType: UInt8 = 0
+            guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0,
+                  unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
+            let u = t.offsets.count
+            t.offsets.append(unitOffset)
+            t.sizes.append(next - unitOffset)
+            let own = DWARFIndexBuilder.unitRanges(&cudie)
+            if own.isEmpty { t.unranged.append(u) }
+            for (lo, hi) in own { rs.append((lo, hi, Int32(u))) }
+        }
+        guard !t.offsets.isEmpty else { return nil }
+        rs.sort { $0.0 < $1.0 }
+        var m: UInt64 = 0
+        for (lo, hi, u) in rs { t.low.append(lo); t.high.append(hi); t.unit.append(u); m = max(m, hi); t.maxHigh.append(m) }
+        return t
+    }
+
+    /// The units whose ranges contain `address` (usually one).
+    func units(covering address: UInt64, into out: inout Set<Int>) {
+        var lo = 0, hi = low.count
+        while lo < hi { let mid = (lo + hi) >> 1; if low[mid] <= address { lo = mid + 1 } else { hi = mid } }
+        var i = lo - 1
+        while i >= 0 && maxHigh[i] > address {
+            if address < high[i] { out.insert(Int(unit[i])) }
+            i -= 1
+        }
+    }
+
+    /// Units needed for `addresses`, the unranged ones included.
+    func units(for addresses: [UInt64]) -> Set<Int> {
+        var s = Set(unranged)
+        for a in addresses { units(covering: a, into: &s) }
+        return s
+    }
+
+    func bytes(of units: Set<Int>) -> UInt64 { units.reduce(0) { $0 + sizes[$1] } }
+}
+
+/// What a lazily loaded module needs to grow its partial index or build the full one.
+final class LazyModuleSource: @unchecked Sendable {
+    let units: UnitTable
+    let debugPath: String
+    let modulePath: String?
+    let buildID: BuildID?
+    let firstLoadAddress: UInt64
+    /// Full builds on two threads (`Symbolicator.parallelFullBuild`).
+    var parallel = false
+    /// Units the current partial index was built from.
+    var parsed: Set<Int>
+
+    init(units: UnitTable, debugPath: String, modulePath: String?, buildID: BuildID?, firstLoadAddress: UInt64, parsed: Set<Int>) {
+        self.units = units
+        self.debugPath = debugPath
+        self.modulePath = modulePath
+        self.buildID = buildID
+        self.firstLoadAddress = firstLoadAddress
+        self.parsed = parsed
+    }
+
+    /// Above this share of .debug_info a partial index saves too little: build the full one.
+    static let fullIndexShare = 0.4
+
+    /// Whether parsing `units` is close enough to parsing everything.
+    func wantsFullIndex(_ units: Set<Int>) -> Bool {
+        Double(self.units.bytes(of: units)) > Double(self.units.totalBytes) * LazyModuleSource.fullIndexShare
+    }
+
+    /// Builds an index from `units` (nil: every unit). Nil when the files cannot be read.
+    func build(units selected: Set<Int>?) -> DWARFIndex? {
+        guard let debug = try? ELFHandle(path: debugPath) else { return nil }
+        var sources = [debug]
+        if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
+        let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil)
+        tables.firstLoadAddress = firstLoadAddress
+        tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
+        return DWARFIndex.inMemory(consume tables, buildID: buildID)
+    }
+}

@@ -1,0 +1,44 @@
+// Debug images and stack traces as FaultlineProtocol reads and writes them.
+import Foundation
+import XCTest
+import FaultlineProtocol
+
+final class StackReadingTests: XCTestCase {
+    func testImageSizeZeroCoversUpToTheNextImage() {
+        let map = DebugImageMap([
+            DebugImage(codeFile: "/b", base: Address(0x5000), size: 0x1000, buildID: nil),
+            DebugImage(codeFile: "/a", base: Address(0x1000), size: 0, buildID: nil),
+            DebugImage(codeFile: "/c", base: Address(0x9000), size: 0, buildID: nil),
+        ])
+        XCTAssertEqual(map.image(containing: 0x0fff)?.codeFile, nil)
+        XCTAssertEqual(map.image(containing: 0x1000)?.codeFile, "/a")
+        XCTAssertEqual(map.image(containing: 0x4fff)?.codeFile, "/a")
+        XCTAssertEqual(map.image(containing: 0x5fff)?.codeFile, "/b")
+        XCTAssertEqual(map.image(containing: 0x6000)?.codeFile, nil, "a sized image ends at its size")
+        XCTAssertEqual(map.image(containing: 0xffff_0000)?.codeFile, "/c", "the last unsized image is open-ended")
+        XCTAssertEqual(map.image(for: 0x1010, imageAddress: 0x5000)?.codeFile, "/b", "a frame's image_addr wins")
+    }
+
+    func testDebugImageRoundTrip() throws {
+        let image = DebugImage(codeFile: "/usr/lib/x.so", base: Address(0x7f00_0000_0000), size: 0x2000,
+                               buildID: BuildID(hex: "00112233445566778899aabbccddeeff00112233"))
+        XCTAssertEqual(DebugImage(json: try JSONValue.parse(image.json.serialized())), image)
+        XCTAssertEqual(image.json["debug_id"]?.stringValue, image.buildID?.debugID.description)
+    }
+
+    func testEnvelopeReaderFramesPiecewiseAndChecksLimits() throws {
+        let body = Data("{\"event_id\":\"e\"}\n{\"type\":\"event\",\"length\":2}\n{}\n\n{\"type\":\"attachment\"}\nxyz\n{\"type\":\"log\"}\n[1]".utf8)
+        var limits = EnvelopeReader.Limits()
+        limits.keptItemCaps = ["event": 10, "log": 10]
+        var reader = EnvelopeReader(limits: limits)
+        for byte in body { try [byte].withUnsafeBufferPointer { try reader.feed($0) } }
+        let env = try reader.finish()
+        XCTAssertEqual(env.eventID, "e")
+        XCTAssertEqual(env.items.map(\.type), ["event", "log"], "the attachment is stepped over")
+        XCTAssertEqual(env.items.map(\.payload), [Data("{}".utf8), Data("[1]".utf8)])
+        XCTAssertEqual(try Envelope.parse(body).items.count, 3, "without limits every item is kept")
+        limits.keptItemCaps = ["event": 1]
+        XCTAssertThrowsError(try Envelope.parse(body, limits: limits)) { XCTAssertTrue(($0 as! Envelope.ParseError).isOverLimit) }
+        XCTAssertThrowsError(try Envelope.parse(Data("{}\n{\"length\":1}\nx".utf8))) { XCTAssertEqual($0 as? Envelope.ParseError, .missingType(index: 0)) }
+    }
+}

@@ -1,0 +1,126 @@
+// The `Store` contract, as behaviour every implementation must show. `StoreConformance` holds the
+// checks over `any Store`; each implementation runs them from its own test class (SQLite here; a
+// PostgreSQL store adds a class that makes its store and calls the same checks).
+@testable import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+import Foundation
+import XCTest
+
+enum StoreConformance {
+    static let buildID = BuildID(hex: "00112233445566778899aabbccddeeff00112233")!
+
+    static func projectsKeysAndTokens(_ store: any Store) throws {
+        let p = try store.createProject(slug: "app", name: "App")
+        XCTAssertEqual(try store.project(idOrSlug: "app"), p)
+        XCTAssertEqual(try store.project(idOrSlug: String(p.id)), p)
+        XCTAssertNil(try store.project(idOrSlug: "missing"))
+        XCTAssertTrue(try store.projects().contains(p))
+        let key = try store.createPublicKey(projectID: p.id, allowedAppIDs: ["com.example"])
+        XCTAssertEqual(try store.publicKey(key.key.value), key)
+        XCTAssertEqual(try store.publicKeys(projectID: p.id), [key])
+        XCTAssertNil(try store.publicKey(String(repeating: "0", count: 32)))
+        let token = try store.createServerToken(name: "ci")
+        XCTAssertTrue(try store.isServerToken(token))
+        XCTAssertFalse(try store.isServerToken(token + "x"))
+    }
+
+    static func event(_ projectID: Int64, _ eventID: String, release: String = "r1") -> IncomingEvent {
+        IncomingEvent(projectID: projectID, eventID: eventID, received: 100, timestamp: 90, release: release, installID: "i",
+                      compressedEvent: Deflate.compress(Data("{}".utf8)))
+    }
+
+    static func outcome(_ o: StoredOccurrence, hash: String, frames: [StackFrame]) -> GroupingOutcome {
+        let stack = StackSignature(exceptionType: "SIGSEGV", frames: frames)
+        let (data, key) = stack.encodedWithKey
+        return GroupingOutcome(occurrenceID: o.id, projectID: o.projectID, stack: stack, stackEncoded: data, stackKey: key,
+                               fingerprint: Fingerprint(hash: hash, title: "SIGSEGV in \(hash)", culprit: hash, symbolicated: false),
+                               timestamp: o.timestamp, release: o.release)
+    }
+
+    static func ingestGroupingAndRegrouping(_ store: any Store) throws {
+        let p = try store.createProject(slug: "ingest", name: "Ingest")
+        let a = try XCTUnwrap(try store.storeIngest(event: event(p.id, "a"), items: []))
+        XCTAssertNil(try store.storeIngest(event: event(p.id, "a"), items: []), "an event id is stored once per project")
+        _ = try store.storeIngest(event: event(p.id, "b", release: "r2"), items: [
+            IncomingItem(projectID: p.id, type: "session", received: 100, payload: Data("{}".utf8), sessionsStarted: 2, sessionsCrashed: 1),
+        ])
+        XCTAssertEqual(try store.occurrence(id: a)?.eventID, "a")
+        XCTAssertEqual(try store.occurrence(projectID: p.id, eventID: "b")?.release, "r2")
+        let counts = try store.itemCounts(projectID: p.id)
+        XCTAssertEqual(counts.byType["session"], 1)
+        XCTAssertEqual(counts.sessionsTotal, 2)
+        XCTAssertEqual(counts.sessionsCrashed, 1)
+
+        let pending = try store.unprocessedOccurrences(limit: 10).filter { $0.projectID == p.id }
+        XCTAssertEqual(pending.map(\.eventID).sorted(), ["a", "b"])
+        let frameA = StackFrame(buildID: buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        let frameB = StackFrame(buildID: buildID, offset: 0x20, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        try store.recordGrouping([outcome(pending[0], hash: "h1", frames: [frameA]), outcome(pending[1], hash: "h2", frames: [frameB])])
+        XCTAssertTrue(try store.unprocessedOccurrences(limit: 10).filter { $0.projectID == p.id }.isEmpty)
+        XCTAssertEqual(try store.counts(projectID: p.id).processed, 2)
+        XCTAssertEqual(try store.counts(projectID: p.id).issues, 2)
+        let issues = try store.issues(projectID: p.id, limit: 10, offset: 0)
+        XCTAssertEqual(Set(issues.map(\.fingerprint)), ["h1", "h2"])
+        XCTAssertEqual(try store.occurrences(issueID: issues[0].id, limit: 10, offset: 0).count, 1)
+
+        // Both stacks reference the build-id; moving both to one fingerprint merges the issues.
+        let stacks = try store.stacks(referencing: buildID).filter { $0.projectID == p.id }
+        XCTAssertEqual(stacks.count, 2)
+        let merged = Fingerprint(hash: "h1", title: "merged", culprit: "f", symbolicated: true)
+        let summary = try store.applyRegroupings(stacks.map { Regrouping(stackKey: $0.signature.key, projectID: p.id, fingerprint: merged) })
+        XCTAssertEqual(summary.issuesMerged, 1)
+        let after = try store.issues(projectID: p.id, limit: 10, offset: 0)
+        XCTAssertEqual(after.count, 1)
+        XCTAssertEqual(after.first?.count, 2)
+        XCTAssertEqual(Set(after.first?.releases ?? []), ["r1", "r2"])
+    }
+
+    static func debugFilesAndBackfills(_ store: any Store) throws {
+        let d = DebugFileRecord(buildID: buildID, hasDebugInfo: true, hasSymbols: true, isExecutable: true, size: 10, name: "app", uploaded: 1)
+        try store.recordDebugFile(d)
+        XCTAssertEqual(try store.debugFile(buildID: buildID)?.name, "app")
+        XCTAssertEqual(try store.debugFiles().map(\.buildID), [buildID])
+        try store.recordUpload(checksum: "c1", buildID: buildID)
+        XCTAssertEqual(try store.uploadedBuildID(checksum: "c1"), buildID)
+        XCTAssertNil(try store.uploadedBuildID(checksum: "c2"))
+        try store.recordSourceFiles(buildID: buildID, [SourceFileRecord(path: "/src/a.c", sha1: "s", size: 3)])
+        XCTAssertEqual(try store.sourceFile(buildID: buildID, path: "/src/a.c"), SourceFileRecord(path: "/src/a.c", sha1: "s", size: 3))
+        let id = try store.createBackfill(buildID: buildID)
+        var record = try XCTUnwrap(try store.latestBackfill(buildID: buildID))
+        XCTAssertEqual(record.id, id)
+        record.state = "done"
+        record.finished = 2
+        record.merges = [IssueMergeRecord(issue: 2, into: 1)]
+        try store.updateBackfill(record)
+        XCTAssertEqual(try store.latestBackfill(buildID: buildID)?.state, "done")
+        XCTAssertEqual(try store.latestBackfill(buildID: buildID)?.merges, record.merges)
+        XCTAssertEqual(try store.backfills(limit: 10).count, 1)
+    }
+}
+
+final class SQLiteStoreConformanceTests: XCTestCase {
+    var dir = ""
+    override func setUp() { dir = TestSupport.makeTemporaryDirectory("store") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func makeStore() throws -> any Store { try SQLiteStore(path: dir + "/faultline.sqlite") }
+
+    func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
+    func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
+    func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
+
+    func testANewerSchemaIsRefusedAndLeftAlone() throws {
+        let path = dir + "/faultline.sqlite"
+        try SQLiteStore(path: path).close()
+        let c = try SQLiteConnection(path: path)
+        try c.exec("PRAGMA user_version=\(SQLiteSchema.version + 1)")
+        XCTAssertThrowsError(try SQLiteStore(path: path)) { error in
+            XCTAssertEqual(error as? StoreError, .newerSchema(path: path, found: SQLiteSchema.version + 1, supported: SQLiteSchema.version))
+            XCTAssertTrue("\(error)".contains("newer faultline"), "\(error)")
+        }
+        var version = 0
+        try c.query("PRAGMA user_version") { version = Int($0.int(0)) }
+        XCTAssertEqual(version, SQLiteSchema.version + 1, "the newer database is not re-stamped")
+    }
+}
