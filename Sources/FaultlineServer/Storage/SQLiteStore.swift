@@ -26,7 +26,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try w.exec("PRAGMA foreign_keys=OFF")
         try w.exec("PRAGMA wal_autocheckpoint=4000")
-    let writer: SQLiteWriter  // internal: Web/WebQueries and Traces/SQLiteStore+Traces add their own tables
+        try SQLiteSchema.migrate(w, path: path)
+        try w.exec(TraceSchema.statements)  // Traces/: tables of their own, created if missing
         writer = SQLiteWriter(connection: w)
     }
 

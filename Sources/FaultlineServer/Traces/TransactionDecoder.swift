@@ -36,7 +36,7 @@ public enum TransactionDecoder {
 
     public static func decode(_ payload: Data, projectID: Int64, received: Double, envelopeEventID: String?) throws(IngestError) -> IncomingTransaction {
         let v: JSONValue
-        do { v = try FastJSON.parseObject(payload, keeping: fieldsRead) } catch { throw .malformed("transaction: \(error)") }
+        do { v = try JSONParser.parseObject(payload, keeping: fieldsRead) } catch { throw .malformed("transaction: \(error)") }
         guard case .object = v else { throw .malformed("transaction: must be a JSON object") }
         let trace = v["contexts"]?["trace"]
         guard let traceID = hexID(trace?["trace_id"]?.stringValue, 32), let spanID = hexID(trace?["span_id"]?.stringValue, 16) else {
@@ -48,7 +48,7 @@ public enum TransactionDecoder {
         let root = SpanRecord(traceID: traceID, spanID: spanID, parentSpanID: hexID(trace?["parent_span_id"]?.stringValue, 16),
                               name: v["transaction"]?.stringValue ?? "<unnamed>", op: trace?["op"]?.stringValue,
                               status: status(trace?["status"]), start: start, end: end, isTransaction: true,
-                              data: trace?["data"].map { String(decoding: FastJSON.serialize($0), as: UTF8.self) })
+                              data: trace?["data"].map { String(decoding: $0.serialized(), as: UTF8.self) })
         var spans: [SpanRecord] = [], invalid = 0
         for s in v["spans"]?.arrayValue ?? [] {
             guard let sid = hexID(s["span_id"]?.stringValue, 16), let st = EventFields.timestamp(s["start_timestamp"]),
@@ -60,7 +60,7 @@ public enum TransactionDecoder {
             spans.append(SpanRecord(traceID: traceID, spanID: sid, parentSpanID: hexID(s["parent_span_id"]?.stringValue, 16) ?? spanID,
                                     name: s["description"]?.stringValue ?? s["op"]?.stringValue ?? "", op: s["op"]?.stringValue,
                                     status: status(s["status"]), start: st, end: en, isTransaction: false,
-                                    data: data.isEmpty ? nil : String(decoding: FastJSON.serialize(.object(data)), as: UTF8.self)))
+                                    data: data.isEmpty ? nil : String(decoding: JSONValue.object(data).serialized(), as: UTF8.self)))
         }
         let eventID = EnvelopeDecoder.normalisedEventID(envelopeEventID) ?? EnvelopeDecoder.normalisedEventID(v["event_id"]?.stringValue) ?? Keys.randomHex(bytes: 16)
         return IncomingTransaction(projectID: projectID, eventID: eventID, received: received, root: root, spans: spans, invalidSpans: invalid)
