@@ -81,6 +81,8 @@ let package = Package(
         // MARK: Benchmarks (run through tools/measure-*)
         .executableTarget(name: "faultline-sdk-bench", dependencies: ["Faultline", "FaultlineProtocol"],
                           path: "Benchmarks/faultline-sdk-bench"),
+        .executableTarget(name: "faultline-trace-bench", dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol"],
+                          path: "Benchmarks/faultline-trace-bench"),
         .executableTarget(name: "faultline-logging-bench", dependencies: ["Faultline"],
                           path: "Benchmarks/faultline-logging-bench"),
 

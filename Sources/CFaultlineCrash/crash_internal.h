@@ -199,6 +199,7 @@ void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
 
 int fl_copy_context(char *out, size_t capacity, uint32_t *length);
+int fl_trace_slot_read(long tid, uint64_t *trace_high, uint64_t *trace_low, uint64_t *span);  // trace_slots.c
 typedef int (*fl_sigmask_fn)(int, const sigset_t *, sigset_t *);
 extern _Atomic(fl_sigmask_fn) fl_next_pthread_sigmask;  // signal_mask.c, set at start
 extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;

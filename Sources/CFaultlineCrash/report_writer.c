@@ -278,6 +278,21 @@ int fl_copy_context(char *out, size_t capacity, uint32_t *length) {
     return -1;
 }
 
+// Runs on the crashing thread; compromised context. The crashing thread's span (trace_slots.c),
+// as `"trace":{"trace_id":…,"span_id":…},`; nothing when the thread was in no span.
+static void fl_put_thread_trace(fl_writer *w, pid_t tid) {
+    uint64_t ids[3];
+    if (fl_trace_slot_read(tid, &ids[0], &ids[1], &ids[2]) != 0) return;
+    uint8_t bytes[24];
+    for (int k = 0; k < 3; k++)
+        for (int b = 0; b < 8; b++) bytes[k * 8 + b] = (uint8_t)(ids[k] >> (56 - 8 * b));
+    fl_put(w, "\"trace\":{\"trace_id\":\"");
+    fl_put_hex_bytes(w, bytes, 16);
+    fl_put(w, "\",\"span_id\":\"");
+    fl_put_hex_bytes(w, bytes + 16, 8);
+    fl_put(w, "\"},");
+}
+
 static char fl_last_report[FL_PATH_MAX + 64];
 
 // Runs on the crashing thread; compromised context.
@@ -335,7 +350,9 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put_i64(&w, tid);
     fl_put(&w, ",\"name\":");
     fl_put_json_string(&w, thread_name);
-    fl_put(&w, "},\"signal\":{\"number\":");
+    fl_put(&w, "},");
+    fl_put_thread_trace(&w, tid);
+    fl_put(&w, "\"signal\":{\"number\":");
     fl_put_i64(&w, signo);
     fl_put(&w, ",\"name\":");
     fl_put_json_string(&w, fl_signal_name(signo));

@@ -78,6 +78,7 @@ public enum Faultline {
             result.warnings.append("\(result.pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
         }
 
+        TraceSampler.rate = options.tracesSampleRate
         let context = ScopeContext(options: options, sessionID: sessionID, installID: result.installID)
         state.configure(options: options, dsn: dsn, context: context, dataDirectory: data)
         if options.captureCrashes {
@@ -105,6 +106,7 @@ public enum Faultline {
     @discardableResult
     public static func flush(timeout: Double = 5) -> Bool {
         guard let w = Worker.shared else { return false }
+        TransactionSender.shared.drain()  // ended transactions into the outbox first
         return w.flush(timeout: timeout)
     }
 
@@ -114,6 +116,7 @@ public enum Faultline {
         guard getpid() == SDKState.shared.startedPID else { return }
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
         w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
+        TransactionSender.shared.drain()
         if let end = SessionTracker.shared.end() {
             outbox.enqueue(Envelope(header: envelopeHeader(eventID: nil, dsn: SDKState.shared.dsn), items: [end]))
         }

@@ -31,6 +31,10 @@ public struct Options: Sendable {
     public var stderrFile: String?
     /// How much of the end of stderr a crash report carries (fixed at the first start).
     public var stderrTailBytes: Int = 16 * 1024
+    /// The share of traces started in this process that are recorded and sent (0…1). A trace
+    /// continued from an inbound `traceparent` keeps the caller's decision (its sampled flag).
+    /// Unsampled spans still get ids and propagate; they are just not sent.
+    public var tracesSampleRate: Double = 1.0
     /// A directory where Swift's runtime backtracer writes JSON crash logs (the program runs with
     /// `SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR`; DIR must exist). At start, every
     /// `*.json` crash log there becomes one crash event and is then deleted; a log that cannot be

@@ -25,6 +25,8 @@ public enum CrashEvent {
         contexts["app"] = .object(app)
         contexts["process"] = ["pid": .int(Int64(r.pid)), "executable": .string(r.executable), "type": "process"]
         if let trace = ctx["trace"], trace.objectValue != nil { contexts["trace"] = trace }
+        // The span the crashing thread was in wins over the process-wide trace.
+        if let t = r.threadTrace { contexts["trace"] = ["type": "trace", "trace_id": .string(t.traceID), "span_id": .string(t.spanID)] }
         if let tail = r.stderrTail {
             // A context, not an attachment: the event stays one self-contained JSON document that
             // `faultline symbolicate`, the server's renderer and Sentry's UI all show; 16 KiB is far

@@ -77,6 +77,12 @@ public struct CrashReport: Sendable, Equatable {
 
     /// The end of what the process wrote to stderr, when stderr capture was on.
     public var stderrTail: StderrTail?
+    /// The crashing thread's span when it crashed (`trace`: trace_id, span_id), nil outside one.
+    public var threadTrace: ThreadTrace?
+    public struct ThreadTrace: Sendable, Equatable {
+        public var traceID: String
+        public var spanID: String
+    }
 
     public struct StderrTail: Sendable, Equatable {
         public var text: String
@@ -156,6 +162,10 @@ public struct CrashReport: Sendable, Equatable {
         }
         breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []
         context = j["context"] ?? .object([:])
+        if let t = j["trace"], let tid = t["trace_id"]?.stringValue, let sid = t["span_id"]?.stringValue,
+           tid.utf8.count == 32, sid.utf8.count == 16 {
+            threadTrace = ThreadTrace(traceID: tid, spanID: sid)
+        }
         for t in j["threads"]?.arrayValue ?? [] where t["crashed"]?.boolValue != true {
             guard let id = t["tid"]?.int64Value else { continue }
             otherThreads.append(ThreadSnapshot(

@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
     public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
+    /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
+    public var traceRetentionDays: Double = 30
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
     /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
@@ -44,6 +46,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public let debugFiles: DebugFileStore
     public let processor: EventProcessor
     public let backfiller: Backfiller
+    public let traceRetention: TraceRetention
     public let symbolicator: FrameSymbolicating
     let http: HTTPServer
     public let refusals: Refusals
@@ -103,6 +106,7 @@ public final class FaultlineServer: @unchecked Sendable {
         }
         router.web = web
         http = HTTPServer(handler: router)
+        traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
         httpBox.server = http
         if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
     }
@@ -118,6 +122,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        traceRetention.start()
         web?.start()
         var o = config.http
         o.host = config.host
@@ -134,6 +139,7 @@ public final class FaultlineServer: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
+        traceRetention.stop()
         web?.stop()
         backfiller.stop()
         processor.stop()

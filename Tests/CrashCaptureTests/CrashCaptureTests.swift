@@ -665,7 +665,7 @@ final class CrashCaptureTests: XCTestCase {
             // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
             "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg", "_Ux86_64_get_proc_info",
         ]
-        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump", "async_unwind"]
+        let crashPath = ["handler", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump", "async_unwind", "trace_slots"]
         let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
         let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
         XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")

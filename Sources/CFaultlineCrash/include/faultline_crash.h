@@ -83,6 +83,17 @@ typedef struct {
 /// Returns how many were found (may exceed capacity; only `capacity` are written).
 size_t faultline_list_modules(faultline_module_info *out, size_t capacity);
 
+/// The calling thread's current trace and span (trace_slots.c), what a crash report on this
+/// thread names. Only the owning thread writes its entry; lock-free, no allocation.
+/// A zero trace id clears it.
+void faultline_trace_slot_set(uint64_t trace_high, uint64_t trace_low, uint64_t span);
+/// The calling thread is in no span any more.
+void faultline_trace_slot_clear(void);
+/// Reads the calling thread's entry as the handler would (tests). 0 with the ids, -1 if none.
+int faultline_trace_slot_get(uint64_t *trace_high, uint64_t *trace_low, uint64_t *span);
+/// Span updates not recorded because the table was full.
+uint64_t faultline_trace_slots_unrecorded(void);
+
 #ifdef __cplusplus
 }
 #endif

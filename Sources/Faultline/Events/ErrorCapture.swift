@@ -48,6 +48,14 @@ extension Faultline {
         event["debug_meta"] = ["images": .array(modules.map(\.json))]
         event["breadcrumbs"] = ["values": .array(BreadcrumbStore.shared.snapshot)]
         event["extra"] = .object(extra)
+        if let c = Trace.current, var contexts = event["contexts"]?.objectValue {
+            // The span the error happened in, so the server links the occurrence to its trace.
+            var trace: [String: JSONValue] = ["type": "trace", "trace_id": .string(c.traceID.hex), "span_id": .string(c.spanID.hex)]
+            if let p = c.span?.parentSpanID { trace["parent_span_id"] = .string(p.hex) }
+            if let s = c.span { trace["op"] = .string(s.operation); trace["description"] = .string(s.name) }
+            contexts["trace"] = .object(trace)
+            event["contexts"] = .object(contexts)
+        }
         let envelope = Envelope(header: Faultline.envelopeHeader(eventID: eventID, dsn: state.dsn),
                                 items: [Envelope.Item(type: "event", payload: JSONValue.object(event).serialized())])
         outbox.enqueue(envelope)

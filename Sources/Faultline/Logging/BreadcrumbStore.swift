@@ -44,6 +44,10 @@ final class BreadcrumbStore: Sendable {
         w.raw("\"code.function\":"); w.string(r.function)
         w.raw(",\"code.filepath\":"); w.string(r.file)
         w.raw(",\"code.lineno\":"); w.int(Int(r.line))
+        if let t = r.traceID, let s = r.spanID {
+            w.raw(",\"trace_id\":"); w.string(t)
+            w.raw(",\"span_id\":"); w.string(s)
+        }
         w.raw("}}")
         return w.bytes
     }

@@ -136,6 +136,14 @@ public enum Log {
     }
 
     static func record(_ event: LogEvent) {
+        var event = event
+        // The current span names the line (and refreshes this thread's crash-report slot: a task
+        // may have hopped here since the span began).
+        if event.traceID == nil, let c = Trace.current {
+            event.traceID = c.traceID.hex
+            event.spanID = c.spanID.hex
+        }
+        Trace.refreshThreadSlot()
         BreadcrumbStore.shared.add(event)
         if let threshold = LogBuffer.shared.sendLevel, event.level >= threshold { LogBuffer.shared.append(event) }
         if let sink = installed.withLock({ $0 }), sink.isEnabled(event.level) { sink.log(event) }

@@ -54,7 +54,8 @@ final class LogBuffer: Sendable {
         for (i, r) in records.enumerated() {
             if i > 0 { w.comma() }
             w.raw("{\"timestamp\":"); w.double(r.timestamp.secondsSince1970)
-            w.raw(",\"trace_id\":"); w.string(traceID)
+            w.raw(",\"trace_id\":"); w.string(r.traceID ?? traceID)
+            if let s = r.spanID { w.raw(",\"span_id\":"); w.string(s) }
             w.raw(",\"level\":"); w.string(r.level.sentryName)
             w.raw(",\"body\":"); w.string(r.message)
             w.raw(",\"attributes\":{")

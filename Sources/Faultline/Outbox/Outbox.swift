@@ -21,7 +21,7 @@ public final class Outbox: Sendable {
         /// File names end in the event id, `clientreport`, or `noevent` (logs, sessions).
         /// 0: logs and sessions, evicted first; 1: events; 2: client reports, evicted last.
         var evictionRank: Int {
-            if path.hasSuffix("-noevent.envelope") { return 0 }
+            if path.hasSuffix("-noevent.envelope") || path.hasSuffix("-transaction.envelope") { return 0 }
             if path.hasSuffix("-clientreport.envelope") { return 2 }
             return 1
         }
@@ -65,7 +65,8 @@ public final class Outbox: Sendable {
         clock_gettime(CLOCK_REALTIME, &ts)
         let seq = sequence.add(1, ordering: .relaxed).newValue
         let name = String(format: "%020llu-%010llu-%@.envelope", UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), seq,
-                          envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent"))
+                          envelope.items.first?.type == "transaction" ? "transaction"  // traces go before crashes
+                              : envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent"))
         let entry = Entry(path: directory + "/" + name, size: data.count)
         do {
             try AtomicFile.write(data, to: entry.path, sync: sync)

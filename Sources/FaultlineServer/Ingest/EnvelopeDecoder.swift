@@ -13,7 +13,7 @@ public struct DecodedSubmission: Sendable {
 
 public enum EnvelopeDecoder {
     /// Item types kept and counted besides the event.
-    public static let keptItemTypes: Set<String> = ["session", "sessions", "log", "client_report"]
+    public static let keptItemTypes: Set<String> = ["session", "sessions", "log", "client_report", "transaction"]
 
     enum Encoding { case identity, gzip, deflate }
 

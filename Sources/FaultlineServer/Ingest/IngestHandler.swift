@@ -94,16 +94,23 @@ public final class IngestHandler: @unchecked Sendable {
                                      compressedEvent: Deflate.compress(bytes))
             signature = StackExtractor.signature(of: event)
         }
-        let items = submission.items.map { item in
+        // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.
+        let (otherItems, transactions) = try TransactionIngest.split(submission.items, projectID: project.id, received: now,
+                                                                     envelopeEventID: submission.envelopeHeader["event_id"]?.stringValue)
+        let items = otherItems.map { item in
             var rec = IncomingItem(projectID: project.id, type: item.type, received: now, payload: item.payload)
             // Validated while decoding; a failure here cannot happen, and would count nothing.
             (rec.sessionsStarted, rec.sessionsCrashed) = (try? SessionCounting.counts(item, limits: limits)) ?? (0, 0)
             return rec
         }
+        try TransactionIngest.store(transactions, in: store)
         if incoming == nil && items.isEmpty {
-            return eventID ?? ""
+            return eventID ?? transactions.first?.eventID ?? ""
         }
         let occurrenceID = try store.storeIngest(event: incoming, items: items)
+        if let occurrenceID, let incoming, let event = submission.event {
+            TransactionIngest.link(occurrenceID: occurrenceID, projectID: project.id, eventID: incoming.eventID, event: event, in: store)
+        }
         if let occurrenceID, let incoming, let signature {
             processor.submit(.init(occurrenceID: occurrenceID, projectID: project.id, stack: signature,
                                    timestamp: incoming.timestamp, release: incoming.release))

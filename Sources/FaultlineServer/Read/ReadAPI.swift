@@ -72,7 +72,9 @@ public final class ReadAPI: @unchecked Sendable {
                 return .detail(404, "no such event")
             }
             var j = occurrenceJSON(o)
-            j["event"] = EventRenderer.render(try StoredEvent.decode(o.compressedEvent), symbolicator: symbolicator)
+            let event = try StoredEvent.decode(o.compressedEvent)
+            j["event"] = EventRenderer.render(event, symbolicator: symbolicator)
+            j["trace"] = TraceAPI.link(event: event, org: x[1], projectID: project.id)  // Traces/
             return .json(j)
         case let x where x.count == 2 && x[0] == "issues":
             guard let id = Int64(x[1]), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
@@ -100,6 +102,7 @@ public final class ReadAPI: @unchecked Sendable {
                  "seconds": b.finished.map { .double($0 - b.started) } ?? .null]
             }))
         default:
+            if let traces = try TraceAPI(store: store).handle(r, p, limit: limit, offset: offset) { return traces }
             return .detail(404, "no such endpoint: \(r.path)")
         }
     }

@@ -12,7 +12,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     let path: String
-    let writer: SQLiteWriter  // internal: Web/WebQueries adds its own tables and actions
+    let writer: SQLiteWriter  // internal: Web/WebQueries and Traces/SQLiteStore+Traces add their own tables
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
     private let keyLock = NSLock()
@@ -27,6 +27,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec("PRAGMA foreign_keys=OFF")
         try w.exec("PRAGMA wal_autocheckpoint=4000")
         try SQLiteSchema.migrate(w, path: path)
+        try w.exec(TraceSchema.statements)  // Traces/: tables of their own, created if missing
         writer = SQLiteWriter(connection: w)
     }
 

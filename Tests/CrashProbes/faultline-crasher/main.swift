@@ -51,6 +51,9 @@ let modes: [String: String] = [
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
+    "span-segv": "send a `startup` transaction, then SIGSEGV inside request → db.query spans (--traceparent H)",
+    "trace-client": "a traced GET of --url through a propagating URLSession, then flush",
+    "trace-serve": "serve one request on 127.0.0.1 (prints the port) continuing its traceparent, then flush",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
     "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
     "async-detached": "the same under Task.detached",
@@ -168,6 +171,9 @@ case "log-and-wait":
     print("ready"); fflush(nil)
     for _ in 0..<600 { sleep(1) }  // like an app's run loop: a signal interrupts one sleep, not the loop
     exit(0)
+case "span-segv": TraceModes.spanSegv(traceparent: option("--traceparent"))
+case "trace-client": TraceModes.client(url: option("--url") ?? "http://127.0.0.1:9/")
+case "trace-serve": TraceModes.serveOnce()
 case "flush":
     print(Faultline.flush(timeout: 60) ? "flushed" : "flush timed out")
     exit(0)

@@ -1,0 +1,38 @@
+// What ingest does with traces: decodes `transaction` items, stores them through `TraceStore`,
+// and links an event to the trace its `contexts.trace` names.
+import Foundation
+import FaultlineProtocol
+
+enum TransactionIngest {
+    /// Separates `transaction` items (decoded and validated) from the items stored as they are.
+    static func split(_ items: [Envelope.Item], projectID: Int64, received: Double, envelopeEventID: String?) throws(IngestError)
+        -> (rest: [Envelope.Item], transactions: [IncomingTransaction]) {
+        var rest: [Envelope.Item] = [], transactions: [IncomingTransaction] = []
+        for item in items {
+            if item.type == "transaction" {
+                transactions.append(try TransactionDecoder.decode(item.payload, projectID: projectID, received: received,
+                                                                  envelopeEventID: envelopeEventID))
+            } else {
+                rest.append(item)
+            }
+        }
+        return (rest, transactions)
+    }
+
+    static func store(_ transactions: [IncomingTransaction], in store: Store) throws {
+        guard !transactions.isEmpty, let traces = store as? TraceStore else { return }
+        try traces.storeTransactions(transactions)
+    }
+
+    /// The event's `contexts.trace` (trace_id, span_id), when it names a valid trace.
+    static func traceContext(of event: JSONValue) -> (traceID: String, spanID: String?)? {
+        let t = event["contexts"]?["trace"]
+        guard let id = TransactionDecoder.hexID(t?["trace_id"]?.stringValue, 32) else { return nil }
+        return (id, TransactionDecoder.hexID(t?["span_id"]?.stringValue, 16))
+    }
+
+    static func link(occurrenceID: Int64, projectID: Int64, eventID: String, event: JSONValue, in store: Store) {
+        guard let traces = store as? TraceStore, let t = traceContext(of: event) else { return }
+        try? traces.linkOccurrence(occurrenceID: occurrenceID, projectID: projectID, eventID: eventID, traceID: t.traceID, spanID: t.spanID)
+    }
+}

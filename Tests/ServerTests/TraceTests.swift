@@ -1,0 +1,187 @@
+// Traces on the server: transactions from Python's sentry-sdk and from our SDK stored as one
+// tree per trace, a real HTTP hop between two processes reassembled, a crash inside a span linked
+// to its trace, the recent-traces list with its filters, and retention by age.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class TraceTests: XCTestCase {
+    let crasher = TestSupport.product("faultline-crasher")
+    let env = ["SWIFT_BACKTRACE": "enable=no"]
+
+    func tracePath(_ server: TestServer, _ traceID: String) -> String { "/api/0/projects/faultline/\(server.projectID)/traces/\(traceID)/" }
+
+    /// The names of a tree node's children.
+    func childNames(_ node: JSONValue?) -> [String] { node?["children"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [] }
+    func child(_ node: JSONValue?, _ name: String) -> JSONValue? { node?["children"]?.arrayValue?.first { $0["name"]?.stringValue == name } }
+
+    func transactionEnvelope(traceID: String, spanID: String, name: String, status: String, start: Double, children: [JSONValue] = []) -> Data {
+        let eventID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let payload: JSONValue = ["type": "transaction", "event_id": .string(eventID), "transaction": .string(name),
+                                  "start_timestamp": .double(start), "timestamp": .double(start + 0.25),
+                                  "contexts": ["trace": ["trace_id": .string(traceID), "span_id": .string(spanID), "op": "task", "status": .string(status)]],
+                                  "spans": .array(children)]
+        return Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "transaction", payload: payload.serialized())]).serialized()
+    }
+
+    func testPythonSentrySDKTraceIsStoredAndReturnedAsATree() throws {
+        guard let python = ThirdParty.python() else { throw XCTSkip("python3 is not installed") }
+        guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else {
+            throw XCTSkip("sentry-sdk is not installed (tools/setup runs pip install sentry-sdk)")
+        }
+        let server = try TestServer()
+        defer { server.stop() }
+        let dir = TestSupport.makeTemporaryDirectory("faultline-py-trace")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = """
+        import sys, time, sentry_sdk
+        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, traces_sample_rate=1.0, release="py@1.0")
+        with sentry_sdk.start_transaction(op="task", name="upload") as t:
+            with t.start_child(op="db.query", name="SELECT 1") as q:
+                with q.start_child(op="serialize", name="rows to json"):
+                    time.sleep(0.01)
+            with t.start_child(op="http.client", name="PUT /blob") as h:
+                h.set_status("not_found")
+        print(t.trace_id)
+        sentry_sdk.flush(10)
+        """
+        try script.write(toFile: dir + "/trace.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(python, [dir + "/trace.py", server.dsn], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let traceID = try XCTUnwrap(r.stdout.split(separator: "\n").map { String($0) }.first { $0.count == 32 }, r.stdout)
+
+        let trace = try server.getJSON(tracePath(server, traceID))
+        XCTAssertEqual(trace["span_count"]?.int64Value, 4)
+        let roots = try XCTUnwrap(trace["roots"]?.arrayValue)
+        XCTAssertEqual(roots.count, 1)
+        let root = roots.first
+        XCTAssertEqual(root?["name"]?.stringValue, "upload")
+        XCTAssertEqual(root?["transaction"]?.boolValue, true)
+        XCTAssertEqual(Set(childNames(root)), ["SELECT 1", "PUT /blob"])
+        XCTAssertEqual(childNames(child(root, "SELECT 1")), ["rows to json"])
+        XCTAssertEqual(child(root, "PUT /blob")?["status"]?.stringValue, "not_found")
+        let rows = try XCTUnwrap(child(child(root, "SELECT 1"), "rows to json")?["duration_ms"]?.doubleValue)
+        XCTAssertGreaterThanOrEqual(rows, 9, "durations in milliseconds")
+
+        let list = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/traces/?name=upload")
+        XCTAssertEqual(list.arrayValue?.first?["trace_id"]?.stringValue, traceID)
+    }
+
+    func testASpanCrossingAnHTTPHopBetweenTwoProcessesIsReassembledAsOneTrace() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let serveDir = TestSupport.makeTemporaryDirectory("trace-serve"), clientDir = TestSupport.makeTemporaryDirectory("trace-client")
+        let serve = Process()
+        serve.executableURL = URL(fileURLWithPath: crasher)
+        serve.arguments = ["trace-serve", "--data-dir", serveDir, "--dsn", server.dsn]
+        serve.environment = env
+        let out = Pipe()
+        serve.standardOutput = out
+        try serve.run()
+        defer { if serve.isRunning { serve.terminate() } }
+        var printed = Data()
+        var portLine: Substring?
+        while portLine == nil {  // the start summary comes first, then `port N`
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed += chunk
+            portLine = String(decoding: printed, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("port ") }
+        }
+        let port = try XCTUnwrap(portLine.map { String($0.dropFirst(5)) }, "trace-serve printed its port")
+
+        let client = try TestSupport.run(crasher, ["trace-client", "--url", "http://127.0.0.1:\(port)/work?user=1", "--data-dir", clientDir, "--dsn", server.dsn],
+                                         environment: env, timeout: 90)
+        XCTAssertEqual(client.exitCode, 0, client.description)
+        XCTAssertTrue(client.stdout.contains("status 200"), client.description)
+        serve.waitUntilExit()
+        XCTAssertEqual(serve.terminationStatus, 0)
+        let traceID = try XCTUnwrap(client.stdout.split(separator: "\n").first { $0.hasPrefix("trace ") }.map { String($0.dropFirst(6)) })
+
+        let trace = try server.getJSON(tracePath(server, traceID))
+        let roots = try XCTUnwrap(trace["roots"]?.arrayValue)
+        XCTAssertEqual(roots.count, 1, "one tree across both processes: \(trace)")
+        let job = roots.first
+        XCTAssertEqual(job?["name"]?.stringValue, "client-job")
+        let http = child(job, "GET http://127.0.0.1:\(port)/work")
+        XCTAssertEqual(http?["op"]?.stringValue, "http.client")
+        XCTAssertEqual(http?["data"]?["http.response.status_code"]?.int64Value, 200)
+        let handled = child(http, "GET /work?user=1")
+        XCTAssertEqual(handled?["transaction"]?.boolValue, true, "the other process's transaction hangs under the client's http.client span")
+        XCTAssertEqual(childNames(handled), ["compute"])
+        try? FileManager.default.removeItem(atPath: serveDir)
+        try? FileManager.default.removeItem(atPath: clientDir)
+    }
+
+    func testACrashInsideASpanLinksItsOccurrenceToThatTrace() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let app = TestSupport.makeTemporaryDirectory("span-segv")
+        defer { try? FileManager.default.removeItem(atPath: app) }
+        let inbound = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        let crash = try TestSupport.run(crasher, ["span-segv", "--traceparent", inbound, "--data-dir", app, "--dsn", server.dsn], environment: env, timeout: 90)
+        XCTAssertEqual(crash.signal, SIGSEGV, crash.description)
+        let ids = try XCTUnwrap(crash.stdout.split(separator: "\n").first { $0.hasPrefix("trace ") }).split(separator: " ")
+        XCTAssertEqual(String(ids[1]), "4bf92f3577b34da6a3ce929d0e0e4736")
+        let crashingSpan = String(ids[2])
+        let reports = TestSupport.files(in: app + "/crashes", suffix: ".crash.json")
+        let report = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(reports.first, "a crash report"))))
+        XCTAssertEqual(report["trace"]?["span_id"]?.stringValue, crashingSpan, "the crash core names the crashing thread's span")
+
+        let flush = try TestSupport.run(crasher, ["flush", "--data-dir", app, "--dsn", server.dsn], environment: env, timeout: 90)
+        XCTAssertTrue(flush.stdout.contains("flushed"), flush.description)
+        try server.waitUntilIdle()
+        let issue = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue?.first)
+        let occurrence = try XCTUnwrap(try server.getJSON("/api/0/issues/\(issue["id"]?.stringValue ?? "")/events/").arrayValue?.first)
+        let eventID = try XCTUnwrap(occurrence["event_id"]?.stringValue)
+        let event = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(eventID)/")
+        XCTAssertEqual(event["trace"]?["trace_id"]?.stringValue, "4bf92f3577b34da6a3ce929d0e0e4736")
+        XCTAssertEqual(event["trace"]?["span_id"]?.stringValue, crashingSpan)
+        let url = try XCTUnwrap(event["trace"]?["url"]?.stringValue)
+
+        var trace = JSONValue.null
+        for _ in 0..<100 {  // the occurrence's link is written behind the event
+            trace = try server.getJSON(url)
+            if trace["occurrences"]?.arrayValue?.isEmpty == false { break }
+            usleep(20_000)
+        }
+        XCTAssertEqual(trace["roots"]?[0]?["name"]?.stringValue, "startup", "the transaction sent before the crash")
+        XCTAssertEqual(trace["roots"]?[0]?["parent_span_id"]?.stringValue, "00f067aa0ba902b7", "continued from the inbound header")
+        XCTAssertEqual(trace["occurrences"]?[0]?["event_id"]?.stringValue, eventID)
+        XCTAssertEqual(trace["occurrences"]?[0]?["span_id"]?.stringValue, crashingSpan)
+    }
+
+    func testRecentTracesFilterByNameAndStatusAndOldOnesExpire() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let now = Date().timeIntervalSince1970
+        let traces = (0..<3).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+        let child: JSONValue = ["span_id": "1111111111111111", "parent_span_id": "aaaaaaaaaaaaaaaa", "op": "db", "description": "q",
+                                "start_timestamp": .double(now), "timestamp": .double(now + 0.1), "trace_id": .string(traces[0])]
+        let backwards: JSONValue = ["span_id": "2222222222222222", "op": "db", "description": "ends before it starts",
+                                    "start_timestamp": .double(now + 1), "timestamp": .double(now)]
+        XCTAssertEqual(server.sendEnvelope(transactionEnvelope(traceID: traces[0], spanID: "aaaaaaaaaaaaaaaa", name: "checkout", status: "ok",
+                                                                start: now, children: [child, backwards])).status, 200)
+        XCTAssertEqual(server.sendEnvelope(transactionEnvelope(traceID: traces[1], spanID: "bbbbbbbbbbbbbbbb", name: "checkout", status: "internal_error", start: now)).status, 200)
+        XCTAssertEqual(server.sendEnvelope(transactionEnvelope(traceID: traces[2], spanID: "cccccccccccccccc", name: "search", status: "ok", start: now)).status, 200)
+        let base = "/api/0/projects/faultline/\(server.projectID)/traces/"
+        func ids(_ query: String) throws -> Set<String> { Set(try server.getJSON(base + query).arrayValue?.compactMap { $0["trace_id"]?.stringValue } ?? []) }
+        XCTAssertEqual(try ids(""), Set(traces))
+        XCTAssertEqual(try ids("?name=checkout"), [traces[0], traces[1]])
+        XCTAssertEqual(try ids("?status=internal_error"), [traces[1]])
+        XCTAssertEqual(try ids("?name=search&status=ok"), [traces[2]])
+        let tree = try server.getJSON(base + traces[0] + "/")
+        XCTAssertEqual(tree["span_count"]?.int64Value, 2, "the span that ends before it starts is dropped")
+        XCTAssertEqual(tree["roots"]?[0]?["children"]?[0]?["duration_ms"]?.doubleValue ?? 0, 100, accuracy: 0.01)
+
+        let noTrace: JSONValue = ["type": "transaction", "start_timestamp": .double(now), "timestamp": .double(now)]
+        let malformed = Envelope(header: [:], items: [Envelope.Item(type: "transaction", payload: noTrace.serialized())]).serialized()
+        XCTAssertEqual(server.sendEnvelope(malformed).status, 400, "a transaction without trace ids is refused")
+
+        XCTAssertEqual(try TraceRetention(store: server.server.store, days: 7).sweep(now: now + 6 * 86_400), 0, "younger than the retention: kept")
+        XCTAssertEqual(try TraceRetention(store: server.server.store, days: 7).sweep(now: now + 8 * 86_400), 3)
+        XCTAssertEqual(server.get(base + traces[0] + "/").status, 404)
+        XCTAssertEqual(try ids(""), [])
+    }
+}
