@@ -34,6 +34,35 @@ final class SDKProcessTests: XCTestCase {
             .compactMap { try? JSONValue.parse($0.payload) }
     }
 
+    func testExitIsNotHeldByARefusedOrStalledServerAndNothingIsLost() throws {
+        // A port nobody listens on (refused), and a server that accepts and never answers.
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
+        let refusedPort = UInt16(bigEndian: addr.sin_port)
+        close(probe)  // now nothing listens there
+        let stalled = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(stalled) }
+        addr.sin_port = 0
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stalled, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(stalled, $0, &length) } }
+        listen(stalled, 16)  // the kernel completes the handshakes; nobody ever reads or answers
+        let stalledPort = UInt16(bigEndian: addr.sin_port)
+
+        for (name, port) in [("refused", refusedPort), ("stalled", stalledPort)] {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            let o = try run("log-and-exit", dsn: "http://0123456789abcdef0123456789abcdef@127.0.0.1:\(port)/1")
+            XCTAssertEqual(o.exitCode, 0, "\(name): \(o)")
+            // Before: the at-exit flush retried with back-off until its 2 s timeout (and waited on a
+            // stalled request). Now one quick attempt (0.5 s at most) and the rest stays queued.
+            XCTAssertLessThan(o.duration, 1.5, "\(name): exit waited \(o.duration) s")
+            let queued = TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope")
+            XCTAssertFalse(queued.isEmpty, "\(name): the captured error and the session end stay durable for the next launch")
+        }
+    }
+
     func testLogsCapturedErrorAndSessionReachTheServerWithInstallAndAppID() throws {
         let server = try ScriptedHTTPServer()
         let o = try run("log-and-exit", dsn: server.dsn())

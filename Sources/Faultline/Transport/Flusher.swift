@@ -31,6 +31,11 @@ final class Flusher: Sendable {
     /// The process is exiting (Worker.flush(final:)): stop any back-off in progress now.
     func abandonRetries() { exiting.store(true, ordering: .relaxed) }
 
+    /// A request in progress at exit got no answer in a final attempt's time: the final pass
+    /// does not try again (the server is stalled or black-holed).
+    func serverUnresponsiveAtExit() { unresponsive.store(true, ordering: .relaxed) }
+    private let unresponsive = Atomic<Bool>(false)
+
     init(outbox: Outbox, transport: any EnvelopeSending, clock: any SDKClock = SystemClock()) {
         self.outbox = outbox
         self.transport = transport
@@ -45,9 +50,16 @@ final class Flusher: Sendable {
 
     private func flushLocked(final: Bool) -> Summary {
         var summary = Summary()
+        if final && unresponsive.load(ordering: .relaxed) {
+            summary.stoppedBy = "server unresponsive at exit"
+            summary.remaining = outbox.pending().count
+            return summary
+        }
         let now = clock.now()
         let retryAt = state.withLock { $0.retryAt }
-        if retryAt > now { summary.stoppedBy = "backoff"; summary.remaining = outbox.pending().count; return summary }
+        // At exit one attempt is made even during a back-off: it costs one quick try, and a server
+        // that came back gets the session's end now rather than at the next launch.
+        if retryAt > now && !final { summary.stoppedBy = "backoff"; summary.remaining = outbox.pending().count; return summary }
         enqueueClientReportIfNeeded()
 
         var queue = outbox.pending()

@@ -74,7 +74,8 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         inFlight.withLock { $0 = task }
         defer { inFlight.withLock { $0 = nil } }
         task.resume()
-        if done.wait(timeout: .now() + timeout + min(timeout, 1)) == .timedOut {
+        // libcurl's own timeout normally ends the request; this is the backstop.
+        if done.wait(timeout: .now() + timeout + min(timeout * 0.2, 1)) == .timedOut {
             task.cancel()
             return (.retryable(reason: "timed out after \(timeout) s"), [])
         }

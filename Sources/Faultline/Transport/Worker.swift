@@ -16,6 +16,8 @@ final class Worker: @unchecked Sendable {
     private var completedPasses = 0
     /// Set by the flush at exit: passes from then on make one quick attempt (Flusher.flushOnce(final:)).
     private var finalPasses = false
+    /// A pass (packing logs, sending) is running on the worker thread.
+    private var passInProgress = false
     private var stopping = false
     private var setUpDone = false
     private var exited = false
@@ -72,14 +74,27 @@ final class Worker: @unchecked Sendable {
     @discardableResult
     func flush(timeout: Double, final: Bool = false) -> Bool {
         if final {
-            // A pass in progress may be sleeping out a back-off or waiting on a server that does
-            // not answer: stop it now (its envelope stays in the outbox) and run the quick one.
+            // A pass in progress may be sleeping out a back-off (it stops now) or waiting on a
+            // server that does not answer: it gets as long as a final attempt would, then its
+            // request is cancelled (the envelope stays in the outbox) and the quick pass runs.
             flusher.abandonRetries()
-            flusher.transport.cancelInFlight()
+            condition.lock()
+            let running = completedPasses
+            let grace = Date().addingTimeInterval(Flusher.finalAttemptTimeout)
+            while passInProgress && completedPasses == running { if !condition.wait(until: grace) { break } }
+            let stillRunning = passInProgress && completedPasses == running
+            condition.unlock()
+            if stillRunning {
+                // The server did not answer within a final attempt's time: it will not answer the
+                // final pass either; everything stays in the outbox for the next launch.
+                flusher.serverUnresponsiveAtExit()
+                flusher.transport.cancelInFlight()
+            }
         }
         condition.lock()
         if final { finalPasses = true }
-        let target = completedPasses + 2  // a pass already running may have missed recent items
+        // A pass already running may have missed recent items: then it and one more.
+        let target = completedPasses + (passInProgress ? 2 : 1)
         wakeRequested = true
         condition.broadcast()
         let deadline = Date().addingTimeInterval(timeout)
@@ -111,9 +126,11 @@ final class Worker: @unchecked Sendable {
             if !wakeRequested && !stopping { _ = condition.wait(until: Date().addingTimeInterval(Self.interval)) }
             wakeRequested = false
             let stop = stopping
+            passInProgress = true
             condition.unlock()
             pass()
             condition.lock()
+            passInProgress = false
             completedPasses += 1
             condition.broadcast()
             condition.unlock()
