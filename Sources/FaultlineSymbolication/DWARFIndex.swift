@@ -115,7 +115,8 @@ struct IndexTables {
 enum IndexFormat {
     static let magic: [UInt8] = Array("FLSYMIDX".utf8)
     /// Bump whenever the layout or the meaning of a table changes: old files are then rebuilt.
-    static let version: UInt32 = 4
+    // 5: DWARF 5 files in directory entry 0 are no longer joined to DW_AT_comp_dir again.
+    static let version: UInt32 = 5
     static let flagHasDWARF: UInt32 = 1
     static let headerSize = 512
     static let maxBuildIDLength = 64
