@@ -26,6 +26,8 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/System/CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CDebuginfod", path: "Sources/System/CDebuginfod", pkgConfig: "libdebuginfod",
+                       providers: [.apt(["libdebuginfod-dev"])]),
 
         // MARK: Crash core (C, runs inside a crashed process)
         .target(
@@ -54,7 +56,7 @@ let package = Package(
         .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol"]),
 
         // MARK: Symbolication (never in the crashing process)
-        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
+        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "CDebuginfod", "FaultlineProtocol"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",

@@ -22,6 +22,13 @@ public struct ServerConfiguration: Sendable {
 
     /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
     public var traceRetentionDays: Double = 30
+    /// Upstream debuginfod servers for build-ids with frames and no debug file (empty: none).
+    public var debuginfodUpstreams: [String] = []
+    /// How long an upstream's "not found" (or no answer) stands before it is asked again.
+    public var debuginfodRetryInterval: TimeInterval = 3600
+    /// Seconds without progress before an upstream is given up.
+    public var debuginfodTimeout: Int = 10
+
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
     /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
@@ -48,6 +55,8 @@ public final class FaultlineServer: @unchecked Sendable {
     public let backfiller: Backfiller
     public let traceRetention: TraceRetention
     public let symbolicator: FrameSymbolicating
+    /// Fetches missing debug files from `config.debuginfodUpstreams` (nil when there are none).
+    public let upstream: UpstreamFetcher?
     let http: HTTPServer
     public let refusals: Refusals
     let chunks: ChunkUpload
@@ -69,7 +78,17 @@ public final class FaultlineServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: indexDir, withIntermediateDirectories: true)
         let base = config.makeSymbolicator?(debugFiles.root, indexDir) ?? DefaultSymbolicator.make(debugRoot: debugFiles.root, indexDirectory: indexDir)
         let files = debugFiles
-        symbolicator = CachingSymbolicator(base, isKnown: { files.hasSymbols(for: $0) })
+        var upstreamOptions = UpstreamFetcher.Options(urls: config.debuginfodUpstreams)
+        upstreamOptions.retryInterval = config.debuginfodRetryInterval
+        upstreamOptions.timeoutSeconds = config.debuginfodTimeout
+        let upstream = config.debuginfodUpstreams.isEmpty ? nil
+            : UpstreamFetcher(options: upstreamOptions, dataDirectory: dir, store: store, debugFiles: debugFiles)
+        self.upstream = upstream
+        symbolicator = CachingSymbolicator(base, isKnown: { id in
+            if files.hasSymbols(for: id) { return true }
+            upstream?.want(id)
+            return false
+        })
         processor = EventProcessor(store: store, symbolicator: symbolicator)
         backfiller = Backfiller(store: store, symbolicator: symbolicator, processor: processor)
         let refusals = Refusals()
@@ -85,6 +104,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let assembler = Assembler(store: store, chunks: chunks, debugFiles: debugFiles) { summary in
             if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
         }
+        upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }
         let processor = self.processor
         let store = self.store
         let sources = try SourceFiles(dataDirectory: dir, store: store, chunks: chunks)
@@ -123,6 +143,7 @@ public final class FaultlineServer: @unchecked Sendable {
         processor.start()
         backfiller.start()
         traceRetention.start()
+        upstream?.start()
         web?.start()
         var o = config.http
         o.host = config.host
@@ -141,6 +162,7 @@ public final class FaultlineServer: @unchecked Sendable {
         http.stop()
         traceRetention.stop()
         web?.stop()
+        upstream?.stop()
         backfiller.stop()
         processor.stop()
         store.close()

@@ -103,6 +103,7 @@ public enum BacktraceText {
                 if let l = f["lineno"]?.int64Value { line += ":\(l)" }
                 if let c = f["colno"]?.int64Value { line += ":\(c)" }
             }
+            if f["data"]?["faultline_inferred"]?.boolValue == true { line += " [inferred]" }
             if f["data"]?["inlined"]?.boolValue == true { line += " [inlined]" }
             if let pkg = f["package"]?.stringValue {
                 let name = (pkg as NSString).lastPathComponent

@@ -115,7 +115,8 @@ struct IndexTables {
 enum IndexFormat {
     static let magic: [UInt8] = Array("FLSYMIDX".utf8)
     /// Bump whenever the layout or the meaning of a table changes: old files are then rebuilt.
-    static let version: UInt32 = 4
+    // 5: DWARF 5 files in directory entry 0 are no longer joined to DW_AT_comp_dir again.
+    static let version: UInt32 = 5
     static let flagHasDWARF: UInt32 = 1
     static let headerSize = 512
     static let maxBuildIDLength = 64
@@ -316,6 +317,35 @@ final class DWARFIndex: @unchecked Sendable {
         guard start <= end, end <= rowAddress.count, start < end else { return nil }
         guard let row = DWARFIndex.lastNotAbove(rowAddress, start, end, address), row >= start else { return nil }
         return rowFile[row] == IndexTables.none ? nil : row   // an end-of-sequence row: a gap
+    }
+
+    /// The innermost scope at `address` (`none` in a gap).
+    private func innermostScope(_ address: UInt64) -> UInt32 {
+        guard let seg = DWARFIndex.lastNotAbove(segmentStart, 0, segmentStart.count, address) else { return IndexTables.none }
+        return segmentScope[seg]
+    }
+
+    /// Report mode only (never `--obj`): when the row for `address` has line 0 (Swift's
+    /// `<compiler-generated>`), the nearest row with a line in the same sequence whose address
+    /// has the same innermost (inline) scope: the closest one before it, else the closest after.
+    func inferredLocation(_ address: UInt64) -> (file: UInt32, line: UInt32, column: UInt32)? {
+        guard let row = lineRow(address), rowLine[row] == 0,
+              let r = DWARFIndex.lastNotAbove(cuLow, 0, cuLow.count, address), address < cuHigh[r] else { return nil }
+        let cu = Int(cuOfRange[r])
+        let start = Int(cuRowStart[cu]), end = Int(cuRowEnd[cu])
+        let scope = innermostScope(address)
+        func usable(_ i: Int) -> Bool { rowLine[i] != 0 && innermostScope(rowAddress[i]) == scope }
+        var i = row - 1, steps = 0
+        while i >= start, steps < 4096, rowFile[i] != IndexTables.none {
+            if usable(i) { return (rowFile[i], rowLine[i], rowColumn[i]) }
+            i -= 1; steps += 1
+        }
+        i = row + 1; steps = 0
+        while i < end, steps < 4096, rowFile[i] != IndexTables.none {
+            if usable(i) { return (rowFile[i], rowLine[i], rowColumn[i]) }
+            i += 1; steps += 1
+        }
+        return nil
     }
 
     /// The ELF symbol covering `address` (llvm-symbolizer's rule: the last symbol at or below it,

@@ -55,6 +55,8 @@ struct DWARFIndexBuilder {
     var t = IndexTables()
     var pool = StringPool()
     var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
+    /// The current unit's directory table when its DWARF is version 5 (see `join`).
+    var currentDirectories: [String]? = nil
     var ranges: [ScopeRange] = []
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
@@ -123,6 +125,7 @@ struct DWARFIndexBuilder {
                 var files: OpaquePointer? = nil
                 var nfiles = 0
                 if dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 { files = nil }
+                currentDirectories = version >= 5 ? files.map(DWARFIndexBuilder.directories) : nil
                 let rowStart = t.rowAddress.count
                 readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
                 t.cuRowStart.append(UInt32(rowStart))
@@ -221,7 +224,31 @@ struct DWARFIndexBuilder {
     private mutating func fileRef(_ files: OpaquePointer, _ idx: Int, compDir: String?, unitFiles: inout [Int: UInt32]) -> UInt32 {
         if let f = unitFiles[idx] { return f }
         guard let p = dwarf_filesrc(files, idx, nil, nil) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
-        return fileRef(path: DWARFIndexBuilder.normalize(String(cString: p), compDir: compDir), unitFiles: &unitFiles, key: idx)
+        return fileRef(path: DWARFIndexBuilder.join(String(cString: p), compDir: compDir, version5Directories: currentDirectories),
+                       unitFiles: &unitFiles, key: idx)
+    }
+
+    /// The unit's directory table as libdw reads it (DWARF 5: entry 0 is the table's own first entry).
+    static func directories(_ files: OpaquePointer) -> [String] {
+        var dirs: UnsafePointer<UnsafePointer<CChar>?>? = nil
+        var n = 0
+        guard dwarf_getsrcdirs(files, &dirs, &n) == 0, let dirs else { return [] }
+        return (0..<n).map { dirs[$0].map { String(cString: $0) } ?? "" }
+    }
+
+    /// A line-table file name as llvm-symbolizer prints it. libdw gives `directory[i]/name`. DWARF 5
+    /// (6.2.4.1): directory entry 0 *is* the compilation directory, so a file in entry 0 is not
+    /// joined to DW_AT_comp_dir again — llvm prints `./nptl/pthread_kill.c` where joining twice
+    /// gives `./nptl/./nptl/pthread_kill.c` (Debian's libc: comp_dir and entry 0 are `./nptl`).
+    /// Other relative entries are relative to the compilation directory and are joined to it.
+    /// libdw does not say which entry a file uses: a name under a relative entry 0 counts as
+    /// entry 0 unless another (different) entry also prefixes it.
+    static func join(_ name: String, compDir: String?, version5Directories dirs: [String]?) -> String {
+        if let dirs, let d0 = dirs.first, !d0.isEmpty, !d0.hasPrefix("/"), name.hasPrefix(d0 + "/"),
+           !dirs.dropFirst().contains(where: { $0 != d0 && !$0.isEmpty && name.hasPrefix($0 + "/") }) {
+            return normalize(name, compDir: nil)
+        }
+        return normalize(name, compDir: compDir)
     }
 
     private mutating func fileRef(path: String, unitFiles: inout [Int: UInt32], key: Int) -> UInt32 {

@@ -28,6 +28,10 @@ public struct SymbolicatedFrame: Sendable, Hashable {
     public var isInlined: Bool
     /// No DWARF covers this address: the name comes from `.symtab`/`.dynsym` and there is no line.
     public var fromSymbolTable: Bool
+    /// Report mode: the line table said line 0 (`<compiler-generated>`) here, and file:line:column
+    /// are the nearest meaningful location in the same inline scope (or, for a `Swift runtime
+    /// failure: …` frame, the user's line that trapped): a guess, as gdb makes it, not the table's word.
+    public var isInferred: Bool = false
 
     public init(function: String?, mangledFunction: String? = nil, file: String? = nil, line: Int? = nil,
                 column: Int? = nil, isInlined: Bool = false, fromSymbolTable: Bool = false) {
@@ -145,19 +149,33 @@ final class LoadedModule: @unchecked Sendable {
         return entry
     }
 
-    func frames(at address: UInt64) -> SymbolicationOutcome {
+    func frames(at address: UInt64, inferLineZero: Bool = false) -> SymbolicationOutcome {
         var raw: [IndexedFrame] = []
         let index = index(for: address)
         index.lookup(address, into: &raw)
         guard !raw.isEmpty else { return .unresolved(.noDebugInfoForAddress) }
-        return .resolved(raw.map { f in
+        var inferred = false
+        if inferLineZero, !raw[0].nameFromSymbolTable, raw[0].line == 0 {
+            if let loc = index.inferredLocation(address) {
+                raw[0].file = loc.file; raw[0].line = loc.line; raw[0].column = loc.column; inferred = true
+            } else if name(raw[0].name, in: index).display?.hasPrefix("Swift runtime failure") == true,
+                      let k = raw.indices.dropFirst().first(where: { raw[$0].line != 0 && !raw[$0].nameFromSymbolTable }) {
+                // The trap's artificial inlined frame (and the standard library's inlined checks
+                // between it and the user's code) have no line: the user's line is the first
+                // meaningful call site outward.
+                raw[0].file = raw[k].file; raw[0].line = raw[k].line; raw[0].column = raw[k].column; inferred = true
+            }
+        }
+        return .resolved(raw.enumerated().map { (k, f) in
             let n = name(f.name, in: index)
             // A symbol-table frame's STT_FILE name ("Swift.o") is an object file, not a source:
             // address mode prints it like llvm-symbolizer, events and backtraces leave it out.
             let file = f.nameFromSymbolTable ? nil : index.string(index.fileString(f.file))
-            return SymbolicatedFrame(function: n.display, mangledFunction: n.raw, file: file,
-                                     line: file == nil ? nil : Int(f.line), column: file == nil ? nil : Int(f.column),
-                                     isInlined: f.isInlined, fromSymbolTable: f.nameFromSymbolTable)
+            var frame = SymbolicatedFrame(function: n.display, mangledFunction: n.raw, file: file,
+                                          line: file == nil ? nil : Int(f.line), column: file == nil ? nil : Int(f.column),
+                                          isInlined: f.isInlined, fromSymbolTable: f.nameFromSymbolTable)
+            frame.isInferred = inferred && k == 0
+            return frame
         })
     }
 }
@@ -208,7 +226,7 @@ public final class Symbolicator: @unchecked Sendable {
         case .loaded(let m):
             var a = relativeAddress &+ m.firstLoadAddress
             if isReturnAddress && a > 0 { a -= 1 }
-            return m.frames(at: a)
+            return m.frames(at: a, inferLineZero: true)
         }
     }
 

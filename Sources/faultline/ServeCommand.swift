@@ -7,6 +7,7 @@ enum ServeCommand {
     static let usage = """
     usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
                            [--install-cap N] [--durability full|normal]
+                           [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
@@ -20,6 +21,15 @@ enum ServeCommand {
       --durability MODE   full: fsync every commit (default); normal: survive process crashes only
       --public-url URL    how clients reach this server, e.g. behind a TLS proxy (env FAULTLINE_PUBLIC_URL);
                           used in the chunk-upload URL it hands out
+      --debuginfod-upstream URL...
+                          debuginfod servers (repeatable, or several URLs in one space-separated
+                          value; env FAULTLINE_DEBUGINFOD_UPSTREAM) asked in the background for the
+                          debug file of a build-id that has frames and no file here; a file found is
+                          stored and backfilled as if uploaded
+      --debuginfod-retry SECONDS
+                          how long an upstream's "not found" or failure stands (default 3600)
+      --debuginfod-timeout SECONDS
+                          seconds without progress before an upstream is given up (default 10)
     """
 
     static func run(_ args: [String]) -> Int32 {
@@ -28,6 +38,7 @@ enum ServeCommand {
         if let h = env["FAULTLINE_HOST"], !h.isEmpty { config.host = h }
         if let p = env["FAULTLINE_PORT"].flatMap({ UInt16($0) }) { config.port = p }
         if let u = env["FAULTLINE_PUBLIC_URL"], !u.isEmpty { config.publicURL = u }
+        if let u = env["FAULTLINE_DEBUGINFOD_UPSTREAM"] { config.debuginfodUpstreams = u.split(separator: " ").map(String.init) }
         var it = args.makeIterator()
         while let a = it.next() {
             func value() -> String? { it.next() }
@@ -39,6 +50,11 @@ enum ServeCommand {
             case "--port": guard let v = value().flatMap({ UInt16($0) }) else { return missing(a) }; config.port = v
             case "--threads": guard let v = value().flatMap({ UInt32($0) }), v > 0 else { return missing(a) }; config.threads = v
             case "--install-cap": guard let v = value().flatMap({ Int($0) }), v >= 0 else { return missing(a) }; config.limits.eventsPerInstall = v
+            case "--debuginfod-upstream":
+                guard let v = value(), v.hasPrefix("http://") || v.hasPrefix("https://") || v.hasPrefix("file://") else { return missing(a) }
+                config.debuginfodUpstreams += v.split(separator: " ").map(String.init)
+            case "--debuginfod-retry": guard let v = value().flatMap({ Double($0) }), v >= 0 else { return missing(a) }; config.debuginfodRetryInterval = v
+            case "--debuginfod-timeout": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.debuginfodTimeout = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
                 config.durability = v

@@ -26,8 +26,11 @@ enum SymbolicateCommand {
 
     Debug files are found by build-id, in order: --debug-file files; each --debug-dir in the
     .build-id/xx/rest.debug layout; the module's own path; its .gnu_debuglink (beside it, in
-    .debug/, in each --debug-dir, under /usr/lib/debug); /usr/lib/debug/.build-id. A file with
-    another build-id is never used. Without DWARF, ELF symbols give function names only.
+    .debug/, in each --debug-dir, under /usr/lib/debug); /usr/lib/debug/.build-id; last, the
+    debuginfod servers in DEBUGINFOD_URLS (space-separated; files and "not found" answers cached
+    under the cache directory's debuginfod/, or DEBUGINFOD_CACHE_PATH; DEBUGINFOD_TIMEOUT seconds
+    without progress, default 10). A file with another build-id is never used. Without DWARF,
+    ELF symbols give function names only.
 
     options:
       --obj FILE, -e FILE     address mode on FILE (an executable, a library or a debug file)
@@ -38,6 +41,7 @@ enum SymbolicateCommand {
       --no-cache              neither read nor write persisted indexes
       --rebuild-index         address mode: build FILE's index afresh and persist it
       --no-system             do not search /usr/lib/debug
+      --no-debuginfod         do not ask the servers in DEBUGINFOD_URLS
       --json                  report mode: print the symbolicated event as JSON
       --crashed-only          report mode: print only the crashing thread (every thread by default)
       --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
@@ -68,6 +72,7 @@ enum SymbolicateCommand {
         var noCache = false
         var rebuildIndex = false
         var noSystem = false
+        var noDebuginfod = false
         var json = false
         var crashedOnly = false
         var faultlineFrames = false
@@ -106,6 +111,7 @@ enum SymbolicateCommand {
             case "--no-cache": o.noCache = true
             case "--rebuild-index": o.rebuildIndex = true
             case "--no-system": o.noSystem = true
+            case "--no-debuginfod": o.noDebuginfod = true
             case "--json": o.json = true
             case "--crashed-only": o.crashedOnly = true
             case "--faultline-frames": o.faultlineFrames = true
@@ -131,7 +137,8 @@ enum SymbolicateCommand {
         case .success(let o): options = o
         }
         let locator = DebugFileLocator(explicitFiles: options.debugFiles, debugDirectories: options.debugDirs,
-                                       searchModulePath: true, searchSystem: !options.noSystem)
+                                       searchModulePath: true, searchSystem: !options.noSystem,
+                                       debuginfod: options.noDebuginfod ? nil : DebuginfodClient.fromEnvironment(cacheDirectory: options.cacheDir))
         let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
         if let object = options.object {
             if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {

@@ -12,22 +12,24 @@ import Glibc
 /// 3. `ModulePathSource`: the module's own path;
 /// 4. `DebugLinkSource`: the module's `.gnu_debuglink` beside it, in `.debug/`, in each debug
 ///    directory and under `/usr/lib/debug/<module dir>/` (CRC-32 checked);
-/// 5. `SystemDebugSource`: `/usr/lib/debug/.build-id/xx/rest.debug`.
+/// 5. `SystemDebugSource`: `/usr/lib/debug/.build-id/xx/rest.debug`;
+/// 6. `DebuginfodSource` (when a client is given): the servers in `DEBUGINFOD_URLS`, through
+///    libdebuginfod and its cache; reached only when every local source came up empty.
 /// A file whose build-id differs from the one asked for is never used; it is reported instead.
-/// A new source (debuginfod, say) is one more `DebugFileSource` in the chain.
 public struct DebugFileLocator: Sendable {
     public var sources: [any DebugFileSource]
 
     public init(sources: [any DebugFileSource]) { self.sources = sources }
 
     public init(explicitFiles: [String] = [], debugDirectories: [String] = [], searchModulePath: Bool = true, searchSystem: Bool = true,
-                systemDebugRoot: String = SystemDebugSource.defaultRoot) {
+                systemDebugRoot: String = SystemDebugSource.defaultRoot, debuginfod: DebuginfodClient? = nil) {
         var s: [any DebugFileSource] = [ExplicitFileSource(files: explicitFiles), BuildIDDirectorySource(directories: debugDirectories)]
         if searchModulePath {
             s.append(ModulePathSource())
             s.append(DebugLinkSource(directories: debugDirectories, systemDebugRoot: searchSystem ? systemDebugRoot : nil))
         }
         if searchSystem { s.append(SystemDebugSource(root: systemDebugRoot)) }
+        if let debuginfod { s.append(DebuginfodSource(client: debuginfod)) }
         sources = s
     }
 

@@ -1,0 +1,143 @@
+// Debug files from upstream debuginfod servers (`serve --debuginfod-upstream URL…`): when a frame
+// names a build-id the server has no debug file for, the build-id is queued here; one worker
+// thread asks the upstreams through libdebuginfod (bounded timeouts), stores a file it gets
+// exactly like an upload (DebugFileStore + a DebugFileRecord) and starts the same backfill.
+// Ingest only ever appends to a bounded queue: a slow or dead upstream delays nothing but this
+// worker. "Not found" and "could not ask" are remembered per build-id for `retryInterval`.
+import Foundation
+import FaultlineProtocol
+import FaultlineSymbolication
+
+public final class UpstreamFetcher: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var urls: [String]
+        /// How long a negative answer (not found, or no upstream answered) stands before asking again.
+        public var retryInterval: TimeInterval = 3600
+        /// Seconds without progress before an upstream is given up.
+        public var timeoutSeconds: Int = 10
+        /// Seconds one download may take at most.
+        public var maxTimeSeconds: Int = 300
+        /// Build-ids waiting at most; more are dropped (and asked for at a later frame).
+        public var queueLimit: Int = 10_000
+        public init(urls: [String]) { self.urls = urls }
+    }
+
+    public enum State: Equatable, Sendable {
+        case queued
+        case fetched
+        /// Negative answer, asked again after `retryAt`.
+        case notFound(retryAt: Date)
+        case failed(errno: Int32, retryAt: Date)
+    }
+
+    let options: Options
+    let client: DebuginfodClient
+    let store: Store
+    let debugFiles: DebugFileStore
+    /// Set by the server: starts the backfill of a new file (the upload path's callback).
+    var onNewDebugFile: (@Sendable (ELFSummary) -> Void)?
+
+    private let cond = NSCondition()
+    private var queue: [BuildID] = []
+    private var states: [BuildID: State] = [:]
+    private var stopping = false
+    private var running = false
+    /// Held while a fetched file is stored, so `stop` never closes the store under it.
+    private let installLock = NSLock()
+    private var thread: Thread?
+    private let exited = DispatchSemaphore(value: 0)
+
+    private var queries = 0
+    /// Number of upstream queries made (tests: a cached negative answer makes none).
+    public var queryCount: Int { cond.lock(); defer { cond.unlock() }; return queries }
+
+    public init(options: Options, dataDirectory: String, store: Store, debugFiles: DebugFileStore) {
+        self.options = options
+        self.store = store
+        self.debugFiles = debugFiles
+        client = DebuginfodClient(urls: options.urls, cacheDirectory: dataDirectory + "/debuginfod-cache",
+                                  timeoutSeconds: options.timeoutSeconds, maxTimeSeconds: options.maxTimeSeconds,
+                                  negativeRetrySeconds: Int(options.retryInterval.rounded(.up)))
+    }
+
+    /// A frame needs `id` and the server has no file: queue it unless it is queued, was fetched,
+    /// or has a negative answer younger than the retry interval. Never blocks on the network.
+    public func want(_ id: BuildID) {
+        cond.lock(); defer { cond.unlock() }
+        switch states[id] {
+        case .queued?, .fetched?: return
+        case .notFound(let at)?, .failed(_, let at)?: if Date() < at { return }
+        case nil: break
+        }
+        guard queue.count < options.queueLimit, !stopping else { return }
+        states[id] = .queued
+        queue.append(id)
+        cond.signal()
+    }
+
+    public func state(of id: BuildID) -> State? { cond.lock(); defer { cond.unlock() }; return states[id] }
+
+    /// Whether the worker has nothing queued and is not asking anyone now.
+    public var isIdle: Bool { cond.lock(); defer { cond.unlock() }; return queue.isEmpty && !running }
+
+    public func start() {
+        let t = Thread { [self] in loop(); exited.signal() }
+        t.name = "faultline-debuginfod-upstream"
+        thread = t
+        t.start()
+    }
+
+    /// Returns at once even while a query waits on a slow upstream: the worker stores nothing
+    /// after this (it checks `stopping` under `installLock` before touching the store).
+    public func stop() {
+        cond.lock(); stopping = true; queue.removeAll(); cond.broadcast(); cond.unlock()
+        installLock.lock(); installLock.unlock()
+    }
+
+    private func loop() {
+        while true {
+            cond.lock()
+            while queue.isEmpty && !stopping { cond.wait() }
+            if stopping { cond.unlock(); return }
+            let id = queue.removeFirst()
+            running = true
+            queries += 1
+            cond.unlock()
+
+            let answer = client.debugInfo(id)
+            var next: State
+            switch answer {
+            case .found(let path): next = install(id, from: path)
+            case .notFound: next = .notFound(retryAt: Date().addingTimeInterval(options.retryInterval))
+            case .failed(let e): next = .failed(errno: e, retryAt: Date().addingTimeInterval(options.retryInterval))
+            }
+            cond.lock(); states[id] = next; running = false; cond.unlock()
+        }
+    }
+
+    /// Moves the fetched file out of libdebuginfod's cache into the debug-file store, records it
+    /// and starts the backfill, as the assemble endpoint does for an upload.
+    private func install(_ id: BuildID, from cached: String) -> State {
+        installLock.lock(); defer { installLock.unlock() }
+        let negative = State.failed(errno: EINVAL, retryAt: Date().addingTimeInterval(options.retryInterval))
+        cond.lock(); let stop = stopping; cond.unlock()
+        if stop { return negative }
+        let staged = debugFiles.temporaryPath()
+        do {
+            if rename(cached, staged) != 0 { try FileManager.default.copyItem(atPath: cached, toPath: staged) }
+        } catch { return negative }
+        chmod(staged, 0o644)
+        // The upstream must not hand us another build's file.
+        guard let summary = try? ELFSummary.read(path: staged), summary.buildID == id, summary.hasDebugInfo || summary.hasSymbols else {
+            unlink(staged); return negative
+        }
+        do { try debugFiles.install(staged, summary: summary) } catch { unlink(staged); return negative }
+        let size = (try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(id))[.size] as? Int) ?? 0
+        let record = DebugFileRecord(buildID: id, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
+                                     isExecutable: summary.isExecutable, size: Int64(size), name: "debuginfod",
+                                     uploaded: Date().timeIntervalSince1970)
+        do { try store.recordDebugFile(record) } catch { return negative }
+        onNewDebugFile?(summary)
+        return .fetched
+    }
+}

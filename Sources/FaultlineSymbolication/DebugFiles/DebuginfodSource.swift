@@ -1,0 +1,92 @@
+// debuginfod: debug files fetched by build-id from the servers in DEBUGINFOD_URLS, through
+// elfutils' client library (libdebuginfod), which keeps its own cache (positive and negative).
+// Last in the CLI's chain: a lookup reaches the network only when no local source had a file.
+import Foundation
+import CDebuginfod
+import FaultlineProtocol
+
+/// A libdebuginfod client with its settings held here rather than in the environment: the
+/// library reads `DEBUGINFOD_URLS`, `DEBUGINFOD_CACHE_PATH` and its timeouts from the environment
+/// at each query, so every query sets them under one process-wide lock (two servers in one
+/// process, or a server and a CLI test, may use different upstreams).
+public final class DebuginfodClient: @unchecked Sendable {
+    /// Space-separated server URLs, as in `DEBUGINFOD_URLS`.
+    public let urls: [String]
+    /// The library's cache (`<cache>/<build-id>/debuginfo`, negative answers as empty 000 files).
+    public let cacheDirectory: String
+    /// Seconds without progress (connect or transfer) before a server is given up (`DEBUGINFOD_TIMEOUT`).
+    public let timeoutSeconds: Int
+    /// Seconds one download may take at most (`DEBUGINFOD_MAXTIME`).
+    public let maxTimeSeconds: Int
+    /// How long a "not found" is believed before the servers are asked again (the library's
+    /// `cache_miss_s`, written into the cache directory).
+    public let negativeRetrySeconds: Int
+
+    static let queryLock = NSLock()
+
+    public init(urls: [String], cacheDirectory: String, timeoutSeconds: Int = 10, maxTimeSeconds: Int = 120, negativeRetrySeconds: Int = 600) {
+        self.urls = urls
+        self.cacheDirectory = cacheDirectory
+        self.timeoutSeconds = max(1, timeoutSeconds)
+        self.maxTimeSeconds = max(1, maxTimeSeconds)
+        self.negativeRetrySeconds = max(0, negativeRetrySeconds)
+    }
+
+    /// The client `DEBUGINFOD_URLS` asks for (nil when unset or empty), caching under
+    /// `<cacheDirectory>/debuginfod`.
+    public static func fromEnvironment(cacheDirectory: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> DebuginfodClient? {
+        let urls = (environment["DEBUGINFOD_URLS"] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard !urls.isEmpty else { return nil }
+        let timeout = environment["DEBUGINFOD_TIMEOUT"].flatMap { Int($0) } ?? 10
+        let cache = environment["DEBUGINFOD_CACHE_PATH"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (cacheDirectory ?? IndexCache.defaultDirectory) + "/debuginfod"
+        return DebuginfodClient(urls: urls, cacheDirectory: cache, timeoutSeconds: timeout)
+    }
+
+    public enum Answer: Sendable, Equatable {
+        /// The file, in the cache directory.
+        case found(String)
+        /// Every server said it has no such file (or a cached "not found" is still fresh).
+        case notFound
+        /// No server could be asked (connection refused, timeout, …): errno.
+        case failed(Int32)
+    }
+
+    public func debugInfo(_ id: BuildID) -> Answer { query(id) { debuginfod_find_debuginfo($0, $1, $2, $3) } }
+    public func executable(_ id: BuildID) -> Answer { query(id) { debuginfod_find_executable($0, $1, $2, $3) } }
+
+    private func query(_ id: BuildID, _ find: (OpaquePointer?, UnsafePointer<UInt8>, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32) -> Answer {
+        guard !id.bytes.isEmpty, !urls.isEmpty else { return .notFound }
+        try? FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
+        // The library reads its negative-cache lifetime from this file in the cache directory.
+        try? "\(negativeRetrySeconds)\n".write(toFile: cacheDirectory + "/cache_miss_s", atomically: true, encoding: .utf8)
+        return Self.queryLock.withLock {
+            setenv("DEBUGINFOD_URLS", urls.joined(separator: " "), 1)
+            setenv("DEBUGINFOD_CACHE_PATH", cacheDirectory, 1)
+            setenv("DEBUGINFOD_TIMEOUT", String(timeoutSeconds), 1)
+            setenv("DEBUGINFOD_MAXTIME", String(maxTimeSeconds), 1)
+            guard let client = debuginfod_begin() else { return .failed(ENOMEM) }
+            defer { debuginfod_end(client) }
+            debuginfod_set_progressfn(client, nil)
+            var path: UnsafeMutablePointer<CChar>? = nil
+            let fd = id.bytes.withUnsafeBufferPointer { find(client, $0.baseAddress!, Int32($0.count), &path) }
+            defer { free(path) }
+            if fd >= 0 {
+                close(fd)
+                guard let path else { return .failed(EIO) }
+                return .found(String(cString: path))
+            }
+            return fd == -ENOENT ? .notFound : .failed(-fd)
+        }
+    }
+}
+
+/// The chain's last source: asks the client for the build-id's debuginfo.
+public struct DebuginfodSource: DebugFileSource {
+    public let client: DebuginfodClient
+    public init(client: DebuginfodClient) { self.client = client }
+    public func candidates(for request: DebugFileRequest) -> [DebugFileCandidate] {
+        guard let id = request.buildID, case .found(let path) = client.debugInfo(id) else { return [] }
+        return [DebugFileCandidate(path: path, strategy: "debuginfod")]
+    }
+}
