@@ -101,7 +101,11 @@ final class DebuginfodUpstreamTests: XCTestCase {
         }
         XCTAssertFalse(issues(server).contains { $0["symbolicated"]?.boolValue == true })
 
-        // After the interval, the next frame asks again and the file arrives.
+        // After the interval (the fetcher's own clock: from when its answer came), the next frame
+        // asks again and the file arrives.
+        if case .notFound(let retryAt)? = fetcher.state(of: program.buildID) {
+            while Date() < retryAt.addingTimeInterval(0.2) { usleep(100_000) }
+        }
         while Date().timeIntervalSince(askedAt) < retry + 0.5 { usleep(100_000) }
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program, release: "third"))).status, 200)
         let deadline = Date().addingTimeInterval(60)

@@ -104,6 +104,9 @@ public final class UpstreamFetcher: @unchecked Sendable {
             queries += 1
             cond.unlock()
 
+            // Queued means our retry interval allows asking: the library's own memory of a "not
+            // found" must not answer for the upstream.
+            client.forgetNegativeAnswer(for: id)
             let answer = client.debugInfo(id)
             var next: State
             switch answer {

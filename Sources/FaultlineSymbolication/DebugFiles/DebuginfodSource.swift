@@ -52,6 +52,18 @@ public final class DebuginfodClient: @unchecked Sendable {
         case failed(Int32)
     }
 
+    /// Drops the library's remembered "not found" for `id` (an empty file in its cache), so a
+    /// caller whose own retry interval has passed really asks again: the library's clock (file
+    /// times in whole seconds, from when its answer was written) must not outlast the caller's.
+    public func forgetNegativeAnswer(for id: BuildID) {
+        for kind in ["debuginfo", "executable"] {
+            let marker = cacheDirectory + "/" + id.hex + "/" + kind
+            if let size = (try? FileManager.default.attributesOfItem(atPath: marker))?[.size] as? Int, size == 0 {
+                try? FileManager.default.removeItem(atPath: marker)
+            }
+        }
+    }
+
     public func debugInfo(_ id: BuildID) -> Answer { query(id) { debuginfod_find_debuginfo($0, $1, $2, $3) } }
     public func executable(_ id: BuildID) -> Answer { query(id) { debuginfod_find_executable($0, $1, $2, $3) } }
 
