@@ -32,6 +32,12 @@ public struct Options: Sendable {
     /// How much of the end of stderr a crash report carries (fixed at the first start).
     public var stderrTailBytes: Int = 16 * 1024
 
+    /// A `RollingFileLogger`'s folder: its `.log.gz` archives (also those of earlier runs) are
+    /// uploaded from the SDK's thread and deleted once the server has them. Needs a DSN.
+    public var logArchiveDirectory: String?
+    /// While the server has log upload switched off, how often to ask whether it is on again.
+    public var logArchiveRecheckSeconds: Double = 300
+
     public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
                 service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {
         self.dsn = dsn

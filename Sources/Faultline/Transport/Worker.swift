@@ -20,6 +20,8 @@ final class Worker: @unchecked Sendable {
     private var thread: Thread?
 
     private let setUp: @Sendable () -> Void
+    /// Uploads rolled log archives after each pass's envelopes (Logging/Archives); set before start.
+    var archiveUploader: ArchiveUploader?
 
     init(flusher: Flusher, dsn: DSN, setUp: @escaping @Sendable () -> Void = {}) {
         self.flusher = flusher
@@ -123,6 +125,9 @@ final class Worker: @unchecked Sendable {
         let stop = stopping
         condition.unlock()
         if !stop { _ = flusher.flushOnce() }
+        if !stop, let uploader = archiveUploader {
+            uploader.pass(shouldStop: { [condition] in condition.lock(); defer { condition.unlock() }; return stopping })
+        }
     }
 
     /// Buffered log lines become `log` envelopes of at most LogBuffer.batchSize lines.
