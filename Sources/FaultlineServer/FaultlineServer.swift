@@ -9,6 +9,8 @@ public struct ServerConfiguration: Sendable {
     public var port: UInt16 = 8411
     public var threads: UInt32 = 16
     public var limits = IngestLimits()
+    /// Log archive caps and retention (LogArchives/, docs/SERVER.md).
+    public var logArchives = LogArchiveLimits()
     /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
     public var http = HTTPServer.Options()
     public var durability: SQLiteStore.Durability = .full
@@ -47,6 +49,7 @@ public final class FaultlineServer: @unchecked Sendable {
     public let refusals: Refusals
     let chunks: ChunkUpload
     let web: WebUI
+    public let logArchives: LogArchives
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -94,6 +97,8 @@ public final class FaultlineServer: @unchecked Sendable {
                             })
         web = try WebUI(store: store, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         router.web = web
+        logArchives = try LogArchives(store: store, dataDirectory: dir, limits: config.logArchives, volume: ingest.volume, refusals: refusals)
+        router.logArchives = logArchives
         http = HTTPServer(handler: router)
         httpBox.server = http
         if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
