@@ -55,7 +55,8 @@ public final class LogArchives: @unchecked Sendable {
 
     /// Absolute paths of the archives a top query covers, oldest first.
     func paths(for q: LogTopQuery) throws -> [String] {
-        var f = LogArchiveFilter(projectID: q.projectID, release: q.release, since: q.since)
+        // `since` filters lines by their own timestamps, not archives by arrival: device clocks differ.
+        var f = LogArchiveFilter(projectID: q.projectID, release: q.release)
         f.limit = Int.max / 2
         return try store.logArchives(f).reversed().compactMap { files.path(of: $0.storageName) }
     }

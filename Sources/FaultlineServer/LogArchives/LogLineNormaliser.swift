@@ -10,7 +10,7 @@
 //   digits, optionally with one `.` and more digits                → <num>   (12ms → <num>ms)
 // Everything else is kept as it is, so `order 17 failed` and `order 42 failed` both become
 // `order <num> failed`, while `v2` and `sha1` stay.
-enum LogLineNormaliser {
+public enum LogLineNormaliser {
     private static let str: [UInt8] = Array("<str>".utf8)
     private static let uuid: [UInt8] = Array("<uuid>".utf8)
     private static let hex: [UInt8] = Array("<hex>".utf8)
@@ -73,7 +73,7 @@ enum LogLineNormaliser {
     }
 
     /// For tests and the API: the pattern of a string.
-    static func pattern(_ text: String) -> String {
+    public static func pattern(_ text: String) -> String {
         var out: [UInt8] = []
         var t = text
         t.withUTF8 { normalise($0, into: &out) }

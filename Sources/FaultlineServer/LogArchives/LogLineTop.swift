@@ -7,7 +7,7 @@ import Foundation
 public struct LogTopQuery: Sendable {
     public var projectID: Int64?
     public var release: String?
-    /// Only lines logged at or after this time (seconds since 1970); archives received earlier are skipped.
+    /// Only lines logged at or after this time (seconds since 1970, compared with each line's timestamp).
     public var since: Double?
     /// Only lines at or above this level (TRACE … CRITICAL).
     public var minimumLevel: String?
