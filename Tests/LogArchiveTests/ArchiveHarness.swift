@@ -34,7 +34,13 @@ final class ArchiveServer {
         try server.start()
     }
 
-    func stop() { server.stop() }
+    private var stopped = false
+    /// Idempotent: the store's writer waits for its thread once, a second stop would wait forever.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        server.stop()
+    }
 
     /// The directory's files outside `log-archives/` and the SQLite files (what hostile uploads must not create).
     func filesOutsideArchives() -> [String] {

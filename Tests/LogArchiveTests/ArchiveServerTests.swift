@@ -138,7 +138,7 @@ final class ArchiveServerTests: XCTestCase {
         for i in 0..<15 { b += Corpus.line("2026-12-02T09:01:00.000Z", "INFO", "fetched \"item-\(i)\" in \(i)ms") }
         for i in 0..<7 { c += Corpus.line("2026-12-03T00:00:00.000Z", "WARNING", "retry 0x\(String(i + 4096, radix: 16)) for \(UUID().uuidString)") }
         c += "a stderr line without fields 5\n"
-        for body in [a, b, c] { XCTAssertEqual(server.upload(Corpus.gzip(body), install: "i-\(body.count)").status, 200) }
+        for body in [a, b, c] { let up = server.upload(Corpus.gzip(body), install: "i-\(body.count)"); XCTAssertEqual(up.status, 200, up.text) }
         let top = try JSONValue.parse(server.get("/api/0/projects/\(server.projectID)/log-archives/top?n=10").body)
         let got = (top["patterns"]?.arrayValue ?? []).map { "\($0["count"]!.int64Value!) \($0["level"]!.stringValue!) \($0["pattern"]!.stringValue!)" }
         XCTAssertEqual(got, ["50 ERROR order <num> failed", "15 INFO fetched \"<str>\" in <num>ms", "7 WARNING retry <hex> for <uuid>", "1 - a stderr line without fields <num>"])

@@ -91,8 +91,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
             return nil  // the session and CSRF token are checked by the page (Web/WebUI.swift)
         case .logArchive:
             // Key, allowlist, metadata and the upload switch, all from headers (LogArchiveReceiver).
-            let p = r.pathComponents
-            return logArchives?.preflight(r, projectRef: p[1]) ?? .detail(404, "no such endpoint: \(r.path)")
+            guard let logArchives else { return .detail(404, "no such endpoint: \(r.path)") }
+            return logArchives.preflight(r, projectRef: r.pathComponents[1])
         case .none:
             refusals.record("route.no-body")
             let p = r.pathComponents

@@ -18,7 +18,7 @@ func say(_ s: String) { FileHandle.standardOutput.write(Data((s + "\n").utf8)) }
 func logger(_ dir: String) throws -> RollingFileLogger {
     var c = RollingFileLogger.Configuration(directory: dir)
     c.maximumFileBytes = Int(option("--roll") ?? "4096")!
-    c.maximumFiles = Int(option("--files") ?? "1000")!
+    c.maximumFiles = Int(option("--files") ?? "100000")!
     c.maximumTotalBytes = 1 << 30
     return try RollingFileLogger(c)
 }
@@ -32,7 +32,8 @@ case "loop":
     let log = try logger(args[1])
     say("ready")
     var i = 0
-    while true { log.info("probe \(args[2]) line \(i)"); i += 1; if i % 50 == 0 { log.flush() } }
+    // Throttled (about 100k lines/s at most) so a run stays far below the probe's file cap.
+    while true { log.info("probe \(args[2]) line \(i)"); i += 1; if i % 50 == 0 { log.flush(); usleep(500) } }
 case "write":
     let log = try logger(args[1])
     for i in 0..<Int(args[3])! { log.info("probe \(args[2]) line \(i)") }
