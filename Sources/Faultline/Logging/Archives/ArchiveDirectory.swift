@@ -53,7 +53,7 @@ final class ArchiveDirectory: Sendable {
     /// Finished archives, oldest first (what the uploader sends).
     func archives() -> [File] { files().filter(\.isArchive) }
 
-    /// Start of a run: removes gzip temporaries and `.log` files whose `.gz` is already whole.
+    /// Start of a run: removes gzip temporaries, empty `.log` files, and `.log` files whose `.gz` is already whole.
     /// Returns the `.log` files left by earlier runs (to be compressed), oldest first.
     func recoverLeftovers() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
@@ -61,7 +61,9 @@ final class ArchiveDirectory: Sendable {
         for n in names where n.hasPrefix(baseName + "-") && n.hasSuffix(".gz.tmp") { unlink(path + "/" + n) }
         var logs: [String] = []
         for n in names.sorted() where n.hasPrefix(baseName + "-") && n.hasSuffix(".log") {
-            if set.contains(n + ".gz") { unlink(path + "/" + n) } else { logs.append(n) }
+            var st = stat()
+            let empty = stat(path + "/" + n, &st) == 0 && st.st_size == 0  // an idle active file: nothing to archive
+            if set.contains(n + ".gz") || empty { unlink(path + "/" + n) } else { logs.append(n) }
         }
         return logs
     }
