@@ -96,12 +96,15 @@ final class RollingFileLoggerTests: XCTestCase {
         try SDKGzip.gzipData("done line\n").write(to: URL(fileURLWithPath: dir + "/" + done + ".gz"))
         try Data("half line\n".utf8).write(to: URL(fileURLWithPath: dir + "/" + half))
         try Data([0x1f, 0x8b, 0x08]).write(to: URL(fileURLWithPath: dir + "/" + half + ".gz.tmp"))
+        let idle = "app-00000000000000000003.log"  // an active file that never got a line
+        FileManager.default.createFile(atPath: dir + "/" + idle, contents: nil)
         let log = try RollingFileLogger(.init(directory: dir))
         XCTAssertTrue(log.waitForArchives(timeout: 10))
         log.close()
         let all = names()
         XCTAssertTrue(all.contains(done + ".gz") && all.contains(half + ".gz"), "\(all)")
         XCTAssertFalse(all.contains(done) || all.contains(half + ".gz.tmp") || all.contains(half), "\(all)")
+        XCTAssertFalse(all.contains(idle) || all.contains(idle + ".gz"), "an empty leftover is removed, not archived: \(all)")
         XCTAssertEqual(try Corpus.lines(inFolder: dir).sorted(), ["done line", "half line"], "each line exactly once")
     }
 
