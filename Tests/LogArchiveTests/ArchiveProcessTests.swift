@@ -52,14 +52,15 @@ final class ArchiveProcessTests: XCTestCase {
         // rename every few milliseconds). Each run's lines must appear as a gapless prefix, once.
         let delays = [0.15, 0.3, 0.45, 0.6]
         for (run, delay) in delays.enumerated() {
-            let (p, out) = try start(["loop", logDir, "r\(run)", "--roll", "2048"])
+            let (p, out) = try start(["loop", logDir, "r\(run)", "--roll", "8192"])
             try waitFor("ready", timeout: 20) { (try String(contentsOfFile: out, encoding: .utf8)).contains("ready") }
             Thread.sleep(forTimeInterval: delay)
             kill9(p)
         }
         // A last start compresses every leftover once.
         let (p, out) = try start(["write", logDir, "last", "10"])
-        try waitFor("the last run", timeout: 30) { !p.isRunning }
+        // Generous: under a full parallel test run each archive's two fsyncs can take a while.
+        try waitFor("the last run", timeout: 120) { !p.isRunning }
         XCTAssertTrue(try String(contentsOfFile: out, encoding: .utf8).contains("written"))
         let names = try FileManager.default.contentsOfDirectory(atPath: logDir)
         XCTAssertEqual(names.filter { $0.hasSuffix(".tmp") }, [], "no half-written archive survives a start")
@@ -75,9 +76,17 @@ final class ArchiveProcessTests: XCTestCase {
         let server = try ArchiveServer()
         defer { server.stop() }
         let n = 4000
-        let (p, _) = try start(["upload", logDir, sdkDir, server.dsn, "k", String(n), "--roll", "4096"])
-        try waitFor("the first archives to arrive", timeout: 30) { (try server.archives().count) >= 3 || !p.isRunning }
+        // Small archives (~1 KiB, a few hundred) so uploading them takes a while. The kill comes
+        // once every line is in an archive ("written"): lines still queued in memory at a kill
+        // are lost by design, archives must not be.
+        let (p, out0) = try start(["upload", logDir, sdkDir, server.dsn, "k", String(n), "--roll", "1024"])
+        try waitFor("all lines archived", timeout: 60) { (try String(contentsOfFile: out0, encoding: .utf8)).contains("written") || !p.isRunning }
+        try waitFor("uploads to begin", timeout: 30) { (try server.archives().count) >= 5 || !p.isRunning }
         kill9(p)
+        let atKill = try server.archives().count
+        let total = try FileManager.default.contentsOfDirectory(atPath: logDir).filter { $0.hasSuffix(".log.gz") }.count + atKill
+        print("kill -9 with \(atKill) of about \(total) archives stored")
+        XCTAssertLessThan(atKill, total, "the kill should land while archives are still waiting")
         // The restart uploads what is left (and perhaps one the server already has: deduplicated).
         let (q, out) = try start(["upload", logDir, sdkDir, server.dsn, "k2", "0", "--wait", "40"])
         try waitFor("the restart to finish", timeout: 60) { !q.isRunning }

@@ -46,12 +46,13 @@ case "upload":
     o.logArchiveDirectory = dir
     o.captureCrashes = false
     o.logArchiveRecheckSeconds = Double(option("--recheck") ?? "300")!
-    Faultline.start(o)
+    // Lines first, uploads after: a test that kills us after "written" kills during upload.
     let log = try logger(dir)
     for i in 0..<n { log.info("probe \(tag) line \(i)") }
     log.roll()
     log.waitForArchives(timeout: 30)
     say("written")
+    Faultline.start(o)
     let deadline = Date().addingTimeInterval(Double(option("--wait") ?? "30")!)
     while archivesLeft(dir) > 0 && Date() < deadline { Faultline.flush(timeout: 2); usleep(50_000) }
     let left = archivesLeft(dir)
