@@ -77,6 +77,10 @@ let package = Package(
         .executableTarget(name: "faultline-log-probe", dependencies: ["Faultline", "CCrashProbes"],
                           path: "Tests/LoggingProbes/faultline-log-probe"),
 
+        // Test-only: writes rolling logs and uploads their archives for the log-archive tests.
+        .executableTarget(name: "faultline-archive-probe", dependencies: ["Faultline"],
+                          path: "Tests/LogArchiveProbes/faultline-archive-probe"),
+
         // MARK: Examples
         .executableTarget(name: "faultline-example", dependencies: ["Faultline"], path: "Examples/faultline-example"),
 
@@ -99,6 +103,8 @@ let package = Package(
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
         .testTarget(name: "LoggingTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-log-probe"]),
+        .testTarget(name: "LogArchiveTests",
+                    dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-archive-probe"]),
         .testTarget(name: "ServerTests",
                     dependencies: ["FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
     ]

@@ -199,6 +199,13 @@ final class SDKState: Sendable {
             let items = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
             for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
         }
+        ArchiveDrops.handOver(to: outbox)
+        if let dir = options.logArchiveDirectory {
+            worker.archiveUploader = ArchiveUploader(
+                directory: dir, dsn: dsn, metadata: .init(installID: context.installID, appID: options.appID, release: options.release),
+                transport: transport, recheckInterval: options.logArchiveRecheckSeconds,
+                drop: { outbox.countDrop(.rejectedByServer, $0) })
+        }
         Worker.shared = worker
         if options.flushAtExit { ExitHooks.install() }
         worker.start()

@@ -41,6 +41,12 @@ public struct Options: Sendable {
     /// read is moved to `<data directory>/crashes/corrupt`. Nil (the default): not looked at.
     public var swiftBacktraceDirectory: String?
 
+    /// A `RollingFileLogger`'s folder: its `.log.gz` archives (also those of earlier runs) are
+    /// uploaded from the SDK's thread and deleted once the server has them. Needs a DSN.
+    public var logArchiveDirectory: String?
+    /// While the server has log upload switched off, how often to ask whether it is on again.
+    public var logArchiveRecheckSeconds: Double = 300
+
     public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
                 service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {
         self.dsn = dsn

@@ -9,6 +9,8 @@ public struct ServerConfiguration: Sendable {
     public var port: UInt16 = 8411
     public var threads: UInt32 = 16
     public var limits = IngestLimits()
+    /// Log archive caps and retention (LogArchives/, docs/SERVER.md).
+    public var logArchives = LogArchiveLimits()
     /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
     public var http = HTTPServer.Options()
     public var durability: SQLiteStore.Durability = .full
@@ -61,6 +63,8 @@ public final class FaultlineServer: @unchecked Sendable {
     public let refusals: Refusals
     let chunks: ChunkUpload
     let web: WebUI?
+    /// Nil with a store that does not keep log archives (only SQLite does so far).
+    public let logArchives: LogArchives?
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -125,6 +129,10 @@ public final class FaultlineServer: @unchecked Sendable {
             web = nil
         }
         router.web = web
+        logArchives = try (store as? any Store & LogArchiveStore).map {
+            try LogArchives(store: $0, dataDirectory: dir, limits: config.logArchives, volume: ingest.volume, refusals: refusals)
+        }
+        router.logArchives = logArchives
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
         httpBox.server = http

@@ -17,6 +17,7 @@ enum CommandRouter {
         Subcommand(name: "upload", summary: "upload debug files to a server (for CI)", run: UploadCommand.run),
         Subcommand(name: "debug-files", summary: "split debug info off release binaries (and upload it)", run: DebugFilesCommand.run),
         Subcommand(name: "console", summary: "follow file logs and stderr captures live (tail -F, colour, filters)", run: ConsoleCommand.run),
+        Subcommand(name: "logs", summary: "stored log archives: most frequent line patterns, list, remote upload switch", run: LogsCommand.run),
         Subcommand(name: "projects", summary: "list and create projects and keys in a server's data directory", run: ProjectsCommand.run),
     ]
 

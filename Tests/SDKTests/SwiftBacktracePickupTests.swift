@@ -48,7 +48,10 @@ final class SwiftBacktracePickupTests: XCTestCase {
         XCTAssertTrue(ex["mechanism"]?["data"]?["file"]?.stringValue?.hasSuffix("thread-crash.swift") ?? false, e.jsonString)
         XCTAssertTrue((ex["stacktrace"]?["frames"]?.arrayValue ?? []).contains { ($0["function"]?.stringValue ?? "").contains("swiftLogFixtureWorker") })
         let threads = e["threads"]?["values"]?.arrayValue ?? []
-        XCTAssertEqual(threads.count, 2)
+        // Every thread the log holds (Swift's backtracer usually captures both here, but not
+        // always the idle main thread: that is its doing, not the conversion's).
+        XCTAssertEqual(threads.count, log.threads.count)
+        XCTAssertGreaterThanOrEqual(threads.count, 1)
         XCTAssertEqual(threads.filter { $0["crashed"]?.boolValue == true }.count, 1)
         let images = e["debug_meta"]?["images"]?.arrayValue ?? []
         let exe = try XCTUnwrap(images.first { $0["code_file"]?.stringValue == program }, e.jsonString)

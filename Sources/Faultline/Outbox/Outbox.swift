@@ -9,6 +9,8 @@ public enum DropReason: String, Sendable, CaseIterable {
     case diskWriteFailed = "disk_write_failed"
     case rejectedByServer = "rejected_by_server"
     case corrupt = "corrupt"
+    /// A rolled log archive deleted by the rolling logger's caps before it was uploaded.
+    case logArchiveEvicted = "log_archive_evicted"
 }
 
 /// Envelopes waiting to be sent. File names sort in enqueue order (a nanosecond timestamp and a

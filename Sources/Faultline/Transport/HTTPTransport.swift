@@ -68,21 +68,29 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         } else {
             request.httpBody = body
         }
+        let (_, response, error) = roundTrip(request)
+        if let error { return (.retryable(reason: error), []) }
+        guard let http = response else { return (.retryable(reason: "no HTTP response"), []) }
+        let limits = RateLimits.parse(header: http.value(forHTTPHeaderField: "X-Sentry-Rate-Limits"))
+        return (Self.classify(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), limits: limits), limits)
+    }
+
+    /// One request on the session, waited for (bounded); the error as text, or the answer.
+    func roundTrip(_ request: URLRequest) -> (Data?, HTTPURLResponse?, String?) {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: (Data?, URLResponse?, Error?) = (nil, nil, nil)
         let task = session.dataTask(with: request) { d, r, e in result = (d, r, e); done.signal() }
         inFlight.withLock { $0 = task }
         defer { inFlight.withLock { $0 = nil } }
         task.resume()
+        let wait = request.timeoutInterval
         // libcurl's own timeout normally ends the request; this is the backstop.
-        if done.wait(timeout: .now() + timeout + min(timeout * 0.2, 1)) == .timedOut {
+        if done.wait(timeout: .now() + wait + min(wait * 0.2, 1)) == .timedOut {
             task.cancel()
-            return (.retryable(reason: "timed out after \(timeout) s"), [])
+            return (nil, nil, "timed out after \(wait) s")
         }
-        if let e = result.2 { return (.retryable(reason: e.localizedDescription), []) }
-        guard let http = result.1 as? HTTPURLResponse else { return (.retryable(reason: "no HTTP response"), []) }
-        let limits = RateLimits.parse(header: http.value(forHTTPHeaderField: "X-Sentry-Rate-Limits"))
-        return (Self.classify(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), limits: limits), limits)
+        if let e = result.2 { return (nil, nil, e.localizedDescription) }
+        return (result.0, result.1 as? HTTPURLResponse, nil)
     }
 
     static func classify(status: Int, retryAfter: String?, limits: [RateLimits.Limit]) -> SendOutcome {

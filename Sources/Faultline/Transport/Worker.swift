@@ -24,6 +24,8 @@ final class Worker: @unchecked Sendable {
     private var thread: Thread?
 
     private let setUp: @Sendable () -> Void
+    /// Uploads rolled log archives after each pass's envelopes (Logging/Archives); set before start.
+    var archiveUploader: ArchiveUploader?
 
     init(flusher: Flusher, dsn: DSN, setUp: @escaping @Sendable () -> Void = {}) {
         self.flusher = flusher
@@ -153,6 +155,10 @@ final class Worker: @unchecked Sendable {
         let final = finalPasses
         condition.unlock()
         if !stop { _ = flusher.flushOnce(final: final) }
+        // Log archives only between normal passes: at exit they stay on disk for the next launch.
+        if !stop && !final, let uploader = archiveUploader {
+            uploader.pass(shouldStop: { [condition] in condition.lock(); defer { condition.unlock() }; return stopping })
+        }
     }
 
     /// Buffered log lines become `log` envelopes of at most LogBuffer.batchSize lines.

@@ -18,6 +18,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let refusals: Refusals
     /// The web pages under /ui/ (Web/WebUI.swift); set once by FaultlineServer before start.
     var web: WebUI?
+    /// Log archives (LogArchives/); set once by FaultlineServer before start.
+    var logArchives: LogArchives?
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
          status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
@@ -30,7 +32,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     /// The only routes that take a body: ingest, the token-authenticated `/api/0/` POSTs, and the
     /// web pages' small forms (login among them, so anonymous: at most `WebUI.maxFormBytes`).
     /// Everything else gets a zero limit, so a body there is refused (or discarded), never kept.
-    enum BodyRoute { case ingest, upload, webForm, none }
+    enum BodyRoute { case ingest, upload, webForm, logArchive, none }
 
     static func bodyRoute(method: String, path: String) -> BodyRoute {
         guard method == "POST" || method == "PUT" else { return .none }
@@ -38,6 +40,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         let p = path.split(separator: "/", omittingEmptySubsequences: true)
         guard p.first == "api", p.count >= 2 else { return .none }
         if p[1] == "0" { return .upload }
+        if p.count == 3 && p[2] == "log-archive" && method == "POST" { return .logArchive }
         return p.count == 3 && (p[2] == "envelope" || p[2] == "store") && method == "POST" ? .ingest : .none
     }
 
@@ -46,6 +49,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         case .upload: return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
         case .ingest: return limits.maxRequestBytes
         case .webForm: return WebUI.maxFormBytes
+        case .logArchive: return logArchives?.limits.maxCompressedBytes ?? 0
         case .none: return 0
         }
     }
@@ -85,6 +89,10 @@ final class Router: HTTPHandling, @unchecked Sendable {
             return nil
         case .webForm:
             return nil  // the session and CSRF token are checked by the page (Web/WebUI.swift)
+        case .logArchive:
+            // Key, allowlist, metadata and the upload switch, all from headers (LogArchiveReceiver).
+            guard let logArchives else { return .detail(404, "no such endpoint: \(r.path)") }
+            return logArchives.preflight(r, projectRef: r.pathComponents[1])
         case .none:
             refusals.record("route.no-body")
             let p = r.pathComponents
@@ -106,6 +114,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
                 return debuginfod.handle(p)
             }
             guard p.first == "api", p.count >= 2 else { return .detail(404, "no such endpoint: \(r.path)") }
+            if p[1] != "0", p.count == 3, p[2] == "log-archive", let logArchives {
+                return logArchives.receive(r, projectRef: p[1])
+            }
             if p[1] != "0" {
                 guard p.count == 3, p[2] == "envelope" || p[2] == "store" else { return .detail(404, "no such endpoint: \(r.path)") }
                 guard r.method == "POST" else { return .detail(405, "ingest takes POST") }
@@ -134,6 +145,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
             if rest.count == 3, rest[0] == "debug-files", rest[2] == "sources" {
                 guard r.method == "POST" else { return .detail(405, "method not allowed") }
                 return try sources.handle(r, buildIDHex: rest[1])
+            }
+            if rest.count >= 3, rest[0] == "projects", rest[2] == "log-archives" || rest[2] == "log-upload", let logArchives {
+                return try logArchives.api(r, rest)
             }
             guard r.method == "GET" else { return .detail(405, "method not allowed") }
             if rest == ["debug-files", "status"] { return try status.handle(r) }

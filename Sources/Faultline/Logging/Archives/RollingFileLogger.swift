@@ -1,0 +1,293 @@
+// The rolling file log: a sink that writes the file log's line format into a folder of files,
+// rolls by size and by age, gzips rolled files on a thread of its own, and keeps the folder
+// under a file count and a byte total that both count the compressed archives.
+//
+// Threads. `log(_:)` formats the line on the caller's thread and appends it to a byte queue
+// (one lock, no I/O); lines at or above `synchronousLevel` are written before it returns. The
+// writer thread ("faultline.rolling") appends queued lines with one write per batch and rolls;
+// the compressor thread ("faultline.gzip") turns each rolled `.log` into `.log.gz` and then
+// enforces the caps, oldest first. Neither ever waits for the network: `Faultline.start` with
+// `Options.logArchiveDirectory` uploads the `.gz` files from the SDK's own thread.
+//
+// Crash safety: see ArchiveDirectory (temp + fsync + rename; leftovers compressed at next start).
+// Lines still queued in memory when the process is killed are lost, as with any buffered log;
+// lines at or above `synchronousLevel` are never in that queue.
+import Foundation
+import Synchronization
+
+public final class RollingFileLogger: Logger, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The folder of logs and archives (created). One process writes to it at a time.
+        public var directory: String
+        /// File names are `<baseName>-<start time in ns>.log[.gz]`.
+        public var baseName = "app"
+        /// A file rolls before a write would take it past this size (at a line boundary).
+        public var maximumFileBytes = 1024 * 1024
+        /// A non-empty file rolls once it is this old (seconds).
+        public var maximumFileAge: Double = 3600
+        /// At most this many files, counting the active file, rolled files and `.gz` archives.
+        public var maximumFiles = 10
+        /// At most this many bytes in all of them together.
+        public var maximumTotalBytes = 10 * 1024 * 1024
+        public var minimumLevel: LogLevel = .trace
+        /// Lines at or above this level are in the file when `log(_:)` returns.
+        public var synchronousLevel: LogLevel = .error
+        /// Bytes of lines that may wait for the writer; past it the caller writes itself.
+        public var queueBytes = 256 * 1024
+        /// zlib level of the archives (1 fastest, 9 smallest).
+        public var compressionLevel: Int32 = 6
+        public init(directory: String) { self.directory = directory }
+    }
+
+    public enum OpenError: Error, CustomStringConvertible {
+        case cannotCreate(String)
+        case inUse(String)
+        public var description: String {
+            switch self {
+            case .cannotCreate(let m): return "cannot use the rolling log folder: \(m)"
+            case .inUse(let d): return "another process writes rolling logs to \(d); give each process its own folder"
+            }
+        }
+    }
+
+    public let configuration: Configuration
+    let folder: ArchiveDirectory
+
+    private struct Active {
+        var fd: Int32 = -1
+        var name = ""
+        var size = 0
+        var opened = 0.0       // monotonic seconds
+        var closed = false
+        var failing = false
+    }
+    private let queue = Mutex<[UInt8]>([])
+    private let active = Mutex(Active())
+    private let wake = NSCondition()
+    private let stopping = Atomic<Bool>(false)
+    private let writerDone = DispatchSemaphore(value: 0)
+    private let pid = getpid()
+    private let lockFD: Int32
+
+    private let compressQueue = NSCondition()
+    private var toCompress: [String] = []   // guarded by compressQueue
+    private var compressing = 0              // guarded by compressQueue
+    private let evicted = Atomic<Int>(0)
+
+    /// Rolled files deleted by the caps before they were uploaded (lost), since start.
+    public var evictedFiles: Int { evicted.load(ordering: .relaxed) }
+
+    /// Opens the folder, compresses what earlier runs left, and starts both threads.
+    public init(_ configuration: Configuration) throws(OpenError) {
+        self.configuration = configuration
+        folder = ArchiveDirectory(path: configuration.directory, baseName: configuration.baseName)
+        do { try folder.create() } catch { throw .cannotCreate("\(configuration.directory): \(error.localizedDescription)") }
+        lockFD = open(configuration.directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else { throw .cannotCreate("\(configuration.directory)/.lock: \(String(cString: strerror(errno)))") }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { Glibc.close(lockFD); throw .inUse(configuration.directory) }
+        toCompress = folder.recoverLeftovers()
+        active.withLock { a in openNewFile(&a) }
+        Self.registerForExit(self)
+        let w = Thread { [self] in writerLoop() }
+        w.name = "faultline.rolling"
+        w.start()
+        let c = Thread { [self] in compressorLoop() }
+        c.name = "faultline.gzip"
+        c.start()
+    }
+
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= configuration.minimumLevel }
+
+    public func log(_ event: LogEvent) {
+        guard event.level >= configuration.minimumLevel, !stopping.load(ordering: .relaxed) else { return }
+        let sync = event.level >= configuration.synchronousLevel
+        let maxLine = max(256, min(configuration.maximumFileBytes, 64 * 1024))
+        let (first, full) = LogLineFormat.withLine(event, pid: pid, maxBytes: maxLine) { line in
+            queue.withLock { q -> (Bool, Bool) in
+                let wasEmpty = q.isEmpty
+                q.append(contentsOf: line)
+                return (wasEmpty, q.count >= configuration.queueBytes)
+            }
+        }
+        if sync || full { flush() } else if first { wake.lock(); wake.signal(); wake.unlock() }
+    }
+
+    /// Writes every queued line before returning.
+    public func flush() {
+        active.withLock { a in drain(&a) }
+    }
+
+    /// Rolls the active file now (if it has lines) and returns; the archive follows shortly.
+    public func roll() {
+        active.withLock { a in
+            drain(&a)
+            if a.size > 0 { rollFile(&a) }
+        }
+    }
+
+    /// Waits until no rolled file waits for compression. True if that happened within `timeout`.
+    @discardableResult
+    public func waitForArchives(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        compressQueue.lock()
+        defer { compressQueue.unlock() }
+        while !toCompress.isEmpty || compressing > 0 {
+            if !compressQueue.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    /// Writes what is queued and stops both threads (a rolled file still waiting is compressed at
+    /// the next start). The active file stays a `.log`: the next start archives it.
+    public func close() {
+        guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        wake.lock(); wake.signal(); wake.unlock()
+        writerDone.wait()
+        active.withLock { a in
+            drain(&a)
+            if a.fd >= 0 { Glibc.close(a.fd); a.fd = -1 }
+            a.closed = true
+        }
+        compressQueue.lock(); compressQueue.broadcast(); compressQueue.unlock()
+        Glibc.close(lockFD)
+    }
+
+    // MARK: writer
+
+    private func writerLoop() {
+        Worker.blockAppSignals()
+        while !stopping.load(ordering: .sequentiallyConsistent) {
+            wake.lock()
+            let idle = queue.withLock { $0.isEmpty }
+            if idle { _ = wake.wait(until: Date(timeIntervalSinceNow: min(1, max(0.05, configuration.maximumFileAge / 4)))) }
+            wake.unlock()
+            active.withLock { a in
+                drain(&a)
+                if a.size > 0 && Self.monotonic() - a.opened >= configuration.maximumFileAge { rollFile(&a) }
+            }
+        }
+        writerDone.signal()
+    }
+
+    /// Appends the queued bytes, rolling at line boundaries so no file passes the size cap
+    /// (unless one line alone does). Caller holds the active-file lock.
+    private func drain(_ a: inout Active) {
+        let batch = queue.withLock { q -> [UInt8] in defer { q.removeAll(keepingCapacity: true) }; return q }
+        guard !batch.isEmpty, !a.closed else { return }
+        batch.withUnsafeBytes { raw in
+            var rest = raw[...]
+            while !rest.isEmpty {
+                let room = configuration.maximumFileBytes - a.size
+                if rest.count <= room { append(&a, UnsafeRawBufferPointer(rebasing: rest)); break }
+                let window = rest.prefix(max(room, 0))
+                if let nl = window.lastIndex(of: 10) {
+                    append(&a, UnsafeRawBufferPointer(rebasing: rest[..<(nl + 1)]))
+                    rest = rest[(nl + 1)...]
+                } else if a.size == 0 {
+                    // One line longer than a whole file: it gets a file of its own.
+                    let end = rest.firstIndex(of: 10).map { $0 + 1 } ?? rest.endIndex
+                    append(&a, UnsafeRawBufferPointer(rebasing: rest[..<end]))
+                    rest = rest[end...]
+                }
+                if !rest.isEmpty || a.size >= configuration.maximumFileBytes { rollFile(&a) }
+            }
+        }
+    }
+
+    private func append(_ a: inout Active, _ bytes: UnsafeRawBufferPointer) {
+        guard a.fd >= 0 || reopen(&a) else { return }
+        var off = 0
+        while off < bytes.count {
+            let n = Glibc.write(a.fd, bytes.baseAddress! + off, bytes.count - off)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                if !a.failing {
+                    a.failing = true
+                    let text = "faultline: cannot write the rolling log in \(configuration.directory): \(String(cString: strerror(errno)))\n"
+                    _ = text.utf8CString.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count - 1) }
+                }
+                return
+            }
+            off += n
+        }
+        a.failing = false
+        a.size += bytes.count
+    }
+
+    private func reopen(_ a: inout Active) -> Bool {
+        openNewFile(&a)
+        return a.fd >= 0
+    }
+
+    private func openNewFile(_ a: inout Active) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var name = folder.newLogName(now: now)
+        if name <= a.name { name = a.name.replacingOccurrences(of: ".log", with: "") + "1.log" }  // same nanosecond
+        a.fd = open(configuration.directory + "/" + name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        a.name = name
+        a.size = 0
+        a.opened = Self.monotonic()
+    }
+
+    private func rollFile(_ a: inout Active) {
+        if a.fd >= 0 { Glibc.close(a.fd) }
+        let rolled = a.name
+        openNewFile(&a)
+        compressQueue.lock()
+        toCompress.append(rolled)
+        compressQueue.signal()
+        compressQueue.unlock()
+    }
+
+    // MARK: compressor
+
+    private func compressorLoop() {
+        Worker.blockAppSignals()
+        enforceCaps()
+        while true {
+            compressQueue.lock()
+            while toCompress.isEmpty && !stopping.load(ordering: .sequentiallyConsistent) { compressQueue.wait() }
+            if toCompress.isEmpty { compressQueue.unlock(); return }
+            let name = toCompress.removeFirst()
+            compressing += 1
+            compressQueue.unlock()
+            do { try ArchiveCompressor.compress(directory: folder, name: name, level: configuration.compressionLevel) } catch {
+                // The `.log` stays and is compressed at the next start; the caps still count it.
+                Faultline.warnOnce("cannot compress rolled log \(name): \(error.description)")
+            }
+            enforceCaps()
+            compressQueue.lock()
+            compressing -= 1
+            compressQueue.broadcast()
+            compressQueue.unlock()
+            Worker.shared?.wake()
+        }
+    }
+
+    private func enforceCaps() {
+        let current = active.withLock { $0.name }
+        let gone = folder.enforceCaps(maxFiles: max(configuration.maximumFiles, 1), maxBytes: configuration.maximumTotalBytes, active: current)
+        guard !gone.isEmpty else { return }
+        evicted.add(gone.count, ordering: .relaxed)
+        ArchiveDrops.record(gone.count)
+    }
+
+    static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    // MARK: exit
+
+    private static let live = Mutex<[Weak]>([])
+    private struct Weak { weak var logger: RollingFileLogger? }
+    private static func registerForExit(_ l: RollingFileLogger) {
+        let first = live.withLock { list in
+            list.append(Weak(logger: l))
+            return list.count == 1
+        }
+        if first { atexit { for w in RollingFileLogger.live.withLock({ $0 }) { w.logger?.flush() } } }
+    }
+}

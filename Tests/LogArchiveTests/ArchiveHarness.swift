@@ -1,0 +1,176 @@
+// A real server on 127.0.0.1 for the log-archive tests, a raw HTTP client that sends exactly the
+// bytes a test means (hostile names, wrong lengths), and helpers to build archives.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class ArchiveServer {
+    let dataDirectory: String
+    var server: FaultlineServer
+    let publicKey: String
+    let token: String
+    let projectID: Int64
+    var port: UInt16 { server.port }
+    var dsn: String { "http://\(publicKey)@127.0.0.1:\(port)/\(projectID)" }
+
+    init(dataDirectory: String? = nil, port: UInt16 = 0, limits: LogArchiveLimits = LogArchiveLimits(), ingest: IngestLimits = IngestLimits(),
+         keys: (String, String)? = nil) throws {
+        self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("archive-server")
+        var config = ServerConfiguration(dataDirectory: self.dataDirectory)
+        config.port = port
+        config.threads = 4
+        config.durability = .normal
+        config.logArchives = limits
+        config.limits = ingest
+        server = try FaultlineServer(config: config)
+        if let b = server.bootstrap {
+            publicKey = b.publicKey.value; token = b.serverToken; projectID = b.project.id
+        } else {
+            let (k, t) = try XCTUnwrap(keys, "a reopened data directory needs the keys of its first start")
+            publicKey = k; token = t; projectID = 1
+        }
+        try server.start()
+    }
+
+    private var stopped = false
+    /// Idempotent: the store's writer waits for its thread once, a second stop would wait forever.
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        server.stop()
+    }
+
+    /// The directory's files outside `log-archives/` and the SQLite files (what hostile uploads must not create).
+    func filesOutsideArchives() -> [String] {
+        var out: [String] = []
+        let e = FileManager.default.enumerator(atPath: dataDirectory)
+        while let rel = e?.nextObject() as? String {
+            var isDir: ObjCBool = false
+            FileManager.default.fileExists(atPath: dataDirectory + "/" + rel, isDirectory: &isDir)
+            if !isDir.boolValue && !rel.hasPrefix("log-archives/") && !rel.hasPrefix("faultline.sqlite") { out.append(rel) }
+        }
+        return out.sorted()
+    }
+
+    func storedArchiveFiles() -> [String] {
+        var out: [String] = []
+        let e = FileManager.default.enumerator(atPath: dataDirectory + "/log-archives")
+        while let rel = e?.nextObject() as? String { if rel.hasSuffix(".gz") { out.append(rel) } }
+        return out
+    }
+
+    func upload(_ body: Data, name: String = "app-1.log.gz", sha: String? = nil, install: String = "install-1",
+                release: String? = "app@1.0", extra: [String: String] = [:], contentLength: Int? = nil) -> RawResponse {
+        var h = ["X-Sentry-Auth": "Sentry sentry_key=\(publicKey)", "X-Faultline-Install-Id": install,
+                 "X-Faultline-Archive-Name": name, "X-Faultline-Archive-Sha256": sha ?? SHA256Hash.hex(body), "Content-Type": "application/gzip"]
+        if let release { h["X-Faultline-Release"] = release }
+        for (k, v) in extra { h[k] = v }
+        return RawResponse.send(port: port, method: "POST", path: "/api/\(projectID)/log-archive/", headers: h, body: body, contentLength: contentLength)
+    }
+
+    func get(_ path: String) -> RawResponse {
+        RawResponse.send(port: port, method: "GET", path: path, headers: ["Authorization": "Bearer \(token)"])
+    }
+
+    func post(_ path: String, json: JSONValue) -> RawResponse {
+        RawResponse.send(port: port, method: "POST", path: path, headers: ["Authorization": "Bearer \(token)"], body: json.serialized())
+    }
+
+    func archives() throws -> [JSONValue] {
+        let r = get("/api/0/projects/\(projectID)/log-archives/?limit=1000")
+        XCTAssertEqual(r.status, 200, r.text)
+        return try JSONValue.parse(r.body).arrayValue ?? []
+    }
+}
+
+struct RawResponse {
+    var status: Int
+    var headers: [String: String]
+    var body: Data
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    static func send(port: UInt16, method: String, path: String, headers: [String: String] = [:], body: Data = Data(), contentLength: Int? = nil) -> RawResponse {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (k, v) in headers { head += "\(k): \(v)\r\n" }
+        head += "Content-Length: \(contentLength ?? body.count)\r\n\r\n"
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        precondition(fd >= 0)
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard rc == 0 else { return RawResponse(status: -1, headers: [:], body: Data()) }
+        let bytes = Data(head.utf8) + body
+        bytes.withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = Glibc.send(fd, raw.baseAddress! + off, raw.count - off, Int32(MSG_NOSIGNAL))
+                if n <= 0 { break }
+                off += n
+            }
+        }
+        var data = Data()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buf, buf.count, 0)
+            if n <= 0 { break }
+            data.append(buf, count: n)
+        }
+        guard let split = data.range(of: Data("\r\n\r\n".utf8)) else { return RawResponse(status: -1, headers: [:], body: data) }
+        let lines = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
+        var hs: [String: String] = [:]
+        for l in lines.dropFirst() {
+            let kv = l.split(separator: ":", maxSplits: 1)
+            if kv.count == 2 { hs[kv[0].lowercased()] = kv[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return RawResponse(status: status, headers: hs, body: Data(data[split.upperBound...]))
+    }
+}
+
+enum Corpus {
+    /// One line in the file log's format.
+    static func line(_ ts: String, _ level: String, _ message: String) -> String {
+        "\(ts)\t\(level)\t42:43\tApp/Orders.swift:10\tplace()\t\(message)\t\n"
+    }
+
+    static func gzip(_ text: String) -> Data { Deflate.gzip(Data(text.utf8))! }
+
+    /// A free TCP port on 127.0.0.1 (nothing listens on it once this returns).
+    static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+
+    /// Every line of every `.gz` (and `.log`) in a folder, inflated.
+    static func lines(inFolder dir: String) throws -> [String] {
+        var out: [String] = []
+        for n in ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
+            let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + n))
+            if n.hasSuffix(".log.gz") { out += try String(decoding: Inflate.inflate(data, limit: 1 << 30), as: UTF8.self).split(separator: "\n").map(String.init) }
+            else if n.hasSuffix(".log") { out += String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init) }
+        }
+        return out
+    }
+
+    /// The numbers of `probe TAG line N` lines, in file order.
+    static func sequence(_ lines: [String], tag: String) -> [Int] {
+        lines.compactMap { l in
+            guard let r = l.range(of: "probe \(tag) line ") else { return nil }
+            return Int(l[r.upperBound...].prefix { $0.isNumber })
+        }
+    }
+}
