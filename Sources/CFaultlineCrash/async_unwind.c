@@ -58,7 +58,12 @@ static uint64_t fl_async_now_ns(void) {
 
 // Runs on the crashing thread; compromised context. True if the code at `start` begins with the
 // Swift async extended-frame prologue; *length gets the prologue's size.
-static int fl_is_async_prologue(uintptr_t start, size_t *length) {
+// A deep recursion repeats one function hundreds of times: its verdict is remembered (per crash)
+// so its code is read once, not once per frame.
+#define FL_PROLOGUE_MEMO 64
+static struct { uintptr_t start; int is_async; size_t length; } fl_prologue_memo[FL_PROLOGUE_MEMO];
+
+static int fl_read_async_prologue(uintptr_t start, size_t *length) {
     static const unsigned char endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
     // push %rbp; push %r14; lea 0x8(%rsp),%rbp
     static const unsigned char prologue[8] = {0x55, 0x41, 0x56, 0x48, 0x8d, 0x6c, 0x24, 0x08};
@@ -68,6 +73,22 @@ static int fl_is_async_prologue(uintptr_t start, size_t *length) {
     if (memcmp(code + skip, prologue, sizeof prologue) != 0) return 0;
     *length = skip + sizeof prologue;
     return 1;
+}
+
+// Runs on the crashing thread; compromised context. fl_read_async_prologue, memoised.
+static int fl_is_async_prologue(uintptr_t start, size_t *length) {
+    size_t slot = (start >> 4) % FL_PROLOGUE_MEMO;
+    if (fl_prologue_memo[slot].start == start && start != 0) {
+        *length = fl_prologue_memo[slot].length;
+        return fl_prologue_memo[slot].is_async;
+    }
+    size_t found = 0;
+    int is_async = fl_read_async_prologue(start, &found);
+    fl_prologue_memo[slot].start = start;
+    fl_prologue_memo[slot].is_async = is_async;
+    fl_prologue_memo[slot].length = found;
+    *length = found;
+    return is_async;
 }
 
 // Runs on the crashing thread; compromised context. Follows the context chain from `context`.
@@ -119,6 +140,7 @@ void fl_unwind_async(const ucontext_t *uc) {
     fl_async.frame_pointer = 0;
     fl_async.first_context = 0;
     fl_async.stopped_by = "no async frame";
+    for (size_t i = 0; i < FL_PROLOGUE_MEMO; i++) fl_prologue_memo[i].start = 0;
     // A call through a null pointer (rip 0) starts unwind.c's walk from the caller instead; that
     // frame layout is not reproduced here: no async chain for it.
     if (uc->uc_mcontext.gregs[REG_RIP] == 0) goto done;

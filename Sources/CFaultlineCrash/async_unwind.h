@@ -11,7 +11,7 @@
 #pragma GCC visibility push(hidden)
 
 #define FL_MAX_ASYNC_FRAMES 128      // async frames kept (a deeper chain ends with "limit")
-#define FL_ASYNC_SEARCH_FRAMES 1024  // physical frames searched for the innermost async frame
+#define FL_ASYNC_SEARCH_FRAMES 256   // physical frames searched for the innermost async frame (the report keeps 256)
 
 /// Crash path. Finds the innermost Swift async frame of the interrupted thread and follows its
 /// async context chain into preallocated storage. Bounded; never faults (every read of the chain
