@@ -68,7 +68,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let files = debugFiles
         symbolicator = CachingSymbolicator(base, isKnown: { files.hasSymbols(for: $0) })
         processor = EventProcessor(store: store, symbolicator: symbolicator)
-        backfiller = Backfiller(store: store, symbolicator: symbolicator, processor: processor)
+        backfiller = Backfiller(store: store, symbolicator: symbolicator)
         let refusals = Refusals()
         self.refusals = refusals
         let ingest = IngestHandler(store: store, limits: config.limits, processor: processor, refusals: refusals)
