@@ -17,7 +17,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let publicURL: String?
     let health: @Sendable () -> JSONValue
     let refusals: Refusals
-    /// The web pages under /ui/ (Web/WebUI.swift); set once by FaultlineServer before start.
+    /// The web pages under /ui/ (Web/WebUI.swift); set once by Server before start.
     var web: WebUI?
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
