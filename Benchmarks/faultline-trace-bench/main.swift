@@ -58,7 +58,7 @@ let serverDir = NSTemporaryDirectory() + "faultline-trace-bench-server-\(getpid(
 var config = ServerConfiguration(dataDirectory: serverDir)
 config.port = 0
 config.limits.eventsPerInstall = 0
-let server = try FaultlineServer(config: config)
+let server = try Server(config: config)
 try server.start()
 let boot = server.bootstrap!
 let port = server.port

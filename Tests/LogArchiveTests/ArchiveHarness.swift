@@ -8,7 +8,7 @@ import FaultlineTestSupport
 
 final class ArchiveServer {
     let dataDirectory: String
-    var server: FaultlineServer
+    var server: Server
     let publicKey: String
     let token: String
     let projectID: Int64
@@ -24,7 +24,7 @@ final class ArchiveServer {
         config.durability = .normal
         config.logArchives = limits
         config.limits = ingest
-        server = try FaultlineServer(config: config)
+        server = try Server(config: config)
         if let b = server.bootstrap {
             publicKey = b.publicKey.value; token = b.serverToken; projectID = b.project.id
         } else {

@@ -4,6 +4,7 @@
 // Wire (docs/SERVER.md, "Log archives"): every answer of `/api/<project>/log-archive/` carries
 // `X-Faultline-Log-Upload: on|off` and the same value as the JSON field `log_upload`.
 import Foundation
+import FaultlineCrashPickup
 import Synchronization
 
 final class UploadSwitch: Sendable {

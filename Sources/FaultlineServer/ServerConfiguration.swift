@@ -1,0 +1,43 @@
+// What `faultline serve` is told: data directory, address, limits, and the seams to replace
+// (store, symbolicator).
+import Foundation
+import FaultlineProtocol
+
+public struct ServerConfiguration: Sendable {
+    public var dataDirectory: String
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 8411
+    public var threads: UInt32 = 16
+    public var limits = IngestLimits()
+    /// Log archive caps and retention (LogArchives/, docs/SERVER.md).
+    public var logArchives = LogArchiveLimits()
+    /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
+    public var http = HTTPServer.Options()
+    public var durability: SQLiteStore.Durability = .full
+    /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);
+    /// used for the chunk-upload URL. Nil: `http://` plus the request's Host header.
+    public var publicURL: String?
+    /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
+    public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
+    /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
+
+    /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
+    public var traceRetentionDays: Double = 30
+    /// Upstream debuginfod servers for build-ids with frames and no debug file (empty: none).
+    public var debuginfodUpstreams: [String] = []
+    /// How long an upstream's "not found" (or no answer) stands before it is asked again.
+    public var debuginfodRetryInterval: TimeInterval = 3600
+    /// Seconds without progress before an upstream is given up.
+    public var debuginfodTimeout: Int = 10
+
+    public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+
+    /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
+    public static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let d = environment["FAULTLINE_DATA_DIR"], !d.isEmpty { return d }
+        if let x = environment["XDG_DATA_HOME"], !x.isEmpty { return x + "/faultline" }
+        if let h = environment["HOME"], !h.isEmpty { return h + "/.local/share/faultline" }
+        return "./faultline-data"
+    }
+}
