@@ -17,7 +17,10 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
-    /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    /// A PostgreSQL URL (`postgres://…`): the store is PostgresStore on that database, which several
+    /// servers can share; nil: SQLite in the data directory. `makeStore` takes precedence.
+    public var databaseURL: String?
+    /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
     public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
@@ -59,7 +62,14 @@ public final class FaultlineServer: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
-        store = try config.makeStore?(dir) ?? SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        if let make = config.makeStore {
+            store = try make(dir)
+        } else if let url = config.databaseURL {
+            // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
+            store = try PostgresStore(url: url, connections: Int(config.threads) + 4)
+        } else {
+            store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        }
         debugFiles = try DebugFileStore(dataDirectory: dir)
         debugFiles.load(try store.debugFiles())
         let indexDir = dir + "/index"
@@ -104,7 +114,13 @@ public final class FaultlineServer: @unchecked Sendable {
         router.web = web
         http = HTTPServer(handler: router)
         httpBox.server = http
-        if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
+        if try store.projects().isEmpty {
+            do {
+                bootstrap = try Self.createDefaults(store)
+            } catch where (try? store.projects().isEmpty) == false {
+                // Another server on the same database created the defaults first: theirs stand.
+            }
+        }
     }
 
     static func createDefaults(_ store: Store) throws -> Bootstrap {
