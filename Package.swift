@@ -52,8 +52,12 @@ let package = Package(
         // each rule the CLI, the SDK and the server must apply alike is written here once.
         .target(name: "FaultlineProtocol", dependencies: ["CZlib"]),
 
+        // MARK: Crash pickup and the outbox: what the SDK does at the next launch and `faultline
+        // crashes` does on demand, in Swift alone (no crash core, so no libc interposers).
+        .target(name: "FaultlineCrashPickup", dependencies: ["FaultlineProtocol"]),
+
         // MARK: SDK (what apps import)
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol"]),
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup"]),
 
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
@@ -66,8 +70,9 @@ let package = Package(
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),
 
         // MARK: Executables
+        // Never the SDK: its crash core interposes pthread_create and sigprocmask (checked by nm).
         .executableTarget(name: "faultline",
-                          dependencies: ["Faultline", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
+                          dependencies: ["FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],

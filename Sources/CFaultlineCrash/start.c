@@ -194,15 +194,6 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
 
 int faultline_crash_is_started(void) { return atomic_load(&fl_state.started); }
 
-void faultline_crash_stop(void) {
-    pthread_mutex_lock(&fl_start_lock);
-    if (atomic_load(&fl_state.started)) {
-        for (int i = 0; i < FL_SIGNAL_COUNT; i++) sigaction(fl_crash_signals[i], &fl_state.previous[i], NULL);
-        atomic_store(&fl_state.started, 0);
-    }
-    pthread_mutex_unlock(&fl_start_lock);
-}
-
 void faultline_crash_current_event_id(char *out) { memcpy(out, fl_state.event_id, 33); }
 
 size_t faultline_crash_reserved_bytes(void) {

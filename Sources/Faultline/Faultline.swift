@@ -1,4 +1,5 @@
 // `import Faultline`: start once early in main; crashes, logs and errors flow from there.
+import FaultlineCrashPickup
 import Foundation
 import FaultlineProtocol
 import Synchronization
@@ -72,7 +73,8 @@ public enum Faultline {
                                                     outbox: outbox, sdkName: sdkName, envelopeHeader: header)
         if let dir = options.swiftBacktraceDirectory {
             result.pickup.merge(PendingSwiftBacktraceLogs.convert(directory: dir, corruptDirectory: data.corruptCrashes, outbox: outbox,
-                                                                  options: options, installID: result.installID, envelopeHeader: header))
+                                                                  context: pickupContext(options, installID: result.installID),
+                                                                  sdkName: sdkName, envelopeHeader: header))
         }
         if !result.pickup.setAside.isEmpty {
             result.warnings.append("\(result.pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")

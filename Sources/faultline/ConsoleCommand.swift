@@ -1,5 +1,5 @@
 // `faultline console FILE…`: follow file logs or stderr captures live, coloured and filtered.
-import Faultline
+import FaultlineProtocol
 import Foundation
 
 enum ConsoleCommand {
@@ -61,7 +61,7 @@ enum ConsoleCommand {
         }
         guard !files.isEmpty else { printError("no file given; see faultline console --help"); return ExitCode.usage }
         for f in files where access(f, R_OK) != 0 { printError("\(f): cannot read"); return ExitCode.inputError }
-        let useColour = colour == "always" || (colour == "auto" && ConsoleLogger.wantsColour(fileDescriptor: 1))
+        let useColour = colour == "always" || (colour == "auto" && LogColour.wanted(fileDescriptor: 1))
 
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT, consoleStopHandler)
@@ -105,7 +105,7 @@ enum ConsoleCommand {
         guard let line = LogLineFormat.parse(Substring(text)) else { return text }
         if let min = level, line.level < min { return nil }
         let name = line.level.name.uppercased().padding(toLength: 8, withPad: " ", startingAt: 0)
-        var out = line.timestamp + " " + (colour ? ConsoleLogger.ansi(line.level) + name + "\u{1B}[0m" : name) + line.message
+        var out = line.timestamp + " " + (colour ? LogColour.ansi(line.level) + name + "\u{1B}[0m" : name) + line.message
         if !line.attributes.isEmpty { out += " " + line.attributes }
         out += colour ? " \u{1B}[2m(\(line.file):\(line.line))\u{1B}[0m" : " (\(line.file):\(line.line))"
         return out

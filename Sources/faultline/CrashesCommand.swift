@@ -1,6 +1,6 @@
 // `faultline crashes DIR`: turn a directory of crash reports (from the SDK or LD_PRELOAD) into
 // crash events, printed as JSON or queued as envelopes.
-import Faultline
+import FaultlineCrashPickup
 import FaultlineProtocol
 import Foundation
 
@@ -34,7 +34,7 @@ enum CrashesCommand {
             i += 1
         }
         guard let dir else { printError("which directory?\n\(help)"); return ExitCode.usage }
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
+        guard (try? FileManager.default.contentsOfDirectory(atPath: dir)) != nil else {
             printError("cannot read directory \(dir)")
             return ExitCode.inputError
         }
@@ -45,21 +45,13 @@ enum CrashesCommand {
         }
         var corrupt = 0
         // *.crash.json: Faultline's reports; any other *.json: a Swift backtracer crash log.
-        let paths = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.map { dir + "/" + $0 }
-            .sorted { mtime($0) < mtime($1) }
-        for path in paths {
-            guard let data = FileManager.default.contents(atPath: path) else { continue }
+        for file in PendingCrashFile.list(in: dir) {
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
             let event: JSONValue, eventID: String
             do {
-                if path.hasSuffix(".crash.json") {
-                    let report = try CrashReport.parse(data)
-                    (event, eventID) = (CrashEvent.make(from: report), report.eventID)
-                } else {
-                    eventID = SwiftBacktraceEvent.eventID(for: data)
-                    event = SwiftBacktraceEvent.make(from: try SwiftBacktraceLog.parse(data), eventID: eventID)
-                }
+                (event, eventID, _) = try file.event(from: data)
             } catch {
-                printError("\(path): \(error)")
+                printError("\(file.path): \(error)")
                 corrupt += 1
                 continue
             }
@@ -69,13 +61,8 @@ enum CrashesCommand {
             } else {
                 FileHandle.standardOutput.write(event.serialized(pretty: pretty) + Data("\n".utf8))
             }
-            if remove { unlink(path) }
+            if remove { unlink(file.path) }
         }
         return corrupt > 0 ? ExitCode.partial : ExitCode.ok
-    }
-
-    static func mtime(_ p: String) -> Double {
-        var st = stat()
-        return stat(p, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : 0
     }
 }

@@ -54,9 +54,9 @@ enum ServeCommand {
                 return ExitCode.usage
             }
         }
-        let server: FaultlineServer
+        let server: Server
         do {
-            server = try FaultlineServer(config: config)
+            server = try Server(config: config)
             try server.start()
         } catch {
             printError("serve: \(error)")

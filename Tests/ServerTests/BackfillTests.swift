@@ -23,7 +23,7 @@ final class BackfillTests: XCTestCase {
 
         var config = ServerConfiguration(dataDirectory: server.dataDirectory)
         config.port = 0
-        let restarted = try FaultlineServer(config: config)
+        let restarted = try Server(config: config)
         try restarted.start()
         defer { restarted.stop() }
         let deadline = Date().addingTimeInterval(30)

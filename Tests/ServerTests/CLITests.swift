@@ -31,7 +31,7 @@ final class CLITests: XCTestCase {
         // A server on that directory accepts the CLI-made token and the key's DSN (with its app id).
         var config = ServerConfiguration(dataDirectory: dir)
         config.port = 0
-        let server = try FaultlineServer(config: config)
+        let server = try Server(config: config)
         XCTAssertNil(server.bootstrap, "projects exist: nothing is created on start")
         try server.start()
         defer { server.stop() }

@@ -231,7 +231,7 @@ final class HostileInputDefectTests: XCTestCase {
         for p in [staged, orphan, partial] { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: p) }
         var config = ServerConfiguration(dataDirectory: dir)
         config.port = 0
-        let restarted = try FaultlineServer(config: config)
+        let restarted = try Server(config: config)
         try restarted.start()
         defer { restarted.stop() }
         XCTAssertEqual(RawHTTP.send(port: restarted.port, method: "GET", path: "/health").status, 200)

@@ -241,7 +241,7 @@ final class ReleaseRecipeTests: XCTestCase {
         var config = ServerConfiguration(dataDirectory: work + "/slow-server")
         config.port = 0
         config.makeSymbolicator = { _, _ in SlowToPrepare(seconds: 3) }
-        let slow = try FaultlineServer(config: config)
+        let slow = try Server(config: config)
         try slow.start()
         defer { slow.stop() }
         let token = try XCTUnwrap(slow.bootstrap?.serverToken)

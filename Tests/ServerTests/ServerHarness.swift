@@ -9,7 +9,7 @@ import FaultlineTestSupport
 
 final class TestServer {
     let dataDirectory: String
-    let server: FaultlineServer
+    let server: Server
     let bootstrap: Bootstrap
     var port: UInt16 { server.port }
     var publicKey: String { bootstrap.publicKey.value }
@@ -26,7 +26,7 @@ final class TestServer {
         config.limits = limits
         config.durability = durability
         configure(&config)
-        server = try FaultlineServer(config: config)
+        server = try Server(config: config)
         guard let b = server.bootstrap else {
             // A fresh directory always bootstraps a default project; no project is a broken server.
             struct NoDefaultProject: Error, CustomStringConvertible { var description: String }

@@ -68,12 +68,64 @@ enum StoreConformance {
         let stacks = try store.stacks(referencing: buildID).filter { $0.projectID == p.id }
         XCTAssertEqual(stacks.count, 2)
         let merged = Fingerprint(hash: "h1", title: "merged", culprit: "f", symbolicated: true)
-        let summary = try store.applyRegroupings(stacks.map { Regrouping(stackKey: $0.signature.key, projectID: p.id, fingerprint: merged) })
+        let summary = try IssueMerger.apply(stacks.map { Regrouping(stackKey: $0.signature.key, projectID: p.id, fingerprint: merged) }, in: store)
         XCTAssertEqual(summary.issuesMerged, 1)
+        XCTAssertEqual(summary.occurrencesMoved, 1)
         let after = try store.issues(projectID: p.id, limit: 10, offset: 0)
         XCTAssertEqual(after.count, 1)
         XCTAssertEqual(after.first?.count, 2)
         XCTAssertEqual(Set(after.first?.releases ?? []), ["r1", "r2"])
+        let gone = try XCTUnwrap(summary.merges.first)
+        XCTAssertEqual(try store.issue(id: gone.issue)?.id, gone.into, "a merged issue's id resolves to the one it went into")
+
+        // Both stacks to a fingerprint no issue has: one live issue ends up holding both.
+        let renamed = Fingerprint(hash: "h3", title: "renamed", culprit: "g", symbolicated: true)
+        let rename = try IssueMerger.apply(stacks.map { Regrouping(stackKey: $0.signature.key, projectID: p.id, fingerprint: renamed) }, in: store)
+        XCTAssertEqual(rename.issuesRenamed + rename.issuesMerged, 1)
+        XCTAssertEqual(try store.issues(projectID: p.id, limit: 10, offset: 0).map(\.fingerprint), ["h3"])
+        XCTAssertEqual(try store.issues(projectID: p.id, limit: 10, offset: 0).first?.count, 2)
+    }
+
+    /// A claim has one holder at a time, is extended by its holder, and frees on release or expiry.
+    static func claims(_ store: any Store) throws {
+        XCTAssertTrue(try store.acquireClaim("c", holder: "a", duration: 60))
+        XCTAssertFalse(try store.acquireClaim("c", holder: "b", duration: 60), "exclusive while held")
+        XCTAssertTrue(try store.acquireClaim("c", holder: "a", duration: 60), "the holder may take it again")
+        XCTAssertTrue(try store.acquireClaim("other", holder: "b", duration: 60), "claims are per name")
+        XCTAssertTrue(try store.renewClaim("c", holder: "a", duration: 60))
+        XCTAssertFalse(try store.renewClaim("c", holder: "b", duration: 60), "only the holder renews")
+        try store.releaseClaim("c", holder: "b")
+        XCTAssertFalse(try store.acquireClaim("c", holder: "b", duration: 60), "release by a non-holder does nothing")
+        try store.releaseClaim("c", holder: "a")
+        XCTAssertTrue(try store.acquireClaim("c", holder: "b", duration: 0.2), "free after release")
+        XCTAssertFalse(try store.acquireClaim("c", holder: "a", duration: 60))
+        Thread.sleep(forTimeInterval: 0.4)
+        XCTAssertTrue(try store.acquireClaim("c", holder: "a", duration: 60), "free after expiry")
+        XCTAssertFalse(try store.renewClaim("c", holder: "b", duration: 60), "an expired holder whose claim was taken cannot renew")
+        try store.releaseClaim("c", holder: "a")
+        try store.releaseClaim("other", holder: "b")
+
+        // StoreClaim: a second claimant waits until the first releases.
+        let first = StoreClaim(store: store, name: "w", role: "first")
+        let second = StoreClaim(store: store, name: "w", role: "second")
+        try first.acquire()
+        let acquired = DispatchSemaphore(value: 0)
+        Thread { try? second.acquire(); acquired.signal() }.start()
+        XCTAssertEqual(acquired.wait(timeout: .now() + 0.3), .timedOut, "the second claimant waits while the first holds")
+        first.release()
+        XCTAssertEqual(acquired.wait(timeout: .now() + 10), .success)
+        XCTAssertThrowsError(try first.check(), "the first claimant gave it up")
+        XCTAssertNoThrow(try second.check())
+        second.release()
+
+        // A hold outlives its lease while the heartbeat renews it.
+        let long = StoreClaim(store: store, name: "h", role: "long", lease: 0.3)
+        try long.acquire()
+        Thread.sleep(forTimeInterval: 0.7)
+        XCTAssertFalse(try store.acquireClaim("h", holder: "other", duration: 1), "renewed by the heartbeat")
+        XCTAssertNoThrow(try long.check())
+        long.release()
+        XCTAssertTrue(try store.acquireClaim("h", holder: "other", duration: 1))
     }
 
     static func debugFilesAndBackfills(_ store: any Store) throws {
@@ -144,6 +196,7 @@ final class SQLiteStoreConformanceTests: XCTestCase {
 
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
+    func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
 
     func testConcurrentGroupingOfOneNewCrash() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.concurrentGroupingOfOneNewCrash(s, s) }
@@ -173,6 +226,18 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
+    func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
+
+    /// A claim taken through one node's store excludes the other node until released.
+    func testAClaimHoldsAcrossNodes() throws {
+        let url = try makeURL()
+        let a = try PostgresStore(url: url, connections: 2), b = try PostgresStore(url: url, connections: 2)
+        defer { a.close(); b.close() }
+        XCTAssertTrue(try a.acquireClaim(StoreClaim.regrouping, holder: "node-a", duration: 60))
+        XCTAssertFalse(try b.acquireClaim(StoreClaim.regrouping, holder: "node-b", duration: 60))
+        try a.releaseClaim(StoreClaim.regrouping, holder: "node-a")
+        XCTAssertTrue(try b.acquireClaim(StoreClaim.regrouping, holder: "node-b", duration: 60))
+    }
 
     /// Two stores on one database stand for two nodes.
     func testConcurrentGroupingOfOneNewCrash() throws {

@@ -76,7 +76,7 @@ final class UploadTests: XCTestCase {
         var config = ServerConfiguration(dataDirectory: work + "/public-url-data")
         config.port = 0
         config.publicURL = "https://errors.example.com/"
-        let s = try FaultlineServer(config: config)
+        let s = try Server(config: config)
         try s.start()
         defer { s.stop() }
         let token = try XCTUnwrap(s.bootstrap?.serverToken)

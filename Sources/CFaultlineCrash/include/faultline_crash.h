@@ -39,8 +39,6 @@ int faultline_crash_wait_for_preparation(unsigned timeout_ms);
 /// 1 after a successful start.
 int faultline_crash_is_started(void);
 
-/// Removes the handlers (restoring the previous actions). Mostly for tests.
-void faultline_crash_stop(void);
 
 /// Copies one breadcrumb (a complete JSON object) into the ring; longer ones are rejected (-1).
 int faultline_crash_add_breadcrumb(const char *json, size_t length);

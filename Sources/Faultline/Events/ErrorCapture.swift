@@ -1,5 +1,6 @@
 // Captured errors: a Swift Error the app survived, with the current thread's stack, as a
 // non-fatal event. Frames are symbolicated later (server or `faultline symbolicate`), never here.
+import FaultlineCrashPickup
 import CFaultlineCrash
 import Foundation
 import FaultlineProtocol

@@ -1,4 +1,5 @@
 // The SDK's on-disk layout: one directory per app, with fixed subdirectories.
+import FaultlineCrashPickup
 import Foundation
 
 struct DataDirectory: Sendable {

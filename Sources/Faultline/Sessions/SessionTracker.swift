@@ -1,4 +1,5 @@
 // Release health: one session per process start, ended as exited, crashed or abnormal.
+import FaultlineCrashPickup
 import Foundation
 import FaultlineProtocol
 import Synchronization

@@ -1,4 +1,5 @@
 // One flush: send what the outbox holds, oldest first, honouring rate limits and back-off.
+import FaultlineCrashPickup
 import Foundation
 import FaultlineProtocol
 import Synchronization

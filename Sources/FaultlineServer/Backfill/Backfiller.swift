@@ -8,7 +8,8 @@ import FaultlineProtocol
 public final class Backfiller: @unchecked Sendable {
     let store: Store
     let symbolicator: FrameSymbolicating
-    let processor: EventProcessor
+    /// Held while stacks move, so grouping (here or on another node) waits meanwhile.
+    let claim: StoreClaim
     private let cond = NSCondition()
     private var queue: [BuildID] = []
     private var stopping = false
@@ -19,10 +20,10 @@ public final class Backfiller: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var started = false
 
-    public init(store: Store, symbolicator: FrameSymbolicating, processor: EventProcessor) {
+    public init(store: Store, symbolicator: FrameSymbolicating) {
         self.store = store
         self.symbolicator = symbolicator
-        self.processor = processor
+        claim = StoreClaim(store: store, role: "backfill")
     }
 
     public func start() {
@@ -110,8 +111,8 @@ public final class Backfiller: @unchecked Sendable {
         // The index is built on arrival, also for a build-id no stored occurrence references yet.
         symbolicator.prepare(buildID: buildID)
         // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
-        processor.exclusive.lock()
-        defer { processor.exclusive.unlock() }
+        try claim.acquire()
+        defer { claim.release() }
         let stacks = try store.stacks(referencing: buildID)
         record.stacks = Int64(stacks.count)
         record.occurrences = stacks.reduce(0) { $0 + $1.occurrences }
@@ -126,7 +127,8 @@ public final class Backfiller: @unchecked Sendable {
                 Regrouping(stackKey: s.signature.key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
             }
             for (s, m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
-            let summary = try store.applyRegroupings(moves)
+            try claim.check()
+            let summary = try IssueMerger.apply(moves, in: store)
             record.issuesMerged += summary.issuesMerged
             record.merges += summary.merges
             record.occurrencesDone += slice.reduce(0) { $0 + $1.occurrences }

@@ -24,12 +24,13 @@ public final class EventProcessor: @unchecked Sendable {
     private let maxQueue = 50_000
     private let batchSize = 256
     private let done = DispatchSemaphore(value: 0)
-    /// Grouping pauses while a backfill regroups, so both never race on one stack.
-    let exclusive = NSLock()
+    /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
+    let claim: StoreClaim
 
     public init(store: Store, symbolicator: FrameSymbolicating) {
         self.store = store
         self.symbolicator = symbolicator
+        claim = StoreClaim(store: store, role: "grouping")
     }
 
     public func start() {
@@ -75,7 +76,17 @@ public final class EventProcessor: @unchecked Sendable {
     }
 
     func process(_ jobs: [Job]) {
-        exclusive.lock(); defer { exclusive.unlock() }
+        do { try claim.holding { try group(jobs) } }
+        catch {
+            // The rows stay unprocessed; the next scan retries them.
+            FileHandle.standardError.write(Data("faultline: grouping failed, will retry: \(error)\n".utf8))
+            cond.lock(); needsScan = true; cond.unlock()
+            Thread.sleep(forTimeInterval: 1)
+        }
+    }
+
+    /// Runs holding the regrouping claim.
+    private func group(_ jobs: [Job]) throws {
         // Fingerprint, encoding and key once per distinct stack in the batch.
         var memo: [StackSignature: (Fingerprint, Data, String)] = [:]
         let outcomes = jobs.map { j -> GroupingOutcome in
@@ -87,13 +98,7 @@ public final class EventProcessor: @unchecked Sendable {
             return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
                                    fingerprint: m.0, timestamp: j.timestamp, release: j.release)
         }
-        do { try store.recordGrouping(outcomes) }
-        catch {
-            // The rows stay unprocessed; the next scan retries them.
-            FileHandle.standardError.write(Data("faultline: grouping failed, will retry: \(error)\n".utf8))
-            cond.lock(); needsScan = true; cond.unlock()
-            Thread.sleep(forTimeInterval: 1)
-        }
+        try store.recordGrouping(outcomes)
     }
 
     /// Re-reads stored events that were acknowledged but never grouped (restart, overflow).

@@ -1,5 +1,6 @@
-// Maps paths to handlers and applies the two kinds of authentication: public keys on ingest
-// (inside IngestHandler), Bearer server tokens on everything that uploads or reads.
+// Maps paths to handlers through one route table (`routes`) and applies its credentials: public
+// keys on ingest (checked here before the body, and by IngestHandler for the project), Bearer
+// server tokens on everything that uploads or reads, web sessions in WebUI.
 import Foundation
 import FaultlineProtocol
 
@@ -16,7 +17,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     let publicURL: String?
     let health: @Sendable () -> JSONValue
     let refusals: Refusals
-    /// The web pages under /ui/ (Web/WebUI.swift); set once by FaultlineServer before start.
+    /// The web pages under /ui/ (Web/WebUI.swift); set once by Server before start.
     var web: WebUI?
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
@@ -27,23 +28,76 @@ final class Router: HTTPHandling, @unchecked Sendable {
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
-    /// The only routes that take a body: ingest, the token-authenticated `/api/0/` POSTs, and the
-    /// web pages' small forms (login among them, so anonymous: at most `WebUI.maxFormBytes`).
-    /// Everything else gets a zero limit, so a body there is refused (or discarded), never kept.
-    enum BodyRoute { case ingest, upload, webForm, none }
+    // MARK: The route table
 
-    static func bodyRoute(method: String, path: String) -> BodyRoute {
-        guard method == "POST" || method == "PUT" else { return .none }
-        if method == "POST" && path.hasPrefix("/ui/") { return .webForm }
-        let p = path.split(separator: "/", omittingEmptySubsequences: true)
-        guard p.first == "api", p.count >= 2 else { return .none }
-        if p[1] == "0" { return .upload }
-        return p.count == 3 && (p[2] == "envelope" || p[2] == "store") && method == "POST" ? .ingest : .none
+    static let uploadBytes = 4 * 1024 * 1024
+    static let notFound = (status: 404, message: "")  // "no such endpoint: <path>"
+
+    /// Every endpoint, first match wins: the JSON API below /api/0/ (server token), Sentry ingest
+    /// (public key), debuginfod, health and the web pages (their own sessions; WebUI routes below
+    /// /ui/). A new endpoint is one row here; `preflight`, `bodyLimit` and `handle` all read it.
+    static let routes: [Route] = [
+        Route(nil, "/health", .anyone) { router, _, _ in .json(router.health()) },
+        Route(nil, "/", .anyone, refusal: notFound) { router, _, _ in
+            router.web == nil ? .detail(404, "no such endpoint: /") : HTTPResponse(status: 303, headers: [("Location", "/ui/")])
+        },
+        Route(nil, "/ui/**", .webSession, body: .webForm, refusal: notFound) { router, r, _ in
+            router.web?.handle(r) ?? .detail(404, "no such endpoint: \(r.path)")
+        },
+        Route(["GET", "HEAD"], "/buildid/**", .anyone) { router, r, _ in router.debuginfod.handle(r.pathComponents) },
+
+        // Uploads (sentry-cli's chunked upload and assemble, bundled sources)
+        Route(["GET", "POST"], "/api/0/organizations/*/chunk-upload", .serverToken, body: .upload(maxBytes: ChunkUpload.maxRequestSize + 1024 * 1024)) { router, r, c in
+            guard r.method == "GET" else { return router.chunks.receive(r) }
+            // Behind a TLS proxy the Host header names the inside: use the configured public URL.
+            let base = router.publicURL ?? "http://\(r.header("host") ?? "127.0.0.1")"
+            return .json(router.chunks.options(baseURL: base, org: c[0]))
+        },
+        Route(["POST"], "/api/0/projects/*/*/files/difs/assemble", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard try router.store.project(idOrSlug: c[1]) != nil else { return .detail(404, "no project '\(c[1])'") }
+            let response = router.assembler.handle(r)
+            router.web?.noteAssemble(r, response)
+            return response
+        },
+        Route(["POST"], "/api/0/debug-files/*/sources", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            try router.sources.handle(r, buildIDHex: c[0])
+        },
+
+        // The JSON read API
+        Route(["GET"], "/api/0/debug-files/status", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in try router.status.handle(r) },
+        Route(["GET"], "/api/0/projects", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, _ in try router.read.projects() },
+        Route(["GET"], "/api/0/projects/*/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in try router.read.project(c[1]) },
+        Route(["GET"], "/api/0/projects/*/*/issues", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            try router.read.issues(r, project: c[1])
+        },
+        Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
+            try router.read.event(project: c[1], eventID: c[2])
+        },
+        Route(["GET"], "/api/0/issues/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in try router.read.issue(c[0]) },
+        Route(["GET"], "/api/0/issues/*/events|occurrences", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            try router.read.occurrences(r, issue: c[0])
+        },
+        Route(["GET"], "/api/0/debug-files", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, _ in try router.read.debugFiles() },
+        Route(["GET"], "/api/0/backfills", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in try router.read.backfills(r) },
+        // Anything else below /api/0/ still needs the token first, so unknown paths tell nothing.
+        Route(["GET"], "/api/0/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { _, r, _ in .detail(404, "no such endpoint: \(r.path)") },
+
+        // Sentry ingest: /api/<project>/envelope/ and /api/<project>/store/
+        Route(["POST"], "/api/*/envelope|store", .publicKey, body: .ingest, refusal: (405, "ingest takes POST")) { router, r, c in
+            router.ingest.handle(r, project: c[0], endpoint: c[1] == "envelope" ? .envelope : .store)
+        },
+    ]
+
+    static func route(for path: [String]) -> (route: Route, captures: [String])? {
+        for route in routes { if let c = route.pattern.match(path) { return (route, c) } }
+        return nil
     }
 
     func bodyLimit(method: String, path: String) -> Int {
-        switch Self.bodyRoute(method: method, path: path) {
-        case .upload: return path.hasSuffix("/chunk-upload/") ? ChunkUpload.maxRequestSize + 1024 * 1024 : 4 * 1024 * 1024
+        let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard let route = Self.route(for: components)?.route else { return 0 }
+        switch route.bodyRule(method: method, path: path) {
+        case .upload(let maxBytes): return maxBytes
         case .ingest: return limits.maxRequestBytes
         case .webForm: return WebUI.maxFormBytes
         case .none: return 0
@@ -59,7 +113,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
     /// route that is sent a body is refused here as well.
     func preflight(_ r: HTTPRequest) -> HTTPResponse? {
         guard r.method == "POST" || r.method == "PUT" else { return nil }
-        switch Self.bodyRoute(method: r.method, path: r.path) {
+        let route = Self.route(for: r.pathComponents)?.route
+        switch route?.bodyRule(method: r.method, path: r.path) ?? .none {
         case .upload:
             guard let token = r.bearerToken, (try? store.isServerToken(token)) == true else {
                 refusals.record("auth.server-token")
@@ -87,57 +142,25 @@ final class Router: HTTPHandling, @unchecked Sendable {
             return nil  // the session and CSRF token are checked by the page (Web/WebUI.swift)
         case .none:
             refusals.record("route.no-body")
-            let p = r.pathComponents
-            if p == ["health"] || p.first == "buildid" { return .detail(405, "method not allowed") }
-            if p.first == "api", p.count == 3, p[2] == "envelope" || p[2] == "store" { return .detail(405, "ingest takes POST") }
-            return .detail(404, "no such endpoint: \(r.path)")
+            return refusal(route, r)
         }
     }
 
+    private func refusal(_ route: Route?, _ r: HTTPRequest) -> HTTPResponse {
+        guard let refusal = route?.refusal, refusal.status != Self.notFound.status else { return .detail(404, "no such endpoint: \(r.path)") }
+        return .detail(refusal.status, refusal.message)
+    }
+
     func handle(_ r: HTTPRequest) -> HTTPResponse {
-        let p = r.pathComponents
+        guard let (route, captures) = Self.route(for: r.pathComponents) else { return .detail(404, "no such endpoint: \(r.path)") }
         do {
-            if p == ["health"] { return .json(health()) }
-            if let web, p.isEmpty || p.first == "ui" {
-                return p.isEmpty ? HTTPResponse(status: 303, headers: [("Location", "/ui/")]) : web.handle(r)
-            }
-            if p.first == "buildid" {
-                guard r.method == "GET" || r.method == "HEAD" else { return .detail(405, "method not allowed") }
-                return debuginfod.handle(p)
-            }
-            guard p.first == "api", p.count >= 2 else { return .detail(404, "no such endpoint: \(r.path)") }
-            if p[1] != "0" {
-                guard p.count == 3, p[2] == "envelope" || p[2] == "store" else { return .detail(404, "no such endpoint: \(r.path)") }
-                guard r.method == "POST" else { return .detail(405, "ingest takes POST") }
-                return ingest.handle(r, project: p[1], endpoint: p[2] == "envelope" ? .envelope : .store)
-            }
-            guard let token = r.bearerToken, try store.isServerToken(token) else {
-                return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
-            }
-            let rest = Array(p.dropFirst(2))
-            if rest.count == 3, rest[0] == "organizations", rest[2] == "chunk-upload" {
-                if r.method == "GET" {
-                    // Behind a TLS proxy the Host header names the inside: use the configured public URL.
-                    let base = publicURL ?? "http://\(r.header("host") ?? "127.0.0.1")"
-                    return .json(chunks.options(baseURL: base, org: rest[1]))
+            if route.credential == .serverToken {
+                guard let token = r.bearerToken, try store.isServerToken(token) else {
+                    return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
                 }
-                if r.method == "POST" { return chunks.receive(r) }
-                return .detail(405, "method not allowed")
             }
-            if rest.count == 6, rest[0] == "projects", rest[3] == "files", rest[4] == "difs", rest[5] == "assemble" {
-                guard r.method == "POST" else { return .detail(405, "method not allowed") }
-                guard try store.project(idOrSlug: rest[2]) != nil else { return .detail(404, "no project '\(rest[2])'") }
-                let response = assembler.handle(r)
-                web?.noteAssemble(r, response)
-                return response
-            }
-            if rest.count == 3, rest[0] == "debug-files", rest[2] == "sources" {
-                guard r.method == "POST" else { return .detail(405, "method not allowed") }
-                return try sources.handle(r, buildIDHex: rest[1])
-            }
-            guard r.method == "GET" else { return .detail(405, "method not allowed") }
-            if rest == ["debug-files", "status"] { return try status.handle(r) }
-            return try read.handle(r, rest)
+            guard route.methods?.contains(r.method) ?? true else { return refusal(route, r) }
+            return try route.handler(self, r, captures)
         } catch {
             return .detail(500, "internal error: \(error)")
         }

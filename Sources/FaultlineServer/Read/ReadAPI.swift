@@ -54,53 +54,63 @@ public final class ReadAPI: @unchecked Sendable {
         return (limit, offset)
     }
 
-    /// Paths below /api/0/ (components after "api", "0").
-    public func handle(_ r: HTTPRequest, _ p: [String]) throws -> HTTPResponse {
+    // One handler per route (the paths are in Router.routes, all below /api/0/).
+
+    func projects() throws -> HTTPResponse { .json(.array(try store.projects().map(projectJSON))) }
+
+    func project(_ slug: String) throws -> HTTPResponse {
+        guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
+        return .json(try projectJSON(project))
+    }
+
+    func issues(_ r: HTTPRequest, project slug: String) throws -> HTTPResponse {
         let (limit, offset) = limitOffset(r)
-        switch p {
-        case ["projects"]:
-            return .json(.array(try store.projects().map(projectJSON)))
-        case let x where x.count == 3 && x[0] == "projects":
-            guard let project = try store.project(idOrSlug: x[2]) else { return .detail(404, "no project '\(x[2])'") }
-            return .json(try projectJSON(project))
-        case let x where x.count == 4 && x[0] == "projects" && x[3] == "issues":
-            guard let project = try store.project(idOrSlug: x[2]) else { return .detail(404, "no project '\(x[2])'") }
-            return .json(.array(try store.issues(projectID: project.id, limit: limit, offset: offset).map { try issueJSON($0, withStack: false) }))
-        case let x where x.count == 5 && x[0] == "projects" && x[3] == "events":
-            guard let project = try store.project(idOrSlug: x[2]) else { return .detail(404, "no project '\(x[2])'") }
-            guard let id = EnvelopeDecoder.normalisedEventID(x[4]), let o = try store.occurrence(projectID: project.id, eventID: id) else {
-                return .detail(404, "no such event")
-            }
-            var j = occurrenceJSON(o)
-            j["event"] = EventRenderer.render(try StoredEvent.decode(o.compressedEvent), symbolicator: symbolicator)
-            return .json(j)
-        case let x where x.count == 2 && x[0] == "issues":
-            guard let id = Int64(x[1]), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
-            var j = try issueJSON(issue, withStack: true)
-            if issue.id != id { j["merged_from"] = .string(String(id)) }
-            return .json(j)
-        case let x where x.count == 3 && x[0] == "issues" && (x[2] == "events" || x[2] == "occurrences"):
-            guard let id = Int64(x[1]), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
-            return .json(.array(try store.occurrences(issueID: issue.id, limit: limit, offset: offset).map(occurrenceJSON)))
-        case ["debug-files"]:
-            return .json(.array(try store.debugFiles().map { d -> JSONValue in
-                ["build_id": .string(d.buildID.hex), "debug_id": .string(d.buildID.debugID.description), "name": .string(d.name),
-                 "has_debug_info": .bool(d.hasDebugInfo), "has_symbols": .bool(d.hasSymbols), "is_executable": .bool(d.isExecutable),
-                 "size": .int(d.size), "uploaded": .double(d.uploaded)]
-            }))
-        case ["backfills"]:
-            return .json(.array(try store.backfills(limit: limit).map { b -> JSONValue in
-                ["id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
-                 "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),
-                 "addresses_symbolicated": .int(b.addressesSymbolicated), "issues_merged": .int(b.issuesMerged),
-                 "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
-                 "merges": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
-                 "error": b.error.map { .string($0) } ?? .null,
-                 "started": .double(b.started), "finished": b.finished.map { .double($0) } ?? .null,
-                 "seconds": b.finished.map { .double($0 - b.started) } ?? .null]
-            }))
-        default:
-            return .detail(404, "no such endpoint: \(r.path)")
+        guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
+        return .json(.array(try store.issues(projectID: project.id, limit: limit, offset: offset).map { try issueJSON($0, withStack: false) }))
+    }
+
+    func event(project slug: String, eventID: String) throws -> HTTPResponse {
+        guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
+        guard let id = EnvelopeDecoder.normalisedEventID(eventID), let o = try store.occurrence(projectID: project.id, eventID: id) else {
+            return .detail(404, "no such event")
         }
+        var j = occurrenceJSON(o)
+        j["event"] = EventRenderer.render(try StoredEvent.decode(o.compressedEvent), symbolicator: symbolicator)
+        return .json(j)
+    }
+
+    func issue(_ idText: String) throws -> HTTPResponse {
+        guard let id = Int64(idText), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
+        var j = try issueJSON(issue, withStack: true)
+        if issue.id != id { j["merged_from"] = .string(String(id)) }
+        return .json(j)
+    }
+
+    func occurrences(_ r: HTTPRequest, issue idText: String) throws -> HTTPResponse {
+        let (limit, offset) = limitOffset(r)
+        guard let id = Int64(idText), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
+        return .json(.array(try store.occurrences(issueID: issue.id, limit: limit, offset: offset).map(occurrenceJSON)))
+    }
+
+    func debugFiles() throws -> HTTPResponse {
+        .json(.array(try store.debugFiles().map { d -> JSONValue in
+            ["build_id": .string(d.buildID.hex), "debug_id": .string(d.buildID.debugID.description), "name": .string(d.name),
+             "has_debug_info": .bool(d.hasDebugInfo), "has_symbols": .bool(d.hasSymbols), "is_executable": .bool(d.isExecutable),
+             "size": .int(d.size), "uploaded": .double(d.uploaded)]
+        }))
+    }
+
+    func backfills(_ r: HTTPRequest) throws -> HTTPResponse {
+        let (limit, _) = limitOffset(r)
+        return .json(.array(try store.backfills(limit: limit).map { b -> JSONValue in
+            ["id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
+             "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),
+             "addresses_symbolicated": .int(b.addressesSymbolicated), "issues_merged": .int(b.issuesMerged),
+             "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
+             "merges": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
+             "error": b.error.map { .string($0) } ?? .null,
+             "started": .double(b.started), "finished": b.finished.map { .double($0) } ?? .null,
+             "seconds": b.finished.map { .double($0 - b.started) } ?? .null]
+        }))
     }
 }

@@ -10,7 +10,10 @@ enum PostgresSchema {
     static var version: Int { 1 + migrations.count }
 
     /// Migration i (0-based) takes a database from version i + 1 to i + 2. Append, never edit.
-    static let migrations: [String] = []
+    static let migrations: [String] = [
+        // 2: claims, the grouping/backfill exclusion held in the store (Store.acquireClaim).
+        "CREATE TABLE claims(name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
+    ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).
     static let migrationLock: Int64 = 0x6661_756C_746C_6E

@@ -385,59 +385,31 @@ public final class PostgresStore: Store, @unchecked Sendable {
         }
     }
 
-    /// SQLiteStore.applyRegroupings, statement for statement (see there for the rules).
-    public func applyRegroupings(_ moves: [Regrouping]) throws -> RegroupSummary {
-        guard !moves.isEmpty else { return RegroupSummary() }
-        return try write { c in
-            var summary = RegroupSummary()
-            var touched = Set<Int64>()
-            var remaining: [Int64: Int64] = [:]
-            func held(_ id: Int64) throws -> Int64 {
-                if let r = remaining[id] { return r }
-                var n: Int64 = 0
-                try c.query("SELECT count FROM issues WHERE id = $1", .int(id)) { n = $0.int(0) }
-                remaining[id] = n
-                return n
-            }
-            for m in moves {
-                var current: [(issue: Int64, count: Int64)] = []
-                try c.query("""
-                    SELECT issue_id, count(*) FROM occurrences WHERE stack_key = $1 AND project_id = $2 AND issue_id IS NOT NULL
-                    GROUP BY issue_id ORDER BY issue_id
-                    """, .text(m.stackKey), .int(m.projectID)) { current.append(($0.int(0), $0.int(1))) }
-                var target: Int64?
-                try c.query("SELECT id FROM issues WHERE project_id = $1 AND fingerprint = $2", .int(m.projectID), .text(m.fingerprint.hash)) { target = $0.int(0) }
-                if target == nil, current.count == 1, let only = current.first, try held(only.issue) == only.count {
-                    try c.query("UPDATE issues SET fingerprint = $1, title = $2, culprit = $3, symbolicated = $4 WHERE id = $5",
-                                .text(m.fingerprint.hash), .text(m.fingerprint.title), .text(m.fingerprint.culprit),
-                                .int(m.fingerprint.symbolicated ? 1 : 0), .int(only.issue))
-                    summary.issuesRenamed += 1
-                    touched.insert(only.issue)
-                    continue
-                }
-                let targetID = try target ?? Self.upsertIssue(c, projectID: m.projectID, fingerprint: m.fingerprint, timestamp: 0, count: 0)
-                try c.query("UPDATE issues SET title = $1, culprit = $2, symbolicated = $3 WHERE id = $4",
-                            .text(m.fingerprint.title), .text(m.fingerprint.culprit), .int(m.fingerprint.symbolicated ? 1 : 0), .int(targetID))
-                let moved = try c.query("UPDATE occurrences SET issue_id = $1 WHERE stack_key = $2 AND project_id = $3 AND issue_id IS DISTINCT FROM $1",
-                                        .int(targetID), .text(m.stackKey), .int(m.projectID))
-                summary.occurrencesMoved += Int64(moved)
-                remaining[targetID] = try held(targetID) + Int64(moved)
-                touched.insert(targetID)
-                for old in current where old.issue != targetID {
-                    touched.insert(old.issue)
-                    let left = try held(old.issue) - old.count
-                    remaining[old.issue] = left
-                    if left <= 0 {
-                        try c.query("UPDATE issues SET merged_into = $1, fingerprint = 'merged:' || id::text, count = 0 WHERE id = $2", .int(targetID), .int(old.issue))
-                        try c.query("UPDATE issues SET merged_into = $1 WHERE merged_into = $2", .int(targetID), .int(old.issue))
-                        summary.issuesMerged += 1
-                        summary.merges.append(IssueMergeRecord(issue: old.issue, into: targetID))
-                    }
-                }
-            }
-            for id in touched.sorted() { try Self.recomputeIssue(c, id) }
-            return summary
+    public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
+        try write { c in try body(PostgresIssueEditing(c: c)) }
+    }
+
+    // MARK: Claims (the database's clock, so nodes with skewed clocks agree on expiry)
+
+    public func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        try write { c in
+            try c.query("""
+                INSERT INTO claims(name, holder, expires) VALUES($1, $2, extract(epoch FROM clock_timestamp()) + $3::double precision)
+                ON CONFLICT(name) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires
+                WHERE claims.holder = EXCLUDED.holder OR claims.expires <= extract(epoch FROM clock_timestamp())
+                """, .text(name), .text(holder), .double(duration)) > 0
         }
+    }
+
+    public func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        try write { c in
+            try c.query("UPDATE claims SET expires = extract(epoch FROM clock_timestamp()) + $1::double precision WHERE name = $2 AND holder = $3",
+                        .double(duration), .text(name), .text(holder)) > 0
+        }
+    }
+
+    public func releaseClaim(_ name: String, holder: String) throws {
+        try write { c in try c.query("DELETE FROM claims WHERE name = $1 AND holder = $2", .text(name), .text(holder)) }
     }
 
     static func recomputeIssue(_ c: PGConnection, _ id: Int64) throws {

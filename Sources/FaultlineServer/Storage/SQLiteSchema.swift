@@ -10,7 +10,10 @@ enum SQLiteSchema {
     static var version: Int { 1 + migrations.count }
 
     /// Migration i (0-based) takes a database from version i + 1 to i + 2. Append, never edit.
-    static let migrations: [String] = []
+    static let migrations: [String] = [
+        // 2: claims, the grouping/backfill exclusion held in the store (Store.acquireClaim).
+        "CREATE TABLE claims(name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+    ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
     static func migrate(_ c: SQLiteConnection, path: String) throws {

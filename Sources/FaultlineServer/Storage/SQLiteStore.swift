@@ -410,64 +410,32 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
-    /// Moves each stack's occurrences to the issue of its new fingerprint. When the old issue
-    /// loses all its occurrences it either takes the new fingerprint itself (no issue had it:
-    /// the id survives unchanged) or is marked merged into the one that had it (its id resolves).
-    public func applyRegroupings(_ moves: [Regrouping]) throws -> RegroupSummary {
-        guard !moves.isEmpty else { return RegroupSummary() }
+    public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
+        try writer.sync { c in try body(SQLiteIssueEditing(c: c)) }
+    }
+
+    // MARK: Claims (the store's clock: one machine's, so nodes sharing a file agree on it)
+
+    public func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        let now = Date().timeIntervalSince1970
         return try writer.sync { c in
-            var summary = RegroupSummary()
-            var touched = Set<Int64>()
-            // Occurrences each issue holds, from issues.count (exact while grouping is paused),
-            // updated as stacks move: no count(*) over a large issue per stack.
-            var remaining: [Int64: Int64] = [:]
-            func held(_ id: Int64) throws -> Int64 {
-                if let r = remaining[id] { return r }
-                var n: Int64 = 0
-                try c.query("SELECT count FROM issues WHERE id = ?", .int(id)) { n = $0.int(0) }
-                remaining[id] = n
-                return n
-            }
-            for m in moves {
-                var current: [(issue: Int64, count: Int64)] = []
-                try c.query("SELECT issue_id, count(*) FROM occurrences WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT NULL GROUP BY issue_id",
-                            .text(m.stackKey), .int(m.projectID)) {
-                    current.append(($0.int(0), $0.int(1)))
-                }
-                var target: Int64?
-                try c.query("SELECT id FROM issues WHERE project_id = ? AND fingerprint = ?", .int(m.projectID), .text(m.fingerprint.hash)) { target = $0.int(0) }
-                if target == nil, current.count == 1, let only = current.first, try held(only.issue) == only.count {
-                    // This stack is all the old issue holds: it takes the new fingerprint, same id.
-                    try c.run("UPDATE issues SET fingerprint = ?, title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
-                              .text(m.fingerprint.hash), .text(m.fingerprint.title), .text(m.fingerprint.culprit),
-                              .int(m.fingerprint.symbolicated ? 1 : 0), .int(only.issue))
-                    summary.issuesRenamed += 1
-                    touched.insert(only.issue)
-                    continue
-                }
-                let targetID = try target ?? Self.upsertIssue(c, projectID: m.projectID, fingerprint: m.fingerprint, timestamp: 0, count: 0)
-                try c.run("UPDATE issues SET title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
-                          .text(m.fingerprint.title), .text(m.fingerprint.culprit), .int(m.fingerprint.symbolicated ? 1 : 0), .int(targetID))
-                let moved = try c.run("UPDATE occurrences SET issue_id = ? WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT ?",
-                                      .int(targetID), .text(m.stackKey), .int(m.projectID), .int(targetID))
-                summary.occurrencesMoved += Int64(moved)
-                remaining[targetID] = try held(targetID) + Int64(moved)
-                touched.insert(targetID)
-                for old in current where old.issue != targetID {
-                    touched.insert(old.issue)
-                    let left = try held(old.issue) - old.count
-                    remaining[old.issue] = left
-                    if left <= 0 {
-                        try c.run("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || id, count = 0 WHERE id = ?", .int(targetID), .int(old.issue))
-                        try c.run("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(targetID), .int(old.issue))
-                        summary.issuesMerged += 1
-                        summary.merges.append(IssueMergeRecord(issue: old.issue, into: targetID))
-                    }
-                }
-            }
-            for id in touched { try Self.recomputeIssue(c, id) }
-            return summary
+            try c.run("""
+                INSERT INTO claims(name, holder, expires) VALUES(?1, ?2, ?3)
+                ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+                WHERE claims.holder = excluded.holder OR claims.expires <= ?4
+                """, .text(name), .text(holder), .double(now + duration), .double(now)) > 0
         }
+    }
+
+    public func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        let expires = Date().timeIntervalSince1970 + duration
+        return try writer.sync { c in
+            try c.run("UPDATE claims SET expires = ? WHERE name = ? AND holder = ?", .double(expires), .text(name), .text(holder)) > 0
+        }
+    }
+
+    public func releaseClaim(_ name: String, holder: String) throws {
+        try writer.sync { c in _ = try c.run("DELETE FROM claims WHERE name = ? AND holder = ?", .text(name), .text(holder)) }
     }
 
     /// Count, first/last seen and releases from the occurrences the issue holds now.

@@ -141,18 +141,37 @@ public struct StoredStack: Sendable {
     public var occurrences: Int64
 }
 
-/// Move of every occurrence of one stack to a new fingerprint (backfill).
-public struct Regrouping: Sendable {
-    public var stackKey: String
-    public var projectID: Int64
-    public var fingerprint: Fingerprint
+/// How many occurrences of one stack one issue holds.
+public struct StackShare: Sendable, Equatable {
+    public var issue: Int64
+    public var occurrences: Int64
+    public init(issue: Int64, occurrences: Int64) { self.issue = issue; self.occurrences = occurrences }
 }
 
-public struct RegroupSummary: Sendable {
-    public var occurrencesMoved: Int64 = 0
-    public var issuesMerged: Int64 = 0
-    public var issuesRenamed: Int64 = 0
-    public var merges: [IssueMergeRecord] = []
+/// The issue primitives the merge policy (`IssueMerger`, in Grouping/) is written over. A store
+/// hands one out for the span of one transaction (`Store.editIssues`): each call sees the earlier
+/// calls' writes, and all of them commit together or not at all. No call decides anything: which
+/// issue wins, and when one is renamed rather than merged, is the policy's business.
+public protocol IssueEditing {
+    /// The issues holding occurrences of the stack in the project, with how many each.
+    func shares(ofStack stackKey: String, projectID: Int64) throws -> [StackShare]
+    /// The live issue with this fingerprint hash, if any (merged issues have given theirs up).
+    func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64?
+    /// The occurrence count the issue records (`IssueRecord.count`), without following merges.
+    func recordedCount(issueID: Int64) throws -> Int64
+    /// A new issue with no occurrences yet (first and last seen are set by `recount`).
+    func createIssue(projectID: Int64, fingerprint: Fingerprint) throws -> Int64
+    /// Sets the issue's title, culprit and symbolicated flag; with `rekey`, its fingerprint hash too.
+    func describe(issueID: Int64, as fingerprint: Fingerprint, rekey: Bool) throws
+    /// Points every grouped occurrence of the stack at `issueID`; returns how many changed issue.
+    func moveOccurrences(ofStack stackKey: String, projectID: Int64, to issueID: Int64) throws -> Int64
+    /// Points every occurrence of `source` at `target`; returns how many moved.
+    func moveOccurrences(ofIssue source: Int64, to target: Int64) throws -> Int64
+    /// Marks `issue` merged into `target`: it gives up its fingerprint and count, keeps its id
+    /// (reads follow `mergedInto`), and issues merged into it earlier now point at `target`.
+    func markMerged(_ issue: Int64, into target: Int64) throws
+    /// Count, first/last seen and releases from the occurrences the issue holds now.
+    func recount(issueID: Int64) throws
 }
 
 public protocol Store: AnyObject, Sendable {
@@ -195,12 +214,28 @@ public protocol Store: AnyObject, Sendable {
     func recordUpload(checksum: String, buildID: BuildID) throws
     func uploadedBuildID(checksum: String) throws -> BuildID?
     func stacks(referencing buildID: BuildID) throws -> [StoredStack]
-    func applyRegroupings(_ moves: [Regrouping]) throws -> RegroupSummary
+    /// Runs `body` in one transaction over the issue primitives (see `IssueEditing`); returns
+    /// once it is committed. (Escaping: a store may run it on its writer thread.)
+    func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T
     func createBackfill(buildID: BuildID) throws -> Int64
     func updateBackfill(_ record: BackfillRecord) throws
     func backfills(limit: Int) throws -> [BackfillRecord]
     /// The most recent backfill of a build-id (what `upload --wait` reports), nil if none ran.
     func latestBackfill(buildID: BuildID) throws -> BackfillRecord?
+
+    // Claims: a named exclusion held in the store, so it holds across server nodes that share one
+    // database (grouping and backfill take "regrouping"; see `StoreClaim`). A claim has one holder
+    // and an expiry: a holder that dies loses it when its lease runs out. Holders are opaque
+    // strings, unique per claimant (two claimants in one process use two holders).
+
+    /// Takes the claim for `holder` for `duration` seconds if it is free, expired or already
+    /// `holder`'s (then it is extended). Returns whether `holder` holds it now.
+    func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool
+    /// Extends `holder`'s claim by `duration` seconds from now; false when the claim is not (or no
+    /// longer) `holder`'s, i.e. it expired and another holder took it.
+    func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool
+    /// Gives the claim up if `holder` holds it; otherwise does nothing.
+    func releaseClaim(_ name: String, holder: String) throws
 
     // Source files of debug files (debuginfod /source)
     func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws

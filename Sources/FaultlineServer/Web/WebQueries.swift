@@ -225,13 +225,7 @@ final class WebQueries: @unchecked Sendable {
     /// Moves every occurrence of `source` into `target` and marks `source` merged (its id keeps
     /// resolving to `target`, as after a backfill merge). Both must be live issues of one project.
     func merge(_ source: Int64, into target: Int64) throws {
-        try store.writer.sync { c in
-            try c.run("UPDATE occurrences SET issue_id = ? WHERE issue_id = ?", .int(target), .int(source))
-            try c.run("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || id, count = 0 WHERE id = ?", .int(target), .int(source))
-            try c.run("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(target), .int(source))
-            try SQLiteStore.recomputeIssue(c, source)
-            try SQLiteStore.recomputeIssue(c, target)
-        }
+        try IssueMerger.merge(source, into: target, in: store)
     }
 
     // MARK: Debug files

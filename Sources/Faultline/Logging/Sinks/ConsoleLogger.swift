@@ -1,4 +1,5 @@
 // Console sink: one line per event on stderr, coloured by level on a terminal.
+import FaultlineProtocol
 import Foundation
 
 /// Writes `HH:MM:SS.mmm LEVEL message {attributes} (file:line)` to stderr with one write(2) per
@@ -15,23 +16,13 @@ public struct ConsoleLogger: Logger {
         self.colour = colour ?? ConsoleLogger.wantsColour(fileDescriptor: fileDescriptor)
     }
 
-    /// The NO_COLOR + isatty rule, shared with `faultline console`.
+    /// The NO_COLOR + isatty rule, shared with `faultline console` (FaultlineProtocol's LogColour).
     public static func wantsColour(fileDescriptor: Int32, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
-        if let v = environment["NO_COLOR"], !v.isEmpty { return false }
-        return isatty(fileDescriptor) == 1
+        LogColour.wanted(fileDescriptor: fileDescriptor, environment: environment)
     }
 
-    /// ANSI colour per level: grey trace/debug, default info, cyan notice, yellow warning, red error, bold red critical.
-    public static func ansi(_ level: LogLevel) -> String {
-        switch level {
-        case .trace, .debug: "\u{1B}[2m"
-        case .info: ""
-        case .notice: "\u{1B}[36m"
-        case .warning: "\u{1B}[33m"
-        case .error: "\u{1B}[31m"
-        case .critical: "\u{1B}[1;31m"
-        }
-    }
+    /// ANSI colour per level (LogColour.ansi).
+    public static func ansi(_ level: LogLevel) -> String { LogColour.ansi(level) }
 
     public func isEnabled(_ level: LogLevel) -> Bool { level >= minimumLevel }
 

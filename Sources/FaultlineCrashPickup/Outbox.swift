@@ -137,7 +137,6 @@ public final class Outbox: Sendable {
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
     public var droppedCounts: [DropReason: Int] { drops.withLock { $0 } }
-    public var droppedCount: Int { droppedCounts.values.reduce(0, +) }
 
     /// Drops not yet reported to the server; taking them resets this view but not the totals.
     public func takeDroppedCounts() -> [DropReason: Int] {

@@ -1,8 +1,8 @@
 // Files replaced whole: written to a temporary name, then renamed over the old one.
 import Foundation
 
-enum AtomicFile {
-    static func write(_ data: Data, to path: String, sync: Bool = false) throws {
+package enum AtomicFile {
+    package static func write(_ data: Data, to path: String, sync: Bool = false) throws {
         let dir = (path as NSString).deletingLastPathComponent
         let tmp = dir + "/." + (path as NSString).lastPathComponent + ".\(getpid()).tmp"
         let fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)

@@ -3,37 +3,6 @@
 import Foundation
 import FaultlineProtocol
 
-public struct ServerConfiguration: Sendable {
-    public var dataDirectory: String
-    public var host = "127.0.0.1"
-    public var port: UInt16 = 8411
-    public var threads: UInt32 = 16
-    public var limits = IngestLimits()
-    /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
-    public var http = HTTPServer.Options()
-    public var durability: SQLiteStore.Durability = .full
-    /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);
-    /// used for the chunk-upload URL. Nil: `http://` plus the request's Host header.
-    public var publicURL: String?
-    /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
-    public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
-    /// A PostgreSQL URL (`postgres://…`): the store is PostgresStore on that database, which several
-    /// servers can share; nil: SQLite in the data directory. `makeStore` takes precedence.
-    public var databaseURL: String?
-    /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
-    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
-
-    public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
-
-    /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
-    public static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let d = environment["FAULTLINE_DATA_DIR"], !d.isEmpty { return d }
-        if let x = environment["XDG_DATA_HOME"], !x.isEmpty { return x + "/faultline" }
-        if let h = environment["HOME"], !h.isEmpty { return h + "/.local/share/faultline" }
-        return "./faultline-data"
-    }
-}
-
 /// What the first start created, to print once.
 public struct Bootstrap: Sendable {
     public var project: ProjectRecord
@@ -41,7 +10,7 @@ public struct Bootstrap: Sendable {
     public var serverToken: String
 }
 
-public final class FaultlineServer: @unchecked Sendable {
+public final class Server: @unchecked Sendable {
     public let config: ServerConfiguration
     public let store: any Store
     public let debugFiles: DebugFileStore
@@ -78,7 +47,7 @@ public final class FaultlineServer: @unchecked Sendable {
         let files = debugFiles
         symbolicator = CachingSymbolicator(base, isKnown: { files.hasSymbols(for: $0) })
         processor = EventProcessor(store: store, symbolicator: symbolicator)
-        backfiller = Backfiller(store: store, symbolicator: symbolicator, processor: processor)
+        backfiller = Backfiller(store: store, symbolicator: symbolicator)
         let refusals = Refusals()
         self.refusals = refusals
         let ingest = IngestHandler(store: store, limits: config.limits, processor: processor, refusals: refusals)

@@ -7,31 +7,30 @@ public struct CrashPickup: Sendable, Equatable {
     public var converted: [String] = []   // event ids now in the outbox
     public var setAside: [String] = []    // corrupt reports moved to crashes/corrupt
     public var previousSessionCrashed: [String] = []  // session ids of the crashed runs
+    public init() {}
 }
 
-enum PendingCrashReports {
+package enum PendingCrashReports {
     /// Oldest first. The report is removed only after its event is durably in the outbox, so a
     /// crash or kill during pickup converts it again next time (the event id dedups on the server).
-    static func convert(crashDirectory: String, corruptDirectory: String, outbox: Outbox,
+    package static func convert(crashDirectory: String, corruptDirectory: String, outbox: Outbox,
                         sdkName: String, envelopeHeader: (String) -> JSONValue) -> CrashPickup {
         var result = CrashPickup()
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: crashDirectory) else { return result }
         removeAbandonedTemporaries(in: crashDirectory, names: names)
-        let reports = names.filter { $0.hasSuffix(".crash.json") && !$0.hasPrefix(".") }
-            .map { crashDirectory + "/" + $0 }
-            .sorted { modificationTime($0) < modificationTime($1) }
-        for path in reports {
+        for file in PendingCrashFile.list(in: crashDirectory) where file.kind == .faultlineReport {
+            let path = file.path
             guard let data = fm.contents(atPath: path) else { continue }
-            let report: CrashReport
+            let event: JSONValue, report: CrashReport
             do {
-                report = try CrashReport.parse(data)
+                let converted = try file.event(from: data, sdkName: sdkName)
+                (event, report) = (converted.event, converted.report!)
             } catch {
-                setAside(path, into: corruptDirectory, reason: error.description)
+                setAside(path, into: corruptDirectory, reason: "\(error)")
                 result.setAside.append((path as NSString).lastPathComponent)
                 continue
             }
-            let event = CrashEvent.make(from: report, sdkName: sdkName)
             var items = [Envelope.Item(type: "event", payload: event.serialized())]
             if let session = report.context["session_id"]?.stringValue {
                 items.append(Envelope.Item(type: "session", payload: SessionUpdate.crashed(sessionID: session, report: report).serialized()))
@@ -58,14 +57,8 @@ enum PendingCrashReports {
         let now = Date().timeIntervalSince1970
         for n in names where n.hasPrefix(".") && n.hasSuffix(".tmp") {
             let p = dir + "/" + n
-            if now - modificationTime(p) > 60 { unlink(p) }
+            if now - PendingCrashFile.modificationTime(p) > 60 { unlink(p) }
         }
-    }
-
-    private static func modificationTime(_ path: String) -> Double {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return 0 }
-        return Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
     }
 }
 

@@ -1,0 +1,43 @@
+// Sentry's X-Sentry-Rate-Limits: which item categories may not be sent until when.
+import Foundation
+
+/// Sentry's `X-Sentry-Rate-Limits: <seconds>:<categories>:<scope>, …` and per-category deadlines.
+struct RateLimits: Sendable {
+    struct Limit: Sendable, Equatable {
+        var seconds: Double
+        var categories: [String]  // empty: every category
+    }
+    private(set) var until: [String: Double] = [:]  // "" means all categories
+
+    static func parse(header: String?) -> [Limit] {
+        guard let header, !header.isEmpty else { return [] }
+        return header.split(separator: ",").compactMap { part in
+            let fields = part.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+            guard let secs = fields.first.flatMap({ Double($0) }) else { return nil }
+            let cats = fields.count > 1 ? fields[1].split(separator: ";").map(String.init) : []
+            return Limit(seconds: secs, categories: cats)
+        }
+    }
+
+    mutating func apply(_ limits: [Limit], now: Double) {
+        for l in limits {
+            for c in (l.categories.isEmpty ? [""] : l.categories) { until[c] = max(until[c] ?? 0, now + l.seconds) }
+        }
+    }
+
+    /// Whether an envelope with these item types may be sent now.
+    func allows(itemTypes: [String], now: Double) -> Bool {
+        if let all = until[""], all > now { return false }
+        return !itemTypes.contains { t in (until[Self.category(of: t)] ?? 0) > now }
+    }
+
+    static func category(of itemType: String) -> String {
+        switch itemType {
+        case "event": return "error"
+        case "log": return "log_item"
+        case "session", "sessions": return "session"
+        case "attachment": return "attachment"
+        default: return "default"
+        }
+    }
+}

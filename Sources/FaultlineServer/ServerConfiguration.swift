@@ -1,0 +1,35 @@
+// What `faultline serve` is told: data directory, address, limits, and the seams to replace
+// (store, symbolicator).
+import Foundation
+import FaultlineProtocol
+
+public struct ServerConfiguration: Sendable {
+    public var dataDirectory: String
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 8411
+    public var threads: UInt32 = 16
+    public var limits = IngestLimits()
+    /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
+    public var http = HTTPServer.Options()
+    public var durability: SQLiteStore.Durability = .full
+    /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);
+    /// used for the chunk-upload URL. Nil: `http://` plus the request's Host header.
+    public var publicURL: String?
+    /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
+    public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
+    /// A PostgreSQL URL (`postgres://…`): the store is PostgresStore on that database, which several
+    /// servers can share; nil: SQLite in the data directory. `makeStore` takes precedence.
+    public var databaseURL: String?
+    /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
+
+    public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+
+    /// `$FAULTLINE_DATA_DIR`, else `$XDG_DATA_HOME/faultline`, else `~/.local/share/faultline`, else `./faultline-data`.
+    public static func defaultDataDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let d = environment["FAULTLINE_DATA_DIR"], !d.isEmpty { return d }
+        if let x = environment["XDG_DATA_HOME"], !x.isEmpty { return x + "/faultline" }
+        if let h = environment["HOME"], !h.isEmpty { return h + "/.local/share/faultline" }
+        return "./faultline-data"
+    }
+}
