@@ -39,7 +39,7 @@ public final class Server: @unchecked Sendable {
         } else {
             store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         }
-        debugFiles = try DebugFileStore(dataDirectory: dir)
+        debugFiles = try DebugFileStore(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory)
         debugFiles.load(try store.debugFiles())
         let indexDir = dir + "/index"
         try FileManager.default.createDirectory(atPath: indexDir, withIntermediateDirectories: true)

@@ -20,6 +20,9 @@ public struct ServerConfiguration: Sendable {
     /// A PostgreSQL URL (`postgres://…`): the store is PostgresStore on that database, which several
     /// servers can share; nil: SQLite in the data directory. `makeStore` takes precedence.
     public var databaseURL: String?
+    /// A debug-file directory shared by several servers (`--debug-files`, a network filesystem
+    /// mount); nil: `<data>/debug`, this server's own.
+    public var debugFilesDirectory: String?
     /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
     public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 

@@ -7,6 +7,7 @@ enum ServeCommand {
     static let usage = """
     usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
                            [--install-cap N] [--durability full|normal] [--database URL]
+                           [--debug-files DIR]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
@@ -21,6 +22,8 @@ enum ServeCommand {
       --database URL      PostgreSQL instead of SQLite, e.g. postgres://faultline@db:5432/faultline
                           (env FAULTLINE_DATABASE_URL); several servers may share one database
                           (docs/SERVER.md "Several servers on PostgreSQL"). --store is the same option.
+      --debug-files DIR   debug files in DIR instead of <data>/debug: a directory several servers
+                          share (network filesystem; env FAULTLINE_DEBUG_FILES)
       --public-url URL    how clients reach this server, e.g. behind a TLS proxy (env FAULTLINE_PUBLIC_URL);
                           used in the chunk-upload URL it hands out
     """
@@ -32,6 +35,7 @@ enum ServeCommand {
         if let p = env["FAULTLINE_PORT"].flatMap({ UInt16($0) }) { config.port = p }
         if let u = env["FAULTLINE_PUBLIC_URL"], !u.isEmpty { config.publicURL = u }
         if let d = env["FAULTLINE_DATABASE_URL"], !d.isEmpty { config.databaseURL = d }
+        if let d = env["FAULTLINE_DEBUG_FILES"], !d.isEmpty { config.debugFilesDirectory = d }
         var it = args.makeIterator()
         while let a = it.next() {
             func value() -> String? { it.next() }
@@ -46,6 +50,7 @@ enum ServeCommand {
             case "--database", "--store":
                 guard let v = value(), PostgresURL.isPostgres(v) else { return missing(a) }
                 config.databaseURL = v
+            case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
                 config.durability = v

@@ -21,6 +21,7 @@ enum PostgresSchema {
     static func migrate(_ pool: PostgresPool) throws {
         try pool.transaction { c in
             try c.query("SELECT pg_advisory_xact_lock($1)", .int(migrationLock))
+            try c.exec("SET LOCAL client_min_messages = warning")  // no "already exists, skipping" notices
             try c.exec("CREATE TABLE IF NOT EXISTS faultline_schema(version INTEGER NOT NULL)")
             var found = 0
             try c.query("SELECT version FROM faultline_schema") { found = Int($0.int(0)) }
