@@ -28,6 +28,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CDebuginfod", path: "Sources/System/CDebuginfod", pkgConfig: "libdebuginfod",
                        providers: [.apt(["libdebuginfod-dev"])]),
+        .systemLibrary(name: "CLibPQ", path: "Sources/System/CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
 
         // MARK: Crash core (C, runs inside a crashed process)
         .target(
@@ -64,7 +66,7 @@ let package = Package(
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ"]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),

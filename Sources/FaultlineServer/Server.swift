@@ -36,8 +36,15 @@ public final class Server: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
-        store = try config.makeStore?(dir) ?? SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
-        debugFiles = try DebugFileStore(dataDirectory: dir)
+        if let make = config.makeStore {
+            store = try make(dir)
+        } else if let url = config.databaseURL {
+            // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
+            store = try PostgresStore(url: url, connections: Int(config.threads) + 4)
+        } else {
+            store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+        }
+        debugFiles = try DebugFileStore(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory)
         debugFiles.load(try store.debugFiles())
         let indexDir = dir + "/index"
         try FileManager.default.createDirectory(atPath: indexDir, withIntermediateDirectories: true)
@@ -97,7 +104,13 @@ public final class Server: @unchecked Sendable {
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
         httpBox.server = http
-        if try store.projects().isEmpty { bootstrap = try Self.createDefaults(store) }
+        if try store.projects().isEmpty {
+            do {
+                bootstrap = try Self.createDefaults(store)
+            } catch where (try? store.projects().isEmpty) == false {
+                // Another server on the same database created the defaults first: theirs stand.
+            }
+        }
     }
 
     static func createDefaults(_ store: Store) throws -> Bootstrap {

@@ -19,7 +19,13 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: String?
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
-    /// The store; nil: SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    /// A PostgreSQL URL (`postgres://…`): the store is PostgresStore on that database, which several
+    /// servers can share; nil: SQLite in the data directory. `makeStore` takes precedence.
+    public var databaseURL: String?
+    /// A debug-file directory shared by several servers (`--debug-files`, a network filesystem
+    /// mount); nil: `<data>/debug`, this server's own.
+    public var debugFilesDirectory: String?
+    /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
     public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
     /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.

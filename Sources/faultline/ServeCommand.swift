@@ -6,8 +6,8 @@ import FaultlineProtocol
 enum ServeCommand {
     static let usage = """
     usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
-                           [--install-cap N] [--durability full|normal]
-                           [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
+                           [--install-cap N] [--durability full|normal] [--database URL]
+                           [--debug-files DIR] [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
@@ -19,6 +19,11 @@ enum ServeCommand {
       --threads N         HTTP worker threads (default 16)
       --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
       --durability MODE   full: fsync every commit (default); normal: survive process crashes only
+      --database URL      PostgreSQL instead of SQLite, e.g. postgres://faultline@db:5432/faultline
+                          (env FAULTLINE_DATABASE_URL); several servers may share one database
+                          (docs/SERVER.md "Several servers on PostgreSQL"). --store is the same option.
+      --debug-files DIR   debug files in DIR instead of <data>/debug: a directory several servers
+                          share (network filesystem; env FAULTLINE_DEBUG_FILES)
       --public-url URL    how clients reach this server, e.g. behind a TLS proxy (env FAULTLINE_PUBLIC_URL);
                           used in the chunk-upload URL it hands out
       --debuginfod-upstream URL...
@@ -39,6 +44,8 @@ enum ServeCommand {
         if let p = env["FAULTLINE_PORT"].flatMap({ UInt16($0) }) { config.port = p }
         if let u = env["FAULTLINE_PUBLIC_URL"], !u.isEmpty { config.publicURL = u }
         if let u = env["FAULTLINE_DEBUGINFOD_UPSTREAM"] { config.debuginfodUpstreams = u.split(separator: " ").map(String.init) }
+        if let d = env["FAULTLINE_DATABASE_URL"], !d.isEmpty { config.databaseURL = d }
+        if let d = env["FAULTLINE_DEBUG_FILES"], !d.isEmpty { config.debugFilesDirectory = d }
         var it = args.makeIterator()
         while let a = it.next() {
             func value() -> String? { it.next() }
@@ -55,6 +62,10 @@ enum ServeCommand {
                 config.debuginfodUpstreams += v.split(separator: " ").map(String.init)
             case "--debuginfod-retry": guard let v = value().flatMap({ Double($0) }), v >= 0 else { return missing(a) }; config.debuginfodRetryInterval = v
             case "--debuginfod-timeout": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.debuginfodTimeout = v
+            case "--database", "--store":
+                guard let v = value(), PostgresURL.isPostgres(v) else { return missing(a) }
+                config.databaseURL = v
+            case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
                 config.durability = v
@@ -71,7 +82,8 @@ enum ServeCommand {
             printError("serve: \(error)")
             return ExitCode.failure
         }
-        var lines = ["faultline server listening on \(server.baseURL) (data: \(config.dataDirectory))"]
+        let database = config.databaseURL.map { ", database: " + PostgresURL.redacted($0) } ?? ""
+        var lines = ["faultline server listening on \(server.baseURL) (data: \(config.dataDirectory)\(database))"]
         if let b = server.bootstrap {
             lines.append("created project '\(b.project.slug)' (id \(b.project.id))")
             lines.append("DSN: \(server.dsn(key: b.publicKey, project: b.project))")

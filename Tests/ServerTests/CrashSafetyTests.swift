@@ -11,11 +11,11 @@ final class CrashSafetyTests: XCTestCase {
     final class ServeProcess {
         let process = Process()
         let out: String
-        init(dataDir: String) throws {
+        init(dataDir: String, extra: [String] = []) throws {
             out = dataDir + "-stdout-\(UUID().uuidString.prefix(6))"
             FileManager.default.createFile(atPath: out, contents: nil)
             process.executableURL = URL(fileURLWithPath: TestSupport.product("faultline"))
-            process.arguments = ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"]
+            process.arguments = ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"] + extra
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             process.standardError = FileHandle.nullDevice
             try process.run()

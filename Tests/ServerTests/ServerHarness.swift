@@ -190,7 +190,11 @@ enum TestEvents {
 extension TestServer {
     /// Uploads one file with sentry-cli's protocol (one chunk per 8 MiB) and returns the assemble state.
     @discardableResult
-    func uploadDebugFile(_ path: String) throws -> String? {
+    func uploadDebugFile(_ path: String) throws -> String? { try Self.uploadDebugFile(path, port: port, token: token) }
+
+    /// The same against any server (a `faultline serve` process).
+    @discardableResult
+    static func uploadDebugFile(_ path: String, port: UInt16, token: String) throws -> String? {
         let file = try Data(contentsOf: URL(fileURLWithPath: path))
         var chunks: [(String, Data)] = []
         var i = 0

@@ -1,6 +1,6 @@
 // The `Store` contract, as behaviour every implementation must show. `StoreConformance` holds the
-// checks over `any Store`; each implementation runs them from its own test class (SQLite here; a
-// PostgreSQL store adds a class that makes its store and calls the same checks).
+// checks over `any Store`; each implementation runs them from its own test class: SQLite, and
+// PostgreSQL against a real server that the class starts (tools/pg-local) and stops.
 @testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
@@ -151,6 +151,42 @@ enum StoreConformance {
     }
 }
 
+extension StoreConformance {
+    /// Two writers (two nodes on PostgreSQL: two stores on one database) group the same new crash
+    /// at once, and both also pick up the same occurrences (a restart scan racing the ingest queue):
+    /// one issue, each occurrence counted once.
+    static func concurrentGroupingOfOneNewCrash(_ a: any Store, _ b: any Store) throws {
+        let p = try a.createProject(slug: "race", name: "Race")
+        var stored: [StoredOccurrence] = []
+        for i in 0..<40 {
+            let id = try XCTUnwrap(try a.storeIngest(event: event(p.id, "race-\(i)"), items: []))
+            stored.append(try XCTUnwrap(try b.occurrence(id: id)))
+        }
+        let frame = StackFrame(buildID: buildID, offset: 0x30, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        let outcomes = stored.map { outcome($0, hash: "same-crash", frames: [frame]) }
+        let group = DispatchGroup()
+        let errors = NSLock()
+        nonisolated(unsafe) var failures: [Error] = []
+        for (store, slice) in [(a, outcomes), (b, Array(outcomes.reversed())), (a, Array(outcomes.shuffled())), (b, Array(outcomes.shuffled()))] {
+            DispatchQueue.global().async(group: group) {
+                // Batches of 5, as the grouping worker commits them.
+                for start in stride(from: 0, to: slice.count, by: 5) {
+                    do { try store.recordGrouping(Array(slice[start..<min(start + 5, slice.count)])) } catch {
+                        errors.lock(); failures.append(error); errors.unlock()
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertTrue(failures.isEmpty, "\(failures)")
+        let issues = try a.issues(projectID: p.id, limit: 10, offset: 0)
+        XCTAssertEqual(issues.count, 1, "one new crash is one issue")
+        XCTAssertEqual(issues.first?.count, 40, "each occurrence counted once")
+        XCTAssertEqual(try b.counts(projectID: p.id).processed, 40)
+        XCTAssertEqual(try b.occurrences(issueID: try XCTUnwrap(issues.first?.id), limit: 100, offset: 0).count, 40)
+    }
+}
+
 final class SQLiteStoreConformanceTests: XCTestCase {
     var dir = ""
     override func setUp() { dir = TestSupport.makeTemporaryDirectory("store") }
@@ -162,6 +198,8 @@ final class SQLiteStoreConformanceTests: XCTestCase {
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
+
+    func testConcurrentGroupingOfOneNewCrash() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.concurrentGroupingOfOneNewCrash(s, s) }
 
     func testANewerSchemaIsRefusedAndLeftAlone() throws {
         let path = dir + "/faultline.sqlite"
@@ -175,5 +213,99 @@ final class SQLiteStoreConformanceTests: XCTestCase {
         var version = 0
         try c.query("PRAGMA user_version") { version = Int($0.int(0)) }
         XCTAssertEqual(version, SQLiteSchema.version + 1, "the newer database is not re-stamped")
+    }
+}
+
+/// The same checks against a real PostgreSQL (a fresh database per test).
+final class PostgresStoreConformanceTests: XCTestCase {
+    override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }
+
+    func makeURL() throws -> String { try PostgresCluster.shared(for: Self.self).createDatabase() }
+    func makeStore() throws -> any Store { try PostgresStore(url: try makeURL(), connections: 4) }
+
+    func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
+    func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
+    func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
+    func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
+
+    /// A claim taken through one node's store excludes the other node until released.
+    func testAClaimHoldsAcrossNodes() throws {
+        let url = try makeURL()
+        let a = try PostgresStore(url: url, connections: 2), b = try PostgresStore(url: url, connections: 2)
+        defer { a.close(); b.close() }
+        XCTAssertTrue(try a.acquireClaim(StoreClaim.regrouping, holder: "node-a", duration: 60))
+        XCTAssertFalse(try b.acquireClaim(StoreClaim.regrouping, holder: "node-b", duration: 60))
+        try a.releaseClaim(StoreClaim.regrouping, holder: "node-a")
+        XCTAssertTrue(try b.acquireClaim(StoreClaim.regrouping, holder: "node-b", duration: 60))
+    }
+
+    /// Two stores on one database stand for two nodes.
+    func testConcurrentGroupingOfOneNewCrash() throws {
+        let url = try makeURL()
+        let a = try PostgresStore(url: url, connections: 4), b = try PostgresStore(url: url, connections: 4)
+        defer { a.close(); b.close() }
+        try StoreConformance.concurrentGroupingOfOneNewCrash(a, b)
+    }
+
+    /// Nodes starting together on an empty database: each migrates or waits for the other, none fails.
+    func testNodesStartingAtOnceMigrateOnce() throws {
+        let url = try makeURL()
+        let group = DispatchGroup()
+        let lock = NSLock()
+        nonisolated(unsafe) var results: [Result<PostgresStore, Error>] = []
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                let r = Result { try PostgresStore(url: url, connections: 1) }
+                lock.lock(); results.append(r); lock.unlock()
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        for r in results {
+            switch r {
+            case .success(let s): s.close()
+            case .failure(let e): XCTFail("a node failed to start: \(e)")
+            }
+        }
+        let c = try PGConnection(url: url)
+        var versions: [Int64] = []
+        try c.query("SELECT version FROM faultline_schema") { versions.append($0.int(0)) }
+        XCTAssertEqual(versions, [Int64(PostgresSchema.version)])
+    }
+
+    func testANewerSchemaIsRefusedAndLeftAlone() throws {
+        let url = try makeURL()
+        try PostgresStore(url: url).close()
+        let c = try PGConnection(url: url)
+        try c.query("UPDATE faultline_schema SET version = $1", .int(Int64(PostgresSchema.version + 1)))
+        XCTAssertThrowsError(try PostgresStore(url: url)) { error in
+            XCTAssertEqual(error as? StoreError, .newerSchema(path: PostgresURL.redacted(url), found: PostgresSchema.version + 1,
+                                                             supported: PostgresSchema.version))
+        }
+        var version: Int64 = 0
+        try c.query("SELECT version FROM faultline_schema") { version = $0.int(0) }
+        XCTAssertEqual(version, Int64(PostgresSchema.version + 1), "the newer database is not re-stamped")
+    }
+
+    /// Values travel as parameters: quotes, backslashes and NUL-free binary survive unchanged.
+    func testValuesAreParametersNotSQL() throws {
+        let s = try makeStore(); defer { s.close() }
+        let p = try s.createProject(slug: "q'; DROP TABLE projects; --", name: "O'Brien \\ \"x\"")
+        XCTAssertEqual(try s.project(idOrSlug: p.slug), p)
+        let payload = Data((0...255).map { UInt8($0) })
+        var e = StoreConformance.event(p.id, "bin")
+        e.compressedEvent = payload
+        let id = try XCTUnwrap(try s.storeIngest(event: e, items: []))
+        XCTAssertEqual(try s.occurrence(id: id)?.compressedEvent, payload)
+    }
+
+    /// An acknowledged ingest is committed: another connection (another node) sees it at once.
+    func testAnAcknowledgedIngestIsVisibleToAnotherNode() throws {
+        let url = try makeURL()
+        let a = try PostgresStore(url: url, connections: 2), b = try PostgresStore(url: url, connections: 2)
+        defer { a.close(); b.close() }
+        let p = try a.createProject(slug: "p", name: "P")
+        let id = try XCTUnwrap(try a.storeIngest(event: StoreConformance.event(p.id, "seen"), items: []))
+        XCTAssertEqual(try b.occurrence(id: id)?.eventID, "seen")
+        XCTAssertEqual(try b.publicKeys(projectID: nil), [])
     }
 }

@@ -10,9 +10,23 @@ public final class DebugFileStore: @unchecked Sendable {
     private let installLock = NSLock()
     private var known: Set<BuildID> = []
 
-    public init(dataDirectory: String) throws {
-        root = dataDirectory + "/debug"
-        tmp = dataDirectory + "/tmp"
+    /// Whether `root` is a directory several servers share (`--debug-files`): staging files there
+    /// may be another node's assembly in progress, and another node may install files at any time.
+    let shared: Bool
+
+    /// - Parameter sharedDirectory: a debug-file directory several nodes share (a network
+    ///   filesystem mount); nil keeps them in `<data>/debug`. Staging files live inside the same
+    ///   directory tree, so the rename that installs a file is atomic on every node's view.
+    public init(dataDirectory: String, sharedDirectory: String? = nil) throws {
+        if let d = sharedDirectory {
+            root = d
+            tmp = d + "/.staging"
+            shared = true
+        } else {
+            root = dataDirectory + "/debug"
+            tmp = dataDirectory + "/tmp"
+            shared = false
+        }
         for d in [root + "/.build-id", tmp] {
             try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
         }
@@ -23,7 +37,17 @@ public final class DebugFileStore: @unchecked Sendable {
         lock.lock(); known = Set(records.filter { $0.hasDebugInfo || $0.hasSymbols }.map(\.buildID)); lock.unlock()
     }
 
-    public func hasSymbols(for id: BuildID) -> Bool { lock.lock(); defer { lock.unlock() }; return known.contains(id) }
+    /// On a shared directory a miss looks on disk: a file another node installed (complete, since
+    /// installs are renames) is noticed at the next frame that needs it.
+    public func hasSymbols(for id: BuildID) -> Bool {
+        lock.lock()
+        let hit = known.contains(id)
+        lock.unlock()
+        if hit || !shared { return hit }
+        guard access(debugInfoPath(id), R_OK) == 0 else { return false }
+        lock.lock(); known.insert(id); lock.unlock()
+        return true
+    }
 
     public func debugInfoPath(_ id: BuildID) -> String {
         let (dir, file) = id.buildIDPathComponents
@@ -40,7 +64,14 @@ public final class DebugFileStore: @unchecked Sendable {
     /// Removes every staging file (start-up: nothing can be assembling yet). Returns how many.
     @discardableResult
     public func removeStagingFiles() -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []
+        var names = (try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []
+        if shared {
+            // Another node may be assembling: only leftovers older than a day are ours to remove.
+            let cutoff = Date().addingTimeInterval(-86_400)
+            names = names.filter {
+                ((try? FileManager.default.attributesOfItem(atPath: "\(tmp)/\($0)"))?[.modificationDate] as? Date).map { $0 < cutoff } ?? false
+            }
+        }
         for n in names { try? FileManager.default.removeItem(atPath: "\(tmp)/\(n)") }
         return names.count
     }

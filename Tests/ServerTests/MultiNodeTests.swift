@@ -1,0 +1,105 @@
+// Several `faultline serve` processes on one PostgreSQL and one shared debug-file directory, as
+// behind a load balancer: the same new crash sent to both at once is one issue, every acknowledged
+// event is stored once, and a debug file uploaded to node A backfills occurrences ingested on B.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class MultiNodeTests: XCTestCase {
+    override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }
+
+    typealias Node = CrashSafetyTests.ServeProcess
+
+    func testTwoNodesOneDatabaseIngestConcurrentlyAndBackfillOnce() throws {
+        let url = try PostgresCluster.shared(for: Self.self).createDatabase()
+        let work = TestSupport.makeTemporaryDirectory("faultline-multinode")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let shared = work + "/debug-files"
+        let program = try Fixtures.buildProgram(in: work)
+
+        let a = try Node(dataDir: work + "/a", extra: ["--database", url, "--debug-files", shared])
+        defer { a.process.terminate(); a.process.waitUntilExit() }
+        let bannerA = try a.banner()
+        let b = try Node(dataDir: work + "/b", extra: ["--database", url, "--debug-files", shared])
+        defer { b.process.terminate(); b.process.waitUntilExit() }
+        let bannerB = try b.banner()
+        XCTAssertFalse(bannerB.contains("created project"), "the second node uses the first node's project: \(bannerB)")
+        let ports = [try XCTUnwrap(a.port(bannerA)), try XCTUnwrap(b.port(bannerB))]
+        let dsn = try DSN(parsing: String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
+        let token = String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+
+        // The same new crash on both nodes at once; some event ids sent to both nodes.
+        final class Tally: @unchecked Sendable { let lock = NSLock(); var acked = Set<String>(); var refused = 0 }
+        let tally = Tally()
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                for i in 0..<30 {
+                    let id = i % 5 == 0 ? "\(String(repeating: "d", count: 24))\(String(format: "%08d", i))" : TestEvents.eventID()
+                    let event = Fixtures.crashEvent(program, release: "r\(worker % 2)")
+                    var e = event.objectValue ?? [:]
+                    e["event_id"] = .string(id)
+                    let body = Deflate.gzip(TestEvents.envelope(.object(e)))!
+                    let port = ports[(worker + i) % 2]
+                    let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                                         headers: ["Content-Type": "application/x-sentry-envelope", "Content-Encoding": "gzip",
+                                                   "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"], body: body)
+                    tally.lock.lock()
+                    if r.status == 200 { tally.acked.insert(id) } else { tally.refused += 1 }
+                    tally.lock.unlock()
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(tally.refused, 0)
+
+        let store = try PostgresStore(url: url, connections: 2)
+        defer { store.close() }
+        let project = try XCTUnwrap(try store.project(idOrSlug: dsn.projectID))
+        func waitGrouped() throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
+            let deadline = Date().addingTimeInterval(60)
+            var c = try store.counts(projectID: project.id)
+            while Date() < deadline, c.processed < c.occurrences || c.occurrences < Int64(tally.acked.count) {
+                usleep(50_000); c = try store.counts(projectID: project.id)
+            }
+            return c
+        }
+        let before = try waitGrouped()
+        XCTAssertEqual(before.occurrences, Int64(tally.acked.count), "every acknowledged event stored once")
+        XCTAssertEqual(before.processed, before.occurrences)
+        XCTAssertEqual(before.issues, 1, "one crash on two nodes is one issue")
+        let issueBefore = try XCTUnwrap(try store.issues(projectID: project.id, limit: 10, offset: 0).first)
+        XCTAssertEqual(issueBefore.count, before.occurrences)
+        XCTAssertFalse(issueBefore.symbolicated)
+
+        // The debug file arrives through node A; occurrences ingested on B are backfilled once.
+        XCTAssertEqual(try TestServer.uploadDebugFile(program.path, port: ports[0], token: token), "ok")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: shared + "/.build-id"), "installed in the shared directory")
+        let deadline = Date().addingTimeInterval(60)
+        var issues: [IssueRecord] = []
+        while Date() < deadline {
+            issues = try store.issues(projectID: project.id, limit: 10, offset: 0)
+            if issues.count == 1, issues[0].symbolicated, try store.backfills(limit: 10).allSatisfy({ $0.state == "done" }) { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(issues.count, 1)
+        XCTAssertEqual(issues.first?.symbolicated, true, "\(issues)")
+        XCTAssertEqual(issues.first?.count, before.occurrences, "counts stay exact through the backfill")
+        XCTAssertEqual(try store.issue(id: issueBefore.id)?.id, issues.first?.id, "the old issue id resolves to the symbolicated issue")
+        let runs = try store.backfills(limit: 10).filter { $0.buildID == program.buildID }
+        XCTAssertEqual(runs.count, 1, "one backfill cluster-wide: \(runs.map(\.state))")
+        XCTAssertEqual(runs.first?.state, "done")
+
+        // Node B sees the file node A installed: a new event on B groups symbolicated, into the same issue.
+        let late = RawHTTP.send(port: ports[1], method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                                headers: ["Content-Type": "application/x-sentry-envelope",
+                                          "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"],
+                                body: TestEvents.envelope(Fixtures.crashEvent(program)))
+        XCTAssertEqual(late.status, 200)
+        let after = try waitGrouped()
+        XCTAssertEqual(after.issues, 1, "node B symbolicated with the file node A installed")
+        XCTAssertEqual(try store.issues(projectID: project.id, limit: 10, offset: 0).first?.count, before.occurrences + 1)
+    }
+}

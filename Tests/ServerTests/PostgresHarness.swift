@@ -1,0 +1,61 @@
+// A real PostgreSQL for the tests: tools/pg-local starts a private cluster (initdb into a temporary
+// directory, 127.0.0.1 and a free port, run as the `postgres` user when the tests run as root) and
+// each test takes a fresh database in it. A cluster that cannot start fails the test that needs it:
+// tools/setup and .ci/run install PostgreSQL, so its absence is a broken machine, not a skip.
+import Foundation
+import XCTest
+import FaultlineTestSupport
+
+final class PostgresCluster: @unchecked Sendable {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    let directory: String
+    let url: String
+    private var databases = 0
+    private let lock = NSLock()
+
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    /// Starts a cluster (bounded: pg-local waits at most 60 s for the server, this at most 120 s).
+    init() throws {
+        // Directly under /tmp: the `postgres` user must be able to reach the directory.
+        directory = "/tmp/faultline-pg-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let out = try TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["start", directory], timeout: 120)
+        guard out.exitCode == 0, let line = out.stdout.split(separator: "\n").last, line.hasPrefix("postgres://") else {
+            throw Failure(description: "tools/pg-local could not start PostgreSQL: \(out)")
+        }
+        url = String(line)
+    }
+
+    /// A new, empty database in the cluster; its URL.
+    func createDatabase() throws -> String {
+        lock.lock(); databases += 1; let n = databases; lock.unlock()
+        let out = try TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["createdb", directory, "t\(n)"], timeout: 60)
+        guard out.exitCode == 0, let line = out.stdout.split(separator: "\n").last, line.hasPrefix("postgres://") else {
+            throw Failure(description: "tools/pg-local createdb failed: \(out)")
+        }
+        return String(line)
+    }
+
+    func stop() {
+        _ = try? TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["stop", directory], timeout: 120)
+    }
+
+    // One cluster per test class that asks for it, stopped by that class's tearDown.
+    nonisolated(unsafe) private static var running: [String: Result<PostgresCluster, Error>] = [:]
+    private static let runningLock = NSLock()
+
+    static func shared(for owner: AnyClass) throws -> PostgresCluster {
+        let key = NSStringFromClass(owner)
+        runningLock.lock(); defer { runningLock.unlock() }
+        if let r = running[key] { return try r.get() }
+        let r = Result { try PostgresCluster() }
+        running[key] = r
+        return try r.get()
+    }
+
+    static func stop(for owner: AnyClass) {
+        let key = NSStringFromClass(owner)
+        runningLock.lock(); let r = running.removeValue(forKey: key); runningLock.unlock()
+        if case .success(let c)? = r { c.stop() }
+    }
+}
