@@ -131,49 +131,55 @@ static void fl_follow_chain(uintptr_t context) {
     }
 }
 
-// Runs on the crashing thread; compromised context. The hook after the physical unwind.
-void fl_unwind_async(const ucontext_t *uc) {
-    uint64_t t0 = fl_async_now_ns();
+static int fl_async_search_over;
+// Return addresses already found not to be in an async function: a deep recursion repeats one
+// address hundreds of times, and each unw_get_proc_info is a lookup of its own.
+#define FL_IP_MEMO 64
+static uintptr_t fl_not_async_ip[FL_IP_MEMO];
+
+// Runs on the crashing thread; compromised context. Before the physical walk.
+void fl_async_reset(void) {
     fl_async.count = 0;
     fl_async.found = 0;
     fl_async.after = 0;
     fl_async.frame_pointer = 0;
     fl_async.first_context = 0;
+    fl_async.walk_ns = 0;
     fl_async.stopped_by = "no async frame";
     for (size_t i = 0; i < FL_PROLOGUE_MEMO; i++) fl_prologue_memo[i].start = 0;
-    // A call through a null pointer (rip 0) starts unwind.c's walk from the caller instead; that
-    // frame layout is not reproduced here: no async chain for it.
-    if (uc->uc_mcontext.gregs[REG_RIP] == 0) goto done;
-    unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) goto done;
-    for (size_t index = 0; index < FL_ASYNC_SEARCH_FRAMES; index++) {
-        unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-        unw_proc_info_t info;
-        size_t prologue = 0;
-        if (unw_get_proc_info(&cursor, &info) == 0 && fl_is_async_prologue((uintptr_t)info.start_ip, &prologue)) {
-            // Frame 0 may have stopped inside the prologue, before rbp was set: not usable.
-            // Every outer frame is a return address, past the prologue by construction.
-            if (index > 0 || ip >= info.start_ip + prologue) {
-                unw_word_t rbp = 0;
-                uintptr_t context = 0;
-                if (unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) == 0 && rbp > 8 && (rbp & 7) == 0) {
-                    fl_async.found = 1;
-                    fl_async.after = index;
-                    fl_async.frame_pointer = (uintptr_t)rbp;
-                    if (fl_safe_copy(&context, (uintptr_t)rbp - 8, sizeof context) != 0) {
-                        fl_async.stopped_by = "unreadable frame";
-                        goto done;
-                    }
-                    fl_follow_chain(context);
-                    goto done;
-                }
+    for (size_t i = 0; i < FL_IP_MEMO; i++) fl_not_async_ip[i] = 0;
+    fl_async_search_over = 0;
+}
+
+// Runs on the crashing thread; compromised context. Called by the physical walk (unwind.c) for
+// each frame it records, innermost first, so the search costs no second walk: is this frame the
+// innermost async one? Then its context chain is followed. Returns 1 once the search is over.
+int fl_async_consider(unw_cursor_t *cursor, size_t index, uintptr_t ip) {
+    if (fl_async_search_over || index >= FL_ASYNC_SEARCH_FRAMES) return 1;
+    size_t slot = (ip >> 2) % FL_IP_MEMO;
+    if (fl_not_async_ip[slot] == ip) return 0;
+    uint64_t t0 = fl_async_now_ns();
+    unw_proc_info_t info;
+    size_t prologue = 0;
+    if (unw_get_proc_info(cursor, &info) == 0 && fl_is_async_prologue((uintptr_t)info.start_ip, &prologue)) {
+        // Frame 0 may have stopped inside the prologue, before rbp was set: not usable.
+        // Every outer frame is a return address, past the prologue by construction.
+        if (index > 0 || ip >= info.start_ip + prologue) {
+            unw_word_t rbp = 0;
+            uintptr_t context = 0;
+            if (unw_get_reg(cursor, UNW_X86_64_RBP, &rbp) == 0 && rbp > 8 && (rbp & 7) == 0) {
+                fl_async.found = 1;
+                fl_async.after = index;
+                fl_async.frame_pointer = (uintptr_t)rbp;
+                if (fl_safe_copy(&context, (uintptr_t)rbp - 8, sizeof context) != 0) fl_async.stopped_by = "unreadable frame";
+                else fl_follow_chain(context);
+                fl_async_search_over = 1;
             }
         }
-        if (unw_step(&cursor) <= 0) break;
     }
-done:
-    fl_async.walk_ns = fl_async_now_ns() - t0;
+    if (!fl_async_search_over && index > 0) fl_not_async_ip[slot] = ip;  // frame 0's verdict depends on the pc
+    fl_async.walk_ns += fl_async_now_ns() - t0;
+    return fl_async_search_over;
 }
 
 // Runs on the crashing thread; compromised context.

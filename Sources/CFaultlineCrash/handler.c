@@ -383,7 +383,6 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     uint64_t t0 = fl_monotonic_ns();
     fl_begin_stack_walk();
     fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
-    fl_unwind_async((const ucontext_t *)context);  // Swift async callers (async_unwind.c), timed there
     fl_end_stack_walk();
     uint64_t t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);

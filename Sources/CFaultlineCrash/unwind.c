@@ -6,6 +6,7 @@
 // fl_prewarm_unwinder at start) and unw_step calls dl_iterate_phdr, which takes the loader lock;
 // the watchdog in handler.c bounds the damage if that lock is never released.
 #include "crash_internal.h"
+#include "async_unwind.h"
 
 #include <libunwind.h>
 #include <string.h>
@@ -27,9 +28,13 @@ static void fl_push_frame(fl_frame_buffer *out, uintptr_t address, int is_pc) {
 // Runs on the crashing thread; compromised context.
 static int fl_walk(unw_cursor_t *cursor, fl_frame_buffer *out, int first_is_pc) {
     int is_pc = first_is_pc;
+    // The Swift async search (async_unwind.c) looks at the same frames, on the same cursor, only
+    // on the walk from the signal frame.
+    int async_search = first_is_pc;
     for (;;) {
         unw_word_t ip = 0;
         if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return 0;
+        if (async_search && fl_async_consider(cursor, out->total_count, (uintptr_t)ip)) async_search = 0;
         fl_push_frame(out, (uintptr_t)ip, is_pc);
         is_pc = 0;
         if (out->total_count >= FL_MAX_UNWIND_STEPS) {
@@ -53,6 +58,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     out->total_count = 0;
     out->stopped_by = "end";
     out->method = "libunwind";
+    fl_async_reset();
 
     uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     if (rip == 0) {
