@@ -12,16 +12,39 @@ public enum SentryTimestamp {
     }
 
     public static func seconds(rfc3339 s: String) -> Double? {
+        // Checked by hand first: the formatter (ICU) must only ever see a well-formed string — a
+        // fraction of 100 digits made it divide by zero (SIGFPE) on a client's timestamp, found by
+        // the envelope fuzzer.
+        guard let (text, hasFraction) = canonical(s) else { return nil }
         let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = f.date(from: s) { return d.timeIntervalSince1970 }
-        f.formatOptions = [.withInternetDateTime]
-        if let d = f.date(from: s) { return d.timeIntervalSince1970 }
-        // No zone designator (the time part is 8 characters, or more with a fraction): UTC.
-        if s.count >= 19, !s.hasSuffix("Z"), !s.dropFirst(19).contains(where: { $0 == "+" || $0 == "-" }) {
-            return seconds(rfc3339: s + "Z")
+        f.formatOptions = hasFraction ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+        return f.date(from: text)?.timeIntervalSince1970
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.f…]` then `Z`, `±hh:mm` or nothing (UTC), ASCII digits only, at most
+    /// 9 fraction digits; returned with the fraction cut to milliseconds and an explicit zone.
+    static func canonical(_ s: String) -> (String, Bool)? {
+        let b = Array(s.utf8)
+        guard b.count >= 19, b.count <= 40 else { return nil }
+        func digits(_ r: Range<Int>) -> Bool { r.allSatisfy { b[$0] >= 0x30 && b[$0] <= 0x39 } }
+        guard digits(0..<4), b[4] == 0x2D, digits(5..<7), b[7] == 0x2D, digits(8..<10), b[10] == 0x54 || b[10] == 0x74,
+              digits(11..<13), b[13] == 0x3A, digits(14..<16), b[16] == 0x3A, digits(17..<19) else { return nil }
+        var text = String(decoding: b[0..<19], as: UTF8.self)
+        var i = 19
+        var hasFraction = false
+        if i < b.count, b[i] == 0x2E {
+            let start = i + 1
+            i = start
+            while i < b.count, b[i] >= 0x30, b[i] <= 0x39 { i += 1 }
+            guard i > start, i - start <= 9 else { return nil }
+            let fraction = String(decoding: b[start..<min(i, start + 3)], as: UTF8.self)
+            text += "." + fraction + String(repeating: "0", count: 3 - fraction.count)
+            hasFraction = true
         }
-        return nil
+        if i == b.count { return (text + "Z", hasFraction) }
+        if b[i] == 0x5A || b[i] == 0x7A { return i + 1 == b.count ? (text + "Z", hasFraction) : nil }
+        guard b[i] == 0x2B || b[i] == 0x2D, b.count - i == 6, digits(i + 1..<i + 3), b[i + 3] == 0x3A, digits(i + 4..<i + 6) else { return nil }
+        return (text + String(decoding: b[i...], as: UTF8.self), hasFraction)
     }
 
     /// RFC 3339 in UTC with milliseconds, as Sentry's session payloads carry it.

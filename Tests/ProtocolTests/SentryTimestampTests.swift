@@ -1,0 +1,23 @@
+// Timestamps from clients: every RFC 3339 form Sentry SDKs send is read; anything else is nil
+// and never reaches the formatter (a 100-digit fraction made ICU divide by zero).
+import FaultlineProtocol
+import XCTest
+
+final class SentryTimestampTests: XCTestCase {
+    func testTheFormsSDKsSendAreRead() {
+        let base = 1_796_126_400.0  // 2026-12-01T12:00:00Z
+        XCTAssertEqual(SentryTimestamp.seconds(rfc3339: "2026-12-01T12:00:00Z"), base)
+        XCTAssertEqual(SentryTimestamp.seconds(rfc3339: "2026-12-01T12:00:00"), base, "no zone: UTC")
+        XCTAssertEqual(SentryTimestamp.seconds(rfc3339: "2026-12-01T13:00:00+01:00"), base)
+        XCTAssertEqual(SentryTimestamp.seconds(rfc3339: "2026-12-01T12:00:00.250Z")!, base + 0.25, accuracy: 1e-6)
+        XCTAssertEqual(SentryTimestamp.seconds(rfc3339: "2026-12-01T12:00:00.123456789Z")!, base + 0.123, accuracy: 1e-6, "cut to ms")
+        XCTAssertEqual(SentryTimestamp.seconds(.double(base)), base)
+    }
+
+    func testMalformedAndHostileStringsAreNilWithoutReachingTheFormatter() {
+        let hostile = ["2026-11-30T12:00:00." + String(repeating: "6", count: 100) + "5+01:00",
+                       "2026-11-30T12:00:00.Z", "2026-11-30T12:00:00.1234567890Z", "２０２６-11-30T12:00:00Z",
+                       "2026-11-30 12:00:00Z", "2026-11-30T12:00:00+0100", "2026-11-30T12:00:00Zjunk", "", "2026"]
+        for s in hostile { XCTAssertNil(SentryTimestamp.seconds(rfc3339: s), s) }
+    }
+}
