@@ -35,7 +35,7 @@ final class DebuginfodUpstreamTests: XCTestCase {
         let served = work + "/served"
         try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
         let program = try Fixtures.buildProgram(in: served)
-        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw XCTSkip("elfutils debuginfod is not installed") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
         defer { upstream.stop() }
         XCTAssertTrue(upstream.waitUntilServes(program.buildID), "debuginfod never served the fixture:\n\(upstream.log)")
 
@@ -75,7 +75,7 @@ final class DebuginfodUpstreamTests: XCTestCase {
         let served = work + "/served", later = work + "/later"
         for d in [served, later] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
         let program = try Fixtures.buildProgram(in: later)
-        guard let upstream = try ElfutilsDebuginfod(serving: served, rescanSeconds: 1) else { throw XCTSkip("elfutils debuginfod is not installed") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served, rescanSeconds: 1) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
         defer { upstream.stop() }
         XCTAssertTrue(upstream.waitUntilUp(), upstream.log)
 

@@ -2,6 +2,7 @@
 // meaningful location in the same inline scope, marked inferred; the `Swift runtime failure: …`
 // frame carries the user's line. `--obj` mode keeps llvm-symbolizer's `:0:0`.
 import Foundation
+import FaultlineTestSupport
 import XCTest
 import FaultlineProtocol
 @testable import FaultlineSymbolication
@@ -10,7 +11,7 @@ final class InferredLocationTests: XCTestCase {
     func testLineZeroIsInferredInReportModeOnly() throws {
         let d = try Fixtures.directory()
         let exe = "\(d)/swift-O.full"
-        guard FileManager.default.fileExists(atPath: exe) else { throw XCTSkip("no Swift fixtures (swiftc not found)") }
+        guard FileManager.default.fileExists(atPath: exe) else { throw TestSupport.ShellError(command: "swiftc", output: "the Swift fixtures were not built") }
         let id = try XCTUnwrap(try ELFInfo.read(path: exe).buildID)
         let symbolicator = Symbolicator(locator: DebugFileLocator(explicitFiles: [exe], searchSystem: false),
                                         indexCacheDirectory: Fixtures.temporaryDirectory("inferred-cache"), persistIndexes: false)
