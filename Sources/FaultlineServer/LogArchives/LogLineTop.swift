@@ -183,7 +183,9 @@ public enum LogLineTop {
     }
 
     /// `2026-12-01T10:20:30.123Z`, the file log's timestamp form (sorts as text).
-    public static func iso(_ t: Double) -> String {
+    public static func iso(_ seconds: Double) -> String {
+        // `since` comes from a query string: infinity or NaN must not trap in time_t(…).
+        let t = seconds.isFinite ? min(max(seconds, 0), 253_402_300_799) : 0
         var time = time_t(t.rounded(.down))
         var tm = tm()
         gmtime_r(&time, &tm)
