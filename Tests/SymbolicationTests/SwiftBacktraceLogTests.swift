@@ -93,15 +93,20 @@ final class SwiftBacktraceLogTests: XCTestCase {
         let event = try JSONValue.parse(Data(r.stdout.utf8))
         let ex = try XCTUnwrap(event["exception"]?["values"]?[0])
         let threads = event["threads"]?["values"]?.arrayValue ?? []
-        XCTAssertEqual(threads.count, 2, r.stdout)
+        // Every thread the log holds. Swift's backtracer usually writes both threads of this
+        // fixture but, under load, sometimes only the crashed one: that is its output, not ours.
+        let log = try SwiftBacktraceLog.parse(Data(contentsOf: URL(fileURLWithPath: c.log)))
+        XCTAssertEqual(threads.count, log.threads.count, r.stdout)
         let crashed = try XCTUnwrap(threads.first { $0["crashed"]?.boolValue == true })
         XCTAssertEqual(crashed["id"], ex["thread_id"])
-        XCTAssertNotEqual(crashed["id"]?.int64Value, 0, "the main thread is listed first; the worker crashed")
         XCTAssertNil(crashed["stacktrace"], "the crashing thread's stack is the exception's")
         let frames = ex["stacktrace"]?["frames"]?.arrayValue ?? []
         XCTAssertTrue(frames.contains { ($0["function"]?.stringValue ?? "").contains("swiftLogFixtureWorker") }, r.stdout)
-        let main = try XCTUnwrap(threads.first { $0["crashed"]?.boolValue == false })
-        XCTAssertFalse((main["stacktrace"]?["frames"]?.arrayValue ?? []).isEmpty, r.stdout)
+        if log.threads.count == 2 {
+            XCTAssertNotEqual(crashed["id"]?.int64Value, 0, "the main thread is listed first; the worker crashed")
+            let main = try XCTUnwrap(threads.first { $0["crashed"]?.boolValue == false })
+            XCTAssertFalse((main["stacktrace"]?["frames"]?.arrayValue ?? []).isEmpty, r.stdout)
+        }
     }
 
     func testCrashesCommandConvertsADirectoryOfLogs() throws {
