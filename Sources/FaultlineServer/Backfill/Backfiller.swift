@@ -2,6 +2,7 @@
 // is re-symbolicated and regrouped; occurrences move per stack, so 100k occurrences of a few
 // hundred distinct stacks cost a few hundred fingerprints and a few UPDATEs. Each unique
 // (build-id, address) is symbolicated once per backfill (a fresh memo per run).
+import FaultlineThreads
 import Foundation
 import FaultlineProtocol
 
@@ -10,14 +11,14 @@ public final class Backfiller: @unchecked Sendable {
     let symbolicator: FrameSymbolicating
     /// Held while stacks move, so grouping (here or on another node) waits meanwhile.
     let claim: StoreClaim
-    private let cond = NSCondition()
-    private var queue: [BuildID] = []
-    private var stopping = false
-    private var active = 0
-    /// Build-ids queued or running, with how many times (an id can be queued again while it runs).
-    private var pending: [BuildID: Int] = [:]
-    private var running: BuildID?
-    private let done = DispatchSemaphore(value: 0)
+    private struct Queue {
+        var ids: [BuildID] = []
+        var active = 0
+        /// Build-ids queued or running, with how many times (an id can be queued again while it runs).
+        var pending: [BuildID: Int] = [:]
+        var running: BuildID?
+    }
+    private let worker = WorkerThread(name: "faultline-backfill", state: Queue())
     private var started = false
 
     public init(store: Store, symbolicator: FrameSymbolicating) {
@@ -35,22 +36,28 @@ public final class Backfiller: @unchecked Sendable {
             let finished = Set(runs.filter { $0.state == "done" }.map(\.buildID))
             for f in files where (f.hasDebugInfo || f.hasSymbols) && !finished.contains(f.buildID) { enqueue(f.buildID) }
         }
-        let t = Thread { [unowned self] in self.loop() }
-        t.name = "faultline-backfill"
-        t.start()
+        // One backfill at a time; a stop request ends the thread after the running one (the
+        // queued ones run again at the next start).
+        worker.start { [unowned self] q, stopping in
+            if stopping { return .exit }
+            guard !q.ids.isEmpty else { return .wait(until: nil) }
+            let id = q.ids.removeFirst()
+            q.active += 1
+            q.running = id
+            return .run { [unowned self] in runQueued(id) }
+        }
     }
 
     public func stop() {
         guard started else { return }
-        cond.lock(); stopping = true; cond.signal(); cond.unlock()
-        done.wait()
+        worker.stop()
         started = false
     }
 
     /// Called before the assemble reply says `ok`, so a client that then asks for the status
     /// never sees a gap between "installed" and "backfill queued".
     public func enqueue(_ id: BuildID) {
-        cond.lock(); queue.append(id); pending[id, default: 0] += 1; cond.signal(); cond.unlock()
+        worker.update { q in q.ids.append(id); q.pending[id, default: 0] += 1 }
     }
 
     public enum Progress: Equatable, Sendable { case queued, running, idle }
@@ -58,33 +65,24 @@ public final class Backfiller: @unchecked Sendable {
     /// Whether a backfill of `id` is waiting or running now; when idle, the store's latest record
     /// for it is final.
     public func progress(of id: BuildID) -> Progress {
-        cond.lock(); defer { cond.unlock() }
-        if running == id { return .running }
-        return (pending[id] ?? 0) > 0 ? .queued : .idle
+        worker.read { q in
+            if q.running == id { return .running }
+            return (q.pending[id] ?? 0) > 0 ? .queued : .idle
+        }
     }
 
     /// True while a backfill is queued or running (tests and benchmarks wait on it).
-    public var isBusy: Bool { cond.lock(); defer { cond.unlock() }; return !queue.isEmpty || active > 0 }
+    public var isBusy: Bool { worker.read { !$0.ids.isEmpty || $0.active > 0 } }
 
-    private func loop() {
-        while true {
-            cond.lock()
-            while queue.isEmpty && !stopping { cond.wait() }
-            if stopping { cond.unlock(); break }
-            let id = queue.removeFirst()
-            active += 1
-            running = id
-            cond.unlock()
-            do { _ = try run(id) } catch {
-                FileHandle.standardError.write(Data("faultline: backfill of \(id.hex) failed: \(error)\n".utf8))
-            }
-            cond.lock()
-            active -= 1
-            running = nil
-            pending[id] = (pending[id] ?? 1) > 1 ? pending[id]! - 1 : nil
-            cond.unlock()
+    private func runQueued(_ id: BuildID) {
+        do { _ = try run(id) } catch {
+            FileHandle.standardError.write(Data("faultline: backfill of \(id.hex) failed: \(error)\n".utf8))
         }
-        done.signal()
+        worker.update { q in
+            q.active -= 1
+            q.running = nil
+            q.pending[id] = (q.pending[id] ?? 1) > 1 ? q.pending[id]! - 1 : nil
+        }
     }
 
     /// Runs one backfill synchronously and returns its final record. A run that throws is
