@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "SymbolicationTests",
                     dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
+                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineThreads", "FaultlineTestSupport"]),
         .testTarget(name: "LoggingTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-log-probe"]),
         .testTarget(name: "LogArchiveTests",
