@@ -11,9 +11,10 @@ import Synchronization
 /// A background thread driven by a decision function over state held under its lock.
 ///
 /// Contract: `next(&state, stopping)` runs on the worker thread with the lock held and returns
-/// at once. `.run(work)` runs `work` without the lock, then wakes everyone waiting in `wait(until:for:)`
-/// and asks `next` again; `.wait(until:)` sleeps until `update`, `wake`, a stop request or the
-/// deadline (nil: no deadline), then asks again; `.exit` ends the thread, and `join` returns.
+/// at once; what it changed wakes everyone in `wait(until:for:)`. `.run(work)` runs `work` without
+/// the lock, wakes the waiters again and asks `next` again; `.wait(until:)` sleeps until `update`,
+/// `wake`, a stop request or the deadline (nil: no deadline), then asks again; `.exit` ends the
+/// thread, and `join` returns.
 /// Once a stop is requested, `next` sees `stopping == true`; what still runs before `.exit`
 /// (a final drain, or nothing) is the caller's rule, but it must not `.wait` without a deadline.
 public final class WorkerThread<State>: @unchecked Sendable {
@@ -59,6 +60,8 @@ public final class WorkerThread<State>: @unchecked Sendable {
             // queued its work before `next` runs, or `next` will see it.
             sleeping.store(true, ordering: .sequentiallyConsistent)
             let step = next(&state, stopRequested)
+            // What `next` changed (a job taken, a flag) is visible to `wait(until:for:)` callers now.
+            condition.broadcast()
             switch step {
             case .run(let work):
                 sleeping.store(false, ordering: .sequentiallyConsistent)

@@ -69,13 +69,13 @@ final class WorkerThreadTests: XCTestCase {
     /// `prepare` runs on the worker thread before the first decision.
     func testPrepareRunsOnTheWorkerThreadFirst() {
         let worker = WorkerThread(name: "test-prepare", state: [String]())
-        worker.start(prepare: { worker.update { $0.append(Thread.current.name ?? "") } }) { s, stopping in
+        worker.start(prepare: { worker.update { $0.append(Thread.isMainThread ? "main thread" : "worker thread") } }) { s, stopping in
             if stopping { return .exit }
             if s.count == 1 { s.append("next"); return .run {} }
             return .wait(until: nil)
         }
         XCTAssertTrue(worker.wait(until: Date().addingTimeInterval(30)) { $0.count == 2 })
-        XCTAssertEqual(worker.read { $0 }, ["test-prepare", "next"])
+        XCTAssertEqual(worker.read { $0 }, ["worker thread", "next"])
         XCTAssertTrue(worker.stop(timeout: 30))
     }
 }
