@@ -62,11 +62,11 @@ public final class Server: @unchecked Sendable {
             return false
         })
         processor = EventProcessor(store: store, symbolicator: symbolicator)
-        backfiller = Backfiller(store: store, symbolicator: symbolicator)
+        backfiller = Backfiller(store: store, symbolicator: symbolicator, batchSize: config.backfillBatchSize)
         let refusals = Refusals()
         self.refusals = refusals
         let ingest = IngestHandler(store: store, limits: config.limits, processor: processor, refusals: refusals)
-        let chunks = try ChunkUpload(dataDirectory: dir)
+        let chunks = try ChunkUpload(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory.map { $0 + "/.chunks" })
         self.chunks = chunks
         // Leftovers of a previous run: staging files of assemblies it did not finish, partial
         // chunk writes, and chunks no assembly has asked for within the expiry.

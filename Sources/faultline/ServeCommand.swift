@@ -35,6 +35,8 @@ enum ServeCommand {
                           how long an upstream's "not found" or failure stands (default 3600)
       --debuginfod-timeout SECONDS
                           seconds without progress before an upstream is given up (default 10)
+      --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
+                          point another server resumes from if this one dies (default 200)
     """
 
     static func run(_ args: [String]) -> Int32 {
@@ -65,6 +67,7 @@ enum ServeCommand {
             case "--database", "--store":
                 guard let v = value(), PostgresURL.isPostgres(v) else { return missing(a) }
                 config.databaseURL = v
+            case "--backfill-batch": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.backfillBatchSize = v
             case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }

@@ -1,7 +1,9 @@
 // The grouping worker: takes stored-but-ungrouped occurrences, symbolicates their grouping frames
 // (only against debug files the server holds), fingerprints them and records the issue.
 // Acknowledged events are already in the store, so anything lost from this in-memory queue
-// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows.
+// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows: at start, and every
+// `rescanInterval` seconds while idle, which is how a node groups what another node acknowledged
+// and then died before grouping.
 import Foundation
 import FaultlineProtocol
 
@@ -23,6 +25,8 @@ public final class EventProcessor: @unchecked Sendable {
     private var running = false
     private let maxQueue = 50_000
     private let batchSize = 256
+    /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
+    let rescanInterval: Double = 5
     private let done = DispatchSemaphore(value: 0)
     /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
     let claim: StoreClaim
@@ -58,7 +62,9 @@ public final class EventProcessor: @unchecked Sendable {
     private func loop() {
         while true {
             cond.lock()
-            while queue.isEmpty && !needsScan && !stopping { cond.wait() }
+            while queue.isEmpty && !needsScan && !stopping {
+                if !cond.wait(until: Date().addingTimeInterval(rescanInterval)) { needsScan = true }
+            }
             if queue.isEmpty && !needsScan && stopping { cond.unlock(); break }
             let scan = needsScan && queue.isEmpty
             let batch = Array(queue.prefix(batchSize))
