@@ -17,6 +17,8 @@ public final class Server: @unchecked Sendable {
     public let processor: EventProcessor
     public let backfiller: Backfiller
     public let traceRetention: TraceRetention
+    /// Deletes events and items past `config.retention` in the background (idle when unset).
+    public let retention: Retention
     public let symbolicator: FrameSymbolicating
     /// Fetches missing debug files from `config.debuginfodUpstreams` (nil when there are none).
     public let upstream: UpstreamFetcher?
@@ -103,6 +105,7 @@ public final class Server: @unchecked Sendable {
         router.logArchives = logArchives
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
+        retention = Retention(store: store, limits: config.retention)
         httpBox.server = http
         if try store.projects().isEmpty {
             do {
@@ -125,6 +128,7 @@ public final class Server: @unchecked Sendable {
         processor.start()
         backfiller.start()
         traceRetention.start()
+        retention.start()
         upstream?.start()
         web?.start()
         var o = config.http
@@ -143,6 +147,7 @@ public final class Server: @unchecked Sendable {
     public func stop() {
         http.stop()
         traceRetention.stop()
+        retention.stop()
         web?.stop()
         upstream?.stop()
         backfiller.stop()
