@@ -43,6 +43,9 @@ enum ServeCommand {
                           (env FAULTLINE_RETENTION_MAX_BYTES; default 0: no cap)
       --retention-interval SECONDS
                           seconds between two retention sweeps (default 600)
+      --max-connections-per-ip N
+                          connections at once from one address (default 64; 0: no limit, for a
+                          server behind a load balancer, whose address every connection has)
       --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
                           point another server resumes from if this one dies (default 200)
     """
@@ -80,6 +83,7 @@ enum ServeCommand {
             case "--retention-days": guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }; config.retention.maxAgeDays = v
             case "--retention-max-bytes": guard let v = value().flatMap(byteCount) else { return missing(a) }; config.retention.maxTotalBytes = v
             case "--retention-interval": guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.retention.interval = v
+            case "--max-connections-per-ip": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.http.perIPConnectionLimit = v
             case "--backfill-batch": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.backfillBatchSize = v
             case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
             case "--durability":
