@@ -25,6 +25,8 @@ public final class Server: @unchecked Sendable {
     let http: HTTPServer
     public let refusals: Refusals
     let chunks: ChunkUpload
+    /// Joins uploaded chunks into debug files on its own threads (DebugFiles/Assemble.swift).
+    let assembler: Assembler
     let web: WebUI?
     /// Nil with a store that does not keep log archives (only SQLite does so far).
     public let logArchives: LogArchives?
@@ -78,6 +80,7 @@ public final class Server: @unchecked Sendable {
         let assembler = Assembler(store: store, chunks: chunks, debugFiles: debugFiles) { summary in
             if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
         }
+        self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }
         let processor = self.processor
         let store = self.store
@@ -127,6 +130,7 @@ public final class Server: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        assembler.start()
         traceRetention.start()
         retention.start()
         upstream?.start()
@@ -150,6 +154,7 @@ public final class Server: @unchecked Sendable {
         retention.stop()
         web?.stop()
         upstream?.stop()
+        assembler.stop()
         backfiller.stop()
         processor.stop()
         store.close()
