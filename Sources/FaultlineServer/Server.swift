@@ -108,7 +108,7 @@ public final class Server: @unchecked Sendable {
         router.logArchives = logArchives
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
-        retention = Retention(store: store, limits: config.retention)
+        retention = Retention(store: store, limits: config.retention, installWindowSeconds: Double(config.limits.installWindowSeconds))
         httpBox.server = http
         if try store.projects().isEmpty {
             do {

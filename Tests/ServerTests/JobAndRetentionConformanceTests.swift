@@ -2,7 +2,8 @@
 // PostgreSQL: a build-id is queued once; a job has one holder until its lease runs out; a holder
 // that lost its job writes nothing more; retention deletes in bounded batches, oldest first,
 // and leaves every issue's count equal to the occurrences it holds; the server's background
-// retention does the same end to end.
+// retention does the same end to end. `InstallWindows`: the install cap's windows are counted
+// atomically in the store, survive a restart, and (PostgreSQL) hold across nodes.
 @testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
@@ -157,6 +158,26 @@ extension StoreConformance {
     }
 }
 
+extension StoreConformance {
+    static func installWindows(_ store: any Store) throws {
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 2, limit: 3, windowSeconds: 0.6))
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 0.6))
+        XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 0.6), "the fourth is over the cap")
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "other", count: 3, limit: 3, windowSeconds: 0.6), "windows are per install")
+        XCTAssertNil(try store.admitInstall(projectID: 2, installID: "i", count: 3, limit: 3, windowSeconds: 0.6), "and per project")
+        XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "new", count: 4, limit: 3, windowSeconds: 0.6), "more than the cap at once")
+        XCTAssertEqual(try store.installWindow(projectID: 1, installID: "i")?.count, 3)
+        Thread.sleep(forTimeInterval: 0.8)
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 3, limit: 3, windowSeconds: 0.6), "a new window")
+        XCTAssertEqual(try store.installWindow(projectID: 1, installID: "i")?.count, 3)
+        store.saveInstallWindow(projectID: 9, installID: "saved", start: 5, count: 7)
+        _ = try store.admitInstall(projectID: 9, installID: "flush", count: 1, limit: 9, windowSeconds: 60)  // after the write behind
+        XCTAssertEqual(try store.installWindow(projectID: 9, installID: "saved")?.count, 7)
+        XCTAssertEqual(try store.deleteInstallWindows(startedBefore: 6, limit: 10), 1, "only the window started at 5 is that old")
+        XCTAssertNil(try store.installWindow(projectID: 9, installID: "saved"))
+    }
+}
+
 final class SQLiteJobAndRetentionTests: XCTestCase {
     var dir = ""
     override func setUp() { dir = TestSupport.makeTemporaryDirectory("store-jobs") }
@@ -166,6 +187,34 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
     func testBackfillJobs() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.backfillJobs(s) }
     func testRetention() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retention(s) }
     func testRetentionPolicy() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retentionPolicy(s) }
+    func testInstallWindows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.installWindows(s) }
+
+    /// The per-install cap survives a restart: an install that used its window is still refused.
+    func testTheInstallCapPersistsAcrossARestart() throws {
+        var limits = IngestLimits()
+        limits.eventsPerInstall = 3
+        let first = try TestServer(limits: limits)
+        for _ in 0..<3 {
+            XCTAssertEqual(first.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: "install-1"))).status, 200)
+        }
+        XCTAssertEqual(first.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: "install-1"))).status, 429)
+        let (dir, project, key) = (first.dataDirectory, first.projectID, first.publicKey)
+        first.stop(removeData: false)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var config = ServerConfiguration(dataDirectory: dir)
+        config.port = 0
+        config.limits = limits
+        let again = try Server(config: config)
+        try again.start()
+        defer { again.stop() }
+        func send(_ install: String) -> Int {
+            RawHTTP.send(port: again.port, method: "POST", path: "/api/\(project)/envelope/",
+                         headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(key)"],
+                         body: TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: install))).status
+        }
+        XCTAssertEqual(send("install-1"), 429, "the window counted before the restart still holds")
+        XCTAssertEqual(send("install-2"), 200)
+    }
 
     /// The background sweep of a running server, configured as `--retention-days` configures it.
     func testTheServerPrunesOldEventsInTheBackground() throws {
@@ -194,6 +243,27 @@ final class PostgresJobAndRetentionTests: XCTestCase {
     func testBackfillJobs() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.backfillJobs(s) }
     func testRetention() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retention(s) }
     func testRetentionPolicy() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retentionPolicy(s) }
+    func testInstallWindows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.installWindows(s) }
+
+    /// Two nodes admitting one install at once: exactly the cap is admitted, cluster-wide.
+    func testTheInstallCapHoldsAcrossNodes() throws {
+        let url = try PostgresCluster.shared(for: Self.self).createDatabase()
+        let a = try PostgresStore(url: url, connections: 4), b = try PostgresStore(url: url, connections: 4)
+        defer { a.close(); b.close() }
+        let limiters = [InstallVolumeLimiter(limit: 50, windowSeconds: 3600, store: a), InstallVolumeLimiter(limit: 50, windowSeconds: 3600, store: b)]
+        let lock = NSLock()
+        nonisolated(unsafe) var admitted = 0
+        let group = DispatchGroup()
+        for n in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                for _ in 0..<40 where limiters[n % 2].admit(projectID: 1, installID: "busy") == nil {
+                    lock.lock(); admitted += 1; lock.unlock()
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(admitted, 50, "160 attempts on two nodes, a cap of 50: exactly 50 admitted")
+    }
 
     /// Two nodes polling at once take different jobs (SKIP LOCKED), never the same one.
     func testNodesPollingAtOnceNeverTakeTheSameJob() throws {

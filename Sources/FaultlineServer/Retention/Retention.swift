@@ -3,7 +3,7 @@
 // occurrence points at any more. Every deletion is a bounded batch in its own transaction, taken
 // under the "regrouping" claim, so grouping and backfill never see a half-recounted issue and
 // issue counts stay equal to the occurrences they hold. On several nodes, one sweeps at a time
-// (the "retention" claim); the others skip that round.
+// (the "retention" claim); the others skip that round. Expired install-cap windows go too.
 import Foundation
 
 /// How long events and items are kept, and how many bytes of them at most (`faultline serve
@@ -36,9 +36,13 @@ public final class Retention: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
-    public init(store: any Store, limits: RetentionLimits) {
+    /// Install-cap windows older than this are expired: each sweep deletes them.
+    let installWindowSeconds: Double
+
+    public init(store: any Store, limits: RetentionLimits, installWindowSeconds: Double = 3600) {
         self.store = store
         self.limits = limits
+        self.installWindowSeconds = installWindowSeconds
         regrouping = StoreClaim(store: store, role: "retention")
         sweeper = StoreClaim(store: store, name: "retention", role: "retention")
     }
@@ -70,6 +74,8 @@ public final class Retention: @unchecked Sendable {
             }
         }
         done.stacks += try repeatBatches { try self.store.deleteOrphanedStacks(limit: batch) }
+        // Expired install-cap windows (no claim needed: nothing else reads an expired window).
+        while !isStopping, try store.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
         return done
     }
 
@@ -88,8 +94,9 @@ public final class Retention: @unchecked Sendable {
         return total
     }
 
+    /// Sweeps every `limits.interval` seconds; without age or size limits, only expired
+    /// install-cap windows go.
     public func start() {
-        guard limits.isEnabled else { return }
         let t = Thread { [self] in
             while true {
                 if (try? store.acquireClaim(sweeper.name, holder: sweeper.holder, duration: limits.interval)) == true {

@@ -22,6 +22,13 @@ enum SQLiteSchema {
         CREATE INDEX occurrences_received ON occurrences(received);
         CREATE INDEX items_received ON items(received)
         """,
+        // 4: the per-install cap's windows (InstallWindows), so the cap survives restarts and,
+        // on a shared database, holds across nodes.
+        """
+        CREATE TABLE install_windows(project_id BIGINT NOT NULL, install_id TEXT NOT NULL,
+          window_start REAL NOT NULL, count BIGINT NOT NULL, PRIMARY KEY(project_id, install_id)) WITHOUT ROWID;
+        CREATE INDEX install_windows_start ON install_windows(window_start)
+        """,
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
