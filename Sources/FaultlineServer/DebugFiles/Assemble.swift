@@ -64,6 +64,10 @@ public final class Assembler: @unchecked Sendable {
     }
 
     private func work() {
+        // Below the HTTP threads (nice 10): on a busy machine ingest gets the CPU first and a
+        // large assembly takes longer, not the other way round. On Linux the nice value is a
+        // thread's, and `who` 0 is the calling thread (setpriority(2), BUGS).
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         while true {
             cond.lock()
             while queue.isEmpty && !stopping { cond.wait() }
