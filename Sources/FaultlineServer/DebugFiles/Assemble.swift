@@ -163,9 +163,11 @@ public final class Assembler: @unchecked Sendable {
                 r.size = Int64((try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(summary.buildID))[.size] as? Int)
                                ?? (try? FileManager.default.attributesOfItem(atPath: debugFiles.executablePath(summary.buildID))[.size] as? Int) ?? 0)
                 try store.recordDebugFile(r)
+                // The backfill is queued before the upload is recorded, which is what makes polls
+                // answer `ok`: a client that then asks for the status never sees "no backfill".
+                onNewDebugFile(summary)
                 try store.recordUpload(checksum: checksum, buildID: summary.buildID)
                 chunks.remove(chunkList)
-                onNewDebugFile(summary)
             } catch {
                 lock.lock(); failures[checksum] = "could not record the debug file: \(error)"; lock.unlock()
             }

@@ -73,7 +73,8 @@ public final class Retention: @unchecked Sendable {
                 done.items += items
             }
         }
-        done.stacks += try repeatBatches { try self.store.deleteOrphanedStacks(limit: batch) }
+        // Stacks lose their last occurrence only to deletions like the ones above.
+        if limits.isEnabled { done.stacks += try repeatBatches { try self.store.deleteOrphanedStacks(limit: batch) } }
         // Expired install-cap windows (no claim needed: nothing else reads an expired window).
         while !isStopping, try store.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
         return done
