@@ -206,7 +206,9 @@ final class UploadTests: XCTestCase {
         let program = try Fixtures.buildProgram(in: work)
         let env = ["SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
                    "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"]
-        let r = try TestSupport.run(cli, ["debug-files", "upload", program.path], environment: env, timeout: 120)
+        // --wait: sentry-cli polls assemble until the server's assembly workers are done (without
+        // it, it stops at `created`, as it does against Sentry).
+        let r = try TestSupport.run(cli, ["debug-files", "upload", "--wait", program.path], environment: env, timeout: 120)
         XCTAssertEqual(r.exitCode, 0, r.description)
         let files = try server.server.store.debugFiles()
         XCTAssertEqual(files.map(\.buildID), [program.buildID])

@@ -112,13 +112,16 @@ public final class Assembler: @unchecked Sendable {
         guard ChunkUpload.isSHA1(checksum) else { return state("error", detail: "file checksum must be 40 hex digits") }
         let chunkList = (spec["chunks"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() }
         let name = spec["name"]?.stringValue ?? ""
+        // This node's job is read before the store: a job that finishes in between has recorded
+        // the file by then, so the store check below sees it (read after, a finished job would
+        // look like missing chunks, which it removed).
+        lock.lock(); let running = jobs[checksum]; let failed = failures[checksum]; lock.unlock()
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
         if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id),
            FileManager.default.fileExists(atPath: debugFiles.debugInfoPath(id)) || FileManager.default.fileExists(atPath: debugFiles.executablePath(id)) {
             return state("ok", dif: dif(record, name: name))
         }
-        lock.lock(); let running = jobs[checksum]; let failed = failures[checksum]; lock.unlock()
         if let running { return state(running ? "assembling" : "created") }
         if let failed, !chunkList.allSatisfy(chunks.has) || chunkList.isEmpty { return state("error", detail: failed) }
         guard !chunkList.isEmpty else { return state("not_found") }
