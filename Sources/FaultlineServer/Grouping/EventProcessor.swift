@@ -1,7 +1,9 @@
 // The grouping worker: takes stored-but-ungrouped occurrences, symbolicates their grouping frames
 // (only against debug files the server holds), fingerprints them and records the issue.
 // Acknowledged events are already in the store, so anything lost from this in-memory queue
-// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows.
+// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows: at start, and every
+// `rescanInterval` seconds while idle, which is how a node groups what another node acknowledged
+// and then died before grouping.
 import FaultlineThreads
 import Foundation
 import FaultlineProtocol
@@ -21,11 +23,15 @@ public final class EventProcessor: @unchecked Sendable {
         var jobs: [Job] = []
         /// Rows may wait in the store unqueued (start, overflow, a failed batch): scan for them.
         var needsScan = true
+        /// When the worker last ran anything: idle scans count from here.
+        var lastWork = Date()
     }
     private let worker = WorkerThread(name: "faultline-grouping", state: Queue())
     private var running = false
     private let maxQueue = 50_000
     private let batchSize = 256
+    /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
+    let rescanInterval: Double = 5
     /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
     let claim: StoreClaim
 
@@ -53,16 +59,23 @@ public final class EventProcessor: @unchecked Sendable {
         running = false
     }
 
-    /// Queued jobs first, in batches; a scan when the queue is empty; after a stop request the
-    /// queue is finished but no scan starts.
+    /// Queued jobs first, in batches; a scan when the queue is empty (and every `rescanInterval`
+    /// idle seconds); after a stop request the queue is finished but no scan starts.
     private func next(_ q: inout Queue, _ stopping: Bool) -> WorkerThread<Queue>.Step {
         if q.jobs.isEmpty {
-            guard q.needsScan else { return stopping ? .exit : .wait(until: nil) }
+            if !q.needsScan && !stopping {
+                let due = q.lastWork.addingTimeInterval(rescanInterval)
+                guard Date() >= due else { return .wait(until: due) }
+                q.needsScan = true
+            }
+            guard q.needsScan else { return .exit }
             q.needsScan = false
+            q.lastWork = Date()
             return stopping ? .exit : .run { [unowned self] in scanUnprocessed() }
         }
         let batch = Array(q.jobs.prefix(batchSize))
         q.jobs.removeFirst(batch.count)
+        q.lastWork = Date()
         return .run { [unowned self] in process(batch) }
     }
 
