@@ -5,14 +5,17 @@ import FaultlineProtocol
 package enum PendingCrashReports {
     /// Oldest first. The report is removed only after its event is durably in the outbox, so a
     /// crash or kill during pickup converts it again next time (the event id dedups on the server).
+    /// `skipping`: the event id of the running process's own next report (the SDK converts in the
+    /// background after its handler is installed; a crash meanwhile is left for the next launch).
     package static func convert(crashDirectory: String, corruptDirectory: String, outbox: Outbox,
-                        sdkName: String, envelopeHeader: (String) -> JSONValue) -> CrashPickup {
+                        sdkName: String, envelopeHeader: (String) -> JSONValue, skipping ownEventID: String? = nil) -> CrashPickup {
         var result = CrashPickup()
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: crashDirectory) else { return result }
         removeAbandonedTemporaries(in: crashDirectory, names: names)
         for file in PendingCrashFile.list(in: crashDirectory) where file.kind == .faultlineReport {
             let path = file.path
+            if let own = ownEventID, (path as NSString).lastPathComponent.contains(own) { continue }
             guard let data = fm.contents(atPath: path) else { continue }
             let event: JSONValue, report: CrashReport
             do {
