@@ -24,7 +24,7 @@ public final class Server: @unchecked Sendable {
     public let refusals: Refusals
     let chunks: ChunkUpload
     let web: WebUI?
-    /// Nil with a store that does not keep log archives (only SQLite does so far).
+    /// Nil with a store that does not keep log archives (SQLite and PostgreSQL both do).
     public let logArchives: LogArchives?
     public private(set) var bootstrap: Bootstrap?
 
@@ -89,10 +89,10 @@ public final class Server: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
-        // The pages' queries (keyset pages, per-day counts) are SQLite's for now; another store
+        // Both stores keep the pages' queries (WebStore); a store from `makeStore` may not, and then
         // serves the JSON API and ingest without them.
-        if let sqlite = store as? SQLiteStore {
-            web = try WebUI(store: sqlite, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        if let webStore = store as? any Store & WebStore {
+            web = try WebUI(store: webStore, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         } else {
             web = nil
         }

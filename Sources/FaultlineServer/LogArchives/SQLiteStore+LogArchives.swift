@@ -1,41 +1,32 @@
-// Log-archive metadata and upload-switch rules in the SQLite store. Tables are created with IF
-// NOT EXISTS on first use, so existing data directories need no migration.
+// Log-archive metadata and upload-switch rules in the SQLite store. The tables come with schema
+// migration 3 (IF NOT EXISTS: data directories that made them on first use before keep theirs).
 import Foundation
+
+enum SQLiteLogArchiveSchema {
+    /// Part of schema migration 3 (SQLiteSchema); also run by `prepareLogArchiveTables`.
+    static let statements = """
+    CREATE TABLE IF NOT EXISTS log_archives(
+        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, install_id TEXT NOT NULL, app_id TEXT, release TEXT,
+        client_name TEXT NOT NULL, sha256 TEXT NOT NULL, compressed_bytes INTEGER NOT NULL,
+        uncompressed_bytes INTEGER NOT NULL, lines INTEGER NOT NULL, received REAL NOT NULL, storage_name TEXT NOT NULL,
+        UNIQUE(project_id, sha256));
+    CREATE INDEX IF NOT EXISTS log_archives_received ON log_archives(received, id);
+    CREATE INDEX IF NOT EXISTS log_archives_project ON log_archives(project_id, received);
+    CREATE TABLE IF NOT EXISTS log_upload_rules(
+        project_id INTEGER NOT NULL, scope TEXT NOT NULL, value TEXT NOT NULL, enabled INTEGER NOT NULL,
+        changed REAL NOT NULL, PRIMARY KEY(project_id, scope, value)) WITHOUT ROWID;
+    """
+}
 
 extension SQLiteStore: LogArchiveStore {
     public func prepareLogArchiveTables() throws {
-        try writer.sync { c in
-            try c.exec("""
-            CREATE TABLE IF NOT EXISTS log_archives(
-                id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, install_id TEXT NOT NULL, app_id TEXT, release TEXT,
-                client_name TEXT NOT NULL, sha256 TEXT NOT NULL, compressed_bytes INTEGER NOT NULL,
-                uncompressed_bytes INTEGER NOT NULL, lines INTEGER NOT NULL, received REAL NOT NULL, storage_name TEXT NOT NULL,
-                UNIQUE(project_id, sha256));
-            CREATE INDEX IF NOT EXISTS log_archives_received ON log_archives(received, id);
-            CREATE INDEX IF NOT EXISTS log_archives_project ON log_archives(project_id, received);
-            CREATE TABLE IF NOT EXISTS log_upload_rules(
-                project_id INTEGER NOT NULL, scope TEXT NOT NULL, value TEXT NOT NULL, enabled INTEGER NOT NULL,
-                changed REAL NOT NULL, PRIMARY KEY(project_id, scope, value)) WITHOUT ROWID;
-            """)
-        }
-    }
-
-    private static let columns = "id, project_id, install_id, app_id, release, client_name, sha256, compressed_bytes, uncompressed_bytes, lines, received, storage_name"
-
-    private static func archive(_ r: SQLiteRow) -> LogArchiveRecord {
-        LogArchiveRecord(id: r.int(0), projectID: r.int(1), installID: r.text(2) ?? "", appID: r.text(3), release: r.text(4),
-                         clientName: r.text(5) ?? "", sha256: r.text(6) ?? "", compressedBytes: r.int(7), uncompressedBytes: r.int(8),
-                         lines: r.int(9), received: r.double(10), storageName: r.text(11) ?? "")
+        try writer.sync { c in try c.exec(SQLiteLogArchiveSchema.statements) }
     }
 
     public func recordLogArchive(_ a: LogArchiveRecord) throws -> Int64? {
         try writer.sync { c -> Int64? in
-            let n = try c.run("""
-                INSERT OR IGNORE INTO log_archives(project_id, install_id, app_id, release, client_name, sha256, compressed_bytes,
-                    uncompressed_bytes, lines, received, storage_name) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, .int(a.projectID), .text(a.installID), a.appID.map { .text($0) } ?? .null, a.release.map { .text($0) } ?? .null,
-                .text(a.clientName), .text(a.sha256), .int(a.compressedBytes), .int(a.uncompressedBytes), .int(a.lines),
-                .double(a.received), .text(a.storageName))
+            let n = try c.run("INSERT OR IGNORE INTO log_archives(\(LogArchiveRows.insertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      LogArchiveRows.values(a))
             return n == 1 ? c.lastInsertRowID : nil
         }
     }
@@ -43,7 +34,7 @@ extension SQLiteStore: LogArchiveStore {
     public func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord? {
         try read { c in
             var out: LogArchiveRecord?
-            try c.query("SELECT \(Self.columns) FROM log_archives WHERE project_id = ? AND sha256 = ?", .int(projectID), .text(sha256)) { out = Self.archive($0) }
+            try c.query("SELECT \(LogArchiveRows.columns) FROM log_archives WHERE project_id = ? AND sha256 = ?", .int(projectID), .text(sha256)) { out = LogArchiveRows.archive($0) }
             return out
         }
     }
@@ -51,7 +42,7 @@ extension SQLiteStore: LogArchiveStore {
     public func logArchive(id: Int64) throws -> LogArchiveRecord? {
         try read { c in
             var out: LogArchiveRecord?
-            try c.query("SELECT \(Self.columns) FROM log_archives WHERE id = ?", .int(id)) { out = Self.archive($0) }
+            try c.query("SELECT \(LogArchiveRows.columns) FROM log_archives WHERE id = ?", .int(id)) { out = LogArchiveRows.archive($0) }
             return out
         }
     }
@@ -60,12 +51,11 @@ extension SQLiteStore: LogArchiveStore {
         try read { c in
             var out: [LogArchiveRecord] = []
             try c.query("""
-                SELECT \(Self.columns) FROM log_archives
-                WHERE (?1 IS NULL OR project_id = ?1) AND (?2 IS NULL OR install_id = ?2) AND (?3 IS NULL OR release = ?3)
-                  AND (?4 IS NULL OR received >= ?4)
-                ORDER BY received DESC, id DESC LIMIT ?5 OFFSET ?6
-                """, [f.projectID.map { .int($0) } ?? .null, f.installID.map { .text($0) } ?? .null, f.release.map { .text($0) } ?? .null,
-                      f.since.map { .double($0) } ?? .null, .int(Int64(f.limit)), .int(Int64(f.offset))]) { out.append(Self.archive($0)) }
+        SELECT \(LogArchiveRows.columns) FROM log_archives
+        WHERE (?1 IS NULL OR project_id = ?1) AND (?2 IS NULL OR install_id = ?2) AND (?3 IS NULL OR release = ?3)
+          AND (?4 IS NULL OR received >= ?4)
+        ORDER BY received DESC, id DESC LIMIT ?5 OFFSET ?6
+        """, LogArchiveRows.filterValues(f)) { out.append(LogArchiveRows.archive($0)) }
             return out
         }
     }
@@ -73,7 +63,7 @@ extension SQLiteStore: LogArchiveStore {
     public func oldestLogArchives(limit: Int) throws -> [LogArchiveRecord] {
         try read { c in
             var out: [LogArchiveRecord] = []
-            try c.query("SELECT \(Self.columns) FROM log_archives ORDER BY received, id LIMIT ?", .int(Int64(limit))) { out.append(Self.archive($0)) }
+            try c.query("SELECT \(LogArchiveRows.columns) FROM log_archives ORDER BY received, id LIMIT ?", .int(Int64(limit))) { out.append(LogArchiveRows.archive($0)) }
             return out
         }
     }
@@ -104,7 +94,7 @@ extension SQLiteStore: LogArchiveStore {
     public func setLogUploadRule(_ r: LogUploadRule) throws {
         try writer.sync { c in
             try c.run("INSERT OR REPLACE INTO log_upload_rules(project_id, scope, value, enabled, changed) VALUES(?, ?, ?, ?, ?)",
-                      .int(r.projectID), .text(r.scope.rawValue), .text(r.value), .int(r.enabled ? 1 : 0), .double(r.changed))
+              .int(r.projectID), .text(r.scope.rawValue), .text(r.value), .int(r.enabled ? 1 : 0), .double(r.changed))
         }
     }
 
@@ -118,10 +108,8 @@ extension SQLiteStore: LogArchiveStore {
         try read { c in
             var out: [LogUploadRule] = []
             try c.query("SELECT project_id, scope, value, enabled, changed FROM log_upload_rules WHERE ?1 IS NULL OR project_id = ?1 ORDER BY project_id, scope, value",
-                        projectID.map { .int($0) } ?? .null) { r in
-                if let s = LogUploadRule.Scope(rawValue: r.text(1) ?? "") {
-                    out.append(LogUploadRule(projectID: r.int(0), scope: s, value: r.text(2) ?? "", enabled: r.int(3) != 0, changed: r.double(4)))
-                }
+                projectID.map { .int($0) } ?? .null) { r in
+        if let rule = LogArchiveRows.rule(r) { out.append(rule) }
             }
             return out
         }

@@ -13,6 +13,8 @@ enum PostgresSchema {
     static let migrations: [String] = [
         // 2: claims, the grouping/backfill exclusion held in the store (Store.acquireClaim).
         "CREATE TABLE claims(name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
+        // 3: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/).
+        PostgresTraceSchema.statements + PostgresLogArchiveSchema.statements + PostgresWebSchema.statements,
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

@@ -24,9 +24,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
     public func close() { pool.close() }
 
     @discardableResult
-    private func write<T>(_ body: (PGConnection) throws -> T) throws -> T { try pool.transaction(body) }
+    func write<T>(_ body: (PGConnection) throws -> T) throws -> T { try pool.transaction(body) }
     /// Reads that take several statements see one snapshot, like SQLiteStore's read transactions.
-    private func read<T>(_ body: (PGConnection) throws -> T) throws -> T {
+    func read<T>(_ body: (PGConnection) throws -> T) throws -> T {
         try pool.transaction(isolation: "REPEATABLE READ", readOnly: true, body)
     }
 

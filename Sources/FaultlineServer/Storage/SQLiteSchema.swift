@@ -13,6 +13,9 @@ enum SQLiteSchema {
     static let migrations: [String] = [
         // 2: claims, the grouping/backfill exclusion held in the store (Store.acquireClaim).
         "CREATE TABLE claims(name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires REAL NOT NULL) WITHOUT ROWID",
+        // 3: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/). IF NOT
+        // EXISTS: data directories from before this migration made them on first use.
+        TraceSchema.statements + SQLiteLogArchiveSchema.statements + SQLiteWebSchema.statements,
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

@@ -27,21 +27,13 @@ extension SQLiteStore: TraceStore {
         guard !transactions.isEmpty else { return }
         try writer.sync { c in
             for t in transactions {
-                let inserted = try c.run("""
-                    INSERT OR IGNORE INTO transactions(project_id, event_id, trace_id, span_id, name, op, status, start, end, span_count, received)
-                    VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, .int(t.projectID), .text(t.eventID), .text(t.root.traceID), .text(t.root.spanID), .text(t.root.name),
-                    t.root.op.map { .text($0) } ?? .null, t.root.status.map { .text($0) } ?? .null, .double(t.root.start),
-                    .double(t.root.end), .int(Int64(t.spans.count + 1)), .double(t.received))
+                let inserted = try c.run("INSERT OR IGNORE INTO transactions(\(TraceRows.transactionInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                         TraceRows.transactionValues(t))
                 guard inserted > 0 else { continue }  // the same transaction sent twice
                 let row = c.lastInsertRowID
                 for s in [t.root] + t.spans {
-                    try c.run("""
-                        INSERT OR REPLACE INTO spans(project_id, trace_id, span_id, transaction_row, parent_span_id, name, op, status, start, end, is_transaction, data)
-                        VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """, .int(t.projectID), .text(s.traceID), .text(s.spanID), .int(row), s.parentSpanID.map { .text($0) } ?? .null,
-                        .text(s.name), s.op.map { .text($0) } ?? .null, s.status.map { .text($0) } ?? .null, .double(s.start),
-                        .double(s.end), .int(s.isTransaction ? 1 : 0), s.data.map { .text($0) } ?? .null)
+                    try c.run("INSERT OR REPLACE INTO spans(\(TraceRows.spanInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              TraceRows.spanValues(s, projectID: t.projectID, transactionRow: row))
                 }
             }
         }
@@ -51,26 +43,18 @@ extension SQLiteStore: TraceStore {
         // Not waited for: the link is an index over an event that is already committed.
         writer.async { c in
             try c.run("INSERT OR REPLACE INTO occurrence_traces(occurrence_id, project_id, event_id, trace_id, span_id) VALUES(?, ?, ?, ?, ?)",
-                      .int(occurrenceID), .int(projectID), .text(eventID), .text(traceID), spanID.map { .text($0) } ?? .null)
+                      .int(occurrenceID), .int(projectID), .text(eventID), .text(traceID), .nullable(spanID))
         }
     }
 
     public func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
         try read { c in
             var spans: [SpanRecord] = []
-            try c.query("""
-                SELECT span_id, parent_span_id, name, op, status, start, end, is_transaction, data FROM spans
-                WHERE project_id = ? AND trace_id = ? ORDER BY start
-                """, .int(projectID), .text(traceID)) { r in
-                spans.append(SpanRecord(traceID: traceID, spanID: r.text(0) ?? "", parentSpanID: r.text(1), name: r.text(2) ?? "",
-                                        op: r.text(3), status: r.text(4), start: r.double(5), end: r.double(6),
-                                        isTransaction: r.int(7) != 0, data: r.text(8)))
-            }
+            try c.query("SELECT \(TraceRows.spanColumns) FROM spans WHERE project_id = ? AND trace_id = ? ORDER BY start",
+                        .int(projectID), .text(traceID)) { spans.append(TraceRows.span($0, traceID: traceID)) }
             var occurrences: [TracedOccurrence] = []
             try c.query("SELECT occurrence_id, event_id, span_id FROM occurrence_traces WHERE project_id = ? AND trace_id = ? ORDER BY occurrence_id",
-                        .int(projectID), .text(traceID)) { r in
-                occurrences.append(TracedOccurrence(occurrenceID: r.int(0), eventID: r.text(1) ?? "", spanID: r.text(2)))
-            }
+                        .int(projectID), .text(traceID)) { occurrences.append(TraceRows.occurrence($0)) }
             return (spans, occurrences)
         }
     }
@@ -79,13 +63,10 @@ extension SQLiteStore: TraceStore {
         try read { c in
             var out: [TransactionSummary] = []
             try c.query("""
-                SELECT trace_id, span_id, name, op, status, start, end, span_count, received FROM transactions
+                SELECT \(TraceRows.transactionColumns) FROM transactions
                 WHERE project_id = ?1 AND (?2 IS NULL OR name = ?2) AND (?3 IS NULL OR coalesce(status, 'ok') = ?3)
                 ORDER BY received DESC, id DESC LIMIT ?4 OFFSET ?5
-                """, .int(projectID), name.map { .text($0) } ?? .null, status.map { .text($0) } ?? .null, .int(Int64(limit)), .int(Int64(offset))) { r in
-                out.append(TransactionSummary(traceID: r.text(0) ?? "", spanID: r.text(1) ?? "", name: r.text(2) ?? "", op: r.text(3),
-                                              status: r.text(4), start: r.double(5), end: r.double(6), spanCount: r.int(7), received: r.double(8)))
-            }
+                """, .int(projectID), .nullable(name), .nullable(status), .int(Int64(limit)), .int(Int64(offset))) { out.append(TraceRows.transaction($0)) }
             return out
         }
     }

@@ -6,7 +6,7 @@ import Foundation
 import FaultlineProtocol
 
 public final class WebUI: @unchecked Sendable {
-    let store: SQLiteStore
+    let store: any Store & WebStore
     let queries: WebQueries
     let symbolicator: FrameSymbolicating
     let debugFiles: DebugFileStore
@@ -28,9 +28,9 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ]
 
-    init(store: SQLiteStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+    init(store: any Store & WebStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
         self.store = store
-        self.queries = try WebQueries(store: store)
+        self.queries = WebQueries(store: store)
         self.symbolicator = symbolicator
         self.debugFiles = debugFiles
         self.backfiller = backfiller
@@ -176,7 +176,7 @@ struct WebContext {
     let ui: WebUI
     let session: WebSession
     let request: HTTPRequest
-    var store: SQLiteStore { ui.store }
+    var store: any Store & WebStore { ui.store }
     var queries: WebQueries { ui.queries }
     func q(_ name: String) -> String { request.query[name] ?? "" }
     /// A hidden input carrying the CSRF token; every POST form includes it.
