@@ -40,7 +40,7 @@ public final class Server: @unchecked Sendable {
             store = try make(dir)
         } else if let url = config.databaseURL {
             // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
-            store = try PostgresStore(url: url, connections: Int(config.threads) + 4)
+            store = try PostgresStore(url: url, connections: Int(config.threads) + 4, durability: config.durability)
         } else {
             store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         }

@@ -21,7 +21,7 @@ enum ProjectsCommand {
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()
         var url = ProcessInfo.processInfo.environment["FAULTLINE_URL"] ?? "http://127.0.0.1:8411"
-        var database = ProcessInfo.processInfo.environment["FAULTLINE_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        var database = DatabaseOption.fromEnvironment
         var appIDs: [String] = []
         var create = false
         var positional: [String] = []
@@ -40,18 +40,12 @@ enum ProjectsCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard database != nil || FileManager.default.fileExists(atPath: dataDir + "/faultline.sqlite") || verb == "create" else {
+        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) || verb == "create" else {
             printError("projects: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
             return ExitCode.inputError
         }
         do {
-            let store: any Store
-            if let database {
-                store = try PostgresStore(url: database, connections: 1)
-            } else {
-                try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-                store = try SQLiteStore(path: dataDir + "/faultline.sqlite")
-            }
+            let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { store.close() }
             let admin = ProjectAdministration(store: store)
             func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String { ProjectAdministration.dsn(key: key, project: p, serverURL: url) }

@@ -16,8 +16,13 @@ public final class PostgresStore: Store, @unchecked Sendable {
     /// - Parameters:
     ///   - url: a libpq connection URI (`postgres://user:password@host:port/database?…`).
     ///   - connections: pool size; the server passes its HTTP thread count plus its workers.
-    public init(url: String, connections: Int = 20) throws {
-        pool = PostgresPool(url: url, size: connections)
+    ///   - durability: `.full` waits for the WAL flush at every commit (PostgreSQL's default);
+    ///     `.normal` sets `synchronous_commit = off` for the store's sessions: a commit survives a
+    ///     crash of our process (PostgreSQL has it), not a crash of the database's machine — the
+    ///     same promise as SQLite's `.normal`.
+    public init(url: String, connections: Int = 20, durability: SQLiteStore.Durability = .full) throws {
+        pool = PostgresPool(url: url, size: connections,
+                            sessionSetup: durability == .normal ? "SET synchronous_commit = off" : nil)
         try PostgresSchema.migrate(pool)
     }
 
