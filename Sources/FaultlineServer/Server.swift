@@ -89,9 +89,9 @@ public final class Server: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
-        // Both stores keep the pages' queries (WebStore); a store from `makeStore` may not, and then
-        // serves the JSON API and ingest without them.
-        if let webStore = store as? any Store & WebStore {
+        // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from
+        // `makeStore` that does not speak SQL serves the JSON API and ingest without them.
+        if let webStore = store as? WebBackingStore {
             web = try WebUI(store: webStore, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         } else {
             web = nil

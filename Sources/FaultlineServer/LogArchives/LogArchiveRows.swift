@@ -6,7 +6,7 @@ enum LogArchiveRows {
     static let columns = "id, project_id, install_id, app_id, release, client_name, sha256, compressed_bytes, uncompressed_bytes, lines, received, storage_name"
     static let insertColumns = "project_id, install_id, app_id, release, client_name, sha256, compressed_bytes, uncompressed_bytes, lines, received, storage_name"
 
-    static func archive(_ r: some SQLRow) -> LogArchiveRecord {
+    static func archive(_ r: any SQLRow) -> LogArchiveRecord {
         LogArchiveRecord(id: r.int(0), projectID: r.int(1), installID: r.text(2) ?? "", appID: r.text(3), release: r.text(4),
                          clientName: r.text(5) ?? "", sha256: r.text(6) ?? "", compressedBytes: r.int(7), uncompressedBytes: r.int(8),
                          lines: r.int(9), received: r.double(10), storageName: r.text(11) ?? "")
@@ -23,7 +23,7 @@ enum LogArchiveRows {
          f.since.map { .double($0) } ?? .null, .int(Int64(f.limit)), .int(Int64(f.offset))]
     }
 
-    static func rule(_ r: some SQLRow) -> LogUploadRule? {
+    static func rule(_ r: any SQLRow) -> LogUploadRule? {
         LogUploadRule.Scope(rawValue: r.text(1) ?? "").map {
             LogUploadRule(projectID: r.int(0), scope: $0, value: r.text(2) ?? "", enabled: r.int(3) != 0, changed: r.double(4))
         }

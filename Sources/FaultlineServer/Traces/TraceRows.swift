@@ -6,18 +6,18 @@ enum TraceRows {
     static let spanColumns = #"span_id, parent_span_id, name, op, status, start, "end", is_transaction, data"#
     static let transactionColumns = #"trace_id, span_id, name, op, status, start, "end", span_count, received"#
 
-    static func span(_ r: some SQLRow, traceID: String) -> SpanRecord {
+    static func span(_ r: any SQLRow, traceID: String) -> SpanRecord {
         SpanRecord(traceID: traceID, spanID: r.text(0) ?? "", parentSpanID: r.text(1), name: r.text(2) ?? "",
                    op: r.text(3), status: r.text(4), start: r.double(5), end: r.double(6),
                    isTransaction: r.int(7) != 0, data: r.text(8))
     }
 
-    static func transaction(_ r: some SQLRow) -> TransactionSummary {
+    static func transaction(_ r: any SQLRow) -> TransactionSummary {
         TransactionSummary(traceID: r.text(0) ?? "", spanID: r.text(1) ?? "", name: r.text(2) ?? "", op: r.text(3),
                            status: r.text(4), start: r.double(5), end: r.double(6), spanCount: r.int(7), received: r.double(8))
     }
 
-    static func occurrence(_ r: some SQLRow) -> TracedOccurrence {
+    static func occurrence(_ r: any SQLRow) -> TracedOccurrence {
         TracedOccurrence(occurrenceID: r.int(0), eventID: r.text(1) ?? "", spanID: r.text(2))
     }
 

@@ -1,6 +1,7 @@
-// What the web pages read and change: the pages' view of the store (`WebStore`, kept out of the
-// `Store` protocol on purpose: presentation queries and web-only state), with the per-issue
-// statistics cache and the environment indexer's logic, the same over SQLite and PostgreSQL.
+// What the web pages read and change, in SQL written once for both stores (`SQLDatabase`: "?"
+// placeholders, the few dialect differences through `SQLDialect`). Kept out of the `Store`
+// protocol on purpose: these are presentation queries (keyset pages, per-day counts, status).
+// Web-only state lives in `web_*` tables (schema migration 3: SQLiteWebSchema, PostgresWebSchema).
 import Foundation
 import FaultlineProtocol
 
@@ -44,8 +45,11 @@ struct WebUser {
     var hash: Data
 }
 
+/// The store the pages read: any `Store` that speaks SQL (SQLiteStore, PostgresStore).
+typealias WebBackingStore = any Store & SQLDatabase
+
 final class WebQueries: @unchecked Sendable {
-    let store: any Store & WebStore
+    let store: WebBackingStore
     /// Days the issues list's sparkline covers.
     static let sparkDays = 14
 
@@ -58,58 +62,131 @@ final class WebQueries: @unchecked Sendable {
     private let statsLock = NSLock()
     private var statsCache: [Int64: IssueStats] = [:]
 
-    init(store: any Store & WebStore) { self.store = store }
+    init(store: WebBackingStore) { self.store = store }
 
     // MARK: Issues list
 
     func issues(projectID: Int64, _ q: IssueQuery, now: Double = Date().timeIntervalSince1970) throws -> [IssueRow] {
+        let (sql, args) = Self.issueHeads(projectID: projectID, q, store.dialect)
         let dayNow = Int64(now / 86400)
         let firstDay = dayNow - Int64(Self.sparkDays) + 1
-        var rows: [IssueRow] = []
-        for (id, status, sortValue) in try store.webIssueHeads(projectID: projectID, q) {
-            guard var i = try store.issue(id: id), i.id == id else { continue }  // merged away since the head query
-            i.releases = Array(i.releases.prefix(6))
-            let key = StatsKey(count: i.count, lastSeen: i.lastSeen, day: dayNow)
-            statsLock.lock(); let cached = statsCache[id]; statsLock.unlock()
-            var perDay = [Int64](repeating: 0, count: Self.sparkDays)
-            var installs: Int64 = 0
-            if let cached, cached.key == key {
-                (perDay, installs) = (cached.perDay, cached.installs)
-            } else {
-                for (day, count) in try store.webOccurrencesPerDay(issueID: id, since: Double(firstDay) * 86400) {
-                    let idx = Int(day - firstDay)
-                    if idx >= 0 && idx < perDay.count { perDay[idx] = count }
+        let perDaySQL = "SELECT \(store.dialect.day("timestamp")), count(*) FROM occurrences WHERE issue_id = ? AND timestamp >= ? GROUP BY 1"
+        return try store.reading { c in
+            var rows: [IssueRow] = []
+            for (id, status, sortValue) in try c.rows(sql, args, { ($0.int(0), $0.text(1) ?? "unresolved", $0.double(2)) }) {
+                guard var i = try c.first("SELECT \(IssueRows.columns) FROM issues WHERE id = ?", .int(id), map: IssueRows.issue) else { continue }
+                i.releases = try c.rows("SELECT release FROM issue_releases WHERE issue_id = ? ORDER BY release LIMIT 6", .int(id)) { $0.text(0) ?? "" }
+                let key = StatsKey(count: i.count, lastSeen: i.lastSeen, day: dayNow)
+                statsLock.lock(); let cached = statsCache[id]; statsLock.unlock()
+                var perDay = [Int64](repeating: 0, count: Self.sparkDays)
+                var installs: Int64 = 0
+                if let cached, cached.key == key {
+                    (perDay, installs) = (cached.perDay, cached.installs)
+                } else {
+                    try c.execute(perDaySQL, [.int(id), .double(Double(firstDay) * 86400)]) { r in
+                        let idx = Int(r.int(0) - firstDay)
+                        if idx >= 0 && idx < perDay.count { perDay[idx] = r.int(1) }
+                    }
+                    installs = try Self.installs(c, issueID: id)
+                    statsLock.lock()
+                    if statsCache.count > 50_000 { statsCache.removeAll() }
+                    statsCache[id] = IssueStats(key: key, perDay: perDay, installs: installs)
+                    statsLock.unlock()
                 }
-                installs = try store.webInstalls(issueID: id)
-                statsLock.lock()
-                if statsCache.count > 50_000 { statsCache.removeAll() }
-                statsCache[id] = IssueStats(key: key, perDay: perDay, installs: installs)
-                statsLock.unlock()
+                rows.append(IssueRow(issue: i, status: status, installs: installs, perDay: perDay, sortValue: sortValue))
             }
-            rows.append(IssueRow(issue: i, status: status, installs: installs, perDay: perDay, sortValue: sortValue))
+            return rows
         }
-        return rows
+    }
+
+    /// The issues-list head query (ids, status, sort value): every value a parameter; only column names chosen from
+    /// `IssueQuery.Sort` (never text from the request) go into the SQL.
+    static func issueHeads(projectID: Int64, _ q: IssueQuery, _ d: SQLDialect) -> (sql: String, values: [SQLValue]) {
+        let sortColumn: String
+        switch q.sort {
+        case .lastSeen: sortColumn = "i.last_seen"
+        case .firstSeen: sortColumn = "i.first_seen"
+        case .count: sortColumn = "i.count"
+        }
+        var values: [SQLValue] = []
+        func p(_ v: SQLValue) -> String {
+            values.append(v)
+            if case .double = v { return "CAST(? AS DOUBLE PRECISION)" }  // PostgreSQL would take BIGINT from i.count
+            return "?"
+        }
+        var sql = """
+            SELECT i.id, coalesce(s.status, 'unresolved'), \(sortColumn) FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
+            WHERE i.project_id = \(p(.int(projectID))) AND i.merged_into IS NULL AND i.count > 0
+            """
+        switch q.status {
+        case "resolved": sql += " AND s.status = 'resolved'"
+        case "unresolved": sql += " AND coalesce(s.status, 'unresolved') = 'unresolved'"
+        default: break
+        }
+        if !q.release.isEmpty {
+            sql += " AND i.id IN (SELECT issue_id FROM issue_releases WHERE release = \(p(.text(q.release))))"
+        }
+        if !q.environment.isEmpty {
+            sql += " AND i.id IN (SELECT o.issue_id FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key WHERE e.environment = \(p(.text(q.environment))))"
+        }
+        if !q.text.isEmpty {
+            sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
+        }
+        if let after = q.after {
+            sql += " AND (\(sortColumn) < \(p(.double(after.value))) OR (\(sortColumn) = \(p(.double(after.value))) AND i.id < \(p(.int(after.id)))))"
+        }
+        sql += " ORDER BY \(sortColumn) DESC, i.id DESC LIMIT \(p(.int(Int64(q.limit))))"
+        return (sql, values)
     }
 
     /// Releases and environments seen in a project, for the filter menus.
-    func releases(projectID: Int64) throws -> [String] { try store.webReleases(projectID: projectID) }
-    func environments() throws -> [String] { try store.webEnvironments() }
-    func status(issueID: Int64) throws -> String { try store.webStatus(issueID: issueID) ?? "unresolved" }
-    func installs(issueID: Int64) throws -> Int64 { try store.webInstalls(issueID: issueID) }
+    func releases(projectID: Int64) throws -> [String] {
+        try store.reading { c in
+            try c.rows("SELECT DISTINCT r.release FROM issue_releases r JOIN issues i ON i.id = r.issue_id WHERE i.project_id = ? ORDER BY 1 DESC LIMIT 200",
+                       .int(projectID)) { $0.text(0) ?? "" }
+        }
+    }
+
+    func environments() throws -> [String] {
+        try store.reading { c in try c.rows("SELECT DISTINCT environment FROM web_stack_envs ORDER BY 1 LIMIT 100") { $0.text(0) ?? "" } }
+    }
+
+    func status(issueID: Int64) throws -> String {
+        try store.reading { c in try c.first("SELECT status FROM web_issue_status WHERE issue_id = ?", .int(issueID)) { $0.text(0) ?? "unresolved" } } ?? "unresolved"
+    }
+
+    func installs(issueID: Int64) throws -> Int64 { try store.reading { try Self.installs($0, issueID: issueID) } }
+
+    private static func installs(_ c: any SQLSession, issueID: Int64) throws -> Int64 {
+        try c.first("SELECT count(DISTINCT install_id) FROM occurrences WHERE issue_id = ?", .int(issueID)) { $0.int(0) } ?? 0
+    }
+
     /// First release an issue was seen in (by its earliest occurrence).
-    func firstRelease(issueID: Int64) throws -> String? { try store.webFirstRelease(issueID: issueID) }
+    func firstRelease(issueID: Int64) throws -> String? {
+        try store.reading { c in
+            try c.first("SELECT release FROM occurrences WHERE issue_id = ? AND release IS NOT NULL ORDER BY timestamp LIMIT 1", .int(issueID)) { $0.text(0) } ?? nil
+        }
+    }
 
     // MARK: Occurrences
 
     /// Newest first, keyset on id (`before`), without reading the event blobs.
     func occurrences(issueID: Int64, before: Int64?, limit: Int) throws -> [OccurrenceRow] {
-        try store.webOccurrences(issueID: issueID, before: before ?? Int64.max, limit: limit)
+        try store.reading { c in
+            try c.rows("SELECT id, event_id, timestamp, release, install_id FROM occurrences WHERE issue_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                       .int(issueID), .int(before ?? Int64.max), .int(Int64(limit))) { r in
+                OccurrenceRow(id: r.int(0), eventID: r.text(1) ?? "", timestamp: r.double(2), release: r.text(3), installID: r.text(4))
+            }
+        }
     }
 
     // MARK: Actions (each one transaction)
 
     func setStatus(issueID: Int64, _ status: String) throws {
-        try store.webSetStatus(issueID: issueID, status, changed: Date().timeIntervalSince1970)
+        try store.writing { c in
+            try c.execute("INSERT INTO web_issue_status(issue_id, status, changed) VALUES(?, ?, ?) ON CONFLICT(issue_id) DO UPDATE SET status = excluded.status, changed = excluded.changed",
+                          .int(issueID), .text(status), .double(Date().timeIntervalSince1970))
+        }
     }
 
     /// Moves every occurrence of `source` into `target` and marks `source` merged (its id keeps
@@ -121,30 +198,69 @@ final class WebQueries: @unchecked Sendable {
     // MARK: Debug files
 
     func recordUploader(buildID: String, tokenName: String) throws {
-        try store.webRecordUploader(buildID: buildID, tokenName: tokenName, uploaded: Date().timeIntervalSince1970)
+        try store.writing { c in
+            try c.execute("INSERT INTO web_upload_tokens(build_id, token_name, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
+                          .text(buildID), .text(tokenName), .double(Date().timeIntervalSince1970))
+        }
     }
 
-    func uploaders() throws -> [String: WebUploadInfo] { try store.webUploaders() }
+    func uploaders() throws -> [String: WebUploadInfo] {
+        try store.reading { c in
+            var out: [String: WebUploadInfo] = [:]
+            try c.execute("SELECT build_id, token_name, uploaded FROM web_upload_tokens", []) {
+                out[$0.text(0) ?? ""] = WebUploadInfo(tokenName: $0.text(1) ?? "", uploaded: $0.double(2))
+            }
+            return out
+        }
+    }
 
-    func tokenName(token: String) throws -> String? { try store.webTokenName(hash: SHA256Hash.hex(Data(token.utf8))) }
+    func tokenName(token: String) throws -> String? {
+        try store.reading { c in
+            try c.first("SELECT name FROM server_tokens WHERE hash = ?", .text(SHA256Hash.hex(Data(token.utf8)))) { $0.text(0) } ?? nil
+        }
+    }
 
     /// Issues whose stored stacks go through a build-id (what a debug file makes readable).
     func issues(referencing buildID: String, limit: Int) throws -> [(id: Int64, title: String, symbolicated: Bool)] {
-        try store.webIssues(referencing: buildID, limit: limit)
+        try store.reading { c in
+            try c.rows("""
+                SELECT i.id, i.title, i.symbolicated FROM issues i WHERE i.merged_into IS NULL AND i.id IN (
+                  SELECT o.issue_id FROM stack_modules m JOIN occurrences o ON o.stack_key = m.stack_key WHERE m.build_id = ?)
+                ORDER BY i.last_seen DESC LIMIT ?
+                """, .text(buildID), .int(Int64(limit))) { (id: $0.int(0), title: $0.text(1) ?? "", symbolicated: $0.int(2) != 0) }
+        }
     }
 
     // MARK: Items (logs, sessions)
 
     /// Newest items of one type, keyset on id; payloads as stored.
     func items(projectID: Int64, type: String, before: Int64?, limit: Int) throws -> [(id: Int64, received: Double, payload: Data)] {
-        try store.webItems(projectID: projectID, type: type, before: before ?? Int64.max, limit: limit)
+        try store.reading { c in
+            try c.rows("SELECT id, received, payload FROM items WHERE project_id = ? AND type = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                       .int(projectID), .text(type), .int(before ?? Int64.max), .int(Int64(limit))) { (id: $0.int(0), received: $0.double(1), payload: $0.blob(2)) }
+        }
     }
 
     // MARK: Users
 
-    func user(_ name: String) throws -> WebUser? { try store.webUser(name) }
-    func setUser(_ u: WebUser) throws { try store.webSetUser(u, created: Date().timeIntervalSince1970) }
-    func users() throws -> [String] { try store.webUsers() }
+    func user(_ name: String) throws -> WebUser? {
+        try store.reading { c in
+            try c.first("SELECT name, salt, hash FROM web_users WHERE name = ?", .text(name)) { WebUser(name: $0.text(0) ?? "", salt: $0.blob(1), hash: $0.blob(2)) }
+        }
+    }
+
+    func setUser(_ u: WebUser) throws {
+        try store.writing { c in
+            try c.execute("""
+                INSERT INTO web_users(name, salt, hash, created) VALUES(?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET salt = excluded.salt, hash = excluded.hash, created = excluded.created
+                """, .text(u.name), .blob(u.salt), .blob(u.hash), .double(Date().timeIntervalSince1970))
+        }
+    }
+
+    func users() throws -> [String] {
+        try store.reading { c in try c.rows("SELECT name FROM web_users ORDER BY name") { $0.text(0) ?? "" } }
+    }
 
     // MARK: Environment index
 
@@ -154,14 +270,23 @@ final class WebQueries: @unchecked Sendable {
     /// Returns how many occurrences it looked at.
     @discardableResult
     func indexEnvironments(batch: Int = 2000) throws -> Int {
-        let rows = try store.webGroupedOccurrences(after: try store.webEnvironmentIndexPosition(), limit: batch)
+        let rows: [(id: Int64, key: String?, event: Data)] = try store.reading { c in
+            let last = try c.first("SELECT value FROM web_state WHERE key = 'env_indexed'") { $0.int(0) } ?? 0
+            return try c.rows("SELECT id, stack_key, event FROM occurrences WHERE id > ? AND processed = 1 ORDER BY id LIMIT ?",
+                              .int(last), .int(Int64(batch))) { (id: $0.int(0), key: $0.text(1), event: $0.blob(2)) }
+        }
         guard let maxID = rows.last?.id else { return 0 }
         var pairs = Set<[String]>()
         for (_, key, blob) in rows {
             guard let key, let event = try? StoredEvent.decode(blob) else { continue }
             pairs.insert([String((event["environment"]?.stringValue ?? "production").prefix(200)), key])
         }
-        try store.webIndexEnvironments(pairs.map { (environment: $0[0], stackKey: $0[1]) }, position: maxID)
+        try store.writing { c in
+            for p in pairs {
+                try c.execute("INSERT INTO web_stack_envs(environment, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(p[0]), .text(p[1]))
+            }
+            try c.execute("INSERT INTO web_state(key, value) VALUES('env_indexed', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", .int(maxID))
+        }
         return rows.count
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 import FaultlineProtocol
 
 public final class WebUI: @unchecked Sendable {
-    let store: any Store & WebStore
+    let store: WebBackingStore
     let queries: WebQueries
     let symbolicator: FrameSymbolicating
     let debugFiles: DebugFileStore
@@ -28,7 +28,7 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ]
 
-    init(store: any Store & WebStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+    init(store: WebBackingStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
         self.store = store
         self.queries = WebQueries(store: store)
         self.symbolicator = symbolicator
@@ -176,7 +176,7 @@ struct WebContext {
     let ui: WebUI
     let session: WebSession
     let request: HTTPRequest
-    var store: any Store & WebStore { ui.store }
+    var store: WebBackingStore { ui.store }
     var queries: WebQueries { ui.queries }
     func q(_ name: String) -> String { request.query[name] ?? "" }
     /// A hidden input carrying the CSRF token; every POST form includes it.

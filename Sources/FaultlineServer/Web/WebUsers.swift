@@ -27,7 +27,7 @@ public enum WebUsers {
     public static func list(store: any Store) throws -> [String] { try queries(store).users() }
 
     private static func queries(_ store: any Store) throws -> WebQueries {
-        guard let web = store as? any Store & WebStore else { throw Failure.noWebStore }
+        guard let web = store as? WebBackingStore else { throw Failure.noWebStore }
         return WebQueries(store: web)
     }
 }
