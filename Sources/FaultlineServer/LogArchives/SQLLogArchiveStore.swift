@@ -79,39 +79,31 @@ enum SQLLogArchiveStore {
     }
 }
 
+/// `LogArchiveStore` for both stores, but for preparing the tables (below).
+extension SQLBackedStore {
+    private var db: any SQLDatabase { sqlBacking.database }
+    public func recordLogArchive(_ a: LogArchiveRecord) throws -> Int64? { try SQLLogArchiveStore.record(db, a) }
+    public func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(db, projectID: projectID, sha256: sha256) }
+    public func logArchive(id: Int64) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(db, id: id) }
+    public func logArchives(_ f: LogArchiveFilter) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.archives(db, f) }
+    public func oldestLogArchives(limit: Int) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.oldest(db, limit: limit) }
+    public func logArchiveTotalBytes() throws -> Int64 { try SQLLogArchiveStore.totalBytes(db) }
+    public func deleteLogArchives(ids: [Int64]) throws { try SQLLogArchiveStore.delete(db, ids: ids) }
+    public func allLogArchiveStorageNames() throws -> Set<String> { try SQLLogArchiveStore.storageNames(db) }
+    public func setLogUploadRule(_ r: LogUploadRule) throws { try SQLLogArchiveStore.setRule(db, r) }
+    public func removeLogUploadRule(projectID: Int64, scope: LogUploadRule.Scope, value: String) throws {
+        try SQLLogArchiveStore.removeRule(db, projectID: projectID, scope: scope, value: value)
+    }
+    public func logUploadRules(projectID: Int64?) throws -> [LogUploadRule] { try SQLLogArchiveStore.rules(db, projectID: projectID) }
+}
+
 extension SQLiteStore: LogArchiveStore {
     public func prepareLogArchiveTables() throws {
         try writer.sync { c in try c.exec(SQLiteLogArchiveSchema.statements) }
     }
-    public func recordLogArchive(_ a: LogArchiveRecord) throws -> Int64? { try SQLLogArchiveStore.record(self, a) }
-    public func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(self, projectID: projectID, sha256: sha256) }
-    public func logArchive(id: Int64) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(self, id: id) }
-    public func logArchives(_ f: LogArchiveFilter) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.archives(self, f) }
-    public func oldestLogArchives(limit: Int) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.oldest(self, limit: limit) }
-    public func logArchiveTotalBytes() throws -> Int64 { try SQLLogArchiveStore.totalBytes(self) }
-    public func deleteLogArchives(ids: [Int64]) throws { try SQLLogArchiveStore.delete(self, ids: ids) }
-    public func allLogArchiveStorageNames() throws -> Set<String> { try SQLLogArchiveStore.storageNames(self) }
-    public func setLogUploadRule(_ r: LogUploadRule) throws { try SQLLogArchiveStore.setRule(self, r) }
-    public func removeLogUploadRule(projectID: Int64, scope: LogUploadRule.Scope, value: String) throws {
-        try SQLLogArchiveStore.removeRule(self, projectID: projectID, scope: scope, value: value)
-    }
-    public func logUploadRules(projectID: Int64?) throws -> [LogUploadRule] { try SQLLogArchiveStore.rules(self, projectID: projectID) }
 }
 
 extension PostgresStore: LogArchiveStore {
     /// Nothing to do: the tables come with the schema (migration 3), applied when the store opened.
     public func prepareLogArchiveTables() throws {}
-    public func recordLogArchive(_ a: LogArchiveRecord) throws -> Int64? { try SQLLogArchiveStore.record(self, a) }
-    public func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(self, projectID: projectID, sha256: sha256) }
-    public func logArchive(id: Int64) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(self, id: id) }
-    public func logArchives(_ f: LogArchiveFilter) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.archives(self, f) }
-    public func oldestLogArchives(limit: Int) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.oldest(self, limit: limit) }
-    public func logArchiveTotalBytes() throws -> Int64 { try SQLLogArchiveStore.totalBytes(self) }
-    public func deleteLogArchives(ids: [Int64]) throws { try SQLLogArchiveStore.delete(self, ids: ids) }
-    public func allLogArchiveStorageNames() throws -> Set<String> { try SQLLogArchiveStore.storageNames(self) }
-    public func setLogUploadRule(_ r: LogUploadRule) throws { try SQLLogArchiveStore.setRule(self, r) }
-    public func removeLogUploadRule(projectID: Int64, scope: LogUploadRule.Scope, value: String) throws {
-        try SQLLogArchiveStore.removeRule(self, projectID: projectID, scope: scope, value: value)
-    }
-    public func logUploadRules(projectID: Int64?) throws -> [LogUploadRule] { try SQLLogArchiveStore.rules(self, projectID: projectID) }
 }

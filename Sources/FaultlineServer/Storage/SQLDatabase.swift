@@ -11,6 +11,9 @@ import Foundation
 enum SQLDialect: Sendable {
     case sqlite, postgres
 
+    /// The larger of two values: SQLite's two-argument `max`, PostgreSQL's `greatest`.
+    var greatest: String { self == .sqlite ? "max" : "greatest" }
+
     /// `instr` / `strpos`: the 1-based position of a substring, 0 when absent.
     var position: String { self == .sqlite ? "instr" : "strpos" }
 
@@ -109,4 +112,24 @@ enum PostgresPlaceholders {
         cache[sql] = out
         return out
     }
+}
+
+/// A store reached in SQL (SQLiteStore, PostgresStore). The operations written once over
+/// `SQLDatabase` (debug-file records, traces, log archives) are provided to both through
+/// extensions of this protocol, so each is stated once, not forwarded per store.
+public protocol SQLBackedStore: AnyObject {
+    var sqlBacking: SQLBacking { get }
+}
+
+/// What the shared statements run on; opaque outside the server library.
+public struct SQLBacking {
+    let database: any SQLDatabase
+}
+
+extension SQLiteStore: SQLBackedStore {
+    public var sqlBacking: SQLBacking { SQLBacking(database: self) }
+}
+
+extension PostgresStore: SQLBackedStore {
+    public var sqlBacking: SQLBacking { SQLBacking(database: self) }
 }

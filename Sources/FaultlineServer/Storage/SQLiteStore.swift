@@ -320,96 +320,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
-    // MARK: Debug files
-
-    public func recordDebugFile(_ d: DebugFileRecord) throws {
-        try writer.sync { c in
-            try c.run("""
-                INSERT INTO debug_files(build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded)
-                VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(build_id) DO UPDATE SET
-                  has_debug_info = max(has_debug_info, excluded.has_debug_info), has_symbols = max(has_symbols, excluded.has_symbols),
-                  is_executable = max(is_executable, excluded.is_executable), size = excluded.size, name = excluded.name, uploaded = excluded.uploaded
-                """, .text(d.buildID.hex), .int(d.hasDebugInfo ? 1 : 0), .int(d.hasSymbols ? 1 : 0), .int(d.isExecutable ? 1 : 0),
-                .int(d.size), .text(d.name), .double(d.uploaded))
-        }
-    }
-
-    private static func debugFile(_ r: SQLiteRow) -> DebugFileRecord? {
-        guard let b = r.text(0).flatMap(BuildID.init(hex:)) else { return nil }
-        return DebugFileRecord(buildID: b, hasDebugInfo: r.int(1) != 0, hasSymbols: r.int(2) != 0, isExecutable: r.int(3) != 0,
-                               size: r.int(4), name: r.text(5) ?? "", uploaded: r.double(6))
-    }
-
-    public func debugFile(buildID: BuildID) throws -> DebugFileRecord? {
-        try read { c in
-            var out: DebugFileRecord?
-            try c.query("SELECT build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded FROM debug_files WHERE build_id = ?",
-                        .text(buildID.hex)) { out = Self.debugFile($0) }
-            return out
-        }
-    }
-
-    public func debugFiles() throws -> [DebugFileRecord] {
-        try read { c in
-            var out: [DebugFileRecord] = []
-            try c.query("SELECT build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded FROM debug_files ORDER BY uploaded") {
-                if let d = Self.debugFile($0) { out.append(d) }
-            }
-            return out
-        }
-    }
-
-    public func recordUpload(checksum: String, buildID: BuildID) throws {
-        try writer.sync { c in
-            try c.run("INSERT INTO uploads(checksum, build_id, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
-                      .text(checksum), .text(buildID.hex), .double(Date().timeIntervalSince1970))
-        }
-    }
-
-    public func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws {
-        try writer.sync { c in
-            for f in files {
-                try c.run("INSERT OR REPLACE INTO source_files(build_id, path, sha1, size) VALUES(?, ?, ?, ?)",
-                          .text(buildID.hex), .text(f.path), .text(f.sha1), .int(f.size))
-            }
-        }
-    }
-
-    public func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord? {
-        try read { c in
-            var out: SourceFileRecord?
-            try c.query("SELECT path, sha1, size FROM source_files WHERE build_id = ? AND path = ?", .text(buildID.hex), .text(path)) {
-                out = SourceFileRecord(path: $0.text(0) ?? "", sha1: $0.text(1) ?? "", size: $0.int(2))
-            }
-            return out
-        }
-    }
-
-    public func uploadedBuildID(checksum: String) throws -> BuildID? {
-        try read { c in
-            var out: BuildID?
-            try c.query("SELECT build_id FROM uploads WHERE checksum = ?", .text(checksum)) { out = $0.text(0).flatMap(BuildID.init(hex:)) }
-            return out
-        }
-    }
+    // MARK: Debug files: SQLDebugFileRecords (written once for both stores)
 
     // MARK: Backfill
-
-    public func stacks(referencing buildID: BuildID) throws -> [StoredStack] {
-        try read { c in
-            var out: [StoredStack] = []
-            try c.query("""
-                SELECT s.key, s.signature, o.project_id, count(*)
-                FROM stack_modules m JOIN stacks s ON s.key = m.stack_key JOIN occurrences o ON o.stack_key = s.key
-                WHERE m.build_id = ? GROUP BY s.key, o.project_id
-                """, .text(buildID.hex)) { r in
-                if let sig = StackSignature.decode(r.blob(1)) {
-                    out.append(StoredStack(signature: sig, projectID: r.int(2), occurrences: r.int(3)))
-                }
-            }
-            return out
-        }
-    }
 
     public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
         try writer.sync { c in try body(SQLiteIssueEditing(c: c)) }

@@ -68,37 +68,31 @@ enum SQLTraceStore {
     }
 }
 
+/// `TraceStore` for both stores (SQLite links occurrences without waiting: SQLiteStore below).
+extension SQLBackedStore {
+    private var db: any SQLDatabase { sqlBacking.database }
+    public func storeTransactions(_ t: [IncomingTransaction]) throws { try SQLTraceStore.storeTransactions(db, t) }
+    public func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws {
+        let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
+        try db.writing { c in try c.execute(SQLTraceStore.linkSQL, values, row: nil) }
+    }
+    public func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
+        try SQLTraceStore.trace(db, projectID: projectID, traceID: traceID)
+    }
+    public func recentTransactions(projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {
+        try SQLTraceStore.recentTransactions(db, projectID: projectID, name: name, status: status, limit: limit, offset: offset)
+    }
+    public func traceOf(occurrenceID: Int64) throws -> (traceID: String, spanID: String?)? { try SQLTraceStore.traceOf(db, occurrenceID: occurrenceID) }
+    @discardableResult
+    public func deleteTransactions(receivedBefore cutoff: Double) throws -> Int { try SQLTraceStore.deleteTransactions(db, receivedBefore: cutoff) }
+}
+
 extension SQLiteStore: TraceStore {
-    public func storeTransactions(_ t: [IncomingTransaction]) throws { try SQLTraceStore.storeTransactions(self, t) }
     public func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws {
         // Not waited for: the link is an index over an event that is already committed.
         let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
         writer.async { c in try c.run(SQLTraceStore.linkSQL, values) }
     }
-    public func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
-        try SQLTraceStore.trace(self, projectID: projectID, traceID: traceID)
-    }
-    public func recentTransactions(projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {
-        try SQLTraceStore.recentTransactions(self, projectID: projectID, name: name, status: status, limit: limit, offset: offset)
-    }
-    public func traceOf(occurrenceID: Int64) throws -> (traceID: String, spanID: String?)? { try SQLTraceStore.traceOf(self, occurrenceID: occurrenceID) }
-    @discardableResult
-    public func deleteTransactions(receivedBefore cutoff: Double) throws -> Int { try SQLTraceStore.deleteTransactions(self, receivedBefore: cutoff) }
 }
 
-extension PostgresStore: TraceStore {
-    public func storeTransactions(_ t: [IncomingTransaction]) throws { try SQLTraceStore.storeTransactions(self, t) }
-    public func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws {
-        let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
-        try writing { c in try c.execute(SQLTraceStore.linkSQL, values, row: nil) }
-    }
-    public func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
-        try SQLTraceStore.trace(self, projectID: projectID, traceID: traceID)
-    }
-    public func recentTransactions(projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {
-        try SQLTraceStore.recentTransactions(self, projectID: projectID, name: name, status: status, limit: limit, offset: offset)
-    }
-    public func traceOf(occurrenceID: Int64) throws -> (traceID: String, spanID: String?)? { try SQLTraceStore.traceOf(self, occurrenceID: occurrenceID) }
-    @discardableResult
-    public func deleteTransactions(receivedBefore cutoff: Double) throws -> Int { try SQLTraceStore.deleteTransactions(self, receivedBefore: cutoff) }
-}
+extension PostgresStore: TraceStore {}
