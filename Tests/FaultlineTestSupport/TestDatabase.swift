@@ -2,9 +2,10 @@
 // FAULTLINE_TEST_DATABASE=postgres (tools/test's second pass), PostgreSQL — one private cluster
 // per test process (tools/pg-local, started on first use, stopped when the process exits) and a
 // fresh database per data directory, so a server restarted on the same directory finds its data.
-// The tests themselves are the same on both: one suite, two back ends.
+// The tests themselves are the same on both: one suite, two back ends. None is SQLite-only; the
+// suites that pick their back end themselves (Store conformance, multi-node) run once, which
+// tools/test's second pass says in its --skip.
 import Foundation
-import XCTest
 
 public enum TestDatabase {
     public static var isPostgres: Bool { ProcessInfo.processInfo.environment["FAULTLINE_TEST_DATABASE"] == "postgres" }
@@ -37,19 +38,5 @@ public enum TestDatabase {
 
     private static func stopCluster() {
         if case .success(let c)? = cluster { c.stop() }
-    }
-
-    /// The tests that are about SQLite itself and have no PostgreSQL counterpart, each with the
-    /// reason. The one list of its kind: a test skipped on PostgreSQL is named here, nowhere else.
-    static let sqliteOnly: [String: String] = [
-        "IngestTests.testGracefulStopGroupsEverythingAcknowledged": "",
-    ]
-
-    /// Skips the calling test on PostgreSQL when `sqliteOnly` names it (with its reason).
-    public static func skipIfSQLiteOnly(_ test: XCTestCase) throws {
-        guard isPostgres else { return }
-        let name = test.name.replacingOccurrences(of: "-[", with: "").replacingOccurrences(of: "]", with: "")
-            .replacingOccurrences(of: " ", with: ".").split(separator: ".").suffix(2).joined(separator: ".")
-        if let reason = sqliteOnly[name] { throw XCTSkip("SQLite only: \(reason)") }
     }
 }

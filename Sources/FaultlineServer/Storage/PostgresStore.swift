@@ -146,18 +146,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
         }
     }
 
-    static let occurrenceColumns = "SELECT id, project_id, event_id, received, timestamp, release, issue_id, event FROM occurrences"
-    static func occurrence(_ r: PGRow) -> StoredOccurrence {
-        StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
-                         release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
-    }
-
     public func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence] {
-        try read { c in
-            var out: [StoredOccurrence] = []
-            try c.query("\(Self.occurrenceColumns) WHERE processed = 0 ORDER BY id LIMIT $1", .int(Int64(limit))) { out.append(Self.occurrence($0)) }
-            return out
-        }
+        try read { try SQLStoreReads.unprocessed($0, limit: limit) }
     }
 
     public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
@@ -202,98 +192,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
         return id
     }
 
-    // MARK: Reading
-
-    static let issueColumns = "SELECT id, project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated, merged_into FROM issues"
-
-    private static func issue(_ r: PGRow) -> IssueRecord {
-        IssueRecord(id: r.int(0), projectID: r.int(1), fingerprint: r.text(2) ?? "", title: r.text(3) ?? "", culprit: r.text(4) ?? "",
-                    firstSeen: r.double(5), lastSeen: r.double(6), count: r.int(7), releases: [], symbolicated: r.int(8) != 0,
-                    mergedInto: r.isNull(9) ? nil : r.int(9))
-    }
-
-    private static func withReleases(_ i: IssueRecord, _ c: PGConnection) throws -> IssueRecord {
-        var i = i
-        try c.query("SELECT release FROM issue_releases WHERE issue_id = $1 ORDER BY release", .int(i.id)) { i.releases.append($0.text(0) ?? "") }
-        return i
-    }
-
-    public func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord] {
-        try read { c in
-            var rows: [IssueRecord] = []
-            try c.query("\(Self.issueColumns) WHERE project_id = $1 AND merged_into IS NULL AND count > 0 ORDER BY last_seen DESC, id DESC LIMIT $2 OFFSET $3",
-                        .int(projectID), .int(Int64(limit)), .int(Int64(offset))) { rows.append(Self.issue($0)) }
-            return try rows.map { try Self.withReleases($0, c) }
-        }
-    }
-
-    public func issue(id: Int64) throws -> IssueRecord? {
-        try read { c in
-            var current = id
-            for _ in 0..<32 {
-                var found: IssueRecord?
-                try c.query("\(Self.issueColumns) WHERE id = $1", .int(current)) { found = Self.issue($0) }
-                guard let f = found else { return nil }
-                guard let next = f.mergedInto else { return try Self.withReleases(f, c) }
-                current = next
-            }
-            return nil
-        }
-    }
-
-    public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
-        try read { c in
-            var out: [StoredOccurrence] = []
-            try c.query("\(Self.occurrenceColumns) WHERE issue_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
-                        .int(issueID), .int(Int64(limit)), .int(Int64(offset))) { out.append(Self.occurrence($0)) }
-            return out
-        }
-    }
-
-    public func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence? {
-        try read { c in
-            var out: StoredOccurrence?
-            try c.query("\(Self.occurrenceColumns) WHERE project_id = $1 AND event_id = $2", .int(projectID), .text(eventID)) { out = Self.occurrence($0) }
-            return out
-        }
-    }
-
-    public func occurrence(id: Int64) throws -> StoredOccurrence? {
-        try read { c in
-            var out: StoredOccurrence?
-            try c.query("\(Self.occurrenceColumns) WHERE id = $1", .int(id)) { out = Self.occurrence($0) }
-            return out
-        }
-    }
-
-    public func totals() throws -> (occurrences: Int64, processed: Int64) {
-        try read { c in
-            var t: (Int64, Int64) = (0, 0)
-            try c.query("SELECT count(*), count(*) FILTER (WHERE processed <> 0) FROM occurrences") { t = ($0.int(0), $0.int(1)) }
-            return t
-        }
-    }
-
-    public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
-        try read { c in
-            var occ: Int64 = 0, processed: Int64 = 0, issues: Int64 = 0
-            try c.query("SELECT count(*), count(*) FILTER (WHERE processed <> 0) FROM occurrences WHERE project_id = $1",
-                        .int(projectID)) { occ = $0.int(0); processed = $0.int(1) }
-            try c.query("SELECT count(*) FROM issues WHERE project_id = $1 AND merged_into IS NULL AND count > 0", .int(projectID)) { issues = $0.int(0) }
-            return (occ, processed, issues)
-        }
-    }
-
-    public func itemCounts(projectID: Int64) throws -> ItemCounts {
-        try read { c in
-            var counts = ItemCounts(byType: [:], sessionsTotal: 0, sessionsCrashed: 0)
-            try c.query("SELECT type, count(*) FROM items WHERE project_id = $1 GROUP BY type", .int(projectID)) { counts.byType[$0.text(0) ?? ""] = $0.int(1) }
-            try c.query("SELECT total, crashed FROM session_counts WHERE project_id = $1", .int(projectID)) {
-                counts.sessionsTotal = $0.int(0); counts.sessionsCrashed = $0.int(1)
-            }
-            return counts
-        }
-    }
+    // MARK: Reading: SQLStoreReads (written once for both stores)
 
     // MARK: Debug files: SQLDebugFileRecords (written once for both stores)
 

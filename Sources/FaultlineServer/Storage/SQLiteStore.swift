@@ -169,17 +169,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     public func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence] {
-        try read { c in
-            var out: [StoredOccurrence] = []
-            try c.query("\(Self.occurrenceColumns) WHERE processed = 0 ORDER BY id LIMIT ?", .int(Int64(limit))) { out.append(Self.occurrence($0)) }
-            return out
-        }
-    }
-
-    static let occurrenceColumns = "SELECT id, project_id, event_id, received, timestamp, release, issue_id, event FROM occurrences"
-    static func occurrence(_ r: SQLiteRow) -> StoredOccurrence {
-        StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
-                         release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
+        try read { try SQLStoreReads.unprocessed($0, limit: limit) }
     }
 
     public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
@@ -222,103 +212,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return id
     }
 
-    // MARK: Reading
-
-    static let issueColumns = "SELECT id, project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated, merged_into FROM issues"
-
-    private static func issue(_ r: SQLiteRow, _ c: SQLiteConnection) throws -> IssueRecord {
-        var i = IssueRecord(id: r.int(0), projectID: r.int(1), fingerprint: r.text(2) ?? "", title: r.text(3) ?? "", culprit: r.text(4) ?? "",
-                            firstSeen: r.double(5), lastSeen: r.double(6), count: r.int(7), releases: [], symbolicated: r.int(8) != 0,
-                            mergedInto: r.isNull(9) ? nil : r.int(9))
-        try c.query("SELECT release FROM issue_releases WHERE issue_id = ? ORDER BY release", .int(i.id)) { i.releases.append($0.text(0) ?? "") }
-        return i
-    }
-
-    public func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord] {
-        try read { c in
-            var rows: [IssueRecord] = []
-            var raw: [(Int64)] = []
-            try c.query("SELECT id FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0 ORDER BY last_seen DESC LIMIT ? OFFSET ?",
-                        .int(projectID), .int(Int64(limit)), .int(Int64(offset))) { raw.append($0.int(0)) }
-            for id in raw {
-                try c.query("\(Self.issueColumns) WHERE id = ?", .int(id)) { rows.append(try Self.issue($0, c)) }
-            }
-            return rows
-        }
-    }
-
-    public func issue(id: Int64) throws -> IssueRecord? {
-        try read { c in
-            var current = id
-            for _ in 0..<32 {
-                var found: IssueRecord?
-                try c.query("\(Self.issueColumns) WHERE id = ?", .int(current)) { found = try Self.issue($0, c) }
-                guard let f = found else { return nil }
-                guard let next = f.mergedInto else { return f }
-                current = next
-            }
-            return nil
-        }
-    }
-
-    public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
-        try read { c in
-            var out: [StoredOccurrence] = []
-            try c.query("\(Self.occurrenceColumns) WHERE issue_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
-                        .int(issueID), .int(Int64(limit)), .int(Int64(offset))) { out.append(Self.occurrence($0)) }
-            return out
-        }
-    }
-
-    public func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence? {
-        try read { c in
-            var out: StoredOccurrence?
-            try c.query("\(Self.occurrenceColumns) WHERE project_id = ? AND event_id = ?", .int(projectID), .text(eventID)) { out = Self.occurrence($0) }
-            return out
-        }
-    }
-
-    public func occurrence(id: Int64) throws -> StoredOccurrence? {
-        try read { c in
-            var out: StoredOccurrence?
-            try c.query("\(Self.occurrenceColumns) WHERE id = ?", .int(id)) { out = Self.occurrence($0) }
-            return out
-        }
-    }
-
-    public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
-        try read { c in
-            var occ: Int64 = 0, processed: Int64 = 0, issues: Int64 = 0
-            // Counted from indexes only (the partial index holds just the ungrouped rows).
-            try c.query("SELECT count(*) FROM occurrences WHERE project_id = ?", .int(projectID)) { occ = $0.int(0) }
-            var unprocessed: Int64 = 0
-            try c.query("SELECT count(*) FROM occurrences WHERE processed = 0 AND project_id = ?", .int(projectID)) { unprocessed = $0.int(0) }
-            processed = occ - unprocessed
-            try c.query("SELECT count(*) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)) { issues = $0.int(0) }
-            return (occ, processed, issues)
-        }
-    }
-
-    public func itemCounts(projectID: Int64) throws -> ItemCounts {
-        try read { c in
-            var counts = ItemCounts(byType: [:], sessionsTotal: 0, sessionsCrashed: 0)
-            try c.query("SELECT type, count(*) FROM items WHERE project_id = ? GROUP BY type", .int(projectID)) { counts.byType[$0.text(0) ?? ""] = $0.int(1) }
-            try c.query("SELECT total, crashed FROM session_counts WHERE project_id = ?", .int(projectID)) {
-                counts.sessionsTotal = $0.int(0); counts.sessionsCrashed = $0.int(1)
-            }
-            return counts
-        }
-    }
-
-    /// Total stored occurrences across projects (benchmarks poll this).
-    public func totals() throws -> (occurrences: Int64, processed: Int64) {
-        try read { c in
-            var t: (Int64, Int64) = (0, 0)
-            try c.query("SELECT count(*) FROM occurrences") { t.0 = $0.int(0) }
-            try c.query("SELECT count(*) FROM occurrences WHERE processed = 0") { t.1 = t.0 - $0.int(0) }
-            return t
-        }
-    }
+    // MARK: Reading: SQLStoreReads (written once for both stores)
 
     // MARK: Debug files: SQLDebugFileRecords (written once for both stores)
 

@@ -11,3 +11,12 @@ enum IssueRows {
                     mergedInto: r.isNull(9) ? nil : r.int(9))
     }
 }
+
+enum OccurrenceRows {
+    static let select = "SELECT id, project_id, event_id, received, timestamp, release, issue_id, event FROM occurrences"
+
+    static func occurrence(_ r: any SQLRow) -> StoredOccurrence {
+        StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
+                         release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
+    }
+}
