@@ -12,7 +12,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     let path: String
-    let writer: SQLiteWriter  // internal: Web/WebQueries and Traces/SQLiteStore+Traces add their own tables
+    let writer: SQLiteWriter  // internal: the statements written once for both stores (SQLDatabase) write through it
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
     private let keyLock = NSLock()
