@@ -9,9 +9,7 @@ import FaultlineProtocol
 
 public final class PostgresStore: Store, @unchecked Sendable {
     let pool: PostgresPool
-    private let keyLock = NSLock()
-    private var keyCache: [String: PublicKeyRecord] = [:]
-    private var tokenCache: Set<String> = []
+    let credentials = CredentialCache()
 
     /// - Parameters:
     ///   - url: a libpq connection URI (`postgres://user:password@host:port/database?…`).
@@ -35,89 +33,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
         try pool.transaction(isolation: "REPEATABLE READ", readOnly: true, body)
     }
 
-    // MARK: Projects and keys
-
-    public func createProject(slug: String, name: String) throws -> ProjectRecord {
-        try write { c in
-            var id: Int64 = 0
-            try c.query("INSERT INTO projects(slug, name, created) VALUES($1, $2, $3) RETURNING id",
-                        .text(slug), .text(name), .double(Date().timeIntervalSince1970)) { id = $0.int(0) }
-            return ProjectRecord(id: id, slug: slug, name: name)
-        }
-    }
-
-    public func projects() throws -> [ProjectRecord] {
-        try read { c in
-            var out: [ProjectRecord] = []
-            try c.query("SELECT id, slug, name FROM projects ORDER BY id") { r in
-                out.append(ProjectRecord(id: r.int(0), slug: r.text(1) ?? "", name: r.text(2) ?? ""))
-            }
-            return out
-        }
-    }
-
-    public func project(idOrSlug: String) throws -> ProjectRecord? {
-        try projects().first { String($0.id) == idOrSlug || $0.slug == idOrSlug }
-    }
-
-    public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
-        let key = Keys.newPublicKey()
-        let record = PublicKeyRecord(key: key, projectID: projectID, allowedAppIDs: allowedAppIDs)
-        try write { c in
-            try c.query("INSERT INTO public_keys(key, project_id, app_ids, created) VALUES($1, $2, $3, $4)",
-                        .text(key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
-        }
-        keyLock.lock(); keyCache[key.value] = record; keyLock.unlock()
-        return record
-    }
-
-    private static func keyRecord(_ r: PGRow) -> PublicKeyRecord {
-        let apps = (r.text(2) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return PublicKeyRecord(key: PublicKey(r.text(0) ?? ""), projectID: r.int(1), allowedAppIDs: apps)
-    }
-
-    public func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord] {
-        try read { c in
-            var out: [PublicKeyRecord] = []
-            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE $1::bigint IS NULL OR project_id = $1::bigint ORDER BY created, key",
-                        projectID.map { .int($0) } ?? .null) { out.append(Self.keyRecord($0)) }
-            return out
-        }
-    }
-
-    public func publicKey(_ key: String) throws -> PublicKeyRecord? {
-        keyLock.lock()
-        if let hit = keyCache[key] { keyLock.unlock(); return hit }
-        keyLock.unlock()
-        let found: PublicKeyRecord? = try read { c in
-            var rec: PublicKeyRecord?
-            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE key = $1", .text(key)) { rec = Self.keyRecord($0) }
-            return rec
-        }
-        if let found { keyLock.lock(); keyCache[key] = found; keyLock.unlock() }
-        return found
-    }
-
-    public func createServerToken(name: String) throws -> String {
-        let token = Keys.newServerToken()
-        try write { c in
-            try c.query("INSERT INTO server_tokens(hash, name, prefix, created) VALUES($1, $2, $3, $4)",
-                        .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
-        }
-        return token
-    }
-
-    public func isServerToken(_ token: String) throws -> Bool {
-        let h = SHA256Hash.hex(Data(token.utf8))
-        keyLock.lock()
-        if tokenCache.contains(h) { keyLock.unlock(); return true }
-        keyLock.unlock()
-        let found: Bool = try read { c in
-            try c.query("SELECT 1 FROM server_tokens WHERE hash = $1", .text(h)) > 0
-        }
-        if found { keyLock.lock(); tokenCache.insert(h); keyLock.unlock() }
-        return found
-    }
+    // MARK: Projects and keys: SQLCredentials (written once for both stores)
 
     // MARK: Ingest
 

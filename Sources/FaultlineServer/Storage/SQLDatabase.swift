@@ -124,12 +124,13 @@ public protocol SQLBackedStore: AnyObject {
 /// What the shared statements run on; opaque outside the server library.
 public struct SQLBacking {
     let database: any SQLDatabase
+    let credentials: CredentialCache
 }
 
 extension SQLiteStore: SQLBackedStore {
-    public var sqlBacking: SQLBacking { SQLBacking(database: self) }
+    public var sqlBacking: SQLBacking { SQLBacking(database: self, credentials: credentials) }
 }
 
 extension PostgresStore: SQLBackedStore {
-    public var sqlBacking: SQLBacking { SQLBacking(database: self) }
+    public var sqlBacking: SQLBacking { SQLBacking(database: self, credentials: credentials) }
 }

@@ -15,9 +15,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     let writer: SQLiteWriter  // internal: the statements written once for both stores (SQLDatabase) write through it
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
-    private let keyLock = NSLock()
-    private var keyCache: [String: PublicKeyRecord] = [:]
-    private var tokenCache: Set<String> = []
+    let credentials = CredentialCache()
 
     public init(path: String, durability: Durability = .full) throws {
         self.path = path
@@ -46,91 +44,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         return try body(conn)
     }
 
-    // MARK: Projects and keys
-
-    public func createProject(slug: String, name: String) throws -> ProjectRecord {
-        try writer.sync { c in
-            try c.run("INSERT INTO projects(slug, name, created) VALUES(?, ?, ?)", .text(slug), .text(name), .double(Date().timeIntervalSince1970))
-            return ProjectRecord(id: c.lastInsertRowID, slug: slug, name: name)
-        }
-    }
-
-    public func projects() throws -> [ProjectRecord] {
-        try read { c in
-            var out: [ProjectRecord] = []
-            try c.query("SELECT id, slug, name FROM projects ORDER BY id") { r in
-                out.append(ProjectRecord(id: r.int(0), slug: r.text(1) ?? "", name: r.text(2) ?? ""))
-            }
-            return out
-        }
-    }
-
-    public func project(idOrSlug: String) throws -> ProjectRecord? {
-        try projects().first { String($0.id) == idOrSlug || $0.slug == idOrSlug }
-    }
-
-    public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
-        let key = Keys.newPublicKey()
-        let record = PublicKeyRecord(key: key, projectID: projectID, allowedAppIDs: allowedAppIDs)
-        try writer.sync { c in
-            try c.run("INSERT INTO public_keys(key, project_id, app_ids, created) VALUES(?, ?, ?, ?)",
-                      .text(key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
-        }
-        keyLock.lock(); keyCache[key.value] = record; keyLock.unlock()
-        return record
-    }
-
-    public func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord] {
-        try read { c in
-            var out: [PublicKeyRecord] = []
-            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE ?1 IS NULL OR project_id = ?1 ORDER BY created",
-                        projectID.map { .int($0) } ?? .null) { r in
-                out.append(Self.keyRecord(r))
-            }
-            return out
-        }
-    }
-
-    private static func keyRecord(_ r: SQLiteRow) -> PublicKeyRecord {
-        let apps = (r.text(2) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return PublicKeyRecord(key: PublicKey(r.text(0) ?? ""), projectID: r.int(1), allowedAppIDs: apps)
-    }
-
-    public func publicKey(_ key: String) throws -> PublicKeyRecord? {
-        keyLock.lock()
-        if let hit = keyCache[key] { keyLock.unlock(); return hit }
-        keyLock.unlock()
-        let found: PublicKeyRecord? = try read { c in
-            var rec: PublicKeyRecord?
-            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE key = ?", .text(key)) { rec = Self.keyRecord($0) }
-            return rec
-        }
-        if let found { keyLock.lock(); keyCache[key] = found; keyLock.unlock() }
-        return found
-    }
-
-    public func createServerToken(name: String) throws -> String {
-        let token = Keys.newServerToken()
-        try writer.sync { c in
-            try c.run("INSERT INTO server_tokens(hash, name, prefix, created) VALUES(?, ?, ?, ?)",
-                      .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
-        }
-        return token
-    }
-
-    public func isServerToken(_ token: String) throws -> Bool {
-        let h = SHA256Hash.hex(Data(token.utf8))
-        keyLock.lock()
-        if tokenCache.contains(h) { keyLock.unlock(); return true }
-        keyLock.unlock()
-        let found: Bool = try read { c in
-            var ok = false
-            try c.query("SELECT 1 FROM server_tokens WHERE hash = ?", .text(h)) { _ in ok = true }
-            return ok
-        }
-        if found { keyLock.lock(); tokenCache.insert(h); keyLock.unlock() }
-        return found
-    }
+    // MARK: Projects and keys: SQLCredentials (written once for both stores)
 
     /// Token names and prefixes (the values themselves are not stored).
     public func serverTokens() throws -> [(name: String, prefix: String)] {
