@@ -2,14 +2,6 @@
 import Foundation
 import FaultlineProtocol
 
-/// What one pass over the crash directory did.
-public struct CrashPickup: Sendable, Equatable {
-    public var converted: [String] = []   // event ids now in the outbox
-    public var setAside: [String] = []    // corrupt reports moved to crashes/corrupt
-    public var previousSessionCrashed: [String] = []  // session ids of the crashed runs
-    public init() {}
-}
-
 package enum PendingCrashReports {
     /// Oldest first. The report is removed only after its event is durably in the outbox, so a
     /// crash or kill during pickup converts it again next time (the event id dedups on the server).
@@ -59,22 +51,5 @@ package enum PendingCrashReports {
             let p = dir + "/" + n
             if now - PendingCrashFile.modificationTime(p) > 60 { unlink(p) }
         }
-    }
-}
-
-/// Sentry session update payloads.
-enum SessionUpdate {
-    static func crashed(sessionID: String, report: CrashReport) -> JSONValue {
-        var attrs: [String: JSONValue] = [:]
-        if let r = report.context["release"]?.stringValue { attrs["release"] = .string(r) }
-        if let e = report.context["environment"]?.stringValue { attrs["environment"] = .string(e) }
-        let ts = SentryTimestamp.rfc3339(report.timestamp)
-        var s: [String: JSONValue] = [
-            "sid": .string(sessionID), "status": "crashed", "errors": 1, "init": false,
-            "timestamp": .string(ts), "attrs": .object(attrs),
-        ]
-        if let install = report.context["install_id"]?.stringValue { s["did"] = .string(install) }
-        s["started"] = report.context["session_started"] ?? .string(ts)
-        return .object(s)
     }
 }

@@ -1,26 +1,5 @@
-// DSN and keys: who may send (public key) versus who may read and upload (server token).
+// The DSN: where a client sends events and with which public key.
 import Foundation
-
-/// A public key embedded in apps. Sentry's format: 32 lowercase hex characters; any other
-/// Sentry-compatible key also parses, so DSNs of other servers work unchanged.
-public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
-    public let value: String
-    public init(_ value: String) { self.value = value }
-    public var description: String { value }
-}
-
-/// A secret that can upload debug files and read data. Never shipped inside a binary, so it
-/// has a prefix nobody can mistake for a public key.
-public struct ServerToken: Hashable, Sendable, CustomStringConvertible {
-    public static let prefix = "flst_"
-    public let value: String
-    public init?(_ value: String) {
-        guard ServerToken.looksLikeServerToken(value) else { return nil }
-        self.value = value
-    }
-    public var description: String { String(value.prefix(9)) + "…" }
-    public static func looksLikeServerToken(_ s: String) -> Bool { s.hasPrefix(prefix) }
-}
 
 /// `{scheme}://{public_key}@{host}[:{port}]{path}/{project_id}`.
 public struct DSN: Hashable, Sendable, CustomStringConvertible {

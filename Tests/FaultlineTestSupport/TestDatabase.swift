@@ -3,7 +3,7 @@
 // per test process (tools/pg-local, started on first use, stopped when the process exits) and a
 // fresh database per data directory, so a server restarted on the same directory finds its data.
 // The tests themselves are the same on both: one suite, two back ends. None is SQLite-only; the
-// suites that pick their back end themselves (Store conformance, multi-node) run once, which
+// suites that pick their back end themselves (conformance, multi-node, cluster) run once, which
 // tools/test's second pass says in its --skip.
 import Foundation
 

@@ -232,8 +232,19 @@ extension TestServer {
         XCTAssertEqual(up.status, 200, up.text)
         let checksum = SHA1Hash.hex(file)
         let spec: JSONValue = [checksum: ["name": .string((path as NSString).lastPathComponent), "chunks": .array(chunks.map { .string($0.0) })]]
-        let r = RawHTTP.send(port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                             headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
-        return r.json?[checksum]?["state"]?.stringValue
+        return assemble(spec, checksum: checksum, port: port, token: token)
+    }
+
+    /// Asks `assemble` until the file's state is final (as sentry-cli --wait and `faultline upload`
+    /// poll: `created` and `assembling` mean the server's workers are at it); returns that state.
+    static func assemble(_ spec: JSONValue, checksum: String, port: UInt16, token: String, timeout: TimeInterval = 60) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let r = RawHTTP.send(port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                                 headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
+            let state = r.json?[checksum]?["state"]?.stringValue
+            if state != "created" && state != "assembling" || Date() > deadline { return state }
+            usleep(20_000)
+        }
     }
 }

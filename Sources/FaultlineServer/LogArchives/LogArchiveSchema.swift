@@ -1,4 +1,4 @@
-// The log-archive tables in each store's dialect, part of schema migration 3 on both (IF NOT
+// The log-archive tables in each store's dialect, part of schema migration 5 on both (IF NOT
 // EXISTS: SQLite data directories from before the migration made them on first use).
 import Foundation
 

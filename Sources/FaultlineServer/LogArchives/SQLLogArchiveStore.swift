@@ -104,6 +104,6 @@ extension SQLiteStore: LogArchiveStore {
 }
 
 extension PostgresStore: LogArchiveStore {
-    /// Nothing to do: the tables come with the schema (migration 3), applied when the store opened.
+    /// Nothing to do: the tables come with the schema (migration 5), applied when the store opened.
     public func prepareLogArchiveTables() throws {}
 }

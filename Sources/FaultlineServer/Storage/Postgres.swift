@@ -124,6 +124,7 @@ final class PGConnection: @unchecked Sendable {
 
 /// Connections to one database, opened on demand up to `size` and reused; a caller waits for a
 /// free one beyond that. A connection that broke (server restarted) is dropped, not returned.
+/// Not a WorkerThread: no thread of its own, callers wait on it for a resource (a semaphore's rule).
 final class PostgresPool: @unchecked Sendable {
     let url: String
     let size: Int

@@ -174,7 +174,7 @@ public protocol IssueEditing {
     func recount(issueID: Int64) throws
 }
 
-public protocol Store: AnyObject, Sendable {
+public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, InstallWindows {
     /// Finishes pending writes and releases the database; the store is not used afterwards.
     func close()
 

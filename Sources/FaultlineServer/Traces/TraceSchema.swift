@@ -1,5 +1,5 @@
 // The trace tables in each store's dialect: SQLite's are created at every open (and by schema
-// migration 3), PostgreSQL's by migration 3. `end` is quoted where it is a reserved word.
+// migration 5), PostgreSQL's by migration 5. `end` is quoted where it is a reserved word.
 import Foundation
 
 enum TraceSchema {

@@ -1,7 +1,7 @@
 // What the web pages read and change, in SQL written once for both stores (`SQLDatabase`: "?"
 // placeholders, the few dialect differences through `SQLDialect`). Kept out of the `Store`
 // protocol on purpose: these are presentation queries (keyset pages, per-day counts, status).
-// Web-only state lives in `web_*` tables (schema migration 3: SQLiteWebSchema, PostgresWebSchema).
+// Web-only state lives in `web_*` tables (schema migration 5: SQLiteWebSchema, PostgresWebSchema).
 import Foundation
 import FaultlineProtocol
 

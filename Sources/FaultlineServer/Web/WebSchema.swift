@@ -1,7 +1,7 @@
 // The web pages' own tables (`web_*`) and indexes, in each store's dialect: part of schema
-// migration 3 on both (SQLiteSchema, PostgresSchema).
+// migration 5 on both (SQLiteSchema, PostgresSchema).
 enum SQLiteWebSchema {
-    /// Part of schema migration 3 (SQLiteSchema). IF NOT EXISTS: data directories that made these
+    /// Part of schema migration 5 (SQLiteSchema). IF NOT EXISTS: data directories that made these
     /// tables on first use before the migration keep them.
     static let statements = """
     CREATE TABLE IF NOT EXISTS web_issue_status(
