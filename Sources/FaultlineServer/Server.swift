@@ -28,7 +28,7 @@ public final class Server: @unchecked Sendable {
     /// Joins uploaded chunks into debug files on its own threads (DebugFiles/Assemble.swift).
     let assembler: Assembler
     let web: WebUI?
-    /// Nil with a store that does not keep log archives (only SQLite does so far).
+    /// Nil with a store that does not keep log archives (SQLite and PostgreSQL both do).
     public let logArchives: LogArchives?
     public private(set) var bootstrap: Bootstrap?
 
@@ -44,7 +44,7 @@ public final class Server: @unchecked Sendable {
             store = try make(dir)
         } else if let url = config.databaseURL {
             // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
-            store = try PostgresStore(url: url, connections: Int(config.threads) + 4)
+            store = try PostgresStore(url: url, connections: Int(config.threads) + 4, durability: config.durability)
         } else {
             store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         }
@@ -94,10 +94,10 @@ public final class Server: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
-        // The pages' queries (keyset pages, per-day counts) are SQLite's for now; another store
-        // serves the JSON API and ingest without them.
-        if let sqlite = store as? SQLiteStore {
-            web = try WebUI(store: sqlite, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from
+        // `makeStore` that does not speak SQL serves the JSON API and ingest without them.
+        if let webStore = store as? WebBackingStore {
+            web = try WebUI(store: webStore, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         } else {
             web = nil
         }

@@ -20,8 +20,7 @@ final class TestServer {
     init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal,
          configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
-        var config = ServerConfiguration(dataDirectory: self.dataDirectory)
-        config.port = 0
+        var config = try ServerConfiguration.test(dataDirectory: self.dataDirectory)
         config.threads = 8
         config.limits = limits
         config.durability = durability
@@ -72,6 +71,25 @@ final class TestServer {
     }
 
     func storedCount() throws -> Int64 { try server.store.totals().occurrences }
+}
+
+extension ServerConfiguration {
+    /// Port 0 (any free one), on this run's database (TestDatabase: SQLite in the directory, or a
+    /// PostgreSQL database of its own that a restart on the same directory finds again).
+    static func test(dataDirectory: String) throws -> ServerConfiguration {
+        var config = ServerConfiguration(dataDirectory: dataDirectory)
+        config.port = 0
+        config.databaseURL = try TestDatabase.url(forDataDirectory: dataDirectory)
+        return config
+    }
+}
+
+extension TestDatabase {
+    /// The store a (stopped) server on `dataDirectory` used, opened again to look at what it kept.
+    static func openStore(dataDirectory: String) throws -> any Store {
+        if let url = try url(forDataDirectory: dataDirectory) { return try PostgresStore(url: url, connections: 2) }
+        return try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
+    }
 }
 
 enum RawHTTP {

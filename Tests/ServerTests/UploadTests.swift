@@ -95,8 +95,7 @@ final class UploadTests: XCTestCase {
     }
 
     func testChunkURLUsesTheConfiguredPublicURL() throws {
-        var config = ServerConfiguration(dataDirectory: work + "/public-url-data")
-        config.port = 0
+        var config = try ServerConfiguration.test(dataDirectory: work + "/public-url-data")
         config.publicURL = "https://errors.example.com/"
         let s = try Server(config: config)
         try s.start()

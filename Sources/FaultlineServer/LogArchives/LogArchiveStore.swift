@@ -1,8 +1,8 @@
 // Where rolled log archives are recorded: the store seam of the log-archive receiver.
 import Foundation
 
-/// The storage seam for log archives. Kept beside `Store` (not in it) so a second store
-/// implementation can add it separately; SQLiteStore implements it in SQLiteStore+LogArchives.
+/// The storage seam for log archives. Kept beside `Store` (not in it) so a store can do without
+/// it; SQLiteStore and PostgresStore both implement it (LogArchives/SQLLogArchiveStore.swift).
 public protocol LogArchiveStore: AnyObject, Sendable {
     func prepareLogArchiveTables() throws
     /// Inserts; nil when an archive with this checksum already exists in the project.

@@ -29,6 +29,8 @@ enum PostgresSchema {
           window_start DOUBLE PRECISION NOT NULL, count BIGINT NOT NULL, PRIMARY KEY(project_id, install_id));
         CREATE INDEX install_windows_start ON install_windows(window_start)
         """,
+        // 5: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/).
+        PostgresTraceSchema.statements + PostgresLogArchiveSchema.statements + PostgresWebSchema.statements,
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

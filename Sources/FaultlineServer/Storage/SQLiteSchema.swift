@@ -29,6 +29,9 @@ enum SQLiteSchema {
           window_start REAL NOT NULL, count BIGINT NOT NULL, PRIMARY KEY(project_id, install_id)) WITHOUT ROWID;
         CREATE INDEX install_windows_start ON install_windows(window_start)
         """,
+        // 5: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/). IF NOT
+        // EXISTS: data directories from before this migration made them on first use.
+        TraceSchema.statements + SQLiteLogArchiveSchema.statements + SQLiteWebSchema.statements,
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

@@ -8,7 +8,7 @@ struct WebContext {
     let ui: WebUI
     let session: WebSession
     let request: HTTPRequest
-    var store: SQLiteStore { ui.store }
+    var store: WebBackingStore { ui.store }
     var queries: WebQueries { ui.queries }
     func q(_ name: String) -> String { request.query[name] ?? "" }
     /// A hidden input carrying the CSRF token; every POST form includes it.

@@ -7,7 +7,7 @@ import Foundation
 import FaultlineProtocol
 
 public final class WebUI: @unchecked Sendable {
-    let store: SQLiteStore
+    let store: WebBackingStore
     let queries: WebQueries
     let symbolicator: FrameSymbolicating
     let debugFiles: DebugFileStore
@@ -28,9 +28,9 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ]
 
-    init(store: SQLiteStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+    init(store: WebBackingStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
         self.store = store
-        self.queries = try WebQueries(store: store)
+        self.queries = WebQueries(store: store)
         self.symbolicator = symbolicator
         self.debugFiles = debugFiles
         self.backfiller = backfiller
