@@ -17,7 +17,7 @@ extension DWARFIndexBuilder {
 
     /// Nil when one thread is the better choice (one CPU, a small file, an unreadable second handle).
     static func buildInParallel(debugFile: ELFHandle, path: String, symbolSources: [ELFHandle],
-                                minimumBytes: UInt64 = parallelThresholdBytes) -> IndexTables? {
+                                minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil) -> IndexTables? {
         guard ProcessInfo.processInfo.activeProcessorCount >= 2,
               let units = UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
               units.totalBytes >= minimumBytes else { return nil }
@@ -36,17 +36,18 @@ extension DWARFIndexBuilder {
         let other = Box(otherHandle)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            other.any = other.builder.walkUnits(other.handle.elf, only: second)
+            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary))
             done.signal()
         }
         var b = DWARFIndexBuilder()
-        let any = b.walkUnits(debugFile.elf, only: first)
+        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary))
         done.wait()
         b.merge(other.builder)
         b.t.hasDWARF = any || other.any
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: true)
         b.t.strings = b.pool.bytes
+        b.t.missingSplitUnits = b.missingSplitUnits + other.builder.missingSplitUnits
         return b.t
     }
 
