@@ -20,7 +20,7 @@ struct StringPool {
     mutating func intern(_ s: String) -> UInt32 {
         if let r = byContent[s] { return r }
         let r = UInt32(bytes.count)
-        bytes.append(contentsOf: s.utf8.filter { $0 != 0 })
+        if s.utf8.contains(0) { bytes.append(contentsOf: s.utf8.filter { $0 != 0 }) } else { bytes.append(contentsOf: s.utf8) }
         bytes.append(0)
         byContent[s] = r
         return r
@@ -487,20 +487,33 @@ struct DWARFIndexBuilder {
         }
         // llvm-symbolizer sorts by (address, size) stably and keeps the last of each address:
         // the largest symbol, and among equals the one latest in the table (a GLOBAL after its
-        // `.localalias`, the later of two identical-code-folded functions).
-        let order = chosen.indices.sorted { i, j in
-            let a = chosen[i], b = chosen[j]
-            if a.0 != b.0 { return a.0 < b.0 }
-            if a.1 != b.1 { return a.1 < b.1 }
-            return i < j
-        }
-        chosen = order.map { chosen[$0] }
+        // `.localalias`, the later of two identical-code-folded functions). The table index in
+        // the key makes the order total, so one in-place sort of plain keys does it (a sort of
+        // indices through a closure over tuples cost a few ms on a cold one-address run).
+        var keys = [(UInt64, UInt64, Int)]()
+        keys.reserveCapacity(chosen.count)
+        for (i, c) in chosen.enumerated() { keys.append((c.0, c.1, i)) }
+        keys.sort { $0 < $1 }
         var noFiles: [Int: UInt32] = [:]
-        for (i, s) in chosen.enumerated() where i == chosen.count - 1 || chosen[i + 1].0 != s.0 {
+        // Locals of one object file share their STT_FILE name pointer: look each up once.
+        var fileOfName: [UnsafeRawPointer: UInt32] = [:]
+        t.symbolAddress.reserveCapacity(keys.count)
+        t.symbolSize.reserveCapacity(keys.count)
+        t.symbolName.reserveCapacity(keys.count)
+        t.symbolFile.reserveCapacity(keys.count)
+        for (k, key) in keys.enumerated() where k == keys.count - 1 || keys[k + 1].0 != key.0 {
+            let s = chosen[key.2]
             t.symbolAddress.append(s.0)
             t.symbolSize.append(s.1)
             t.symbolName.append(deduplicate ? pool.intern(cString: s.2) : pool.append(cString: s.2))
-            t.symbolFile.append(s.3.map { fileRef(path: String(cString: $0), unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
+            var file = IndexTables.none
+            if let f = s.3 {
+                if let known = fileOfName[UnsafeRawPointer(f)] { file = known } else {
+                    file = fileRef(path: String(cString: f), unitFiles: &noFiles, key: 0)
+                    fileOfName[UnsafeRawPointer(f)] = file
+                }
+            }
+            t.symbolFile.append(file)
         }
     }
 
