@@ -2,6 +2,7 @@
 // binaries built at test time (tools/build-symbolication-fixtures: supplementary/, split/).
 import Foundation
 import XCTest
+import FaultlineTestSupport
 @testable import FaultlineSymbolication
 
 final class SupplementaryAndSplitDWARFTests: XCTestCase {
@@ -84,6 +85,38 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--obj", "\(d)/missing/a", "0x" + String(addrs[0], radix: 16)])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("supplementary file was not found"), r.stderr)
+    }
+
+    /// The supplementary file is fetched by its build-id from a real elfutils debuginfod when it is
+    /// nowhere on disk (debuginfod indexes dwz files like any debug file; gdb fetches them so).
+    func testSupplementaryFileFetchedFromDebuginfod() throws {
+        let d = try Fixtures.directory() + "/supplementary"
+        let alone = Fixtures.temporaryDirectory("dwz-alone")
+        let served = Fixtures.temporaryDirectory("dwz-served")
+        let cache = Fixtures.temporaryDirectory("dwz-debuginfod-cache")
+        defer { for p in [alone, served, cache] { try? FileManager.default.removeItem(atPath: p) } }
+        try FileManager.default.copyItem(atPath: "\(d)/rel/a", toPath: alone + "/a")
+        try FileManager.default.copyItem(atPath: "\(d)/rel/common.debug", toPath: served + "/common.debug")
+        let id = try XCTUnwrap(try ELFInfo.read(path: "\(d)/rel/common.debug").buildID)
+        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        defer { upstream.stop() }
+        XCTAssertTrue(upstream.waitUntilServes(id), upstream.log)
+        let entry = try XCTUnwrap(Fixtures.functionSymbols("\(d)/orig/a").first { $0.2 == "entry_a" })
+        let addrs = Array(stride(from: entry.0, to: entry.0 + entry.1, by: 2))
+        var env = ProcessInfo.processInfo.environment
+        env["DEBUGINFOD_CACHE_PATH"] = nil
+        func run(urls: String?) -> Fixtures.RunResult {
+            var e = env
+            e["DEBUGINFOD_URLS"] = urls
+            return Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--cache-dir", cache, "--no-cache", "--no-system", "--no-demangle",
+                                                            "--obj", alone + "/a"] + addrs.map { "0x" + String($0, radix: 16) }, environment: e)
+        }
+        let without = run(urls: nil)
+        XCTAssertTrue(without.stderr.contains("supplementary file was not found"), without.stderr)
+        let fetched = run(urls: upstream.url)
+        XCTAssertEqual(fetched.status, 0, fetched.stderr)
+        XCTAssertEqual(fetched.stdout, try llvm("\(d)/orig/a", addrs))
+        XCTAssertFalse(fetched.stderr.contains("supplementary"), fetched.stderr)
     }
 
     func testSupplementaryLinkParsing() throws {
