@@ -105,7 +105,7 @@ final class LoadedModule: @unchecked Sendable {
     /// Why some of the module's debug information is not used (a missing supplementary file).
     private let loadNotes: [String]
     /// The debug file's path, for the split-DWARF note (`.dwp` beside it).
-    private let debugPath: String?
+    let debugPath: String?
 
     init(index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil,
          notes: [String] = [], debugPath: String? = nil) {
@@ -309,6 +309,18 @@ public final class Symbolicator: @unchecked Sendable {
         case .loaded(let m): return .success(m)
         case .unresolved(let r): return .failure(UnresolvedReasonError(reason: r))
         }
+    }
+
+    /// The notes of every module loaded so far (report mode prints them once after a report),
+    /// each prefixed with the module's debug file.
+    public func notesForLoadedModules() -> [String] {
+        let all = lock.withLock { Array(slots.values) }
+        var out: [String] = []
+        for slot in all {
+            guard case .loaded(let m)? = slot.lock.withLock({ slot.state }) else { continue }
+            out += m.notes.map { (m.debugPath.map { $0 + ": " } ?? "") + $0 }
+        }
+        return out.sorted()
     }
 
     /// What a user should know about a module's debug information (see `LoadedModule.notes`):

@@ -170,6 +170,27 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".fltidx") }, [])
     }
 
+    /// Report mode (a Sentry event naming the module by path and build-id) says the same.
+    func testReportModePrintsTheNotes() throws {
+        let d = try Fixtures.directory()
+        let base: UInt64 = 0x5555_0000_0000
+        for (path, expected) in [("\(d)/split/missing/a", "a.dwo"), ("\(d)/supplementary/missing/a", "supplementary file was not found")] {
+            let id = try XCTUnwrap(try ELFInfo.read(path: path).buildID)
+            let entry = try XCTUnwrap(Fixtures.functionSymbols(path).first { $0.2 == "entry_a" })
+            let event = """
+            {"event_id":"0123456789abcdef0123456789abcdef","platform":"native","level":"fatal",
+             "exception":{"values":[{"type":"SIGSEGV","stacktrace":{"frames":[{"instruction_addr":"0x\(String(base + entry.0 + 1, radix: 16))"}],
+               "instruction_addr_adjustment":"none"}}]},
+             "debug_meta":{"images":[{"type":"elf","code_file":"\(path)","code_id":"\(id.hex)","image_addr":"0x\(String(base, radix: 16))","image_size":1048576}]}}
+            """
+            let file = Fixtures.temporaryDirectory("report-notes") + "/event.json"
+            try event.write(toFile: file, atomically: true, encoding: .utf8)
+            let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--no-system", file])
+            XCTAssertTrue(r.stdout.contains("entry_a"), r.stdout + r.stderr)
+            XCTAssertTrue(r.stderr.contains(expected), r.stderr)
+        }
+    }
+
     func testMissingDwoIsReported() throws {
         let d = try Fixtures.directory() + "/split"
         let addrs = everyByte("\(d)/missing/a")
