@@ -126,7 +126,9 @@ final class LoadedModule: @unchecked Sendable {
         if !missing.isEmpty {
             let shown = missing.prefix(5).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
             var text = "\(missing.count) split-DWARF unit(s) not found (\(shown)): addresses in them fall back to ELF symbols"
-            let packages = [debugPath].compactMap { $0 }.map { $0 + ".dwp" }.filter(DebugFileLocator.isRegularFile)
+            // Where llvm-symbolizer and gdb look: `<binary>.dwp` (also for a `<binary>.debug` file).
+            let packages = [debugPath, debugPath.flatMap { $0.hasSuffix(".debug") ? String($0.dropLast(6)) : nil }]
+                .compactMap { $0 }.map { $0 + ".dwp" }.filter(DebugFileLocator.isRegularFile)
             if let dwp = packages.first {
                 text += "; \(dwp) is a DWARF package, which this libdw (elfutils 0.188) cannot read (elfutils 0.191 can): keep the .dwo files beside the binary or in the build directory"
             } else {

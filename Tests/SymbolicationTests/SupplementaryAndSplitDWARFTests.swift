@@ -142,12 +142,21 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
     /// on the program built without -gsplit-dwarf.
     func testSplitDWARFWithDwoFilesMatchesLLVMSymbolizer() throws {
         let d = try Fixtures.directory() + "/split"
-        let addrs = everyByte("\(d)/dwo/a")
-        let (got, notes) = try ours("\(d)/dwo/a", addrs)
-        let expected = try llvm("\(d)/dwo/a", addrs)
-        XCTAssertTrue(expected.contains("fl_shared_leaf"))
-        XCTAssertEqual(got, expected)
-        XCTAssertEqual(notes, [])
+        for variant in ["dwo", "dwo4"] {
+            let addrs = everyByte("\(d)/\(variant)/a")
+            let (got, notes) = try ours("\(d)/\(variant)/a", addrs)
+            let expected = try llvm("\(d)/\(variant)/a", addrs)
+            XCTAssertTrue(expected.contains("fl_shared_leaf"), variant)
+            XCTAssertEqual(got, expected, variant)
+            XCTAssertEqual(notes, [], variant)
+            // The lazy cold path (a few addresses: a partial index of the skeleton's unit).
+            let entry = try XCTUnwrap(Fixtures.functionSymbols("\(d)/\(variant)/a").first { $0.2 == "entry_a" })
+            let few = Array(stride(from: entry.0, to: entry.0 + entry.1, by: 5))
+            let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--no-demangle", "--obj", "\(d)/\(variant)/a"] +
+                                 few.map { "0x" + String($0, radix: 16) })
+            XCTAssertEqual(r.stdout, try llvm("\(d)/\(variant)/a", few), variant)
+            XCTAssertEqual(r.stderr, "", variant)
+        }
         let plain = everyByte("\(d)/nosplit/a")
         XCTAssertEqual(try ours("\(d)/nosplit/a", plain).text, try llvm("\(d)/nosplit/a", plain))
     }
