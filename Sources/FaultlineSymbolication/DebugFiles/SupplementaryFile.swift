@@ -83,6 +83,9 @@ extension ELFHandle {
     }
 
     private func sectionBytes(_ scn: OpaquePointer) -> [UInt8]? {
+        // `objcopy --compress-debug-sections` compresses .debug_sup too: inflate it first.
+        var sh = GElf_Shdr()
+        if gelf_getshdr(scn, &sh) != nil, sh.sh_flags & UInt64(SHF_COMPRESSED) != 0, elf_compress(scn, 0, 0) < 0 { return nil }
         guard let data = elf_getdata(scn, nil), let buf = data.pointee.d_buf, data.pointee.d_size > 0 else { return nil }
         return Array(UnsafeRawBufferPointer(start: buf, count: Int(data.pointee.d_size)))
     }
