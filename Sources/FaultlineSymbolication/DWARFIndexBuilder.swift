@@ -67,13 +67,13 @@ struct DWARFIndexBuilder {
     /// that has a `.symtab`, else from a `.dynsym`.
     /// - Parameter units: offsets of the units to parse (a partial index, `UnitTable`); nil parses all.
     /// - Parameter path: the debug file's path; a full build then parses halves of the units on
-    ///   two threads (DWARFIndexParallel.swift), each over its own libelf/libdw handles.
+    ///   two threads (DWARFIndexParallel.swift), each with its own libdw sessions over the one Elf.
     /// - Parameter supplementary: the supplementary file `debugFile` needs (dwz), found by the locator.
     /// - Parameter symbolsOnly: read only ELF symbols.
     static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
                       supplementary: String? = nil, symbolsOnly: Bool = false) -> IndexTables {
         if !symbolsOnly, units == nil, let path,
-           let t = buildInParallel(debugFile: debugFile, path: path, symbolSources: symbolSources, supplementary: supplementary) { return t }
+           let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary) { return t }
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
         if !symbolsOnly { b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary)) }
