@@ -228,8 +228,9 @@ public final class Symbolicator: @unchecked Sendable {
     /// server). Off (the CLI): the full index is built by the first run that needs most units.
     public var buildFullIndexInBackground = false
     /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default: on the Python
-    /// library it raised peak RSS from ~66 MB to ~76 MB (above llvm-symbolizer 21's 75 MB) and,
-    /// on a 2-core machine shared with other builds, saved only ~10% of wall time.
+    /// library (10k/100k addresses, 2026-12-01) it raised peak RSS from ~59 MB to ~71 MB and CPU by
+    /// 6-9%, and on a 2-core machine shared with other builds gave no wall-time gain (10-25% only
+    /// when the second core was idle); tools/results/symbolizers-20261201T1010Z.txt.
     public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
