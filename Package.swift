@@ -26,8 +26,6 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/System/CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CDebuginfod", path: "Sources/System/CDebuginfod", pkgConfig: "libdebuginfod",
-                       providers: [.apt(["libdebuginfod-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/System/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
 
@@ -66,7 +64,7 @@ let package = Package(
         .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads"]),
 
         // MARK: Symbolication (never in the crashing process)
-        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "CDebuginfod", "FaultlineProtocol"]),
+        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
