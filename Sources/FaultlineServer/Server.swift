@@ -20,6 +20,8 @@ public final class Server: @unchecked Sendable {
     /// Deletes events and items past `config.retention` in the background (idle when unset).
     public let retention: Retention
     public let symbolicator: FrameSymbolicating
+    /// Read requests' lookups, off the HTTP threads within `config.readSymbolicationBudget`.
+    public let reads: ReadSymbolication
     /// Fetches missing debug files from `config.debuginfodUpstreams` (nil when there are none).
     public let upstream: UpstreamFetcher?
     let http: HTTPServer
@@ -60,11 +62,13 @@ public final class Server: @unchecked Sendable {
         let upstream = config.debuginfodUpstreams.isEmpty ? nil
             : UpstreamFetcher(options: upstreamOptions, dataDirectory: dir, store: store, debugFiles: debugFiles)
         self.upstream = upstream
-        symbolicator = CachingSymbolicator(base, isKnown: { id in
+        let caching = CachingSymbolicator(base, isKnown: { id in
             if files.hasSymbols(for: id) { return true }
             upstream?.want(id)
             return false
         })
+        symbolicator = caching
+        reads = ReadSymbolication(symbolicator: caching, budget: config.readSymbolicationBudget, threads: config.readSymbolicationThreads)
         processor = EventProcessor(store: store, symbolicator: symbolicator)
         backfiller = Backfiller(store: store, symbolicator: symbolicator, batchSize: config.backfillBatchSize)
         let refusals = Refusals()
@@ -87,7 +91,7 @@ public final class Server: @unchecked Sendable {
         let sources = try SourceFiles(dataDirectory: dir, store: store, chunks: chunks)
         let httpBox = WeakHTTPServer()
         let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
-                            read: ReadAPI(store: store, symbolicator: symbolicator), debuginfod: Debuginfod(files: debugFiles, sources: sources),
+                            read: ReadAPI(store: store, reads: reads), debuginfod: Debuginfod(files: debugFiles, sources: sources),
                             status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources,
                             limits: config.limits, refusals: refusals, publicURL: config.publicURL, health: { [httpBox] in
                                 ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
@@ -97,7 +101,7 @@ public final class Server: @unchecked Sendable {
         // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from
         // `makeStore` that does not speak SQL serves the JSON API and ingest without them.
         if let webStore = store as? WebBackingStore {
-            web = try WebUI(store: webStore, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+            web = try WebUI(store: webStore, reads: reads, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         } else {
             web = nil
         }
@@ -130,6 +134,7 @@ public final class Server: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        reads.start()
         assembler.start()
         traceRetention.start()
         retention.start()
@@ -156,6 +161,7 @@ public final class Server: @unchecked Sendable {
         upstream?.stop()
         assembler.stop()
         backfiller.stop()
+        reads.stop()
         processor.stop()
         store.close()
     }

@@ -33,6 +33,12 @@ public struct ServerConfiguration: Sendable {
     /// Stacks a backfill regroups per transaction; also how often it saves the point another node
     /// resumes from if this one dies (`--backfill-batch`).
     public var backfillBatchSize = 200
+    /// How long a read (event JSON, issue stack, issue page) waits for addresses not looked up
+    /// yet, whose module index may still have to be built; past it the frames are answered as
+    /// pending and a later read gets them (`--read-symbolication-ms`; 0: never wait).
+    public var readSymbolicationBudget: TimeInterval = 0.25
+    /// Background threads that do those lookups (one build-id always on the same thread).
+    public var readSymbolicationThreads = 2
     /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
     public var traceRetentionDays: Double = 30
     /// Upstream debuginfod servers for build-ids with frames and no debug file (empty: none).

@@ -9,6 +9,7 @@ enum ServeCommand {
                            [--install-cap N] [--durability full|normal] [--database URL]
                            [--debug-files DIR] [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
                            [--retention-days D] [--retention-max-bytes N] [--backfill-batch N]
+                           [--read-symbolication-ms MS]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
@@ -48,6 +49,10 @@ enum ServeCommand {
                           server behind a load balancer, whose address every connection has)
       --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
                           point another server resumes from if this one dies (default 200)
+      --read-symbolication-ms MS
+                          how long a read (event JSON, issue stack, issue page) waits for frames
+                          whose module index is still being built off the HTTP threads; past it
+                          they are answered as pending (default 250; 0: never wait)
     """
 
     static func run(_ args: [String]) -> Int32 {
@@ -85,6 +90,9 @@ enum ServeCommand {
             case "--retention-interval": guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.retention.interval = v
             case "--max-connections-per-ip": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.http.perIPConnectionLimit = v
             case "--backfill-batch": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.backfillBatchSize = v
+            case "--read-symbolication-ms":
+                guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }
+                config.readSymbolicationBudget = v / 1000
             case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }

@@ -17,8 +17,9 @@ final class TestServer {
     var projectID: Int64 { bootstrap.project.id }
     var dsn: String { server.dsn(key: bootstrap.publicKey, project: bootstrap.project) }
 
+    /// `restarting`: the bootstrap of the server that made `dataDirectory` (a restart creates none).
     init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal,
-         configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+         restarting previous: Bootstrap? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
         var config = try ServerConfiguration.test(dataDirectory: self.dataDirectory)
         config.threads = 8
@@ -26,7 +27,7 @@ final class TestServer {
         config.durability = durability
         configure(&config)
         server = try Server(config: config)
-        guard let b = server.bootstrap else {
+        guard let b = server.bootstrap ?? previous else {
             // A fresh directory always bootstraps a default project; no project is a broken server.
             struct NoDefaultProject: Error, CustomStringConvertible { var description: String }
             throw NoDefaultProject(description: "the server created no default project in \(self.dataDirectory)")

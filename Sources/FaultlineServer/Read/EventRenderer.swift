@@ -7,8 +7,10 @@ import FaultlineSymbolication
 public enum EventRenderer {
     /// Innermost-first frames of the crashing stack, with inlined frames expanded. Swift async
     /// callers carry `async: true`; Faultline's own frames (thread-start wrapper, handler) are
-    /// left out unless `faultlineFrames`.
-    public static func stack(of event: JSONValue, symbolicator: FrameSymbolicating, faultlineFrames: Bool = false) -> [JSONValue] {
+    /// left out unless `faultlineFrames`. Frames in `pending` (ReadSymbolication still looking them
+    /// up) are shown unsymbolicated with `symbolicator_status: "pending"`.
+    public static func stack(of event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = [],
+                             faultlineFrames: Bool = false) -> [JSONValue] {
         let (_, frames) = StackExtractor.frames(of: event)
         var out: [JSONValue] = []
         for f in frames {
@@ -16,6 +18,14 @@ public enum EventRenderer {
             if let b = f.buildID { base["build_id"] = .string(b.hex) }
             if let m = f.module { base["module"] = .string(m) }
             if f.isAsync { base["async"] = true }
+            if let b = f.buildID, pending.contains(FrameLookup(buildID: b, offset: f.offset, isReturnAddress: f.isReturnAddress)) {
+                var o = base
+                o["symbolicated"] = false
+                o["symbolicator_status"] = "pending"
+                if let fn = f.clientFunction { o["function"] = .string(fn) }
+                out.append(.object(o))
+                continue
+            }
             // Without a build-id there is nothing to look up: in no image, or in one without an id.
             let outcome = f.buildID.map { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) }
                 ?? .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)
@@ -49,9 +59,19 @@ public enum EventRenderer {
 
     /// The event as the client sent it, plus `symbolicated_stack`: the crashing stack with the
     /// server's current symbols, innermost first (inlined frames expanded).
-    public static func render(_ event: JSONValue, symbolicator: FrameSymbolicating) -> JSONValue {
+    public static func render(_ event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = []) -> JSONValue {
         var e = event
-        e["symbolicated_stack"] = .array(stack(of: event, symbolicator: symbolicator))
+        e["symbolicated_stack"] = .array(stack(of: event, symbolicator: symbolicator, pending: pending))
         return e
     }
+
+    /// The addresses `stack(of:)` looks up (frames with a build-id), for ReadSymbolication.settle.
+    public static func lookups(of event: JSONValue) -> [FrameLookup] {
+        StackExtractor.frames(of: event).1.compactMap { f in
+            f.buildID.map { FrameLookup(buildID: $0, offset: f.offset, isReturnAddress: f.isReturnAddress) }
+        }
+    }
+
+    /// The read responses' `symbolication` field: whether every frame had its answer.
+    public static func status(_ pending: Set<FrameLookup>) -> JSONValue { pending.isEmpty ? "complete" : "pending" }
 }

@@ -6,10 +6,13 @@ import FaultlineProtocol
 public final class ReadAPI: @unchecked Sendable {
     let store: Store
     let symbolicator: FrameSymbolicating
+    /// Looks up what is not cached off the HTTP thread, within its budget.
+    let reads: ReadSymbolication
 
-    public init(store: Store, symbolicator: FrameSymbolicating) {
+    public init(store: Store, reads: ReadSymbolication) {
         self.store = store
-        self.symbolicator = symbolicator
+        self.symbolicator = reads.symbolicator
+        self.reads = reads
     }
 
     func projectJSON(_ p: ProjectRecord) throws -> JSONValue {
@@ -38,7 +41,9 @@ public final class ReadAPI: @unchecked Sendable {
         if withStack, let latest = try store.occurrences(issueID: i.id, limit: 1, offset: 0).first {
             let event = try StoredEvent.decode(latest.compressedEvent)
             o["representative_event"] = .string(latest.eventID)
-            o["stack"] = .array(EventRenderer.stack(of: event, symbolicator: symbolicator))
+            let pending = reads.settle(EventRenderer.lookups(of: event))
+            o["stack"] = .array(EventRenderer.stack(of: event, symbolicator: symbolicator, pending: pending))
+            o["symbolication"] = EventRenderer.status(pending)
         }
         return .object(o)
     }
@@ -76,7 +81,9 @@ public final class ReadAPI: @unchecked Sendable {
         }
         var j = occurrenceJSON(o)
         let event = try StoredEvent.decode(o.compressedEvent)
-        j["event"] = EventRenderer.render(event, symbolicator: symbolicator)
+        let pending = reads.settle(EventRenderer.lookups(of: event))
+        j["event"] = EventRenderer.render(event, symbolicator: symbolicator, pending: pending)
+        j["symbolication"] = EventRenderer.status(pending)
         j["trace"] = TraceAPI.link(event: event, org: org, projectID: project.id)  // Traces/
         return .json(j)
     }

@@ -61,6 +61,13 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
         return result
     }
 
+    /// The answer `resolve` would give without asking the inner symbolicator, or nil when it
+    /// would have to (the read path's test for "may this need an index build?").
+    public func cached(buildID: BuildID, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome? {
+        guard known(buildID) else { return .unresolved(.missingDebugFile) }
+        return lock.withLock { cache[Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)] }
+    }
+
     public func invalidate(buildID: BuildID) {
         lock.lock()
         generation[buildID, default: 0] += 1

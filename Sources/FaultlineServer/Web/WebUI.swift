@@ -10,6 +10,8 @@ public final class WebUI: @unchecked Sendable {
     let store: WebBackingStore
     let queries: WebQueries
     let symbolicator: FrameSymbolicating
+    /// The stack page's lookups run on its pool, within its budget.
+    let reads: ReadSymbolication
     let debugFiles: DebugFileStore
     let backfiller: Backfiller
     let sessions = WebSessions()
@@ -28,10 +30,11 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ]
 
-    init(store: WebBackingStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+    init(store: WebBackingStore, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
         self.store = store
         self.queries = WebQueries(store: store)
-        self.symbolicator = symbolicator
+        self.symbolicator = reads.symbolicator
+        self.reads = reads
         self.debugFiles = debugFiles
         self.backfiller = backfiller
         self.publicURLIsHTTPS = publicURL?.lowercased().hasPrefix("https://") ?? false

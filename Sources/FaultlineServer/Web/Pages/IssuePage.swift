@@ -37,7 +37,7 @@ struct IssuePage {
             }
             body += "</p>"
             body += EventSections.exception(event)
-            body += "<h2>Stack (most recent call first)</h2>" + StackView.render(event: event, symbolicator: ctx.ui.symbolicator)
+            body += "<h2>Stack (most recent call first)</h2>" + StackView.render(event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)))
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
             body += EventSections.tagsAndContexts(event)

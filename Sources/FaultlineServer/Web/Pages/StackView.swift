@@ -6,12 +6,16 @@ import FaultlineProtocol
 import FaultlineSymbolication
 
 enum StackView {
-    static func render(event: JSONValue, symbolicator: FrameSymbolicating) -> String {
+    /// Frames in `pending` are still being looked up (ReadSymbolication): shown by address, with a
+    /// note that a reload shows them symbolicated.
+    static func render(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = []) -> String {
         let (_, frames) = StackExtractor.frames(of: event)
         guard !frames.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
-        var out = "<div class=\"stack\">"
+        var out = pending.isEmpty ? "" : "<p class=\"muted symbolicating\">Symbolicating… some frames are still being looked up; reload in a moment.</p>"
+        out += "<div class=\"stack\">"
         for (n, f) in frames.enumerated() {
-            let resolved = f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames } ?? []
+            let isPending = f.buildID.map { pending.contains(FrameLookup(buildID: $0, offset: f.offset, isReturnAddress: f.isReturnAddress)) } ?? false
+            let resolved = isPending ? [] : f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames } ?? []
             let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
             let classes = "frame " + (f.inApp ? "inapp" : "system") + (n == 0 ? " crashed" : "")
             out += "<div class=\"\(classes)\">"
@@ -21,6 +25,8 @@ enum StackView {
                 for inl in resolved.dropLast() {
                     out += "<div class=\"inl\"><span class=\"badge\">inlined</span><span class=\"fn\">\(HTML.esc(inl.function ?? "?"))</span>\(location(inl))</div>"
                 }
+            } else if isPending {
+                out += "<span class=\"fn\">\(HTML.esc(f.clientFunction ?? moduleName + "+0x" + String(f.offset, radix: 16)))</span><span class=\"loc\">(symbolicating…)</span>"
             } else if let fn = f.clientFunction {
                 out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol)</span>"
             } else {
