@@ -92,6 +92,8 @@ final class ReadSymbolicationTests: XCTestCase {
         }
         defer { server.stop() }
         let gate = try XCTUnwrap(gated.value)
+        // Runs before the stop: a read that wrongly waits at the gate fails the test, not hangs it.
+        defer { gate.release() }
 
         // Three reads at once while the lookups are held: each answers within its budget, pending.
         let path = eventPath(server, stored.eventID)
