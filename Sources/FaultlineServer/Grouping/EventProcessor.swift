@@ -72,17 +72,46 @@ public final class EventProcessor: @unchecked Sendable {
                 process(batch)
             }
         }
+        releaseClaim()
         done.signal()
     }
 
+    /// When this worker took the regrouping claim, while it holds it across batches.
+    private var claimedSince: Double?
+    /// Longest hold across batches: a backfill waiting for the claim gets it within this (plus a poll).
+    private let maxClaimHold = 0.5
+
+    /// Groups a batch holding the regrouping claim. The claim is kept across batches while work
+    /// keeps coming (taking and giving it up are two commits, which under a storm cost more than
+    /// the grouping itself) and given up when the queue runs dry or after `maxClaimHold`.
     func process(_ jobs: [Job]) {
-        do { try claim.holding { try group(jobs) } }
-        catch {
+        do {
+            if claimedSince == nil {
+                try claim.acquire()
+                claimedSince = Date().timeIntervalSince1970
+            }
+            try claim.check()
+            try group(jobs)
+        } catch {
             // The rows stay unprocessed; the next scan retries them.
             FileHandle.standardError.write(Data("faultline: grouping failed, will retry: \(error)\n".utf8))
+            releaseClaim()
             cond.lock(); needsScan = true; cond.unlock()
             Thread.sleep(forTimeInterval: 1)
+            return
         }
+        guard let since = claimedSince else { return }
+        if Date().timeIntervalSince1970 - since >= maxClaimHold {
+            releaseClaim()
+            // Leave a gap of a few polls so a waiting backfill can take the claim.
+            Thread.sleep(forTimeInterval: claim.poll * 4)
+        } else if pending == 0 {
+            releaseClaim()
+        }
+    }
+
+    private func releaseClaim() {
+        if claimedSince != nil { claim.release(); claimedSince = nil }
     }
 
     /// Runs holding the regrouping claim.
@@ -92,13 +121,13 @@ public final class EventProcessor: @unchecked Sendable {
         let outcomes = jobs.map { j -> GroupingOutcome in
             let m = memo[j.stack] ?? {
                 let (data, key) = j.stack.encodedWithKey
-                return (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key)
+                return PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
             }()
             memo[j.stack] = m
             return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
                                    fingerprint: m.0, timestamp: j.timestamp, release: j.release)
         }
-        try store.recordGrouping(outcomes)
+        try PhaseClock.time(.groupingStore, count: outcomes.count) { try store.recordGrouping(outcomes) }
     }
 
     /// Re-reads stored events that were acknowledged but never grouped (restart, overflow).
@@ -126,5 +155,10 @@ public final class EventProcessor: @unchecked Sendable {
 public enum StoredEvent {
     public static func decode(_ compressed: Data) throws -> JSONValue {
         try JSONParser.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
+    }
+
+    /// Only the top-level members named in `keep` are built (the rest is validated and skipped).
+    public static func decode(_ compressed: Data, keeping keep: Set<String>) throws -> JSONValue {
+        try JSONParser.parseObject(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024), keeping: keep)
     }
 }
