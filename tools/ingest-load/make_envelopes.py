@@ -62,7 +62,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--pool", type=int, default=32)
     ap.add_argument("--signatures", type=int, default=10)
-    ap.add_argument("--loadgen", default=os.environ.get("FAULTLINE_BENCH_DIR", "/work/shared/bench/ingest"))
+    ap.add_argument("--loadgen", default=os.environ.get("FAULTLINE_BENCH_DIR") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "bench", "ingest"))
     args = ap.parse_args()
     sys.path.insert(0, args.loadgen)
     import loadgen  # the shared generator: same events, same envelope framing
