@@ -109,11 +109,11 @@ public final class Backfiller: @unchecked Sendable {
     private func run(_ buildID: BuildID, _ record: inout BackfillRecord) throws -> BackfillRecord {
         symbolicator.invalidate(buildID: buildID)
         // The index is built on arrival, also for a build-id no stored occurrence references yet.
-        symbolicator.prepare(buildID: buildID)
+        PhaseClock.time(.backfillPrepare) { symbolicator.prepare(buildID: buildID) }
         // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
-        try claim.acquire()
+        try PhaseClock.time(.backfillClaimWait) { try claim.acquire() }
         defer { claim.release() }
-        let stacks = try store.stacks(referencing: buildID)
+        let stacks = try PhaseClock.time(.backfillStacksQuery) { try store.stacks(referencing: buildID) }
         record.stacks = Int64(stacks.count)
         record.occurrences = stacks.reduce(0) { $0 + $1.occurrences }
         try store.updateBackfill(record)
@@ -123,18 +123,20 @@ public final class Backfiller: @unchecked Sendable {
         var i = 0
         while i < stacks.count {
             let slice = stacks[i..<min(i + batch, stacks.count)]
-            let moves = slice.map { s in
-                Regrouping(stackKey: s.signature.key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
+            let moves = PhaseClock.time(.backfillFingerprint, count: slice.count) {
+                slice.map { s in
+                    Regrouping(stackKey: s.signature.key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
+                }
             }
             for (s, m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
             try claim.check()
-            let summary = try IssueMerger.apply(moves, in: store)
+            let summary = try PhaseClock.time(.backfillApply, count: slice.count) { try IssueMerger.apply(moves, in: store) }
             record.issuesMerged += summary.issuesMerged
             record.merges += summary.merges
             record.occurrencesDone += slice.reduce(0) { $0 + $1.occurrences }
             record.addressesSymbolicated = Int64(memo.count)
             i += batch
-            if i < stacks.count { try store.updateBackfill(record) }
+            if i < stacks.count { try PhaseClock.time(.backfillRecord) { try store.updateBackfill(record) } }
         }
         record.state = "done"
         record.finished = Date().timeIntervalSince1970

@@ -114,13 +114,19 @@ public final class EventProcessor: @unchecked Sendable {
         if claimedSince != nil { claim.release(); claimedSince = nil }
     }
 
+    /// Encoding and key per distinct stack, kept across batches: both depend on the stack alone, and
+    /// a storm repeats a few stacks (encoding and hashing them was a twentieth of ingest's CPU).
+    private var encodings: [StackSignature: (data: Data, key: String)] = [:]
+
     /// Runs holding the regrouping claim.
     private func group(_ jobs: [Job]) throws {
-        // Fingerprint, encoding and key once per distinct stack in the batch.
+        // Fingerprint once per distinct stack in the batch (symbols may arrive between batches).
         var memo: [StackSignature: (Fingerprint, Data, String)] = [:]
+        if encodings.count > 4096 { encodings.removeAll(keepingCapacity: true) }
         let outcomes = jobs.map { j -> GroupingOutcome in
             let m = memo[j.stack] ?? {
-                let (data, key) = j.stack.encodedWithKey
+                let (data, key) = encodings[j.stack] ?? j.stack.encodedWithKey
+                encodings[j.stack] = (data, key)
                 return PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
             }()
             memo[j.stack] = m

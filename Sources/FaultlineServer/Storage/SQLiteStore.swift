@@ -13,6 +13,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     let path: String
     let writer: SQLiteWriter  // internal: Web/WebQueries and Traces/SQLiteStore+Traces add their own tables
+    private let checkpointer: WALCheckpointer
     private let readLock = NSLock()
     private var readers: [SQLiteConnection] = []
     private let keyLock = NSLock()
@@ -25,13 +26,18 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec("PRAGMA journal_mode=WAL")
         try w.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try w.exec("PRAGMA foreign_keys=OFF")
-        try w.exec("PRAGMA wal_autocheckpoint=4000")
+        // Checkpoints run on WALCheckpointer's connection; this one only if the WAL reaches 64 MiB.
+        try w.exec("PRAGMA wal_autocheckpoint=16000")
         try SQLiteSchema.migrate(w, path: path)
         try w.exec(TraceSchema.statements)  // Traces/: tables of their own, created if missing
+        checkpointer = try WALCheckpointer(path: path)
         writer = SQLiteWriter(connection: w)
     }
 
-    public func close() { writer.stop() }
+    public func close() {
+        checkpointer.stop()
+        writer.stop()
+    }
 
     // MARK: Read connections
 
