@@ -22,7 +22,7 @@ final class TestServer {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
         var config = ServerConfiguration(dataDirectory: self.dataDirectory)
         config.port = 0
-        config.threads = 8
+        config.threads = 0  // the default: a thread per connection (as `faultline serve` runs)
         config.limits = limits
         config.durability = durability
         configure(&config)
