@@ -91,6 +91,9 @@ class Faultline:
         self.proc.terminate()
         self.proc.wait(timeout=60)
         self.log.close()
+        if os.environ.get("FAULTLINE_PHASE_TIMES") == "1":  # the server's phase table, printed at its stop
+            text = open(self.data + ".log").read()
+            print(text[text.find("phase "):] if "phase " in text else "(no phase table in the server's output)")
         shutil.rmtree(self.data, ignore_errors=True)
         os.unlink(self.data + ".log")
 
