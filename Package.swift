@@ -26,8 +26,6 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/System/CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CDebuginfod", path: "Sources/System/CDebuginfod", pkgConfig: "libdebuginfod",
-                       providers: [.apt(["libdebuginfod-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/System/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
 
@@ -54,19 +52,23 @@ let package = Package(
         // each rule the CLI, the SDK and the server must apply alike is written here once.
         .target(name: "FaultlineProtocol", dependencies: ["CZlib"]),
 
+        // MARK: The one background-worker loop (wait for work or a deadline, drain, stop, join),
+        // used by the SDK and the server alike; Foundation only, so neither links the other.
+        .target(name: "FaultlineThreads"),
+
         // MARK: Crash pickup and the outbox: what the SDK does at the next launch and `faultline
         // crashes` does on demand, in Swift alone (no crash core, so no libc interposers).
         .target(name: "FaultlineCrashPickup", dependencies: ["FaultlineProtocol"]),
 
         // MARK: SDK (what apps import)
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup"]),
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads"]),
 
         // MARK: Symbolication (never in the crashing process)
-        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "CDebuginfod", "FaultlineProtocol"]),
+        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ"]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),
@@ -107,7 +109,7 @@ let package = Package(
         .testTarget(name: "SymbolicationTests",
                     dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport"]),
+                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineThreads", "FaultlineTestSupport"]),
         .testTarget(name: "LoggingTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-log-probe"]),
         .testTarget(name: "LogArchiveTests",

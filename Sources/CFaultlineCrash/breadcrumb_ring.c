@@ -1,5 +1,5 @@
 // Breadcrumb ring and context (normal context). The SDK serialises each breadcrumb to JSON once,
-// here, so the crash handler only has to copy bytes. Writers take a mutex among themselves; the
+// straight into its ring slot, so the crash handler only has to copy bytes. Writers take a mutex among themselves; the
 // handler never takes it and uses each slot's sequence number (a seqlock) instead.
 #include "crash_internal.h"
 #include "faultline_crash.h"
@@ -24,6 +24,39 @@ int faultline_crash_add_breadcrumb(const char *json, size_t length) {
     atomic_store(&fl_state.breadcrumb_next, index + 1);
     pthread_mutex_unlock(&fl_ring_writers);
     return 0;
+}
+
+char *faultline_crash_reserve_breadcrumb(void) {
+    pthread_mutex_lock(&fl_ring_writers);
+    uint64_t index = atomic_load(&fl_state.breadcrumb_next);
+    fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];
+    atomic_fetch_add(&slot->sequence, 1);  // odd: being written (it held the oldest breadcrumb)
+    return slot->bytes;
+}
+
+void faultline_crash_commit_breadcrumb(size_t length) {
+    uint64_t index = atomic_load(&fl_state.breadcrumb_next);
+    fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];
+    int keep = length > 0 && length <= sizeof slot->bytes;
+    slot->length = keep ? (uint32_t)length : 0;  // 0: the slot is empty until the next breadcrumb
+    atomic_fetch_add(&slot->sequence, 1);  // even: complete
+    if (keep) atomic_store(&fl_state.breadcrumb_next, index + 1);
+    pthread_mutex_unlock(&fl_ring_writers);
+}
+
+size_t faultline_crash_copy_breadcrumb(size_t age, char *out, size_t capacity) {
+    pthread_mutex_lock(&fl_ring_writers);
+    uint64_t next = atomic_load(&fl_state.breadcrumb_next);
+    size_t length = 0;
+    if (age < FAULTLINE_BREADCRUMB_SLOTS && age < next) {
+        fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[(next - 1 - age) % FAULTLINE_BREADCRUMB_SLOTS];
+        if (slot->length <= capacity) {
+            length = slot->length;
+            memcpy(out, slot->bytes, length);
+        }
+    }
+    pthread_mutex_unlock(&fl_ring_writers);
+    return length;
 }
 
 // Normal context. While another thread's crash is being reported, context writers wait: a

@@ -183,6 +183,10 @@ typedef struct {
     _Atomic int claim_phase;        // FL_CLAIM_*
     _Atomic uint64_t claim_generation;  // bumped by every claim: a waiter's patience restarts
     _Atomic int started;
+    // Set by start's background preparation once libunwind has been pre-warmed (its lazy
+    // initialisation takes a mutex and binds symbols: never inside a handler). Until then a crash
+    // is unwound by frame pointers (start.c says why the window exists).
+    _Atomic int unwinder_ready;
     int probe_pipe[2];  // fl_safe_copy's fallback when process_vm_readv is filtered (seccomp)
 } fl_crash_state;
 
@@ -191,6 +195,7 @@ extern fl_crash_state fl_state;
 // crash path (signal-handler context) ---------------------------------------------------------
 void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
+int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_address);
 int fl_safe_copy(void *destination, uintptr_t source, size_t length);
 void fl_scan_modules(fl_crash_scratch *scratch);
 void fl_fill_module_cache(fl_module_cache *cache);

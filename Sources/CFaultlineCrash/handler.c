@@ -382,7 +382,12 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     long watchdog = fl_arm_watchdog();
     uint64_t t0 = fl_monotonic_ns();
     fl_begin_stack_walk();
-    fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
+    if (atomic_load(&fl_state.unwinder_ready)) {
+        fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
+    } else {  // within start's first moments (start.c): no libunwind, so no async search either
+        fl_async_reset();
+        fl_unwind_frame_pointers((const ucontext_t *)context, &fl_state.scratch->frames);
+    }
     fl_end_stack_walk();
     uint64_t t1 = fl_monotonic_ns();
     fl_scan_modules(fl_state.scratch);

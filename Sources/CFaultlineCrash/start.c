@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -66,39 +67,77 @@ static int fl_make_directories(const char *path) {
     return 0;
 }
 
-// Normal context: proves the directory is usable now rather than at crash time.
+// Normal context: proves the directory is usable now rather than at crash time. One mkdir when the
+// directory exists (the usual start), the whole path only when it does not; access() answers for
+// permissions and a read-only file system without creating and removing a probe file.
 static int fl_check_directory(const char *dir, char *error, size_t cap) {
     if (strlen(dir) + 64 >= FL_PATH_MAX) {
         snprintf(error, cap, "crash directory path is too long (max %d bytes)", FL_PATH_MAX - 64);
         return -1;
     }
-    if (fl_make_directories(dir) != 0) {
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST && fl_make_directories(dir) != 0) {
         snprintf(error, cap, "cannot create crash directory %s: %s", dir, strerror(errno));
         return -1;
     }
-    char probe[FL_PATH_MAX + 32];
-    snprintf(probe, sizeof probe, "%s/.faultline-probe-%d", dir, (int)getpid());
-    int fd = open(probe, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    if (access(dir, W_OK | X_OK) != 0) {
         snprintf(error, cap, "crash directory %s is not writable: %s", dir, strerror(errno));
         return -1;
     }
-    close(fd);
-    unlink(probe);
     return 0;
 }
 
 // Normal context (a short-lived thread started by start): the preparations that would otherwise
-// cost the caller milliseconds — alternate stacks for the threads that already exist (which means
-// waiting for each to answer a signal), and /proc/self/maps with every module's build-id read
-// once, so a crash later only has to check that nothing was loaded since.
+// cost the caller: libunwind's pre-warm (its lazy initialisation and first unwind parse the
+// loaded objects' unwind tables: over 100 µs), alternate stacks for the threads that already
+// exist (which means waiting for each to answer a signal), and /proc/self/maps with every
+// module's build-id read once, so a crash later only has to check that nothing was loaded since.
+//
+// The handler is installed before this runs, so no crash is lost in the meantime; a crash that
+// comes before the pre-warm is done is unwound by frame pointers instead of libunwind (entering
+// libunwind uninitialised from a handler could take its mutex or the loader's lock), and its
+// modules are read from /proc/self/maps. Then the caller's own continuation (the Swift SDK's
+// outbox scan, crash pickup and network set-up) runs here, so start costs the caller one thread.
 static pid_t fl_starting_thread;
 static _Atomic int fl_prepared;
-static void *fl_background_preparation(void *unused) {
-    (void)unused;
+static _Atomic unsigned fl_preparation_delay_ms;  // tests only
+typedef struct {
+    int prepare;  // 0: the core was prepared by an earlier start; only the continuation runs
+    void (*then)(void *);
+    void *argument;
+} fl_background_work;
+
+static void fl_prepare(void) {
+    unsigned delay = atomic_load(&fl_preparation_delay_ms);
+    if (delay) {
+        struct timespec pause = {delay / 1000, (long)(delay % 1000) * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    fl_prewarm_unwinder();
+    atomic_store(&fl_state.unwinder_ready, 1);
     fl_cover_existing_threads(fl_starting_thread);
     if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
     atomic_store(&fl_prepared, 1);
+}
+
+static void *fl_background(void *raw) {
+    fl_background_work work = *(fl_background_work *)raw;
+    free(raw);
+    // SCHED_BATCH: no wake-up preemption of the app's threads by this one, yet its fair share of
+    // CPU (SCHED_IDLE could starve it on a loaded server). Set by the thread itself: an explicit
+    // policy in the attributes makes glibc create the thread stopped and set the policy from the
+    // caller's thread, which measured slower for the caller (median and tail), and so did lending
+    // the caller SCHED_BATCH for the clone() so the thread would inherit it.
+    struct sched_param batch = {.sched_priority = 0};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+    if (work.prepare) fl_prepare();
+    else faultline_crash_wait_for_preparation(5000);
+    if (work.then) {
+        // The continuation is work the app may be waiting for (the SDK's outbox and sender): the
+        // ordinary policy again, also for the threads it creates.
+        struct sched_param other = {.sched_priority = 0};
+        pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+        work.then(work.argument);
+    }
     return NULL;
 }
 
@@ -108,31 +147,42 @@ int faultline_crash_wait_for_preparation(unsigned timeout_ms) {
     return atomic_load(&fl_prepared);
 }
 
+void faultline_crash_delay_preparation_for_testing(unsigned milliseconds) { atomic_store(&fl_preparation_delay_ms, milliseconds); }
+
 // Normal context (start).
-static void fl_start_background_preparation(void) {
-    fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
-    fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
-    fl_starting_thread = (pid_t)syscall(SYS_gettid);
+static void fl_start_background(int prepare, void (*then)(void *), void *argument) {
+    if (prepare) {
+        fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
+        fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
+        fl_starting_thread = (pid_t)syscall(SYS_gettid);
+    }
+    fl_background_work *work = malloc(sizeof *work);
+    fl_background_work on_stack = {prepare, then, argument};
     pthread_attr_t attr;
     pthread_t thread;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    // SCHED_BATCH: no wake-up preemption, so the new thread is not run at once in the caller's
-    // place (the caller's start would wait out a time slice on a busy machine), yet it still
-    // gets its share of CPU (SCHED_IDLE could starve it on a loaded server).
-    struct sched_param batch = {.sched_priority = 0};
-    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    pthread_attr_setschedpolicy(&attr, SCHED_BATCH);
-    pthread_attr_setschedparam(&attr, &batch);
-    if (pthread_create(&thread, &attr, fl_background_preparation, NULL) != 0) {
-        fl_state.module_cache = NULL;
-        fl_background_preparation(NULL);  // no thread to spare: do it here
+    if (work) *work = on_stack;
+    int created = work && pthread_create(&thread, &attr, fl_background, work) == 0;
+    if (!created) {
+        // No thread to spare: do it here.
+        free(work);
+        if (prepare) {
+            fl_state.module_cache = NULL;  // a crash rescans /proc/self/maps instead
+            fl_prepare();
+        }
+        if (then) then(argument);
     }
     pthread_attr_destroy(&attr);
 }
 
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity) {
+    return faultline_crash_start_then(crash_directory, error, error_capacity, NULL, NULL);
+}
+
+int faultline_crash_start_then(const char *crash_directory, char *error, size_t error_capacity,
+                               void (*then)(void *), void *argument) {
     char scratch_error[256];
     if (!error || error_capacity == 0) {
         error = scratch_error;
@@ -148,6 +198,8 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     pthread_mutex_lock(&fl_start_lock);
     fl_copy_string(fl_state.crash_directory, sizeof fl_state.crash_directory, crash_directory);
     if (atomic_load(&fl_state.started)) {
+        // Already prepared (or being prepared): only the continuation needs a thread.
+        if (then) fl_start_background(0, then, argument);
         pthread_mutex_unlock(&fl_start_lock);
         return 0;
     }
@@ -168,13 +220,12 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     pthread_atfork(NULL, NULL, fl_after_fork_in_child);
 
     if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
-    fl_prewarm_unwinder();
     fl_install_thread_hooks();
     fl_find_crash_message_sources();
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
     fl_prepare_thread_dump();            // a signal that asks each thread for its stack at a crash
-    fl_start_background_preparation();   // threads already running get theirs; modules are cached
+    fl_start_background(1, then, argument);  // libunwind pre-warm, pre-existing threads, modules
     if (faultline_crash_install_alternate_stack() != 0) {
         // Not fatal: crashes are still reported, only a main-thread stack overflow is not.
         FL_LOG("could not map an alternate signal stack for the calling thread");

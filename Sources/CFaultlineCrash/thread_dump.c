@@ -37,6 +37,13 @@ static void fl_unwind_into_slot(fl_thread_slot *slot, ucontext_t *uc) {
     for (int i = 0; i < NGREG; i++) slot->registers[i] = uc->uc_mcontext.gregs[i];
     slot->frame_count = 0;
     slot->stopped_by = "end";
+    if (!atomic_load(&fl_state.unwinder_ready)) {  // libunwind not pre-warmed yet (start.c)
+        uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], ret;
+        slot->frames[slot->frame_count++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        while (slot->frame_count < FL_THREAD_FRAMES && fl_frame_pointer_step(&fp, &sp, &ret)) slot->frames[slot->frame_count++] = ret;
+        if (slot->frame_count == FL_THREAD_FRAMES) slot->stopped_by = "limit";
+        return;
+    }
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
         slot->frames[slot->frame_count++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];

@@ -91,24 +91,42 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     fl_walk(&cursor, out, 1);
 }
 
-// Runs on the crashing thread; compromised context. The fallback when libunwind cannot finish
-// (the watchdog fired): follow the saved frame-pointer chain from the signal's rbp. Swift keeps
-// frame pointers; C built with -fomit-frame-pointer yields fewer frames. Every stack read goes
-// through fl_safe_copy, and the chain must move strictly up the stack, so a corrupt stack ends
-// the walk instead of faulting.
+// Runs on a thread in a signal handler; compromised context. One step up the saved frame-pointer
+// chain: the return address of the frame at *fp, then *fp and *sp move to the caller's frame.
+// Every stack read goes through fl_safe_copy, and the chain must move strictly up the stack, so a
+// corrupt stack ends the walk (returns 0) instead of faulting.
+int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_address) {
+    if (*fp < *sp || (*fp & 7) != 0) return 0;
+    uintptr_t pair[2];  // [saved rbp, return address]
+    if (fl_safe_copy(pair, *fp, sizeof pair) != 0 || pair[1] == 0) return 0;
+    *return_address = pair[1];
+    if (pair[0] <= *fp) {
+        *sp = *fp = UINTPTR_MAX;  // the return address counts; the chain ends here
+        return 1;
+    }
+    *sp = *fp;
+    *fp = pair[0];
+    return 1;
+}
+
+// Runs on the crashing thread; compromised context. Follows the saved frame-pointer chain from
+// the signal's rbp: the fallback when libunwind cannot finish (the watchdog fired), and the walk
+// for a crash that comes before start's background preparation has made libunwind safe to enter
+// (start.c). Swift keeps frame pointers; C built with -fomit-frame-pointer yields fewer frames.
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out) {
     out->inner_count = 0;
     out->total_count = 0;
     out->method = "frame-pointers";
+    out->stopped_by = "end";
     fl_push_frame(out, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], 1);
     uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    while (out->total_count < FL_MAX_UNWIND_STEPS && fp >= sp && (fp & 7) == 0) {
-        uintptr_t pair[2];  // [saved rbp, return address]
-        if (fl_safe_copy(pair, fp, sizeof pair) != 0 || pair[1] == 0) break;
-        fl_push_frame(out, pair[1], 0);
-        if (pair[0] <= fp) break;
-        sp = fp;
-        fp = pair[0];
+    uintptr_t return_address;
+    while (fl_frame_pointer_step(&fp, &sp, &return_address)) {
+        if (out->total_count >= FL_MAX_UNWIND_STEPS) {
+            out->stopped_by = "limit";
+            return;
+        }
+        fl_push_frame(out, return_address, 0);
     }
 }

@@ -16,97 +16,137 @@ public enum Faultline {
         public var dataDirectory = ""
         public var sessionID = ""
         public var installID = ""
-        /// Problems that left part of the SDK off; the app keeps running regardless.
-        public var warnings: [String] = []
-        /// Time spent installing the crash core (alternate stack, buffers, unwinder pre-warm, sigaction).
+        /// Problems that left part of the SDK off; the app keeps running regardless. Includes what
+        /// start's background half found (an unusable outbox, corrupt crash reports): reading this
+        /// waits for that half to finish (up to 10 s; usually a few milliseconds after start).
+        public var warnings: [String] { startWarnings + (preparation?.result(timeout: 10)?.warnings ?? []) }
+        /// Time `faultline_crash_start` took on the calling thread (installing the handler; its
+        /// unwinder pre-warm and module scan run on its background thread).
         public var crashHandlerStartNanoseconds: UInt64 = 0
-        /// Crash reports of earlier runs turned into events during this start.
-        public var pickup = CrashPickup()
+        /// Crash reports of earlier runs turned into events by this start's background half;
+        /// reading this waits for it, like `warnings`.
+        public var pickup: CrashPickup { preparation?.result(timeout: 10)?.pickup ?? CrashPickup() }
+
+        var startWarnings: [String] = []
+        var preparation: StartPreparation?
     }
 
     /// Starts crash capture and (with a valid DSN) sending. Safe to call again: later calls
     /// update the context and pick up new reports.
     /// - A missing DSN: crashes are still captured and converted into the outbox, nothing is sent.
     /// - A malformed DSN, or one carrying a server token: the SDK stays off entirely.
+    ///
+    /// On the calling thread: the DSN, the data directory's root, the install id, the crash
+    /// context and the crash handler. Everything else (outbox scan, pickup of earlier crash
+    /// reports, network set-up, the worker) runs on the crash core's background thread right
+    /// after; whatever needs it waits for it (StartPreparation).
     @discardableResult
     public static func start(_ options: Options) -> StartResult {
         var result = StartResult()
         var dsn: DSN?
-        if let raw = options.dsn, !raw.trimmingCharacters(in: .whitespaces).isEmpty {
+        if let raw = options.dsn, !DSN.isBlank(raw) {
             do { dsn = try DSN(parsing: raw) } catch {
-                result.warnings.append("Faultline is off: \(error.description)")
-                warnOnce(result.warnings.last!)
+                result.startWarnings.append("Faultline is off: \(error.description)")
+                warnOnce(result.startWarnings.last!)
                 return result
             }
         } else {
-            result.warnings.append("no DSN given: crashes are captured to disk but nothing is sent")
+            result.startWarnings.append("no DSN given: crashes are captured to disk but nothing is sent")
         }
 
         let data = DataDirectory(root: options.resolvedDataDirectory)
         result.dataDirectory = data.root
-        do { try data.create() } catch {
-            result.warnings.append("Faultline is off: cannot use data directory \(data.root): \(error)")
-            warnOnce(result.warnings.last!)
+        do { try data.createRoot() } catch {
+            result.startWarnings.append("Faultline is off: cannot use data directory \(data.root): \(error)")
+            warnOnce(result.startWarnings.last!)
             return result
         }
-        result.installID = data.installID()
+        let install = data.installID()
+        result.installID = install.id
         if options.captureStderr {
             do { try StderrCapture.start(file: options.stderrFile ?? data.root + "/stderr.log", tailBytes: options.stderrTailBytes) } catch {
-                result.warnings.append("stderr is not captured: \(error.description)")
-                warnOnce(result.warnings.last!)
+                result.startWarnings.append("stderr is not captured: \(error.description)")
+                warnOnce(result.startWarnings.last!)
             }
         }
         let state = SDKState.shared
-        let sessionID = state.sessionID
-        result.sessionID = sessionID
-
-        let outbox: Outbox
-        do { outbox = try state.outbox(directory: data.outbox, byteCap: options.queueByteCap) } catch {
-            result.warnings.append("Faultline is off: cannot use outbox \(data.outbox): \(error)")
-            warnOnce(result.warnings.last!)
-            return result
-        }
-
-        // Pick up the previous run's crash before installing our handler for this one.
-        let header: (String) -> JSONValue = { eventID in envelopeHeader(eventID: eventID, dsn: dsn) }
-        result.pickup = PendingCrashReports.convert(crashDirectory: data.crashes, corruptDirectory: data.corruptCrashes,
-                                                    outbox: outbox, sdkName: sdkName, envelopeHeader: header)
-        if let dir = options.swiftBacktraceDirectory {
-            result.pickup.merge(PendingSwiftBacktraceLogs.convert(directory: dir, corruptDirectory: data.corruptCrashes, outbox: outbox,
-                                                                  context: pickupContext(options, installID: result.installID),
-                                                                  sdkName: sdkName, envelopeHeader: header))
-        }
-        if !result.pickup.setAside.isEmpty {
-            result.warnings.append("\(result.pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
-        }
+        result.sessionID = state.sessionID
 
         TraceSampler.rate = options.tracesSampleRate
-        let context = ScopeContext(options: options, sessionID: sessionID, installID: result.installID)
-        state.configure(options: options, dsn: dsn, context: context, dataDirectory: data)
+        let context = ScopeContext(options: options, sessionID: state.sessionID, installID: install.id)
+        let preparation = StartPreparation()
+        result.preparation = preparation
+        state.configure(options: options, dsn: dsn, context: context, dataDirectory: data, preparation: preparation)
+        // Log lines from now on are kept for sending, before the worker exists.
+        if dsn != nil { LogBuffer.shared.configure(enabled: true, level: options.sendLogsAtOrAbove) }
+        ExitHooks.waitForStartAtExit()
+
+        let background: @Sendable () -> Void = { [dsn] in
+            if install.isNew { data.persistInstallID(install.id) }
+            prepareInBackground(options: options, dsn: dsn, data: data, context: context, preparation: preparation)
+        }
         if options.captureCrashes {
+            // The context first: a crash the moment the handler is in carries it.
+            CrashHandler.setContext(context.crashContextJSON())
             do {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 defer { result.crashHandlerStartNanoseconds = DispatchTime.now().uptimeNanoseconds - t0 }
-                try CrashHandler.start(crashDirectory: data.crashes)
-                CrashHandler.setContext(context.crashContextJSON())
+                try CrashHandler.start(crashDirectory: data.crashes, then: background)
                 result.crashHandlerInstalled = true
             } catch {
-                result.warnings.append("crash handler not installed: \(error.description)")
-                warnOnce(result.warnings.last!)
+                result.startWarnings.append("crash handler not installed: \(error.description)")
+                warnOnce(result.startWarnings.last!)
             }
         }
-        if let dsn {
-            let headers = ["X-Faultline-Install-Id": result.installID] .merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
-            state.startSending(dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
-                               markerDirectory: data.root + "/sessions", crashedSessions: result.pickup.previousSessionCrashed)
-            result.sending = true
-        }
+        if !result.crashHandlerInstalled { Thread.detachNewThread(background) }
+        result.sending = dsn != nil
         return result
+    }
+
+    /// Start's background half (the crash core's preparation thread, or a thread of its own when
+    /// crashes are not captured): outbox, pickup of earlier crash reports, then sending.
+    private static func prepareInBackground(options: Options, dsn: DSN?, data: DataDirectory, context: ScopeContext,
+                                            preparation: StartPreparation) {
+        var warnings: [String] = []
+        let state = SDKState.shared
+        let outbox: Outbox
+        do {
+            try data.create()
+            outbox = try state.outbox(directory: data.outbox, byteCap: options.queueByteCap)
+        } catch {
+            warnings.append("crashes are captured to disk but neither converted nor sent: cannot use outbox \(data.outbox): \(error)")
+            warnOnce(warnings.last!)
+            preparation.finish(pickup: CrashPickup(), warnings: warnings)
+            return
+        }
+        preparation.settleOutbox()
+
+        // Reports of earlier runs; never this process's own (a crash in the meantime is being
+        // written by this process's handler, and the next launch converts it).
+        let header: (String) -> JSONValue = { eventID in envelopeHeader(eventID: eventID, dsn: dsn) }
+        var pickup = PendingCrashReports.convert(crashDirectory: data.crashes, corruptDirectory: data.corruptCrashes,
+                                                 outbox: outbox, sdkName: sdkName, envelopeHeader: header,
+                                                 skipping: CrashHandler.isStarted ? CrashHandler.nextCrashEventID : nil)
+        if let dir = options.swiftBacktraceDirectory {
+            pickup.merge(PendingSwiftBacktraceLogs.convert(directory: dir, corruptDirectory: data.corruptCrashes, outbox: outbox,
+                                                           context: pickupContext(options, installID: context.installID),
+                                                           sdkName: sdkName, envelopeHeader: header))
+        }
+        if !pickup.setAside.isEmpty {
+            warnings.append("\(pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
+        }
+        if let dsn {
+            let headers = ["X-Faultline-Install-Id": context.installID] .merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
+            state.startSending(dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
+                               markerDirectory: data.root + "/sessions", crashedSessions: pickup.previousSessionCrashed)
+        }
+        preparation.finish(pickup: pickup, warnings: warnings)
     }
 
     /// Sends everything queued now and waits up to `timeout` seconds. False if not started or timed out.
     @discardableResult
     public static func flush(timeout: Double = 5) -> Bool {
+        SDKState.shared.waitForStart(timeout: timeout)
         guard let w = Worker.shared else { return false }
         TransactionSender.shared.drain()  // ended transactions into the outbox first
         return w.flush(timeout: timeout)
@@ -116,6 +156,7 @@ public enum Faultline {
     public static func close(timeout: Double = 2) {
         // A forked child inherits this hook but not the worker thread, nor the parent's session.
         guard getpid() == SDKState.shared.startedPID else { return }
+        SDKState.shared.waitForStart(timeout: timeout)
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
         w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
         TransactionSender.shared.drain()
@@ -160,8 +201,14 @@ final class SDKState: Sendable {
         var context: ScopeContext?
         var dataDirectory: DataDirectory?
         var workerStarted = false
+        var preparation: StartPreparation?
     }
     private let inner = Mutex(Inner())
+
+    /// Waits (bounded) until the latest start's background half has run.
+    func waitForStart(timeout: Double) {
+        _ = inner.withLock { $0.preparation }?.result(timeout: timeout)
+    }
 
     func outbox(directory: String, byteCap: Int) throws -> Outbox {
         try inner.withLock { s in
@@ -171,7 +218,11 @@ final class SDKState: Sendable {
             return o
         }
     }
-    var currentOutbox: Outbox? { inner.withLock { $0.outbox } }
+    /// The outbox; right after start, once start's background half has made it.
+    var currentOutbox: Outbox? {
+        inner.withLock { $0.preparation }?.waitForOutbox(timeout: 5)
+        return inner.withLock { $0.outbox }
+    }
     var dsn: DSN? { inner.withLock { $0.dsn } }
     var context: ScopeContext? { inner.withLock { $0.context } }
     var options: Options? { inner.withLock { $0.options } }
@@ -180,7 +231,6 @@ final class SDKState: Sendable {
     /// headers and outbox of the first start stay in use for the life of the process.
     func startSending(dsn: DSN, outbox: Outbox, headers: [String: String], options: Options, context: ScopeContext,
                       markerDirectory: String, crashedSessions: [String]) {
-        LogBuffer.shared.configure(enabled: true, level: options.sendLogsAtOrAbove)
         // One worker per process, decided under the lock so two racing starts cannot make two.
         let first = inner.withLock { s -> Bool in
             if s.workerStarted { return false }
@@ -188,14 +238,13 @@ final class SDKState: Sendable {
             return true
         }
         guard first else { return }
-        // Everything slow (URLSession, the session marker's fsync) happens on the worker's own
-        // thread, so start stays cheap for the app's launch.
+        // This runs on start's background thread (Faultline.prepareInBackground), not the app's.
         let transport = HTTPTransport(dsn: dsn, extraHeaders: headers)
         // libcurl's global init (inside URLSession's) initialises OpenSSL, which registers its own
-        // atexit clean-up. Done here on the caller's thread, before our exit hook is registered:
-        // our flush at exit then runs while OpenSSL still works, and an exit can never tear
-        // OpenSSL down under a half-initialised libcurl on the worker thread (a crash the tests
-        // caught once in ~100 short runs). It costs about 2 ms of start, only with a DSN.
+        // atexit clean-up. Done before our exit hook is registered: our flush at exit then runs
+        // while OpenSSL still works. An exit that comes while this thread is still here waits
+        // for it (ExitHooks.waitForStartAtExit), so exit never tears OpenSSL down under a
+        // half-initialised libcurl (a crash the tests caught once in ~100 short runs).
         transport.prepare()
         let worker = Worker(flusher: Flusher(outbox: outbox, transport: transport), dsn: dsn) {
             let items = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
@@ -213,8 +262,9 @@ final class SDKState: Sendable {
         worker.start()
     }
 
-    func configure(options: Options, dsn: DSN?, context: ScopeContext, dataDirectory: DataDirectory) {
+    func configure(options: Options, dsn: DSN?, context: ScopeContext, dataDirectory: DataDirectory, preparation: StartPreparation) {
         inner.withLock { s in
+            s.preparation = preparation
             s.options = options
             s.dsn = dsn
             s.context = context
@@ -258,18 +308,30 @@ struct ScopeContext: Sendable {
         return ["type": "os", "name": "Linux", "kernel_version": .string(field(u.release)), "version": .string(field(u.release))]
     }
 
-    /// Pre-serialised for the crash handler, which only copies these bytes into a report.
-    func crashContextJSON() -> JSONValue {
-        var o: [String: JSONValue] = ["session_id": .string(sessionID), "install_id": .string(installID),
-                                      "session_started": .string(SessionTracker.iso(sessionStarted)),
-                                      "server_name": .string(serverName),
-                                      // The trace logs and events of this process carry, so a crash joins them.
-                                      "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"],
-                                      "contexts": ["os": osContext, "device": ["type": "device", "arch": "x86_64"]]]
-        if let r = release { o["release"] = .string(r) }
-        if let e = environment { o["environment"] = .string(e) }
-        if let s = service { o["service"] = .string(s) }
-        if let a = appID { o["app_id"] = .string(a) }
-        return .object(o)
+    /// Pre-serialised for the crash handler, which only copies these bytes into a report. Written
+    /// key by key in sorted order (what JSONValue's serialisation gives): building the JSONValue
+    /// tree first cost most of start's Swift half on the app's thread.
+    func crashContextJSON() -> [UInt8] {
+        var u = utsname()
+        uname(&u)
+        let kernel = withUnsafeBytes(of: u.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        var w = JSONWriter(capacity: 768)
+        w.raw("{")
+        if let a = appID { w.key("app_id"); w.string(a); w.comma() }
+        w.raw("\"contexts\":{\"device\":{\"arch\":\"x86_64\",\"type\":\"device\"},\"os\":{\"kernel_version\":")
+        w.string(kernel)
+        w.raw(",\"name\":\"Linux\",\"type\":\"os\",\"version\":"); w.string(kernel); w.raw("}},")
+        if let e = environment { w.key("environment"); w.string(e); w.comma() }
+        w.key("install_id"); w.string(installID); w.comma()
+        if let r = release { w.key("release"); w.string(r); w.comma() }
+        w.key("server_name"); w.string(serverName); w.comma()
+        if let s = service { w.key("service"); w.string(s); w.comma() }
+        w.key("session_id"); w.string(sessionID); w.comma()
+        w.key("session_started"); w.string(SessionTracker.iso(sessionStarted)); w.comma()
+        // The trace logs and events of this process carry, so a crash joins them.
+        w.raw("\"trace\":{\"span_id\":"); w.string(String(newEventID().prefix(16)))
+        w.raw(",\"trace_id\":"); w.string(traceID); w.raw(",\"type\":\"trace\"}}")
+        return w.bytes
     }
 }
+

@@ -59,10 +59,11 @@ public struct Options: Sendable {
 
     var resolvedDataDirectory: String {
         if let d = dataDirectory, !d.isEmpty { return d }
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (env["HOME"].map { $0 + "/.local/state" } ?? NSTemporaryDirectory())
-        let exe = (CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent }) ?? "app"
+        // getenv, not ProcessInfo's environment dictionary (which copies every variable, on the app's thread at start).
+        func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        let base = env("XDG_STATE_HOME").flatMap { $0.isEmpty ? nil : $0 }
+            ?? (env("HOME").map { $0 + "/.local/state" } ?? NSTemporaryDirectory())
+        let exe = CommandLine.arguments.first.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "app"
         return base + "/faultline/" + exe
     }
 }

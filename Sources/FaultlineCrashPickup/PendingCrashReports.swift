@@ -2,25 +2,20 @@
 import Foundation
 import FaultlineProtocol
 
-/// What one pass over the crash directory did.
-public struct CrashPickup: Sendable, Equatable {
-    public var converted: [String] = []   // event ids now in the outbox
-    public var setAside: [String] = []    // corrupt reports moved to crashes/corrupt
-    public var previousSessionCrashed: [String] = []  // session ids of the crashed runs
-    public init() {}
-}
-
 package enum PendingCrashReports {
     /// Oldest first. The report is removed only after its event is durably in the outbox, so a
     /// crash or kill during pickup converts it again next time (the event id dedups on the server).
+    /// `skipping`: the event id of the running process's own next report (the SDK converts in the
+    /// background after its handler is installed; a crash meanwhile is left for the next launch).
     package static func convert(crashDirectory: String, corruptDirectory: String, outbox: Outbox,
-                        sdkName: String, envelopeHeader: (String) -> JSONValue) -> CrashPickup {
+                        sdkName: String, envelopeHeader: (String) -> JSONValue, skipping ownEventID: String? = nil) -> CrashPickup {
         var result = CrashPickup()
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: crashDirectory) else { return result }
         removeAbandonedTemporaries(in: crashDirectory, names: names)
         for file in PendingCrashFile.list(in: crashDirectory) where file.kind == .faultlineReport {
             let path = file.path
+            if let own = ownEventID, (path as NSString).lastPathComponent.contains(own) { continue }
             guard let data = fm.contents(atPath: path) else { continue }
             let event: JSONValue, report: CrashReport
             do {
@@ -59,22 +54,5 @@ package enum PendingCrashReports {
             let p = dir + "/" + n
             if now - PendingCrashFile.modificationTime(p) > 60 { unlink(p) }
         }
-    }
-}
-
-/// Sentry session update payloads.
-enum SessionUpdate {
-    static func crashed(sessionID: String, report: CrashReport) -> JSONValue {
-        var attrs: [String: JSONValue] = [:]
-        if let r = report.context["release"]?.stringValue { attrs["release"] = .string(r) }
-        if let e = report.context["environment"]?.stringValue { attrs["environment"] = .string(e) }
-        let ts = SentryTimestamp.rfc3339(report.timestamp)
-        var s: [String: JSONValue] = [
-            "sid": .string(sessionID), "status": "crashed", "errors": 1, "init": false,
-            "timestamp": .string(ts), "attrs": .object(attrs),
-        ]
-        if let install = report.context["install_id"]?.stringValue { s["did"] = .string(install) }
-        s["started"] = report.context["session_started"] ?? .string(ts)
-        return .object(s)
     }
 }

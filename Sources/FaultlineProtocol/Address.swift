@@ -1,4 +1,4 @@
-// Addresses and frames: a program counter and a return address are different things.
+// A virtual address in a process or an ELF file; FrameAddress says which kind a frame holds.
 
 /// A virtual address in a process or an ELF file.
 public struct Address: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -15,25 +15,6 @@ public struct Address: Hashable, Sendable, Comparable, CustomStringConvertible {
         guard !s.isEmpty, let v = UInt64(s, radix: 16) else { return nil }
         value = v
     }
-}
-
-/// One entry of a captured stack. Frame 0 of a crash is the exact faulting instruction; every
-/// other frame is a return address, which points *after* the call, so lookups use `address - 1`.
-public enum FrameAddress: Hashable, Sendable {
-    case programCounter(Address)
-    case returnAddress(Address)
-
-    public var address: Address {
-        switch self { case .programCounter(let a), .returnAddress(let a): return a }
-    }
-    /// The address to look up in debug info: inside the call instruction for return addresses.
-    public var lookupAddress: Address {
-        switch self {
-        case .programCounter(let a): return a
-        case .returnAddress(let a): return a.value > 0 ? Address(a.value - 1) : a
-        }
-    }
-    public var isReturnAddress: Bool { if case .returnAddress = self { return true } else { return false } }
 }
 
 extension String {

@@ -1,4 +1,4 @@
-// Identity of code: a GNU build-id and the Sentry debug_id derived from it.
+// Identity of code: a GNU build-id (Sentry's debug id derived from it is DebugID).
 
 /// A GNU build-id (the `NT_GNU_BUILD_ID` note), kept as raw bytes and printed as lowercase hex.
 public struct BuildID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
@@ -41,58 +41,5 @@ public struct BuildID: Hashable, Sendable, Comparable, CustomStringConvertible, 
     }
     public func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer(); try c.encode(hex)
-    }
-}
-
-/// Sentry's `debug_id`: a UUID (lowercase, dashed) plus an age, which is always 0 for ELF.
-public struct DebugID: Hashable, Sendable, CustomStringConvertible {
-    public let uuidBytes: [UInt8]
-    public init(uuidBytes: [UInt8]) { precondition(uuidBytes.count == 16); self.uuidBytes = uuidBytes }
-
-    /// Parses `c0bcc3f1-9827-fe65-3058-404b2831d9e6` with or without dashes or an `-0` age suffix.
-    public init?(string: String) {
-        var s = string.lowercased().replacingOccurrencesOfDash()
-        if s.count == 33, s.hasSuffix("0") { s.removeLast() }
-        guard s.count == 32, let b = HexBytes.decode(s) else { return nil }
-        self.uuidBytes = b
-    }
-
-    public var description: String {
-        let h = HexBytes.encode(uuidBytes)
-        let c = Array(h)
-        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
-    }
-}
-
-extension String {
-    fileprivate func replacingOccurrencesOfDash() -> String { String(self.filter { $0 != "-" }) }
-}
-
-/// Hex helpers without Foundation so the crash-adjacent code paths stay light.
-public enum HexBytes {
-    public static func encode(_ bytes: [UInt8]) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8](); out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-    public static func decode(_ hex: String) -> [UInt8]? {
-        let u = Array(hex.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        var out = [UInt8](); out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo); i += 2
-        }
-        return out
-    }
-    @inline(__always) static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 97...102: return c - 87
-        case 65...70: return c - 55
-        default: return nil
-        }
     }
 }

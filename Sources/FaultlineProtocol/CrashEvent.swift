@@ -155,10 +155,6 @@ public enum CrashEvent {
     }
 }
 
-public enum FaultlineVersion {
-    public static let string = "0.1.0"
-}
-
 extension CrashEvent {
     /// Faultline's own functions that can show up in a crashing thread's stack (the thread-start
     /// wrapper, the signal handler and what it calls): not the app's code, whatever module they

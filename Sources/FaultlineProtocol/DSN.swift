@@ -1,26 +1,5 @@
-// DSN and keys: who may send (public key) versus who may read and upload (server token).
+// The DSN: where a client sends events and with which public key.
 import Foundation
-
-/// A public key embedded in apps. Sentry's format: 32 lowercase hex characters; any other
-/// Sentry-compatible key also parses, so DSNs of other servers work unchanged.
-public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
-    public let value: String
-    public init(_ value: String) { self.value = value }
-    public var description: String { value }
-}
-
-/// A secret that can upload debug files and read data. Never shipped inside a binary, so it
-/// has a prefix nobody can mistake for a public key.
-public struct ServerToken: Hashable, Sendable, CustomStringConvertible {
-    public static let prefix = "flst_"
-    public let value: String
-    public init?(_ value: String) {
-        guard ServerToken.looksLikeServerToken(value) else { return nil }
-        self.value = value
-    }
-    public var description: String { String(value.prefix(9)) + "…" }
-    public static func looksLikeServerToken(_ s: String) -> Bool { s.hasPrefix(prefix) }
-}
 
 /// `{scheme}://{public_key}@{host}[:{port}]{path}/{project_id}`.
 public struct DSN: Hashable, Sendable, CustomStringConvertible {
@@ -53,11 +32,18 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
     }
 
     public init(parsing string: String) throws(ParseError) {
-        let s = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        let s = DSN.trimmed(string)
         guard !s.isEmpty else { throw .empty }
-        guard let url = URLComponents(string: s), let scheme = url.scheme, let host = url.host, !host.isEmpty else {
-            throw .notAURL(s)
+        let url: URLParts
+        if let plain = DSN.plainParts(s) {
+            url = plain
+        } else {
+            guard let c = URLComponents(string: s), let scheme = c.scheme, let host = c.host, !host.isEmpty else {
+                throw .notAURL(s)
+            }
+            url = URLParts(scheme: scheme, user: c.user, host: host, port: c.port, path: c.path)
         }
+        let scheme = url.scheme, host = url.host
         guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
         guard let user = url.user, !user.isEmpty else { throw .missingPublicKey }
         if ServerToken.looksLikeServerToken(user) { throw .serverTokenInDSN }
@@ -72,6 +58,66 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
         self.port = url.port
         self.pathPrefix = String(path[..<slash])
         self.projectID = project
+    }
+
+    struct URLParts: Equatable {
+        var scheme: String
+        var user: String?
+        var host: String
+        var port: Int?
+        var path: String
+    }
+
+    /// The parts of a plain DSN — `scheme://user[:password]@host[:port][/path]` in lowercase
+    /// scheme letters and unreserved ASCII, the shape every DSN a server prints has — split by
+    /// hand; nil for anything else (percent-escapes, IPv6 brackets, queries, a missing host),
+    /// which URLComponents then parses. Its first use in a process costs a few hundred
+    /// microseconds, and the SDK parses its DSN on the app's thread at start.
+    /// DSNTests checks that both agree on plain DSNs.
+    static func plainParts(_ s: String) -> URLParts? {
+        let b = Array(s.utf8)
+        func unreserved(_ c: UInt8) -> Bool {
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+        }
+        var i = 0
+        while i < b.count, b[i] >= 0x61, b[i] <= 0x7A { i += 1 }
+        guard i > 0, b.count > i + 3, b[i] == 0x3A, b[i + 1] == 0x2F, b[i + 2] == 0x2F else { return nil }
+        let scheme = String(decoding: b[..<i], as: UTF8.self)
+        let authorityStart = i + 3
+        var end = authorityStart
+        while end < b.count, b[end] != 0x2F { end += 1 }
+        let authority = b[authorityStart..<end]
+        guard let at = authority.firstIndex(of: 0x40), authority.lastIndex(of: 0x40) == at else { return nil }
+        let userinfo = authority[authorityStart..<at], hostport = authority[(at + 1)...]
+        guard userinfo.allSatisfy({ unreserved($0) || $0 == 0x3A }), hostport.allSatisfy({ unreserved($0) || $0 == 0x3A }) else { return nil }
+        let user = userinfo.firstIndex(of: 0x3A).map { userinfo[..<$0] } ?? userinfo
+        var host = hostport[...], port: Int?
+        if let colon = hostport.firstIndex(of: 0x3A) {
+            let digits = hostport[(colon + 1)...]
+            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            host = hostport[..<colon]
+            port = Int(String(decoding: digits, as: UTF8.self))
+        }
+        guard !host.isEmpty, host.allSatisfy(unreserved) else { return nil }
+        let path = b[end...]
+        guard path.allSatisfy({ unreserved($0) || $0 == 0x2F }) else { return nil }
+        return URLParts(scheme: scheme, user: String(decoding: user, as: UTF8.self), host: String(decoding: host, as: UTF8.self),
+                        port: port, path: String(decoding: path, as: UTF8.self))
+    }
+
+    /// Nothing but spaces and tabs (and Unicode spaces): no DSN given, rather than a malformed one.
+    public static func isBlank(_ s: String) -> Bool {
+        guard s.utf8.allSatisfy({ $0 < 0x80 }) else { return s.trimmingCharacters(in: .whitespaces).isEmpty }
+        return s.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
+
+    /// Surrounding whitespace and newlines removed; ASCII by hand, anything else by Foundation.
+    static func trimmed(_ s: String) -> String {
+        let b = s.utf8
+        guard b.allSatisfy({ $0 < 0x80 }) else { return s.trimmingCharacters(in: .whitespacesAndNewlines) }
+        func space(_ c: UInt8) -> Bool { c == 0x20 || (c >= 0x09 && c <= 0x0D) }
+        guard let first = b.firstIndex(where: { !space($0) }), let last = b.lastIndex(where: { !space($0) }) else { return "" }
+        return String(decoding: b[first...last], as: UTF8.self)
     }
 
     public var hostAndPort: String { port.map { "\(host):\($0)" } ?? host }

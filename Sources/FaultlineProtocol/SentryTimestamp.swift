@@ -1,5 +1,5 @@
-// Sentry timestamps: seconds since the epoch as a number, or an RFC 3339 string. Read and written
-// here once, through Foundation's ISO8601DateFormatter.
+// Sentry timestamps: seconds since the epoch as a number, or an RFC 3339 string. Read here once,
+// through Foundation's ISO8601DateFormatter, and written by hand.
 import Foundation
 
 public enum SentryTimestamp {
@@ -47,10 +47,29 @@ public enum SentryTimestamp {
         return (text + String(decoding: b[i...], as: UTF8.self), hasFraction)
     }
 
-    /// RFC 3339 in UTC with milliseconds, as Sentry's session payloads carry it.
+    /// RFC 3339 in UTC with milliseconds (rounded), as Sentry's session payloads carry it:
+    /// `2026-12-01T09:30:00.123Z`. Written by hand from gmtime_r: the first
+    /// ISO8601DateFormatter of a process loads ICU's calendar data (over a millisecond), and the
+    /// SDK's start needs this string on the app's thread. Years outside 0…9999 are clamped.
     public static func rfc3339(_ seconds: Double) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: Date(timeIntervalSince1970: seconds))
+        let clamped = seconds.isFinite ? min(max(seconds, -62_167_219_200), 253_402_300_799.999) : 0
+        let ms = Int64((clamped * 1000).rounded())  // to the nearest millisecond, as the formatter does
+        let whole = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        var t = time_t(whole)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        let millis = Int(ms - whole * 1000)
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        func digits(_ v: Int, _ n: Int) {
+            var d = 1
+            for _ in 1..<n { d *= 10 }
+            while d > 0 { out.append(UInt8(48 + (v / d) % 10)); d /= 10 }
+        }
+        digits(Int(tm.tm_year) + 1900, 4); out.append(0x2D); digits(Int(tm.tm_mon) + 1, 2); out.append(0x2D)
+        digits(Int(tm.tm_mday), 2); out.append(0x54); digits(Int(tm.tm_hour), 2); out.append(0x3A)
+        digits(Int(tm.tm_min), 2); out.append(0x3A); digits(Int(tm.tm_sec), 2); out.append(0x2E)
+        digits(millis, 3); out.append(0x5A)
+        return String(decoding: out, as: UTF8.self)
     }
 }

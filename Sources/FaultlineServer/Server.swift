@@ -17,14 +17,18 @@ public final class Server: @unchecked Sendable {
     public let processor: EventProcessor
     public let backfiller: Backfiller
     public let traceRetention: TraceRetention
+    /// Deletes events and items past `config.retention` in the background (idle when unset).
+    public let retention: Retention
     public let symbolicator: FrameSymbolicating
     /// Fetches missing debug files from `config.debuginfodUpstreams` (nil when there are none).
     public let upstream: UpstreamFetcher?
     let http: HTTPServer
     public let refusals: Refusals
     let chunks: ChunkUpload
+    /// Joins uploaded chunks into debug files on its own threads (DebugFiles/Assemble.swift).
+    let assembler: Assembler
     let web: WebUI?
-    /// Nil with a store that does not keep log archives (only SQLite does so far).
+    /// Nil with a store that does not keep log archives (SQLite and PostgreSQL both do).
     public let logArchives: LogArchives?
     public private(set) var bootstrap: Bootstrap?
 
@@ -40,7 +44,7 @@ public final class Server: @unchecked Sendable {
             store = try make(dir)
         } else if let url = config.databaseURL {
             // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
-            store = try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 4)
+            store = try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 4, durability: config.durability)
         } else {
             store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         }
@@ -62,11 +66,11 @@ public final class Server: @unchecked Sendable {
             return false
         })
         processor = EventProcessor(store: store, symbolicator: symbolicator)
-        backfiller = Backfiller(store: store, symbolicator: symbolicator)
+        backfiller = Backfiller(store: store, symbolicator: symbolicator, batchSize: config.backfillBatchSize)
         let refusals = Refusals()
         self.refusals = refusals
         let ingest = IngestHandler(store: store, limits: config.limits, processor: processor, refusals: refusals)
-        let chunks = try ChunkUpload(dataDirectory: dir)
+        let chunks = try ChunkUpload(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory.map { $0 + "/.chunks" })
         self.chunks = chunks
         // Leftovers of a previous run: staging files of assemblies it did not finish, partial
         // chunk writes, and chunks no assembly has asked for within the expiry.
@@ -76,6 +80,7 @@ public final class Server: @unchecked Sendable {
         let assembler = Assembler(store: store, chunks: chunks, debugFiles: debugFiles) { summary in
             if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
         }
+        self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }
         let processor = self.processor
         let store = self.store
@@ -89,10 +94,10 @@ public final class Server: @unchecked Sendable {
                                  "refused": .object(refusals.totals.mapValues { .int($0) }),
                                  "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
                             })
-        // The pages' queries (keyset pages, per-day counts) are SQLite's for now; another store
-        // serves the JSON API and ingest without them.
-        if let sqlite = store as? SQLiteStore {
-            web = try WebUI(store: sqlite, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from
+        // `makeStore` that does not speak SQL serves the JSON API and ingest without them.
+        if let webStore = store as? WebBackingStore {
+            web = try WebUI(store: webStore, symbolicator: symbolicator, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         } else {
             web = nil
         }
@@ -103,6 +108,7 @@ public final class Server: @unchecked Sendable {
         router.logArchives = logArchives
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
+        retention = Retention(store: store, limits: config.retention, installWindowSeconds: Double(config.limits.installWindowSeconds))
         httpBox.server = http
         if try store.projects().isEmpty {
             do {
@@ -124,7 +130,9 @@ public final class Server: @unchecked Sendable {
     public func start() throws {
         processor.start()
         backfiller.start()
+        assembler.start()
         traceRetention.start()
+        retention.start()
         upstream?.start()
         web?.start()
         var o = config.http
@@ -143,8 +151,10 @@ public final class Server: @unchecked Sendable {
     public func stop() {
         http.stop()
         traceRetention.stop()
+        retention.stop()
         web?.stop()
         upstream?.stop()
+        assembler.stop()
         backfiller.stop()
         processor.stop()
         store.close()

@@ -29,6 +29,11 @@ public struct ServerConfiguration: Sendable {
     /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
     public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
 
+    /// Age and size limits for events and items (Retention/); none by default.
+    public var retention = RetentionLimits()
+    /// Stacks a backfill regroups per transaction; also how often it saves the point another node
+    /// resumes from if this one dies (`--backfill-batch`).
+    public var backfillBatchSize = 200
     /// Transactions and spans older than this many days are deleted (hourly); 0 keeps them.
     public var traceRetentionDays: Double = 30
     /// Upstream debuginfod servers for build-ids with frames and no debug file (empty: none).

@@ -52,6 +52,9 @@ struct IndexTables {
     var segmentStart: [UInt64] = [], segmentScope: [UInt32] = []
     var symbolAddress: [UInt64] = [], symbolSize: [UInt64] = [], symbolName: [UInt32] = [], symbolFile: [UInt32] = []
     var hasDWARF = false
+    /// Split-DWARF units whose .dwo was not found (their DW_AT_dwo_name). Not stored: an index
+    /// that lacks units is never persisted.
+    var missingSplitUnits: [String] = []
     /// The ELF's first load address, so a warm start needs no ELF file at all.
     var firstLoadAddress: UInt64 = 0
 
@@ -179,6 +182,8 @@ final class DWARFIndex: @unchecked Sendable {
     private let release: @Sendable (UnsafeRawPointer, Int) -> Void
     let hasDWARF: Bool
     let firstLoadAddress: UInt64
+    /// See `IndexTables.missingSplitUnits`; empty for an index loaded from the cache.
+    private(set) var missingSplitUnits: [String] = []
 
     let strings: UnsafeBufferPointer<UInt8>
     let files: UnsafeBufferPointer<UInt32>
@@ -267,10 +272,13 @@ final class DWARFIndex: @unchecked Sendable {
     /// consumed so their arrays are freed before the caller goes on (peak memory).
     static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex? {
         var t = consume tables
+        let missing = t.missingSplitUnits
         let (mem, length) = t.serialize(buildID: buildID)
         // Validated like a file from disk: a builder bug becomes "unreadable", not a crash.
-        return try? DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
-                               release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
+        let index = try? DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
+                                    release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
+        index?.missingSplitUnits = missing
+        return index
     }
 
     /// The index's bytes, exactly as they are stored in a cache file.

@@ -20,7 +20,7 @@ struct StringPool {
     mutating func intern(_ s: String) -> UInt32 {
         if let r = byContent[s] { return r }
         let r = UInt32(bytes.count)
-        bytes.append(contentsOf: s.utf8.filter { $0 != 0 })
+        if s.utf8.contains(0) { bytes.append(contentsOf: s.utf8.filter { $0 != 0 }) } else { bytes.append(contentsOf: s.utf8) }
         bytes.append(0)
         byContent[s] = r
         return r
@@ -58,19 +58,29 @@ struct DWARFIndexBuilder {
     /// The current unit's directory table when its DWARF is version 5 (see `join`).
     var currentDirectories: [String]? = nil
     var ranges: [ScopeRange] = []
+    /// DW_AT_dwo_name of skeleton units whose split unit libdw could not find (not persisted).
+    var missingSplitUnits: [String] = []
+    /// The supplementary file's Dwarf while walking a file that names it by `.debug_sup`.
+    private var supDwarf: OpaquePointer? = nil
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
     /// - Parameter units: offsets of the units to parse (a partial index, `UnitTable`); nil parses all.
     /// - Parameter path: the debug file's path; a full build then parses halves of the units on
-    ///   two threads (DWARFIndexParallel.swift), each over its own libelf/libdw handles.
-    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil) -> IndexTables {
-        if units == nil, let path, let t = buildInParallel(debugFile: debugFile, path: path, symbolSources: symbolSources) { return t }
+    ///   two threads (DWARFIndexParallel.swift), each with its own libdw sessions over the one Elf.
+    /// - Parameter supplementary: the supplementary file `debugFile` needs (dwz), found by the locator.
+    /// - Parameter symbolsOnly: read only ELF symbols.
+    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
+                      supplementary: String? = nil, symbolsOnly: Bool = false) -> IndexTables {
+        if !symbolsOnly, units == nil, let path,
+           let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary) { return t }
         var b = DWARFIndexBuilder()
-        b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units)
+        // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
+        if !symbolsOnly { b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary)) }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil)
         b.t.strings = b.pool.bytes
+        b.t.missingSplitUnits = b.missingSplitUnits
         return b.t
     }
 
@@ -81,7 +91,7 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?) -> Bool {
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -92,6 +102,8 @@ struct DWARFIndexBuilder {
         var finished = only?.isEmpty ?? false
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
+            if let supplementary { dwarf_setalt(dwarf, supplementary.dwarf) }
+            supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil
             finished = true
             var processed = 0
             while true {
@@ -115,9 +127,18 @@ struct DWARFIndexBuilder {
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
                 var unitType: UInt8 = 0
-                guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0 else { continue }
-                // Type units hold no code; skeleton units would need their .dwo (not supported).
-                guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
+                var splitDIE = Dwarf_Die()
+                guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, &splitDIE, nil, nil, nil) == 0 else { continue }
+                // Type units hold no code. A skeleton unit (split DWARF) keeps the line table and the
+                // unit's ranges; its DIEs are in the split unit libdw finds in the .dwo named by
+                // DW_AT_dwo_name (beside the file, else under DW_AT_comp_dir). libdw 0.188 reads no
+                // .dwp packages: such a unit is left out and reported (lookups fall back to symbols).
+                let isSkeleton = unitType == UInt8(DW_UT_skeleton)
+                guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || isSkeleton else { continue }
+                if isSkeleton && splitDIE.cu == nil {
+                    missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    continue
+                }
                 any = true
                 let unit = UInt32(t.cuRowStart.count)
                 var unitFiles: [Int: UInt32] = [:]
@@ -133,7 +154,16 @@ struct DWARFIndexBuilder {
                 var own = DWARFIndexBuilder.unitRanges(&cudie)
                 if own.isEmpty { own = sequenceRanges(from: rowStart) }
                 for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
-                walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
+                if isSkeleton {
+                    // DW_AT_call_file indexes the split unit's own file table (.debug_line.dwo)
+                    // when it has one; libdw gives the skeleton's otherwise.
+                    var splitFiles: OpaquePointer? = nil
+                    var nSplitFiles = 0
+                    if dwarf_getsrcfiles(&splitDIE, &splitFiles, &nSplitFiles) != 0 { splitFiles = files; nSplitFiles = nfiles }
+                    walkDIEs(&splitDIE, files: splitFiles, nfiles: nSplitFiles, compDir: compDir, unitFiles: &unitFiles)
+                } else {
+                    walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
+                }
             }
             dwarf_end(dwarf)
             DWARFIndexBuilder.releaseFilePages(elf)
@@ -294,6 +324,7 @@ struct DWARFIndexBuilder {
     /// specifications (plain dwarf_attr is NULL on inlined DIEs), else DW_AT_name (the artificial
     /// `Swift runtime failure: …` frame has only that).
     private mutating func scopeName(_ die: inout Dwarf_Die) -> UInt32 {
+        if let supDwarf { return supScopeName(&die, supDwarf) }
         var attr = Dwarf_Attribute()
         for a in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name] {
             if dwarf_attr_integrate(&die, UInt32(a), &attr) != nil, let s = dwarf_formstring(&attr) {
@@ -301,6 +332,37 @@ struct DWARFIndexBuilder {
             }
         }
         if let s = dwarf_diename(&die) { return pool.intern(cString: s) }
+        return IndexTables.none
+    }
+
+    /// `scopeName` for a file with a DWARF 5 supplementary file (`.debug_sup`): libdw 0.188's
+    /// dwarf_formref_die reads DW_FORM_ref_sup4/8 as offsets into the file's *own* .debug_info (only
+    /// DW_FORM_GNU_ref_alt goes to the alt file), so dwarf_attr_integrate would follow them to the
+    /// wrong DIE. Here the abstract-origin / specification chain is followed by hand, ref_sup
+    /// offsets into the supplementary file; then the first linkage name, else the first name.
+    private mutating func supScopeName(_ die: inout Dwarf_Die, _ sup: OpaquePointer) -> UInt32 {
+        var chain = [die]
+        var attr = Dwarf_Attribute()
+        var next = Dwarf_Die()
+        while chain.count < 16 {
+            var cur = chain[chain.count - 1]
+            guard dwarf_attr(&cur, UInt32(DW_AT_abstract_origin), &attr) != nil
+                    || dwarf_attr(&cur, UInt32(DW_AT_specification), &attr) != nil else { break }
+            if attr.form == UInt32(DW_FORM_ref_sup4) || attr.form == UInt32(DW_FORM_ref_sup8) {
+                guard let p = attr.valp else { break }
+                let size = attr.form == UInt32(DW_FORM_ref_sup4) ? 4 : 8
+                var off: UInt64 = 0
+                for i in 0..<size { off |= UInt64(p[i]) << (8 * UInt64(i)) }   // x86-64/aarch64: little-endian
+                guard dwarf_offdie(sup, off, &next) != nil else { break }
+            } else if dwarf_formref_die(&attr, &next) == nil { break }
+            chain.append(next)
+        }
+        for a in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name] {
+            for i in chain.indices {
+                var d = chain[i]
+                if dwarf_attr(&d, UInt32(a), &attr) != nil, let s = dwarf_formstring(&attr) { return pool.intern(cString: s) }
+            }
+        }
         return IndexTables.none
     }
 
@@ -425,20 +487,33 @@ struct DWARFIndexBuilder {
         }
         // llvm-symbolizer sorts by (address, size) stably and keeps the last of each address:
         // the largest symbol, and among equals the one latest in the table (a GLOBAL after its
-        // `.localalias`, the later of two identical-code-folded functions).
-        let order = chosen.indices.sorted { i, j in
-            let a = chosen[i], b = chosen[j]
-            if a.0 != b.0 { return a.0 < b.0 }
-            if a.1 != b.1 { return a.1 < b.1 }
-            return i < j
-        }
-        chosen = order.map { chosen[$0] }
+        // `.localalias`, the later of two identical-code-folded functions). The table index in
+        // the key makes the order total, so one in-place sort of plain keys does it (a sort of
+        // indices through a closure over tuples cost a few ms on a cold one-address run).
+        var keys = [(UInt64, UInt64, Int)]()
+        keys.reserveCapacity(chosen.count)
+        for (i, c) in chosen.enumerated() { keys.append((c.0, c.1, i)) }
+        keys.sort { $0 < $1 }
         var noFiles: [Int: UInt32] = [:]
-        for (i, s) in chosen.enumerated() where i == chosen.count - 1 || chosen[i + 1].0 != s.0 {
+        // Locals of one object file share their STT_FILE name pointer: look each up once.
+        var fileOfName: [UnsafeRawPointer: UInt32] = [:]
+        t.symbolAddress.reserveCapacity(keys.count)
+        t.symbolSize.reserveCapacity(keys.count)
+        t.symbolName.reserveCapacity(keys.count)
+        t.symbolFile.reserveCapacity(keys.count)
+        for (k, key) in keys.enumerated() where k == keys.count - 1 || keys[k + 1].0 != key.0 {
+            let s = chosen[key.2]
             t.symbolAddress.append(s.0)
             t.symbolSize.append(s.1)
             t.symbolName.append(deduplicate ? pool.intern(cString: s.2) : pool.append(cString: s.2))
-            t.symbolFile.append(s.3.map { fileRef(path: String(cString: $0), unitFiles: &noFiles, key: 0) } ?? IndexTables.none)
+            var file = IndexTables.none
+            if let f = s.3 {
+                if let known = fileOfName[UnsafeRawPointer(f)] { file = known } else {
+                    file = fileRef(path: String(cString: f), unitFiles: &noFiles, key: 0)
+                    fileOfName[UnsafeRawPointer(f)] = file
+                }
+            }
+            t.symbolFile.append(file)
         }
     }
 

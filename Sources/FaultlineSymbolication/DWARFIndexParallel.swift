@@ -1,8 +1,13 @@
-// A full index built on two threads: each parses about half of .debug_info (by bytes) over its
-// own libelf/libdw handles, then the second half's tables are appended to the first's.
+// A full index built on two threads: each parses about half of .debug_info (by bytes) with its
+// own libdw sessions over the one mapped Elf, then the second half's tables are appended to the
+// first's.
 //
-// libdw handles are not shared between threads (one Elf and one Dwarf per thread), so nothing
-// in libdw needs a lock. The merge re-interns the second builder's strings and renumbers its
+// libdw 0.188 is not thread-safe per Dwarf handle (abbreviations, line tables and split units are
+// loaded lazily into it), so each thread has its own (`dwarf_begin_elf` per session). libelf
+// (built without thread safety on Debian) caches section headers and section data in the Elf on
+// first use: one `dwarf_begin_elf` on this thread before the second starts loads everything libdw
+// asks libelf for, and afterwards both threads only read those caches and the mapping. One Elf,
+// not two: the file's pages are mapped, and counted in peak RSS, once. The merge re-interns the second builder's strings and renumbers its
 // files, scopes and rows; flattening and the symbol table then run once on the merged tables,
 // so the result is the index a single-threaded build produces (same lookups, same bytes out).
 import CDw
@@ -16,8 +21,8 @@ extension DWARFIndexBuilder {
     static let parallelThresholdBytes: UInt64 = 1 << 20
 
     /// Nil when one thread is the better choice (one CPU, a small file, an unreadable second handle).
-    static func buildInParallel(debugFile: ELFHandle, path: String, symbolSources: [ELFHandle],
-                                minimumBytes: UInt64 = parallelThresholdBytes) -> IndexTables? {
+    static func buildInParallel(debugFile: ELFHandle, symbolSources: [ELFHandle],
+                                minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil) -> IndexTables? {
         guard ProcessInfo.processInfo.activeProcessorCount >= 2,
               let units = UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
               units.totalBytes >= minimumBytes else { return nil }
@@ -26,27 +31,30 @@ extension DWARFIndexBuilder {
         var acc: UInt64 = 0, split = 1
         for (i, s) in units.sizes.enumerated() { acc += s; if acc >= half { split = max(1, min(i + 1, units.offsets.count - 1)); break } }
         let first = Array(units.offsets[..<split]), second = Array(units.offsets[split...])
-        guard let otherHandle = try? ELFHandle(path: path) else { return nil }
+        // Section headers, names and data (decompressed when compressed) cached in the Elf here.
+        guard let warm = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) else { return nil }
+        dwarf_end(warm)
 
         final class Box: @unchecked Sendable {
             var builder = DWARFIndexBuilder(); var any = false
             let handle: ELFHandle
             init(_ h: ELFHandle) { handle = h }
         }
-        let other = Box(otherHandle)
+        let other = Box(debugFile)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            other.any = other.builder.walkUnits(other.handle.elf, only: second)
+            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary))
             done.signal()
         }
         var b = DWARFIndexBuilder()
-        let any = b.walkUnits(debugFile.elf, only: first)
+        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary))
         done.wait()
         b.merge(other.builder)
         b.t.hasDWARF = any || other.any
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: true)
         b.t.strings = b.pool.bytes
+        b.t.missingSplitUnits = b.missingSplitUnits + other.builder.missingSplitUnits
         return b.t
     }
 

@@ -14,7 +14,7 @@ public struct LLVMStyleSymbolizer {
         public var invalidLines = 0
     }
 
-    private let module: LoadedModule?
+    private var module: LoadedModule?
     /// Demangle names (default). Off prints linkage names as stored.
     public var demangle = true
 
@@ -26,8 +26,16 @@ public struct LLVMStyleSymbolizer {
     /// compile units covering its addresses (the lazy cold path, LazyIndex.swift).
     public init(objectFile: String, symbolicator: Symbolicator, input: UnsafeRawBufferPointer? = nil) throws(ELFError) {
         let addresses = input.map { LLVMStyleSymbolizer.addresses(in: $0) }
-        module = try symbolicator.loadedModule(objectFile: objectFile, addresses: addresses)
+        switch try symbolicator.loadModule(objectFile: objectFile, addresses: addresses) {
+        case .success(let m): module = m
+        case .failure(let e): module = nil; unresolvedReason = e.reason
+        }
     }
+
+    /// Why nothing was found for the object (nil when something was).
+    public private(set) var unresolvedReason: UnresolvedReason?
+    /// Debug information that exists but is not used, and why (`Symbolicator.notes`).
+    public var notes: [String] { module?.notes ?? [] }
 
     /// The addresses of the lines of `input` that are addresses.
     static func addresses(in input: UnsafeRawBufferPointer) -> [UInt64] {

@@ -47,7 +47,7 @@ struct UnitTable: Sendable {
             guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
             var unitType: UInt8 = 0
             guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0,
-                  unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) else { continue }
+                  unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || unitType == UInt8(DW_UT_skeleton) else { continue }
             let u = t.offsets.count
             t.offsets.append(unitOffset)
             t.sizes.append(next - unitOffset)
@@ -90,6 +90,8 @@ final class LazyModuleSource: @unchecked Sendable {
     let modulePath: String?
     let buildID: BuildID?
     let firstLoadAddress: UInt64
+    /// The supplementary file (dwz) the debug file needs, if any.
+    var supplementaryPath: String?
     /// Full builds on two threads (`Symbolicator.parallelFullBuild`).
     var parallel = false
     /// Units the current partial index was built from.
@@ -118,7 +120,8 @@ final class LazyModuleSource: @unchecked Sendable {
         var sources = [debug]
         if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil)
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
+                                             supplementary: supplementaryPath)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
         return DWARFIndex.inMemory(consume tables, buildID: buildID)

@@ -63,6 +63,9 @@ public enum UnresolvedReason: String, Sendable, Hashable {
     case buildIDMismatch
     /// A debug file was found but could not be read.
     case unreadableDebugFile
+    /// The debug file was made by dwz and its supplementary file (`.gnu_debugaltlink` /
+    /// `.debug_sup`) was not found, and no file offers ELF symbols instead.
+    case missingSupplementaryFile
 
     public var message: String {
         switch self {
@@ -71,9 +74,12 @@ public enum UnresolvedReason: String, Sendable, Hashable {
         case .notInAnyModule: return "not in any module"
         case .buildIDMismatch: return "debug file has a different build-id"
         case .unreadableDebugFile: return "debug file unreadable"
+        case .missingSupplementaryFile: return "the debug file's supplementary (dwz) file is missing"
         }
     }
 }
+
+struct UnresolvedReasonError: Error { let reason: UnresolvedReason }
 
 public enum SymbolicationOutcome: Sendable, Hashable {
     /// Innermost first; the last frame is the out-of-line function.
@@ -96,12 +102,41 @@ final class LoadedModule: @unchecked Sendable {
     private var lazy: LazyModuleSource?
     /// Called with the full index when this module builds it (the symbolicator persists it).
     private let onFullIndex: (@Sendable (DWARFIndex) -> Void)?
+    /// Why some of the module's debug information is not used (a missing supplementary file).
+    private let loadNotes: [String]
+    /// The debug file's path, for the split-DWARF note (`.dwp` beside it).
+    let debugPath: String?
 
-    init(index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil) {
+    init(index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil,
+         notes: [String] = [], debugPath: String? = nil) {
         self.current = index
         self.firstLoadAddress = index.firstLoadAddress
         self.lazy = lazy
         self.onFullIndex = onFullIndex
+        self.loadNotes = notes
+        self.debugPath = debugPath
+    }
+
+    /// What a user should know about this module's answers: debug information that exists but
+    /// is not used (a dwz supplementary file not found; split-DWARF units whose .dwo is missing,
+    /// or that live in a .dwp package libdw 0.188 cannot read). Empty when everything was read.
+    var notes: [String] {
+        var out = loadNotes
+        let missing = index.missingSplitUnits
+        if !missing.isEmpty {
+            let shown = missing.prefix(5).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
+            var text = "\(missing.count) split-DWARF unit(s) not found (\(shown)): addresses in them fall back to ELF symbols"
+            // Where llvm-symbolizer and gdb look: `<binary>.dwp` (also for a `<binary>.debug` file).
+            let packages = [debugPath, debugPath.flatMap { $0.hasSuffix(".debug") ? String($0.dropLast(6)) : nil }]
+                .compactMap { $0 }.map { $0 + ".dwp" }.filter(DebugFileLocator.isRegularFile)
+            if let dwp = packages.first {
+                text += "; \(dwp) is a DWARF package, which this libdw (elfutils 0.188) cannot read (elfutils 0.191 can): keep the .dwo files beside the binary or in the build directory"
+            } else {
+                text += "; the .dwo files are looked for beside the binary and under the unit's compilation directory"
+            }
+            out.append(text)
+        }
+        return out
     }
 
     /// The index as it is now (address mode reads it once per run).
@@ -193,8 +228,9 @@ public final class Symbolicator: @unchecked Sendable {
     /// server). Off (the CLI): the full index is built by the first run that needs most units.
     public var buildFullIndexInBackground = false
     /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default: on the Python
-    /// library it raised peak RSS from ~66 MB to ~76 MB (above llvm-symbolizer 21's 75 MB) and,
-    /// on a 2-core machine shared with other builds, saved only ~10% of wall time.
+    /// library (10k/100k addresses, 2026-12-01) it raised peak RSS from ~59 MB to ~71 MB and CPU by
+    /// 6-9%, and on a 2-core machine shared with other builds gave no wall-time gain (10-25% only
+    /// when the second core was idle); tools/results/symbolizers-20261201T1010Z.txt.
     public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
@@ -267,8 +303,34 @@ public final class Symbolicator: @unchecked Sendable {
     /// The module of `objectFile`; `addresses` (ELF virtual addresses), when given, are the ones
     /// about to be looked up: a cold start then parses only the units covering them.
     func loadedModule(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> LoadedModule? {
-        if case .loaded(let m) = try module(objectFile: objectFile, addresses: addresses) { return m }
-        return nil
+        try? loadModule(objectFile: objectFile, addresses: addresses).get()
+    }
+
+    /// The module of `objectFile`, or why there is none.
+    func loadModule(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> Result<LoadedModule, UnresolvedReasonError> {
+        switch try module(objectFile: objectFile, addresses: addresses) {
+        case .loaded(let m): return .success(m)
+        case .unresolved(let r): return .failure(UnresolvedReasonError(reason: r))
+        }
+    }
+
+    /// The notes of every module loaded so far (report mode prints them once after a report),
+    /// each prefixed with the module's debug file.
+    public func notesForLoadedModules() -> [String] {
+        let all = lock.withLock { Array(slots.values) }
+        var out: [String] = []
+        for slot in all {
+            guard case .loaded(let m)? = slot.lock.withLock({ slot.state }) else { continue }
+            out += m.notes.map { (m.debugPath.map { $0 + ": " } ?? "") + $0 }
+        }
+        return out.sorted()
+    }
+
+    /// What a user should know about a module's debug information (see `LoadedModule.notes`):
+    /// a dwz supplementary file or split-DWARF units that were not found. Loads the module.
+    public func notes(buildID: BuildID?, modulePath: String?) -> [String] {
+        if case .loaded(let m) = module(buildID: buildID, modulePath: modulePath) { return m.notes }
+        return []
     }
 
     /// Hints: the ELF virtual addresses about to be looked up, given the first load address.
@@ -294,12 +356,17 @@ public final class Symbolicator: @unchecked Sendable {
             return .loaded(LoadedModule(index: index))
         }
         let loc = locator.locate(buildID: buildID, modulePath: modulePath)
+        var notes: [String] = []
+        if loc.debugFile == nil, let (file, link) = loc.missingSupplementary {
+            notes.append("debug file \(file) was made by dwz, and its supplementary file was not found (\(link.description); looked beside it, in the debug directories, /usr/lib/debug/.build-id and debuginfod); its DWARF is not used, ELF symbols only. Install or pass (--debug-file) the supplementary file.")
+        }
         guard let source = loc.debugFile ?? loc.symbolsOnlyFile else {
             if let buildID, let cache, let index = cache.load(buildID) { return .loaded(LoadedModule(index: index)) }
+            if loc.missingSupplementary != nil { return .unresolved(.missingSupplementaryFile) }
             return .unresolved(loc.mismatched.isEmpty ? .missingDebugFile : .buildIDMismatch)
         }
         if loc.debugFile == nil, let buildID, let cache, let index = cache.load(buildID) {
-            return .loaded(LoadedModule(index: index))   // symbols-only index, still current
+            return .loaded(LoadedModule(index: index, notes: notes))   // symbols-only index, still current
         }
         guard let debug = try? ELFHandle(path: source) else { return .unresolved(.unreadableDebugFile) }
         var sources = [debug]
@@ -307,14 +374,22 @@ public final class Symbolicator: @unchecked Sendable {
         if let m = loc.moduleFile, m != source, let h = try? ELFHandle(path: m) { sources.append(h); module = h }
         // The module's own program headers are authoritative; a split debug file keeps copies.
         let firstLoad = (module ?? debug).firstLoadAddress
-        if lazyColdPath, let hints, loc.debugFile != nil, let lazy = lazyModule(debug, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad)) {
+        if lazyColdPath, let hints, loc.debugFile != nil,
+           let lazy = lazyModule(debug, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad), supplementary: loc.supplementaryFile) {
             return .loaded(lazy)
         }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil)
+        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil,
+                                             supplementary: loc.supplementaryFile, symbolsOnly: loc.debugFile == nil)
         tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
-        if let buildID, let cache { cache.store(index.bytes, for: buildID) }
-        return .loaded(LoadedModule(index: index))
+        persist(index, buildID)
+        return .loaded(LoadedModule(index: index, notes: notes, debugPath: source))
+    }
+
+    /// Stores a full index unless it lacks units (split DWARF whose .dwo files were missing: a
+    /// later run that finds them must not be answered from the incomplete one).
+    fileprivate func persist(_ index: DWARFIndex, _ buildID: BuildID?) {
+        if let buildID, let cache, index.missingSplitUnits.isEmpty { cache.store(index.bytes, for: buildID) }
     }
 }
 
@@ -322,18 +397,16 @@ extension Symbolicator {
     /// A module over a partial index of the units covering `addresses`, or nil when they are
     /// most of the file (the caller then builds, and persists, the full index).
     fileprivate func lazyModule(_ debug: ELFHandle, _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
-                                _ firstLoad: UInt64, _ addresses: [UInt64]) -> LoadedModule? {
+                                _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?) -> LoadedModule? {
         guard let units = UnitTable.scan(debug.elf) else { return nil }
         let need = units.units(for: addresses)
         let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
                                       firstLoadAddress: firstLoad, parsed: need)
         source.parallel = parallelFullBuild
+        source.supplementaryPath = supplementary
         guard !source.wantsFullIndex(need), let partial = source.build(units: need) else { return nil }
-        let cache = self.cache
-        let persist: @Sendable (DWARFIndex) -> Void = { index in
-            if let buildID, let cache { cache.store(index.bytes, for: buildID) }
-        }
-        let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist)
+        let persist: @Sendable (DWARFIndex) -> Void = { [self] index in self.persist(index, buildID) }
+        let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist, debugPath: debugPath)
         if buildFullIndexInBackground {
             Thread.detachNewThread { [weak module] in
                 guard module != nil, let full = source.build(units: nil) else { return }

@@ -9,7 +9,8 @@ enum LogsCommand {
     usage: faultline logs top [--project P] [--release R] [--since T] [--level L] [-n 50] [--json]
            faultline logs list [--project P] [--install ID] [--release R] [--since T] [-n 100] [--json]
            faultline logs switch show|on|off|clear --project P [--release R | --install ID]
-           (every form takes --data-dir DIR; default $FAULTLINE_DATA_DIR or ~/.local/share/faultline)
+           (every form takes --data-dir DIR; default $FAULTLINE_DATA_DIR or ~/.local/share/faultline;
+            with PostgreSQL also --database URL, env FAULTLINE_DATABASE_URL, as given to 'serve')
 
     top     counts log lines across stored archives by level and pattern: numbers, hex
             addresses, UUIDs and quoted strings are normalised (docs/SERVER.md, "Line patterns"),
@@ -27,6 +28,7 @@ enum LogsCommand {
 
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()
+        var database = DatabaseOption.fromEnvironment
         var project = "default", release: String?, install: String?, since: String?, level: String?
         var n: Int?, json = false
         var positional: [String] = []
@@ -35,6 +37,7 @@ enum LogsCommand {
             switch a {
             case "-h", "--help": print(usage); return ExitCode.ok
             case "--data-dir": guard let v = it.next() else { return usageError() }; dataDir = v
+            case "--database": guard let v = it.next(), PostgresURL.isPostgres(v) else { return usageError() }; database = v
             case "--project": guard let v = it.next() else { return usageError() }; project = v
             case "--release": guard let v = it.next() else { return usageError() }; release = v
             case "--install": guard let v = it.next() else { return usageError() }; install = v
@@ -48,7 +51,7 @@ enum LogsCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard FileManager.default.fileExists(atPath: dataDir + "/faultline.sqlite") else {
+        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) else {
             printError("logs: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
             return ExitCode.inputError
         }
@@ -59,7 +62,7 @@ enum LogsCommand {
         }
         if let level, LogLineTop.levelRank(level) == nil { printError("logs: --level: one of TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL"); return ExitCode.usage }
         do {
-            let store = try SQLiteStore(path: dataDir + "/faultline.sqlite")
+            let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { store.close() }
             guard let p = try store.project(idOrSlug: project) else { printError("logs: no project '\(project)'"); return ExitCode.inputError }
             let archives = try LogArchives.reader(store: store, dataDirectory: dataDir)

@@ -12,14 +12,16 @@ enum ProjectsCommand {
            faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
            faultline projects [--data-dir DIR] user list
 
-    Works on the data directory directly (also while the server runs). --url is the server's
-    address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
+    Works on the data directory directly (also while the server runs); with --database URL (env
+    FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
+    `faultline serve --database URL` uses. --url is the server's address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
     server tokens start with 'flst_' and must never be embedded in an app.
     """
 
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()
         var url = ProcessInfo.processInfo.environment["FAULTLINE_URL"] ?? "http://127.0.0.1:8411"
+        var database = DatabaseOption.fromEnvironment
         var appIDs: [String] = []
         var create = false
         var positional: [String] = []
@@ -29,6 +31,7 @@ enum ProjectsCommand {
             case "-h", "--help": print(usage); return ExitCode.ok
             case "--data-dir": guard let v = it.next() else { return usageError() }; dataDir = v
             case "--url": guard let v = it.next() else { return usageError() }; url = v
+            case "--database": guard let v = it.next(), PostgresURL.isPostgres(v) else { return usageError() }; database = v
             case "--app-id": guard let v = it.next() else { return usageError() }; appIDs.append(v)
             case "--create": create = true
             default:
@@ -37,14 +40,12 @@ enum ProjectsCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard FileManager.default.fileExists(atPath: dataDir + "/faultline.sqlite") || verb == "create" else {
+        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) || verb == "create" else {
             printError("projects: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
             return ExitCode.inputError
         }
         do {
-            try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-            let sqlite = try SQLiteStore(path: dataDir + "/faultline.sqlite")
-            let store: any Store = sqlite
+            let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { store.close() }
             let admin = ProjectAdministration(store: store)
             func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String { ProjectAdministration.dsn(key: key, project: p, serverURL: url) }
@@ -72,10 +73,10 @@ enum ProjectsCommand {
             case "user":
                 // Web page logins (see docs/SERVER.md, "Web pages").
                 if positional.count == 2, positional[1] == "list" {
-                    for u in try WebUsers.list(store: sqlite) { print(u) }
+                    for u in try WebUsers.list(store: store) { print(u) }
                 } else if positional.count == 3, positional[1] == "add" {
                     guard let password = readLine(strippingNewline: true) else { printError("projects: give the password on stdin"); return ExitCode.usage }
-                    try WebUsers.set(store: sqlite, name: positional[2], password: password)
+                    try WebUsers.set(store: store, name: positional[2], password: password)
                     print("user '\(positional[2])' can log in to the web pages")
                 } else {
                     return usageError()

@@ -8,6 +8,7 @@ enum ServeCommand {
     usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
                            [--install-cap N] [--durability full|normal] [--database URL]
                            [--debug-files DIR] [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
+                           [--retention-days D] [--retention-max-bytes N] [--backfill-batch N]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
@@ -35,6 +36,18 @@ enum ServeCommand {
                           how long an upstream's "not found" or failure stands (default 3600)
       --debuginfod-timeout SECONDS
                           seconds without progress before an upstream is given up (default 10)
+      --retention-days D  delete events and items received more than D days ago (fractions
+                          allowed; env FAULTLINE_RETENTION_DAYS; default 0: keep them)
+      --retention-max-bytes N[K|M|G]
+                          delete the oldest events and items while their stored bytes exceed N
+                          (env FAULTLINE_RETENTION_MAX_BYTES; default 0: no cap)
+      --retention-interval SECONDS
+                          seconds between two retention sweeps (default 600)
+      --max-connections-per-ip N
+                          connections at once from one address (default 64; 0: no limit, for a
+                          server behind a load balancer, whose address every connection has)
+      --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
+                          point another server resumes from if this one dies (default 200)
     """
 
     static func run(_ args: [String]) -> Int32 {
@@ -46,6 +59,8 @@ enum ServeCommand {
         if let u = env["FAULTLINE_DEBUGINFOD_UPSTREAM"] { config.debuginfodUpstreams = u.split(separator: " ").map(String.init) }
         if let d = env["FAULTLINE_DATABASE_URL"], !d.isEmpty { config.databaseURL = d }
         if let d = env["FAULTLINE_DEBUG_FILES"], !d.isEmpty { config.debugFilesDirectory = d }
+        if let d = env["FAULTLINE_RETENTION_DAYS"].flatMap(Double.init), d >= 0 { config.retention.maxAgeDays = d }
+        if let b = env["FAULTLINE_RETENTION_MAX_BYTES"].flatMap(byteCount) { config.retention.maxTotalBytes = b }
         var it = args.makeIterator()
         while let a = it.next() {
             func value() -> String? { it.next() }
@@ -65,6 +80,11 @@ enum ServeCommand {
             case "--database", "--store":
                 guard let v = value(), PostgresURL.isPostgres(v) else { return missing(a) }
                 config.databaseURL = v
+            case "--retention-days": guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }; config.retention.maxAgeDays = v
+            case "--retention-max-bytes": guard let v = value().flatMap(byteCount) else { return missing(a) }; config.retention.maxTotalBytes = v
+            case "--retention-interval": guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.retention.interval = v
+            case "--max-connections-per-ip": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.http.perIPConnectionLimit = v
+            case "--backfill-batch": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.backfillBatchSize = v
             case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
@@ -98,25 +118,18 @@ enum ServeCommand {
         return ExitCode.ok
     }
 
+    /// "1048576", "512K", "100M", "2G" (powers of 1024); nil when malformed or negative.
+    static func byteCount(_ s: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        guard let last = s.uppercased().last else { return nil }
+        let (digits, unit) = units[last].map { (String(s.dropLast()), $0) } ?? (s, 1)
+        guard let n = Int64(digits), n >= 0 else { return nil }
+        let (v, overflow) = n.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : v
+    }
+
     static func missing(_ option: String) -> Int32 {
         printError("serve: \(option) needs a valid value")
         return ExitCode.usage
-    }
-}
-
-/// Blocks until SIGTERM or SIGINT (dispatch sources, so no work happens in a signal handler).
-enum ShutdownSignal {
-    static func wait() {
-        let sem = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { sem.signal() }
-            s.resume()
-            sources.append(s)
-        }
-        sem.wait()
-        for s in sources { s.cancel() }
     }
 }

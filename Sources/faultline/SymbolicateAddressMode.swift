@@ -32,7 +32,10 @@ enum SymbolicateAddressMode {
         if !symbolizer.hasDWARF, let info = try? ELFInfo.read(path: object), info.hasUnreadableDebugInfo {
             printError("\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'.")
         }
-        if !symbolizer.hasDebugInformation {
+        for note in symbolizer.notes { printError("\(object): \(note)") }
+        if symbolizer.unresolvedReason == .missingSupplementaryFile {
+            printError("\(object): its debug file was made by dwz and the supplementary file it names was not found, and it has no ELF symbols to fall back on; addresses print as ??")
+        } else if !symbolizer.hasDebugInformation {
             printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
         }
         let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { writeAll(1, $0) } }

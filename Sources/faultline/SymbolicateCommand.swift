@@ -29,8 +29,11 @@ enum SymbolicateCommand {
     .debug/, in each --debug-dir, under /usr/lib/debug); /usr/lib/debug/.build-id; last, the
     debuginfod servers in DEBUGINFOD_URLS (space-separated; files and "not found" answers cached
     under the cache directory's debuginfod/, or DEBUGINFOD_CACHE_PATH; DEBUGINFOD_TIMEOUT seconds
-    without progress, default 10). A file with another build-id is never used. Without DWARF,
-    ELF symbols give function names only.
+    without progress, default 10). A file with another build-id is never used. A dwz'd debug
+    file's supplementary file (.gnu_debugaltlink, .debug_sup) is looked for at the path it names
+    (relative to the debug file), then by its build-id the same way; split DWARF .dwo files beside
+    the binary or under the unit's compilation directory (.dwp packages need elfutils 0.191+).
+    Without DWARF, ELF symbols give function names only.
 
     options:
       --obj FILE, -e FILE     address mode on FILE (an executable, a library or a debug file)

@@ -32,6 +32,7 @@ enum SymbolicateReportMode {
         } else {
             writeAll(1, Array(BacktraceText.render(event: result.event, crashedOnly: crashedOnly, showFaultlineFrames: faultlineFrames).utf8))
         }
+        for note in symbolicator.notesForLoadedModules() { printError(note) }
         if result.unresolved == 0 { return ExitCode.ok }
         printError("\(result.unresolved) of \(result.resolved + result.unresolved) frames could not be symbolicated")
         return result.resolved == 0 ? ExitCode.failure : ExitCode.partial

@@ -69,6 +69,23 @@ final class CrashCaptureTests: XCTestCase {
         }
     }
 
+    func testACrashBeforeStartsBackgroundPreparationIsStillReported() throws {
+        // Start returns before libunwind is pre-warmed (on its background thread, held back 3 s
+        // here): a crash in that window is unwound by frame pointers, never by an uninitialised
+        // libunwind, and the report is complete otherwise.
+        let o = try crash("segv-before-preparation")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        assertSaneReport(r, signal: SIGSEGV)
+        let json = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: TestSupport.files(in: crashDir, suffix: ".crash.json")[0])))
+        XCTAssertEqual(json["unwind"]?["method"]?.stringValue, "frame-pointers")
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        let range = try symbolRange("probe_segv")
+        XCTAssertTrue(r.frames.first.map { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) } ?? false,
+                      "frame 0 is in probe_segv")
+        XCTAssertGreaterThan(r.frames.dropFirst().filter { exe.contains($0.address) }.count, 0, "the walk reaches the program's own callers")
+    }
+
     func testThreadNameThatIsNotUTF8StillGivesAReadableReport() throws {
         let o = try crash("bad-name-segv")
         XCTAssertEqual(o.signal, SIGSEGV, o.description)

@@ -49,33 +49,69 @@ public enum TestSupport {
     }
 
     /// Runs a program to completion (killing it after `timeout`) and reports how it ended.
+    ///
+    /// Spawned with posix_spawn and reaped with our own waitpid: Foundation's Process learns of a
+    /// child's end through its SIGCHLD monitor, and once in a full-suite run it never did (the child
+    /// a zombie, `isRunning` true for ever). A child gets default signal dispositions, an empty
+    /// signal mask and no descriptors but stdio, as with Process.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                            removingEnvironment: [String] = [], timeout: TimeInterval = 60) throws -> Outcome {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for k in removingEnvironment { env[k] = nil }
         for (k, v) in environment { env[k] = v }
-        p.environment = env
-        let outURL = URL(fileURLWithPath: makeTemporaryDirectory("out") + "/stdout")
-        let errURL = URL(fileURLWithPath: outURL.deletingLastPathComponent().path + "/stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        p.standardOutput = try FileHandle(forWritingTo: outURL)
-        p.standardError = try FileHandle(forWritingTo: errURL)
+        let directory = makeTemporaryDirectory("out")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let outPath = directory + "/stdout", errPath = directory + "/stderr"
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // glibc ≥ 2.34 has it; Swift's Glibc module does not declare it.
+        if let closeFrom = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all); sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+        var pid: pid_t = 0
         let start = Date()
-        try p.run()
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard spawned == 0 else {
+            throw ShellError(command: executable, output: "posix_spawn failed: \(String(cString: strerror(spawned)))")
+        }
         let deadline = start.addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(5_000) }
-        if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
-        p.waitUntilExit()
-        let out = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(at: outURL.deletingLastPathComponent())
-        let signaled = p.terminationReason == .uncaughtSignal
-        return Outcome(exitCode: signaled ? nil : p.terminationStatus, signal: signaled ? p.terminationStatus : nil,
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { break }
+            if r < 0 && errno != EINTR { break }
+            if Date() >= deadline {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                break
+            }
+            usleep(2_000)
+        }
+        let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import (macros).
+        let termSignal = status & 0x7f
+        let signaled = termSignal != 0 && termSignal != 0x7f
+        return Outcome(exitCode: signaled ? nil : (status >> 8) & 0xff, signal: signaled ? termSignal : nil,
                        stdout: out, stderr: err, duration: Date().timeIntervalSince(start))
     }
 

@@ -24,6 +24,7 @@ final class ArchiveServer {
         config.durability = .normal
         config.logArchives = limits
         config.limits = ingest
+        config.databaseURL = try TestDatabase.url(forDataDirectory: self.dataDirectory)  // PostgreSQL on tools/test's second pass
         server = try Server(config: config)
         if let b = server.bootstrap {
             publicKey = b.publicKey.value; token = b.serverToken; projectID = b.project.id

@@ -152,7 +152,7 @@ final class ArchiveServerTests: XCTestCase {
         XCTAssertEqual(warn["patterns"]?.arrayValue?.compactMap { $0["count"]?.int64Value }, [50, 7])
 
         // The CLI on the same data directory (while the server runs).
-        let cli = try TestSupport.run(TestSupport.product("faultline"), ["logs", "top", "--data-dir", server.dataDirectory, "--since", "2026-12-02T00:00:00Z", "--json"])
+        let cli = try TestSupport.run(TestSupport.product("faultline"), ["logs", "top", "--data-dir", server.dataDirectory, "--since", "2026-12-02T00:00:00Z", "--json"] + TestDatabase.serveArguments(dataDirectory: server.dataDirectory))
         XCTAssertEqual(cli.exitCode, 0, cli.description)
         let viaCLI = try JSONValue.parse(Data(cli.stdout.utf8))
         XCTAssertEqual(viaCLI["patterns"]?.arrayValue?.map { "\($0["count"]!.int64Value!) \($0["pattern"]!.stringValue!)" },

@@ -44,6 +44,35 @@ final class LoggerTests: XCTestCase {
         XCTAssertTrue(BreadcrumbStore.shared.snapshot.contains { $0["message"]?.stringValue == "breadcrumb from an injected logger \(getpid())" })
     }
 
+    func testBreadcrumbsWrittenIntoTheCrashRingKeepEveryCharacterAndAttribute() throws {
+        // Escapes inside and across the eight-byte runs the writer copies at once, non-ASCII,
+        // every attribute type; read back through the ring (what events and crash reports carry).
+        let message = "quote\" back\\ tab\t nl\n ctl\u{01}\u{1f} ü 😀 " + String(repeating: "abcdefgh", count: 5) + "\"x"
+        let before = Date().timeIntervalSince1970
+        Log.info(message, attributes: ["s": "a\"b\\c\u{7}d", "i": -42, "big": .int(Int.max), "d": 0.1, "e": 1e300, "w": 2.0, "b": true])
+        let crumb = try XCTUnwrap(BreadcrumbStore.shared.snapshot.last)
+        XCTAssertEqual(crumb["message"]?.stringValue, message)
+        XCTAssertEqual(crumb["level"]?.stringValue, "info")
+        let data = try XCTUnwrap(crumb["data"])
+        XCTAssertEqual(data["s"]?.stringValue, "a\"b\\c\u{7}d")
+        XCTAssertEqual(data["i"]?.int64Value, -42)
+        XCTAssertEqual(data["big"]?.int64Value, Int64(Int.max))
+        XCTAssertEqual(data["d"]?.doubleValue, 0.1)
+        XCTAssertEqual(data["e"]?.doubleValue, 1e300)
+        XCTAssertEqual(data["w"]?.doubleValue, 2.0)
+        XCTAssertEqual(data["b"]?.boolValue, true)
+        XCTAssertNotNil(data["code.function"]?.stringValue)
+        let t = try XCTUnwrap(crumb["timestamp"]?.doubleValue)
+        XCTAssertTrue(t >= before - 1 && t <= Date().timeIntervalSince1970 + 1, "\(t)")
+
+        // Too long for a ring slot: kept, with the message shortened and no data.
+        Log.info(String(repeating: "é", count: 2000), attributes: ["k": "v"])
+        let long = try XCTUnwrap(BreadcrumbStore.shared.snapshot.last)
+        XCTAssertTrue(long["message"]?.stringValue?.hasSuffix("…") ?? false)
+        XCTAssertTrue(long["message"]?.stringValue?.hasPrefix("éé") ?? false)
+        XCTAssertNil(long["data"]?["k"])
+    }
+
     func testFacadeWritesThroughBootstrappedLogger() {
         let memory = InMemoryLogger()
         Log.bootstrap(memory)

@@ -20,4 +20,14 @@ final class SentryTimestampTests: XCTestCase {
                        "2026-11-30 12:00:00Z", "2026-11-30T12:00:00+0100", "2026-11-30T12:00:00Zjunk", "", "2026"]
         for s in hostile { XCTAssertNil(SentryTimestamp.seconds(rfc3339: s), s) }
     }
+
+    func testWrittenTimestampsAgreeWithFoundationsFormatter() {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var g = SystemRandomNumberGenerator()
+        let fixed: [Double] = [0, 1_796_126_400, 1_796_126_400.123, 1_796_126_400.9999, 951_782_400.5, 4_102_444_799.999, 1e-3, 86_399.001]
+        for s in fixed + (0..<2000).map({ _ in Double.random(in: 0..<4_102_444_800, using: &g) }) {
+            XCTAssertEqual(SentryTimestamp.rfc3339(s), f.string(from: Date(timeIntervalSince1970: s)), "\(s)")
+        }
+    }
 }

@@ -21,8 +21,7 @@ final class BackfillTests: XCTestCase {
         let token = server.token, project = server.projectID
         server.stop(removeData: false)
 
-        var config = ServerConfiguration(dataDirectory: server.dataDirectory)
-        config.port = 0
+        let config = try ServerConfiguration.test(dataDirectory: server.dataDirectory)
         let restarted = try Server(config: config)
         try restarted.start()
         defer { restarted.stop() }

@@ -10,27 +10,27 @@ final class CLITests: XCTestCase {
         let exe = TestSupport.product("faultline")
         let dir = TestSupport.makeTemporaryDirectory("faultline-cli")
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = try TestDatabase.serveArguments(dataDirectory: dir)  // the same database the server below opens
         // No data yet: an input error, not a crash.
         XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir + "/none", "list"]).exitCode, 3)
 
-        let created = try TestSupport.run(exe, ["projects", "--data-dir", dir, "--url", "http://127.0.0.1:9999", "create", "My App", "--app-id", "com.example.app"])
+        let created = try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["--url", "http://127.0.0.1:9999", "create", "My App", "--app-id", "com.example.app"])
         XCTAssertEqual(created.exitCode, 0, created.description)
         let dsnLine = try XCTUnwrap(created.stdout.split(separator: "\n").first { $0.hasPrefix("DSN: ") })
         let dsn = try DSN(parsing: String(dsnLine.dropFirst(5)))
         XCTAssertEqual(dsn.publicKey.value.count, 32)
         XCTAssertEqual(dsn.hostAndPort, "127.0.0.1:9999")
 
-        let list = try TestSupport.run(exe, ["projects", "--data-dir", dir, "list"])
+        let list = try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["list"])
         XCTAssertTrue(list.stdout.contains("my-app"), list.description)
-        let keys = try TestSupport.run(exe, ["projects", "--data-dir", dir, "keys", "my-app", "--create"])
+        let keys = try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["keys", "my-app", "--create"])
         XCTAssertEqual(keys.stdout.split(separator: "\n").count, 2, keys.description)
         XCTAssertTrue(keys.stdout.contains("com.example.app"))
-        let token = try TestSupport.run(exe, ["projects", "--data-dir", dir, "token", "create", "ci"])
+        let token = try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["token", "create", "ci"])
         XCTAssertTrue(token.stdout.hasPrefix(ServerToken.prefix), token.description)
 
         // A server on that directory accepts the CLI-made token and the key's DSN (with its app id).
-        var config = ServerConfiguration(dataDirectory: dir)
-        config.port = 0
+        let config = try ServerConfiguration.test(dataDirectory: dir)
         let server = try Server(config: config)
         XCTAssertNil(server.bootstrap, "projects exist: nothing is created on start")
         try server.start()

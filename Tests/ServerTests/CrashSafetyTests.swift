@@ -15,7 +15,7 @@ final class CrashSafetyTests: XCTestCase {
             out = dataDir + "-stdout-\(UUID().uuidString.prefix(6))"
             FileManager.default.createFile(atPath: out, contents: nil)
             process.executableURL = URL(fileURLWithPath: TestSupport.product("faultline"))
-            process.arguments = ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"] + extra
+            process.arguments = ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"] + (try TestDatabase.serveArguments(dataDirectory: dataDir)) + extra
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -117,7 +117,7 @@ final class CrashSafetyTests: XCTestCase {
         serve.process.waitUntilExit()
         XCTAssertEqual(serve.process.terminationReason, .exit)
         XCTAssertEqual(serve.process.terminationStatus, 0)
-        let store = try SQLiteStore(path: dir + "/faultline.sqlite")
+        let store = try TestDatabase.openStore(dataDirectory: dir)
         defer { store.close() }
         let totals = try store.totals()
         XCTAssertEqual(totals.occurrences, 40)

@@ -229,8 +229,7 @@ final class HostileInputDefectTests: XCTestCase {
         let fresh = dir + "/chunks/" + String(repeating: "3", count: 40)
         for p in [staged, orphan, partial, fresh] { XCTAssertTrue(FileManager.default.createFile(atPath: p, contents: Data("x".utf8))) }
         for p in [staged, orphan, partial] { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: p) }
-        var config = ServerConfiguration(dataDirectory: dir)
-        config.port = 0
+        let config = try ServerConfiguration.test(dataDirectory: dir)
         let restarted = try Server(config: config)
         try restarted.start()
         defer { restarted.stop() }

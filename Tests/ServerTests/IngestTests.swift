@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 import FaultlineServer
 import FaultlineProtocol
+import FaultlineTestSupport
 
 final class IngestTests: XCTestCase {
     var server: TestServer!
@@ -123,7 +124,7 @@ final class IngestTests: XCTestCase {
         for i in 0..<50 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [UInt64(i % 5) + 1]))).status, 200) }
         let dir = server.dataDirectory
         server.stop(removeData: false)
-        let store = try SQLiteStore(path: dir + "/faultline.sqlite")
+        let store = try TestDatabase.openStore(dataDirectory: dir)
         defer { store.close(); try? FileManager.default.removeItem(atPath: dir) }
         let t = try store.totals()
         XCTAssertEqual(t.occurrences, 50)

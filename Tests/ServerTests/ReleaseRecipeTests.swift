@@ -222,9 +222,15 @@ final class ReleaseRecipeTests: XCTestCase {
         let program = try Fixtures.buildProgram(in: work)
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program))).status, 200)
         try server.waitUntilIdle()
-        // Take away the table backfill reads, from another connection (WAL allows it): the upload
+        // Take away the table backfill reads, from another connection (WAL allows it; PostgreSQL too): the upload
         // itself still succeeds, the backfill it starts cannot.
-        _ = try TestSupport.shell("'\(python)' -c \"import sqlite3; c = sqlite3.connect('\(server.dataDirectory)/faultline.sqlite'); c.execute('ALTER TABLE stack_modules RENAME TO stack_modules_gone'); c.commit()\"")
+        let rename = "ALTER TABLE stack_modules RENAME TO stack_modules_gone"
+        if let url = try TestDatabase.url(forDataDirectory: server.dataDirectory) {
+            let r = try TestSupport.run("/usr/bin/psql", ["-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", rename])
+            XCTAssertEqual(r.exitCode, 0, r.description)
+        } else {
+            _ = try TestSupport.shell("'\(python)' -c \"import sqlite3; c = sqlite3.connect('\(server.dataDirectory)/faultline.sqlite'); c.execute('\(rename)'); c.commit()\"")
+        }
 
         let r = try upload(["--wait", "--json", "--timeout", "60", program.path])
         XCTAssertEqual(r.exitCode, 5, r.description)
@@ -238,8 +244,7 @@ final class ReleaseRecipeTests: XCTestCase {
     func testWaitTimesOutWithItsOwnCode() throws {
         let program = try Fixtures.buildProgram(in: work)
         // A server whose index build (the first step of every backfill) takes 3 s.
-        var config = ServerConfiguration(dataDirectory: work + "/slow-server")
-        config.port = 0
+        var config = try ServerConfiguration.test(dataDirectory: work + "/slow-server")
         config.makeSymbolicator = { _, _ in SlowToPrepare(seconds: 3) }
         let slow = try Server(config: config)
         try slow.start()

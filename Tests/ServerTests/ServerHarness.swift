@@ -20,8 +20,7 @@ final class TestServer {
     init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal,
          configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
-        var config = ServerConfiguration(dataDirectory: self.dataDirectory)
-        config.port = 0
+        var config = try ServerConfiguration.test(dataDirectory: self.dataDirectory)
         config.threads = 0  // the default: a thread per connection (as `faultline serve` runs)
         config.limits = limits
         config.durability = durability
@@ -72,6 +71,25 @@ final class TestServer {
     }
 
     func storedCount() throws -> Int64 { try server.store.totals().occurrences }
+}
+
+extension ServerConfiguration {
+    /// Port 0 (any free one), on this run's database (TestDatabase: SQLite in the directory, or a
+    /// PostgreSQL database of its own that a restart on the same directory finds again).
+    static func test(dataDirectory: String) throws -> ServerConfiguration {
+        var config = ServerConfiguration(dataDirectory: dataDirectory)
+        config.port = 0
+        config.databaseURL = try TestDatabase.url(forDataDirectory: dataDirectory)
+        return config
+    }
+}
+
+extension TestDatabase {
+    /// The store a (stopped) server on `dataDirectory` used, opened again to look at what it kept.
+    static func openStore(dataDirectory: String) throws -> any Store {
+        if let url = try url(forDataDirectory: dataDirectory) { return try PostgresStore(url: url, connections: 2) }
+        return try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
+    }
 }
 
 enum RawHTTP {
@@ -214,8 +232,19 @@ extension TestServer {
         XCTAssertEqual(up.status, 200, up.text)
         let checksum = SHA1Hash.hex(file)
         let spec: JSONValue = [checksum: ["name": .string((path as NSString).lastPathComponent), "chunks": .array(chunks.map { .string($0.0) })]]
-        let r = RawHTTP.send(port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                             headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
-        return r.json?[checksum]?["state"]?.stringValue
+        return assemble(spec, checksum: checksum, port: port, token: token)
+    }
+
+    /// Asks `assemble` until the file's state is final (as sentry-cli --wait and `faultline upload`
+    /// poll: `created` and `assembling` mean the server's workers are at it); returns that state.
+    static func assemble(_ spec: JSONValue, checksum: String, port: UInt16, token: String, timeout: TimeInterval = 60) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let r = RawHTTP.send(port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                                 headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
+            let state = r.json?[checksum]?["state"]?.stringValue
+            if state != "created" && state != "assembling" || Date() > deadline { return state }
+            usleep(20_000)
+        }
     }
 }

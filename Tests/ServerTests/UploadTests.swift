@@ -32,11 +32,33 @@ final class UploadTests: XCTestCase {
                             headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
     }
 
-    func assemble(_ files: JSONValue) -> JSONValue? {
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                             headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: files.serialized())
-        XCTAssertEqual(r.status, 200, r.text)
-        return r.json
+    /// One assemble request; with `wait`, asked again while any file is `created` or `assembling`
+    /// (as sentry-cli --wait polls).
+    func assemble(_ files: JSONValue, wait: Bool = true) -> JSONValue? {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                                 headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: files.serialized())
+            XCTAssertEqual(r.status, 200, r.text)
+            let pending = (r.json?.objectValue ?? [:]).values.contains { ["created", "assembling"].contains($0["state"]?.stringValue ?? "") }
+            if !wait || !pending || Date() > deadline { return r.json }
+            usleep(20_000)
+        }
+    }
+
+    func testAssemblyRunsOnAWorkerAndTheClientPolls() throws {
+        let program = try Fixtures.buildProgram(in: work)
+        let file = try Data(contentsOf: URL(fileURLWithPath: program.path))
+        let sha = SHA1Hash.hex(file)
+        XCTAssertEqual(postChunks([(sha, "file", file)]).status, 200)
+        let spec: JSONValue = [sha: ["name": "fixture", "chunks": [.string(sha)]]]
+        // The request only queues the work: the reply does not wait for the file to be built.
+        let first = assemble(spec, wait: false)?[sha]?["state"]?.stringValue
+        XCTAssertTrue(["created", "assembling"].contains(first ?? ""), "the HTTP thread does not assemble: \(first ?? "nil")")
+        let final = assemble(spec)
+        XCTAssertEqual(final?[sha]?["state"]?.stringValue, "ok", final?.jsonString ?? "")
+        XCTAssertEqual(final?[sha]?["dif"]?["codeId"]?.stringValue, program.buildID.hex)
+        XCTAssertEqual(try server.server.store.debugFile(buildID: program.buildID)?.hasDebugInfo, true)
     }
 
     func testChunkProtocolVerifiesHashesAndStoresByBuildID() throws {
@@ -73,8 +95,7 @@ final class UploadTests: XCTestCase {
     }
 
     func testChunkURLUsesTheConfiguredPublicURL() throws {
-        var config = ServerConfiguration(dataDirectory: work + "/public-url-data")
-        config.port = 0
+        var config = try ServerConfiguration.test(dataDirectory: work + "/public-url-data")
         config.publicURL = "https://errors.example.com/"
         let s = try Server(config: config)
         try s.start()
@@ -184,7 +205,9 @@ final class UploadTests: XCTestCase {
         let program = try Fixtures.buildProgram(in: work)
         let env = ["SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
                    "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"]
-        let r = try TestSupport.run(cli, ["debug-files", "upload", program.path], environment: env, timeout: 120)
+        // --wait: sentry-cli polls assemble until the server's assembly workers are done (without
+        // it, it stops at `created`, as it does against Sentry).
+        let r = try TestSupport.run(cli, ["debug-files", "upload", "--wait", program.path], environment: env, timeout: 120)
         XCTAssertEqual(r.exitCode, 0, r.description)
         let files = try server.server.store.debugFiles()
         XCTAssertEqual(files.map(\.buildID), [program.buildID])

@@ -93,7 +93,7 @@ final class LazyColdPathTests: XCTestCase {
         let lib = try library()
         let debug = try ELFHandle(path: lib)
         let serial = DWARFIndexBuilder.build(debugFile: debug, symbolSources: [debug])
-        let parallel = try XCTUnwrap(DWARFIndexBuilder.buildInParallel(debugFile: debug, path: lib, symbolSources: [debug], minimumBytes: 0))
+        let parallel = try XCTUnwrap(DWARFIndexBuilder.buildInParallel(debugFile: debug, symbolSources: [debug], minimumBytes: 0))
         let a = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(serial, buildID: nil)))
         let b = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(parallel, buildID: nil)))
         XCTAssertEqual(a.index.cuLow.count, b.index.cuLow.count)

@@ -30,11 +30,23 @@ extern "C" {
 /// Returns 0, or -1 with a message in `error` (the process keeps running without the handler).
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity);
 
-/// Start hands two preparations to a background thread so it returns at once: alternate stacks
-/// for threads that were already running, and the module table a crash report reuses. Waits up to
-/// `timeout_ms` for them; returns 1 when done (a crash before then is still reported, only slower,
-/// and a stack overflow on such a thread might not be).
+/// `faultline_crash_start`, then `then(argument)` on start's background thread once that thread's
+/// own preparation is done (also when the core was already started). The Swift SDK passes its
+/// own start-up work (outbox scan, crash pickup, network set-up), so its start creates one thread.
+int faultline_crash_start_then(const char *crash_directory, char *error, size_t error_capacity,
+                               void (*then)(void *), void *argument);
+
+/// Start hands three preparations to a background thread so it returns at once: libunwind's
+/// pre-warm, alternate stacks for threads that were already running, and the module table a crash
+/// report reuses. Waits up to `timeout_ms` for them; returns 1 when done. A crash before then is
+/// still reported: unwound by frame pointers until the pre-warm is done (report field
+/// `unwind.method`), with modules read from /proc/self/maps, and a stack overflow on a thread
+/// that was running before start might not be.
 int faultline_crash_wait_for_preparation(unsigned timeout_ms);
+
+/// Tests only: the next start's background preparation sleeps this long before it begins, so a
+/// test can crash inside the window between start and the pre-warm.
+void faultline_crash_delay_preparation_for_testing(unsigned milliseconds);
 
 /// 1 after a successful start.
 int faultline_crash_is_started(void);
@@ -42,6 +54,16 @@ int faultline_crash_is_started(void);
 
 /// Copies one breadcrumb (a complete JSON object) into the ring; longer ones are rejected (-1).
 int faultline_crash_add_breadcrumb(const char *json, size_t length);
+
+/// The same, written in place (the SDK's log path: no copy, no allocation): reserve returns the
+/// next slot's buffer (FAULTLINE_BREADCRUMB_MAX_BYTES) and holds the ring's writer lock until
+/// commit. Commit with the length written; 0 leaves the slot empty and adds nothing.
+char *faultline_crash_reserve_breadcrumb(void);
+void faultline_crash_commit_breadcrumb(size_t length);
+
+/// Copies the breadcrumb `age` places back from the newest (0) into `out` (normal context, for
+/// events); returns its length, 0 when there is none that old or it does not fit.
+size_t faultline_crash_copy_breadcrumb(size_t age, char *out, size_t capacity);
 
 /// Replaces the context object the next report will carry. Returns -1 if too long.
 int faultline_crash_set_context(const char *json, size_t length);

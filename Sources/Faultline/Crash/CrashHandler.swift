@@ -7,10 +7,17 @@ import Foundation
 enum CrashHandler {
     struct StartError: Error, CustomStringConvertible { let description: String }
 
-    static func start(crashDirectory: String) throws(StartError) {
+    /// Installs the crash core; `then` runs afterwards on the core's background preparation
+    /// thread (only when this returns without throwing).
+    static func start(crashDirectory: String, then: @escaping @Sendable () -> Void) throws(StartError) {
+        final class Continuation { let run: @Sendable () -> Void; init(_ run: @escaping @Sendable () -> Void) { self.run = run } }
+        let box = Unmanaged.passRetained(Continuation(then))
         var buffer = [CChar](repeating: 0, count: 512)
-        let rc = faultline_crash_start(crashDirectory, &buffer, buffer.count)
+        let rc = faultline_crash_start_then(crashDirectory, &buffer, buffer.count, { raw in
+            Unmanaged<Continuation>.fromOpaque(raw!).takeRetainedValue().run()
+        }, box.toOpaque())
         if rc != 0 {
+            box.release()
             throw StartError(description: String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         // An uncaught C++ exception (from a C++ library the app calls) says what it was.
@@ -33,9 +40,8 @@ enum CrashHandler {
         }
     }
 
-    static func setContext(_ context: JSONValue) {
-        let data = context.serialized()
-        data.withUnsafeBytes { raw in
+    static func setContext(_ json: [UInt8]) {
+        json.withUnsafeBytes { raw in
             _ = faultline_crash_set_context(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
         }
     }

@@ -9,25 +9,65 @@ struct DataDirectory: Sendable {
     var outbox: String { root + "/outbox" }
     var installIDFile: String { root + "/install-id" }
 
+    /// The root and its subdirectories (normal context, start's background half).
     func create() throws {
         for dir in [root, crashes, outbox] {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         }
     }
 
-    /// A random id persisted once per install; delete the file to reset it.
-    func installID() -> String {
-        if let s = try? String(contentsOfFile: installIDFile, encoding: .utf8) {
-            let t = s.trimmingCharacters(in: .whitespacesAndNewlines)
-            if t.count == 32, t.allSatisfy(\.isHexDigit) { return t }
+    /// The root alone, with mkdir(2) (start, on the app's thread: FileManager's first use costs
+    /// tens of microseconds). One call when it exists; the whole path only when it does not.
+    func createRoot() throws {
+        if mkdir(root, 0o700) == 0 || errno == EEXIST { return }
+        var partial = ""
+        for component in root.split(separator: "/", omittingEmptySubsequences: true) {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST { throw FaultlineCrashPickup.POSIXError.errno("mkdir \(partial)") }
         }
-        let id = newEventID()
+    }
+
+    /// The install id in the file, if it holds one (read with open/read: start needs it on the
+    /// app's thread for the crash context).
+    func storedInstallID() -> String? {
+        let fd = open(installIDFile, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 80)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || ($0 >= 0x09 && $0 <= 0x0D) }
+        let t = bytes[..<n].drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        guard t.count == 32, t.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) else { return nil }
+        return String(decoding: t, as: UTF8.self)
+    }
+
+    /// A random id persisted once per install; delete the file to reset it. A new one is written
+    /// by `persistInstallID` (start's background half).
+    func installID() -> (id: String, isNew: Bool) {
+        if let id = storedInstallID() { return (id, false) }
+        return (newEventID(), true)
+    }
+
+    func persistInstallID(_ id: String) {
+        guard storedInstallID() == nil else { return }
         try? AtomicFile.write(Data(id.utf8), to: installIDFile)
-        return id
     }
 }
 
-/// 32 lowercase hex characters from a random UUID (Sentry's event id format).
-func newEventID() -> String { UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
+/// 32 lowercase hex characters of a random version-4 UUID (Sentry's event id format), from the
+/// system's random generator: Foundation's UUID string and its case conversion cost over 100 µs
+/// on first use, and start needs two of these on the app's thread.
+func newEventID() -> String {
+    var g = SystemRandomNumberGenerator()
+    var bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: g.next()) { Array($0) } }
+    bytes[6] = (bytes[6] & 0x0F) | 0x40
+    bytes[8] = (bytes[8] & 0x3F) | 0x80
+    let hex = Array("0123456789abcdef".utf8)
+    var out = [UInt8]()
+    out.reserveCapacity(32)
+    for b in bytes { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)]) }
+    return String(decoding: out, as: UTF8.self)
+}
 
 /// Write-then-rename, so a reader (or the next launch after kill -9) never sees half a file.

@@ -1,59 +1,203 @@
-// The last 32 breadcrumbs: kept in memory for events and copied into the crash handler's ring.
+// The last 32 breadcrumbs, held in one place: the crash handler's ring. Events copy them from there.
 import CFaultlineCrash
 import Foundation
 import FaultlineProtocol
-import Synchronization
 
 final class BreadcrumbStore: Sendable {
     static let shared = BreadcrumbStore()
-    static let capacity = Int(FAULTLINE_BREADCRUMB_SLOTS)  // the crash core's ring, so both hold the same ones
+    static let capacity = Int(FAULTLINE_BREADCRUMB_SLOTS)  // the crash core's ring
     private static let maxBytes = Int(FAULTLINE_BREADCRUMB_MAX_BYTES)  // the crash core's slot size
 
-    private let recent = Mutex<[LogRecord]>([])
-
-    /// Serialises the breadcrumb once (Sentry's shape) and copies it into the crash ring.
+    /// Serialises the breadcrumb (Sentry's shape) straight into the crash ring's next slot, on the
+    /// calling thread: a crash right after the call carries it. No allocation on this path (a
+    /// double attribute's text aside). Too long for a slot: kept with a shortened message and no
+    /// data rather than lost.
     func add(_ r: LogRecord) {
-        var bytes = Self.serialize(r, includeData: true)
-        if bytes.count > Self.maxBytes {
-            // Keep it in the ring with a shortened message rather than losing it.
+        let slot = UnsafeMutableRawBufferPointer(start: faultline_crash_reserve_breadcrumb(), count: Self.maxBytes)
+        var length = Self.write(r, includeData: true, into: slot)
+        if length == nil {
             var short = r
             short.message = String(r.message.utf8.prefix(600)).map { $0 + "…" } ?? String(r.message.prefix(200)) + "…"
-            bytes = Self.serialize(short, includeData: false)
+            length = Self.write(short, includeData: false, into: slot)
         }
-        recent.withLock { list in
-            list.append(r)
-            if list.count > Self.capacity { list.removeFirst() }
-        }
-        if bytes.count <= Self.maxBytes { CrashHandler.record(breadcrumbBytes: bytes) }
+        faultline_crash_commit_breadcrumb(length ?? 0)
     }
 
-    static func serialize(_ r: LogRecord, includeData: Bool) -> [UInt8] {
-        var w = JSONWriter()
-        w.raw("{\"timestamp\":"); w.double(r.timestamp.secondsSince1970)
-        w.raw(",\"type\":\"default\",\"category\":\"log\",\"level\":"); w.string(r.level.sentryName)
+    /// The breadcrumb's JSON in `out`; its length, or nil if it does not fit.
+    static func write(_ r: LogRecord, includeData: Bool, into out: UnsafeMutableRawBufferPointer) -> Int? {
+        var w = SlotWriter(out)
+        w.raw("{\"timestamp\":"); w.timestamp(r.timestamp)
+        w.raw(",\"type\":\"default\",\"category\":\"log\",\"level\":"); w.raw("\""); w.raw(r.level.sentryName); w.raw("\"")
         w.raw(",\"message\":"); w.string(r.message)
         w.raw(",\"data\":{")
-        var first = true
         if includeData {
             for (k, v) in r.attributes {
-                if !first { w.comma() }
-                w.key(k); w.attribute(v); first = false
+                w.string(k); w.raw(":")
+                switch v {
+                case .string(let s): w.string(s)
+                case .int(let i): w.int(Int64(i))
+                case .double(let d): w.double(d)
+                case .bool(let b): w.raw(b ? "true" : "false")
+                }
+                w.raw(",")
             }
         }
-        if !first { w.comma() }
         w.raw("\"code.function\":"); w.string(r.function)
         w.raw(",\"code.filepath\":"); w.string(r.file)
-        w.raw(",\"code.lineno\":"); w.int(Int(r.line))
+        w.raw(",\"code.lineno\":"); w.int(Int64(r.line))
         if let t = r.traceID, let s = r.spanID {
             w.raw(",\"trace_id\":"); w.string(t)
             w.raw(",\"span_id\":"); w.string(s)
         }
         w.raw("}}")
-        return w.bytes
+        return w.overflowed ? nil : w.count
     }
 
-    /// Breadcrumbs for an event, oldest first.
+    /// Breadcrumbs for an event, oldest first (copied out of the crash ring).
     var snapshot: [JSONValue] {
-        recent.withLock { $0 }.compactMap { try? JSONValue.parse(Data(Self.serialize($0, includeData: true))) }
+        var newestFirst: [JSONValue] = []
+        var buffer = [UInt8](repeating: 0, count: Self.maxBytes)
+        for age in 0..<Self.capacity {
+            let n = buffer.withUnsafeMutableBytes { faultline_crash_copy_breadcrumb(age, $0.baseAddress, $0.count) }
+            if n == 0 { break }
+            if let v = try? JSONValue.parse(Data(buffer[..<n])) { newestFirst.append(v) }
+        }
+        return newestFirst.reversed()
+    }
+}
+
+/// JSON into a fixed buffer (a ring slot), byte by byte; past the end it only notes the overflow.
+/// Strings are escaped as JSONWriter escapes them, doubles written in its one format.
+struct SlotWriter {
+    let base: UnsafeMutablePointer<UInt8>
+    let capacity: Int
+    private(set) var count = 0
+    private(set) var overflowed = false
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        capacity = buffer.count
+    }
+
+    @inline(__always) mutating func byte(_ b: UInt8) {
+        if count < capacity { base[count] = b; count += 1 } else { overflowed = true }
+    }
+    @inline(__always) mutating func bytes(_ p: UnsafeBufferPointer<UInt8>) {
+        guard count + p.count <= capacity else { overflowed = true; return }
+        var o = base + count
+        for c in p { o.pointee = c; o += 1 }  // short runs: a plain loop beats a call to memmove
+        count += p.count
+    }
+    @inline(__always) mutating func raw(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { escaped($0) }
+    }
+    mutating func string(_ s: StaticString) {
+        if s.hasPointerRepresentation { s.withUTF8Buffer { escaped($0) } } else { string(s.description) }
+    }
+    private mutating func escaped(_ buf: UnsafeBufferPointer<UInt8>) {
+        // Room for the quotes and every byte escaped (6 bytes) is checked once; only a string
+        // that might not fit takes the checked path.
+        guard count + 2 + 6 * buf.count <= capacity else { escapedChecked(buf); return }
+        var o = base + count
+        o.pointee = 0x22; o += 1
+        var i = 0
+        let n = buf.count
+        if let src = buf.baseAddress {
+            // Eight bytes at a time while none needs an escape (SWAR: a byte below 0x20, or equal
+            // to `"` or `\`, sets its high bit in `special`).
+            while i + 8 <= n {
+                let w = UnsafeRawPointer(src + i).loadUnaligned(as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let quote: UInt64 = w ^ 0x2222_2222_2222_2222, backslash: UInt64 = w ^ 0x5C5C_5C5C_5C5C_5C5C
+                let control: UInt64 = (w &- 0x2020_2020_2020_2020) & ~w
+                let quoted: UInt64 = (quote &- ones) & ~quote
+                let escaped: UInt64 = (backslash &- ones) & ~backslash
+                let special: UInt64 = (control | quoted | escaped) & highs
+                if special != 0 { break }
+                UnsafeMutableRawPointer(o).storeBytes(of: w, as: UInt64.self)
+                o += 8
+                i += 8
+            }
+        }
+        for c in UnsafeBufferPointer(rebasing: buf[i...]) {
+            if c >= 0x20 && c != 0x22 && c != 0x5C { o.pointee = c; o += 1; continue }
+            switch c {
+            case 0x22, 0x5C: o[0] = 0x5C; o[1] = c; o += 2
+            case 0x0A: o[0] = 0x5C; o[1] = 0x6E; o += 2
+            case 0x0D: o[0] = 0x5C; o[1] = 0x72; o += 2
+            case 0x09: o[0] = 0x5C; o[1] = 0x74; o += 2
+            default:
+                let low = c & 15
+                o[0] = 0x5C; o[1] = 0x75; o[2] = 0x30; o[3] = 0x30; o[4] = 0x30 + (c >> 4); o[5] = low < 10 ? 0x30 + low : 0x57 + low
+                o += 6
+            }
+        }
+        o.pointee = 0x22; o += 1
+        count = o - base
+    }
+    private mutating func escapedChecked(_ buf: UnsafeBufferPointer<UInt8>) {
+        byte(0x22)
+        for c in buf {
+            switch c {
+            case 0x22, 0x5C: byte(0x5C); byte(c)
+            case 0x0A: byte(0x5C); byte(0x6E)
+            case 0x0D: byte(0x5C); byte(0x72)
+            case 0x09: byte(0x5C); byte(0x74)
+            case 0..<0x20:
+                let low = c & 15
+                byte(0x5C); byte(0x75); byte(0x30); byte(0x30); byte(0x30 + (c >> 4)); byte(low < 10 ? 0x30 + low : 0x57 + low)
+            default: byte(c)
+            }
+            if overflowed { return }
+        }
+        byte(0x22)
+    }
+
+    mutating func int(_ v: Int64) {
+        if v < 0 { byte(0x2D) }
+        digits(v.magnitude, minimum: 1)
+    }
+    /// Decimal digits of `value`, at least `minimum` of them (zero-padded), written from the end,
+    /// two at a time.
+    private mutating func digits(_ value: UInt64, minimum: Int) {
+        var n = 1, limit: UInt64 = 10
+        while n < 20, value >= limit { n += 1; limit = limit &* 10 }
+        n = max(n, minimum)
+        guard count + n <= capacity else { overflowed = true; return }
+        var m = value
+        var o = base + count + n
+        var left = n
+        Self.pairs.withUnsafeBufferPointer { pairs in
+            while left >= 2 {
+                let (q, r) = m.quotientAndRemainder(dividingBy: 100)
+                o -= 2
+                o[0] = pairs[Int(r) * 2]; o[1] = pairs[Int(r) * 2 + 1]
+                m = q
+                left -= 2
+            }
+        }
+        if left == 1 { o -= 1; o.pointee = UInt8(truncatingIfNeeded: m % 10) &+ 48 }
+        count += n
+    }
+    private static let pairs: [UInt8] = {
+        var out: [UInt8] = []
+        for i in 0..<100 { out.append(UInt8(48 + i / 10)); out.append(UInt8(48 + i % 10)) }
+        return out
+    }()
+    /// JSONWriter.double's format: integral values below 1e15 as `N.0`, others Swift's shortest form.
+    mutating func double(_ v: Double) {
+        guard v.isFinite else { raw("null"); return }
+        if v == v.rounded(), abs(v) < 1e15 { int(Int64(v)); raw(".0"); return }
+        var text = v.description
+        text.withUTF8 { bytes($0) }
+    }
+    /// Seconds since the epoch with all nine digits of the kernel's nanoseconds (no Double rounding).
+    mutating func timestamp(_ t: LogTimestamp) {
+        int(t.seconds)
+        byte(0x2E)
+        digits(UInt64(max(0, t.nanoseconds)), minimum: 9)
     }
 }

@@ -61,8 +61,9 @@ typealias LogRecord = LogEvent
 /// The SDK's global logging front. Every line becomes a breadcrumb (the crash handler's ring),
 /// lines at or above `Options.sendLogsAtOrAbove` are sent as log items, and every line is also
 /// handed to the logger installed with `Log.bootstrap` (file, console, journal sinks…).
-/// Cost on the calling thread: one breadcrumb serialised into memory, an append to the send
-/// buffer for sent lines, and whatever the installed logger does (the file log copies one
+/// Cost on the calling thread: one breadcrumb serialised straight into the crash ring's slot (no
+/// allocation but a long double's text), an append to the send buffer for sent lines, and
+/// whatever the installed logger does (the file log copies one
 /// formatted line into a ring; the writing happens on its own thread).
 public enum Log {
     public static func trace(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
@@ -98,7 +99,10 @@ public enum Log {
     /// `Log.bootstrap(FanOutLogger([try FileLogger(path: …), ConsoleLogger()]))`. Pass
     /// `NullLogger()` to stop. Breadcrumbs and sent log items do not depend on it.
     public static func bootstrap(_ logger: any Logger) {
-        installed.withLock { $0 = logger is NullLogger ? nil : logger }
+        installed.withLock {
+            $0 = logger is NullLogger ? nil : logger
+            hasInstalled.store($0 != nil, ordering: .relaxed)
+        }
     }
 
     /// The facade as an injectable `Logger`: a type that takes `log: any Logger` can be given
@@ -106,6 +110,7 @@ public enum Log {
     public static var logger: any Logger { FacadeLogger() }
 
     private static let installed = Mutex<(any Logger)?>(nil)
+    private static let hasInstalled = Atomic<Bool>(false)  // most lines skip the lock: no logger installed
 
     static func record(_ level: LogLevel, _ message: String, _ attributes: [String: AttributeValue],
                        _ file: StaticString, _ function: StaticString, _ line: UInt) {
@@ -116,14 +121,16 @@ public enum Log {
         var event = event
         // The current span names the line (and refreshes this thread's crash-report slot: a task
         // may have hopped here since the span began).
-        if event.traceID == nil, let c = Trace.current {
-            event.traceID = c.traceID.hex
-            event.spanID = c.spanID.hex
+        if let c = Trace.current {
+            if event.traceID == nil {
+                event.traceID = c.traceID.hex
+                event.spanID = c.spanID.hex
+            }
+            Trace.refreshThreadSlot(c)
         }
-        Trace.refreshThreadSlot()
         BreadcrumbStore.shared.add(event)
         if let threshold = LogBuffer.shared.sendLevel, event.level >= threshold { LogBuffer.shared.append(event) }
-        if let sink = installed.withLock({ $0 }), sink.isEnabled(event.level) { sink.log(event) }
+        if hasInstalled.load(ordering: .relaxed), let sink = installed.withLock({ $0 }), sink.isEnabled(event.level) { sink.log(event) }
     }
 }
 

@@ -18,12 +18,20 @@ final class LogBuffer: Sendable {
         var enabled = false
     }
     private let state = Mutex(State())
+    /// `sendLevel` for the logging path without the lock: the level's raw value, -1 while off.
+    private let sendLevelIndex = Atomic<Int>(-1)
 
     /// The lowest level that is sent, or nil while sending is off (no DSN).
-    var sendLevel: LogLevel? { state.withLock { $0.enabled ? $0.sendLevel : nil } }
+    var sendLevel: LogLevel? {
+        let i = sendLevelIndex.load(ordering: .relaxed)
+        return i < 0 ? nil : LogLevel(rawValue: i)
+    }
 
     func configure(enabled: Bool, level: LogLevel) {
-        state.withLock { $0.enabled = enabled; $0.sendLevel = level }
+        state.withLock {
+            $0.enabled = enabled; $0.sendLevel = level
+            sendLevelIndex.store(enabled ? level.rawValue : -1, ordering: .relaxed)
+        }
     }
 
     func append(_ r: LogRecord) {

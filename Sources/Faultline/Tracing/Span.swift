@@ -3,34 +3,6 @@ import CFaultlineCrash
 import Foundation
 import Synchronization
 
-/// How a span ended, in Sentry's span status vocabulary (which maps onto HTTP codes).
-public enum SpanStatus: String, Sendable {
-    case ok, cancelled, unknownError = "unknown_error", invalidArgument = "invalid_argument"
-    case deadlineExceeded = "deadline_exceeded", notFound = "not_found", alreadyExists = "already_exists"
-    case permissionDenied = "permission_denied", resourceExhausted = "resource_exhausted"
-    case failedPrecondition = "failed_precondition", aborted, outOfRange = "out_of_range"
-    case unimplemented, internalError = "internal_error", unavailable, dataLoss = "data_loss"
-    case unauthenticated
-
-    /// sentry-python's mapping of an HTTP response code.
-    public init(httpStatus code: Int) {
-        switch code {
-        case ..<400: self = .ok
-        case 401: self = .unauthenticated
-        case 403: self = .permissionDenied
-        case 404: self = .notFound
-        case 409: self = .alreadyExists
-        case 413: self = .failedPrecondition
-        case 429: self = .resourceExhausted
-        case 400..<500: self = .invalidArgument
-        case 501: self = .unimplemented
-        case 503: self = .unavailable
-        case 504: self = .deadlineExceeded
-        default: self = .internalError
-        }
-    }
-}
-
 /// A span started with `Trace.startSpan` or `Trace.withSpan`. End it exactly once; later ends
 /// are ignored. Thread-safe: attributes may be set from any task while it runs.
 public final class Span: Sendable {
@@ -118,40 +90,5 @@ public final class Span: Sendable {
         // The thread that ends a span goes back to its parent (crash reports name it).
         if bindsThread { ThreadSpanSlot.set(parentContext) }
         transaction?.finished(self, state: snapshot, end: now)
-    }
-}
-
-/// The identity of a span as it propagates: what `traceparent` carries, plus the local span.
-public struct SpanContext: Sendable {
-    public let traceID: TraceID
-    public let spanID: SpanID
-    public let flags: TraceFlags
-    /// The caller's `tracestate`, forwarded unchanged (we add no entry).
-    public let tracestate: String?
-    /// The local span, nil for a context continued from a header.
-    let span: Span?
-
-    public var isSampled: Bool { flags.contains(.sampled) }
-    public var traceparent: String { Traceparent.format(traceID, spanID, flags) }
-}
-
-/// The calling thread's entry in the crash core's per-thread table (trace_slots.c).
-enum ThreadSpanSlot {
-    static func set(_ c: SpanContext?) {
-        if let c { faultline_trace_slot_set(c.traceID.high, c.traceID.low, c.spanID.value) } else { faultline_trace_slot_clear() }
-    }
-}
-
-/// The sampling decision for a trace started here (`Options.tracesSampleRate`); a continued
-/// trace keeps its caller's decision.
-enum TraceSampler {
-    static let rateBits = Atomic<UInt64>(1.0.bitPattern)
-    static var rate: Double {
-        get { Double(bitPattern: rateBits.load(ordering: .relaxed)) }
-        set { rateBits.store(min(max(newValue, 0), 1).bitPattern, ordering: .relaxed) }
-    }
-    static func sample() -> Bool {
-        let r = rate
-        return r >= 1 || (r > 0 && IDGenerator.unit() < r)
     }
 }

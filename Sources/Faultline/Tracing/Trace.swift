@@ -127,7 +127,10 @@ public enum Trace {
     /// `startSpan` (which is not the task-local current span) stays named until it ends. Outside
     /// any trace the slot is not touched (a manual span on this thread keeps it).
     static func refreshThreadSlot() {
-        guard let c = current else { return }
+        if let c = current { refreshThreadSlot(c) }
+    }
+
+    static func refreshThreadSlot(_ c: SpanContext) {
         var high: UInt64 = 0, low: UInt64 = 0, span: UInt64 = 0
         if faultline_trace_slot_get(&high, &low, &span) == 0, high == c.traceID.high, low == c.traceID.low { return }
         ThreadSpanSlot.set(c)

@@ -11,6 +11,18 @@ enum ExitHooks {
     nonisolated(unsafe) static var termPipe: (read: Int32, write: Int32) = (-1, -1)  // set once before the handler exists
     private static let installed = Atomic<Bool>(false)
 
+    private static let startHookInstalled = Atomic<Bool>(false)
+
+    /// Registered by start on the app's thread, so it runs after every exit hook registered later
+    /// (atexit runs newest first): if the process exits while start's background half is still
+    /// running, this waits for it (up to 2 s), and glibc then runs the hooks that half registered
+    /// meanwhile (our flush, then OpenSSL's clean-up) in the right order.
+    static func waitForStartAtExit() {
+        guard !startHookInstalled.exchange(true, ordering: .relaxed) else { return }
+        // A child forked meanwhile has no background thread to wait for.
+        atexit { if getpid() == SDKState.shared.startedPID { SDKState.shared.waitForStart(timeout: 2) } }
+    }
+
     /// Called after libcurl is initialised (see SDKState.startSending), so this hook runs before
     /// OpenSSL's own atexit clean-up.
     static func install() {

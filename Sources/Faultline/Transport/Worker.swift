@@ -3,6 +3,7 @@
 // handler needs (the handler takes none).
 import Foundation
 import FaultlineProtocol
+import FaultlineThreads
 import Synchronization
 
 final class Worker: @unchecked Sendable {
@@ -11,17 +12,21 @@ final class Worker: @unchecked Sendable {
 
     let flusher: Flusher
     let dsn: DSN
-    private let condition = NSCondition()
-    private var wakeRequested = false
-    private var completedPasses = 0
-    /// Set by the flush at exit: passes from then on make one quick attempt (Flusher.flushOnce(final:)).
-    private var finalPasses = false
-    /// A pass (packing logs, sending) is running on the worker thread.
-    private var passInProgress = false
-    private var stopping = false
-    private var setUpDone = false
-    private var exited = false
-    private var thread: Thread?
+    /// What the flushes, the exit and the thread agree on (under the worker thread's lock).
+    private struct Passes {
+        var wakeRequested = false
+        var completed = 0
+        /// Set by the flush at exit: passes from then on make one quick attempt (Flusher.flushOnce(final:)).
+        var final = false
+        /// A pass (packing logs, sending) is running on the worker thread.
+        var inProgress = false
+        /// The pass that saw the stop request ran: the thread ends.
+        var lastRan = false
+        var setUpDone = false
+        /// When the next periodic pass is due.
+        var due = Date().addingTimeInterval(Worker.interval)
+    }
+    private let thread = WorkerThread(name: "faultline.sdk", state: Passes())
 
     private let setUp: @Sendable () -> Void
     /// Uploads rolled log archives after each pass's envelopes (Logging/Archives); set before start.
@@ -34,18 +39,26 @@ final class Worker: @unchecked Sendable {
     }
 
     func start() {
-        let t = Thread { [self] in
+        thread.start(prepare: { [self] in
             Self.blockAppSignals()
             setUp()
-            condition.lock()
-            setUpDone = true
-            condition.broadcast()
-            condition.unlock()
-            run()
-        }
-        t.name = "faultline.sdk"
-        thread = t
-        t.start()
+            thread.update { $0.setUpDone = true }
+        }, next: { [self] p, stopping in
+            if p.lastRan { return .exit }
+            // Every 2 s, on demand, and once more when asked to stop (then it ends).
+            if !p.wakeRequested && !stopping && Date() < p.due { return .wait(until: p.due) }
+            p.wakeRequested = false
+            p.inProgress = true
+            p.lastRan = stopping
+            return .run { [self] in
+                pass()
+                thread.update { p in
+                    p.inProgress = false
+                    p.completed += 1
+                    p.due = Date().addingTimeInterval(Self.interval)
+                }
+            }
+        })
     }
 
     /// Signals the app handles itself go to the app's threads, not ours.
@@ -58,17 +71,11 @@ final class Worker: @unchecked Sendable {
 
     /// Waits (bounded) until the worker's set-up (session start) has run.
     func waitUntilSetUp(timeout: Double) {
-        condition.lock()
-        let deadline = Date().addingTimeInterval(timeout)
-        while !setUpDone { if !condition.wait(until: deadline) { break } }
-        condition.unlock()
+        _ = thread.wait(until: Date().addingTimeInterval(timeout)) { $0.setUpDone }
     }
 
     func wake() {
-        condition.lock()
-        wakeRequested = true
-        condition.signal()
-        condition.unlock()
+        thread.update { $0.wakeRequested = true }
     }
 
     /// Runs a pass now and waits for it (at most `timeout` seconds). True if it completed.
@@ -80,84 +87,41 @@ final class Worker: @unchecked Sendable {
             // server that does not answer: it gets as long as a final attempt would, then its
             // request is cancelled (the envelope stays in the outbox) and the quick pass runs.
             flusher.abandonRetries()
-            condition.lock()
-            let running = completedPasses
+            let running = thread.read { $0.completed }
             let grace = Date().addingTimeInterval(Flusher.finalAttemptTimeout)
-            while passInProgress && completedPasses == running { if !condition.wait(until: grace) { break } }
-            let stillRunning = passInProgress && completedPasses == running
-            condition.unlock()
-            if stillRunning {
+            let finished = thread.wait(until: grace) { !($0.inProgress && $0.completed == running) }
+            if !finished {
                 // The server did not answer within a final attempt's time: it will not answer the
                 // final pass either; everything stays in the outbox for the next launch.
                 flusher.serverUnresponsiveAtExit()
                 flusher.transport.cancelInFlight()
             }
         }
-        condition.lock()
-        if final { finalPasses = true }
-        // A pass already running may have missed recent items: then it and one more.
-        let target = completedPasses + (passInProgress ? 2 : 1)
-        wakeRequested = true
-        condition.broadcast()
-        let deadline = Date().addingTimeInterval(timeout)
-        while completedPasses < target {
-            if !condition.wait(until: deadline) { break }
+        let target = thread.update { p -> Int in
+            if final { p.final = true }
+            p.wakeRequested = true
+            // A pass already running may have missed recent items: then it and one more.
+            return p.completed + (p.inProgress ? 2 : 1)
         }
-        let ok = completedPasses >= target
-        condition.unlock()
-        return ok
+        return thread.wait(until: Date().addingTimeInterval(timeout)) { $0.completed >= target }
     }
 
     /// At exit: no new pass starts, a request in flight is cancelled, and we wait (bounded) until
     /// the thread has left libcurl, so exit's clean-up (OpenSSL's atexit) never runs under it.
     func stopAndWait(timeout: Double) {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
+        thread.requestStop()
         flusher.transport.cancelInFlight()
-        condition.lock()
-        let deadline = Date().addingTimeInterval(timeout)
-        while !exited { if !condition.wait(until: deadline) { break } }
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            if !wakeRequested && !stopping { _ = condition.wait(until: Date().addingTimeInterval(Self.interval)) }
-            wakeRequested = false
-            let stop = stopping
-            passInProgress = true
-            condition.unlock()
-            pass()
-            condition.lock()
-            passInProgress = false
-            completedPasses += 1
-            condition.broadcast()
-            condition.unlock()
-            if stop {
-                condition.lock()
-                exited = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-        }
+        thread.join(timeout: timeout)
     }
 
     private func pass() {
         packLogs()
-        condition.lock()
-        let stop = stopping
-        condition.unlock()
-        condition.lock()
-        let final = finalPasses
-        condition.unlock()
+        let stop = thread.isStopping
+        let final = thread.read { $0.final }
         if !stop { _ = flusher.flushOnce(final: final) }
         // Log archives only between normal passes: at exit they stay on disk for the next launch.
         if !stop && !final, let uploader = archiveUploader {
-            uploader.pass(shouldStop: { [condition] in condition.lock(); defer { condition.unlock() }; return stopping })
+            uploader.pass(shouldStop: { [thread] in thread.isStopping })
         }
     }
 

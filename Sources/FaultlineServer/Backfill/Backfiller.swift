@@ -1,7 +1,14 @@
 // Automatic backfill: when a debug file arrives, every stored stack that references its build-id
 // is re-symbolicated and regrouped; occurrences move per stack, so 100k occurrences of a few
 // hundred distinct stacks cost a few hundred fingerprints and a few UPDATEs. Each unique
-// (build-id, address) is symbolicated once per backfill (a fresh memo per run).
+// (build-id, address) is symbolicated once per run (a fresh memo per run).
+//
+// Backfills are jobs in the store (`BackfillJobs`), not an in-memory queue: an upload to any node
+// queues one row; every node's worker takes queued jobs under a lease it renews while it runs, so
+// a job runs on one node at a time cluster-wide. A node killed mid-run stops renewing; once its
+// lease has run out, the next node that polls takes the job over and continues after the last
+// stack key the dead node saved (stacks go in key order, one batch per transaction).
+import FaultlineThreads
 import Foundation
 import FaultlineProtocol
 
@@ -10,141 +17,181 @@ public final class Backfiller: @unchecked Sendable {
     let symbolicator: FrameSymbolicating
     /// Held while stacks move, so grouping (here or on another node) waits meanwhile.
     let claim: StoreClaim
-    private let cond = NSCondition()
-    private var queue: [BuildID] = []
-    private var stopping = false
-    private var active = 0
-    /// Build-ids queued or running, with how many times (an id can be queued again while it runs).
-    private var pending: [BuildID: Int] = [:]
-    private var running: BuildID?
-    private let done = DispatchSemaphore(value: 0)
+    /// This node's name on the jobs it holds (random part, pid, role: readable in the row).
+    let holder: String
+    /// A job's lease: a holder killed mid-run frees it within this many seconds.
+    let lease: Double
+    /// How often an idle worker asks the store for jobs queued by other nodes (or freed by a dead one).
+    let poll: Double
+    /// Stacks regrouped per transaction (and per saved resume point). Occurrences of one stack are
+    /// spread over the table, so each transaction rewrites and commits most of the same pages again:
+    /// with 200 the regroup of 100,000 occurrences took 3.9 s wall in 10 transactions, with 1,000
+    /// 1.5–2.6 s in 2 (tools/bench-backfill, phase timers). Ingest waits for a transaction meanwhile.
+    let batchSize: Int
+    private struct Poll {
+        /// A job was queued here (or one just finished): ask the store now, not at the next poll.
+        var wake = true
+        var lastPoll = Date.distantPast
+        var running: BuildID?
+    }
+    private let worker = WorkerThread(name: "faultline-backfill", state: Poll())
     private var started = false
 
-    public init(store: Store, symbolicator: FrameSymbolicating) {
+    public init(store: Store, symbolicator: FrameSymbolicating, batchSize: Int = 1000, lease: Double = 6, poll: Double = 1) {
         self.store = store
         self.symbolicator = symbolicator
+        self.batchSize = max(1, batchSize)
+        self.lease = lease
+        self.poll = poll
         claim = StoreClaim(store: store, role: "backfill")
+        holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):backfill"
     }
 
     public func start() {
         started = true
-        // A backfill queued or running when the server stopped (or was killed) never finished:
-        // every debug file without a finished backfill is backfilled again. Runs are idempotent,
-        // so repeating one that had in fact finished costs time, never correctness.
-        if let files = try? store.debugFiles(), let runs = try? store.backfills(limit: 1_000_000) {
-            let finished = Set(runs.filter { $0.state == "done" }.map(\.buildID))
-            for f in files where (f.hasDebugInfo || f.hasSymbols) && !finished.contains(f.buildID) { enqueue(f.buildID) }
+        // A debug file whose backfill was never queued (the node died between installing it and
+        // queueing) or failed is queued again; queued and running jobs are taken as they are.
+        if let files = try? store.debugFiles() {
+            for f in files where f.hasDebugInfo || f.hasSymbols {
+                let latest = try? store.latestBackfill(buildID: f.buildID)
+                if latest == nil || latest?.state == "failed" { enqueue(f.buildID) }
+            }
         }
-        let t = Thread { [unowned self] in self.loop() }
-        t.name = "faultline-backfill"
-        t.start()
+        // A stop request ends the thread between two batches (the job keeps its resume point).
+        worker.start { [unowned self] p, stopping in
+            if stopping { return .exit }
+            let due = p.lastPoll.addingTimeInterval(poll)
+            guard p.wake || Date() >= due else { return .wait(until: due) }
+            p.wake = false
+            p.lastPoll = Date()
+            return .run { [unowned self] in takeAndRunJob() }
+        }
     }
 
+    /// Stops between two batches: the job keeps its resume point, and this node or another takes
+    /// it over when the lease runs out.
     public func stop() {
         guard started else { return }
-        cond.lock(); stopping = true; cond.signal(); cond.unlock()
-        done.wait()
+        worker.stop()
         started = false
     }
 
-    /// Called before the assemble reply says `ok`, so a client that then asks for the status
-    /// never sees a gap between "installed" and "backfill queued".
+    /// Queues a backfill of `id` in the store (called before the assemble reply says `ok`, so a
+    /// client that then asks any node for the status never sees "installed" without one).
     public func enqueue(_ id: BuildID) {
-        cond.lock(); queue.append(id); pending[id, default: 0] += 1; cond.signal(); cond.unlock()
+        do { _ = try store.enqueueBackfill(buildID: id) } catch {
+            FileHandle.standardError.write(Data("faultline: could not queue the backfill of \(id.hex): \(error)\n".utf8))
+        }
+        worker.update { $0.wake = true }
     }
 
     public enum Progress: Equatable, Sendable { case queued, running, idle }
 
-    /// Whether a backfill of `id` is waiting or running now; when idle, the store's latest record
-    /// for it is final.
+    /// Where the latest backfill of `id` stands cluster-wide; when idle, its record is final.
     public func progress(of id: BuildID) -> Progress {
-        cond.lock(); defer { cond.unlock() }
-        if running == id { return .running }
-        return (pending[id] ?? 0) > 0 ? .queued : .idle
-    }
-
-    /// True while a backfill is queued or running (tests and benchmarks wait on it).
-    public var isBusy: Bool { cond.lock(); defer { cond.unlock() }; return !queue.isEmpty || active > 0 }
-
-    private func loop() {
-        while true {
-            cond.lock()
-            while queue.isEmpty && !stopping { cond.wait() }
-            if stopping { cond.unlock(); break }
-            let id = queue.removeFirst()
-            active += 1
-            running = id
-            cond.unlock()
-            do { _ = try run(id) } catch {
-                FileHandle.standardError.write(Data("faultline: backfill of \(id.hex) failed: \(error)\n".utf8))
-            }
-            cond.lock()
-            active -= 1
-            running = nil
-            pending[id] = (pending[id] ?? 1) > 1 ? pending[id]! - 1 : nil
-            cond.unlock()
+        if worker.read({ $0.running == id }) { return .running }
+        switch (try? store.latestBackfill(buildID: id))?.state {
+        case "queued": return .queued
+        case "running": return .running
+        default: return .idle
         }
-        done.signal()
     }
 
-    /// Runs one backfill synchronously and returns its final record. A run that throws is
-    /// recorded as `failed` with the error (best effort: the store may be what failed), so
-    /// `upload --wait` can tell "uploaded but the backfill failed" from "still running".
-    @discardableResult
-    public func run(_ buildID: BuildID) throws -> BackfillRecord {
-        let id = try store.createBackfill(buildID: buildID)
-        var record = BackfillRecord(id: id, buildID: buildID, state: "running", stacks: 0, occurrences: 0, occurrencesDone: 0,
-                                    addressesSymbolicated: 0, issuesMerged: 0, started: Date().timeIntervalSince1970, finished: nil)
+    /// True while a backfill is queued or running on any node (tests and benchmarks wait on it).
+    public var isBusy: Bool {
+        return worker.read({ $0.running != nil }) || ((try? store.openBackfills().isEmpty == false) ?? false)
+    }
+
+    /// Takes one queued (or abandoned) job from the store and runs it; after a job, the next poll
+    /// comes at once, since more may be queued.
+    private func takeAndRunJob() {
+        let job: BackfillJob?
+        do { job = try store.claimBackfill(holder: holder, lease: lease) } catch {
+            FileHandle.standardError.write(Data("faultline: could not take a backfill job: \(error)\n".utf8))
+            job = nil
+        }
+        guard let job else { return }
+        run(job)
+        worker.update { $0.wake = true }
+    }
+
+    enum Interruption: Error { case stopping, leaseLost }
+
+    /// Runs one job this node holds. A run that throws is recorded as `failed` with the error
+    /// (best effort: the store may be what failed), so `upload --wait` can tell "uploaded but the
+    /// backfill failed" from "still running"; one that is stopped or lost its lease is left as it is.
+    private func run(_ job: BackfillJob) {
+        let (store, id, holder, lease) = (self.store, job.record.id, self.holder, self.lease)
+        let beat = LeaseHeartbeat(lease: lease) { try store.renewBackfill(id: id, holder: holder, lease: lease) }
+        worker.update { $0.running = job.record.buildID }
+        defer {
+            beat.cancel()
+            worker.update { $0.running = nil }
+        }
+        var record = job.record
         do {
-            return try run(buildID, &record)
+            try regroup(&record, resumeAfter: job.resumeAfter, beat: beat)
+        } catch is Interruption {
+        } catch let e as StoreClaim.ClaimError {
+            FileHandle.standardError.write(Data("faultline: backfill of \(record.buildID.hex) interrupted: \(e)\n".utf8))
         } catch {
+            FileHandle.standardError.write(Data("faultline: backfill of \(record.buildID.hex) failed: \(error)\n".utf8))
             record.state = "failed"
             record.error = "\(error)"
             record.finished = Date().timeIntervalSince1970
-            try? store.updateBackfill(record)
-            throw error
+            _ = try? store.saveBackfill(record, resumeAfter: nil, holder: holder)
         }
     }
 
-    private func run(_ buildID: BuildID, _ record: inout BackfillRecord) throws -> BackfillRecord {
+    private func regroup(_ record: inout BackfillRecord, resumeAfter: String?, beat: LeaseHeartbeat) throws {
+        let buildID = record.buildID
         symbolicator.invalidate(buildID: buildID)
         // The index is built on arrival, also for a build-id no stored occurrence references yet.
         PhaseClock.time(.backfillPrepare) { symbolicator.prepare(buildID: buildID) }
         // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
         try PhaseClock.time(.backfillClaimWait) { try claim.acquire() }
         defer { claim.release() }
-        let stacks = try PhaseClock.time(.backfillStacksQuery) { try store.stacks(referencing: buildID) }
+        // Key order, so a resume point splits the stacks into "done" and "to do" on every node.
+        let stacks = try PhaseClock.time(.backfillStacksQuery) { try store.stacks(referencing: buildID) }.map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
+        var resume = resumeAfter
+        let todo = resume.map { after in stacks.filter { $0.0 > after } } ?? stacks
+        record.state = "running"
         record.stacks = Int64(stacks.count)
-        record.occurrences = stacks.reduce(0) { $0 + $1.occurrences }
-        try store.updateBackfill(record)
+        record.occurrences = stacks.reduce(0) { $0 + $1.1.occurrences }
+        record.occurrencesDone = record.occurrences - todo.reduce(0) { $0 + $1.1.occurrences }
+        if resume == nil { record.occurrencesSymbolicated = 0; record.merges = []; record.issuesMerged = 0; record.addressesSymbolicated = 0 }
+        try save(record, resume, beat)
         // A fresh cache per run: each distinct (build-id, address) is symbolicated once, and counted.
         let memo = CachingSymbolicator(symbolicator)
-        // Stacks per regroup transaction. Occurrences of one stack are spread over the table, so
-        // each transaction rewrites and commits most of the same pages again: with 200 the regroup
-        // of 100,000 occurrences took 3.9 s wall in 10 transactions, with 1,000 1.5–2.6 s in 2
-        // (tools/bench-backfill, phase timers). Ingest waits for a transaction, so it stays bounded.
-        let batch = 1000
+        let addressesBefore = record.addressesSymbolicated
         var i = 0
-        while i < stacks.count {
-            let slice = stacks[i..<min(i + batch, stacks.count)]
+        while i < todo.count {
+            if worker.isStopping { throw Interruption.stopping }
+            let slice = todo[i..<min(i + batchSize, todo.count)]
             let moves = PhaseClock.time(.backfillFingerprint, count: slice.count) {
-                slice.map { s in
-                    Regrouping(stackKey: s.signature.key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
+                slice.map { key, s in
+                    Regrouping(stackKey: key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
                 }
             }
-            for (s, m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
+            for ((_, s), m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
             try claim.check()
+            guard beat.holds else { throw Interruption.leaseLost }
             let summary = try PhaseClock.time(.backfillApply, count: slice.count) { try IssueMerger.apply(moves, in: store) }
             record.issuesMerged += summary.issuesMerged
             record.merges += summary.merges
-            record.occurrencesDone += slice.reduce(0) { $0 + $1.occurrences }
-            record.addressesSymbolicated = Int64(memo.count)
-            i += batch
-            if i < stacks.count { try PhaseClock.time(.backfillRecord) { try store.updateBackfill(record) } }
+            record.occurrencesDone += slice.reduce(0) { $0 + $1.1.occurrences }
+            record.addressesSymbolicated = addressesBefore + Int64(memo.count)
+            resume = slice.last?.0 ?? resume
+            i += batchSize
+            if i < todo.count { try PhaseClock.time(.backfillRecord) { try save(record, resume, beat) } }
         }
         record.state = "done"
         record.finished = Date().timeIntervalSince1970
-        try store.updateBackfill(record)
-        return record
+        try save(record, resume, beat)
+    }
+
+    /// Saves progress fenced by the lease: a holder that lost its job writes nothing more.
+    private func save(_ record: BackfillRecord, _ resume: String?, _ beat: LeaseHeartbeat) throws {
+        guard try store.saveBackfill(record, resumeAfter: resume, holder: holder) else { throw Interruption.leaseLost }
     }
 }

@@ -1,7 +1,11 @@
 // `POST /api/0/projects/<org>/<project>/files/difs/assemble/`: joins uploaded chunks into a file,
 // checks its SHA-1, parses it as ELF, stores it by build-id and starts the backfill.
-// States follow sentry-cli: not_found (+ missingChunks) → ok | error. Assembly is synchronous,
-// so `created`/`assembling` are never reported.
+// States follow sentry-cli: not_found (+ missingChunks) → created → assembling → ok | error. The
+// request only checks and queues: joining, hashing and parsing (seconds for a 500 MB file) run on
+// this node's assembly workers, never on an HTTP thread, and the client polls, as sentry-cli and
+// `faultline upload` do. One node assembles a given file at a time cluster-wide (a store claim
+// named after its checksum, renewed while the work runs); a poll that reaches another node is told
+// `assembling`, and if the assembling node dies its claim lapses and the next poll starts over.
 import Foundation
 import FaultlineProtocol
 
@@ -13,12 +17,78 @@ public final class Assembler: @unchecked Sendable {
     /// Final outcomes of this process's assemblies that failed (successes are in the store).
     private let lock = NSLock()
     private var failures: [String: String] = [:]
+    /// Assemblies queued or running on this node, by checksum (true: running).
+    private var jobs: [String: Bool] = [:]
+    private struct Job { let checksum: String; let chunkList: [String]; let name: String }
+    private let cond = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private var threads = 0
+    private let exited = DispatchSemaphore(value: 0)
+    /// This node's name on assembly claims.
+    let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):assemble"
+    /// How long an assembly claim lasts unless renewed (renewed every third of it while working).
+    let lease: Double = 30
 
     public init(store: Store, chunks: ChunkUpload, debugFiles: DebugFileStore, onNewDebugFile: @escaping @Sendable (ELFSummary) -> Void) {
         self.store = store
         self.chunks = chunks
         self.debugFiles = debugFiles
         self.onNewDebugFile = onNewDebugFile
+    }
+
+    /// Starts `workers` assembly threads (assembly is disk-bound: two keep a small upload from
+    /// waiting behind a large one).
+    public func start(workers: Int = 2) {
+        cond.lock(); stopping = false; threads = workers; cond.unlock()
+        for i in 0..<workers {
+            let t = Thread { [unowned self] in self.work() }
+            t.name = "faultline-assemble-\(i)"
+            t.start()
+        }
+    }
+
+    /// Lets running assemblies finish; queued ones are dropped (their claims released, their
+    /// chunks kept), so the client's next poll queues them again, here after a restart or elsewhere.
+    public func stop() {
+        cond.lock()
+        stopping = true
+        let dropped = queue
+        queue.removeAll()
+        let n = threads
+        threads = 0
+        cond.broadcast()
+        cond.unlock()
+        for j in dropped { finished(j.checksum) }
+        for _ in 0..<n { exited.wait() }
+    }
+
+    private func work() {
+        // Below the HTTP threads (nice 10): on a busy machine ingest gets the CPU first and a
+        // large assembly takes longer, not the other way round. On Linux the nice value is a
+        // thread's, and `who` 0 is the calling thread (setpriority(2), BUGS).
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        while true {
+            cond.lock()
+            while queue.isEmpty && !stopping { cond.wait() }
+            if stopping { cond.unlock(); break }
+            let job = queue.removeFirst()
+            cond.unlock()
+            lock.lock(); jobs[job.checksum] = true; lock.unlock()
+            let claim = "assemble:\(job.checksum)"
+            let (store, holder, lease) = (self.store, self.holder, self.lease)
+            let beat = LeaseHeartbeat(lease: lease) { try store.renewClaim(claim, holder: holder, duration: lease) }
+            finish(job)
+            beat.cancel()
+            finished(job.checksum)
+        }
+        exited.signal()
+    }
+
+    /// The job is over on this node: forget it, give its claim up.
+    private func finished(_ checksum: String) {
+        lock.lock(); jobs[checksum] = nil; lock.unlock()
+        try? store.releaseClaim("assemble:\(checksum)", holder: holder)
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -42,22 +112,44 @@ public final class Assembler: @unchecked Sendable {
         guard ChunkUpload.isSHA1(checksum) else { return state("error", detail: "file checksum must be 40 hex digits") }
         let chunkList = (spec["chunks"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() }
         let name = spec["name"]?.stringValue ?? ""
+        // This node's job is read before the store: a job that finishes in between has recorded
+        // the file by then, so the store check below sees it (read after, a finished job would
+        // look like missing chunks, which it removed).
+        lock.lock(); let running = jobs[checksum]; let failed = failures[checksum]; lock.unlock()
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
         if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id),
            FileManager.default.fileExists(atPath: debugFiles.debugInfoPath(id)) || FileManager.default.fileExists(atPath: debugFiles.executablePath(id)) {
             return state("ok", dif: dif(record, name: name))
         }
-        lock.lock(); let failed = failures[checksum]; lock.unlock()
+        if let running { return state(running ? "assembling" : "created") }
         if let failed, !chunkList.allSatisfy(chunks.has) || chunkList.isEmpty { return state("error", detail: failed) }
         guard !chunkList.isEmpty else { return state("not_found") }
         guard chunkList.allSatisfy(ChunkUpload.isSHA1) else { return state("error", detail: "chunk names must be SHA-1 hex") }
         let missing = chunkList.filter { !chunks.has($0) }
         if !missing.isEmpty { return state("not_found", missing: missing) }
 
+        // One node assembles a file at a time; this one takes it unless another node already does.
+        do {
+            guard try store.acquireClaim("assemble:\(checksum)", holder: holder, duration: lease) else { return state("assembling") }
+        } catch {
+            return state("error", detail: "could not reach the store: \(error)")
+        }
+        lock.lock()
+        let queued = jobs[checksum] != nil
+        if !queued { jobs[checksum] = false }
+        lock.unlock()
+        if queued { return state("assembling") }
+        cond.lock(); queue.append(Job(checksum: checksum, chunkList: chunkList, name: name)); cond.signal(); cond.unlock()
+        return state("created")
+    }
+
+    /// Runs on an assembly worker: builds, installs and records the file, or remembers why not.
+    private func finish(_ job: Job) {
+        let (checksum, chunkList, name) = (job.checksum, job.chunkList, job.name)
         switch build(checksum: checksum, chunkList: chunkList) {
-        case .damagedChunks(let again):
-            return state("not_found", missing: again)
+        case .damagedChunks:
+            return  // removed: the next poll reports them missing and the client sends them again
         case .failure(let message):
             lock.lock()
             if failures.count >= 10_000 { failures.removeAll() }  // bounded: only a hint for polling clients
@@ -66,7 +158,6 @@ public final class Assembler: @unchecked Sendable {
             // The chunks can never make a valid file under this checksum: free the disk now
             // (a concurrent assembly sharing a chunk is told it is missing and re-sends it).
             chunks.remove(chunkList)
-            return state("error", detail: message)
         case .success(let summary):
             let record = DebugFileRecord(buildID: summary.buildID, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
                                          isExecutable: summary.isExecutable, size: 0, name: Self.displayName(name), uploaded: Date().timeIntervalSince1970)
@@ -75,12 +166,13 @@ public final class Assembler: @unchecked Sendable {
                 r.size = Int64((try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(summary.buildID))[.size] as? Int)
                                ?? (try? FileManager.default.attributesOfItem(atPath: debugFiles.executablePath(summary.buildID))[.size] as? Int) ?? 0)
                 try store.recordDebugFile(r)
+                // The backfill is queued before the upload is recorded, which is what makes polls
+                // answer `ok`: a client that then asks for the status never sees "no backfill".
+                onNewDebugFile(summary)
                 try store.recordUpload(checksum: checksum, buildID: summary.buildID)
                 chunks.remove(chunkList)
-                onNewDebugFile(summary)
-                return state("ok", dif: dif(r, name: name))
             } catch {
-                return state("error", detail: "could not record the debug file: \(error)")
+                lock.lock(); failures[checksum] = "could not record the debug file: \(error)"; lock.unlock()
             }
         }
     }

@@ -18,8 +18,11 @@ public final class ChunkUpload: @unchecked Sendable {
     private let expiryLock = NSLock()
     private var lastExpiry = 0.0
 
-    public init(dataDirectory: String, expirySeconds: Double = ChunkUpload.defaultExpirySeconds) throws {
-        directory = dataDirectory + "/chunks"
+    /// - Parameter sharedDirectory: where chunks go when several servers share a debug-file
+    ///   directory (`<debug-files>/.chunks`): a client's chunks may land on different nodes and
+    ///   the assemble request on yet another. Nil: `<data>/chunks`, this server's own.
+    public init(dataDirectory: String, sharedDirectory: String? = nil, expirySeconds: Double = ChunkUpload.defaultExpirySeconds) throws {
+        directory = sharedDirectory ?? dataDirectory + "/chunks"
         self.expirySeconds = expirySeconds
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }

@@ -1,7 +1,10 @@
 // The grouping worker: takes stored-but-ungrouped occurrences, symbolicates their grouping frames
 // (only against debug files the server holds), fingerprints them and records the issue.
 // Acknowledged events are already in the store, so anything lost from this in-memory queue
-// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows.
+// (overflow, crash, shutdown) is found again by scanning `processed = 0` rows: at start, and every
+// `rescanInterval` seconds while idle, which is how a node groups what another node acknowledged
+// and then died before grouping.
+import FaultlineThreads
 import Foundation
 import FaultlineProtocol
 
@@ -16,14 +19,19 @@ public final class EventProcessor: @unchecked Sendable {
 
     let store: Store
     let symbolicator: FrameSymbolicating
-    private let cond = NSCondition()
-    private var queue: [Job] = []
-    private var needsScan = true
-    private var stopping = false
+    private struct Queue {
+        var jobs: [Job] = []
+        /// Rows may wait in the store unqueued (start, overflow, a failed batch): scan for them.
+        var needsScan = true
+        /// When the worker last ran anything: idle scans count from here.
+        var lastWork = Date()
+    }
+    private let worker = WorkerThread(name: "faultline-grouping", state: Queue())
     private var running = false
     private let maxQueue = 50_000
     private let batchSize = 256
-    private let done = DispatchSemaphore(value: 0)
+    /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
+    let rescanInterval: Double = 5
     /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
     let claim: StoreClaim
 
@@ -35,48 +43,44 @@ public final class EventProcessor: @unchecked Sendable {
 
     public func start() {
         running = true
-        let t = Thread { [unowned self] in self.loop() }
-        t.name = "faultline-grouping"
-        t.start()
+        worker.start { [unowned self] q, stopping in next(&q, stopping) }
     }
 
     public func submit(_ job: Job) {
-        cond.lock()
-        if queue.count >= maxQueue { needsScan = true } else { queue.append(job) }
-        cond.signal()
-        cond.unlock()
+        worker.update { q in
+            if q.jobs.count >= maxQueue { q.needsScan = true } else { q.jobs.append(job) }
+        }
     }
 
     /// Finishes the queued work, then returns.
     public func stop() {
         guard running else { return }
-        cond.lock(); stopping = true; cond.signal(); cond.unlock()
-        done.wait()
+        worker.stop()
+        releaseClaim()  // the worker has finished: its hold is given up here
         running = false
     }
 
-    private func loop() {
-        while true {
-            cond.lock()
-            while queue.isEmpty && !needsScan && !stopping { cond.wait() }
-            if queue.isEmpty && !needsScan && stopping { cond.unlock(); break }
-            let scan = needsScan && queue.isEmpty
-            let batch = Array(queue.prefix(batchSize))
-            queue.removeFirst(batch.count)
-            if scan { needsScan = false }
-            cond.unlock()
-            if scan {
-                if stopping { break }
-                scanUnprocessed()
-            } else {
-                process(batch)
+    /// Queued jobs first, in batches; a scan when the queue is empty (and every `rescanInterval`
+    /// idle seconds); after a stop request the queue is finished but no scan starts.
+    private func next(_ q: inout Queue, _ stopping: Bool) -> WorkerThread<Queue>.Step {
+        if q.jobs.isEmpty {
+            if !q.needsScan && !stopping {
+                let due = q.lastWork.addingTimeInterval(rescanInterval)
+                guard Date() >= due else { return .wait(until: due) }
+                q.needsScan = true
             }
+            guard q.needsScan else { return .exit }
+            q.needsScan = false
+            q.lastWork = Date()
+            return stopping ? .exit : .run { [unowned self] in scanUnprocessed() }
         }
-        releaseClaim()
-        done.signal()
+        let batch = Array(q.jobs.prefix(batchSize))
+        q.jobs.removeFirst(batch.count)
+        q.lastWork = Date()
+        return .run { [unowned self] in process(batch) }
     }
 
-    /// When this worker took the regrouping claim, while it holds it across batches.
+    /// When this worker took the regrouping claim, while it holds it across batches (worker thread only).
     private var claimedSince: Double?
     /// Longest hold across batches: a backfill waiting for the claim gets it within this (plus a poll).
     private let maxClaimHold = 0.5
@@ -96,7 +100,7 @@ public final class EventProcessor: @unchecked Sendable {
             // The rows stay unprocessed; the next scan retries them.
             FileHandle.standardError.write(Data("faultline: grouping failed, will retry: \(error)\n".utf8))
             releaseClaim()
-            cond.lock(); needsScan = true; cond.unlock()
+            worker.update { $0.needsScan = true }
             Thread.sleep(forTimeInterval: 1)
             return
         }
@@ -139,7 +143,7 @@ public final class EventProcessor: @unchecked Sendable {
     /// Re-reads stored events that were acknowledged but never grouped (restart, overflow).
     func scanUnprocessed() {
         var lastBatch: Set<Int64> = []
-        while !stopping {
+        while !worker.isStopping {
             guard let rows = try? store.unprocessedOccurrences(limit: batchSize), !rows.isEmpty else { return }
             let ids = Set(rows.map(\.id))
             if ids == lastBatch { return }  // could not make progress; retry at the next scan
@@ -154,7 +158,7 @@ public final class EventProcessor: @unchecked Sendable {
     }
 
     /// Number of jobs waiting (for /health and tests).
-    public var pending: Int { cond.lock(); defer { cond.unlock() }; return queue.count }
+    public var pending: Int { worker.read { $0.jobs.count } }
 }
 
 /// Stored events are the client's JSON, zlib-compressed.

@@ -17,7 +17,7 @@ public final class IngestHandler: @unchecked Sendable {
         self.refusals = refusals
         self.limits = limits
         self.processor = processor
-        self.volume = InstallVolumeLimiter(limit: limits.eventsPerInstall, windowSeconds: limits.installWindowSeconds)
+        self.volume = InstallVolumeLimiter(limit: limits.eventsPerInstall, windowSeconds: limits.installWindowSeconds, store: store)
     }
 
     public enum Endpoint { case envelope, store }

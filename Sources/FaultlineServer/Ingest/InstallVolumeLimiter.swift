@@ -1,28 +1,45 @@
 // Per-install volume cap: a fixed window counter per (project, install id), answered with 429.
+// The windows live in the store (`InstallWindows`): on a database several servers share, every
+// admission is one atomic upsert there, so the cap holds cluster-wide (exactly, not per node); on
+// SQLite this process is the only counter, so it counts in memory, writes each window behind
+// (committed no later than the ingest it admits) and reads a window back after a restart.
 import Foundation
 
 public final class InstallVolumeLimiter: @unchecked Sendable {
     struct Window { var start: Double; var count: Int }
     private let limit: Int
     private let window: Double
+    private let store: (any InstallWindows)?
     private let lock = NSLock()
     private var windows: [String: Window] = [:]
     /// Bounds memory when many installs send once: expired windows are pruned past this size.
     private let maxTracked = 200_000
     private var lastPrune = 0.0
 
-    public init(limit: Int, windowSeconds: Int) {
+    /// - Parameter store: where windows persist; nil keeps them in this process only.
+    public init(limit: Int, windowSeconds: Int, store: (any InstallWindows)? = nil) {
         self.limit = limit
         self.window = Double(windowSeconds)
+        self.store = store
     }
 
     /// Counts `count` submissions (an event, items); returns nil when allowed, or the seconds
     /// until the window reopens (nothing is counted then).
     public func admit(projectID: Int64, installID: String, count: Int = 1, now: Double = Date().timeIntervalSince1970) -> Int? {
         guard limit > 0 else { return nil }
+        if let store, store.sharesInstallWindows {
+            // A store that fails here fails the ingest that follows too: admit, and let that report it.
+            return (try? store.admitInstall(projectID: projectID, installID: installID, count: count, limit: limit, windowSeconds: window)) ?? nil
+        }
         let key = "\(projectID)/\(installID)"
+        lock.lock()
+        var known = windows[key]
+        lock.unlock()
+        if known == nil, let saved = try? store?.installWindow(projectID: projectID, installID: installID) {
+            known = Window(start: saved.start, count: saved.count)  // counted before a restart
+        }
         lock.lock(); defer { lock.unlock() }
-        var w = windows[key] ?? Window(start: now, count: 0)
+        var w = windows[key] ?? known ?? Window(start: now, count: 0)
         if now - w.start >= window { w = Window(start: now, count: 0) }
         if w.count >= limit || count > limit - w.count {
             windows[key] = w
@@ -30,9 +47,11 @@ public final class InstallVolumeLimiter: @unchecked Sendable {
         }
         w.count += count
         windows[key] = w
+        store?.saveInstallWindow(projectID: projectID, installID: installID, start: w.start, count: w.count)
         // Pruning is O(n), so it runs at most once a second, never per request: a client rotating
         // install ids cannot make every ingest pay for it. If live windows alone exceed the bound,
-        // the table is reset: the cap fails open for a moment rather than memory growing unbounded.
+        // the table is reset (windows are read back from the store as their installs send again;
+        // without a store the cap fails open for a moment rather than memory growing unbounded).
         if windows.count > maxTracked && now - lastPrune >= 1 {
             lastPrune = now
             windows = windows.filter { now - $0.value.start < window }

@@ -1,4 +1,4 @@
-// What the server keeps about log archives and the upload switch, and the caps that apply.
+// What the server keeps about log archives, the filter that lists them, and the caps that apply.
 import Foundation
 
 /// Caps and retention of log archives (docs/SERVER.md, "Log archives").
@@ -45,49 +45,4 @@ public struct LogArchiveFilter: Sendable {
     public init(projectID: Int64? = nil, installID: String? = nil, release: String? = nil, since: Double? = nil) {
         self.projectID = projectID; self.installID = installID; self.release = release; self.since = since
     }
-}
-
-/// One rule of the remote switch: log upload off (or on) for a whole project, one release of
-/// it, or one install. The most specific rule wins: install, then release, then project;
-/// without any rule uploads are on.
-public struct LogUploadRule: Sendable, Equatable {
-    public enum Scope: String, Sendable, CaseIterable { case project, release, install }
-    public var projectID: Int64
-    public var scope: Scope
-    /// The release or install id ("" for the project scope).
-    public var value: String
-    public var enabled: Bool
-    public var changed: Double
-
-    public init(projectID: Int64, scope: Scope, value: String, enabled: Bool, changed: Double = Date().timeIntervalSince1970) {
-        self.projectID = projectID; self.scope = scope; self.value = value; self.enabled = enabled; self.changed = changed
-    }
-
-    /// Whether uploads are on for this release and install under `rules` (of one project).
-    public static func isEnabled(_ rules: [LogUploadRule], release: String?, installID: String?) -> Bool {
-        if let i = installID, let r = rules.first(where: { $0.scope == .install && $0.value == i }) { return r.enabled }
-        if let v = release, let r = rules.first(where: { $0.scope == .release && $0.value == v }) { return r.enabled }
-        if let r = rules.first(where: { $0.scope == .project }) { return r.enabled }
-        return true
-    }
-}
-
-/// The storage seam for log archives. Kept beside `Store` (not in it) so a second store
-/// implementation can add it separately; SQLiteStore implements it in SQLiteStore+LogArchives.
-public protocol LogArchiveStore: AnyObject, Sendable {
-    func prepareLogArchiveTables() throws
-    /// Inserts; nil when an archive with this checksum already exists in the project.
-    func recordLogArchive(_ r: LogArchiveRecord) throws -> Int64?
-    func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord?
-    func logArchive(id: Int64) throws -> LogArchiveRecord?
-    /// Newest first.
-    func logArchives(_ filter: LogArchiveFilter) throws -> [LogArchiveRecord]
-    /// Oldest first, for retention.
-    func oldestLogArchives(limit: Int) throws -> [LogArchiveRecord]
-    func logArchiveTotalBytes() throws -> Int64
-    func deleteLogArchives(ids: [Int64]) throws
-    func allLogArchiveStorageNames() throws -> Set<String>
-    func setLogUploadRule(_ rule: LogUploadRule) throws
-    func removeLogUploadRule(projectID: Int64, scope: LogUploadRule.Scope, value: String) throws
-    func logUploadRules(projectID: Int64?) throws -> [LogUploadRule]
 }

@@ -36,7 +36,7 @@ public final class LogArchives: @unchecked Sendable {
     }
 
     /// For the CLI: reads (and switch rules) on a data directory, no sweeping, no retention.
-    public static func reader(store: SQLiteStore, dataDirectory: String) throws -> LogArchives {
+    public static func reader(store: any Store & LogArchiveStore, dataDirectory: String) throws -> LogArchives {
         try LogArchives(store: store, dataDirectory: dataDirectory, limits: LogArchiveLimits(),
                         volume: InstallVolumeLimiter(limit: 0, windowSeconds: 1), refusals: nil, maintenance: false)
     }

@@ -124,17 +124,21 @@ final class PGConnection: @unchecked Sendable {
 
 /// Connections to one database, opened on demand up to `size` and reused; a caller waits for a
 /// free one beyond that. A connection that broke (server restarted) is dropped, not returned.
+/// Not a WorkerThread: no thread of its own, callers wait on it for a resource (a semaphore's rule).
 final class PostgresPool: @unchecked Sendable {
     let url: String
     let size: Int
+    /// Run on every new connection before its first use (session settings), nil: nothing.
+    let sessionSetup: String?
     private let cond = NSCondition()
     private var idle: [PGConnection] = []
     private var open = 0
     private var closed = false
 
-    init(url: String, size: Int) {
+    init(url: String, size: Int, sessionSetup: String? = nil) {
         self.url = url
         self.size = max(1, size)
+        self.sessionSetup = sessionSetup
     }
 
     func take() throws -> PGConnection {
@@ -144,7 +148,9 @@ final class PostgresPool: @unchecked Sendable {
         open += 1
         cond.unlock()
         do {
-            return try PGConnection(url: url)
+            let c = try PGConnection(url: url)
+            if let sessionSetup { try c.exec(sessionSetup) }
+            return c
         } catch {
             cond.lock(); open -= 1; cond.signal(); cond.unlock()
             throw error

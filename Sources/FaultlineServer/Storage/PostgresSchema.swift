@@ -13,6 +13,24 @@ enum PostgresSchema {
     static let migrations: [String] = [
         // 2: claims, the grouping/backfill exclusion held in the store (Store.acquireClaim).
         "CREATE TABLE claims(name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires DOUBLE PRECISION NOT NULL)",
+        // 3: backfills as jobs with a lease (BackfillJobs), and the indexes retention deletes by.
+        """
+        ALTER TABLE backfills ADD COLUMN holder TEXT;
+        ALTER TABLE backfills ADD COLUMN lease_expires DOUBLE PRECISION;
+        ALTER TABLE backfills ADD COLUMN resume_after TEXT;
+        CREATE INDEX backfills_open ON backfills(state, id);
+        CREATE INDEX occurrences_received ON occurrences(received);
+        CREATE INDEX items_received ON items(received)
+        """,
+        // 4: the per-install cap's windows (InstallWindows), so the cap survives restarts and,
+        // on a shared database, holds across nodes.
+        """
+        CREATE TABLE install_windows(project_id BIGINT NOT NULL, install_id TEXT NOT NULL,
+          window_start DOUBLE PRECISION NOT NULL, count BIGINT NOT NULL, PRIMARY KEY(project_id, install_id));
+        CREATE INDEX install_windows_start ON install_windows(window_start)
+        """,
+        // 5: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/).
+        PostgresTraceSchema.statements + PostgresLogArchiveSchema.statements + PostgresWebSchema.statements,
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

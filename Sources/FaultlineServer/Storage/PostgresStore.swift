@@ -9,110 +9,31 @@ import FaultlineProtocol
 
 public final class PostgresStore: Store, @unchecked Sendable {
     let pool: PostgresPool
-    private let keyLock = NSLock()
-    private var keyCache: [String: PublicKeyRecord] = [:]
-    private var tokenCache: Set<String> = []
+    let credentials = CredentialCache()
 
     /// - Parameters:
     ///   - url: a libpq connection URI (`postgres://user:password@host:port/database?…`).
     ///   - connections: pool size; the server passes its HTTP thread count plus its workers.
-    public init(url: String, connections: Int = 20) throws {
-        pool = PostgresPool(url: url, size: connections)
+    ///   - durability: `.full` waits for the WAL flush at every commit (PostgreSQL's default);
+    ///     `.normal` sets `synchronous_commit = off` for the store's sessions: a commit survives a
+    ///     crash of our process (PostgreSQL has it), not a crash of the database's machine — the
+    ///     same promise as SQLite's `.normal`.
+    public init(url: String, connections: Int = 20, durability: SQLiteStore.Durability = .full) throws {
+        pool = PostgresPool(url: url, size: connections,
+                            sessionSetup: durability == .normal ? "SET synchronous_commit = off" : nil)
         try PostgresSchema.migrate(pool)
     }
 
     public func close() { pool.close() }
 
     @discardableResult
-    private func write<T>(_ body: (PGConnection) throws -> T) throws -> T { try pool.transaction(body) }
+    func write<T>(_ body: (PGConnection) throws -> T) throws -> T { try pool.transaction(body) }
     /// Reads that take several statements see one snapshot, like SQLiteStore's read transactions.
-    private func read<T>(_ body: (PGConnection) throws -> T) throws -> T {
+    func read<T>(_ body: (PGConnection) throws -> T) throws -> T {
         try pool.transaction(isolation: "REPEATABLE READ", readOnly: true, body)
     }
 
-    // MARK: Projects and keys
-
-    public func createProject(slug: String, name: String) throws -> ProjectRecord {
-        try write { c in
-            var id: Int64 = 0
-            try c.query("INSERT INTO projects(slug, name, created) VALUES($1, $2, $3) RETURNING id",
-                        .text(slug), .text(name), .double(Date().timeIntervalSince1970)) { id = $0.int(0) }
-            return ProjectRecord(id: id, slug: slug, name: name)
-        }
-    }
-
-    public func projects() throws -> [ProjectRecord] {
-        try read { c in
-            var out: [ProjectRecord] = []
-            try c.query("SELECT id, slug, name FROM projects ORDER BY id") { r in
-                out.append(ProjectRecord(id: r.int(0), slug: r.text(1) ?? "", name: r.text(2) ?? ""))
-            }
-            return out
-        }
-    }
-
-    public func project(idOrSlug: String) throws -> ProjectRecord? {
-        try projects().first { String($0.id) == idOrSlug || $0.slug == idOrSlug }
-    }
-
-    public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
-        let key = Keys.newPublicKey()
-        let record = PublicKeyRecord(key: key, projectID: projectID, allowedAppIDs: allowedAppIDs)
-        try write { c in
-            try c.query("INSERT INTO public_keys(key, project_id, app_ids, created) VALUES($1, $2, $3, $4)",
-                        .text(key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
-        }
-        keyLock.lock(); keyCache[key.value] = record; keyLock.unlock()
-        return record
-    }
-
-    private static func keyRecord(_ r: PGRow) -> PublicKeyRecord {
-        let apps = (r.text(2) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return PublicKeyRecord(key: PublicKey(r.text(0) ?? ""), projectID: r.int(1), allowedAppIDs: apps)
-    }
-
-    public func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord] {
-        try read { c in
-            var out: [PublicKeyRecord] = []
-            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE $1::bigint IS NULL OR project_id = $1::bigint ORDER BY created, key",
-                        projectID.map { .int($0) } ?? .null) { out.append(Self.keyRecord($0)) }
-            return out
-        }
-    }
-
-    public func publicKey(_ key: String) throws -> PublicKeyRecord? {
-        keyLock.lock()
-        if let hit = keyCache[key] { keyLock.unlock(); return hit }
-        keyLock.unlock()
-        let found: PublicKeyRecord? = try read { c in
-            var rec: PublicKeyRecord?
-            try c.query("SELECT key, project_id, app_ids FROM public_keys WHERE key = $1", .text(key)) { rec = Self.keyRecord($0) }
-            return rec
-        }
-        if let found { keyLock.lock(); keyCache[key] = found; keyLock.unlock() }
-        return found
-    }
-
-    public func createServerToken(name: String) throws -> String {
-        let token = Keys.newServerToken()
-        try write { c in
-            try c.query("INSERT INTO server_tokens(hash, name, prefix, created) VALUES($1, $2, $3, $4)",
-                        .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
-        }
-        return token
-    }
-
-    public func isServerToken(_ token: String) throws -> Bool {
-        let h = SHA256Hash.hex(Data(token.utf8))
-        keyLock.lock()
-        if tokenCache.contains(h) { keyLock.unlock(); return true }
-        keyLock.unlock()
-        let found: Bool = try read { c in
-            try c.query("SELECT 1 FROM server_tokens WHERE hash = $1", .text(h)) > 0
-        }
-        if found { keyLock.lock(); tokenCache.insert(h); keyLock.unlock() }
-        return found
-    }
+    // MARK: Projects and keys: SQLCredentials (written once for both stores)
 
     // MARK: Ingest
 
@@ -141,18 +62,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
         }
     }
 
-    static let occurrenceColumns = "SELECT id, project_id, event_id, received, timestamp, release, issue_id, event FROM occurrences"
-    static func occurrence(_ r: PGRow) -> StoredOccurrence {
-        StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
-                         release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
-    }
-
     public func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence] {
-        try read { c in
-            var out: [StoredOccurrence] = []
-            try c.query("\(Self.occurrenceColumns) WHERE processed = 0 ORDER BY id LIMIT $1", .int(Int64(limit))) { out.append(Self.occurrence($0)) }
-            return out
-        }
+        try read { try SQLStoreReads.unprocessed($0, limit: limit) }
     }
 
     public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
@@ -197,193 +108,11 @@ public final class PostgresStore: Store, @unchecked Sendable {
         return id
     }
 
-    // MARK: Reading
+    // MARK: Reading: SQLStoreReads (written once for both stores)
 
-    static let issueColumns = "SELECT id, project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated, merged_into FROM issues"
-
-    private static func issue(_ r: PGRow) -> IssueRecord {
-        IssueRecord(id: r.int(0), projectID: r.int(1), fingerprint: r.text(2) ?? "", title: r.text(3) ?? "", culprit: r.text(4) ?? "",
-                    firstSeen: r.double(5), lastSeen: r.double(6), count: r.int(7), releases: [], symbolicated: r.int(8) != 0,
-                    mergedInto: r.isNull(9) ? nil : r.int(9))
-    }
-
-    private static func withReleases(_ i: IssueRecord, _ c: PGConnection) throws -> IssueRecord {
-        var i = i
-        try c.query("SELECT release FROM issue_releases WHERE issue_id = $1 ORDER BY release", .int(i.id)) { i.releases.append($0.text(0) ?? "") }
-        return i
-    }
-
-    public func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord] {
-        try read { c in
-            var rows: [IssueRecord] = []
-            try c.query("\(Self.issueColumns) WHERE project_id = $1 AND merged_into IS NULL AND count > 0 ORDER BY last_seen DESC, id DESC LIMIT $2 OFFSET $3",
-                        .int(projectID), .int(Int64(limit)), .int(Int64(offset))) { rows.append(Self.issue($0)) }
-            return try rows.map { try Self.withReleases($0, c) }
-        }
-    }
-
-    public func issue(id: Int64) throws -> IssueRecord? {
-        try read { c in
-            var current = id
-            for _ in 0..<32 {
-                var found: IssueRecord?
-                try c.query("\(Self.issueColumns) WHERE id = $1", .int(current)) { found = Self.issue($0) }
-                guard let f = found else { return nil }
-                guard let next = f.mergedInto else { return try Self.withReleases(f, c) }
-                current = next
-            }
-            return nil
-        }
-    }
-
-    public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
-        try read { c in
-            var out: [StoredOccurrence] = []
-            try c.query("\(Self.occurrenceColumns) WHERE issue_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
-                        .int(issueID), .int(Int64(limit)), .int(Int64(offset))) { out.append(Self.occurrence($0)) }
-            return out
-        }
-    }
-
-    public func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence? {
-        try read { c in
-            var out: StoredOccurrence?
-            try c.query("\(Self.occurrenceColumns) WHERE project_id = $1 AND event_id = $2", .int(projectID), .text(eventID)) { out = Self.occurrence($0) }
-            return out
-        }
-    }
-
-    public func occurrence(id: Int64) throws -> StoredOccurrence? {
-        try read { c in
-            var out: StoredOccurrence?
-            try c.query("\(Self.occurrenceColumns) WHERE id = $1", .int(id)) { out = Self.occurrence($0) }
-            return out
-        }
-    }
-
-    public func totals() throws -> (occurrences: Int64, processed: Int64) {
-        try read { c in
-            var t: (Int64, Int64) = (0, 0)
-            try c.query("SELECT count(*), count(*) FILTER (WHERE processed <> 0) FROM occurrences") { t = ($0.int(0), $0.int(1)) }
-            return t
-        }
-    }
-
-    public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
-        try read { c in
-            var occ: Int64 = 0, processed: Int64 = 0, issues: Int64 = 0
-            try c.query("SELECT count(*), count(*) FILTER (WHERE processed <> 0) FROM occurrences WHERE project_id = $1",
-                        .int(projectID)) { occ = $0.int(0); processed = $0.int(1) }
-            try c.query("SELECT count(*) FROM issues WHERE project_id = $1 AND merged_into IS NULL AND count > 0", .int(projectID)) { issues = $0.int(0) }
-            return (occ, processed, issues)
-        }
-    }
-
-    public func itemCounts(projectID: Int64) throws -> ItemCounts {
-        try read { c in
-            var counts = ItemCounts(byType: [:], sessionsTotal: 0, sessionsCrashed: 0)
-            try c.query("SELECT type, count(*) FROM items WHERE project_id = $1 GROUP BY type", .int(projectID)) { counts.byType[$0.text(0) ?? ""] = $0.int(1) }
-            try c.query("SELECT total, crashed FROM session_counts WHERE project_id = $1", .int(projectID)) {
-                counts.sessionsTotal = $0.int(0); counts.sessionsCrashed = $0.int(1)
-            }
-            return counts
-        }
-    }
-
-    // MARK: Debug files
-
-    public func recordDebugFile(_ d: DebugFileRecord) throws {
-        try write { c in
-            try c.query("""
-                INSERT INTO debug_files(build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded)
-                VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(build_id) DO UPDATE SET
-                  has_debug_info = greatest(debug_files.has_debug_info, EXCLUDED.has_debug_info),
-                  has_symbols = greatest(debug_files.has_symbols, EXCLUDED.has_symbols),
-                  is_executable = greatest(debug_files.is_executable, EXCLUDED.is_executable),
-                  size = EXCLUDED.size, name = EXCLUDED.name, uploaded = EXCLUDED.uploaded
-                """, .text(d.buildID.hex), .int(d.hasDebugInfo ? 1 : 0), .int(d.hasSymbols ? 1 : 0), .int(d.isExecutable ? 1 : 0),
-                .int(d.size), .text(d.name), .double(d.uploaded))
-        }
-    }
-
-    private static func debugFile(_ r: PGRow) -> DebugFileRecord? {
-        guard let b = r.text(0).flatMap(BuildID.init(hex:)) else { return nil }
-        return DebugFileRecord(buildID: b, hasDebugInfo: r.int(1) != 0, hasSymbols: r.int(2) != 0, isExecutable: r.int(3) != 0,
-                               size: r.int(4), name: r.text(5) ?? "", uploaded: r.double(6))
-    }
-
-    public func debugFile(buildID: BuildID) throws -> DebugFileRecord? {
-        try read { c in
-            var out: DebugFileRecord?
-            try c.query("SELECT build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded FROM debug_files WHERE build_id = $1",
-                        .text(buildID.hex)) { out = Self.debugFile($0) }
-            return out
-        }
-    }
-
-    public func debugFiles() throws -> [DebugFileRecord] {
-        try read { c in
-            var out: [DebugFileRecord] = []
-            try c.query("SELECT build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded FROM debug_files ORDER BY uploaded, build_id") {
-                if let d = Self.debugFile($0) { out.append(d) }
-            }
-            return out
-        }
-    }
-
-    public func recordUpload(checksum: String, buildID: BuildID) throws {
-        try write { c in
-            try c.query("INSERT INTO uploads(checksum, build_id, uploaded) VALUES($1, $2, $3) ON CONFLICT DO NOTHING",
-                        .text(checksum), .text(buildID.hex), .double(Date().timeIntervalSince1970))
-        }
-    }
-
-    public func uploadedBuildID(checksum: String) throws -> BuildID? {
-        try read { c in
-            var out: BuildID?
-            try c.query("SELECT build_id FROM uploads WHERE checksum = $1", .text(checksum)) { out = $0.text(0).flatMap(BuildID.init(hex:)) }
-            return out
-        }
-    }
-
-    public func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws {
-        try write { c in
-            for f in files {
-                try c.query("""
-                    INSERT INTO source_files(build_id, path, sha1, size) VALUES($1, $2, $3, $4)
-                    ON CONFLICT(build_id, path) DO UPDATE SET sha1 = EXCLUDED.sha1, size = EXCLUDED.size
-                    """, .text(buildID.hex), .text(f.path), .text(f.sha1), .int(f.size))
-            }
-        }
-    }
-
-    public func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord? {
-        try read { c in
-            var out: SourceFileRecord?
-            try c.query("SELECT path, sha1, size FROM source_files WHERE build_id = $1 AND path = $2", .text(buildID.hex), .text(path)) {
-                out = SourceFileRecord(path: $0.text(0) ?? "", sha1: $0.text(1) ?? "", size: $0.int(2))
-            }
-            return out
-        }
-    }
+    // MARK: Debug files: SQLDebugFileRecords (written once for both stores)
 
     // MARK: Backfill
-
-    public func stacks(referencing buildID: BuildID) throws -> [StoredStack] {
-        try read { c in
-            var out: [StoredStack] = []
-            try c.query("""
-                SELECT s.key, s.signature, o.project_id, count(*)
-                FROM stack_modules m JOIN stacks s ON s.key = m.stack_key JOIN occurrences o ON o.stack_key = s.key
-                WHERE m.build_id = $1 GROUP BY s.key, s.signature, o.project_id
-                """, .text(buildID.hex)) { r in
-                if let sig = StackSignature.decode(r.blob(1)) {
-                    out.append(StoredStack(signature: sig, projectID: r.int(2), occurrences: r.int(3)))
-                }
-            }
-            return out
-        }
-    }
 
     public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
         try write { c in try body(PostgresIssueEditing(c: c)) }

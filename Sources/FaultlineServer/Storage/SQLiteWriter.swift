@@ -1,5 +1,6 @@
 // Group commit: one thread owns the write connection and runs every pending job in one
 // transaction, so many concurrent ingests share one fsync instead of paying one each.
+import FaultlineThreads
 import Foundation
 
 final class SQLiteWriter: @unchecked Sendable {
@@ -7,20 +8,20 @@ final class SQLiteWriter: @unchecked Sendable {
     private struct Pending { let job: Job; let done: ((Error?) -> Void)? }
 
     private let connection: SQLiteConnection
-    private let cond = NSCondition()
-    private var pending: [Pending] = []
-    private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    /// The writer thread; its state is the jobs waiting for the next batch.
+    private let writer = WorkerThread(name: "faultline-sqlite-writer", state: [Pending]())
     /// Jobs per transaction at most, to bound the time a batch holds the write lock.
     private let maxBatch = 512
 
     init(connection: SQLiteConnection) {
         self.connection = connection
-        let t = Thread { [unowned self] in self.loop() }
-        t.name = "faultline-sqlite-writer"
-        thread = t
-        t.start()
+        // Batches until stopped, and after a stop request until nothing is pending.
+        writer.start { [unowned self] pending, stopping in
+            if pending.isEmpty { return stopping ? .exit : .wait(until: nil) }
+            let batch = Array(pending.prefix(maxBatch))
+            pending.removeFirst(batch.count)
+            return .run { [unowned self] in run(batch) }
+        }
     }
 
     /// Runs `job` inside the next batch and returns once that batch is committed (or failed).
@@ -40,31 +41,11 @@ final class SQLiteWriter: @unchecked Sendable {
     func async(_ job: @escaping Job, done: ((Error?) -> Void)? = nil) { enqueue(job, done: done) }
 
     private func enqueue(_ job: @escaping Job, done: ((Error?) -> Void)?) {
-        cond.lock()
-        pending.append(Pending(job: job, done: done))
-        cond.signal()
-        cond.unlock()
+        writer.update { $0.append(Pending(job: job, done: done)) }
     }
 
     func stop() {
-        cond.lock()
-        stopping = true
-        cond.signal()
-        cond.unlock()
-        finished.wait()
-    }
-
-    private func loop() {
-        while true {
-            cond.lock()
-            while pending.isEmpty && !stopping { cond.wait() }
-            if pending.isEmpty && stopping { cond.unlock(); break }
-            let batch = Array(pending.prefix(maxBatch))
-            pending.removeFirst(batch.count)
-            cond.unlock()
-            run(batch)
-        }
-        finished.signal()
+        writer.stop()
     }
 
     /// Each job runs in its own savepoint so one failing job cannot undo the others.

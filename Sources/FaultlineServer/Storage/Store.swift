@@ -1,5 +1,5 @@
-// The storage seam: everything the server persists goes through `Store`. SQLite implements it
-// today (SQLiteStore); a PostgreSQL implementation can take its place for several servers.
+// The storage seam: everything the server persists goes through `Store`. SQLiteStore (one node)
+// and PostgresStore (several nodes on one database) implement it.
 import Foundation
 import FaultlineProtocol
 
@@ -174,7 +174,7 @@ public protocol IssueEditing {
     func recount(issueID: Int64) throws
 }
 
-public protocol Store: AnyObject, Sendable {
+public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, InstallWindows {
     /// Finishes pending writes and releases the database; the store is not used afterwards.
     func close()
 

@@ -28,8 +28,7 @@ public final class StoreClaim: @unchecked Sendable {
     /// How often a waiting claimant asks again.
     let poll: Double
     private let lock = NSLock()
-    private var heartbeat: DispatchSourceTimer?
-    private var lost = false
+    private var heartbeat: LeaseHeartbeat?
 
     public init(store: any Store, name: String = StoreClaim.regrouping, role: String, lease: Double = 6, poll: Double = 0.005) {
         self.store = store
@@ -45,30 +44,22 @@ public final class StoreClaim: @unchecked Sendable {
         while try !store.acquireClaim(name, holder: holder, duration: lease) {
             Thread.sleep(forTimeInterval: poll)
         }
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now() + lease / 3, repeating: lease / 3)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            // A renewal that fails or errs counts as lost: the holder must not assume it still holds.
-            if (try? self.store.renewClaim(self.name, holder: self.holder, duration: self.lease)) != true {
-                self.lock.lock(); self.lost = true; self.lock.unlock()
-            }
-        }
-        lock.lock(); lost = false; heartbeat = timer; lock.unlock()
-        timer.resume()
+        let (store, name, holder, lease) = (self.store, self.name, self.holder, self.lease)
+        let beat = LeaseHeartbeat(lease: lease) { try store.renewClaim(name, holder: holder, duration: lease) }
+        lock.lock(); heartbeat = beat; lock.unlock()
     }
 
     /// Throws `ClaimError.lost` when the hold lapsed (the heartbeat could not renew it, so another
     /// claimant may have it). Long runs call this between steps that must not overlap.
     public func check() throws {
-        lock.lock(); let gone = lost || heartbeat == nil; lock.unlock()
-        if gone { throw ClaimError.lost(name: name) }
+        lock.lock(); let beat = heartbeat; lock.unlock()
+        if beat?.holds != true { throw ClaimError.lost(name: name) }
     }
 
     /// Gives the claim up (best effort: a hold that cannot be released expires).
     public func release() {
-        lock.lock(); let timer = heartbeat; heartbeat = nil; lock.unlock()
-        timer?.cancel()
+        lock.lock(); let beat = heartbeat; heartbeat = nil; lock.unlock()
+        beat?.cancel()
         try? store.releaseClaim(name, holder: holder)
     }
 

@@ -1,14 +1,14 @@
 // Retention by age for traces: a sweeper that deletes transactions (and their spans) received
 // longer ago than the configured number of days. Occurrences are never deleted by it.
+import FaultlineThreads
 import Foundation
 
 public final class TraceRetention: @unchecked Sendable {
     let store: Store
     let maxAge: TimeInterval
     let interval: TimeInterval
-    private let cond = NSCondition()
-    private var stopping = false
-    private var thread: Thread?
+    /// The sweeper thread; its state is when the next sweep is due.
+    private let sweeper = WorkerThread(name: "faultline-trace-retention", state: Date.distantPast)
 
     /// `days <= 0` keeps traces forever.
     public init(store: Store, days: Double, interval: TimeInterval = 3600) {
@@ -26,22 +26,19 @@ public final class TraceRetention: @unchecked Sendable {
 
     public func start() {
         guard maxAge > 0 else { return }
-        let t = Thread { [self] in
-            while true {
+        // A sweep at start, then one every `interval` after the previous one ended.
+        sweeper.start { [self] due, stopping in
+            if stopping { return .exit }
+            if Date() < due { return .wait(until: due) }
+            due = .distantFuture
+            return .run { [self] in
                 _ = try? sweep()
-                cond.lock()
-                if !stopping { _ = cond.wait(until: Date().addingTimeInterval(interval)) }
-                let done = stopping
-                cond.unlock()
-                if done { return }
+                sweeper.update { $0 = Date().addingTimeInterval(interval) }
             }
         }
-        t.name = "faultline-trace-retention"
-        thread = t
-        t.start()
     }
 
     public func stop() {
-        cond.lock(); stopping = true; cond.signal(); cond.unlock()
+        sweeper.requestStop()
     }
 }

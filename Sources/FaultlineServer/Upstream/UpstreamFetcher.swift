@@ -4,6 +4,7 @@
 // exactly like an upload (DebugFileStore + a DebugFileRecord) and starts the same backfill.
 // Ingest only ever appends to a bounded queue: a slow or dead upstream delays nothing but this
 // worker. "Not found" and "could not ask" are remembered per build-id for `retryInterval`.
+import FaultlineThreads
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
@@ -37,19 +38,20 @@ public final class UpstreamFetcher: @unchecked Sendable {
     /// Set by the server: starts the backfill of a new file (the upload path's callback).
     var onNewDebugFile: (@Sendable (ELFSummary) -> Void)?
 
-    private let cond = NSCondition()
-    private var queue: [BuildID] = []
-    private var states: [BuildID: State] = [:]
-    private var stopping = false
-    private var running = false
+    private struct Queue {
+        var ids: [BuildID] = []
+        var states: [BuildID: State] = [:]
+        var running = false
+        var queries = 0
+        /// Set with the stop request: nothing is queued after it.
+        var stopped = false
+    }
+    private let worker = WorkerThread(name: "faultline-debuginfod-upstream", state: Queue())
     /// Held while a fetched file is stored, so `stop` never closes the store under it.
     private let installLock = NSLock()
-    private var thread: Thread?
-    private let exited = DispatchSemaphore(value: 0)
 
-    private var queries = 0
     /// Number of upstream queries made (tests: a cached negative answer makes none).
-    public var queryCount: Int { cond.lock(); defer { cond.unlock() }; return queries }
+    public var queryCount: Int { worker.read { $0.queries } }
 
     public init(options: Options, dataDirectory: String, store: Store, debugFiles: DebugFileStore) {
         self.options = options
@@ -63,59 +65,53 @@ public final class UpstreamFetcher: @unchecked Sendable {
     /// A frame needs `id` and the server has no file: queue it unless it is queued, was fetched,
     /// or has a negative answer younger than the retry interval. Never blocks on the network.
     public func want(_ id: BuildID) {
-        cond.lock(); defer { cond.unlock() }
-        switch states[id] {
-        case .queued?, .fetched?: return
-        case .notFound(let at)?, .failed(_, let at)?: if Date() < at { return }
-        case nil: break
+        worker.update { q in
+            switch q.states[id] {
+            case .queued?, .fetched?: return
+            case .notFound(let at)?, .failed(_, let at)?: if Date() < at { return }
+            case nil: break
+            }
+            guard q.ids.count < options.queueLimit, !q.stopped else { return }
+            q.states[id] = .queued
+            q.ids.append(id)
         }
-        guard queue.count < options.queueLimit, !stopping else { return }
-        states[id] = .queued
-        queue.append(id)
-        cond.signal()
     }
 
-    public func state(of id: BuildID) -> State? { cond.lock(); defer { cond.unlock() }; return states[id] }
+    public func state(of id: BuildID) -> State? { worker.read { $0.states[id] } }
 
     /// Whether the worker has nothing queued and is not asking anyone now.
-    public var isIdle: Bool { cond.lock(); defer { cond.unlock() }; return queue.isEmpty && !running }
+    public var isIdle: Bool { worker.read { $0.ids.isEmpty && !$0.running } }
 
     public func start() {
-        let t = Thread { [self] in loop(); exited.signal() }
-        t.name = "faultline-debuginfod-upstream"
-        thread = t
-        t.start()
+        worker.start { [self] q, stopping in
+            if stopping { return .exit }
+            guard !q.ids.isEmpty else { return .wait(until: nil) }
+            let id = q.ids.removeFirst()
+            q.running = true
+            q.queries += 1
+            return .run { [self] in fetch(id) }
+        }
     }
 
     /// Returns at once even while a query waits on a slow upstream: the worker stores nothing
     /// after this (it checks `stopping` under `installLock` before touching the store).
     public func stop() {
-        cond.lock(); stopping = true; queue.removeAll(); cond.broadcast(); cond.unlock()
+        worker.requestStop { q in q.stopped = true; q.ids.removeAll() }
         installLock.lock(); installLock.unlock()
     }
 
-    private func loop() {
-        while true {
-            cond.lock()
-            while queue.isEmpty && !stopping { cond.wait() }
-            if stopping { cond.unlock(); return }
-            let id = queue.removeFirst()
-            running = true
-            queries += 1
-            cond.unlock()
-
-            // Queued means our retry interval allows asking: the library's own memory of a "not
-            // found" must not answer for the upstream.
-            client.forgetNegativeAnswer(for: id)
-            let answer = client.debugInfo(id)
-            var next: State
-            switch answer {
-            case .found(let path): next = install(id, from: path)
-            case .notFound: next = .notFound(retryAt: Date().addingTimeInterval(options.retryInterval))
-            case .failed(let e): next = .failed(errno: e, retryAt: Date().addingTimeInterval(options.retryInterval))
-            }
-            cond.lock(); states[id] = next; running = false; cond.unlock()
+    private func fetch(_ id: BuildID) {
+        // Queued means our retry interval allows asking: the library's own memory of a "not
+        // found" must not answer for the upstream.
+        client.forgetNegativeAnswer(for: id)
+        let answer = client.debugInfo(id)
+        var next: State
+        switch answer {
+        case .found(let path): next = install(id, from: path)
+        case .notFound: next = .notFound(retryAt: Date().addingTimeInterval(options.retryInterval))
+        case .failed(let e): next = .failed(errno: e, retryAt: Date().addingTimeInterval(options.retryInterval))
         }
+        worker.update { q in q.states[id] = next; q.running = false }
     }
 
     /// Moves the fetched file out of libdebuginfod's cache into the debug-file store, records it
@@ -123,8 +119,7 @@ public final class UpstreamFetcher: @unchecked Sendable {
     private func install(_ id: BuildID, from cached: String) -> State {
         installLock.lock(); defer { installLock.unlock() }
         let negative = State.failed(errno: EINVAL, retryAt: Date().addingTimeInterval(options.retryInterval))
-        cond.lock(); let stop = stopping; cond.unlock()
-        if stop { return negative }
+        if worker.isStopping { return negative }
         let staged = debugFiles.temporaryPath()
         do {
             if rename(cached, staged) != 0 { try FileManager.default.copyItem(atPath: cached, toPath: staged) }

@@ -2,11 +2,12 @@
 // cookie), checks CSRF on every POST, dispatches on the path to one page type per file, and
 // adds the security headers every response carries. Pages return HTML built only through
 // `HTML.esc`/`HTML.safeExternalURL`; no page emits script or inline style.
+import FaultlineThreads
 import Foundation
 import FaultlineProtocol
 
 public final class WebUI: @unchecked Sendable {
-    let store: SQLiteStore
+    let store: WebBackingStore
     let queries: WebQueries
     let symbolicator: FrameSymbolicating
     let debugFiles: DebugFileStore
@@ -14,9 +15,8 @@ public final class WebUI: @unchecked Sendable {
     let sessions = WebSessions()
     /// Cookies get `Secure` when browsers reach us over TLS (public URL https).
     let publicURLIsHTTPS: Bool
-    private var indexer: Thread?
-    private let stopping = NSCondition()
-    private var stopped = false
+    /// The environment indexer; its state is when the next pass is due.
+    private let indexer = WorkerThread(name: "faultline-web-indexer", state: Date.distantPast)
 
     /// Every response: a strict CSP (no script at all, styles only from our CSS file, forms only
     /// to us, never framed), no MIME sniffing, no referrer leaking issue URLs to linked sites.
@@ -28,9 +28,9 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ]
 
-    init(store: SQLiteStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+    init(store: WebBackingStore, symbolicator: FrameSymbolicating, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
         self.store = store
-        self.queries = try WebQueries(store: store)
+        self.queries = WebQueries(store: store)
         self.symbolicator = symbolicator
         self.debugFiles = debugFiles
         self.backfiller = backfiller
@@ -40,27 +40,22 @@ public final class WebUI: @unchecked Sendable {
     /// Starts the environment indexer (issues list's environment filter), a background pass
     /// over newly grouped occurrences every second.
     func start() {
-        let t = Thread { [weak self] in
-            while let self {
+        // Weak: the thread ends (at its next pass) once the pages are gone, stopped or not.
+        indexer.start { [weak self] due, stopping in
+            guard let self, !stopping else { return .exit }
+            if Date() < due { return .wait(until: due) }
+            due = .distantFuture
+            return .run { [weak self] in
+                guard let self else { return }
                 // A full batch means more is waiting (a backlog after a restart): go on at once.
-                if let n = try? self.queries.indexEnvironments(batch: 5000), n == 5000, !self.isStopped { continue }
-                self.stopping.lock()
-                if self.stopped { self.stopping.unlock(); return }
-                _ = self.stopping.wait(until: Date().addingTimeInterval(1))
-                let done = self.stopped
-                self.stopping.unlock()
-                if done { return }
+                let full = (try? self.queries.indexEnvironments(batch: 5000)) == 5000
+                self.indexer.update { $0 = full ? .distantPast : Date().addingTimeInterval(1) }
             }
         }
-        t.name = "faultline-web-indexer"
-        indexer = t
-        t.start()
     }
 
-    private var isStopped: Bool { stopping.lock(); defer { stopping.unlock() }; return stopped }
-
     func stop() {
-        stopping.lock(); stopped = true; stopping.broadcast(); stopping.unlock()
+        indexer.requestStop()
     }
 
     /// Largest form body we accept (login, resolve, merge are a few hundred bytes).
@@ -168,20 +163,5 @@ public final class WebUI: @unchecked Sendable {
         for (_, v) in files where v["state"]?.stringValue == "ok" {
             if let id = v["dif"]?["id"]?.stringValue { try? queries.recordUploader(buildID: id, tokenName: name ?? "?") }
         }
-    }
-}
-
-/// What every page handler gets: the UI, the logged-in session, the request.
-struct WebContext {
-    let ui: WebUI
-    let session: WebSession
-    let request: HTTPRequest
-    var store: SQLiteStore { ui.store }
-    var queries: WebQueries { ui.queries }
-    func q(_ name: String) -> String { request.query[name] ?? "" }
-    /// A hidden input carrying the CSRF token; every POST form includes it.
-    var csrfField: String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(HTML.esc(session.csrf))\">" }
-    func layout(_ title: String, _ body: String, project: ProjectRecord? = nil) -> HTTPResponse {
-        WebUI.page(WebLayout.page(title: title, body: body, user: session.principal, csrfField: csrfField, project: project))
     }
 }

@@ -5,9 +5,10 @@ import Foundation
 
 public enum WebUsers {
     public enum Failure: Error, CustomStringConvertible {
-        case badName, shortPassword
+        case badName, shortPassword, noWebStore
         public var description: String {
             switch self {
+            case .noWebStore: return "this store keeps no web users"
             case .badName: return "a user name is 1–64 letters, digits, '.', '-', '_' or '@'"
             case .shortPassword: return "a password needs at least 10 characters"
             }
@@ -15,13 +16,18 @@ public enum WebUsers {
     }
 
     /// Adds the user, or sets a new password for an existing one.
-    public static func set(store: SQLiteStore, name: String, password: String) throws {
+    public static func set(store: any Store, name: String, password: String) throws {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ".-_@"))
         guard (1...64).contains(name.count), name.unicodeScalars.allSatisfy(allowed.contains) else { throw Failure.badName }
         guard password.count >= 10 else { throw Failure.shortPassword }
         let salt = WebSessions.newSalt()
-        try WebQueries(store: store).setUser(WebUser(name: name, salt: salt, hash: WebSessions.hashPassword(password, salt: salt)))
+        try queries(store).setUser(WebUser(name: name, salt: salt, hash: WebSessions.hashPassword(password, salt: salt)))
     }
 
-    public static func list(store: SQLiteStore) throws -> [String] { try WebQueries(store: store).users() }
+    public static func list(store: any Store) throws -> [String] { try queries(store).users() }
+
+    private static func queries(_ store: any Store) throws -> WebQueries {
+        guard let web = store as? WebBackingStore else { throw Failure.noWebStore }
+        return WebQueries(store: web)
+    }
 }

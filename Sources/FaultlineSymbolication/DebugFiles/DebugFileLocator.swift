@@ -45,6 +45,11 @@ public struct DebugFileLocator: Sendable {
         public var mismatched: [String] = []
         /// Which source found `debugFile`.
         public var strategy: String?
+        /// The supplementary file `debugFile` needs (dwz: `.gnu_debugaltlink` / `.debug_sup`).
+        public var supplementaryFile: String?
+        /// A debug file whose supplementary file was not found: its DWARF is not used (names and
+        /// inlined frames would be missing or wrong), only its ELF symbols.
+        public var missingSupplementary: (debugFile: String, link: SupplementaryLink)?
     }
 
     public func locate(buildID: BuildID?, modulePath: String?) -> Location {
@@ -56,7 +61,7 @@ public struct DebugFileLocator: Sendable {
         func consider(_ c: DebugFileCandidate) -> Bool {
             guard !seen.contains(c.path), Self.isRegularFile(c.path) else { return false }
             seen.insert(c.path)
-            guard let info = try? ELFInfo.read(path: c.path) else { return false }
+            guard let handle = try? ELFHandle(path: c.path), let info = try? handle.info() else { return false }
             // Identity: the build-id must match; a file without one is only accepted when nothing
             // was asked for, or when the debuglink CRC (checked next) vouches for it.
             if let buildID {
@@ -68,7 +73,19 @@ public struct DebugFileLocator: Sendable {
             }
             if let crc = c.crc, CRC32.ofFile(c.path) != crc { loc.mismatched.append(c.path); return false }
             // DWARF libdw cannot decompress (zstd on 0.188) counts as symbols only; keep looking.
-            if info.hasDebugInfo && !info.hasUnreadableDebugInfo { loc.debugFile = c.path; loc.strategy = c.strategy; return true }
+            if info.hasDebugInfo && !info.hasUnreadableDebugInfo {
+                // dwz output is usable only with its supplementary file; else keep looking (another
+                // copy may be complete) and fall back to its symbols.
+                if let link = handle.supplementaryLink {
+                    guard let sup = locateSupplementary(link, debugFile: c.path) else {
+                        if loc.missingSupplementary == nil { loc.missingSupplementary = (c.path, link) }
+                        if info.hasSymbols && loc.symbolsOnlyFile == nil { loc.symbolsOnlyFile = c.path }
+                        return false
+                    }
+                    loc.supplementaryFile = sup
+                }
+                loc.debugFile = c.path; loc.strategy = c.strategy; return true
+            }
             if info.hasSymbols && loc.symbolsOnlyFile == nil { loc.symbolsOnlyFile = c.path }
             return false
         }
@@ -81,6 +98,30 @@ public struct DebugFileLocator: Sendable {
             loc.moduleFile = modulePath
         }
         return loc
+    }
+
+    /// Where the supplementary file named by `link` is, as gdb and libdw look: the path as
+    /// written (absolute), else relative to the debug file's directory; then by its build-id
+    /// through this locator's sources (debug directories, `/usr/lib/debug/.build-id`, debuginfod —
+    /// debuginfod servers index dwz files by build-id like any debug file). A candidate must carry
+    /// the link's build-id or `.debug_sup` checksum.
+    public func locateSupplementary(_ link: SupplementaryLink, debugFile: String) -> String? {
+        var paths: [String] = []
+        if link.name.hasPrefix("/") { paths.append(link.name) } else if !link.name.isEmpty {
+            let dir = debugFile.contains("/") ? String(debugFile[..<debugFile.lastIndex(of: "/")!]) : "."
+            paths.append(dir + "/" + link.name)
+        }
+        func matches(_ path: String) -> Bool {
+            guard path != debugFile, Self.isRegularFile(path), let h = try? ELFHandle(path: path) else { return false }
+            return link.identity.isEmpty || h.supplementaryIdentities.contains(link.identity)
+        }
+        if let p = paths.first(where: matches) { return p }
+        guard let id = link.buildID else { return nil }
+        let request = DebugFileRequest(buildID: id, modulePath: nil)
+        for source in sources {
+            for c in source.candidates(for: request) where matches(c.path) { return c.path }
+        }
+        return nil
     }
 
     static func isRegularFile(_ path: String) -> Bool {

@@ -2,8 +2,36 @@
 // elfutils' client library (libdebuginfod), which keeps its own cache (positive and negative).
 // Last in the CLI's chain: a lookup reaches the network only when no local source had a file.
 import Foundation
-import CDebuginfod
 import FaultlineProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libdebuginfod, opened with dlopen on the first query rather than linked: linking it loads
+/// libcurl-gnutls and about a dozen libraries behind it (GnuTLS, nettle, p11-kit, Kerberos, …)
+/// into every `faultline` process, which cost a few milliseconds of dynamic linking on each
+/// start — most of a one-address `faultline symbolicate`, which never asks debuginfod unless
+/// DEBUGINFOD_URLS is set.
+enum LibDebuginfod {
+    typealias Begin = @convention(c) () -> OpaquePointer?
+    typealias End = @convention(c) (OpaquePointer?) -> Void
+    typealias SetProgress = @convention(c) (OpaquePointer?, OpaquePointer?) -> Void
+    typealias Find = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32
+
+    struct Functions {
+        let begin: Begin, end: End, setProgress: SetProgress, findDebuginfo: Find, findExecutable: Find
+    }
+
+    /// Nil when libdebuginfod.so.1 (Debian `libdebuginfod1`) is not installed.
+    static let functions: Functions? = {
+        guard let h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL) else { return nil }
+        func sym<T>(_ name: String, _: T.Type) -> T? { dlsym(h, name).map { unsafeBitCast($0, to: T.self) } }
+        guard let b = sym("debuginfod_begin", Begin.self), let e = sym("debuginfod_end", End.self),
+              let p = sym("debuginfod_set_progressfn", SetProgress.self),
+              let d = sym("debuginfod_find_debuginfo", Find.self), let x = sym("debuginfod_find_executable", Find.self) else { return nil }
+        return Functions(begin: b, end: e, setProgress: p, findDebuginfo: d, findExecutable: x)
+    }()
+}
 
 /// A libdebuginfod client with its settings held here rather than in the environment: the
 /// library reads `DEBUGINFOD_URLS`, `DEBUGINFOD_CACHE_PATH` and its timeouts from the environment
@@ -64,11 +92,13 @@ public final class DebuginfodClient: @unchecked Sendable {
         }
     }
 
-    public func debugInfo(_ id: BuildID) -> Answer { query(id) { debuginfod_find_debuginfo($0, $1, $2, $3) } }
-    public func executable(_ id: BuildID) -> Answer { query(id) { debuginfod_find_executable($0, $1, $2, $3) } }
+    public func debugInfo(_ id: BuildID) -> Answer { query(id) { $0.findDebuginfo } }
+    public func executable(_ id: BuildID) -> Answer { query(id) { $0.findExecutable } }
 
-    private func query(_ id: BuildID, _ find: (OpaquePointer?, UnsafePointer<UInt8>, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32) -> Answer {
+    private func query(_ id: BuildID, _ pick: (LibDebuginfod.Functions) -> LibDebuginfod.Find) -> Answer {
         guard !id.bytes.isEmpty, !urls.isEmpty else { return .notFound }
+        guard let lib = LibDebuginfod.functions else { return .failed(ENOSYS) }
+        let find = pick(lib)
         try? FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         // The library reads its negative-cache lifetime from this file in the cache directory.
         try? "\(negativeRetrySeconds)\n".write(toFile: cacheDirectory + "/cache_miss_s", atomically: true, encoding: .utf8)
@@ -77,9 +107,9 @@ public final class DebuginfodClient: @unchecked Sendable {
             setenv("DEBUGINFOD_CACHE_PATH", cacheDirectory, 1)
             setenv("DEBUGINFOD_TIMEOUT", String(timeoutSeconds), 1)
             setenv("DEBUGINFOD_MAXTIME", String(maxTimeSeconds), 1)
-            guard let client = debuginfod_begin() else { return .failed(ENOMEM) }
-            defer { debuginfod_end(client) }
-            debuginfod_set_progressfn(client, nil)
+            guard let client = lib.begin() else { return .failed(ENOMEM) }
+            defer { lib.end(client) }
+            lib.setProgress(client, nil)
             var path: UnsafeMutablePointer<CChar>? = nil
             let fd = id.bytes.withUnsafeBufferPointer { find(client, $0.baseAddress!, Int32($0.count), &path) }
             defer { free(path) }

@@ -54,6 +54,7 @@ let modes: [String: String] = [
     "span-segv": "send a `startup` transaction, then SIGSEGV inside request → db.query spans (--traceparent H)",
     "trace-client": "a traced GET of --url through a propagating URLSession, then flush",
     "trace-serve": "serve one request on 127.0.0.1 (prints the port) continuing its traceparent, then flush",
+    "segv-before-preparation": "SIGSEGV right after start, its background preparation held back 3 s (libunwind not pre-warmed yet)",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
     "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
     "async-detached": "the same under Task.detached",
@@ -79,6 +80,9 @@ if mode == "pre-start-thread-overflow" || mode == "pre-start-clone-overflow" {
 if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
 if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 
+// The window between start and its background preparation, held open: the crash comes before
+// libunwind is pre-warmed.
+if mode == "segv-before-preparation" { faultline_crash_delay_preparation_for_testing(3000) }
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
 var options = Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
@@ -90,17 +94,23 @@ let rssAfter = residentBytes()
 if let n = option("--logs").flatMap(Int.init) {
     for i in 0..<n { Log.info("log line \(i)", attributes: ["index": .int(i)]) }
 }
-let summary: [String: Any] = [
+// A crash meant to come before start's background half has finished must not wait for it here
+// (reading pickup or warnings does).
+let early = args.contains("--right-after-start") || mode == "segv-before-preparation"
+if early, mode == "segv-before-preparation" { probe_segv() }
+var summary: [String: Any] = [
     "crash_handler_installed": result.crashHandlerInstalled,
-    "converted": result.pickup.converted,
-    "set_aside": result.pickup.setAside,
-    "warnings": result.warnings,
     "data_directory": result.dataDirectory,
     "start_ns": startNanoseconds,
     "crash_core_start_ns": result.crashHandlerStartNanoseconds,
     "rss_delta_bytes": rssAfter - rssBefore,
     "reserved_bytes": faultline_crash_reserved_bytes(),
 ]
+if !early {
+    summary["converted"] = result.pickup.converted
+    summary["set_aside"] = result.pickup.setAside
+    summary["warnings"] = result.warnings
+}
 print(String(decoding: try! JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
 fflush(nil)
 

@@ -12,6 +12,7 @@
 // Crash safety: see ArchiveDirectory (temp + fsync + rename; leftovers compressed at next start).
 // Lines still queued in memory when the process is killed are lost, as with any buffered log;
 // lines at or above `synchronousLevel` are never in that queue.
+import FaultlineThreads
 import Foundation
 import Synchronization
 
@@ -63,15 +64,17 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
     }
     private let queue = Mutex<[UInt8]>([])
     private let active = Mutex(Active())
-    private let wake = NSCondition()
+    /// The writer thread; its state is when the next pass is due (the age check) even without lines.
+    private let writer: WorkerThread<Date>
     private let stopping = Atomic<Bool>(false)
-    private let writerDone = DispatchSemaphore(value: 0)
     private let pid = getpid()
     private let lockFD: Int32
 
-    private let compressQueue = NSCondition()
-    private var toCompress: [String] = []   // guarded by compressQueue
-    private var compressing = 0              // guarded by compressQueue
+    private struct CompressQueue {
+        var toCompress: [String]
+        var compressing = 0
+    }
+    private let compressor: WorkerThread<CompressQueue>
     private let evicted = Atomic<Int>(0)
 
     /// Rolled files deleted by the caps before they were uploaded (lost), since start.
@@ -85,15 +88,15 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
         lockFD = open(configuration.directory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0 else { throw .cannotCreate("\(configuration.directory)/.lock: \(String(cString: strerror(errno)))") }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { Glibc.close(lockFD); throw .inUse(configuration.directory) }
-        toCompress = folder.recoverLeftovers()
+        compressor = WorkerThread(name: "faultline.gzip", state: CompressQueue(toCompress: folder.recoverLeftovers()))
+        writer = WorkerThread(name: "faultline.rolling", state: Date(timeIntervalSinceNow: Self.writerPeriod(configuration)))
         active.withLock { a in openNewFile(&a) }
         Self.registerForExit(self)
-        let w = Thread { [self] in writerLoop() }
-        w.name = "faultline.rolling"
-        w.start()
-        let c = Thread { [self] in compressorLoop() }
-        c.name = "faultline.gzip"
-        c.start()
+        writer.start(prepare: { Worker.blockAppSignals() }) { [self] due, stopping in writerStep(&due, stopping) }
+        compressor.start(prepare: { [self] in
+            Worker.blockAppSignals()
+            enforceCaps()
+        }) { [self] q, stopping in compressorStep(&q, stopping) }
     }
 
     public func isEnabled(_ level: LogLevel) -> Bool { level >= configuration.minimumLevel }
@@ -109,7 +112,7 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
                 return (wasEmpty, q.count >= configuration.queueBytes)
             }
         }
-        if sync || full { flush() } else if first { wake.lock(); wake.signal(); wake.unlock() }
+        if sync || full { flush() } else if first { writer.wake() }
     }
 
     /// Writes every queued line before returning.
@@ -128,45 +131,40 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
     /// Waits until no rolled file waits for compression. True if that happened within `timeout`.
     @discardableResult
     public func waitForArchives(timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        compressQueue.lock()
-        defer { compressQueue.unlock() }
-        while !toCompress.isEmpty || compressing > 0 {
-            if !compressQueue.wait(until: deadline) { return false }
-        }
-        return true
+        compressor.wait(until: Date().addingTimeInterval(timeout)) { $0.toCompress.isEmpty && $0.compressing == 0 }
     }
 
     /// Writes what is queued and stops both threads (a rolled file still waiting is compressed at
     /// the next start). The active file stays a `.log`: the next start archives it.
     public func close() {
         guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        wake.lock(); wake.signal(); wake.unlock()
-        writerDone.wait()
+        writer.stop()
         active.withLock { a in
             drain(&a)
             if a.fd >= 0 { Glibc.close(a.fd); a.fd = -1 }
             a.closed = true
         }
-        compressQueue.lock(); compressQueue.broadcast(); compressQueue.unlock()
+        // The compressor finishes what is queued, then ends (not joined).
+        compressor.requestStop()
         Glibc.close(lockFD)
     }
 
     // MARK: writer
 
-    private func writerLoop() {
-        Worker.blockAppSignals()
-        while !stopping.load(ordering: .sequentiallyConsistent) {
-            wake.lock()
-            let idle = queue.withLock { $0.isEmpty }
-            if idle { _ = wake.wait(until: Date(timeIntervalSinceNow: min(1, max(0.05, configuration.maximumFileAge / 4)))) }
-            wake.unlock()
+    /// How often the writer looks at the active file's age while no line arrives.
+    private static func writerPeriod(_ c: Configuration) -> Double { min(1, max(0.05, c.maximumFileAge / 4)) }
+
+    /// A pass when lines are queued or the period has passed; `close` drains after the thread ends.
+    private func writerStep(_ due: inout Date, _ stopping: Bool) -> WorkerThread<Date>.Step {
+        if stopping { return .exit }
+        if queue.withLock({ $0.isEmpty }) && Date() < due { return .wait(until: due) }
+        due = Date(timeIntervalSinceNow: Self.writerPeriod(configuration))
+        return .run { [self] in
             active.withLock { a in
                 drain(&a)
                 if a.size > 0 && Self.monotonic() - a.opened >= configuration.maximumFileAge { rollFile(&a) }
             }
         }
-        writerDone.signal()
     }
 
     /// Appends the queued bytes, rolling at line boundaries so no file passes the size cap
@@ -234,33 +232,23 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
         if a.fd >= 0 { Glibc.close(a.fd) }
         let rolled = a.name
         openNewFile(&a)
-        compressQueue.lock()
-        toCompress.append(rolled)
-        compressQueue.signal()
-        compressQueue.unlock()
+        compressor.update { $0.toCompress.append(rolled) }
     }
 
     // MARK: compressor
 
-    private func compressorLoop() {
-        Worker.blockAppSignals()
-        enforceCaps()
-        while true {
-            compressQueue.lock()
-            while toCompress.isEmpty && !stopping.load(ordering: .sequentiallyConsistent) { compressQueue.wait() }
-            if toCompress.isEmpty { compressQueue.unlock(); return }
-            let name = toCompress.removeFirst()
-            compressing += 1
-            compressQueue.unlock()
+    /// One rolled file at a time, oldest first; after a stop request, what is queued, then the end.
+    private func compressorStep(_ q: inout CompressQueue, _ stopping: Bool) -> WorkerThread<CompressQueue>.Step {
+        guard !q.toCompress.isEmpty else { return stopping ? .exit : .wait(until: nil) }
+        let name = q.toCompress.removeFirst()
+        q.compressing += 1
+        return .run { [self] in
             do { try ArchiveCompressor.compress(directory: folder, name: name, level: configuration.compressionLevel) } catch {
                 // The `.log` stays and is compressed at the next start; the caps still count it.
-                Faultline.warnOnce("cannot compress rolled log \(name): \(error.description)")
+                Faultline.warnOnce("cannot compress rolled log \(name): \(error)")
             }
             enforceCaps()
-            compressQueue.lock()
-            compressing -= 1
-            compressQueue.broadcast()
-            compressQueue.unlock()
+            compressor.update { $0.compressing -= 1 }
             Worker.shared?.wake()
         }
     }

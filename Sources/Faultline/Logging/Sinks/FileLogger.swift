@@ -8,6 +8,7 @@
 // before them. When the ring is full the caller writes synchronously instead of dropping. A crash
 // appends what is still queued (the handler writes the ring to the file), and normal exit flushes.
 import CFaultlineCrash
+import FaultlineThreads
 import Foundation
 import Synchronization
 
@@ -39,10 +40,9 @@ public final class FileLogger: Logger, @unchecked Sendable {
     private let ring: OpaquePointer
     private let pid = getpid()
     private let maxLine: Int
-    private let wake = NSCondition()
-    private let writerSleeping = Atomic<Bool>(false)
+    /// The writer thread; its state is whether the drain after a stop request has run.
+    private let writer = WorkerThread(name: "faultline.filelog", state: false)
     private let stopping = Atomic<Bool>(false)
-    private let stopped = DispatchSemaphore(value: 0)
 
     /// Opens (creating the file and its directory) and starts the writer thread.
     public convenience init(path: String, maximumBytes: Int = 2 * 1024 * 1024, minimumLevel: LogLevel = .trace) throws {
@@ -64,9 +64,7 @@ public final class FileLogger: Logger, @unchecked Sendable {
         file.onReopen = { fd in faultline_log_ring_set_fd(r, fd) }
         state = Mutex(State(file: file))
         Self.registerForExit(self)
-        let t = Thread { [self] in writerLoop() }
-        t.name = "faultline.filelog"
-        t.start()
+        writer.start { [self] finalDrainDone, stopping in writerStep(&finalDrainDone, stopping) }
     }
 
     public func isEnabled(_ level: LogLevel) -> Bool { level >= configuration.minimumLevel }
@@ -76,7 +74,7 @@ public final class FileLogger: Logger, @unchecked Sendable {
         let sync = event.level >= configuration.synchronousLevel
         LogLineFormat.withLine(event, pid: pid, maxBytes: maxLine) { line in
             if !sync && faultline_log_ring_append(ring, line.baseAddress, line.count) == 0 {
-                if writerSleeping.load(ordering: .sequentiallyConsistent) { wake.lock(); wake.signal(); wake.unlock() }
+                writer.wakeIfSleeping()
                 return
             }
             // Synchronous: what was queued first, then this line, before returning.
@@ -93,8 +91,7 @@ public final class FileLogger: Logger, @unchecked Sendable {
     /// Flushes, stops the writer thread and closes the file. Later events are ignored.
     public func close() {
         guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        wake.lock(); wake.signal(); wake.unlock()
-        stopped.wait()
+        writer.stop()
         state.withLock { s in
             drain(&s)
             s.closed = true
@@ -104,19 +101,15 @@ public final class FileLogger: Logger, @unchecked Sendable {
 
     // MARK: writer
 
-    private func writerLoop() {
-        while true {
-            wake.lock()
-            writerSleeping.store(true, ordering: .sequentiallyConsistent)
-            if faultline_log_ring_pending(ring) == 0 && !stopping.load(ordering: .sequentiallyConsistent) {
-                // Timed: a wake-up lost to the race between the flag and the ring costs 50 ms, not a line.
-                _ = wake.wait(until: Date(timeIntervalSinceNow: 0.05))
-            }
-            writerSleeping.store(false, ordering: .sequentiallyConsistent)
-            wake.unlock()
-            state.withLock { drain(&$0) }
-            if stopping.load(ordering: .sequentiallyConsistent) { stopped.signal(); return }
+    /// Drains whenever the ring holds bytes, once more after a stop request, then ends.
+    private func writerStep(_ finalDrainDone: inout Bool, _ stopping: Bool) -> WorkerThread<Bool>.Step {
+        if finalDrainDone { return .exit }
+        if faultline_log_ring_pending(ring) == 0 && !stopping {
+            // Timed: a wake-up lost to the race between the sleeping flag and the ring costs 50 ms, not a line.
+            return .wait(until: Date(timeIntervalSinceNow: 0.05))
         }
+        finalDrainDone = stopping
+        return .run { [self] in state.withLock { drain(&$0) } }
     }
 
     /// Writes what the ring holds. Caller holds the state lock.

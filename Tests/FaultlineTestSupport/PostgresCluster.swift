@@ -3,20 +3,18 @@
 // each test takes a fresh database in it. A cluster that cannot start fails the test that needs it:
 // tools/setup and .ci/run install PostgreSQL, so its absence is a broken machine, not a skip.
 import Foundation
-import XCTest
-import FaultlineTestSupport
 
-final class PostgresCluster: @unchecked Sendable {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    let directory: String
-    let url: String
+public final class PostgresCluster: @unchecked Sendable {
+    public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    public let directory: String
+    public let url: String
     private var databases = 0
     private let lock = NSLock()
 
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
     /// Starts a cluster (bounded: pg-local waits at most 60 s for the server, this at most 120 s).
-    init() throws {
+    public init() throws {
         // Directly under /tmp: the `postgres` user must be able to reach the directory.
         directory = "/tmp/faultline-pg-\(getpid())-\(UUID().uuidString.prefix(8))"
         let out = try TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["start", directory], timeout: 120)
@@ -27,7 +25,7 @@ final class PostgresCluster: @unchecked Sendable {
     }
 
     /// A new, empty database in the cluster; its URL.
-    func createDatabase() throws -> String {
+    public func createDatabase() throws -> String {
         lock.lock(); databases += 1; let n = databases; lock.unlock()
         let out = try TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["createdb", directory, "t\(n)"], timeout: 60)
         guard out.exitCode == 0, let line = out.stdout.split(separator: "\n").last, line.hasPrefix("postgres://") else {
@@ -36,7 +34,7 @@ final class PostgresCluster: @unchecked Sendable {
         return String(line)
     }
 
-    func stop() {
+    public func stop() {
         _ = try? TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["stop", directory], timeout: 120)
     }
 
@@ -44,7 +42,7 @@ final class PostgresCluster: @unchecked Sendable {
     nonisolated(unsafe) private static var running: [String: Result<PostgresCluster, Error>] = [:]
     private static let runningLock = NSLock()
 
-    static func shared(for owner: AnyClass) throws -> PostgresCluster {
+    public static func shared(for owner: AnyClass) throws -> PostgresCluster {
         let key = NSStringFromClass(owner)
         runningLock.lock(); defer { runningLock.unlock() }
         if let r = running[key] { return try r.get() }
@@ -53,7 +51,7 @@ final class PostgresCluster: @unchecked Sendable {
         return try r.get()
     }
 
-    static func stop(for owner: AnyClass) {
+    public static func stop(for owner: AnyClass) {
         let key = NSStringFromClass(owner)
         runningLock.lock(); let r = running.removeValue(forKey: key); runningLock.unlock()
         if case .success(let c)? = r { c.stop() }

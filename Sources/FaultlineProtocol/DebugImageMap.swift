@@ -1,0 +1,48 @@
+// Which debug image holds an address (the image_size 0 rule).
+import Foundation
+
+/// An event's images, for finding the one an address lies in (O(log n), so hostile events with
+/// thousands of images and frames stay cheap).
+///
+/// The `image_size` 0 rule, decided once: a size of 0 means the client did not know the size, so
+/// the image covers every address from its base up to the next image's base (the last image:
+/// every address above its base). An image with a size covers `base ..< base + size`.
+public struct DebugImageMap: Sendable {
+    /// Sorted by base; for equal bases the first listed wins.
+    public let images: [DebugImage]
+    private let byBase: [UInt64: DebugImage]
+
+    public init(_ images: [DebugImage]) {
+        var sorted: [DebugImage] = []
+        var seen = Set<UInt64>()
+        for i in images where seen.insert(i.base.value).inserted { sorted.append(i) }
+        sorted.sort { $0.base < $1.base }
+        self.images = sorted
+        self.byBase = Dictionary(sorted.map { ($0.base.value, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The images of an event's `debug_meta.images`.
+    public init(event: JSONValue) {
+        self.init((event["debug_meta"]?["images"]?.arrayValue ?? []).compactMap(DebugImage.init(json:)))
+    }
+
+    /// The image a frame names by its own `image_addr` if one starts there; else the image the
+    /// address lies in.
+    public func image(for address: UInt64, imageAddress: UInt64?) -> DebugImage? {
+        if let imageAddress, let named = byBase[imageAddress] { return named }
+        return image(containing: address)
+    }
+
+    /// The image with the greatest base ≤ `address`, if `address` lies inside it.
+    public func image(containing address: UInt64) -> DebugImage? {
+        var lo = 0, hi = images.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if images[mid].base.value <= address { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo > 0 else { return nil }
+        let i = images[lo - 1]
+        if i.size > 0 { return address - i.base.value < i.size ? i : nil }
+        return lo < images.count ? (address < images[lo].base.value ? i : nil) : i
+    }
+}

@@ -1,0 +1,20 @@
+// A frame's address with its kind: program counter (exact) or return address (subtract one before lookup).
+
+/// One entry of a captured stack. Frame 0 of a crash is the exact faulting instruction; every
+/// other frame is a return address, which points *after* the call, so lookups use `address - 1`.
+public enum FrameAddress: Hashable, Sendable {
+    case programCounter(Address)
+    case returnAddress(Address)
+
+    public var address: Address {
+        switch self { case .programCounter(let a), .returnAddress(let a): return a }
+    }
+    /// The address to look up in debug info: inside the call instruction for return addresses.
+    public var lookupAddress: Address {
+        switch self {
+        case .programCounter(let a): return a
+        case .returnAddress(let a): return a.value > 0 ? Address(a.value - 1) : a
+        }
+    }
+    public var isReturnAddress: Bool { if case .returnAddress = self { return true } else { return false } }
+}

@@ -1,0 +1,30 @@
+// Hex encoding and decoding without Foundation.
+
+/// Hex helpers without Foundation so the crash-adjacent code paths stay light.
+public enum HexBytes {
+    public static func encode(_ bytes: [UInt8]) -> String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8](); out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+    public static func decode(_ hex: String) -> [UInt8]? {
+        let u = Array(hex.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        var out = [UInt8](); out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
+            out.append(hi << 4 | lo); i += 2
+        }
+        return out
+    }
+    @inline(__always) static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        case 65...70: return c - 55
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,128 @@
+// Retention for events and items: in the background, occurrences and items older than the
+// configured age go, then the oldest while the stored bytes exceed the cap, then stacks no
+// occurrence points at any more. Every deletion is a bounded batch in its own transaction, taken
+// under the "regrouping" claim, so grouping and backfill never see a half-recounted issue and
+// issue counts stay equal to the occurrences they hold. On several nodes, one sweeps at a time
+// (the "retention" claim); the others skip that round. Expired install-cap windows go too.
+import Foundation
+
+/// How long events and items are kept, and how many bytes of them at most (`faultline serve
+/// --retention-days`, `--retention-max-bytes`). Zero: no limit of that kind.
+public struct RetentionLimits: Sendable {
+    public var maxAgeDays: Double = 0
+    public var maxTotalBytes: Int64 = 0
+    /// Seconds between two sweeps.
+    public var interval: Double = 600
+    /// Rows per transaction: bounds how long one deletion holds grouping off.
+    public var batch = 500
+    public init() {}
+    public var isEnabled: Bool { maxAgeDays > 0 || maxTotalBytes > 0 }
+}
+
+/// What one sweep deleted.
+public struct RetentionSweep: Sendable, Equatable {
+    public var occurrences = 0
+    public var items = 0
+    public var stacks = 0
+}
+
+public final class Retention: @unchecked Sendable {
+    let store: any Store
+    let limits: RetentionLimits
+    let regrouping: StoreClaim
+    let sweeper: StoreClaim
+    private let cond = NSCondition()
+    private var stopping = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Install-cap windows older than this are expired: each sweep deletes them.
+    let installWindowSeconds: Double
+
+    public init(store: any Store, limits: RetentionLimits, installWindowSeconds: Double = 3600) {
+        self.store = store
+        self.limits = limits
+        self.installWindowSeconds = installWindowSeconds
+        regrouping = StoreClaim(store: store, role: "retention")
+        sweeper = StoreClaim(store: store, name: "retention", role: "retention")
+    }
+
+    /// Runs one sweep now (this node, whether or not another node sweeps too: the work is
+    /// idempotent, the claim only avoids doing it twice). Bounded by the rows there are to delete.
+    @discardableResult
+    public func sweep(now: Double = Date().timeIntervalSince1970) throws -> RetentionSweep {
+        var done = RetentionSweep()
+        let batch = max(1, limits.batch)
+        if limits.maxAgeDays > 0 {
+            let cutoff = now - limits.maxAgeDays * 86_400
+            done.occurrences += try repeatBatches { try self.store.deleteOccurrences(receivedBefore: cutoff, limit: batch) }
+            done.items += try repeatBatches { try self.store.deleteItems(receivedBefore: cutoff, limit: batch) }
+        }
+        if limits.maxTotalBytes > 0 {
+            while !isStopping, try store.retainedBytes() > limits.maxTotalBytes {
+                // Up to the batch-th oldest row of either kind goes from both, so deletion runs
+                // oldest first across events and items (a kind with fewer rows: all of them).
+                let (o, i) = try store.nthOldestReceived(batch)
+                let edge = min(o ?? .greatestFiniteMagnitude, i ?? .greatestFiniteMagnitude)
+                let cutoff = edge < .greatestFiniteMagnitude ? edge.nextUp : edge
+                let occurrences = try holdingGrouping { try self.store.deleteOccurrences(receivedBefore: cutoff, limit: batch) }
+                let items = try store.deleteItems(receivedBefore: cutoff, limit: batch)
+                // Nothing left that may go (ungrouped occurrences wait for grouping): stop here.
+                if occurrences + items == 0 { break }
+                done.occurrences += occurrences
+                done.items += items
+            }
+        }
+        // Stacks lose their last occurrence only to deletions like the ones above.
+        if limits.isEnabled { done.stacks += try repeatBatches { try self.store.deleteOrphanedStacks(limit: batch) } }
+        // Expired install-cap windows (no claim needed: nothing else reads an expired window).
+        while !isStopping, try store.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
+        return done
+    }
+
+    private var isStopping: Bool { cond.lock(); defer { cond.unlock() }; return stopping }
+
+    private func holdingGrouping(_ body: () throws -> Int) throws -> Int { try regrouping.holding(body) }
+
+    /// Runs `body` (one bounded transaction) under the regrouping claim until it deletes nothing.
+    private func repeatBatches(_ body: () throws -> Int) throws -> Int {
+        var total = 0
+        while !isStopping {
+            let n = try holdingGrouping(body)
+            total += n
+            if n == 0 { break }
+        }
+        return total
+    }
+
+    /// Sweeps every `limits.interval` seconds; without age or size limits, only expired
+    /// install-cap windows go.
+    public func start() {
+        let t = Thread { [self] in
+            while true {
+                if (try? store.acquireClaim(sweeper.name, holder: sweeper.holder, duration: limits.interval)) == true {
+                    do { try sweep() } catch {
+                        FileHandle.standardError.write(Data("faultline: retention sweep failed: \(error)\n".utf8))
+                    }
+                }
+                cond.lock()
+                if !stopping { _ = cond.wait(until: Date().addingTimeInterval(limits.interval)) }
+                let done = stopping
+                cond.unlock()
+                if done { break }
+            }
+            finished.signal()
+        }
+        t.name = "faultline-retention"
+        thread = t
+        t.start()
+    }
+
+    /// Stops after the current batch.
+    public func stop() {
+        guard thread != nil else { return }
+        cond.lock(); stopping = true; cond.signal(); cond.unlock()
+        finished.wait()
+        thread = nil
+    }
+}

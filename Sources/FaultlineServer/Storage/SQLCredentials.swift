@@ -1,0 +1,95 @@
+// Projects, public keys and server tokens: `Store` operations that are the same statements on
+// both stores, written once over `SQLDatabase` and given to both by `SQLBackedStore`. Keys and
+// token hashes found once are cached per store (ingest asks for them on every request; they are
+// never deleted, so a cached one is never stale).
+import Foundation
+import FaultlineProtocol
+
+/// The per-store cache of known public keys and server-token hashes.
+final class CredentialCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var keys: [String: PublicKeyRecord] = [:]
+    private var tokenHashes: Set<String> = []
+
+    init() {}
+
+    func key(_ k: String) -> PublicKeyRecord? { lock.lock(); defer { lock.unlock() }; return keys[k] }
+    func remember(_ r: PublicKeyRecord) { lock.lock(); keys[r.key.value] = r; lock.unlock() }
+    func knowsToken(_ hash: String) -> Bool { lock.lock(); defer { lock.unlock() }; return tokenHashes.contains(hash) }
+    func rememberToken(_ hash: String) { lock.lock(); tokenHashes.insert(hash); lock.unlock() }
+}
+
+enum SQLCredentials {
+    static let keyColumns = "key, project_id, app_ids"
+
+    static func key(_ r: any SQLRow) -> PublicKeyRecord {
+        let apps = (r.text(2) ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return PublicKeyRecord(key: PublicKey(r.text(0) ?? ""), projectID: r.int(1), allowedAppIDs: apps)
+    }
+}
+
+extension SQLBackedStore {
+    private var db: any SQLDatabase { sqlBacking.database }
+    private var cache: CredentialCache { sqlBacking.credentials }
+
+    public func createProject(slug: String, name: String) throws -> ProjectRecord {
+        try db.writing { c in
+            let id = try c.rows("INSERT INTO projects(slug, name, created) VALUES(?, ?, ?) RETURNING id",
+                                [.text(slug), .text(name), .double(Date().timeIntervalSince1970)]) { $0.int(0) }.first ?? 0
+            return ProjectRecord(id: id, slug: slug, name: name)
+        }
+    }
+
+    public func projects() throws -> [ProjectRecord] {
+        try db.reading { c in
+            try c.rows("SELECT id, slug, name FROM projects ORDER BY id") { ProjectRecord(id: $0.int(0), slug: $0.text(1) ?? "", name: $0.text(2) ?? "") }
+        }
+    }
+
+    public func project(idOrSlug: String) throws -> ProjectRecord? {
+        try projects().first { String($0.id) == idOrSlug || $0.slug == idOrSlug }
+    }
+
+    public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
+        let record = PublicKeyRecord(key: Keys.newPublicKey(), projectID: projectID, allowedAppIDs: allowedAppIDs)
+        try db.writing { c in
+            try c.execute("INSERT INTO public_keys(key, project_id, app_ids, created) VALUES(?, ?, ?, ?)",
+                          .text(record.key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
+        }
+        cache.remember(record)
+        return record
+    }
+
+    public func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord] {
+        try db.reading { c in
+            try c.rows("SELECT \(SQLCredentials.keyColumns) FROM public_keys WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY created, key",
+                       projectID.map { .int($0) } ?? .null, map: SQLCredentials.key)
+        }
+    }
+
+    public func publicKey(_ key: String) throws -> PublicKeyRecord? {
+        if let hit = cache.key(key) { return hit }
+        let found = try db.reading { c in
+            try c.first("SELECT \(SQLCredentials.keyColumns) FROM public_keys WHERE key = ?", .text(key), map: SQLCredentials.key)
+        }
+        if let found { cache.remember(found) }
+        return found
+    }
+
+    public func createServerToken(name: String) throws -> String {
+        let token = Keys.newServerToken()
+        try db.writing { c in
+            try c.execute("INSERT INTO server_tokens(hash, name, prefix, created) VALUES(?, ?, ?, ?)",
+                          .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
+        }
+        return token
+    }
+
+    public func isServerToken(_ token: String) throws -> Bool {
+        let h = SHA256Hash.hex(Data(token.utf8))
+        if cache.knowsToken(h) { return true }
+        let found = try db.reading { c in try c.first("SELECT 1 FROM server_tokens WHERE hash = ?", .text(h)) { _ in true } ?? false }
+        if found { cache.rememberToken(h) }
+        return found
+    }
+}

@@ -1,0 +1,56 @@
+// `RetentionStore` over SQLite: each call is one job on the writer thread (one transaction).
+import Foundation
+
+extension SQLiteStore: RetentionStore {
+    public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
+        try writer.sync { c in
+            var rows: [(id: Int64, issue: Int64?)] = []
+            try c.query("SELECT id, issue_id FROM occurrences WHERE received < ? AND processed = 1 ORDER BY received LIMIT ?",
+                        .double(cutoff), .int(Int64(limit))) { rows.append(($0.int(0), $0.isNull(1) ? nil : $0.int(1))) }
+            for r in rows { try c.run("DELETE FROM occurrences WHERE id = ?", .int(r.id)) }
+            for issue in Set(rows.compactMap(\.issue)) { try Self.recomputeIssue(c, issue) }
+            return rows.count
+        }
+    }
+
+    public func deleteItems(receivedBefore cutoff: Double, limit: Int) throws -> Int {
+        try writer.sync { c in
+            try c.run("DELETE FROM items WHERE id IN (SELECT id FROM items WHERE received < ? ORDER BY received LIMIT ?)",
+                      .double(cutoff), .int(Int64(limit)))
+        }
+    }
+
+    public func deleteOrphanedStacks(limit: Int) throws -> Int {
+        try writer.sync { c in
+            var orphans: [(String, Data)] = []
+            try c.query("SELECT key, signature FROM stacks s WHERE NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.stack_key = s.key) LIMIT ?",
+                        .int(Int64(limit))) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
+            for (key, signature) in orphans {
+                // Module rows are keyed (build_id, stack_key): the signature names the build-ids.
+                for b in StackSignature.decode(signature)?.buildIDs ?? [] {
+                    try c.run("DELETE FROM stack_modules WHERE build_id = ? AND stack_key = ?", .text(b.hex), .text(key))
+                }
+                try c.run("DELETE FROM stacks WHERE key = ?", .text(key))
+            }
+            return orphans.count
+        }
+    }
+
+    public func retainedBytes() throws -> Int64 {
+        try read { c in
+            var total: Int64 = 0
+            try c.query("SELECT coalesce(sum(length(event)), 0) FROM occurrences") { total += $0.int(0) }
+            try c.query("SELECT coalesce(sum(length(payload)), 0) FROM items") { total += $0.int(0) }
+            return total
+        }
+    }
+
+    public func nthOldestReceived(_ n: Int) throws -> (occurrence: Double?, item: Double?) {
+        try read { c in
+            var out: (Double?, Double?) = (nil, nil)
+            try c.query("SELECT received FROM occurrences WHERE processed = 1 ORDER BY received LIMIT 1 OFFSET ?", .int(Int64(n - 1))) { out.0 = $0.double(0) }
+            try c.query("SELECT received FROM items ORDER BY received LIMIT 1 OFFSET ?", .int(Int64(n - 1))) { out.1 = $0.double(0) }
+            return out
+        }
+    }
+}

@@ -1,0 +1,98 @@
+// `TraceStore` written once over `SQLDatabase`, for both stores: the statements (with the column
+// lists and row mapping of TraceRows) and the two conformances, which only forward here.
+import Foundation
+
+enum SQLTraceStore {
+    static func storeTransactions(_ db: some SQLDatabase, _ transactions: [IncomingTransaction]) throws {
+        guard !transactions.isEmpty else { return }
+        try db.writing { c in
+            for t in transactions {
+                let inserted = try c.rows("""
+                    INSERT INTO transactions(\(TraceRows.transactionInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
+                    """, TraceRows.transactionValues(t)) { $0.int(0) }
+                guard let row = inserted.first else { continue }  // the same transaction sent twice
+                for s in [t.root] + t.spans {
+                    try c.execute("""
+                        INSERT INTO spans(\(TraceRows.spanInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(project_id, trace_id, span_id) DO UPDATE SET transaction_row = excluded.transaction_row,
+                          parent_span_id = excluded.parent_span_id, name = excluded.name, op = excluded.op, status = excluded.status,
+                          start = excluded.start, "end" = excluded."end", is_transaction = excluded.is_transaction, data = excluded.data
+                        """, TraceRows.spanValues(s, projectID: t.projectID, transactionRow: row), row: nil)
+                }
+            }
+        }
+    }
+
+    static let linkSQL = """
+        INSERT INTO occurrence_traces(occurrence_id, project_id, event_id, trace_id, span_id) VALUES(?, ?, ?, ?, ?)
+        ON CONFLICT(occurrence_id) DO UPDATE SET project_id = excluded.project_id, event_id = excluded.event_id,
+          trace_id = excluded.trace_id, span_id = excluded.span_id
+        """
+
+    static func linkValues(_ occurrenceID: Int64, _ projectID: Int64, _ eventID: String, _ traceID: String, _ spanID: String?) -> [SQLValue] {
+        [.int(occurrenceID), .int(projectID), .text(eventID), .text(traceID), .nullable(spanID)]
+    }
+
+    static func trace(_ db: some SQLDatabase, projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
+        try db.reading { c in
+            let spans = try c.rows("SELECT \(TraceRows.spanColumns) FROM spans WHERE project_id = ? AND trace_id = ? ORDER BY start",
+                                   .int(projectID), .text(traceID)) { TraceRows.span($0, traceID: traceID) }
+            let occurrences = try c.rows("SELECT occurrence_id, event_id, span_id FROM occurrence_traces WHERE project_id = ? AND trace_id = ? ORDER BY occurrence_id",
+                                         .int(projectID), .text(traceID), map: TraceRows.occurrence)
+            return (spans, occurrences)
+        }
+    }
+
+    static func recentTransactions(_ db: some SQLDatabase, projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {
+        try db.reading { c in
+            try c.rows("""
+                SELECT \(TraceRows.transactionColumns) FROM transactions
+                WHERE project_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR name = ?2) AND (CAST(?3 AS TEXT) IS NULL OR coalesce(status, 'ok') = ?3)
+                ORDER BY received DESC, id DESC LIMIT ?4 OFFSET ?5
+                """, .int(projectID), .nullable(name), .nullable(status), .int(Int64(limit)), .int(Int64(offset)), map: TraceRows.transaction)
+        }
+    }
+
+    static func traceOf(_ db: some SQLDatabase, occurrenceID: Int64) throws -> (traceID: String, spanID: String?)? {
+        try db.reading { c in
+            try c.first("SELECT trace_id, span_id FROM occurrence_traces WHERE occurrence_id = ?", .int(occurrenceID)) { (traceID: $0.text(0) ?? "", spanID: $0.text(1)) }
+        }
+    }
+
+    static func deleteTransactions(_ db: some SQLDatabase, receivedBefore cutoff: Double) throws -> Int {
+        try db.writing { c in
+            try c.execute("DELETE FROM spans WHERE transaction_row IN (SELECT id FROM transactions WHERE received < ?)", .double(cutoff))
+            return try c.execute("DELETE FROM transactions WHERE received < ?", .double(cutoff))
+        }
+    }
+}
+
+/// `TraceStore` for both stores (SQLite links occurrences without waiting: SQLiteStore below).
+extension SQLBackedStore {
+    private var db: any SQLDatabase { sqlBacking.database }
+    public func storeTransactions(_ t: [IncomingTransaction]) throws { try SQLTraceStore.storeTransactions(db, t) }
+    public func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws {
+        let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
+        try db.writing { c in try c.execute(SQLTraceStore.linkSQL, values, row: nil) }
+    }
+    public func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
+        try SQLTraceStore.trace(db, projectID: projectID, traceID: traceID)
+    }
+    public func recentTransactions(projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {
+        try SQLTraceStore.recentTransactions(db, projectID: projectID, name: name, status: status, limit: limit, offset: offset)
+    }
+    public func traceOf(occurrenceID: Int64) throws -> (traceID: String, spanID: String?)? { try SQLTraceStore.traceOf(db, occurrenceID: occurrenceID) }
+    @discardableResult
+    public func deleteTransactions(receivedBefore cutoff: Double) throws -> Int { try SQLTraceStore.deleteTransactions(db, receivedBefore: cutoff) }
+}
+
+extension SQLiteStore: TraceStore {
+    public func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws {
+        // Not waited for: the link is an index over an event that is already committed.
+        let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
+        writer.async { c in try c.run(SQLTraceStore.linkSQL, values) }
+    }
+}
+
+extension PostgresStore: TraceStore {}

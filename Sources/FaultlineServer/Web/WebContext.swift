@@ -1,0 +1,19 @@
+// What every page handler gets: the UI, the logged-in session, the request.
+import FaultlineThreads
+import Foundation
+import FaultlineProtocol
+
+/// What every page handler gets: the UI, the logged-in session, the request.
+struct WebContext {
+    let ui: WebUI
+    let session: WebSession
+    let request: HTTPRequest
+    var store: WebBackingStore { ui.store }
+    var queries: WebQueries { ui.queries }
+    func q(_ name: String) -> String { request.query[name] ?? "" }
+    /// A hidden input carrying the CSRF token; every POST form includes it.
+    var csrfField: String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(HTML.esc(session.csrf))\">" }
+    func layout(_ title: String, _ body: String, project: ProjectRecord? = nil) -> HTTPResponse {
+        WebUI.page(WebLayout.page(title: title, body: body, user: session.principal, csrfField: csrfField, project: project))
+    }
+}

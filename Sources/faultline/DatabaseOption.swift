@@ -1,0 +1,23 @@
+// Which store an administrative command (projects, logs) opens: the SQLite file in the data
+// directory, or with `--database URL` (env FAULTLINE_DATABASE_URL) the PostgreSQL database that
+// `faultline serve --database URL` uses.
+import Foundation
+import FaultlineServer
+
+enum DatabaseOption {
+    /// FAULTLINE_DATABASE_URL when set; `--database` overrides it.
+    static var fromEnvironment: String? {
+        ProcessInfo.processInfo.environment["FAULTLINE_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether there is server data to work on (a PostgreSQL database is taken to be there).
+    static func hasData(dataDirectory: String, database: String?) -> Bool {
+        database != nil || FileManager.default.fileExists(atPath: dataDirectory + "/faultline.sqlite")
+    }
+
+    static func open(dataDirectory: String, database: String?) throws -> any Store & LogArchiveStore {
+        if let database { return try PostgresStore(url: database, connections: 1) }
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        return try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
+    }
+}
