@@ -10,28 +10,54 @@ final class BreadcrumbStore: Sendable {
 
     /// Serialises the breadcrumb (Sentry's shape) straight into the crash ring's next slot, on the
     /// calling thread: a crash right after the call carries it. No allocation on this path (a
-    /// double attribute's text aside). Too long for a slot: kept with a shortened message and no
-    /// data rather than lost.
+    /// long double attribute's text aside). Too long for a slot: kept with a shortened message
+    /// and no data rather than lost.
     func add(_ r: LogRecord) {
+        add(Breadcrumb(level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
+                       timestamp: r.timestamp, traceID: r.traceID, spanID: r.spanID), attributes: r.attributes)
+    }
+
+    /// The same for a line that has no `LogEvent` (the `Log` facade's breadcrumb-only path): the
+    /// attributes in the caller's order; a key given twice keeps its last value, as a dictionary would.
+    @inline(__always)
+    func add<A: Collection>(_ b: Breadcrumb, attributes: A) where A.Element == (key: String, value: AttributeValue) {
         let slot = UnsafeMutableRawBufferPointer(start: faultline_crash_reserve_breadcrumb(), count: Self.maxBytes)
-        var length = Self.write(r, includeData: true, into: slot)
+        var length = Self.write(b, attributes: attributes, includeData: true, into: slot)
         if length == nil {
-            var short = r
-            short.message = String(r.message.utf8.prefix(600)).map { $0 + "…" } ?? String(r.message.prefix(200)) + "…"
-            length = Self.write(short, includeData: false, into: slot)
+            var short = b
+            short.message = String(b.message.utf8.prefix(600)).map { $0 + "…" } ?? String(b.message.prefix(200)) + "…"
+            length = Self.write(short, attributes: attributes, includeData: false, into: slot)
         }
         faultline_crash_commit_breadcrumb(length ?? 0)
     }
 
+    /// What a breadcrumb carries besides its attributes.
+    struct Breadcrumb {
+        var level: LogLevel
+        var message: String
+        var file: StaticString
+        var function: StaticString
+        var line: UInt
+        var timestamp: LogTimestamp
+        var traceID: String?
+        var spanID: String?
+    }
+
     /// The breadcrumb's JSON in `out`; its length, or nil if it does not fit.
-    static func write(_ r: LogRecord, includeData: Bool, into out: UnsafeMutableRawBufferPointer) -> Int? {
+    static func write<A: Collection>(_ r: Breadcrumb, attributes: A, includeData: Bool,
+                                     into out: UnsafeMutableRawBufferPointer) -> Int?
+    where A.Element == (key: String, value: AttributeValue) {
         var w = SlotWriter(out)
         w.raw("{\"timestamp\":"); w.timestamp(r.timestamp)
         w.raw(",\"type\":\"default\",\"category\":\"log\",\"level\":"); w.raw("\""); w.raw(r.level.sentryName); w.raw("\"")
         w.raw(",\"message\":"); w.string(r.message)
         w.raw(",\"data\":{")
         if includeData {
-            for (k, v) in r.attributes {
+            var i = attributes.startIndex
+            while i != attributes.endIndex {
+                let (k, v) = attributes[i]
+                attributes.formIndex(after: &i)
+                if !(A.self is [String: AttributeValue].Type), attributes[i...].contains(where: { $0.key == k }) { continue }
                 w.string(k); w.raw(":")
                 switch v {
                 case .string(let s): w.string(s)
