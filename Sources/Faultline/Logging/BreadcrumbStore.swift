@@ -217,8 +217,37 @@ struct SlotWriter {
     mutating func double(_ v: Double) {
         guard v.isFinite else { raw("null"); return }
         if v == v.rounded(), abs(v) < 1e15 { int(Int64(v)); raw(".0"); return }
+        if let (n, k) = Self.shortDecimal(v) { fixed(n, fractionDigits: k); return }
         var text = v.description
         text.withUTF8 { bytes($0) }
+    }
+    private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15]
+    /// `v` as `n / 10^k` with the fewest fraction digits k (at most 15) that reads back as `v`
+    /// exactly, for the range where `description` writes plain decimals (1e-4 ≤ |v| < 1e15) and
+    /// `n` stays well inside a double's exact integers: then `n` with the point k digits from the
+    /// right is `description`'s text (tested against it on random values). Nil: use `description`.
+    static func shortDecimal(_ v: Double) -> (Int64, Int)? {
+        let m = abs(v)
+        guard m >= 1e-4, m < 1e15 else { return nil }
+        return powersOfTen.withUnsafeBufferPointer { p in
+            for k in 1..<p.count {
+                let scaled = (v * p[k]).rounded(.toNearestOrEven)
+                guard abs(scaled) < 1e15 else { return nil }
+                if scaled / p[k] == v { return (Int64(scaled), k) }
+            }
+            return nil
+        }
+    }
+    /// `n / 10^k` as a plain decimal: `-0.0123`, `12.3`.
+    private mutating func fixed(_ n: Int64, fractionDigits k: Int) {
+        if n < 0 { byte(0x2D) }
+        let m = n.magnitude
+        var p: UInt64 = 1
+        for _ in 0..<k { p &*= 10 }
+        let (whole, fraction) = m.quotientAndRemainder(dividingBy: p)
+        digits(whole, minimum: 1)
+        byte(0x2E)
+        digits(fraction, minimum: k)
     }
     /// Seconds since the epoch with all nine digits of the kernel's nanoseconds (no Double rounding).
     mutating func timestamp(_ t: LogTimestamp) {
