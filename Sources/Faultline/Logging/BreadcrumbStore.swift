@@ -13,14 +13,14 @@ final class BreadcrumbStore: Sendable {
     /// long double attribute's text aside). Too long for a slot: kept with a shortened message
     /// and no data rather than lost.
     func add(_ r: LogRecord) {
-        add(Breadcrumb(level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
+        Self.add(Breadcrumb(level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
                        timestamp: r.timestamp, traceID: r.traceID, spanID: r.spanID), attributes: r.attributes)
     }
 
     /// The same for a line that has no `LogEvent` (the `Log` facade's breadcrumb-only path): the
     /// attributes in the caller's order; a key given twice keeps its last value, as a dictionary would.
     @inline(__always)
-    func add<A: Collection>(_ b: Breadcrumb, attributes: A) where A.Element == (key: String, value: AttributeValue) {
+    static func add<A: Collection>(_ b: Breadcrumb, attributes: A) where A.Element == (key: String, value: AttributeValue) {
         let slot = UnsafeMutableRawBufferPointer(start: faultline_crash_reserve_breadcrumb(), count: Self.maxBytes)
         var length = Self.write(b, attributes: attributes, includeData: true, into: slot)
         if length == nil {
@@ -196,11 +196,11 @@ struct SlotWriter {
         var m = value
         var o = base + count + n
         var left = n
-        Self.pairs.withUnsafeBufferPointer { pairs in
+        Self.pairs.withUTF8Buffer { pairs in
             while left >= 2 {
                 let (q, r) = m.quotientAndRemainder(dividingBy: 100)
                 o -= 2
-                o[0] = pairs[Int(r) * 2]; o[1] = pairs[Int(r) * 2 + 1]
+                o[0] = pairs[Int(r) &* 2]; o[1] = pairs[Int(r) &* 2 &+ 1]
                 m = q
                 left -= 2
             }
@@ -208,20 +208,18 @@ struct SlotWriter {
         if left == 1 { o -= 1; o.pointee = UInt8(truncatingIfNeeded: m % 10) &+ 48 }
         count += n
     }
-    private static let pairs: [UInt8] = {
-        var out: [UInt8] = []
-        for i in 0..<100 { out.append(UInt8(48 + i / 10)); out.append(UInt8(48 + i % 10)) }
-        return out
-    }()
+    /// "00", "01", … "99" (a literal: no lazy global to check on every call).
+    private static var pairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
     /// JSONWriter.double's format: integral values below 1e15 as `N.0`, others Swift's shortest form.
     mutating func double(_ v: Double) {
         guard v.isFinite else { raw("null"); return }
-        if v == v.rounded(), abs(v) < 1e15 { int(Int64(v)); raw(".0"); return }
+        if abs(v) < 1e15, Double(Int64(v)) == v { int(Int64(v)); raw(".0"); return }  // no libm call
         if let (n, k) = Self.shortDecimal(v) { fixed(n, fractionDigits: k); return }
         var text = v.description
         text.withUTF8 { bytes($0) }
     }
-    private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15]
     /// `v` as `n / 10^k` with the fewest fraction digits k (at most 15) that reads back as `v`
     /// exactly, for the range where `description` writes plain decimals (1e-4 ≤ |v| < 1e15) and
     /// `n` stays well inside a double's exact integers: then `n` with the point k digits from the
@@ -229,14 +227,15 @@ struct SlotWriter {
     static func shortDecimal(_ v: Double) -> (Int64, Int)? {
         let m = abs(v)
         guard m >= 1e-4, m < 1e15 else { return nil }
-        return powersOfTen.withUnsafeBufferPointer { p in
-            for k in 1..<p.count {
-                let scaled = (v * p[k]).rounded(.toNearestOrEven)
-                guard abs(scaled) < 1e15 else { return nil }
-                if scaled / p[k] == v { return (Int64(scaled), k) }
-            }
-            return nil
+        var p: Double = 1  // 10^k, exact for every k here
+        for k in 1...15 {
+            p *= 10
+            let x = v * p
+            guard abs(x) < 1e15 else { return nil }
+            let n = Int64(x + (x < 0 ? -0.5 : 0.5))  // nearest, without a libm call; the read-back decides
+            if Double(n) / p == v { return (n, k) }
         }
+        return nil
     }
     /// `n / 10^k` as a plain decimal: `-0.0123`, `12.3`.
     private mutating func fixed(_ n: Int64, fractionDigits k: Int) {

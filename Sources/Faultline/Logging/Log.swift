@@ -127,8 +127,8 @@ public enum Log {
             spanID = c.spanID.hex
             Trace.refreshThreadSlot(c)
         }
-        BreadcrumbStore.shared.add(.init(level: level, message: message, file: file, function: function, line: line,
-                                         timestamp: timestamp, traceID: traceID, spanID: spanID), attributes: attributes)
+        BreadcrumbStore.add(.init(level: level, message: message, file: file, function: function, line: line,
+                                  timestamp: timestamp, traceID: traceID, spanID: spanID), attributes: attributes)
         let sent = LogBuffer.shared.sendLevel.map { level >= $0 } ?? false
         let sink = hasInstalled.load(ordering: .relaxed) ? installed.withLock({ $0 }).flatMap { $0.isEnabled(level) ? $0 : nil } : nil
         guard sent || sink != nil else { return }
