@@ -55,11 +55,11 @@ final class BreadcrumbStore: Sendable {
         if includeData {
             var i = attributes.startIndex
             while i != attributes.endIndex {
-                let (k, v) = attributes[i]
+                let here = i
                 attributes.formIndex(after: &i)
-                if !(A.self is [String: AttributeValue].Type), attributes[i...].contains(where: { $0.key == k }) { continue }
-                w.string(k); w.raw(":")
-                switch v {
+                if !(A.self is [String: AttributeValue].Type), Self.keyRecurs(attributes[here].key, in: attributes, from: i) { continue }
+                w.string(attributes[here].key); w.raw(":")
+                switch attributes[here].value {
                 case .string(let s): w.string(s)
                 case .int(let i): w.int(Int64(i))
                 case .double(let d): w.double(d)
@@ -77,6 +77,16 @@ final class BreadcrumbStore: Sendable {
         }
         w.raw("}}")
         return w.overflowed ? nil : w.count
+    }
+
+    private static func keyRecurs<A: Collection>(_ key: String, in attributes: A, from start: A.Index) -> Bool
+    where A.Element == (key: String, value: AttributeValue) {
+        var j = start
+        while j != attributes.endIndex {
+            if attributes[j].key == key { return true }
+            attributes.formIndex(after: &j)
+        }
+        return false
     }
 
     /// Breadcrumbs for an event, oldest first (copied out of the crash ring).
@@ -117,6 +127,8 @@ struct SlotWriter {
     @inline(__always) mutating func raw(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
 
     mutating func string(_ s: String) {
+        // Native and small strings lend their bytes without a copy of the string (no retain).
+        if s.utf8.withContiguousStorageIfAvailable({ escaped($0) }) != nil { return }
         var s = s
         s.withUTF8 { escaped($0) }
     }

@@ -132,8 +132,10 @@ public enum Log {
         let sent = LogBuffer.shared.sendLevel.map { level >= $0 } ?? false
         let sink = hasInstalled.load(ordering: .relaxed) ? installed.withLock({ $0 }).flatMap { $0.isEnabled(level) ? $0 : nil } : nil
         guard sent || sink != nil else { return }
-        let event = LogEvent(level: level, message: message, attributes: Dictionary(attributes.lazy.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 }),
-                             file: file, function: function, line: line, timestamp: timestamp, traceID: traceID, spanID: spanID)
+        var dictionary = [String: AttributeValue](minimumCapacity: attributes.count)
+        for (k, v) in attributes { dictionary[k] = v }  // a key given twice: the last value, as in the breadcrumb
+        let event = LogEvent(level: level, message: message, attributes: dictionary, file: file, function: function, line: line,
+                             timestamp: timestamp, traceID: traceID, spanID: spanID)
         if sent { LogBuffer.shared.append(event) }
         sink?.log(event)
     }
