@@ -245,7 +245,8 @@ struct SlotWriter {
             let x = v * p
             guard abs(x) < 1e15 else { return nil }
             let n = Int64(x + (x < 0 ? -0.5 : 0.5))  // nearest, without a libm call; the read-back decides
-            if Double(n) / p == v { return (n, k) }
+            // A decimal that reads back as v is within a few ulps of x: farther, skip the division.
+            if abs(x - Double(n)) <= 4 * x.ulp, Double(n) / p == v { return (n, k) }
         }
         return nil
     }
