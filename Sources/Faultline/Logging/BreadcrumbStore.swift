@@ -9,9 +9,9 @@ final class BreadcrumbStore: Sendable {
     private static let maxBytes = Int(FAULTLINE_BREADCRUMB_MAX_BYTES)  // the crash core's slot size
 
     /// Serialises the breadcrumb (Sentry's shape) straight into the crash ring's next slot, on the
-    /// calling thread: a crash right after the call carries it. No allocation on this path (a
-    /// long double attribute's text aside). Too long for a slot: kept with a shortened message
-    /// and no data rather than lost.
+    /// calling thread: a crash right after the call carries it. No allocation on this path (the
+    /// text of a double with more than 15 digits or below 1e-4 aside). Too long for a slot: kept
+    /// with a shortened message and no data rather than lost.
     func add(_ r: LogRecord) {
         Self.add(Breadcrumb(level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
                        timestamp: r.timestamp, traceID: r.traceID, spanID: r.spanID), attributes: r.attributes)
