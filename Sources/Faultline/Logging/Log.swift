@@ -69,30 +69,37 @@ typealias LogRecord = LogEvent
 /// `KeyValuePairs`: no hashing, no dictionary); a dictionary built elsewhere goes through
 /// `Log.logger.info(…, attributes: dictionary)`.
 public enum Log {
+    @inlinable
     public static func trace(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.trace, message(), attributes, file, function, line)
     }
+    @inlinable
     public static func debug(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.debug, message(), attributes, file, function, line)
     }
+    @inlinable
     public static func info(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.info, message(), attributes, file, function, line)
     }
+    @inlinable
     public static func notice(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                               file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.notice, message(), attributes, file, function, line)
     }
+    @inlinable
     public static func warning(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                                file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.warning, message(), attributes, file, function, line)
     }
+    @inlinable
     public static func error(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.error, message(), attributes, file, function, line)
     }
+    @inlinable
     public static func critical(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                                 file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.critical, message(), attributes, file, function, line)
@@ -118,6 +125,7 @@ public enum Log {
     /// A `Log.…` line: the breadcrumb is written from the caller's attributes as they are; a
     /// `LogEvent` (and its dictionary) is built only when the line is also sent or an installed
     /// logger wants it.
+    @usableFromInline
     static func record(_ level: LogLevel, _ message: String, _ attributes: KeyValuePairs<String, AttributeValue>,
                        _ file: StaticString, _ function: StaticString, _ line: UInt) {
         let timestamp = LogTimestamp.now()
