@@ -111,6 +111,21 @@ static void fl_die_with_default(int signo) {
     fl_exit_process(128 + signo);  // only reached if the signal could not kill us (PID 1)
 }
 
+// Runs on the crashing thread; compromised context. A crash in start's first moments (the
+// pre-warm runs on a background thread, ~0.1 ms of CPU, later on a loaded machine) waits a little
+// for it, so it gets libunwind's walk and the async frames rather than frame pointers only. Not
+// when this thread is the one preparing (it would wait for itself), and bounded: the preparer may
+// be stuck behind a lock the crashing thread held (the loader's), and then frame pointers it is.
+static void fl_wait_briefly_for_unwinder(pid_t tid) {
+    enum { FL_UNWINDER_WAIT_MS = 250 };
+    for (int waited = 0; waited < FL_UNWINDER_WAIT_MS && !atomic_load(&fl_state.unwinder_ready); waited++) {
+        int preparer = atomic_load(&fl_state.preparer_tid);
+        if (preparer == 0 || preparer == (int)tid) return;
+        struct timespec pause = {0, 1000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
 // Runs on the crashing thread; compromised context. Fires if the handler has not finished after
 // FL_WATCHDOG_SECONDS: typically libunwind waiting for a loader lock another thread holds.
 static void fl_watchdog_fired(int unused_signo, siginfo_t *info, void *unused_context) {
@@ -381,6 +396,7 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_report_done = 0;
     long watchdog = fl_arm_watchdog();
     uint64_t t0 = fl_monotonic_ns();
+    fl_wait_briefly_for_unwinder(tid);
     fl_begin_stack_walk();
     if (atomic_load(&fl_state.unwinder_ready)) {
         fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);

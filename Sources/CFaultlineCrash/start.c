@@ -107,6 +107,7 @@ typedef struct {
 } fl_background_work;
 
 static void fl_prepare(void) {
+    atomic_store(&fl_state.preparer_tid, (int)syscall(SYS_gettid));
     unsigned delay = atomic_load(&fl_preparation_delay_ms);
     if (delay) {
         struct timespec pause = {delay / 1000, (long)(delay % 1000) * 1000000L};
@@ -114,6 +115,7 @@ static void fl_prepare(void) {
     }
     fl_prewarm_unwinder();
     atomic_store(&fl_state.unwinder_ready, 1);
+    atomic_store(&fl_state.preparer_tid, 0);
     fl_cover_existing_threads(fl_starting_thread);
     if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
     atomic_store(&fl_prepared, 1);
@@ -156,6 +158,7 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
         fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
+        atomic_store(&fl_state.preparer_tid, -1);  // pending: the thread has yet to say who it is
     }
     fl_background_work *work = malloc(sizeof *work);
     fl_background_work on_stack = {prepare, then, argument};

@@ -133,7 +133,14 @@ struct faultline_http *faultline_http_start(const char *host, uint16_t port, str
     h->deadline = limits.header_deadline_seconds;
     // No MHD_USE_ERROR_LOG: it writes a line per dropped connection, which lets hostile clients
     // fill the log; refusals are counted and logged at most once a minute per limit instead.
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    // threads == 0: a thread per connection. Handlers block until their event is committed, and a
+    // pool thread serves its connections one after another: libmicrohttpd's pool hands a burst of
+    // new keep-alive connections to whichever thread wakes first (16 connections landed on 5 of 16
+    // threads in the ingest benchmark), which serialised their commits. With a thread each, every
+    // connection's request joins the next group commit. poll(), not select(): no FD_SETSIZE cap.
+    unsigned int flags = limits.threads == 0
+        ? MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL
+        : MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     h->daemon = MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                  MHD_OPTION_THREAD_POOL_SIZE, limits.threads,

@@ -58,9 +58,10 @@ public enum JSONParser {
         /// With `keeping`, only those members are built; the others are validated and skipped.
         mutating func object(depth: Int, keeping keep: Set<String>? = nil) throws(Failure) -> JSONValue {
             pos += 1
-            var out: [String: JSONValue] = [:]
             skipSpace()
-            if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
+            if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object([:]) }
+            // Room for a typical object's members at once: growing 1, 2, 4, 8 showed in ingest profiles.
+            var out = [String: JSONValue](minimumCapacity: 8)
             while true {
                 skipSpace()
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }

@@ -46,7 +46,7 @@ public final class Server: @unchecked Sendable {
             store = try make(dir)
         } else if let url = config.databaseURL {
             // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
-            store = try PostgresStore(url: url, connections: Int(config.threads) + 4, durability: config.durability)
+            store = try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 4, durability: config.durability)
         } else {
             store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
         }
@@ -164,6 +164,7 @@ public final class Server: @unchecked Sendable {
         reads.stop()
         processor.stop()
         store.close()
+        if PhaseClock.enabled { FileHandle.standardError.write(Data(PhaseClock.report().utf8)) }
     }
 }
 

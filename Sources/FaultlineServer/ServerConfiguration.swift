@@ -7,7 +7,8 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: String
     public var host = "127.0.0.1"
     public var port: UInt16 = 8411
-    public var threads: UInt32 = 16
+    /// HTTP threads: 0 = one per connection (the default), N = a pool of N.
+    public var threads: UInt32 = 0
     public var limits = IngestLimits()
     /// Log archive caps and retention (LogArchives/, docs/SERVER.md).
     public var logArchives = LogArchiveLimits()

@@ -18,7 +18,7 @@ enum ServeCommand {
       --data-dir DIR      data directory (env FAULTLINE_DATA_DIR; default $XDG_DATA_HOME/faultline)
       --host ADDR         IPv4 address to listen on (env FAULTLINE_HOST; default 127.0.0.1)
       --port N            port, 0 for any free one (env FAULTLINE_PORT; default 8411)
-      --threads N         HTTP worker threads (default 16)
+      --threads N         HTTP worker pool of N threads (default: a thread per connection)
       --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
       --durability MODE   full: fsync every commit (default); normal: survive process crashes only
       --database URL      PostgreSQL instead of SQLite, e.g. postgres://faultline@db:5432/faultline
@@ -75,7 +75,7 @@ enum ServeCommand {
             case "--host": guard let v = value() else { return missing(a) }; config.host = v
             case "--public-url": guard let v = value(), v.hasPrefix("http://") || v.hasPrefix("https://") else { return missing(a) }; config.publicURL = v
             case "--port": guard let v = value().flatMap({ UInt16($0) }) else { return missing(a) }; config.port = v
-            case "--threads": guard let v = value().flatMap({ UInt32($0) }), v > 0 else { return missing(a) }; config.threads = v
+            case "--threads": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.threads = v
             case "--install-cap": guard let v = value().flatMap({ Int($0) }), v >= 0 else { return missing(a) }; config.limits.eventsPerInstall = v
             case "--debuginfod-upstream":
                 guard let v = value(), v.hasPrefix("http://") || v.hasPrefix("https://") || v.hasPrefix("file://") else { return missing(a) }

@@ -1,6 +1,7 @@
 // The Logger seam: injection, decorators, the facade, and the line format round trip.
 import CFaultlineCrash
 @testable import Faultline
+import FaultlineProtocol
 import Foundation
 import XCTest
 
@@ -71,6 +72,47 @@ final class LoggerTests: XCTestCase {
         XCTAssertTrue(long["message"]?.stringValue?.hasSuffix("…") ?? false)
         XCTAssertTrue(long["message"]?.stringValue?.hasPrefix("éé") ?? false)
         XCTAssertNil(long["data"]?["k"])
+    }
+
+    func testSlotWriterDoublesAreTheTextJSONWriterWrites() {
+        // The breadcrumb's fast decimal path must give exactly `description`'s shortest text (and
+        // the integral/non-finite forms): random bit patterns, random short decimals, i * 0.1 and
+        // values at the edges of the fast path's range.
+        var rng = SystemRandomNumberGenerator()
+        var values: [Double] = [0.1, -0.1, 0.3, 1e-4, 9.999999999999999e-5, 1e-5, 999999999999999.9, 1e15 - 0.5, 1e15, 5e-324,
+                                .pi, -.pi, .ulpOfOne, 1 / 3, 2 / 3, 0.1 + 0.2, 1e300, .infinity, .nan, -0.0, 123456.789e-3]
+        for i in 0..<20_000 { values.append(Double(i) * 0.1); values.append(Double(i) * 0.01 - 50) }
+        for _ in 0..<100_000 {
+            values.append(Double(bitPattern: rng.next()))
+            let digits = Double(Int64.random(in: -99_999_999...99_999_999, using: &rng))
+            values.append(digits / pow(10, Double(Int.random(in: 0...17, using: &rng))))
+            values.append(Double.random(in: -1e6...1e6, using: &rng))
+            values.append(Double.random(in: 1e-4...1e-2, using: &rng))
+        }
+        var slot = [UInt8](repeating: 0, count: 64)
+        for v in values {
+            var expected = JSONWriter()
+            expected.double(v)
+            let got = slot.withUnsafeMutableBytes { buffer -> [UInt8] in
+                var w = SlotWriter(buffer)
+                w.double(v)
+                return Array(buffer[..<w.count])
+            }
+            XCTAssertEqual(String(decoding: got, as: UTF8.self), String(decoding: expected.bytes, as: UTF8.self), "bits \(v.bitPattern)")
+        }
+    }
+
+    func testLogAttributesKeepTheirTypesAndALaterDuplicateWins() throws {
+        Log.info("duplicate keys \(getpid())", attributes: ["k": 1, "s": "x", "k": 2.5])
+        let crumb = try XCTUnwrap(BreadcrumbStore.shared.snapshot.last)
+        XCTAssertEqual(crumb["message"]?.stringValue, "duplicate keys \(getpid())")
+        XCTAssertEqual(crumb["data"]?["k"]?.doubleValue, 2.5)
+        XCTAssertEqual(crumb["data"]?["s"]?.stringValue, "x")
+        let memory = InMemoryLogger()
+        Log.bootstrap(memory)
+        defer { Log.bootstrap(NullLogger()) }
+        Log.info("to the sink", attributes: ["k": 1, "s": "x", "k": 2.5, "b": false])
+        XCTAssertEqual(memory.events.last?.attributes, ["k": .double(2.5), "s": "x", "b": false])
     }
 
     func testFacadeWritesThroughBootstrappedLogger() {

@@ -22,7 +22,7 @@ final class TestServer {
          restarting previous: Bootstrap? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
         var config = try ServerConfiguration.test(dataDirectory: self.dataDirectory)
-        config.threads = 8
+        config.threads = 0  // the default: a thread per connection (as `faultline serve` runs)
         config.limits = limits
         config.durability = durability
         configure(&config)

@@ -9,31 +9,57 @@ final class BreadcrumbStore: Sendable {
     private static let maxBytes = Int(FAULTLINE_BREADCRUMB_MAX_BYTES)  // the crash core's slot size
 
     /// Serialises the breadcrumb (Sentry's shape) straight into the crash ring's next slot, on the
-    /// calling thread: a crash right after the call carries it. No allocation on this path (a
-    /// double attribute's text aside). Too long for a slot: kept with a shortened message and no
-    /// data rather than lost.
+    /// calling thread: a crash right after the call carries it. No allocation on this path (the
+    /// text of a double with more than 15 digits or below 1e-4 aside). Too long for a slot: kept
+    /// with a shortened message and no data rather than lost.
     func add(_ r: LogRecord) {
+        Self.add(Breadcrumb(level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
+                       timestamp: r.timestamp, traceID: r.traceID, spanID: r.spanID), attributes: r.attributes)
+    }
+
+    /// The same for a line that has no `LogEvent` (the `Log` facade's breadcrumb-only path): the
+    /// attributes in the caller's order; a key given twice keeps its last value, as a dictionary would.
+    @inline(__always)
+    static func add<A: Collection>(_ b: Breadcrumb, attributes: A) where A.Element == (key: String, value: AttributeValue) {
         let slot = UnsafeMutableRawBufferPointer(start: faultline_crash_reserve_breadcrumb(), count: Self.maxBytes)
-        var length = Self.write(r, includeData: true, into: slot)
+        var length = Self.write(b, attributes: attributes, includeData: true, into: slot)
         if length == nil {
-            var short = r
-            short.message = String(r.message.utf8.prefix(600)).map { $0 + "…" } ?? String(r.message.prefix(200)) + "…"
-            length = Self.write(short, includeData: false, into: slot)
+            var short = b
+            short.message = String(b.message.utf8.prefix(600)).map { $0 + "…" } ?? String(b.message.prefix(200)) + "…"
+            length = Self.write(short, attributes: attributes, includeData: false, into: slot)
         }
         faultline_crash_commit_breadcrumb(length ?? 0)
     }
 
+    /// What a breadcrumb carries besides its attributes.
+    struct Breadcrumb {
+        var level: LogLevel
+        var message: String
+        var file: StaticString
+        var function: StaticString
+        var line: UInt
+        var timestamp: LogTimestamp
+        var traceID: String?
+        var spanID: String?
+    }
+
     /// The breadcrumb's JSON in `out`; its length, or nil if it does not fit.
-    static func write(_ r: LogRecord, includeData: Bool, into out: UnsafeMutableRawBufferPointer) -> Int? {
+    static func write<A: Collection>(_ r: Breadcrumb, attributes: A, includeData: Bool,
+                                     into out: UnsafeMutableRawBufferPointer) -> Int?
+    where A.Element == (key: String, value: AttributeValue) {
         var w = SlotWriter(out)
         w.raw("{\"timestamp\":"); w.timestamp(r.timestamp)
         w.raw(",\"type\":\"default\",\"category\":\"log\",\"level\":"); w.raw("\""); w.raw(r.level.sentryName); w.raw("\"")
         w.raw(",\"message\":"); w.string(r.message)
         w.raw(",\"data\":{")
         if includeData {
-            for (k, v) in r.attributes {
-                w.string(k); w.raw(":")
-                switch v {
+            var i = attributes.startIndex
+            while i != attributes.endIndex {
+                let here = i
+                attributes.formIndex(after: &i)
+                if !(A.self is [String: AttributeValue].Type), Self.keyRecurs(attributes[here].key, in: attributes, from: i) { continue }
+                w.string(attributes[here].key); w.raw(":")
+                switch attributes[here].value {
                 case .string(let s): w.string(s)
                 case .int(let i): w.int(Int64(i))
                 case .double(let d): w.double(d)
@@ -51,6 +77,16 @@ final class BreadcrumbStore: Sendable {
         }
         w.raw("}}")
         return w.overflowed ? nil : w.count
+    }
+
+    private static func keyRecurs<A: Collection>(_ key: String, in attributes: A, from start: A.Index) -> Bool
+    where A.Element == (key: String, value: AttributeValue) {
+        var j = start
+        while j != attributes.endIndex {
+            if attributes[j].key == key { return true }
+            attributes.formIndex(after: &j)
+        }
+        return false
     }
 
     /// Breadcrumbs for an event, oldest first (copied out of the crash ring).
@@ -91,6 +127,8 @@ struct SlotWriter {
     @inline(__always) mutating func raw(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
 
     mutating func string(_ s: String) {
+        // Native and small strings lend their bytes without a copy of the string (no retain).
+        if s.utf8.withContiguousStorageIfAvailable({ escaped($0) }) != nil { return }
         var s = s
         s.withUTF8 { escaped($0) }
     }
@@ -170,11 +208,11 @@ struct SlotWriter {
         var m = value
         var o = base + count + n
         var left = n
-        Self.pairs.withUnsafeBufferPointer { pairs in
+        Self.pairs.withUTF8Buffer { pairs in
             while left >= 2 {
                 let (q, r) = m.quotientAndRemainder(dividingBy: 100)
                 o -= 2
-                o[0] = pairs[Int(r) * 2]; o[1] = pairs[Int(r) * 2 + 1]
+                o[0] = pairs[Int(r) &* 2]; o[1] = pairs[Int(r) &* 2 &+ 1]
                 m = q
                 left -= 2
             }
@@ -182,17 +220,46 @@ struct SlotWriter {
         if left == 1 { o -= 1; o.pointee = UInt8(truncatingIfNeeded: m % 10) &+ 48 }
         count += n
     }
-    private static let pairs: [UInt8] = {
-        var out: [UInt8] = []
-        for i in 0..<100 { out.append(UInt8(48 + i / 10)); out.append(UInt8(48 + i % 10)) }
-        return out
-    }()
+    /// "00", "01", … "99" (a literal: no lazy global to check on every call).
+    private static var pairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
     /// JSONWriter.double's format: integral values below 1e15 as `N.0`, others Swift's shortest form.
     mutating func double(_ v: Double) {
         guard v.isFinite else { raw("null"); return }
-        if v == v.rounded(), abs(v) < 1e15 { int(Int64(v)); raw(".0"); return }
+        if abs(v) < 1e15, Double(Int64(v)) == v { int(Int64(v)); raw(".0"); return }  // no libm call
+        if let (n, k) = Self.shortDecimal(v) { fixed(n, fractionDigits: k); return }
         var text = v.description
         text.withUTF8 { bytes($0) }
+    }
+    /// `v` as `n / 10^k` with the fewest fraction digits k (at most 15) that reads back as `v`
+    /// exactly, for the range where `description` writes plain decimals (1e-4 ≤ |v| < 1e15) and
+    /// `n` stays well inside a double's exact integers: then `n` with the point k digits from the
+    /// right is `description`'s text (tested against it on random values). Nil: use `description`.
+    static func shortDecimal(_ v: Double) -> (Int64, Int)? {
+        let m = abs(v)
+        guard m >= 1e-4, m < 1e15 else { return nil }
+        var p: Double = 1  // 10^k, exact for every k here
+        for k in 1...15 {
+            p *= 10
+            let x = v * p
+            guard abs(x) < 1e15 else { return nil }
+            let n = Int64(x + (x < 0 ? -0.5 : 0.5))  // nearest, without a libm call; the read-back decides
+            // A decimal that reads back as v is within a few ulps of x: farther, skip the division.
+            if abs(x - Double(n)) <= 4 * x.ulp, Double(n) / p == v { return (n, k) }
+        }
+        return nil
+    }
+    /// `n / 10^k` as a plain decimal: `-0.0123`, `12.3`.
+    private mutating func fixed(_ n: Int64, fractionDigits k: Int) {
+        if n < 0 { byte(0x2D) }
+        let m = n.magnitude
+        var p: UInt64 = 1
+        for _ in 0..<k { p &*= 10 }
+        let (whole, fraction) = m.quotientAndRemainder(dividingBy: p)
+        digits(whole, minimum: 1)
+        byte(0x2E)
+        digits(fraction, minimum: k)
     }
     /// Seconds since the epoch with all nine digits of the kernel's nanoseconds (no Double rounding).
     mutating func timestamp(_ t: LogTimestamp) {

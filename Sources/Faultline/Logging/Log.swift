@@ -62,35 +62,45 @@ typealias LogRecord = LogEvent
 /// lines at or above `Options.sendLogsAtOrAbove` are sent as log items, and every line is also
 /// handed to the logger installed with `Log.bootstrap` (file, console, journal sinks…).
 /// Cost on the calling thread: one breadcrumb serialised straight into the crash ring's slot (no
-/// allocation but a long double's text), an append to the send buffer for sent lines, and
-/// whatever the installed logger does (the file log copies one
-/// formatted line into a ring; the writing happens on its own thread).
+/// allocation but the text of a double with more than 15 digits or below 1e-4), an append to
+/// the send buffer for sent lines, and whatever the installed logger does (the file log copies
+/// one formatted line into a ring; the writing happens on its own thread).
+/// Attributes are taken as written at the call site (`attributes: ["a": 1, "b": "x"]`, a
+/// `KeyValuePairs`: no hashing, no dictionary); a dictionary built elsewhere goes through
+/// `Log.logger.info(…, attributes: dictionary)`.
 public enum Log {
-    public static func trace(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func trace(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.trace, message(), attributes, file, function, line)
     }
-    public static func debug(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func debug(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.debug, message(), attributes, file, function, line)
     }
-    public static func info(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func info(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.info, message(), attributes, file, function, line)
     }
-    public static func notice(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func notice(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                               file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.notice, message(), attributes, file, function, line)
     }
-    public static func warning(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func warning(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                                file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.warning, message(), attributes, file, function, line)
     }
-    public static func error(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func error(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.error, message(), attributes, file, function, line)
     }
-    public static func critical(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+    @inlinable
+    public static func critical(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
                                 file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
         record(.critical, message(), attributes, file, function, line)
     }
@@ -112,9 +122,30 @@ public enum Log {
     private static let installed = Mutex<(any Logger)?>(nil)
     private static let hasInstalled = Atomic<Bool>(false)  // most lines skip the lock: no logger installed
 
-    static func record(_ level: LogLevel, _ message: String, _ attributes: [String: AttributeValue],
+    /// A `Log.…` line: the breadcrumb is written from the caller's attributes as they are; a
+    /// `LogEvent` (and its dictionary) is built only when the line is also sent or an installed
+    /// logger wants it.
+    @usableFromInline
+    static func record(_ level: LogLevel, _ message: String, _ attributes: KeyValuePairs<String, AttributeValue>,
                        _ file: StaticString, _ function: StaticString, _ line: UInt) {
-        record(LogEvent(level: level, message: message, attributes: attributes, file: file, function: function, line: line))
+        let timestamp = LogTimestamp.now()
+        var traceID: String?, spanID: String?
+        if let c = Trace.current {
+            traceID = c.traceID.hex
+            spanID = c.spanID.hex
+            Trace.refreshThreadSlot(c)
+        }
+        BreadcrumbStore.add(.init(level: level, message: message, file: file, function: function, line: line,
+                                  timestamp: timestamp, traceID: traceID, spanID: spanID), attributes: attributes)
+        let sent = LogBuffer.shared.sendLevel.map { level >= $0 } ?? false
+        let sink = hasInstalled.load(ordering: .relaxed) ? installed.withLock({ $0 }).flatMap { $0.isEnabled(level) ? $0 : nil } : nil
+        guard sent || sink != nil else { return }
+        var dictionary = [String: AttributeValue](minimumCapacity: attributes.count)
+        for (k, v) in attributes { dictionary[k] = v }  // a key given twice: the last value, as in the breadcrumb
+        let event = LogEvent(level: level, message: message, attributes: dictionary, file: file, function: function, line: line,
+                             timestamp: timestamp, traceID: traceID, spanID: spanID)
+        if sent { LogBuffer.shared.append(event) }
+        sink?.log(event)
     }
 
     static func record(_ event: LogEvent) {

@@ -33,25 +33,39 @@ public enum Inflate {
     @discardableResult
     public static func inflate(_ data: Data, limit: Int, format: Format = .gzipOrZlib,
                                sink: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Int {
-        var stream = z_stream()
-        let windowBits: Int32 = format == .raw ? -15 : 15 + 32
-        guard inflateInit2_(&stream, windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw Failure.corrupt("inflateInit failed")
+        let pool = format == .raw ? rawPool : wrappedPool
+        let result: Result<Int, Error>? = pool.with { s in
+            do { return (.success(try inflate(data, limit: limit, format: format, stream: s, sink: sink)), true) }
+            catch { return (.failure(error), false) }
         }
-        defer { inflateEnd(&stream) }
-        // Uninitialised scratch: zero-filling a buffer per call showed up in ingest profiles.
-        let scratchSize = 32 * 1024
-        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
-        defer { scratch.deallocate() }
+        guard let result else { throw Failure.corrupt("inflateInit failed") }
+        return try result.get()
+    }
+
+    /// gzip-or-zlib and raw-deflate streams, reused (one inflation per ingested request).
+    static let wrappedPool = pool(windowBits: 15 + 32)
+    static let rawPool = pool(windowBits: -15)
+    private static func pool(windowBits: Int32) -> ZStreamPool {
+        ZStreamPool(scratchSize: 32 * 1024, setUp: { z in
+            inflateInit2_(z, windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        }, reset: { inflateReset($0) }, end: { inflateEnd($0) })
+    }
+
+    private static func inflate(_ data: Data, limit: Int, format: Format, stream s: ZStreamPool.Stream,
+                                sink: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Int {
+        let stream = s.z
+        // Uninitialised scratch, kept with the stream: zero-filling a buffer per call showed up in ingest profiles.
+        let scratchSize = s.scratchSize
+        let scratch = s.scratch
         var total = 0
         try data.withUnsafeBytes { (input: UnsafeRawBufferPointer) throws -> Void in
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress)
-            stream.avail_in = uInt(input.count)
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress)
+            stream.pointee.avail_in = uInt(input.count)
             while true {
-                stream.next_out = scratch
-                stream.avail_out = uInt(scratchSize)
-                let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
-                let produced = scratchSize - Int(stream.avail_out)
+                stream.pointee.next_out = scratch
+                stream.pointee.avail_out = uInt(scratchSize)
+                let rc = CZlib.inflate(stream, Z_NO_FLUSH)
+                let produced = scratchSize - Int(stream.pointee.avail_out)
                 if produced > 0 {
                     if total + produced > limit { throw Failure.tooLarge(limit: limit) }
                     total += produced
@@ -59,15 +73,15 @@ public enum Inflate {
                 }
                 if rc == Z_STREAM_END {
                     // Concatenated gzip members are legal; continue if more input remains.
-                    if stream.avail_in > 0 && format == .gzipOrZlib {
-                        if inflateReset(&stream) != Z_OK { throw Failure.corrupt("reset failed") }
+                    if stream.pointee.avail_in > 0 && format == .gzipOrZlib {
+                        if inflateReset(stream) != Z_OK { throw Failure.corrupt("reset failed") }
                         continue
                     }
                     return
                 }
-                if rc == Z_BUF_ERROR && stream.avail_in == 0 { throw Failure.corrupt("truncated stream") }
+                if rc == Z_BUF_ERROR && stream.pointee.avail_in == 0 { throw Failure.corrupt("truncated stream") }
                 if rc != Z_OK {
-                    throw Failure.corrupt(stream.msg.map { String(cString: $0) } ?? "zlib error \(rc)")
+                    throw Failure.corrupt(stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(rc)")
                 }
             }
         }

@@ -56,6 +56,7 @@ public final class EventProcessor: @unchecked Sendable {
     public func stop() {
         guard running else { return }
         worker.stop()
+        releaseClaim()  // the worker has finished: its hold is given up here
         running = false
     }
 
@@ -79,30 +80,64 @@ public final class EventProcessor: @unchecked Sendable {
         return .run { [unowned self] in process(batch) }
     }
 
+    /// When this worker took the regrouping claim, while it holds it across batches (worker thread only).
+    private var claimedSince: Double?
+    /// Longest hold across batches: a backfill waiting for the claim gets it within this (plus a poll).
+    private let maxClaimHold = 0.5
+
+    /// Groups a batch holding the regrouping claim. The claim is kept across batches while work
+    /// keeps coming (taking and giving it up are two commits, which under a storm cost more than
+    /// the grouping itself) and given up when the queue runs dry or after `maxClaimHold`.
     func process(_ jobs: [Job]) {
-        do { try claim.holding { try group(jobs) } }
-        catch {
+        do {
+            if claimedSince == nil {
+                try claim.acquire()
+                claimedSince = Date().timeIntervalSince1970
+            }
+            try claim.check()
+            try group(jobs)
+        } catch {
             // The rows stay unprocessed; the next scan retries them.
             FileHandle.standardError.write(Data("faultline: grouping failed, will retry: \(error)\n".utf8))
+            releaseClaim()
             worker.update { $0.needsScan = true }
             Thread.sleep(forTimeInterval: 1)
+            return
+        }
+        guard let since = claimedSince else { return }
+        if Date().timeIntervalSince1970 - since >= maxClaimHold {
+            releaseClaim()
+            // Leave a gap of a few polls so a waiting backfill can take the claim.
+            Thread.sleep(forTimeInterval: claim.poll * 4)
+        } else if pending == 0 {
+            releaseClaim()
         }
     }
 
+    private func releaseClaim() {
+        if claimedSince != nil { claim.release(); claimedSince = nil }
+    }
+
+    /// Encoding and key per distinct stack, kept across batches: both depend on the stack alone, and
+    /// a storm repeats a few stacks (encoding and hashing them was a twentieth of ingest's CPU).
+    private var encodings: [StackSignature: (data: Data, key: String)] = [:]
+
     /// Runs holding the regrouping claim.
     private func group(_ jobs: [Job]) throws {
-        // Fingerprint, encoding and key once per distinct stack in the batch.
+        // Fingerprint once per distinct stack in the batch (symbols may arrive between batches).
         var memo: [StackSignature: (Fingerprint, Data, String)] = [:]
+        if encodings.count > 4096 { encodings.removeAll(keepingCapacity: true) }
         let outcomes = jobs.map { j -> GroupingOutcome in
             let m = memo[j.stack] ?? {
-                let (data, key) = j.stack.encodedWithKey
-                return (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key)
+                let (data, key) = encodings[j.stack] ?? j.stack.encodedWithKey
+                encodings[j.stack] = (data, key)
+                return PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
             }()
             memo[j.stack] = m
             return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
                                    fingerprint: m.0, timestamp: j.timestamp, release: j.release)
         }
-        try store.recordGrouping(outcomes)
+        try PhaseClock.time(.groupingStore, count: outcomes.count) { try store.recordGrouping(outcomes) }
     }
 
     /// Re-reads stored events that were acknowledged but never grouped (restart, overflow).
@@ -130,5 +165,10 @@ public final class EventProcessor: @unchecked Sendable {
 public enum StoredEvent {
     public static func decode(_ compressed: Data) throws -> JSONValue {
         try JSONParser.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
+    }
+
+    /// Only the top-level members named in `keep` are built (the rest is validated and skipped).
+    public static func decode(_ compressed: Data, keeping keep: Set<String>) throws -> JSONValue {
+        try JSONParser.parseObject(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024), keeping: keep)
     }
 }

@@ -43,8 +43,10 @@ public enum IssueMerger {
             return n
         }
         for m in moves {
+            let lookup = PhaseClock.start()
             let current = try issues.shares(ofStack: m.stackKey, projectID: m.projectID)
             let target = try issues.issueID(projectID: m.projectID, fingerprintHash: m.fingerprint.hash)
+            PhaseClock.end(.regroupLookup, lookup)
             if target == nil, current.count == 1, let only = current.first, try held(only.issue) == only.occurrences {
                 // This stack is all the old issue holds: it takes the new fingerprint, same id.
                 try issues.describe(issueID: only.issue, as: m.fingerprint, rekey: true)
@@ -54,7 +56,7 @@ public enum IssueMerger {
             }
             let targetID = try target ?? issues.createIssue(projectID: m.projectID, fingerprint: m.fingerprint)
             try issues.describe(issueID: targetID, as: m.fingerprint, rekey: false)
-            let moved = try issues.moveOccurrences(ofStack: m.stackKey, projectID: m.projectID, to: targetID)
+            let moved = try PhaseClock.time(.regroupMove) { try issues.moveOccurrences(ofStack: m.stackKey, projectID: m.projectID, to: targetID) }
             summary.occurrencesMoved += moved
             remaining[targetID] = try held(targetID) + moved
             touched.insert(targetID)
@@ -69,7 +71,7 @@ public enum IssueMerger {
                 }
             }
         }
-        for id in touched { try issues.recount(issueID: id) }
+        try PhaseClock.time(.regroupRecount, count: touched.count) { for id in touched { try issues.recount(issueID: id) } }
         return summary
     }
 

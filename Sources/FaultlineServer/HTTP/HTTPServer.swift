@@ -1,4 +1,4 @@
-// HTTP over libmicrohttpd: an internal thread pool with epoll; bodies are buffered per request
+// HTTP over libmicrohttpd: a thread per connection (or a pool with epoll); bodies are buffered per request
 // up to the handler's limit and then handed to an `HTTPHandling` as one `HTTPRequest`.
 import Foundation
 import CMicroHTTPD
@@ -8,7 +8,8 @@ public final class HTTPServer: @unchecked Sendable {
     public struct Options: Sendable {
         public var host: String = "127.0.0.1"
         public var port: UInt16 = 0
-        public var threads: UInt32 = 16
+        /// 0: a thread per connection (up to `connectionLimit`); N: a pool of N threads with epoll.
+        public var threads: UInt32 = 0
         /// Connections open at once; further ones are accepted and closed at once.
         public var connectionLimit: UInt32 = 1024
         /// Connections open at once from one IP address (0 = no limit; behind a proxy, set 0).
@@ -154,7 +155,7 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
     } else {
         let request = HTTPRequest(method: state.method, path: state.path, query: state.query,
                                   headers: state.headers, body: state.body)
-        response = server.handler.handle(request)
+        response = PhaseClock.time(.httpHandler) { server.handler.handle(request) }
     }
     return queue(response, on: connection)
 }

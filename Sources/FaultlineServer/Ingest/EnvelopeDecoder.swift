@@ -81,7 +81,7 @@ public enum EnvelopeDecoder {
     static func framed(_ body: Data, limits: IngestLimits, format: Inflate.Format) throws(IngestError) -> Envelope {
         var reader = EnvelopeReader(limits: limits.envelope)
         do {
-            try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) }
+            try PhaseClock.time(.inflateAndFrame) { try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) } }
             return try reader.finish()
         } catch let e as Envelope.ParseError {
             throw refusal(e)
@@ -107,7 +107,7 @@ public enum EnvelopeDecoder {
         for (i, item) in env.items.enumerated() {
             switch item.type {
             case "event":
-                out.event = try event(item.payload, limits: limits, what: "item \(i) (event)")
+                out.event = try PhaseClock.time(.parseEvent) { () throws(IngestError) -> JSONValue in try event(item.payload, limits: limits, what: "item \(i) (event)") }
                 out.eventBytes = item.payload
             case let t where keptItemTypes.contains(t):
                 // Validated without building a document (no JSON tree for a client's blob); session

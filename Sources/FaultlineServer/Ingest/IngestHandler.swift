@@ -52,7 +52,7 @@ public final class IngestHandler: @unchecked Sendable {
         guard let k = SentryAuth.key(in: request) else {
             throw IngestError.unauthorized("missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
         }
-        let publicKey = try authorize(k, project: project)
+        let publicKey = try PhaseClock.time(.ingestAuth) { try authorize(k, project: project) }
         let submission: DecodedSubmission
         do {
             submission = endpoint == .envelope
@@ -91,8 +91,8 @@ public final class IngestHandler: @unchecked Sendable {
             incoming = IncomingEvent(projectID: project.id, eventID: eventID!, received: now,
                                      timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
                                      release: event["release"]?.stringValue, installID: EventFields.installID(event: event, request: request),
-                                     compressedEvent: Deflate.compress(bytes))
-            signature = StackExtractor.signature(of: event)
+                                     compressedEvent: PhaseClock.time(.storeCompress) { Deflate.compress(bytes) })
+            signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event) }
         }
         // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.
         let (otherItems, transactions) = try TransactionIngest.split(submission.items, projectID: project.id, received: now,
@@ -107,7 +107,7 @@ public final class IngestHandler: @unchecked Sendable {
         if incoming == nil && items.isEmpty {
             return eventID ?? transactions.first?.eventID ?? ""
         }
-        let occurrenceID = try store.storeIngest(event: incoming, items: items)
+        let occurrenceID = try PhaseClock.time(.storeWait) { try store.storeIngest(event: incoming, items: items) }
         if let occurrenceID, let incoming, let event = submission.event {
             TransactionIngest.link(occurrenceID: occurrenceID, projectID: project.id, eventID: incoming.eventID, event: event, in: store)
         }

@@ -72,6 +72,9 @@ enum SQLiteSchema {
         title TEXT NOT NULL, culprit TEXT NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
         count INTEGER NOT NULL DEFAULT 0, symbolicated INTEGER NOT NULL DEFAULT 0, merged_into INTEGER,
         UNIQUE(project_id, fingerprint));
+    -- Merged issues only (empty until a merge, so ingest never writes it): a merge re-points the
+    -- issues merged into the one it empties, which without it scanned every issue per merge.
+    CREATE INDEX IF NOT EXISTS issues_merged ON issues(merged_into) WHERE merged_into IS NOT NULL;
     CREATE TABLE IF NOT EXISTS issue_releases(
         issue_id INTEGER NOT NULL, release TEXT NOT NULL, PRIMARY KEY(issue_id, release)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS items(

@@ -51,8 +51,10 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Each job runs in its own savepoint so one failing job cannot undo the others.
     private func run(_ batch: [Pending]) {
         var outcomes = [Error?](repeating: nil, count: batch.count)
+        PhaseClock.count(.writerBatch, batch.count)
         do {
             try connection.run("BEGIN IMMEDIATE")
+            let jobs = PhaseClock.start()
             for (i, p) in batch.enumerated() {
                 do {
                     try connection.run("SAVEPOINT job")
@@ -64,7 +66,8 @@ final class SQLiteWriter: @unchecked Sendable {
                     _ = try? connection.run("RELEASE job")
                 }
             }
-            try connection.run("COMMIT")
+            PhaseClock.end(.writerJobs, jobs, count: batch.count)
+            try PhaseClock.time(.writerCommit) { try connection.run("COMMIT") }
         } catch {
             _ = try? connection.run("ROLLBACK")
             for i in outcomes.indices where outcomes[i] == nil { outcomes[i] = error }

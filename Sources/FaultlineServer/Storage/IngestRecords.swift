@@ -1,0 +1,43 @@
+// What ingest stores: events and other envelope items, the stored occurrence, item counts.
+import Foundation
+import FaultlineProtocol
+
+/// An event as stored at ingest, before symbolication and grouping.
+public struct IncomingEvent: Sendable {
+    public var projectID: Int64
+    public var eventID: String
+    public var received: Double
+    public var timestamp: Double
+    public var release: String?
+    public var installID: String?
+    /// The event JSON, deflate-compressed (see `EventCompression`).
+    public var compressedEvent: Data
+}
+
+/// A non-event envelope item we keep and count (sessions, logs, client reports).
+public struct IncomingItem: Sendable {
+    public var projectID: Int64
+    public var type: String
+    public var received: Double
+    public var payload: Data
+    /// Sessions this item starts and reports crashed (for the crash-free rate).
+    public var sessionsStarted: Int64 = 0
+    public var sessionsCrashed: Int64 = 0
+}
+
+public struct StoredOccurrence: Sendable {
+    public var id: Int64
+    public var projectID: Int64
+    public var eventID: String
+    public var received: Double
+    public var timestamp: Double
+    public var release: String?
+    public var issueID: Int64?
+    public var compressedEvent: Data
+}
+
+public struct ItemCounts: Sendable {
+    public var byType: [String: Int64]
+    public var sessionsTotal: Int64
+    public var sessionsCrashed: Int64
+}

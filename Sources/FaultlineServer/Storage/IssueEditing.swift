@@ -1,0 +1,29 @@
+// The issue primitives a store hands to the merge policy inside one transaction.
+import Foundation
+import FaultlineProtocol
+
+/// The issue primitives the merge policy (`IssueMerger`, in Grouping/) is written over. A store
+/// hands one out for the span of one transaction (`Store.editIssues`): each call sees the earlier
+/// calls' writes, and all of them commit together or not at all. No call decides anything: which
+/// issue wins, and when one is renamed rather than merged, is the policy's business.
+public protocol IssueEditing {
+    /// The issues holding occurrences of the stack in the project, with how many each.
+    func shares(ofStack stackKey: String, projectID: Int64) throws -> [StackShare]
+    /// The live issue with this fingerprint hash, if any (merged issues have given theirs up).
+    func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64?
+    /// The occurrence count the issue records (`IssueRecord.count`), without following merges.
+    func recordedCount(issueID: Int64) throws -> Int64
+    /// A new issue with no occurrences yet (first and last seen are set by `recount`).
+    func createIssue(projectID: Int64, fingerprint: Fingerprint) throws -> Int64
+    /// Sets the issue's title, culprit and symbolicated flag; with `rekey`, its fingerprint hash too.
+    func describe(issueID: Int64, as fingerprint: Fingerprint, rekey: Bool) throws
+    /// Points every grouped occurrence of the stack at `issueID`; returns how many changed issue.
+    func moveOccurrences(ofStack stackKey: String, projectID: Int64, to issueID: Int64) throws -> Int64
+    /// Points every occurrence of `source` at `target`; returns how many moved.
+    func moveOccurrences(ofIssue source: Int64, to target: Int64) throws -> Int64
+    /// Marks `issue` merged into `target`: it gives up its fingerprint and count, keeps its id
+    /// (reads follow `mergedInto`), and issues merged into it earlier now point at `target`.
+    func markMerged(_ issue: Int64, into target: Int64) throws
+    /// Count, first/last seen and releases from the occurrences the issue holds now.
+    func recount(issueID: Int64) throws
+}

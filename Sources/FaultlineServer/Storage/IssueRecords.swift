@@ -1,0 +1,57 @@
+// Issues and the grouping that feeds them: outcomes, stored stacks, shares, merges.
+import Foundation
+import FaultlineProtocol
+
+/// Result of symbolicating and grouping one stored occurrence.
+public struct GroupingOutcome: Sendable {
+    public var occurrenceID: Int64
+    public var projectID: Int64
+    public var stack: StackSignature
+    /// `stack.encoded` and its SHA-1, computed once per distinct stack by the caller.
+    public var stackEncoded: Data
+    public var stackKey: String
+    public var fingerprint: Fingerprint
+    public var timestamp: Double
+    public var release: String?
+
+    public init(occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
+                fingerprint: Fingerprint, timestamp: Double, release: String?) {
+        self.occurrenceID = occurrenceID; self.projectID = projectID; self.stack = stack; self.stackEncoded = stackEncoded
+        self.stackKey = stackKey; self.fingerprint = fingerprint; self.timestamp = timestamp; self.release = release
+    }
+}
+
+public struct IssueRecord: Sendable {
+    public var id: Int64
+    public var projectID: Int64
+    public var fingerprint: String
+    public var title: String
+    public var culprit: String
+    public var firstSeen: Double
+    public var lastSeen: Double
+    public var count: Int64
+    public var releases: [String]
+    public var symbolicated: Bool
+    /// Set when this issue was merged into another by backfill; reads follow it.
+    public var mergedInto: Int64?
+}
+
+/// An issue that backfill emptied into another (`issues.merged_into`).
+public struct IssueMergeRecord: Sendable, Equatable {
+    public var issue: Int64
+    public var into: Int64
+}
+
+/// A stored distinct stack: occurrences point at it; backfill regroups per stack, not per row.
+public struct StoredStack: Sendable {
+    public var signature: StackSignature
+    public var projectID: Int64
+    public var occurrences: Int64
+}
+
+/// How many occurrences of one stack one issue holds.
+public struct StackShare: Sendable, Equatable {
+    public var issue: Int64
+    public var occurrences: Int64
+    public init(issue: Int64, occurrences: Int64) { self.issue = issue; self.occurrences = occurrences }
+}

@@ -1,0 +1,16 @@
+// Projects and their public keys, as the store returns them.
+import Foundation
+import FaultlineProtocol
+
+public struct ProjectRecord: Sendable, Equatable {
+    public let id: Int64
+    public let slug: String
+    public let name: String
+}
+
+public struct PublicKeyRecord: Sendable, Equatable {
+    public let key: PublicKey
+    public let projectID: Int64
+    /// Application ids allowed to send with this key; empty means any.
+    public let allowedAppIDs: [String]
+}
