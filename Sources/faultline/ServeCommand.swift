@@ -7,9 +7,10 @@ enum ServeCommand {
     static let usage = """
     usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
                            [--install-cap N] [--durability full|normal] [--database URL]
-                           [--debug-files DIR] [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
-                           [--retention-days D] [--retention-max-bytes N] [--backfill-batch N]
-                           [--read-symbolication-ms MS]
+                           [--debug-files DIR] [--public-url URL] [--max-connections-per-ip N]
+                           [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
+                           [--debuginfod-timeout SECONDS] [--retention-days D] [--retention-max-bytes N]
+                           [--retention-interval SECONDS] [--backfill-batch N] [--read-symbolication-ms MS]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
