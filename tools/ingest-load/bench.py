@@ -61,9 +61,11 @@ def postgres_cpu_seconds(postmaster):
 
 
 def wrk(urls, key, pool, conc, seconds):
-    """One wrk per URL, started together, the connections split evenly; their summaries merged
+    """One wrk per URL, started together, the connections split evenly (c=1 on two nodes loads only
+    the first); their summaries merged
     (requests summed, duration the longest, latency percentiles the worst of the processes)."""
     urls = urls if isinstance(urls, list) else [urls]
+    urls = urls[:max(1, conc)]  # fewer connections than nodes: the first `conc` nodes take one each
     t = time.time()
     # wrk's own CPU (children of this process) is read around the run: the generator shares the cores.
     c0 = os.times()
