@@ -5,6 +5,12 @@
 events/s (wrk's 2xx over its run time), non-2xx, p50/p99, server CPU per event (utime+stime of the
 server's process from /proc/PID/stat across the level), time until every stored event is grouped,
 and peak RSS (VmHWM). Every number is measured here; nothing is quoted from elsewhere.
+
+--backends sqlite,postgres,postgres2 measures the last --server binary on each back end in one run:
+SQLite in one node; one node on a private PostgreSQL (tools/pg-local, fsync on); two nodes sharing
+one PostgreSQL database and one --debug-files directory, the load split across them (one wrk per
+node, half the connections each, same duration). Server CPU is the nodes' (summed); PostgreSQL's
+own CPU (the postmaster and its backends, reaped ones included) is reported beside it.
 """
 import argparse, json, os, re, shutil, sqlite3, subprocess, sys, tempfile, time, urllib.request
 
@@ -41,17 +47,50 @@ def rss_mib(pids):
     return round(total / 1024, 1)
 
 
-def wrk(url, key, pool, conc, seconds):
-    out = tempfile.mktemp(prefix="bench-ingest-wrk.", suffix=".json")
-    env = dict(os.environ, INGEST_POOL=pool, INGEST_KEY=key, INGEST_OUT=out)
+def postgres_cpu_seconds(postmaster):
+    """utime+stime of a PostgreSQL cluster: the postmaster (with its reaped children) and its live children."""
+    kids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if int(open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    kids.append(int(d))
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return cpu_seconds([postmaster] + kids)
+
+
+def wrk(urls, key, pool, conc, seconds):
+    """One wrk per URL, started together, the connections split evenly (c=1 on two nodes loads only
+    the first); their summaries merged
+    (requests summed, duration the longest, latency percentiles the worst of the processes)."""
+    urls = urls if isinstance(urls, list) else [urls]
+    urls = urls[:max(1, conc)]  # fewer connections than nodes: the first `conc` nodes take one each
     t = time.time()
     # wrk's own CPU (children of this process) is read around the run: the generator shares the cores.
     c0 = os.times()
-    subprocess.run(["wrk", "-t%d" % min(2, conc), "-c%d" % conc, "-d%ds" % seconds, "--timeout", "10s",
-                    "-s", os.path.join(HERE, "post_envelopes.lua"), url], env=env, check=True, stdout=subprocess.DEVNULL)
+    runs = []
+    for i, url in enumerate(urls):
+        out = tempfile.mktemp(prefix="bench-ingest-wrk.", suffix=".json")
+        env = dict(os.environ, INGEST_POOL=pool, INGEST_KEY=key, INGEST_OUT=out)
+        c = conc // len(urls) + (1 if i < conc % len(urls) else 0)
+        p = subprocess.Popen(["wrk", "-t%d" % min(2, c), "-c%d" % c, "-d%ds" % seconds, "--timeout", "10s",
+                              "-s", os.path.join(HERE, "post_envelopes.lua"), url], env=env, stdout=subprocess.DEVNULL)
+        runs.append((p, out))
+    parts = []
+    for p, out in runs:
+        if p.wait() != 0:
+            raise RuntimeError("wrk failed (exit %d)" % p.returncode)
+        parts.append(json.load(open(out)))
+        os.unlink(out)
     c1 = os.times()
-    r = json.load(open(out))
-    os.unlink(out)
+    r = dict(parts[0])
+    for k in ("requests", "bytes", "non_2xx", "connect_errors", "read_errors", "write_errors", "timeouts"):
+        r[k] = sum(x[k] for x in parts)
+    r["duration_us"] = max(x["duration_us"] for x in parts)
+    r["latency_ms"] = {k: max(x["latency_ms"][k] for x in parts) for k in parts[0]["latency_ms"]}
+    if len(parts) > 1:
+        r["per_node"] = parts
     r["wrk_cpu_s"] = round((c1.children_user + c1.children_system) - (c0.children_user + c0.children_system), 2)
     r["wall_s"] = round(time.time() - t, 2)
     return r
@@ -62,20 +101,31 @@ def make_pool(dsn, path):
 
 
 class Faultline:
-    def __init__(self, binary, durability, label):
+    def __init__(self, binary, durability, label, extra=(), first=None):
+        """One `faultline serve`; `extra` adds options (--database, --debug-files). A second node on
+        the same database (`first`: the node that created the project) prints no DSN or token: it
+        takes the first node's."""
         self.label, self.binary = label, binary
         self.data = tempfile.mkdtemp(prefix="faultline-bench-ingest.")
         self.log = open(self.data + ".log", "w+")
         self.proc = subprocess.Popen([binary, "serve", "--data-dir", self.data, "--port", "0", "--install-cap", "0",
-                                      "--durability", durability], stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(200):
+                                      "--durability", durability] + list(extra), stdout=self.log, stderr=subprocess.STDOUT)
+        ready = "listening on" if first else "server token"
+        for _ in range(600):
             text = open(self.data + ".log").read()
-            if "server token" in text:
+            if ready in text or self.proc.poll() is not None:
                 break
             time.sleep(0.05)
+        if ready not in text:
+            raise RuntimeError("%s did not start: %s" % (label, text[-2000:]))
+        self.base = re.search(r"listening on (http://\S+)", text).group(1)
+        if first:
+            self.dsn, self.token, self.key, self.project = first.dsn, first.token, first.key, first.project
+            self.url = "%s/api/%s/envelope/" % (self.base, self.project)
+            self.pids = [self.proc.pid]
+            return
         self.dsn = re.search(r"^DSN: (\S+)", text, re.M).group(1)
         self.token = re.search(r"^server token.*: (\S+)", text, re.M).group(1)
-        self.base = re.search(r"listening on (http://\S+)", text).group(1)
         self.key = self.dsn.split("//")[1].split("@")[0]
         self.project = self.dsn.rsplit("/", 1)[1]
         self.url = "%s/api/%s/envelope/" % (self.base, self.project)
@@ -96,6 +146,51 @@ class Faultline:
             print(text[text.find("phase "):] if "phase " in text else "(no phase table in the server's output)")
         shutil.rmtree(self.data, ignore_errors=True)
         os.unlink(self.data + ".log")
+
+
+class Cluster:
+    """One back end for --backends: sqlite (one node), postgres (one node on a private PostgreSQL),
+    postgres2 (two nodes on one PostgreSQL database and one shared --debug-files directory)."""
+    def __init__(self, binary, durability, backend):
+        self.label, self.nodes, self.pgdir, self.debug, self.postmaster = backend, [], None, None, None
+        try:
+            if backend == "sqlite":
+                self.nodes.append(Faultline(binary, durability, backend))
+            else:
+                self.pgdir = tempfile.mkdtemp(prefix="faultline-bench-pg.")
+                url = subprocess.run([os.path.join(HERE, "..", "pg-local"), "start", self.pgdir], check=True,
+                                     capture_output=True, text=True).stdout.split()[-1]
+                self.postmaster = int(open(os.path.join(self.pgdir, "data", "postmaster.pid")).readline())
+                self.debug = tempfile.mkdtemp(prefix="faultline-bench-debug-files.")
+                extra = ["--database", url, "--debug-files", self.debug]
+                self.nodes.append(Faultline(binary, durability, backend + "-a", extra))
+                if backend == "postgres2":
+                    self.nodes.append(Faultline(binary, durability, backend + "-b", extra, first=self.nodes[0]))
+        except BaseException:
+            self.stop()
+            raise
+        a = self.nodes[0]
+        self.dsn, self.key, self.project, self.token, self.url = a.dsn, a.key, a.project, a.token, a.url
+        self.urls = [n.url for n in self.nodes]
+        self.pids = [n.proc.pid for n in self.nodes]
+
+    def counts(self):
+        return self.nodes[0].counts()  # one database: any node sees every node's events
+
+    def db_cpu(self):
+        return postgres_cpu_seconds(self.postmaster) if self.postmaster else None
+
+    def stop(self):
+        for n in self.nodes:
+            try:
+                n.stop()
+            except Exception as e:  # noqa: BLE001 -- the other nodes and PostgreSQL are still stopped
+                print("bench-ingest: stopping %s: %s" % (n.label, e), flush=True)
+        if self.pgdir:
+            subprocess.run([os.path.join(HERE, "..", "pg-local"), "stop", self.pgdir], check=False,
+                           stdout=subprocess.DEVNULL)
+        if self.debug:
+            shutil.rmtree(self.debug, ignore_errors=True)
 
 
 class Bugsink:
@@ -134,19 +229,23 @@ def measure(server, levels, seconds, warmup, drain_limit):
     pool = tempfile.mktemp(prefix="bench-ingest-pool.", suffix=".lua")
     make_pool(server.dsn, pool)
     out = {"server": server.label, "levels": []}
+    urls = getattr(server, "urls", [server.url])
+    db_cpu = getattr(server, "db_cpu", lambda: None)
+    if len(urls) > 1:
+        out["nodes"] = len(urls)
     if warmup:
-        w = wrk(server.url, server.key, pool, 4, warmup)
+        w = wrk(urls, server.key, pool, 4, warmup)
         wait_grouped(server, drain_limit, w["requests"] - w["non_2xx"])
     for conc in levels:
         before = server.counts()[1]
-        c0 = cpu_seconds(server.pids)
+        c0, d0 = cpu_seconds(server.pids), db_cpu()
         t0 = time.time()
-        r = wrk(server.url, server.key, pool, conc, seconds)
+        r = wrk(urls, server.key, pool, conc, seconds)
         load_s = r["duration_us"] / 1e6
         c_load = cpu_seconds(server.pids)
         ok = r["requests"] - r["non_2xx"]
         drained = wait_grouped(server, drain_limit, before + ok)
-        c1 = cpu_seconds(server.pids)
+        c1, d1 = cpu_seconds(server.pids), db_cpu()
         stored = server.counts()[1]
         level = {
             "concurrency": conc, "requests": r["requests"], "acked": ok, "non_2xx": r["non_2xx"],
@@ -160,11 +259,22 @@ def measure(server, levels, seconds, warmup, drain_limit):
             "wrk_cpu_s": r["wrk_cpu_s"], "wrk_cpu_us_per_request": round(r["wrk_cpu_s"] / max(1, r["requests"]) * 1e6),
             "rss_mib": rss_mib(server.pids), "peak_rss_mib": peak_rss_mib(server.pids),
         }
+        if "per_node" in r:
+            level["per_node"] = [{"acked": x["requests"] - x["non_2xx"], "latency_ms": x["latency_ms"]} for x in r["per_node"]]
+        if d0 is not None:
+            level["postgres_cpu_s_total"] = round(d1 - d0, 2)
+            level["postgres_cpu_us_per_event"] = round((d1 - d0) / max(1, stored - before) * 1e6)
         out["levels"].append(level)
         print("  %-10s c=%-3d acked/s %7.1f  grouped/s %7s  p50 %6.1f  p99 %7.1f ms  non-2xx %d  cpu/event %5d us  wrk %3d us/req  RSS %.0f (peak %.0f) MiB"
               % (server.label, conc, level["acked_per_s"], level["grouped_per_s"], r["latency_ms"]["p50"], r["latency_ms"]["p99"],
                  r["non_2xx"], level["server_cpu_us_per_event"], level["wrk_cpu_us_per_request"], level["rss_mib"],
                  level["peak_rss_mib"]), flush=True)
+        if d0 is not None:
+            print("  %-10s       PostgreSQL CPU %5.1f s = %d us/event; nodes + PostgreSQL %d us/event%s"
+                  % ("", level["postgres_cpu_s_total"], level["postgres_cpu_us_per_event"],
+                     level["server_cpu_us_per_event"] + level["postgres_cpu_us_per_event"],
+                     "; acked per node %s" % "/".join(str(x["acked"]) for x in level["per_node"]) if "per_node" in level else ""),
+                  flush=True)
     os.unlink(pool)
     return out
 
@@ -189,12 +299,27 @@ def main():
     ap.add_argument("--durability", default="full")
     ap.add_argument("--bugsink", help="shared/bench/ingest directory: also measure Bugsink (c=16 only)")
     ap.add_argument("--bugsink-duration", type=int, default=20)
+    ap.add_argument("--backends", help="sqlite,postgres,postgres2: the last --server's binary on each back end")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(),
               "durability": args.durability, "duration_s": args.duration, "runs": []}
-    for spec in args.server:
+    if args.backends:
+        binary = args.server[-1].split("=", 1)[1]
+        result["binary"] = binary
+        for backend in args.backends.split(","):
+            if backend not in ("sqlite", "postgres", "postgres2"):
+                sys.exit("bench-ingest: unknown back end %r (sqlite, postgres, postgres2)" % backend)
+        for backend in args.backends.split(","):
+            c = Cluster(binary, args.durability, backend)
+            print("bench-ingest: %s (%s), node pids %s%s, %s" % (backend, binary, c.pids,
+                  ", postmaster %d" % c.postmaster if c.postmaster else "", " + ".join(c.urls)), flush=True)
+            try:
+                result["runs"].append(measure(c, levels, args.duration, args.warmup, 120))
+            finally:
+                c.stop()
+    for spec in [] if args.backends else args.server:
         label, binary = spec.split("=", 1)
         s = Faultline(binary, args.durability, label)
         print("bench-ingest: %s (%s), pid %d, %s" % (label, binary, s.proc.pid, s.url), flush=True)
@@ -218,7 +343,10 @@ def main():
                 b.stop()
     result["load_after"] = open("/proc/loadavg").read().split()[:3]
     json.dump(result, open(args.out, "w"), indent=1)
-    ratios(result)
+    if args.backends:
+        backend_ratios(result)
+    else:
+        ratios(result)
     print("raw results:", args.out)
 
 
@@ -226,6 +354,24 @@ def machine():
     cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
     return {"cpus": os.cpu_count(), "cpu": cpu[0] if cpu else "?", "kernel": os.uname().release,
             "load_before": open("/proc/loadavg").read().split()[:3]}
+
+
+def backend_ratios(result):
+    by = {r["server"]: {l["concurrency"]: l for l in r["levels"]} for r in result["runs"]}
+    pairs = [(a, b) for a, b in (("postgres", "sqlite"), ("postgres2", "sqlite"), ("postgres2", "postgres")) if a in by and b in by]
+    if not pairs:
+        return
+    print("\nratios (same run): grouped/s, server CPU per event (nodes), and nodes + PostgreSQL per event")
+    for conc in sorted(by[pairs[0][0]]):
+        for a, b in pairs:
+            x, y = by[a].get(conc), by[b].get(conc)
+            if not x or not y or not x["grouped_per_s"] or not y["grouped_per_s"]:
+                continue
+            tx = x["server_cpu_us_per_event"] + x.get("postgres_cpu_us_per_event", 0)
+            ty = y["server_cpu_us_per_event"] + y.get("postgres_cpu_us_per_event", 0)
+            print("  c=%-3d %s / %s: grouped/s x%.2f, server CPU/event x%.2f, with PostgreSQL x%.2f" % (
+                conc, a, b, x["grouped_per_s"] / y["grouped_per_s"],
+                x["server_cpu_us_per_event"] / max(1, y["server_cpu_us_per_event"]), tx / max(1, ty)))
 
 
 def ratios(result):
