@@ -8,17 +8,7 @@ import Foundation
 import FaultlineProtocol
 
 extension PostgresStore: BackfillJobs {
-    static let jobSelect = """
-        SELECT b.id, b.build_id, b.state, b.stacks, b.occurrences, b.occurrences_done, b.addresses, b.issues_merged, b.started, b.finished,
-               o.occurrences_symbolicated, o.merges, o.error, b.holder, b.lease_expires, b.resume_after
-        FROM backfills b LEFT JOIN backfill_outcomes o ON o.backfill_id = b.id
-        """
     static let now = "extract(epoch FROM clock_timestamp())"
-
-    static func job(_ r: PGRow) -> BackfillJob? {
-        guard let record = backfillRecord(r) else { return nil }
-        return BackfillJob(record: record, holder: r.text(13), leaseExpires: r.isNull(14) ? nil : r.double(14), resumeAfter: r.text(15))
-    }
 
     public func enqueueBackfill(buildID: BuildID) throws -> Int64 {
         try pool.transaction { c in
@@ -47,7 +37,7 @@ extension PostgresStore: BackfillJobs {
                 """, .text(holder), .double(lease)) { id = $0.int(0) }
             guard let id else { return nil }
             var job: BackfillJob?
-            try c.query(Self.jobSelect + " WHERE b.id = $1", .int(id)) { job = Self.job($0) }
+            try c.query(BackfillRows.jobSelect + " WHERE b.id = $1", .int(id)) { job = BackfillRows.job($0) }
             return job
         }
     }
@@ -84,7 +74,7 @@ extension PostgresStore: BackfillJobs {
     public func backfillJob(id: Int64) throws -> BackfillJob? {
         try pool.transaction(readOnly: true) { c in
             var job: BackfillJob?
-            try c.query(Self.jobSelect + " WHERE b.id = $1", .int(id)) { job = Self.job($0) }
+            try c.query(BackfillRows.jobSelect + " WHERE b.id = $1", .int(id)) { job = BackfillRows.job($0) }
             return job
         }
     }
@@ -92,7 +82,7 @@ extension PostgresStore: BackfillJobs {
     public func openBackfills() throws -> [BackfillJob] {
         try pool.transaction(readOnly: true) { c in
             var out: [BackfillJob] = []
-            try c.query(Self.jobSelect + " WHERE b.state IN ('queued', 'running') ORDER BY b.id") { if let j = Self.job($0) { out.append(j) } }
+            try c.query(BackfillRows.jobSelect + " WHERE b.state IN ('queued', 'running') ORDER BY b.id") { if let j = BackfillRows.job($0) { out.append(j) } }
             return out
         }
     }

@@ -4,16 +4,6 @@ import Foundation
 import FaultlineProtocol
 
 extension SQLiteStore: BackfillJobs {
-    static let jobSelect = """
-        SELECT b.id, b.build_id, b.state, b.stacks, b.occurrences, b.occurrences_done, b.addresses, b.issues_merged, b.started, b.finished,
-               o.occurrences_symbolicated, o.merges, o.error, b.holder, b.lease_expires, b.resume_after
-        FROM backfills b LEFT JOIN backfill_outcomes o ON o.backfill_id = b.id
-        """
-
-    static func job(_ r: SQLiteRow) -> BackfillJob? {
-        guard let record = backfillRecord(r) else { return nil }
-        return BackfillJob(record: record, holder: r.text(13), leaseExpires: r.isNull(14) ? nil : r.double(14), resumeAfter: r.text(15))
-    }
 
     public func enqueueBackfill(buildID: BuildID) throws -> Int64 {
         try writer.sync { c in
@@ -36,7 +26,7 @@ extension SQLiteStore: BackfillJobs {
             guard let id else { return nil }
             try c.run("UPDATE backfills SET state = 'running', holder = ?, lease_expires = ? WHERE id = ?", .text(holder), .double(now + lease), .int(id))
             var job: BackfillJob?
-            try c.query(Self.jobSelect + " WHERE b.id = ?", .int(id)) { job = Self.job($0) }
+            try c.query(BackfillRows.jobSelect + " WHERE b.id = ?", .int(id)) { job = BackfillRows.job($0) }
             return job
         }
     }
@@ -71,7 +61,7 @@ extension SQLiteStore: BackfillJobs {
     public func backfillJob(id: Int64) throws -> BackfillJob? {
         try read { c in
             var job: BackfillJob?
-            try c.query(Self.jobSelect + " WHERE b.id = ?", .int(id)) { job = Self.job($0) }
+            try c.query(BackfillRows.jobSelect + " WHERE b.id = ?", .int(id)) { job = BackfillRows.job($0) }
             return job
         }
     }
@@ -79,7 +69,7 @@ extension SQLiteStore: BackfillJobs {
     public func openBackfills() throws -> [BackfillJob] {
         try read { c in
             var out: [BackfillJob] = []
-            try c.query(Self.jobSelect + " WHERE b.state IN ('queued', 'running') ORDER BY b.id") { if let j = Self.job($0) { out.append(j) } }
+            try c.query(BackfillRows.jobSelect + " WHERE b.state IN ('queued', 'running') ORDER BY b.id") { if let j = BackfillRows.job($0) { out.append(j) } }
             return out
         }
     }

@@ -207,43 +207,4 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             }
         }
     }
-
-    public func latestBackfill(buildID: BuildID) throws -> BackfillRecord? {
-        try read { c in
-            var out: BackfillRecord?
-            try c.query(Self.backfillSelect + " WHERE b.build_id = ? ORDER BY b.id DESC LIMIT 1", .text(buildID.hex)) { out = Self.backfillRecord($0) }
-            return out
-        }
-    }
-
-    static let backfillSelect = """
-        SELECT b.id, b.build_id, b.state, b.stacks, b.occurrences, b.occurrences_done, b.addresses, b.issues_merged, b.started, b.finished,
-               o.occurrences_symbolicated, o.merges, o.error
-        FROM backfills b LEFT JOIN backfill_outcomes o ON o.backfill_id = b.id
-        """
-
-    static func backfillRecord(_ r: SQLiteRow) -> BackfillRecord? {
-        guard let b = r.text(1).flatMap(BuildID.init(hex:)) else { return nil }
-        var rec = BackfillRecord(id: r.int(0), buildID: b, state: r.text(2) ?? "", stacks: r.int(3), occurrences: r.int(4),
-                                 occurrencesDone: r.int(5), addressesSymbolicated: r.int(6), issuesMerged: r.int(7),
-                                 started: r.double(8), finished: r.isNull(9) ? nil : r.double(9))
-        rec.occurrencesSymbolicated = r.isNull(10) ? 0 : r.int(10)
-        rec.merges = (r.text(11) ?? "").split(separator: ",").compactMap { pair in
-            let p = pair.split(separator: ">")
-            guard p.count == 2, let a = Int64(p[0]), let b = Int64(p[1]) else { return nil }
-            return IssueMergeRecord(issue: a, into: b)
-        }
-        rec.error = r.isNull(12) ? nil : r.text(12)
-        return rec
-    }
-
-    public func backfills(limit: Int) throws -> [BackfillRecord] {
-        try read { c in
-            var out: [BackfillRecord] = []
-            try c.query(Self.backfillSelect + " ORDER BY b.id DESC LIMIT ?", .int(Int64(limit))) { r in
-                if let rec = Self.backfillRecord(r) { out.append(rec) }
-            }
-            return out
-        }
-    }
 }
