@@ -44,6 +44,21 @@ void faultline_crash_commit_breadcrumb(size_t length) {
     pthread_mutex_unlock(&fl_ring_writers);
 }
 
+// Normal context, in a forked child (start.c's atfork handler): a thread of the parent may have
+// been between reserve and commit when another forked, so the child's copy of the mutex can be
+// held by a thread that does not exist there. The child is single-threaded now: a fresh mutex,
+// and a slot left half-written is emptied (even sequence, no length).
+void fl_breadcrumb_ring_after_fork(void) {
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    fl_ring_writers = fresh;
+    uint64_t index = atomic_load(&fl_state.breadcrumb_next);
+    fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];
+    if (atomic_load(&slot->sequence) & 1) {
+        slot->length = 0;
+        atomic_fetch_add(&slot->sequence, 1);
+    }
+}
+
 size_t faultline_crash_copy_breadcrumb(size_t age, char *out, size_t capacity) {
     pthread_mutex_lock(&fl_ring_writers);
     uint64_t next = atomic_load(&fl_state.breadcrumb_next);

@@ -193,6 +193,9 @@ typedef struct {
 
 extern fl_crash_state fl_state;
 
+// normal context, forked child (start.c) ---------------------------------------------------------
+void fl_breadcrumb_ring_after_fork(void);
+
 // crash path (signal-handler context) ---------------------------------------------------------
 void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);

@@ -50,6 +50,10 @@ static void fl_after_fork_in_child(void) {
     fl_state.pid = getpid();
     atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
     atomic_store(&fl_state.handling_thread, 0);
+    // The parent's preparing thread does not exist here: a crash must not wait for it. libunwind
+    // stays un-warmed (its lock may have been held at the fork): frame pointers, as before start.
+    atomic_store(&fl_state.preparer_tid, 0);
+    fl_breadcrumb_ring_after_fork();
 }
 
 // Normal context: mkdir -p.
@@ -228,7 +232,6 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
     fl_bind_crash_path_symbols();
     atomic_store(&fl_state.started, 1);  // from here on new threads get alternate stacks
     fl_prepare_thread_dump();            // a signal that asks each thread for its stack at a crash
-    fl_start_background(1, then, argument);  // libunwind pre-warm, pre-existing threads, modules
     if (faultline_crash_install_alternate_stack() != 0) {
         // Not fatal: crashes are still reported, only a main-thread stack overflow is not.
         FL_LOG("could not map an alternate signal stack for the calling thread");
@@ -242,6 +245,8 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         sigemptyset(&sa.sa_mask);
         sigaction(fl_crash_signals[i], &sa, &fl_state.previous[i]);
     }
+    // After the handlers: no crash in the background work (or in an inline fallback) goes unseen.
+    fl_start_background(1, then, argument);  // libunwind pre-warm, pre-existing threads, modules
     pthread_mutex_unlock(&fl_start_lock);
     return 0;
 }

@@ -27,6 +27,19 @@ public enum TestSupport {
 
     public static func product(_ name: String) -> String { productsDirectory.appendingPathComponent(name).path }
 
+    /// A free TCP port on 127.0.0.1 (nothing listens on it once this returns).
+    public static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+
     /// A fresh temporary directory, removed at process exit only if the test passed is not tracked:
     /// tests remove it themselves in tearDown when they want to.
     public static func makeTemporaryDirectory(_ label: String = "faultline-test") -> String {
@@ -70,8 +83,11 @@ public enum TestSupport {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // glibc ≥ 2.34 has it; Swift's Glibc module does not declare it.
-        if let closeFrom = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+        // glibc ≥ 2.34 has it (Debian 12: 2.36); Swift's Glibc module does not declare it. Without
+        // it the child would inherit the test process's descriptors: a precondition, not a fallback.
+        let closeFromSymbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        precondition(closeFromSymbol != nil, "glibc without posix_spawn_file_actions_addclosefrom_np (needs 2.34)")
+        if let closeFrom = closeFromSymbol {
             typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
             _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
         }
@@ -82,7 +98,9 @@ public enum TestSupport {
         sigfillset(&all); sigemptyset(&none)
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // Its own process group, so a timeout also ends what it started (pg-local's server, a shell's children).
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -98,9 +116,12 @@ public enum TestSupport {
         while true {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }
-            if r < 0 && errno != EINTR { break }
+            if r < 0 && errno != EINTR {
+                // Someone else reaped it: how it ended is unknown, never "exit 0".
+                throw ShellError(command: executable, output: "waitpid failed: \(String(cString: strerror(errno)))")
+            }
             if Date() >= deadline {
-                kill(pid, SIGKILL)
+                kill(-pid, SIGKILL)
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 break
             }

@@ -68,15 +68,15 @@ final class ArchiveServer {
                  "X-Faultline-Archive-Name": name, "X-Faultline-Archive-Sha256": sha ?? SHA256Hash.hex(body), "Content-Type": "application/gzip"]
         if let release { h["X-Faultline-Release"] = release }
         for (k, v) in extra { h[k] = v }
-        return RawResponse.send(port: port, method: "POST", path: "/api/\(projectID)/log-archive/", headers: h, body: body, contentLength: contentLength)
+        return RawHTTP.send(port: port, method: "POST", path: "/api/\(projectID)/log-archive/", headers: h, body: body, contentLength: contentLength)
     }
 
     func get(_ path: String) -> RawResponse {
-        RawResponse.send(port: port, method: "GET", path: path, headers: ["Authorization": "Bearer \(token)"])
+        RawHTTP.send(port: port, method: "GET", path: path, headers: ["Authorization": "Bearer \(token)"])
     }
 
     func post(_ path: String, json: JSONValue) -> RawResponse {
-        RawResponse.send(port: port, method: "POST", path: path, headers: ["Authorization": "Bearer \(token)"], body: json.serialized())
+        RawHTTP.send(port: port, method: "POST", path: path, headers: ["Authorization": "Bearer \(token)"], body: json.serialized())
     }
 
     func archives() throws -> [JSONValue] {
@@ -86,54 +86,7 @@ final class ArchiveServer {
     }
 }
 
-struct RawResponse {
-    var status: Int
-    var headers: [String: String]
-    var body: Data
-    var text: String { String(decoding: body, as: UTF8.self) }
-
-    static func send(port: UInt16, method: String, path: String, headers: [String: String] = [:], body: Data = Data(), contentLength: Int? = nil) -> RawResponse {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
-        for (k, v) in headers { head += "\(k): \(v)\r\n" }
-        head += "Content-Length: \(contentLength ?? body.count)\r\n\r\n"
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        precondition(fd >= 0)
-        defer { close(fd) }
-        var tv = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { return RawResponse(status: -1, headers: [:], body: Data()) }
-        let bytes = Data(head.utf8) + body
-        bytes.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = Glibc.send(fd, raw.baseAddress! + off, raw.count - off, Int32(MSG_NOSIGNAL))
-                if n <= 0 { break }
-                off += n
-            }
-        }
-        var data = Data()
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &buf, buf.count, 0)
-            if n <= 0 { break }
-            data.append(buf, count: n)
-        }
-        guard let split = data.range(of: Data("\r\n\r\n".utf8)) else { return RawResponse(status: -1, headers: [:], body: data) }
-        let lines = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? -1
-        var hs: [String: String] = [:]
-        for l in lines.dropFirst() {
-            let kv = l.split(separator: ":", maxSplits: 1)
-            if kv.count == 2 { hs[kv[0].lowercased()] = kv[1].trimmingCharacters(in: .whitespaces) }
-        }
-        return RawResponse(status: status, headers: hs, body: Data(data[split.upperBound...]))
-    }
-}
+typealias RawResponse = RawHTTP.Response
 
 enum Corpus {
     /// One line in the file log's format.
@@ -143,18 +96,6 @@ enum Corpus {
 
     static func gzip(_ text: String) -> Data { Deflate.gzip(Data(text.utf8))! }
 
-    /// A free TCP port on 127.0.0.1 (nothing listens on it once this returns).
-    static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return UInt16(bigEndian: addr.sin_port)
-    }
 
     /// Every line of every `.gz` (and `.log`) in a folder, inflated.
     static func lines(inFolder dir: String) throws -> [String] {

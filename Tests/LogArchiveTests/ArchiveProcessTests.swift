@@ -97,7 +97,7 @@ final class ArchiveProcessTests: XCTestCase {
     }
 
     func testServerDownThenUpLeftoversArrive() throws {
-        let port = Corpus.freePort()
+        let port = TestSupport.freePort()
         let first = try ArchiveServer(port: port)
         let keys = (first.publicKey, first.token), dsn = first.dsn, dir = first.dataDirectory
         first.stop()

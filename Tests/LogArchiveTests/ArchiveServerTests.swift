@@ -34,7 +34,7 @@ final class ArchiveServerTests: XCTestCase {
         XCTAssertEqual(dl.status, 200)
         XCTAssertEqual(dl.body, body, "downloads the archive byte for byte")
         XCTAssertEqual(server.get("/api/0/projects/\(server.projectID)/log-archives/").status == 200, true)
-        XCTAssertEqual(RawResponse.send(port: server.port, method: "GET", path: "/api/0/projects/\(server.projectID)/log-archives/").status, 401,
+        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/api/0/projects/\(server.projectID)/log-archives/").status, 401,
                        "listing needs a server token")
     }
 
@@ -110,7 +110,7 @@ final class ArchiveServerTests: XCTestCase {
         let shown = try JSONValue.parse(server.get(base).body)
         XCTAssertEqual(shown["log_upload"]?.stringValue, "off")
         XCTAssertEqual(shown["rules"]?.arrayValue?.count, 3)
-        let probe = RawResponse.send(port: server.port, method: "GET", path: "/api/\(server.projectID)/log-archive/",
+        let probe = RawHTTP.send(port: server.port, method: "GET", path: "/api/\(server.projectID)/log-archive/",
                                      headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "X-Faultline-Install-Id": "install-1"])
         XCTAssertEqual(probe.status, 200)
         XCTAssertEqual(probe.headers["x-faultline-log-upload"], "off")

@@ -22,7 +22,7 @@ enum Fixtures {
 
     /// Compiles the fixture with `cc -g -O1 -Wl,--build-id=sha1`; `variant` changes the build-id.
     static func buildProgram(in dir: String, variant: Int = 0) throws -> Program {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else { throw XCTSkip("no C compiler (/usr/bin/cc)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else { throw TestSupport.ShellError(command: "/usr/bin/cc", output: "no C compiler (tools/setup installs gcc)") }
         let src = dir + "/fixture\(variant).c"
         let out = dir + "/fixture\(variant)"
         try (crasherSource + "\nint faultline_fixture_variant = \(variant);\n").write(toFile: src, atomically: false, encoding: .utf8)

@@ -1,6 +1,7 @@
 // Authentication failures, every ingest limit, and malformed or hostile requests: each gets a
 // 4xx with a detail, nothing is stored, and the server keeps answering.
 import Foundation
+import FaultlineTestSupport
 import XCTest
 import FaultlineServer
 import FaultlineProtocol

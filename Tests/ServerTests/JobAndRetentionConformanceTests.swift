@@ -19,7 +19,8 @@ extension StoreConformance {
         XCTAssertEqual(try store.openBackfills().map(\.record.id), [first, second])
 
         // Oldest first; one holder at a time.
-        let a = try XCTUnwrap(try store.claimBackfill(holder: "a", lease: 0.5))
+        // Leases of 2 s: long enough for the calls below on a loaded machine, short enough to wait out.
+        let a = try XCTUnwrap(try store.claimBackfill(holder: "a", lease: 2))
         XCTAssertEqual(a.record.id, first)
         XCTAssertEqual(a.holder, "a")
         XCTAssertNil(a.resumeAfter)
@@ -36,8 +37,8 @@ extension StoreConformance {
         record.occurrencesSymbolicated = 4
         record.merges = [IssueMergeRecord(issue: 3, into: 1)]
         XCTAssertTrue(try store.saveBackfill(record, resumeAfter: "k5", holder: "a"))
-        XCTAssertTrue(try store.renewBackfill(id: first, holder: "a", lease: 0.5))
-        Thread.sleep(forTimeInterval: 0.8)
+        XCTAssertTrue(try store.renewBackfill(id: first, holder: "a", lease: 2))
+        Thread.sleep(forTimeInterval: 2.5)
         let c = try XCTUnwrap(try store.claimBackfill(holder: "c", lease: 60))
         XCTAssertEqual(c.record.id, first, "an expired running job goes before a queued one")
         XCTAssertEqual(c.resumeAfter, "k5")
@@ -160,15 +161,15 @@ extension StoreConformance {
 
 extension StoreConformance {
     static func installWindows(_ store: any Store) throws {
-        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 2, limit: 3, windowSeconds: 0.6))
-        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 0.6))
-        XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 0.6), "the fourth is over the cap")
-        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "other", count: 3, limit: 3, windowSeconds: 0.6), "windows are per install")
-        XCTAssertNil(try store.admitInstall(projectID: 2, installID: "i", count: 3, limit: 3, windowSeconds: 0.6), "and per project")
-        XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "new", count: 4, limit: 3, windowSeconds: 0.6), "more than the cap at once")
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 2, limit: 3, windowSeconds: 2))
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 2))
+        XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 2), "the fourth is over the cap")
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "other", count: 3, limit: 3, windowSeconds: 2), "windows are per install")
+        XCTAssertNil(try store.admitInstall(projectID: 2, installID: "i", count: 3, limit: 3, windowSeconds: 2), "and per project")
+        XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "new", count: 4, limit: 3, windowSeconds: 2), "more than the cap at once")
         XCTAssertEqual(try store.installWindow(projectID: 1, installID: "i")?.count, 3)
-        Thread.sleep(forTimeInterval: 0.8)
-        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 3, limit: 3, windowSeconds: 0.6), "a new window")
+        Thread.sleep(forTimeInterval: 2.5)
+        XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 3, limit: 3, windowSeconds: 2), "a new window")
         XCTAssertEqual(try store.installWindow(projectID: 1, installID: "i")?.count, 3)
         store.saveInstallWindow(projectID: 9, installID: "saved", start: 5, count: 7)
         _ = try store.admitInstall(projectID: 9, installID: "flush", count: 1, limit: 9, windowSeconds: 60)  // after the write behind
@@ -273,15 +274,21 @@ final class PostgresJobAndRetentionTests: XCTestCase {
         for i in 0..<40 { _ = try a.enqueueBackfill(buildID: BuildID(hex: String(format: "%040x", i + 1))!) }
         let lock = NSLock()
         nonisolated(unsafe) var taken: [Int64] = []
+        nonisolated(unsafe) var failures: [String] = []
         let group = DispatchGroup()
         for (n, store) in [a, b, a, b].enumerated() {
             DispatchQueue.global().async(group: group) {
-                while let job = try? store.claimBackfill(holder: "node\(n)", lease: 60) {
-                    lock.lock(); taken.append(job.record.id); lock.unlock()
+                do {
+                    while let job = try store.claimBackfill(holder: "node\(n)", lease: 60) {
+                        lock.lock(); taken.append(job.record.id); lock.unlock()
+                    }
+                } catch {
+                    lock.lock(); failures.append("\(error)"); lock.unlock()
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(failures, [], "a claim that fails must not pass as 'nothing left'")
         XCTAssertEqual(taken.count, 40)
         XCTAssertEqual(Set(taken).count, 40, "each job taken once")
     }

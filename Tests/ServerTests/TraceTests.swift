@@ -27,9 +27,9 @@ final class TraceTests: XCTestCase {
     }
 
     func testPythonSentrySDKTraceIsStoredAndReturnedAsATree() throws {
-        guard let python = ThirdParty.python() else { throw XCTSkip("python3 is not installed") }
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
         guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else {
-            throw XCTSkip("sentry-sdk is not installed (tools/setup runs pip install sentry-sdk)")
+            return XCTFail("sentry-sdk is not installed (tools/setup runs pip install sentry-sdk)")
         }
         let server = try TestServer()
         defer { server.stop() }

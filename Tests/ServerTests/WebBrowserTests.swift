@@ -72,7 +72,7 @@ final class WebBrowserTests: XCTestCase {
     func testHostileEventFieldsDoNotRunInTheBrowser() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let canary = Browser.freePort()
+        let canary = TestSupport.freePort()
         let hit = "http://127.0.0.1:\(canary)"
         var e = TestEvents.native(offsets: [0x10, 0x20], functions: ["main", "<img src=x onerror=\"fetch('\(hit)/fn');document.title='pwned'\">"])
         var values = e["exception"]!["values"]!.arrayValue!
@@ -117,7 +117,7 @@ final class WebBrowserTests: XCTestCase {
 
     /// The browser test's own canary must be able to fail: a page that did run the payload is noticed.
     func testTheCanaryNoticesAScriptThatRuns() throws {
-        let canary = Browser.freePort()
+        let canary = TestSupport.freePort()
         let r = try Browser.run([["op": "goto", "url": .string("http://127.0.0.1:\(canary)/unsafe-page")], ["op": "sleep", "seconds": 0.5],
                                  ["op": "eval", "save": "title", "expr": "document.title"]], canaryPort: canary)
         XCTAssertTrue(r.canaryHits.contains("/ran"), "the canary saw \(r.canaryHits): the XSS test could not fail")

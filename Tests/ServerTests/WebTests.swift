@@ -154,6 +154,36 @@ final class WebTests: XCTestCase {
         XCTAssertFalse(server.page("/ui/projects/default/logs?trace=trace-1&around=\(Int64(t) - 3600)", login).text.contains("user opened settings"))
     }
 
+    /// A client's timestamp is any JSON number: -1e300 and 1e308 once reached `Int(days)` and
+    /// `Int64(timestamp)` in the pages and trapped the server. Out of range → the time received.
+    func testHostileTimestampsAndTimesInQueriesNeitherTrapNorStick() throws {
+        let before = Date().timeIntervalSince1970
+        for (i, ts) in [JSONValue.double(-1e300), .double(1e308), .int(-1)].enumerated() {
+            var e = richEvent(type: "SIGBUS\(i)", trace: "trace-hostile-\(i)")
+            e["timestamp"] = ts
+            server.ingest(e)
+        }
+        try server.waitUntilIdle()
+        let login = try XCTUnwrap(server.webLogin())
+        let list = server.page("/ui/projects/default/issues", login)
+        XCTAssertEqual(list.status, 200)
+        XCTAssertTrue(list.text.contains("SIGBUS0") && list.text.contains("SIGBUS1") && list.text.contains("SIGBUS2"), list.text)
+        for issue in try XCTUnwrap(server.get("/api/0/projects/faultline/\(server.projectID)/issues/").json?.arrayValue) {
+            let seen = try XCTUnwrap(issue["first_seen"]?.doubleValue, "\(issue)")
+            XCTAssertGreaterThanOrEqual(seen, before - 5, "an out-of-range timestamp is replaced by the time received: \(issue)")
+        }
+        var ids: [String] = []
+        var rest = Substring(list.text)
+        while let r = rest.range(of: "href=\"/ui/issues/") {
+            ids.append(String(rest[r.upperBound...].prefix(while: \.isNumber))); rest = rest[r.upperBound...]
+        }
+        XCTAssertEqual(ids.count, 3)
+        for id in ids { XCTAssertEqual(server.page("/ui/issues/\(id)", login).status, 200) }
+        for around in ["1e300", "-1e300", "inf", "nan", "99999999999999999999"] {
+            XCTAssertEqual(server.page("/ui/projects/default/logs?around=\(around)", login).status, 200, around)
+        }
+    }
+
     func testResolveAndMergeNeedTheCSRFToken() throws {
         server.ingest(richEvent(type: "A"))
         server.ingest(richEvent(type: "B"))

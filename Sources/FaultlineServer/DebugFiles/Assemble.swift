@@ -197,10 +197,17 @@ public final class Assembler: @unchecked Sendable {
             total += Int64(data.count)
             if total > ChunkUpload.maxFileSize { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("file exceeds \(ChunkUpload.maxFileSize) bytes") }
             hasher.update(data)
-            fh.write(data)
+            // The throwing write: the old `write(_:)` traps on an error (a full disk), which here
+            // would stop the server on an assembly worker.
+            do { try fh.write(contentsOf: data) } catch {
+                try? fh.close(); try? FileManager.default.removeItem(atPath: tmp)
+                return .failure("could not write the assembled file: \(error)")
+            }
         }
-        try? fh.synchronize()
-        try? fh.close()
+        do { try fh.synchronize(); try fh.close() } catch {
+            try? fh.close(); try? FileManager.default.removeItem(atPath: tmp)
+            return .failure("could not write the assembled file to disk: \(error)")
+        }
         if !damaged.isEmpty {
             try? FileManager.default.removeItem(atPath: tmp)
             chunks.remove(damaged)

@@ -3,10 +3,27 @@ import Foundation
 import FaultlineProtocol
 
 enum EventFields {
-    /// Sentry timestamps are seconds since the epoch (number) or RFC 3339 strings.
-    static func timestamp(_ v: JSONValue?) -> Double? { SentryTimestamp.seconds(v) }
+    /// The latest timestamp taken as given: the end of year 9999 (RFC 3339's range).
+    static let latestTimestamp = 253_402_300_799.0
+
+    /// Sentry timestamps are seconds since the epoch (number) or RFC 3339 strings. A client's number
+    /// may be anything JSON holds (-1e300, 1e308): outside [0, year 9999] it is no timestamp (the
+    /// caller uses the time received), so every later conversion to an integer (days ago, links)
+    /// stays in range.
+    static func timestamp(_ v: JSONValue?) -> Double? {
+        guard let t = SentryTimestamp.seconds(v), t.isFinite, t >= 0, t <= latestTimestamp else { return nil }
+        return t
+    }
+
+    /// Install ids longer than this are stored as their SHA-1 (`sha1:` + hex): each one persists
+    /// an install-cap window row, so a client rotating megabyte ids must not grow the database.
+    static let maxInstallIDBytes = 128
 
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {
+        bounded(rawInstallID(event: event, request: request))
+    }
+
+    private static func rawInstallID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let h = request.header("x-faultline-install-id"), !h.isEmpty { return h }
         if let t = event?["tags"]?["install_id"]?.stringValue { return t }
         if let u = event?["user"]?["id"]?.stringValue { return u }
@@ -14,10 +31,15 @@ enum EventFields {
         return nil
     }
 
+    static func bounded(_ id: String?) -> String? {
+        guard let id, id.utf8.count > maxInstallIDBytes else { return id }
+        return "sha1:" + SHA1Hash.hex(id)
+    }
+
     /// Without an event: the `did` (distinct id) of a `session` item, which SDKs set to the install.
     static func installID(items: [Envelope.Item]) -> String? {
         for item in items where item.type == "session" {
-            if let v = try? JSONValue.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return d }
+            if let v = try? JSONValue.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return bounded(d) }
         }
         return nil
     }

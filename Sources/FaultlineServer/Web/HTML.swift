@@ -55,6 +55,7 @@ enum HTML {
 
     static func ago(_ t: Double, now: Double = Date().timeIntervalSince1970) -> String {
         let d = max(0, now - t)
+        guard d.isFinite, d < 1e13 else { return "long ago" }  // rows written before timestamps were bounded
         if d < 90 { return "\(Int(d)) s ago" }
         if d < 5400 { return "\(Int(d / 60)) min ago" }
         if d < 129_600 { return "\(Int(d / 3600)) h ago" }

@@ -33,7 +33,7 @@ struct IssuePage {
             body += "<h2>Occurrence <code>\(HTML.esc(o.eventID))</code></h2><p class=\"muted\">\(HTML.time(o.timestamp))"
             body += o.release.map { " · release \(HTML.esc($0))" } ?? ""
             if let trace = event["contexts"]?["trace"]?["trace_id"]?.stringValue {
-                body += " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(o.timestamp))\">logs of this session around this time</a>"
+                body += " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(exactly: o.timestamp.rounded(.down)) ?? 0)\">logs of this session around this time</a>"
             }
             body += "</p>"
             body += EventSections.exception(event)

@@ -16,7 +16,8 @@ struct LogsPage {
 
     func render() throws -> HTTPResponse {
         let level = ctx.q("level"), release = ctx.q("release"), text = ctx.q("q"), trace = ctx.q("trace")
-        let around = Double(ctx.q("around"))
+        // A query string number: only a finite time within the timestamps ingest keeps.
+        let around = Double(ctx.q("around")).flatMap { $0.isFinite && $0 >= 0 && $0 <= EventFields.latestTimestamp ? $0 : nil }
         let items = try ctx.queries.items(projectID: project.id, type: "log", before: Int64(ctx.q("before")), limit: Self.itemsPerPage)
         var lines: [Line] = []
         for item in items {
