@@ -191,6 +191,24 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
     func testInstallWindows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.installWindows(s) }
 
     /// The per-install cap survives a restart: an install that used its window is still refused.
+    /// An install id is stored (events, cap windows) at most 128 bytes long: a longer one as its
+    /// SHA-1, so it still counts against one cap and a client rotating huge ids cannot grow the store.
+    func testAHugeInstallIDIsStoredHashedAndStillCapped() throws {
+        var limits = IngestLimits()
+        limits.eventsPerInstall = 2
+        let server = try TestServer(limits: limits)
+        defer { server.stop() }
+        let huge = String(repeating: "i", count: 200_000)
+        for expected in [200, 200, 429] {
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: huge))).status, expected)
+        }
+        let hashed = "sha1:" + SHA1Hash.hex(huge)
+        XCTAssertEqual(InstallID.bounded(huge), hashed)
+        XCTAssertEqual(InstallID.bounded("short-id"), "short-id")
+        XCTAssertEqual(try server.server.store.installWindow(projectID: server.projectID, installID: hashed)?.count, 2)
+        XCTAssertNil(try server.server.store.installWindow(projectID: server.projectID, installID: huge))
+    }
+
     func testTheInstallCapPersistsAcrossARestart() throws {
         var limits = IngestLimits()
         limits.eventsPerInstall = 3

@@ -15,15 +15,8 @@ enum EventFields {
         return t
     }
 
-    /// Install ids longer than this are stored as their SHA-1 (`sha1:` + hex): each one persists
-    /// an install-cap window row, so a client rotating megabyte ids must not grow the database.
-    static let maxInstallIDBytes = 128
-
+    /// The install id as the client sent it (`InstallID.bounded` before it is stored).
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {
-        bounded(rawInstallID(event: event, request: request))
-    }
-
-    private static func rawInstallID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let h = request.header("x-faultline-install-id"), !h.isEmpty { return h }
         if let t = event?["tags"]?["install_id"]?.stringValue { return t }
         if let u = event?["user"]?["id"]?.stringValue { return u }
@@ -31,15 +24,11 @@ enum EventFields {
         return nil
     }
 
-    static func bounded(_ id: String?) -> String? {
-        guard let id, id.utf8.count > maxInstallIDBytes else { return id }
-        return "sha1:" + SHA1Hash.hex(id)
-    }
 
     /// Without an event: the `did` (distinct id) of a `session` item, which SDKs set to the install.
     static func installID(items: [Envelope.Item]) -> String? {
         for item in items where item.type == "session" {
-            if let v = try? JSONValue.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return bounded(d) }
+            if let v = try? JSONValue.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return d }
         }
         return nil
     }

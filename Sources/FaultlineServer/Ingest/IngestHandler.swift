@@ -81,7 +81,7 @@ public final class IngestHandler: @unchecked Sendable {
                 throw IngestError.forbidden("app id '\(app)' is not allowed for this key")
             }
         }
-        if units > 0, let install = EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items),
+        if units > 0, let install = InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items)),
            let retry = volume.admit(projectID: project.id, installID: install, count: units, now: now) {
             refusals?.record("ingest.install-cap")
             throw IngestError.rateLimited(retryAfter: retry)
@@ -90,7 +90,7 @@ public final class IngestHandler: @unchecked Sendable {
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
             incoming = IncomingEvent(projectID: project.id, eventID: eventID!, received: now,
                                      timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
-                                     release: event["release"]?.stringValue, installID: EventFields.installID(event: event, request: request),
+                                     release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
                                      compressedEvent: PhaseClock.time(.storeCompress) { Deflate.compress(bytes) })
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event) }
         }
