@@ -160,15 +160,3 @@ public final class EventProcessor: @unchecked Sendable {
     /// Number of jobs waiting (for /health and tests).
     public var pending: Int { worker.read { $0.jobs.count } }
 }
-
-/// Stored events are the client's JSON, zlib-compressed.
-public enum StoredEvent {
-    public static func decode(_ compressed: Data) throws -> JSONValue {
-        try JSONParser.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
-    }
-
-    /// Only the top-level members named in `keep` are built (the rest is validated and skipped).
-    public static func decode(_ compressed: Data, keeping keep: Set<String>) throws -> JSONValue {
-        try JSONParser.parseObject(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024), keeping: keep)
-    }
-}

@@ -46,6 +46,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
                     VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
                     e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent)) { id = $0.int(0) }
+                if let id, let trace = e.traceID {
+                    _ = try c.query(PostgresPlaceholders.numbered(SQLTraceStore.linkSQL), SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
+                }
             }
             for item in items {
                 try c.query("INSERT INTO items(project_id, type, received, payload) VALUES($1, $2, $3, $4)",

@@ -76,6 +76,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
                     e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent))
                 id = changed > 0 ? c.lastInsertRowID : nil
+                if let id, let trace = e.traceID {
+                    _ = try c.run(SQLTraceStore.linkSQL, SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
+                }
             }
             for item in items {
                 try c.run("INSERT INTO items(project_id, type, received, payload) VALUES(?, ?, ?, ?)",
