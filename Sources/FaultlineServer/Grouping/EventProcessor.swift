@@ -25,11 +25,18 @@ public final class EventProcessor: @unchecked Sendable {
         var needsScan = true
         /// When the worker last ran anything: idle scans count from here.
         var lastWork = Date()
+        /// When the oldest queued job arrived (nil while the queue is empty).
+        var oldestQueued: Date?
     }
     private let worker = WorkerThread(name: "faultline-grouping", state: Queue())
     private var running = false
     private let maxQueue = 50_000
     private let batchSize = 256
+    /// A part batch waits this long for more jobs: grouping commits share the writer (and its fsyncs)
+    /// with ingest, and under a storm a batch taken as soon as one job arrived held 9 events (half
+    /// of all commits, each rewriting the same index pages). Events are already durable; only
+    /// grouping waits, and by at most this.
+    let gatherDelay = 0.05
     /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
     let rescanInterval: Double = 5
     /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
@@ -49,6 +56,7 @@ public final class EventProcessor: @unchecked Sendable {
     public func submit(_ job: Job) {
         worker.update { q in
             if q.jobs.count >= maxQueue { q.needsScan = true } else { q.jobs.append(job) }
+            if q.oldestQueued == nil { q.oldestQueued = Date() }
         }
     }
 
@@ -74,8 +82,13 @@ public final class EventProcessor: @unchecked Sendable {
             q.lastWork = Date()
             return stopping ? .exit : .run { [unowned self] in scanUnprocessed() }
         }
+        if q.jobs.count < batchSize && !stopping, let oldest = q.oldestQueued {
+            let due = oldest.addingTimeInterval(gatherDelay)
+            if Date() < due { return .wait(until: due) }
+        }
         let batch = Array(q.jobs.prefix(batchSize))
         q.jobs.removeFirst(batch.count)
+        q.oldestQueued = q.jobs.isEmpty ? nil : Date()
         q.lastWork = Date()
         return .run { [unowned self] in process(batch) }
     }
