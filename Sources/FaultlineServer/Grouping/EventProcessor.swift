@@ -15,6 +15,7 @@ public final class EventProcessor: @unchecked Sendable {
         var stack: StackSignature
         var timestamp: Double
         var release: String?
+        var environment: String?
     }
 
     let store: Store
@@ -148,7 +149,7 @@ public final class EventProcessor: @unchecked Sendable {
             }()
             memo[j.stack] = m
             return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
-                                   fingerprint: m.0, timestamp: j.timestamp, release: j.release)
+                                   fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment)
         }
         try PhaseClock.time(.groupingStore, count: outcomes.count) { try store.recordGrouping(outcomes) }
     }
@@ -162,9 +163,9 @@ public final class EventProcessor: @unchecked Sendable {
             if ids == lastBatch { return }  // could not make progress; retry at the next scan
             lastBatch = ids
             let jobs = rows.map { o -> Job in
-                let event = (try? StoredEvent.decode(o.compressedEvent)) ?? .object([:])
-                return Job(occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: event),
-                           timestamp: o.timestamp, release: o.release)
+                let decoded = try? StoredEvent.decode(o.compressedEvent)
+                return Job(occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:])),
+                           timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment))
             }
             process(jobs)
         }

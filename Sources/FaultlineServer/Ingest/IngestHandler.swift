@@ -112,7 +112,8 @@ public final class IngestHandler: @unchecked Sendable {
         let occurrenceID = try PhaseClock.time(.storeWait) { try store.storeIngest(event: incoming, items: items) }
         if let occurrenceID, let incoming, let signature {
             processor.submit(.init(occurrenceID: occurrenceID, projectID: project.id, stack: signature,
-                                   timestamp: incoming.timestamp, release: incoming.release))
+                                   timestamp: incoming.timestamp, release: incoming.release,
+                                   environment: submission.event.map(EventFields.environment)))
         }
         return eventID ?? ""
     }

@@ -95,6 +95,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 }
                 try c.query("UPDATE occurrences SET issue_id = $1 WHERE id = $2", .int(issueID), .int(o.occurrenceID))
             }
+            // After the issues (both in a fixed order): no lock cycle between two nodes' batches.
+            for p in GroupingOutcome.environmentPairs(ordered) {
+                try c.query(PostgresPlaceholders.numbered(GroupingOutcome.environmentPairSQL), .text(p.environment), .text(p.stackKey))
+            }
         }
     }
 

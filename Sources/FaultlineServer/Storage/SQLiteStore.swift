@@ -123,6 +123,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 }
                 try c.run("UPDATE occurrences SET processed = 1, issue_id = ?, stack_key = ? WHERE id = ?", .int(issueID), .text(key), .int(o.occurrenceID))
             }
+            for p in GroupingOutcome.environmentPairs(outcomes) {
+                try c.run(GroupingOutcome.environmentPairSQL, .text(p.environment), .text(p.stackKey))
+            }
         }
     }
 
