@@ -1,0 +1,43 @@
+// The SQLite group commit: ingest jobs in one batch share a savepoint, and one that fails is undone
+// alone — the others commit, each caller gets its own outcome.
+import Foundation
+import XCTest
+@testable import FaultlineServer
+import FaultlineTestSupport
+import Synchronization
+
+final class SQLiteWriterTests: XCTestCase {
+    func testAFailingIngestJobInABatchLeavesTheOthersCommitted() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-writer")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let c = try SQLiteConnection(path: dir + "/w.sqlite")
+        try c.exec("PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER NOT NULL)")
+        let writer = SQLiteWriter(connection: c)
+        defer { writer.stop() }
+        // Hold the writer in a first batch so the next jobs queue up and run as one batch.
+        let hold = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        writer.async({ _ in holding.signal(); hold.wait() })
+        holding.wait()
+        struct Refused: Error {}
+        let outcomes = Mutex<[Int: Bool]>([:])
+        let group = DispatchGroup()
+        for i in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                let ok = (try? writer.sync(arrival: true) { c -> Int in
+                    _ = try c.run("INSERT INTO t(v) VALUES(?)", .int(Int64(i)))
+                    if i == 5 { throw Refused() }  // after its insert: the insert must be undone too
+                    return i
+                }) != nil
+                outcomes.withLock { $0[i] = ok }
+            }
+        }
+        // Every job queued (the writer is still held), then one batch.
+        while writer.queued < 8 { usleep(1000) }
+        hold.signal()
+        group.wait()
+        XCTAssertEqual(outcomes.withLock { $0 }, Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, $0 != 5) }))
+        var stored: [Int64] = []
+        try writer.sync { c in try c.query("SELECT v FROM t ORDER BY v") { stored.append($0.int(0)) } }
+        XCTAssertEqual(stored, [0, 1, 2, 3, 4, 6, 7])
+    }
+}
