@@ -1,5 +1,6 @@
-// The SQLite group commit: ingest jobs in one batch share a savepoint, and one that fails is undone
-// alone — the others commit, each caller gets its own outcome.
+// The SQLite group commit: ingest jobs in a batch run without savepoints; when one fails the batch
+// runs again with each in its own — the others commit, each caller gets its own outcome, and the
+// batch's other jobs (not rerunnable) run once.
 import Foundation
 import XCTest
 @testable import FaultlineServer
@@ -31,13 +32,17 @@ final class SQLiteWriterTests: XCTestCase {
                 outcomes.withLock { $0[i] = ok }
             }
         }
+        // A job that is not an ingest's, in the same batch: it must run once and commit.
+        let otherRuns = Mutex(0)
+        writer.async({ c in otherRuns.withLock { $0 += 1 }; _ = try c.run("INSERT INTO t(v) VALUES(100)") })
         // Every job queued (the writer is still held), then one batch.
-        while writer.queued < 8 { usleep(1000) }
+        while writer.queued < 9 { usleep(1000) }
         hold.signal()
         group.wait()
         XCTAssertEqual(outcomes.withLock { $0 }, Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, $0 != 5) }))
         var stored: [Int64] = []
         try writer.sync { c in try c.query("SELECT v FROM t ORDER BY v") { stored.append($0.int(0)) } }
-        XCTAssertEqual(stored, [0, 1, 2, 3, 4, 6, 7])
+        XCTAssertEqual(stored, [0, 1, 2, 3, 4, 6, 7, 100])
+        XCTAssertEqual(otherRuns.withLock { $0 }, 1)
     }
 }
