@@ -23,7 +23,9 @@ final class SQLiteWriterTests: XCTestCase {
         let outcomes = Mutex<[Int: Bool]>([:])
         let group = DispatchGroup()
         for i in 0..<8 {
-            DispatchQueue.global().async(group: group) {
+            group.enter()
+            Thread.detachNewThread {  // a thread each: GCD's pool grows slowly past blocked workers
+                defer { group.leave() }
                 let ok = (try? writer.sync(arrival: true) { c -> Int in
                     _ = try c.run("INSERT INTO t(v) VALUES(?)", .int(Int64(i)))
                     if i == 5 { throw Refused() }  // after its insert: the insert must be undone too
