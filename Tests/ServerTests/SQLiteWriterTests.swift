@@ -26,7 +26,7 @@ final class SQLiteWriterTests: XCTestCase {
             group.enter()
             Thread.detachNewThread {  // a thread each: GCD's pool grows slowly past blocked workers
                 defer { group.leave() }
-                let ok = (try? writer.sync(arrival: true) { c -> Int in
+                let ok = (try? writer.sync(rerunnable: true) { c -> Int in
                     _ = try c.run("INSERT INTO t(v) VALUES(?)", .int(Int64(i)))
                     if i == 5 { throw Refused() }  // after its insert: the insert must be undone too
                     return i

@@ -53,10 +53,6 @@ public final class IngestHandler: @unchecked Sendable {
             throw IngestError.unauthorized("missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
         }
         let publicKey = try PhaseClock.time(.ingestAuth) { try authorize(k, project: project) }
-        // From here the request is on its way to the store: a group commit may wait for it.
-        store.ingestArriving()
-        var handedOver = false
-        defer { if !handedOver { store.ingestAbandoned() } }
         let submission: DecodedSubmission
         do {
             submission = endpoint == .envelope
@@ -113,7 +109,6 @@ public final class IngestHandler: @unchecked Sendable {
         if incoming == nil && items.isEmpty {
             return eventID ?? transactions.first?.eventID ?? ""
         }
-        handedOver = true  // storeIngest takes the arrival over
         let occurrenceID = try PhaseClock.time(.storeWait) { try store.storeIngest(event: incoming, items: items) }
         if let occurrenceID, let incoming, let signature {
             processor.submit(.init(occurrenceID: occurrenceID, projectID: project.id, stack: signature,

@@ -66,11 +66,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     // MARK: Ingest
 
-    public func ingestArriving() { writer.arriving(+1) }
-    public func ingestAbandoned() { writer.arriving(-1) }
-
     public func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64? {
-        try writer.sync(arrival: true) { c in
+        try writer.sync(rerunnable: true) { c in
             var id: Int64?
             if let e = event {
                 let changed = try c.run("""

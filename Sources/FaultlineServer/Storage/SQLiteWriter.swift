@@ -1,25 +1,18 @@
 // Group commit: one thread owns the write connection and runs every pending job in one
-// transaction, so many concurrent ingests share one fsync instead of paying one each. Ingest
-// requests announce themselves while they decode (`arriving`); a batch waits for those at most
-// as long as a commit takes (PostgreSQL's commit_delay/commit_siblings, adapted): without that,
-// 16 busy connections made commits of ~4 events, each paying a fsync and the CPU of writing the
-// same index pages again.
+// transaction, so many concurrent ingests share one fsync instead of paying one each. (Waiting
+// a little for requests still decoding, PostgreSQL's commit_delay, was tried: it made legitimate
+// ingest's p99 5-10x worse under HostileLoadTests, whose valid-key bombs decode for long and
+// never arrive.)
 import FaultlineThreads
 import Foundation
 
 final class SQLiteWriter: @unchecked Sendable {
     typealias Job = (SQLiteConnection) throws -> Void
     /// `rerunnable`: the job only runs statements (an ingest's inserts), so it may run again after
-    /// a rollback of its group.
+    /// a rollback.
     private struct Pending { let job: Job; let done: ((Error?) -> Void)?; let rerunnable: Bool }
     private struct Queue {
         var jobs: [Pending] = []
-        /// Ingest requests decoding now, whose job will follow (`arriving`).
-        var arriving = 0
-        /// When the first job of the next batch was queued.
-        var firstQueued = ContinuousClock.now
-        /// How long the last commit took: the longest a batch waits for arrivals.
-        var lastCommit = Duration.zero
     }
 
     private let connection: SQLiteConnection
@@ -27,67 +20,40 @@ final class SQLiteWriter: @unchecked Sendable {
     private let writer = WorkerThread(name: "faultline-sqlite-writer", state: Queue())
     /// Jobs per transaction at most, to bound the time a batch holds the write lock.
     private let maxBatch = 512
-    /// The longest wait for arrivals whatever a commit takes (a slow disk must not add more).
-    private let maxLinger = Duration.milliseconds(2)
 
     init(connection: SQLiteConnection) {
         self.connection = connection
         // Batches until stopped, and after a stop request until nothing is pending.
         writer.start { [unowned self] q, stopping in
             if q.jobs.isEmpty { return stopping ? .exit : .wait(until: nil) }
-            if q.arriving > 0 && q.jobs.count < maxBatch && !stopping {
-                let due = q.firstQueued + min(q.lastCommit, maxLinger)
-                let now = ContinuousClock.now
-                if now < due { return .wait(until: Date(timeIntervalSinceNow: Self.seconds(due - now))) }
-            }
             let batch = Array(q.jobs.prefix(maxBatch))
             q.jobs.removeFirst(batch.count)
-            q.firstQueued = .now
-            return .run { [unowned self] in
-                let started = ContinuousClock.now
-                run(batch)
-                let took = ContinuousClock.now - started
-                writer.update { $0.lastCommit = took }
-            }
+            return .run { [unowned self] in run(batch) }
         }
     }
 
-    private static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
-
     /// Runs `job` inside the next batch and returns once that batch is committed (or failed).
-    /// `arrival`: the job of an ingest request that announced itself (`arriving(+1)`).
+    /// `rerunnable`: the job only runs statements, so it may run again after a rollback (`run`).
     @discardableResult
-    func sync<T>(arrival: Bool = false, _ job: @escaping (SQLiteConnection) throws -> T) throws -> T {
+    func sync<T>(rerunnable: Bool = false, _ job: @escaping (SQLiteConnection) throws -> T) throws -> T {
         let sem = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: Result<T, Error>?
         enqueue({ c in result = .success(try job(c)) }, done: { err in
             if let err { result = .failure(err) }
             sem.signal()
-        }, arrival: arrival)
+        }, rerunnable: rerunnable)
         sem.wait()
         return try result!.get()
     }
 
     /// Queues `job` without waiting; `done` runs after the commit.
-    func async(_ job: @escaping Job, done: ((Error?) -> Void)? = nil) { enqueue(job, done: done, arrival: false) }
+    func async(_ job: @escaping Job, done: ((Error?) -> Void)? = nil) { enqueue(job, done: done, rerunnable: false) }
 
     /// Jobs waiting for the next batch (tests).
     var queued: Int { writer.read { $0.jobs.count } }
 
-    /// An ingest request started (+1) or gave up (-1) on its way here.
-    func arriving(_ delta: Int) {
-        writer.update { $0.arriving = max(0, $0.arriving + delta) }
-    }
-
-    private func enqueue(_ job: @escaping Job, done: ((Error?) -> Void)?, arrival: Bool) {
-        writer.update { q in
-            if q.jobs.isEmpty { q.firstQueued = .now }
-            q.jobs.append(Pending(job: job, done: done, rerunnable: arrival))
-            // In the same update: the writer never sees the arrival gone before its job is queued.
-            if arrival { q.arriving = max(0, q.arriving - 1) }
-        }
+    private func enqueue(_ job: @escaping Job, done: ((Error?) -> Void)?, rerunnable: Bool) {
+        writer.update { $0.jobs.append(Pending(job: job, done: done, rerunnable: rerunnable)) }
     }
 
     func stop() {

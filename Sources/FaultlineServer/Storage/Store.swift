@@ -20,11 +20,6 @@ public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, Instal
 
     // Ingest: returns only after the data is committed.
     func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64?
-    /// Group-commit hints: an ingest request is being decoded and will call `storeIngest` (which
-    /// takes the arrival over) or `ingestAbandoned` (refused, or nothing to store). A store that
-    /// groups commits may wait briefly for the requests on their way.
-    func ingestArriving()
-    func ingestAbandoned()
     func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence]
     func recordGrouping(_ outcomes: [GroupingOutcome]) throws
 
@@ -74,9 +69,4 @@ public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, Instal
     // Source files of debug files (debuginfod /source)
     func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws
     func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord?
-}
-
-extension Store {
-    public func ingestArriving() {}
-    public func ingestAbandoned() {}
 }
