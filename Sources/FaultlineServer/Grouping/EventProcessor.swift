@@ -56,7 +56,8 @@ public final class EventProcessor: @unchecked Sendable {
 
     public func submit(_ job: Job) {
         worker.update { q in
-            if q.jobs.count >= maxQueue { q.needsScan = true } else { q.jobs.append(job) }
+            if q.jobs.count >= maxQueue { q.needsScan = true; return }
+            q.jobs.append(job)
             if q.oldestQueued == nil { q.oldestQueued = Date() }
         }
     }

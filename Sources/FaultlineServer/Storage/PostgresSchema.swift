@@ -31,6 +31,10 @@ enum PostgresSchema {
         """,
         // 5: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/).
         PostgresTraceSchema.statements + PostgresLogArchiveSchema.statements + PostgresWebSchema.statements,
+        // 6: no table changes. The `event` column may now hold a client's gzip'd envelope
+        // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
+        // older binaries refuse the database instead.
+        "SELECT 1",
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

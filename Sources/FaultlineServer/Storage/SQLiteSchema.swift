@@ -32,6 +32,10 @@ enum SQLiteSchema {
         // 5: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/). IF NOT
         // EXISTS: data directories from before this migration made them on first use.
         TraceSchema.statements + SQLiteLogArchiveSchema.statements + SQLiteWebSchema.statements,
+        // 6: no table changes. The `event` column may now hold a client's gzip'd envelope
+        // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
+        // older binaries refuse the database instead.
+        "SELECT 1",
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
