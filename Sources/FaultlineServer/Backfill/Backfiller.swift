@@ -172,23 +172,42 @@ public final class Backfiller: @unchecked Sendable {
         // A fresh cache per run: each distinct (build-id, address) is symbolicated once, and counted.
         let memo = CachingSymbolicator(symbolicator)
         let addressesBefore = record.addressesSymbolicated
-        var i = 0
-        while i < todo.count {
-            if worker.isStopping { throw Interruption.stopping }
-            let slice = todo[i..<min(i + batchSize, todo.count)]
-            let moves = PhaseClock.time(.backfillFingerprint, count: slice.count) { fingerprints(Array(slice), memo) }
-            for ((_, s), m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
-            try claim.check()
-            guard beat.holds else { throw Interruption.leaseLost }
-            let summary = try PhaseClock.time(.backfillApply, count: slice.count) { try IssueMerger.apply(moves, in: store) }
+        // Batch k regroups on the store's writer while batch k + 1 is fingerprinted here. Its progress
+        // is saved only after it committed, so a resume point never runs ahead of the store; the
+        // claim is released only after the last regroup ended (this defer runs before the claim's).
+        let applier = DispatchGroup()
+        nonisolated(unsafe) var applied: Result<RegroupSummary, Error>?
+        var inFlight: (slice: ArraySlice<(String, StoredStack)>, symbolicated: Int64, addresses: Int)?
+        defer { applier.wait() }
+        func settle(last: Bool) throws {
+            applier.wait()
+            guard let (slice, symbolicated, addresses) = inFlight else { return }
+            inFlight = nil
+            let summary = try applied!.get()
+            record.occurrencesSymbolicated += symbolicated
             record.issuesMerged += summary.issuesMerged
             record.merges += summary.merges
             record.occurrencesDone += slice.reduce(0) { $0 + $1.1.occurrences }
-            record.addressesSymbolicated = addressesBefore + Int64(memo.count)
+            record.addressesSymbolicated = addressesBefore + Int64(addresses)
             resume = slice.last?.0 ?? resume
-            i += batchSize
-            if i < todo.count { try PhaseClock.time(.backfillRecord) { try save(record, resume, beat) } }
+            if !last { try PhaseClock.time(.backfillRecord) { try save(record, resume, beat) } }
         }
+        var i = 0
+        while i < todo.count {
+            if worker.isStopping { try settle(last: false); throw Interruption.stopping }
+            let slice = todo[i..<min(i + batchSize, todo.count)]
+            let moves = PhaseClock.time(.backfillFingerprint, count: slice.count) { fingerprints(Array(slice), memo) }
+            let symbolicated = zip(slice, moves).reduce(Int64(0)) { $0 + ($1.1.fingerprint.symbolicated ? $1.0.1.occurrences : 0) }
+            try settle(last: false)
+            try claim.check()
+            guard beat.holds else { throw Interruption.leaseLost }
+            inFlight = (slice, symbolicated, memo.count)
+            DispatchQueue.global().async(group: applier) { [store] in
+                applied = Result { try PhaseClock.time(.backfillApply, count: moves.count) { try IssueMerger.apply(moves, in: store) } }
+            }
+            i += batchSize
+        }
+        try settle(last: true)
         record.state = "done"
         record.finished = Date().timeIntervalSince1970
         try save(record, resume, beat)
