@@ -6,9 +6,11 @@ import FaultlineSymbolication
 
 final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
     let symbolicator: Symbolicator
-    /// Builds a newly arrived debug file's full index at once and persists it (`prepare`); it keeps
-    /// no module: lookups go through `symbolicator`, which then loads the persisted index.
+    /// Holds the full index of each debug file prepared on arrival (`prepare`), built at once; its
+    /// build-ids are looked up here, every other one in `symbolicator`.
     private let arrivals: Symbolicator
+    private let lock = NSLock()
+    private var prepared: Set<BuildID> = []
 
     init(debugRoot: String, indexDirectory: String) {
         // Only the server's own build-id store: client-supplied paths and the host's files are never searched.
@@ -22,19 +24,24 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
 
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
         // modulePath comes from the client: deliberately not passed on.
-        symbolicator.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress)
+        let s = lock.withLock { prepared.contains(buildID) } ? arrivals : symbolicator
+        return s.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress)
     }
 
-    func invalidate(buildID: BuildID) { symbolicator.invalidate(buildID: buildID) }
+    func invalidate(buildID: BuildID) {
+        lock.withLock { _ = prepared.remove(buildID) }
+        symbolicator.invalidate(buildID: buildID)
+        arrivals.invalidate(buildID: buildID)
+    }
 
-    /// The full index, built and persisted now, then loaded for lookups. Not through the lazy cold
-    /// path: that starts from the units of one address and rebuilds its partial index from all the
-    /// units it holds each time a lookup needs one more, so a backfill's 15,000 addresses spread over
-    /// a binary cost it about 1 s more than one full build (tools/results/backfill-*). Where the
-    /// index cannot be persisted (no cache, split units missing) lookups fall back to that path.
+    /// Builds the full index now (persisted where it can be) and answers this build-id from it.
+    /// Not the lazy cold path: that starts from the units of one address and rebuilds its partial
+    /// index from all the units it holds each time a lookup needs one more, so a backfill's 15,000
+    /// addresses spread over a binary cost about 1 s more than one full build (tools/results/backfill-*).
+    /// The lazy module `symbolicator` may hold from an earlier read is dropped.
     func prepare(buildID: BuildID) {
         _ = arrivals.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: 0, isReturnAddress: false)
-        arrivals.invalidate(buildID: buildID)  // its copy only; the persisted index stays
-        _ = symbolicator.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: 0, isReturnAddress: false)
+        lock.withLock { _ = prepared.insert(buildID) }
+        symbolicator.invalidate(buildID: buildID)
     }
 }
