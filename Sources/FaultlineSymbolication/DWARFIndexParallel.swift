@@ -62,7 +62,12 @@ extension DWARFIndexBuilder {
     mutating func merge(_ o: DWARFIndexBuilder) {
         // Strings: every string `o` holds went through its content dictionary.
         var stringMap = [UInt32](repeating: IndexTables.none, count: o.pool.bytes.count)
-        for (s, r) in o.pool.byContent { stringMap[Int(r)] = pool.intern(s) }
+        o.pool.bytes.withUnsafeBytes { b in
+            for r in o.pool.internedOffsets {
+                let start = b.baseAddress! + Int(r)
+                stringMap[Int(r)] = pool.intern(bytes: UnsafeRawBufferPointer(start: start, count: strlen(start.assumingMemoryBound(to: CChar.self))))
+            }
+        }
         // Files: by path, shared with ours when equal.
         var fileMap = [UInt32](repeating: IndexTables.none, count: o.t.files.count)
         for (i, sref) in o.t.files.enumerated() {

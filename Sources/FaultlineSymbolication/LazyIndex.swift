@@ -16,6 +16,14 @@ import FaultlineProtocol
 import Glibc
 #endif
 
+/// A root DIE's address range (a struct, not a tuple: a tuple's type metadata is built at run
+/// time, and in a binary this size that lookup costs a one-address run ~0.2 ms).
+struct UnitRange {
+    var low: UInt64
+    var high: UInt64
+    var unit: Int32
+}
+
 /// Every code-bearing unit of a debug file with the address ranges its root DIE claims.
 struct UnitTable: Sendable {
     var offsets: [UInt64] = []       // unit header offsets, in file order
@@ -34,7 +42,7 @@ struct UnitTable: Sendable {
         guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { return nil }
         defer { dwarf_end(dwarf) }
         var t = UnitTable()
-        var rs: [(UInt64, UInt64, Int32)] = []
+        var rs: [UnitRange] = []
         var offset: Dwarf_Off = 0
         while true {
             var next: Dwarf_Off = 0
@@ -53,12 +61,12 @@ struct UnitTable: Sendable {
             t.sizes.append(next - unitOffset)
             let own = DWARFIndexBuilder.unitRanges(&cudie)
             if own.isEmpty { t.unranged.append(u) }
-            for (lo, hi) in own { rs.append((lo, hi, Int32(u))) }
+            for (lo, hi) in own { rs.append(UnitRange(low: lo, high: hi, unit: Int32(u))) }
         }
         guard !t.offsets.isEmpty else { return nil }
-        rs.sort { $0.0 < $1.0 }
+        rs.sort { $0.low < $1.low }
         var m: UInt64 = 0
-        for (lo, hi, u) in rs { t.low.append(lo); t.high.append(hi); t.unit.append(u); m = max(m, hi); t.maxHigh.append(m) }
+        for r in rs { t.low.append(r.low); t.high.append(r.high); t.unit.append(r.unit); m = max(m, r.high); t.maxHigh.append(m) }
         return t
     }
 
@@ -81,6 +89,14 @@ struct UnitTable: Sendable {
     }
 
     func bytes(of units: Set<Int>) -> UInt64 { units.reduce(0) { $0 + sizes[$1] } }
+
+    /// Whether some unit's ranges contain `address` (else only ELF symbols can name it).
+    func covers(_ address: UInt64) -> Bool {
+        var s = Set<Int>()
+        units(covering: address, into: &s)
+        return !s.isEmpty
+    }
+
 }
 
 /// What a lazily loaded module needs to grow its partial index or build the full one.
@@ -96,6 +112,9 @@ final class LazyModuleSource: @unchecked Sendable {
     var parallel = false
     /// Units the current partial index was built from.
     var parsed: Set<Int>
+    /// Whether the current partial index holds every ELF symbol (else only those that can name
+    /// an address inside the parsed units: an address outside every unit needs a rebuild).
+    var hasAllSymbols = false
 
     init(units: UnitTable, debugPath: String, modulePath: String?, buildID: BuildID?, firstLoadAddress: UInt64, parsed: Set<Int>) {
         self.units = units
@@ -115,15 +134,17 @@ final class LazyModuleSource: @unchecked Sendable {
     }
 
     /// Builds an index from `units` (nil: every unit). Nil when the files cannot be read.
-    func build(units selected: Set<Int>?) -> DWARFIndex? {
+    /// - Parameter allSymbols: keep every ELF symbol, not only those naming addresses in `units`.
+    func build(units selected: Set<Int>?, allSymbols: Bool = false) -> DWARFIndex? {
         guard let debug = try? ELFHandle(path: debugPath) else { return nil }
         var sources = [debug]
         if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
-                                             supplementary: supplementaryPath)
+                                             supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
+        if selected != nil { hasAllSymbols = allSymbols }
         return DWARFIndex.inMemory(consume tables, buildID: buildID)
     }
 }

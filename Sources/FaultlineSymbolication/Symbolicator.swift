@@ -204,7 +204,8 @@ extension Symbolicator {
                                       firstLoadAddress: firstLoad, parsed: need)
         source.parallel = parallelFullBuild
         source.supplementaryPath = supplementary
-        guard !source.wantsFullIndex(need), let partial = source.build(units: need) else { return nil }
+        guard !source.wantsFullIndex(need),
+              let partial = source.build(units: need, allSymbols: addresses.contains { !units.covers($0) }) else { return nil }
         let persist: @Sendable (DWARFIndex) -> Void = { [self] index in self.persist(index, buildID) }
         let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist, debugPath: debugPath)
         if buildFullIndexInBackground {
