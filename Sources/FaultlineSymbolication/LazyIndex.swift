@@ -81,10 +81,20 @@ struct UnitTable: Sendable {
         }
     }
 
-    /// Units needed for `addresses`, the unranged ones included.
-    func units(for addresses: [UInt64]) -> Set<Int> {
+    /// Units needed for `addresses`, the unranged ones included. With `stopAbove`, gives up (nil)
+    /// as soon as they hold more bytes than that: the caller then builds the full index anyway,
+    /// and 100,000 addresses need not all be looked up to know it.
+    func units(for addresses: [UInt64], stopAbove limit: UInt64 = .max) -> Set<Int>? {
         var s = Set(unranged)
-        for a in addresses { units(covering: a, into: &s) }
+        var bytes = bytes(of: s)
+        for a in addresses {
+            let known = s.count
+            units(covering: a, into: &s)
+            if s.count != known {
+                bytes = self.bytes(of: s)
+                if bytes > limit { return nil }
+            }
+        }
         return s
     }
 
@@ -130,7 +140,12 @@ final class LazyModuleSource: @unchecked Sendable {
 
     /// Whether parsing `units` is close enough to parsing everything.
     func wantsFullIndex(_ units: Set<Int>) -> Bool {
-        Double(self.units.bytes(of: units)) > Double(self.units.totalBytes) * LazyModuleSource.fullIndexShare
+        self.units.bytes(of: units) > LazyModuleSource.fullIndexBytes(of: self.units)
+    }
+
+    /// Above this many bytes of units, build the full index.
+    static func fullIndexBytes(of units: UnitTable) -> UInt64 {
+        UInt64(Double(units.totalBytes) * fullIndexShare)
     }
 
     /// Builds an index from `units` (nil: every unit). Nil when the files cannot be read.

@@ -199,7 +199,7 @@ extension Symbolicator {
     fileprivate func lazyModule(_ debug: ELFHandle, _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
                                 _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?) -> LoadedModule? {
         guard let units = UnitTable.scan(debug.elf) else { return nil }
-        let need = units.units(for: addresses)
+        guard let need = units.units(for: addresses, stopAbove: LazyModuleSource.fullIndexBytes(of: units)) else { return nil }
         let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
                                       firstLoadAddress: firstLoad, parsed: need)
         source.parallel = parallelFullBuild
