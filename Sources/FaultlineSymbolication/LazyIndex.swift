@@ -150,10 +150,19 @@ final class LazyModuleSource: @unchecked Sendable {
 
     /// Builds an index from `units` (nil: every unit). Nil when the files cannot be read.
     /// - Parameter allSymbols: keep every ELF symbol, not only those naming addresses in `units`.
-    func build(units selected: Set<Int>?, allSymbols: Bool = false) -> DWARFIndex? {
-        guard let debug = try? ELFHandle(path: debugPath) else { return nil }
-        var sources = [debug]
-        if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
+    /// - Parameter openFiles: the debug file's handle (then the module's) when the caller has them
+    ///   open: a second mapping of the same file would count its pages in our memory twice.
+    func build(units selected: Set<Int>?, allSymbols: Bool = false, openFiles: [ELFHandle]? = nil) -> DWARFIndex? {
+        var sources: [ELFHandle]
+        if let openFiles, !openFiles.isEmpty { sources = openFiles } else {
+            guard let debug = try? ELFHandle(path: debugPath) else { return nil }
+            sources = [debug]
+            if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
+        }
+        let debug = sources[0]
+        // A partial index reads a few scattered places: map only the pages it touches.
+        if selected != nil { debug.adviseRandomAccess(true) }
+        defer { if selected != nil { debug.adviseRandomAccess(false) } }
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
                                              supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols)
