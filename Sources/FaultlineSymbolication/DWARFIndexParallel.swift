@@ -64,10 +64,12 @@ extension DWARFIndexBuilder {
         let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary))
         done.wait()
         b.merge(other.builder)
+        let otherMissing = other.builder.missingSplitUnits
+        other.builder = DWARFIndexBuilder()   // its tables are copied: free them before flattening (peak RSS)
         b.t.hasDWARF = any || other.any
         b.flattenScopes()
         b.t.strings = b.pool.bytes
-        b.t.missingSplitUnits = b.missingSplitUnits + other.builder.missingSplitUnits
+        b.t.missingSplitUnits = b.missingSplitUnits + otherMissing
         return b.t
     }
 
@@ -94,6 +96,10 @@ extension DWARFIndexBuilder {
         }
         @inline(__always) func file(_ f: UInt32) -> UInt32 { f == IndexTables.none ? f : fileMap[Int(f)] }
         // Rows and units.
+        // Exact capacity first: growth by doubling would hold up to twice the rows while copying.
+        let rows = t.rowAddress.count + o.t.rowAddress.count
+        t.rowAddress.reserveCapacity(rows); t.rowFile.reserveCapacity(rows)
+        t.rowLine.reserveCapacity(rows); t.rowColumn.reserveCapacity(rows)
         let rowBase = UInt32(t.rowAddress.count)
         let unitBase = UInt32(t.cuRowStart.count)
         t.rowAddress.append(contentsOf: o.t.rowAddress)

@@ -144,7 +144,6 @@ enum SymbolicateCommand {
                                        searchModulePath: true, searchSystem: !options.noSystem,
                                        debuginfod: options.noDebuginfod ? nil : DebuginfodClient.fromEnvironment(cacheDirectory: options.cacheDir))
         let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
-        if getenv("FL_PARALLEL") != nil { symbolicator.parallelFullBuild = true }
         if let object = options.object {
             if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {
                 symbolicator.removePersistedIndex(buildID: id)
