@@ -65,7 +65,7 @@ struct DWARFIndexBuilder {
     ///   address inside the parsed units' ranges (the caller rebuilds for any other address).
     static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
                       supplementary: String? = nil, symbolsOnly: Bool = false, symbolsForUnitsOnly: Bool = false) -> IndexTables {
-        if !symbolsOnly, units == nil, let path,
+        if !symbolsOnly, units == nil, path != nil,
            let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary) { return t }
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).

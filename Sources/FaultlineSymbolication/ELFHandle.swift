@@ -64,19 +64,6 @@ final class ELFHandle {
         close(fd)
     }
 
-    /// Page-fault policy for the mapped file. Random: a fault maps only its own page. By default
-    /// the kernel maps the pages around a faulting one too (fault-around, 64 KiB and more), which
-    /// is right for a full index build that reads everything, but made a one-address run that
-    /// touches each unit's header (`UnitTable.scan`) hold ~7 MB of the Python library.
-    func adviseRandomAccess(_ random: Bool) {
-        var size = 0
-        guard let p = elf_rawfile(elf, &size), size > 0 else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = UInt(bitPattern: p) & ~UInt(page - 1)
-        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(UInt(bitPattern: p) + UInt(size) - start),
-                    random ? MADV_RANDOM : MADV_NORMAL)
-    }
-
     /// libelf maps lazily, so a truncated file only fails when a section is read; check every
     /// header and section extent up front so later code can trust them.
     private func checkBounds() throws(ELFError) {

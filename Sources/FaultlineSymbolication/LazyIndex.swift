@@ -160,9 +160,6 @@ final class LazyModuleSource: @unchecked Sendable {
             if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
         }
         let debug = sources[0]
-        // A partial index reads a few scattered places: map only the pages it touches.
-        if selected != nil { debug.adviseRandomAccess(true) }
-        defer { if selected != nil { debug.adviseRandomAccess(false) } }
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
                                              supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols)

@@ -199,11 +199,7 @@ extension Symbolicator {
     /// - Parameter files: the open debug file, then the module file when it is another.
     fileprivate func lazyModule(_ files: [ELFHandle], _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
                                 _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?) -> LoadedModule? {
-        let debug = files[0]
-        // The scan reads one header per unit, far apart: fault in only those pages.
-        debug.adviseRandomAccess(true)
-        defer { debug.adviseRandomAccess(false) }
-        guard let units = UnitTable.scan(debug.elf) else { return nil }
+        guard let units = UnitTable.scan(files[0].elf) else { return nil }
         guard let need = units.units(for: addresses, stopAbove: LazyModuleSource.fullIndexBytes(of: units)) else { return nil }
         let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
                                       firstLoadAddress: firstLoad, parsed: need)
