@@ -129,7 +129,12 @@ struct DWARFIndexBuilder {
                 let isSkeleton = unitType == UInt8(DW_UT_skeleton)
                 guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || isSkeleton else { continue }
                 if isSkeleton && splitDIE.cu == nil {
-                    missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    // A reference to a clang module's debug info (swiftc and clang -gmodules: a skeleton
+                    // naming a .pcm, no code of its own) is not a missing unit: a SwiftPM build has dozens,
+                    // and counting them kept every Swift binary's index from being persisted.
+                    if !DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) {
+                        missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    }
                     continue
                 }
                 any = true
@@ -191,6 +196,15 @@ struct DWARFIndexBuilder {
     /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
     @inline(__always) static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
         lo != 0 && lo < hi && lo < UInt64.max - 1
+    }
+
+    /// A skeleton unit that claims no address range and whose line table has no row: it only
+    /// points at types (a clang module's .pcm). A -gsplit-dwarf skeleton has both.
+    static func isCodeFreeSkeleton(_ cudie: inout Dwarf_Die) -> Bool {
+        guard unitRanges(&cudie).isEmpty else { return false }
+        var lines: OpaquePointer? = nil
+        var n = 0
+        return dwarf_getsrclines(&cudie, &lines, &n) != 0 || n == 0
     }
 
     static func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {

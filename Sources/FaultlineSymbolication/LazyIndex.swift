@@ -56,10 +56,12 @@ struct UnitTable: Sendable {
             var unitType: UInt8 = 0
             guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0,
                   unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || unitType == UInt8(DW_UT_skeleton) else { continue }
+            let own = DWARFIndexBuilder.unitRanges(&cudie)
+            // Clang-module references (Swift binaries have dozens) hold no code: never parsed.
+            if own.isEmpty && unitType == UInt8(DW_UT_skeleton) && DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) { continue }
             let u = t.offsets.count
             t.offsets.append(unitOffset)
             t.sizes.append(next - unitOffset)
-            let own = DWARFIndexBuilder.unitRanges(&cudie)
             if own.isEmpty { t.unranged.append(u) }
             for (lo, hi) in own { rs.append(UnitRange(low: lo, high: hi, unit: Int32(u))) }
         }

@@ -212,4 +212,19 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--obj", "\(d)/missing/a", "0x" + String(entry.0, radix: 16)])
         XCTAssertTrue(r.stderr.contains("a.dwo"), r.stderr)
     }
+
+    /// A SwiftPM build's Swift objects carry skeleton units that name clang modules' .pcm files
+    /// (types only, no code). They are not missing split units: no note, and the index is persisted.
+    func testClangModuleReferencesAreNotMissingSplitUnits() throws {
+        let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
+        let dwarf = Fixtures.run("/bin/sh", ["-c", "readelf --debug-dump=info '\(crasher)' | grep -c 'dwo_name.*\\.pcm'"])
+        XCTAssertGreaterThan(Int(dwarf.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0,
+                             "the crasher no longer has clang-module references; this test needs a binary that does")
+        let cache = Fixtures.temporaryDirectory("pcm-cache")
+        let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--rebuild-index", "--cache-dir", cache, "--no-system",
+                                                       "--obj", crasher, "0x10"])
+        XCTAssertFalse(r.stderr.contains("split-DWARF"), r.stderr)
+        let stored = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".fltidx") }
+        XCTAssertEqual(stored.count, 1, "the full index of a Swift binary is persisted")
+    }
 }
