@@ -51,6 +51,9 @@ struct DWARFIndexBuilder {
     var missingSplitUnits: [String] = []
     /// Names of abstract origins already resolved, by DIE offset in .debug_info (see `scopeName`).
     private var originNames: [UInt64: UInt32] = [:]
+    /// Off while a split unit's DIEs are walked: offsets there count from the start of that .dwo's
+    /// own .debug_info, so two .dwo files (or a .dwo and the main file) share offsets.
+    private var cacheOriginNames = true
     /// The supplementary file's Dwarf while walking a file that names it by `.debug_sup`.
     private var supDwarf: OpaquePointer? = nil
 
@@ -69,7 +72,10 @@ struct DWARFIndexBuilder {
            let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary) { return t }
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
-        if !symbolsOnly { b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary)) }
+        if !symbolsOnly {
+            b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
+                                       releasePages: units == nil)
+        }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
         b.t.strings = b.pool.bytes
@@ -84,7 +90,9 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?) -> Bool {
+    /// - Parameter releasePages: drop the file's pages after each session (full builds, where they
+    ///   are not read again; a partial index reads a few units and would only fault them back in).
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -158,14 +166,15 @@ struct DWARFIndexBuilder {
                     var splitFiles: OpaquePointer? = nil
                     var nSplitFiles = 0
                     if dwarf_getsrcfiles(&splitDIE, &splitFiles, &nSplitFiles) != 0 { splitFiles = files; nSplitFiles = nfiles }
+                    cacheOriginNames = false
                     walkDIEs(&splitDIE, files: splitFiles, nfiles: nSplitFiles, compDir: compDir, unitFiles: &unitFiles)
+                    cacheOriginNames = true
                 } else {
                     walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
                 }
             }
             dwarf_end(dwarf)
-            // A partial index reads a few units: dropping the pages would only fault them back in.
-            if only == nil { DWARFIndexBuilder.releaseFilePages(elf) }
+            if releasePages { DWARFIndexBuilder.releaseFilePages(elf) }
         }
         cuRanges.sort { $0.0 < $1.0 }
         for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
@@ -360,7 +369,7 @@ struct DWARFIndexBuilder {
         // resolve each origin once. Only references into this file (not dwz's DW_FORM_GNU_ref_alt),
         // so the origin's offset identifies it.
         var attr = Dwarf_Attribute()
-        if dwarf_hasattr(&die, UInt32(DW_AT_linkage_name)) == 0, dwarf_hasattr(&die, UInt32(DW_AT_MIPS_linkage_name)) == 0,
+        if cacheOriginNames, dwarf_hasattr(&die, UInt32(DW_AT_linkage_name)) == 0, dwarf_hasattr(&die, UInt32(DW_AT_MIPS_linkage_name)) == 0,
            dwarf_hasattr(&die, UInt32(DW_AT_name)) == 0, dwarf_attr(&die, UInt32(DW_AT_abstract_origin), &attr) != nil,
            DWARFIndexBuilder.isReferenceIntoThisFile(attr.form) {
             var origin = Dwarf_Die()

@@ -74,11 +74,15 @@ struct UnitTable: Sendable {
 
     /// The units whose ranges contain `address` (usually one).
     func units(covering address: UInt64, into out: inout Set<Int>) {
+        forEachUnit(covering: address) { out.insert($0) }
+    }
+
+    func forEachUnit(covering address: UInt64, _ body: (Int) -> Void) {
         var lo = 0, hi = low.count
         while lo < hi { let mid = (lo + hi) >> 1; if low[mid] <= address { lo = mid + 1 } else { hi = mid } }
         var i = lo - 1
         while i >= 0 && maxHigh[i] > address {
-            if address < high[i] { out.insert(Int(unit[i])) }
+            if address < high[i] { body(Int(unit[i])) }
             i -= 1
         }
     }
@@ -90,12 +94,11 @@ struct UnitTable: Sendable {
         var s = Set(unranged)
         var bytes = bytes(of: s)
         for a in addresses {
-            let known = s.count
-            units(covering: a, into: &s)
-            if s.count != known {
-                bytes = self.bytes(of: s)
-                if bytes > limit { return nil }
+            var over = false
+            forEachUnit(covering: a) { u in
+                if s.insert(u).inserted { bytes += sizes[u]; over = over || bytes > limit }
             }
+            if over { return nil }
         }
         return s
     }
