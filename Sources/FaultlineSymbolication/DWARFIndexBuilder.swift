@@ -51,6 +51,9 @@ struct DWARFIndexBuilder {
     var missingSplitUnits: [String] = []
     /// Names of abstract origins already resolved, by DIE offset in .debug_info (see `scopeName`).
     private var originNames: [UInt64: UInt32] = [:]
+    /// Off while a split unit's DIEs are walked: offsets there count from the start of that .dwo's
+    /// own .debug_info, so two .dwo files (or a .dwo and the main file) share offsets.
+    private var cacheOriginNames = true
     /// The supplementary file's Dwarf while walking a file that names it by `.debug_sup`.
     private var supDwarf: OpaquePointer? = nil
 
@@ -69,7 +72,10 @@ struct DWARFIndexBuilder {
            let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary) { return t }
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
-        if !symbolsOnly { b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary)) }
+        if !symbolsOnly {
+            b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
+                                       releasePages: units == nil)
+        }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
         b.t.strings = b.pool.bytes
@@ -84,7 +90,9 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?) -> Bool {
+    /// - Parameter releasePages: drop the file's pages after each session (full builds, where they
+    ///   are not read again; a partial index reads a few units and would only fault them back in).
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -129,7 +137,12 @@ struct DWARFIndexBuilder {
                 let isSkeleton = unitType == UInt8(DW_UT_skeleton)
                 guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || isSkeleton else { continue }
                 if isSkeleton && splitDIE.cu == nil {
-                    missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    // A reference to a clang module's debug info (swiftc and clang -gmodules: a skeleton
+                    // naming a .pcm, no code of its own) is not a missing unit: a SwiftPM build has dozens,
+                    // and counting them kept every Swift binary's index from being persisted.
+                    if !DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) {
+                        missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    }
                     continue
                 }
                 any = true
@@ -153,14 +166,15 @@ struct DWARFIndexBuilder {
                     var splitFiles: OpaquePointer? = nil
                     var nSplitFiles = 0
                     if dwarf_getsrcfiles(&splitDIE, &splitFiles, &nSplitFiles) != 0 { splitFiles = files; nSplitFiles = nfiles }
+                    cacheOriginNames = false
                     walkDIEs(&splitDIE, files: splitFiles, nfiles: nSplitFiles, compDir: compDir, unitFiles: &unitFiles)
+                    cacheOriginNames = true
                 } else {
                     walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
                 }
             }
             dwarf_end(dwarf)
-            // A partial index reads a few units: dropping the pages would only fault them back in.
-            if only == nil { DWARFIndexBuilder.releaseFilePages(elf) }
+            if releasePages { DWARFIndexBuilder.releaseFilePages(elf) }
         }
         cuRanges.sort { $0.0 < $1.0 }
         for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
@@ -191,6 +205,15 @@ struct DWARFIndexBuilder {
     /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
     @inline(__always) static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
         lo != 0 && lo < hi && lo < UInt64.max - 1
+    }
+
+    /// A skeleton unit that claims no address range and whose line table has no row: it only
+    /// points at types (a clang module's .pcm). A -gsplit-dwarf skeleton has both.
+    static func isCodeFreeSkeleton(_ cudie: inout Dwarf_Die) -> Bool {
+        guard unitRanges(&cudie).isEmpty else { return false }
+        var lines: OpaquePointer? = nil
+        var n = 0
+        return dwarf_getsrclines(&cudie, &lines, &n) != 0 || n == 0
     }
 
     static func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
@@ -346,7 +369,7 @@ struct DWARFIndexBuilder {
         // resolve each origin once. Only references into this file (not dwz's DW_FORM_GNU_ref_alt),
         // so the origin's offset identifies it.
         var attr = Dwarf_Attribute()
-        if dwarf_hasattr(&die, UInt32(DW_AT_linkage_name)) == 0, dwarf_hasattr(&die, UInt32(DW_AT_MIPS_linkage_name)) == 0,
+        if cacheOriginNames, dwarf_hasattr(&die, UInt32(DW_AT_linkage_name)) == 0, dwarf_hasattr(&die, UInt32(DW_AT_MIPS_linkage_name)) == 0,
            dwarf_hasattr(&die, UInt32(DW_AT_name)) == 0, dwarf_attr(&die, UInt32(DW_AT_abstract_origin), &attr) != nil,
            DWARFIndexBuilder.isReferenceIntoThisFile(attr.form) {
             var origin = Dwarf_Die()

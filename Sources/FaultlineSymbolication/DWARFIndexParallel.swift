@@ -56,12 +56,12 @@ extension DWARFIndexBuilder {
         // libelf's caches, warmed above, and take the serial tail off the critical path.
         other.symbolSources = symbolSources
         Thread.detachNewThread {
-            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary))
+            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
             other.builder.readSymbols(other.symbolSources, deduplicate: true)
             done.signal()
         }
         var b = DWARFIndexBuilder()
-        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary))
+        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
         done.wait()
         b.merge(other.builder)
         let otherMissing = other.builder.missingSplitUnits

@@ -101,11 +101,14 @@ public struct LLVMStyleSymbolizer {
         var slice = [(start: Int32, count: Int32)](repeating: (0, 0), count: lineAddress.count)
         var frames: [IndexedFrame] = []
         var previous: (address: UInt64, start: Int32, count: Int32)? = nil
-        // A partial index (lazy cold path) grows when an address needs a unit it lacks; the
-        // index is then read again for the printing below.
+        // A partial index (lazy cold path) grows when an address needs a unit it lacks. It grows
+        // for every address first, so one index answers all lookups and the printing below (the
+        // string references of frames belong to the index that produced them).
+        if let module { for (address, _) in order { _ = module.index(for: address) } }
+        let index = module?.index
         for (address, line) in order {
             if let p = previous, p.address == address { slice[Int(line)] = (p.start, p.count); continue }
-            if let module { module.index(for: address).lookup(address, into: &frames) } else { frames.removeAll() }
+            if let index { index.lookup(address, into: &frames) } else { frames.removeAll() }
             let entry = (Int32(all.count), Int32(frames.count))
             all.append(contentsOf: frames)
             slice[Int(line)] = entry
@@ -113,7 +116,6 @@ public struct LLVMStyleSymbolizer {
         }
         // Phase 3: print in input order.
         var nameCache: [UInt32: [UInt8]] = [:]
-        let index = module?.index
         var output = OutputBuffer(write: write)
         defer { output.flush() }
         for i in lineAddress.indices {

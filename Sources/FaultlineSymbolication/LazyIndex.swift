@@ -56,10 +56,12 @@ struct UnitTable: Sendable {
             var unitType: UInt8 = 0
             guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0,
                   unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || unitType == UInt8(DW_UT_skeleton) else { continue }
+            let own = DWARFIndexBuilder.unitRanges(&cudie)
+            // Clang-module references (Swift binaries have dozens) hold no code: never parsed.
+            if own.isEmpty && unitType == UInt8(DW_UT_skeleton) && DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) { continue }
             let u = t.offsets.count
             t.offsets.append(unitOffset)
             t.sizes.append(next - unitOffset)
-            let own = DWARFIndexBuilder.unitRanges(&cudie)
             if own.isEmpty { t.unranged.append(u) }
             for (lo, hi) in own { rs.append(UnitRange(low: lo, high: hi, unit: Int32(u))) }
         }
@@ -72,11 +74,15 @@ struct UnitTable: Sendable {
 
     /// The units whose ranges contain `address` (usually one).
     func units(covering address: UInt64, into out: inout Set<Int>) {
+        forEachUnit(covering: address) { out.insert($0) }
+    }
+
+    func forEachUnit(covering address: UInt64, _ body: (Int) -> Void) {
         var lo = 0, hi = low.count
         while lo < hi { let mid = (lo + hi) >> 1; if low[mid] <= address { lo = mid + 1 } else { hi = mid } }
         var i = lo - 1
         while i >= 0 && maxHigh[i] > address {
-            if address < high[i] { out.insert(Int(unit[i])) }
+            if address < high[i] { body(Int(unit[i])) }
             i -= 1
         }
     }
@@ -88,12 +94,11 @@ struct UnitTable: Sendable {
         var s = Set(unranged)
         var bytes = bytes(of: s)
         for a in addresses {
-            let known = s.count
-            units(covering: a, into: &s)
-            if s.count != known {
-                bytes = self.bytes(of: s)
-                if bytes > limit { return nil }
+            var over = false
+            forEachUnit(covering: a) { u in
+                if s.insert(u).inserted { bytes += sizes[u]; over = over || bytes > limit }
             }
+            if over { return nil }
         }
         return s
     }

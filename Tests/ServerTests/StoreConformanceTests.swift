@@ -319,6 +319,17 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func makeURL() throws -> String { try PostgresCluster.shared(for: Self.self).createDatabase() }
     func makeStore() throws -> any Store { try PostgresStore(url: try makeURL(), connections: 4) }
 
+    /// A NUL inside a text value (a client's "\u0000") cannot be stored in PostgreSQL text and
+    /// used to cut the value there: it reads back as U+FFFD with everything after it.
+    func testTextWithNULKeepsItsTail() throws {
+        let c = try PGConnection(url: try makeURL())
+        _ = try c.query("CREATE TABLE nul_text (t text)")
+        _ = try c.query("INSERT INTO nul_text (t) VALUES ($1)", SQLValue.text("before\u{0}after"))
+        var got: [String] = []
+        _ = try c.query("SELECT t FROM nul_text") { got.append($0.text(0) ?? "") }
+        XCTAssertEqual(got, ["before\u{FFFD}after"])
+    }
+
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
