@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FaultlineSymbolication", targets: ["FaultlineSymbolication"]),
         .library(name: "FaultlineServer", targets: ["FaultlineServer"]),
         .executable(name: "faultline", targets: ["faultline"]),
+        .executable(name: "faultline-server", targets: ["faultline-server"]),
         .executable(name: "faultline-crasher", targets: ["faultline-crasher"]),
     ],
     targets: [
@@ -75,8 +76,14 @@ let package = Package(
 
         // MARK: Executables
         // Never the SDK: its crash core interposes pthread_create and sigprocmask (checked by nm).
+        // `faultline` links only symbolication, crash pickup and the console, so it starts as fast as
+        // llvm-symbolizer; it execs `faultline-server` (same directory) for the server-side
+        // commands. Why: Sources/FaultlineCommandLine/Subcommand.swift.
+        .target(name: "FaultlineCommandLine", dependencies: ["FaultlineProtocol"]),
         .executableTarget(name: "faultline",
-                          dependencies: ["FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
+                          dependencies: ["FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineProtocol"]),
+        .executableTarget(name: "faultline-server",
+                          dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
@@ -107,14 +114,14 @@ let package = Package(
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",
-                    dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
+                    dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineThreads", "FaultlineTestSupport"]),
         .testTarget(name: "LoggingTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-log-probe"]),
+                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-log-probe"]),
         .testTarget(name: "LogArchiveTests",
-                    dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-archive-probe"]),
+                    dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-archive-probe"]),
         .testTarget(name: "ServerTests",
-                    dependencies: ["FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-crasher"]),
+                    dependencies: ["FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-crasher"]),
     ]
 )

@@ -17,6 +17,7 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
         case missingPublicKey
         case missingProjectID
         case serverTokenInDSN
+        case badPort(Int)
 
         public var description: String {
             switch self {
@@ -25,6 +26,7 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
             case .unsupportedScheme(let s): return "the DSN scheme must be http or https, not \(s)"
             case .missingPublicKey: return "the DSN has no public key (expected scheme://KEY@host/PROJECT)"
             case .missingProjectID: return "the DSN has no project id at the end of its path"
+            case .badPort(let p): return "the DSN's port \(p) is not a TCP port (1-65535)"
             case .serverTokenInDSN:
                 return "the DSN carries a server token (\(ServerToken.prefix)…); server tokens must never ship inside an app — use the project's public key"
             }
@@ -45,6 +47,8 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
         }
         let scheme = url.scheme, host = url.host
         guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
+        // URLComponents (and the plain parser, which agrees with it) take up to five digits.
+        if let port = url.port, !(1...65535).contains(port) { throw .badPort(port) }
         guard let user = url.user, !user.isEmpty else { throw .missingPublicKey }
         if ServerToken.looksLikeServerToken(user) { throw .serverTokenInDSN }
         var path = url.path

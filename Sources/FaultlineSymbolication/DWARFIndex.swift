@@ -1,6 +1,7 @@
 // The per-module lookup index: flat sorted tables (IndexFormat.swift), binary-searched,
 // identical in memory and on disk.
 import FaultlineProtocol
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -104,16 +105,27 @@ final class DWARFIndex: @unchecked Sendable {
     static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex? {
         var t = consume tables
         let missing = t.missingSplitUnits
-        let (mem, length) = t.serialize(buildID: buildID)
+        // The checksum guards files; one that is never stored needs none (3 ms on the Python library).
+        let (mem, length) = t.serialize(buildID: buildID, checksum: false)
         // Validated like a file from disk: a builder bug becomes "unreadable", not a crash.
         let index = try? DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
                                     release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
         index?.missingSplitUnits = missing
+        index?.checksumPending.withLock { $0 = true }
         return index
     }
 
+    /// Built in memory without its checksum (`inMemory`); `bytes` writes it first.
+    private let checksumPending = Mutex(false)
+
     /// The index's bytes, exactly as they are stored in a cache file.
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: length) }
+    var bytes: UnsafeRawBufferPointer {
+        checksumPending.withLock { pending in
+            // The memory is the blob `serialize` allocated for this index, so it may be written.
+            if pending { IndexFormat.writeChecksum(UnsafeMutableRawPointer(mutating: base), length: length); pending = false }
+        }
+        return UnsafeRawBufferPointer(start: base, count: length)
+    }
 
     // MARK: Strings
 

@@ -19,6 +19,27 @@ struct ScopeRange {
     var depth: Int32
 }
 
+/// One unit's line-table file numbers → the index's file numbers. An array, not a dictionary:
+/// it is read once per line-table row (hashing was ~3% of a full build).
+struct UnitFiles {
+    private var slots: [UInt32] = []
+
+    /// `key` is a file number (>= 0) or -1 (the "??" file of rows without one).
+    subscript(key: Int) -> UInt32? {
+        get {
+            let i = key &+ 1
+            guard i >= 0, i < slots.count, slots[i] != IndexTables.none else { return nil }
+            return slots[i]
+        }
+        set {
+            let i = key &+ 1
+            guard let newValue, i >= 0, i < 1 << 20 else { return }   // a corrupt number is just not remembered
+            if i >= slots.count { slots.append(contentsOf: repeatElement(IndexTables.none, count: i + 1 - slots.count)) }
+            slots[i] = newValue
+        }
+    }
+}
+
 struct DWARFIndexBuilder {
     var t = IndexTables()
     var pool = StringPool()
@@ -28,6 +49,11 @@ struct DWARFIndexBuilder {
     var ranges: [ScopeRange] = []
     /// DW_AT_dwo_name of skeleton units whose split unit libdw could not find (not persisted).
     var missingSplitUnits: [String] = []
+    /// Names of abstract origins already resolved, by DIE offset in .debug_info (see `scopeName`).
+    private var originNames: [UInt64: UInt32] = [:]
+    /// Off while a split unit's DIEs are walked: offsets there count from the start of that .dwo's
+    /// own .debug_info, so two .dwo files (or a .dwo and the main file) share offsets.
+    private var cacheOriginNames = true
     /// The supplementary file's Dwarf while walking a file that names it by `.debug_sup`.
     private var supDwarf: OpaquePointer? = nil
 
@@ -38,15 +64,20 @@ struct DWARFIndexBuilder {
     ///   two threads (DWARFIndexParallel.swift), each with its own libdw sessions over the one Elf.
     /// - Parameter supplementary: the supplementary file `debugFile` needs (dwz), found by the locator.
     /// - Parameter symbolsOnly: read only ELF symbols.
+    /// - Parameter symbolsForUnitsOnly: a partial index keeps only the ELF symbols that can name an
+    ///   address inside the parsed units' ranges (the caller rebuilds for any other address).
     static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
-                      supplementary: String? = nil, symbolsOnly: Bool = false) -> IndexTables {
-        if !symbolsOnly, units == nil, let path,
+                      supplementary: String? = nil, symbolsOnly: Bool = false, symbolsForUnitsOnly: Bool = false) -> IndexTables {
+        if !symbolsOnly, units == nil, path != nil,
            let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary) { return t }
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
-        if !symbolsOnly { b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary)) }
+        if !symbolsOnly {
+            b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
+                                       releasePages: units == nil)
+        }
         b.flattenScopes()
-        b.readSymbols(symbolSources, deduplicate: units == nil)
+        b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
         b.t.strings = b.pool.bytes
         b.t.missingSplitUnits = b.missingSplitUnits
         return b.t
@@ -59,7 +90,9 @@ struct DWARFIndexBuilder {
     /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
     private static let unitsPerSession = 16
 
-    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?) -> Bool {
+    /// - Parameter releasePages: drop the file's pages after each session (full builds, where they
+    ///   are not read again; a partial index reads a few units and would only fault them back in).
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool) -> Bool {
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -104,12 +137,17 @@ struct DWARFIndexBuilder {
                 let isSkeleton = unitType == UInt8(DW_UT_skeleton)
                 guard unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || isSkeleton else { continue }
                 if isSkeleton && splitDIE.cu == nil {
-                    missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    // A reference to a clang module's debug info (swiftc and clang -gmodules: a skeleton
+                    // naming a .pcm, no code of its own) is not a missing unit: a SwiftPM build has dozens,
+                    // and counting them kept every Swift binary's index from being persisted.
+                    if !DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) {
+                        missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
+                    }
                     continue
                 }
                 any = true
                 let unit = UInt32(t.cuRowStart.count)
-                var unitFiles: [Int: UInt32] = [:]
+                var unitFiles = UnitFiles()
                 let compDir = stringAttr(&cudie, DW_AT_comp_dir)
                 var files: OpaquePointer? = nil
                 var nfiles = 0
@@ -128,17 +166,28 @@ struct DWARFIndexBuilder {
                     var splitFiles: OpaquePointer? = nil
                     var nSplitFiles = 0
                     if dwarf_getsrcfiles(&splitDIE, &splitFiles, &nSplitFiles) != 0 { splitFiles = files; nSplitFiles = nfiles }
+                    cacheOriginNames = false
                     walkDIEs(&splitDIE, files: splitFiles, nfiles: nSplitFiles, compDir: compDir, unitFiles: &unitFiles)
+                    cacheOriginNames = true
                 } else {
                     walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
                 }
             }
             dwarf_end(dwarf)
-            DWARFIndexBuilder.releaseFilePages(elf)
+            if releasePages { DWARFIndexBuilder.releaseFilePages(elf) }
         }
         cuRanges.sort { $0.0 < $1.0 }
         for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
         return any
+    }
+
+    /// The parsed units' address ranges (root DIE, else line-table sequences), sorted and merged.
+    func unitWindows() -> [(UInt64, UInt64)] {
+        var out: [(UInt64, UInt64)] = []
+        for i in t.cuLow.indices {   // sorted by low in walkUnits
+            if let last = out.last, t.cuLow[i] <= last.1 { out[out.count - 1].1 = max(last.1, t.cuHigh[i]) } else { out.append((t.cuLow[i], t.cuHigh[i])) }
+        }
+        return out
     }
 
     /// Drops the resident pages of the ELF image libelf mapped (read-only, so nothing is lost):
@@ -156,6 +205,15 @@ struct DWARFIndexBuilder {
     /// Address 0 and the tombstones (-1, -2) mark code the linker discarded.
     @inline(__always) static func isLive(_ lo: UInt64, _ hi: UInt64) -> Bool {
         lo != 0 && lo < hi && lo < UInt64.max - 1
+    }
+
+    /// A skeleton unit that claims no address range and whose line table has no row: it only
+    /// points at types (a clang module's .pcm). A -gsplit-dwarf skeleton has both.
+    static func isCodeFreeSkeleton(_ cudie: inout Dwarf_Die) -> Bool {
+        guard unitRanges(&cudie).isEmpty else { return false }
+        var lines: OpaquePointer? = nil
+        var n = 0
+        return dwarf_getsrclines(&cudie, &lines, &n) != 0 || n == 0
     }
 
     static func unitRanges(_ die: inout Dwarf_Die) -> [(UInt64, UInt64)] {
@@ -186,7 +244,7 @@ struct DWARFIndexBuilder {
 
     // MARK: Lines and files
 
-    private mutating func readLines(_ cudie: inout Dwarf_Die, compDir: String?, unitFiles: inout [Int: UInt32]) {
+    private mutating func readLines(_ cudie: inout Dwarf_Die, compDir: String?, unitFiles: inout UnitFiles) {
         var lines: OpaquePointer? = nil
         var n = 0
         guard dwarf_getsrclines(&cudie, &lines, &n) == 0, let lines else { return }
@@ -195,6 +253,14 @@ struct DWARFIndexBuilder {
         var end = false
         var files: OpaquePointer? = nil
         var idx = 0
+        // The unit's rows go to plain buffers first, then to the tables in one copy per column
+        // (four appends per row, each checking uniqueness and capacity, were ~4% of a full build).
+        let addresses = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n)
+        let fileNumbers = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        let lineNumbers = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        let columns = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        defer { addresses.deallocate(); fileNumbers.deallocate(); lineNumbers.deallocate(); columns.deallocate() }
+        var k = 0
         // libdw sorts a unit's rows by address, an end-of-sequence row before a row starting at
         // the same address, and keeps the table's order otherwise; lookups rely on that.
         for i in 0..<n {
@@ -212,14 +278,19 @@ struct DWARFIndexBuilder {
             lineno = 0; col = 0
             _ = dwarf_lineno(l, &lineno)
             _ = dwarf_linecol(l, &col)
-            t.rowAddress.append(addr)
-            t.rowFile.append(file)
-            t.rowLine.append(UInt32(clamping: lineno))
-            t.rowColumn.append(UInt32(clamping: col))
+            addresses[k] = addr
+            fileNumbers[k] = file
+            lineNumbers[k] = UInt32(clamping: lineno)
+            columns[k] = UInt32(clamping: col)
+            k += 1
         }
+        t.rowAddress.append(contentsOf: UnsafeBufferPointer(rebasing: addresses[..<k]))
+        t.rowFile.append(contentsOf: UnsafeBufferPointer(rebasing: fileNumbers[..<k]))
+        t.rowLine.append(contentsOf: UnsafeBufferPointer(rebasing: lineNumbers[..<k]))
+        t.rowColumn.append(contentsOf: UnsafeBufferPointer(rebasing: columns[..<k]))
     }
 
-    private mutating func fileRef(_ files: OpaquePointer, _ idx: Int, compDir: String?, unitFiles: inout [Int: UInt32]) -> UInt32 {
+    private mutating func fileRef(_ files: OpaquePointer, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
         if let f = unitFiles[idx] { return f }
         guard let p = dwarf_filesrc(files, idx, nil, nil) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
         return fileRef(path: DWARFIndexBuilder.join(String(cString: p), compDir: compDir, version5Directories: currentDirectories),
@@ -249,7 +320,7 @@ struct DWARFIndexBuilder {
         return normalize(name, compDir: compDir)
     }
 
-    private mutating func fileRef(path: String, unitFiles: inout [Int: UInt32], key: Int) -> UInt32 {
+    private mutating func fileRef(path: String, unitFiles: inout UnitFiles, key: Int) -> UInt32 {
         let s = pool.intern(path)
         let f: UInt32
         if let existing = fileIndex[s] { f = existing } else {
@@ -293,6 +364,34 @@ struct DWARFIndexBuilder {
     /// `Swift runtime failure: …` frame has only that).
     private mutating func scopeName(_ die: inout Dwarf_Die) -> UInt32 {
         if let supDwarf { return supScopeName(&die, supDwarf) }
+        // An inlined instance (or a concrete copy) without a name of its own is named by its abstract
+        // origin, which many instances share (a small inline function is inlined thousands of times):
+        // resolve each origin once. Only references into this file (not dwz's DW_FORM_GNU_ref_alt),
+        // so the origin's offset identifies it.
+        var attr = Dwarf_Attribute()
+        if cacheOriginNames, dwarf_hasattr(&die, UInt32(DW_AT_linkage_name)) == 0, dwarf_hasattr(&die, UInt32(DW_AT_MIPS_linkage_name)) == 0,
+           dwarf_hasattr(&die, UInt32(DW_AT_name)) == 0, dwarf_attr(&die, UInt32(DW_AT_abstract_origin), &attr) != nil,
+           DWARFIndexBuilder.isReferenceIntoThisFile(attr.form) {
+            var origin = Dwarf_Die()
+            if dwarf_formref_die(&attr, &origin) != nil {
+                let key = dwarf_dieoffset(&origin)
+                if let known = originNames[key] { return known }
+                let name = uncachedScopeName(&origin)
+                originNames[key] = name
+                return name
+            }
+        }
+        return uncachedScopeName(&die)
+    }
+
+    @inline(__always) static func isReferenceIntoThisFile(_ form: UInt32) -> Bool {
+        switch Int(form) {
+        case DW_FORM_ref1, DW_FORM_ref2, DW_FORM_ref4, DW_FORM_ref8, DW_FORM_ref_udata, DW_FORM_ref_addr: return true
+        default: return false
+        }
+    }
+
+    private mutating func uncachedScopeName(_ die: inout Dwarf_Die) -> UInt32 {
         var attr = Dwarf_Attribute()
         for a in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name] {
             if dwarf_attr_integrate(&die, UInt32(a), &attr) != nil, let s = dwarf_formstring(&attr) {
@@ -351,8 +450,22 @@ struct DWARFIndexBuilder {
         }
     }
 
+    /// C has no member functions: a C unit's structure, union and class types hold no code, and
+    /// not entering them skips most of the DIEs of a C library's units (every unit repeats the
+    /// headers' types; on the Python library ~X% of a full build).
+    static func typesHoldNoCode(_ cudie: inout Dwarf_Die) -> Bool {
+        var attr = Dwarf_Attribute()
+        var language: Dwarf_Word = 0
+        guard dwarf_attr(&cudie, UInt32(DW_AT_language), &attr) != nil, dwarf_formudata(&attr, &language) == 0 else { return false }
+        switch Int(language) {
+        case DW_LANG_C, DW_LANG_C89, DW_LANG_C99, DW_LANG_C11, 0x2c /* DW_LANG_C17 */: return true
+        default: return false
+        }
+    }
+
     private mutating func walkDIEs(_ cudie: inout Dwarf_Die, files: OpaquePointer?, nfiles: Int,
-                                   compDir: String?, unitFiles: inout [Int: UInt32]) {
+                                   compDir: String?, unitFiles: inout UnitFiles) {
+        let skipTypes = DWARFIndexBuilder.typesHoldNoCode(&cudie)
         // Explicit stack: Swift's optimised code can nest deeply, and recursion per DIE is costly.
         var stack: [(die: Dwarf_Die, scope: UInt32, depth: Int32)] = []
         var first = Dwarf_Die()
@@ -391,7 +504,8 @@ struct DWARFIndexBuilder {
                         for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth)) }
                         if dwarf_child(&die, &child) == 0 { stack.append((child, scope, depth)) }
                     }
-                } else if !DWARFIndexBuilder.isLeafTag(tag) {
+                } else if !DWARFIndexBuilder.isLeafTag(tag)
+                            && !(skipTypes && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type)) {
                     // Namespaces, modules, lexical blocks, classes: no frame of their own, but
                     // they contain functions (swiftc puts them in DW_TAG_module).
                     if dwarf_child(&die, &child) == 0 { stack.append((child, top.scope, top.depth)) }
@@ -444,7 +558,9 @@ struct DWARFIndexBuilder {
 
     /// The symbols llvm-symbolizer uses: functions, objects, ifuncs and untyped labels defined
     /// in a section; one per address (see the sort below for which).
-    mutating func readSymbols(_ sources: [ELFHandle], deduplicate: Bool) {
+    /// - Parameter windows: sorted, disjoint address ranges a partial index answers for (see
+    ///   `build(symbolsForUnitsOnly:)`); nil reads every symbol.
+    mutating func readSymbols(_ sources: [ELFHandle], deduplicate: Bool, windows: [(UInt64, UInt64)]? = nil) {
         var chosen: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for type in [SHT_SYMTAB, SHT_DYNSYM] {
             for src in sources {
@@ -453,6 +569,7 @@ struct DWARFIndexBuilder {
             }
             if !chosen.isEmpty { break }
         }
+        if let windows { chosen = DWARFIndexBuilder.symbols(chosen, naming: windows) }
         // llvm-symbolizer sorts by (address, size) stably and keeps the last of each address:
         // the largest symbol, and among equals the one latest in the table (a GLOBAL after its
         // `.localalias`, the later of two identical-code-folded functions). The table index in
@@ -462,7 +579,7 @@ struct DWARFIndexBuilder {
         keys.reserveCapacity(chosen.count)
         for (i, c) in chosen.enumerated() { keys.append((c.0, c.1, i)) }
         keys.sort { $0 < $1 }
-        var noFiles: [Int: UInt32] = [:]
+        var noFiles = UnitFiles()
         // Locals of one object file share their STT_FILE name pointer: look each up once.
         var fileOfName: [UnsafeRawPointer: UInt32] = [:]
         t.symbolAddress.reserveCapacity(keys.count)
@@ -485,6 +602,34 @@ struct DWARFIndexBuilder {
         }
     }
 
+    /// The symbols a lookup inside `windows` can pick (the last symbol at or below the address):
+    /// those starting inside a window, and those at the highest address below each window's start.
+    /// On the Python library a one-address index keeps a few dozen of its ~13,000 symbols; sorting
+    /// and interning all of them was about half the work of a one-address cold run.
+    static func symbols(_ all: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)],
+                        naming windows: [(UInt64, UInt64)]) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
+        guard !windows.isEmpty else { return [] }
+        var below = [UInt64?](repeating: nil, count: windows.count)   // highest symbol address below each window
+        var kept: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
+        for s in all {
+            // The first window starting above the symbol; the one before it may contain it.
+            var lo = 0, hi = windows.count
+            while lo < hi { let mid = (lo + hi) >> 1; if windows[mid].0 <= s.0 { lo = mid + 1 } else { hi = mid } }
+            if lo > 0 && s.0 < windows[lo - 1].1 { kept.append(s); continue }
+            if lo < windows.count, below[lo].map({ $0 < s.0 }) ?? true { below[lo] = s.0 }
+        }
+        let edges = below.compactMap { $0 }.sorted()   // a sorted array: one generic Set type less to instantiate
+        if !edges.isEmpty {
+            for s in all {
+                var lo = 0, hi = edges.count
+                while lo < hi { let mid = (lo + hi) >> 1; if edges[mid] < s.0 { lo = mid + 1 } else { hi = mid } }
+                // Table order is kept (the dedup below prefers the later of equal keys).
+                if lo < edges.count && edges[lo] == s.0 { kept.append(s) }
+            }
+        }
+        return kept
+    }
+
     /// Symbols in table order with, for local ones, the name of the STT_FILE symbol before them
     /// (the ELF spec puts a file's locals after its STT_FILE entry).
     /// Names point into the ELF image, valid while `file` stays open.
@@ -492,29 +637,68 @@ struct DWARFIndexBuilder {
         var out: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for s in file.sections() where s.header.sh_type == type && s.header.sh_entsize > 0 {
             guard let data = elf_getdata(s.scn, nil) else { continue }
-            let n = Int(s.header.sh_size / s.header.sh_entsize)
-            var sym = GElf_Sym()
+            let strings = StringTable(file.elf, section: Int(s.header.sh_link))
             var currentFile: UnsafePointer<CChar>? = nil
-            for i in 0..<n {
-                guard gelf_getsym(data, Int32(i), &sym) != nil else { continue }
-                let kind = Int32(sym.st_info & 0xf)
+            func take(_ value: UInt64, _ size: UInt64, _ nameOffset: UInt32, _ info: UInt8, _ shndx: UInt16) {
+                let kind = Int32(info & 0xf)
                 if kind == STT_FILE {
                     // An empty STT_FILE name ends the previous file's locals without naming one.
-                    currentFile = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)).map { UnsafePointer($0) }
+                    currentFile = strings.string(at: nameOffset)
                     if currentFile?.pointee == 0 { currentFile = nil }
-                    continue
+                    return
                 }
-                guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { continue }
-                let shndx = Int32(sym.st_shndx)
-                guard shndx != SHN_UNDEF, shndx < SHN_LORESERVE || shndx == SHN_XINDEX else { continue }
-                guard sym.st_name != 0, let name = elf_strptr(file.elf, Int(s.header.sh_link), Int(sym.st_name)),
-                      name.pointee != 0 else { continue }
+                guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { return }
+                guard Int32(shndx) != SHN_UNDEF, Int32(shndx) < SHN_LORESERVE || Int32(shndx) == SHN_XINDEX else { return }
+                guard nameOffset != 0, let name = strings.string(at: nameOffset), name.pointee != 0 else { return }
                 // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
-                if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { continue }
-                let local = Int32(sym.st_info >> 4) == STB_LOCAL
-                out.append((sym.st_value, sym.st_size, UnsafePointer(name), local ? currentFile : nil))
+                if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { return }
+                let local = Int32(info >> 4) == STB_LOCAL
+                out.append((value, size, name, local ? currentFile : nil))
+            }
+            // ELF64 in this machine's byte order (libelf has converted the section to it): read the
+            // table in place; gelf_getsym's copy per entry was a visible share of a cold run.
+            if gelf_getclass(file.elf) == ELFCLASS64, s.header.sh_entsize == UInt64(MemoryLayout<Elf64_Sym>.stride),
+               let base = data.pointee.d_buf, Int(bitPattern: base) % MemoryLayout<Elf64_Sym>.alignment == 0 {
+                let table = UnsafeBufferPointer(start: base.assumingMemoryBound(to: Elf64_Sym.self),
+                                                count: data.pointee.d_size / MemoryLayout<Elf64_Sym>.stride)
+                out.reserveCapacity(table.count)
+                for sym in table { take(sym.st_value, sym.st_size, sym.st_name, sym.st_info, sym.st_shndx) }
+            } else {
+                let n = Int(s.header.sh_size / s.header.sh_entsize)
+                var sym = GElf_Sym()
+                for i in 0..<n where gelf_getsym(data, Int32(i), &sym) != nil {
+                    take(sym.st_value, sym.st_size, sym.st_name, sym.st_info, sym.st_shndx)
+                }
             }
         }
         return out
+    }
+}
+
+/// A string table section read in place: names are pointers into the mapped file, checked once
+/// (the section ends in NUL, so every offset inside it starts a terminated string) instead of
+/// by elf_strptr per symbol. Falls back to elf_strptr when the section cannot be read so.
+struct StringTable {
+    private let elf: OpaquePointer
+    private let section: Int
+    private let base: UnsafePointer<CChar>?
+    private let size: Int
+
+    init(_ elf: OpaquePointer, section: Int) {
+        self.elf = elf
+        self.section = section
+        if let scn = elf_getscn(elf, section), let data = elf_getdata(scn, nil), let buf = data.pointee.d_buf,
+           data.pointee.d_size > 0, buf.load(fromByteOffset: data.pointee.d_size - 1, as: UInt8.self) == 0 {
+            base = UnsafePointer(buf.assumingMemoryBound(to: CChar.self))
+            size = data.pointee.d_size
+        } else {
+            base = nil
+            size = 0
+        }
+    }
+
+    func string(at offset: UInt32) -> UnsafePointer<CChar>? {
+        if let base { return Int(offset) < size ? base + Int(offset) : nil }
+        return elf_strptr(elf, section, Int(offset)).map { UnsafePointer($0) }
     }
 }

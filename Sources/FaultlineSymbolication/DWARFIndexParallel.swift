@@ -9,7 +9,8 @@
 // asks libelf for, and afterwards both threads only read those caches and the mapping. One Elf,
 // not two: the file's pages are mapped, and counted in peak RSS, once. The merge re-interns the second builder's strings and renumbers its
 // files, scopes and rows; flattening and the symbol table then run once on the merged tables,
-// so the result is the index a single-threaded build produces (same lookups, same bytes out).
+// so the result answers every lookup as a single-threaded build does (its string blob may be
+// ordered differently). The second thread also reads the ELF symbols.
 import CDw
 import Foundation
 #if canImport(Glibc)
@@ -34,35 +35,54 @@ extension DWARFIndexBuilder {
         // Section headers, names and data (decompressed when compressed) cached in the Elf here.
         guard let warm = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) else { return nil }
         dwarf_end(warm)
+        // Likewise the symbol and string tables the second thread reads (libelf loads a section's
+        // data into the Elf on its first elf_getdata).
+        for source in symbolSources {
+            for section in source.sections() where section.header.sh_type == UInt32(SHT_SYMTAB) || section.header.sh_type == UInt32(SHT_DYNSYM) {
+                _ = elf_getdata(section.scn, nil)
+                if let strings = elf_getscn(source.elf, Int(section.header.sh_link)) { _ = elf_getdata(strings, nil) }
+            }
+        }
 
         final class Box: @unchecked Sendable {
             var builder = DWARFIndexBuilder(); var any = false
             let handle: ELFHandle
+            var symbolSources: [ELFHandle] = []
             init(_ h: ELFHandle) { handle = h }
         }
         let other = Box(debugFile)
         let done = DispatchSemaphore(value: 0)
+        // The ELF symbols are read on the second thread too, after its units: they need only
+        // libelf's caches, warmed above, and take the serial tail off the critical path.
+        other.symbolSources = symbolSources
         Thread.detachNewThread {
-            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary))
+            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
+            other.builder.readSymbols(other.symbolSources, deduplicate: true)
             done.signal()
         }
         var b = DWARFIndexBuilder()
-        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary))
+        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
         done.wait()
         b.merge(other.builder)
+        let otherMissing = other.builder.missingSplitUnits
+        other.builder = DWARFIndexBuilder()   // its tables are copied: free them before flattening (peak RSS)
         b.t.hasDWARF = any || other.any
         b.flattenScopes()
-        b.readSymbols(symbolSources, deduplicate: true)
         b.t.strings = b.pool.bytes
-        b.t.missingSplitUnits = b.missingSplitUnits + other.builder.missingSplitUnits
+        b.t.missingSplitUnits = b.missingSplitUnits + otherMissing
         return b.t
     }
 
-    /// Appends `o`'s units (walked, not yet flattened) to this builder's.
+    /// Appends `o`'s units (walked, not yet flattened) and ELF symbols to this builder's.
     mutating func merge(_ o: DWARFIndexBuilder) {
         // Strings: every string `o` holds went through its content dictionary.
         var stringMap = [UInt32](repeating: IndexTables.none, count: o.pool.bytes.count)
-        for (s, r) in o.pool.byContent { stringMap[Int(r)] = pool.intern(s) }
+        o.pool.bytes.withUnsafeBytes { b in
+            for r in o.pool.internedOffsets {
+                let start = b.baseAddress! + Int(r)
+                stringMap[Int(r)] = pool.intern(bytes: UnsafeRawBufferPointer(start: start, count: strlen(start.assumingMemoryBound(to: CChar.self))))
+            }
+        }
         // Files: by path, shared with ours when equal.
         var fileMap = [UInt32](repeating: IndexTables.none, count: o.t.files.count)
         for (i, sref) in o.t.files.enumerated() {
@@ -76,6 +96,10 @@ extension DWARFIndexBuilder {
         }
         @inline(__always) func file(_ f: UInt32) -> UInt32 { f == IndexTables.none ? f : fileMap[Int(f)] }
         // Rows and units.
+        // Exact capacity first: growth by doubling would hold up to twice the rows while copying.
+        let rows = t.rowAddress.count + o.t.rowAddress.count
+        t.rowAddress.reserveCapacity(rows); t.rowFile.reserveCapacity(rows)
+        t.rowLine.reserveCapacity(rows); t.rowColumn.reserveCapacity(rows)
         let rowBase = UInt32(t.rowAddress.count)
         let unitBase = UInt32(t.cuRowStart.count)
         t.rowAddress.append(contentsOf: o.t.rowAddress)
@@ -97,5 +121,10 @@ extension DWARFIndexBuilder {
         t.scopeCallColumn.append(contentsOf: o.t.scopeCallColumn)
         t.scopeFlags.append(contentsOf: o.t.scopeFlags)
         ranges.append(contentsOf: o.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth) })
+        // ELF symbols (only one side reads them).
+        t.symbolAddress.append(contentsOf: o.t.symbolAddress)
+        t.symbolSize.append(contentsOf: o.t.symbolSize)
+        t.symbolName.append(contentsOf: o.t.symbolName.lazy.map { $0 == IndexTables.none ? $0 : stringMap[Int($0)] })
+        t.symbolFile.append(contentsOf: o.t.symbolFile.lazy.map { file($0) })
     }
 }

@@ -61,7 +61,9 @@ struct IndexTables {
     /// Writes the index in its file format (the same bytes `DWARFIndex` maps) into one
     /// allocation the caller owns (16-byte aligned): one copy of the tables, no intermediate array.
     /// Each array is emptied once copied, so the tables and the blob never coexist in full.
-    mutating func serialize(buildID: BuildID?) -> (memory: UnsafeMutableRawPointer, length: Int) {
+    /// - Parameter checksum: false leaves the header's checksum 0 (an index used in memory only;
+    ///   `IndexFormat.writeChecksum` fills it in before the bytes are stored).
+    mutating func serialize(buildID: BuildID?, checksum: Bool = true) -> (memory: UnsafeMutableRawPointer, length: Int) {
         var sizes: [(Int, Int)] = []   // (element count, byte count) per array, in IndexArray order
         func add<T>(_ a: [T]) { sizes.append((a.count, a.count * MemoryLayout<T>.stride)) }
         add(strings); add(files)
@@ -109,8 +111,7 @@ struct IndexTables {
             b.storeBytes(of: UInt64(offsets[i]).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16, as: UInt64.self)
             b.storeBytes(of: UInt64(count).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16 + 8, as: UInt64.self)
         }
-        let sum = IndexFormat.checksum(UnsafeRawBufferPointer(start: b + IndexFormat.headerSize, count: total - IndexFormat.headerSize))
-        b.storeBytes(of: sum.littleEndian, toByteOffset: 24, as: UInt64.self)
+        if checksum { IndexFormat.writeChecksum(b, length: total) }
         return (b, total)
     }
 }
@@ -125,6 +126,12 @@ enum IndexFormat {
     static let maxBuildIDLength = 64
     static let tableOffset = 40 + maxBuildIDLength
     static let loadAddressOffset = headerSize - 8
+
+    /// Stores the payload's checksum in the header of an index in memory.
+    static func writeChecksum(_ b: UnsafeMutableRawPointer, length: Int) {
+        let sum = checksum(UnsafeRawBufferPointer(start: b + headerSize, count: length - headerSize))
+        b.storeBytes(of: sum.littleEndian, toByteOffset: 24, as: UInt64.self)
+    }
 
     /// A fast 64-bit checksum (multiply-xor over 8-byte words). It detects torn writes and bit rot,
     /// not tampering; the cache directory belongs to the user running the symbolicator.

@@ -96,19 +96,19 @@ public struct LLVMStyleSymbolizer {
             isAddress.append(address != nil)
         }
         // Phase 2: look up in address order, each distinct address once.
-        var order: [(UInt64, Int32)] = []
-        order.reserveCapacity(lineAddress.count)
-        for i in lineAddress.indices where isAddress[i] { order.append((lineAddress[i], Int32(i))) }
-        order.sort { $0.0 < $1.0 }
+        let order = LLVMStyleSymbolizer.addressOrder(lineAddress, isAddress)
         var all: [IndexedFrame] = []
         var slice = [(start: Int32, count: Int32)](repeating: (0, 0), count: lineAddress.count)
         var frames: [IndexedFrame] = []
         var previous: (address: UInt64, start: Int32, count: Int32)? = nil
-        // A partial index (lazy cold path) grows when an address needs a unit it lacks; the
-        // index is then read again for the printing below.
+        // A partial index (lazy cold path) grows when an address needs a unit it lacks. It grows
+        // for every address first, so one index answers all lookups and the printing below (the
+        // string references of frames belong to the index that produced them).
+        if let module { for (address, _) in order { _ = module.index(for: address) } }
+        let index = module?.index
         for (address, line) in order {
             if let p = previous, p.address == address { slice[Int(line)] = (p.start, p.count); continue }
-            if let module { module.index(for: address).lookup(address, into: &frames) } else { frames.removeAll() }
+            if let index { index.lookup(address, into: &frames) } else { frames.removeAll() }
             let entry = (Int32(all.count), Int32(frames.count))
             all.append(contentsOf: frames)
             slice[Int(line)] = entry
@@ -116,7 +116,6 @@ public struct LLVMStyleSymbolizer {
         }
         // Phase 3: print in input order.
         var nameCache: [UInt32: [UInt8]] = [:]
-        let index = module?.index
         var output = OutputBuffer(write: write)
         defer { output.flush() }
         for i in lineAddress.indices {
@@ -143,6 +142,48 @@ public struct LLVMStyleSymbolizer {
             output.append(10)
         }
         return summary
+    }
+
+    /// The address lines as (address, line), sorted by address. When address and line number fit
+    /// one 64-bit key together (addresses below 2^(64 - bits of the line count), as every ELF
+    /// virtual address and user-space address on x86-64 does), a radix sort of those keys; it was
+    /// ~7% of a 100k-address run as a sort of tuples.
+    static func addressOrder(_ lineAddress: [UInt64], _ isAddress: [Bool]) -> [(UInt64, Int32)] {
+        let lineBits = max(1, UInt64.bitWidth - UInt64(lineAddress.count).leadingZeroBitCount)
+        var maxAddress: UInt64 = 0
+        for i in lineAddress.indices where isAddress[i] { maxAddress = max(maxAddress, lineAddress[i]) }
+        guard maxAddress >> (64 - lineBits) == 0 else {
+            var order: [(UInt64, Int32)] = []
+            for i in lineAddress.indices where isAddress[i] { order.append((lineAddress[i], Int32(i))) }
+            order.sort { $0.0 < $1.0 }
+            return order
+        }
+        var keys: [UInt64] = []
+        keys.reserveCapacity(lineAddress.count)
+        for i in lineAddress.indices where isAddress[i] { keys.append(lineAddress[i] << lineBits | UInt64(i)) }
+        radixSort(&keys)
+        let mask = (UInt64(1) << lineBits) - 1
+        return keys.map { ($0 >> lineBits, Int32(truncatingIfNeeded: $0 & mask)) }
+    }
+
+    /// LSD radix sort, 16 bits a pass; a pass whose digit is the same in every key is skipped.
+    static func radixSort(_ keys: inout [UInt64]) {
+        guard keys.count > 64 else { keys.sort(); return }
+        var other = [UInt64](repeating: 0, count: keys.count)
+        var counts = [Int](repeating: 0, count: 1 << 16)
+        for shift in stride(from: UInt64(0), to: 64, by: 16) {
+            for i in counts.indices { counts[i] = 0 }
+            for k in keys { counts[Int(truncatingIfNeeded: (k >> shift) & 0xFFFF)] += 1 }
+            if counts[Int(truncatingIfNeeded: (keys[0] >> shift) & 0xFFFF)] == keys.count { continue }
+            var sum = 0
+            for i in counts.indices { let c = counts[i]; counts[i] = sum; sum += c }
+            for k in keys {
+                let d = Int(truncatingIfNeeded: (k >> shift) & 0xFFFF)
+                other[counts[d]] = k
+                counts[d] += 1
+            }
+            swap(&keys, &other)
+        }
     }
 
     private let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)

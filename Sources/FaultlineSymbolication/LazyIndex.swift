@@ -16,6 +16,14 @@ import FaultlineProtocol
 import Glibc
 #endif
 
+/// A root DIE's address range (a struct, not a tuple: a tuple's type metadata is built at run
+/// time, and in a binary this size that lookup costs a one-address run ~0.2 ms).
+struct UnitRange {
+    var low: UInt64
+    var high: UInt64
+    var unit: Int32
+}
+
 /// Every code-bearing unit of a debug file with the address ranges its root DIE claims.
 struct UnitTable: Sendable {
     var offsets: [UInt64] = []       // unit header offsets, in file order
@@ -34,7 +42,7 @@ struct UnitTable: Sendable {
         guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { return nil }
         defer { dwarf_end(dwarf) }
         var t = UnitTable()
-        var rs: [(UInt64, UInt64, Int32)] = []
+        var rs: [UnitRange] = []
         var offset: Dwarf_Off = 0
         while true {
             var next: Dwarf_Off = 0
@@ -48,39 +56,62 @@ struct UnitTable: Sendable {
             var unitType: UInt8 = 0
             guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0,
                   unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || unitType == UInt8(DW_UT_skeleton) else { continue }
+            let own = DWARFIndexBuilder.unitRanges(&cudie)
+            // Clang-module references (Swift binaries have dozens) hold no code: never parsed.
+            if own.isEmpty && unitType == UInt8(DW_UT_skeleton) && DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) { continue }
             let u = t.offsets.count
             t.offsets.append(unitOffset)
             t.sizes.append(next - unitOffset)
-            let own = DWARFIndexBuilder.unitRanges(&cudie)
             if own.isEmpty { t.unranged.append(u) }
-            for (lo, hi) in own { rs.append((lo, hi, Int32(u))) }
+            for (lo, hi) in own { rs.append(UnitRange(low: lo, high: hi, unit: Int32(u))) }
         }
         guard !t.offsets.isEmpty else { return nil }
-        rs.sort { $0.0 < $1.0 }
+        rs.sort { $0.low < $1.low }
         var m: UInt64 = 0
-        for (lo, hi, u) in rs { t.low.append(lo); t.high.append(hi); t.unit.append(u); m = max(m, hi); t.maxHigh.append(m) }
+        for r in rs { t.low.append(r.low); t.high.append(r.high); t.unit.append(r.unit); m = max(m, r.high); t.maxHigh.append(m) }
         return t
     }
 
     /// The units whose ranges contain `address` (usually one).
     func units(covering address: UInt64, into out: inout Set<Int>) {
+        forEachUnit(covering: address) { out.insert($0) }
+    }
+
+    func forEachUnit(covering address: UInt64, _ body: (Int) -> Void) {
         var lo = 0, hi = low.count
         while lo < hi { let mid = (lo + hi) >> 1; if low[mid] <= address { lo = mid + 1 } else { hi = mid } }
         var i = lo - 1
         while i >= 0 && maxHigh[i] > address {
-            if address < high[i] { out.insert(Int(unit[i])) }
+            if address < high[i] { body(Int(unit[i])) }
             i -= 1
         }
     }
 
-    /// Units needed for `addresses`, the unranged ones included.
-    func units(for addresses: [UInt64]) -> Set<Int> {
+    /// Units needed for `addresses`, the unranged ones included. With `stopAbove`, gives up (nil)
+    /// as soon as they hold more bytes than that: the caller then builds the full index anyway,
+    /// and 100,000 addresses need not all be looked up to know it.
+    func units(for addresses: [UInt64], stopAbove limit: UInt64 = .max) -> Set<Int>? {
         var s = Set(unranged)
-        for a in addresses { units(covering: a, into: &s) }
+        var bytes = bytes(of: s)
+        for a in addresses {
+            var over = false
+            forEachUnit(covering: a) { u in
+                if s.insert(u).inserted { bytes += sizes[u]; over = over || bytes > limit }
+            }
+            if over { return nil }
+        }
         return s
     }
 
     func bytes(of units: Set<Int>) -> UInt64 { units.reduce(0) { $0 + sizes[$1] } }
+
+    /// Whether some unit's ranges contain `address` (else only ELF symbols can name it).
+    func covers(_ address: UInt64) -> Bool {
+        var s = Set<Int>()
+        units(covering: address, into: &s)
+        return !s.isEmpty
+    }
+
 }
 
 /// What a lazily loaded module needs to grow its partial index or build the full one.
@@ -96,6 +127,9 @@ final class LazyModuleSource: @unchecked Sendable {
     var parallel = false
     /// Units the current partial index was built from.
     var parsed: Set<Int>
+    /// Whether the current partial index holds every ELF symbol (else only those that can name
+    /// an address inside the parsed units: an address outside every unit needs a rebuild).
+    var hasAllSymbols = false
 
     init(units: UnitTable, debugPath: String, modulePath: String?, buildID: BuildID?, firstLoadAddress: UInt64, parsed: Set<Int>) {
         self.units = units
@@ -111,19 +145,32 @@ final class LazyModuleSource: @unchecked Sendable {
 
     /// Whether parsing `units` is close enough to parsing everything.
     func wantsFullIndex(_ units: Set<Int>) -> Bool {
-        Double(self.units.bytes(of: units)) > Double(self.units.totalBytes) * LazyModuleSource.fullIndexShare
+        self.units.bytes(of: units) > LazyModuleSource.fullIndexBytes(of: self.units)
+    }
+
+    /// Above this many bytes of units, build the full index.
+    static func fullIndexBytes(of units: UnitTable) -> UInt64 {
+        UInt64(Double(units.totalBytes) * fullIndexShare)
     }
 
     /// Builds an index from `units` (nil: every unit). Nil when the files cannot be read.
-    func build(units selected: Set<Int>?) -> DWARFIndex? {
-        guard let debug = try? ELFHandle(path: debugPath) else { return nil }
-        var sources = [debug]
-        if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
+    /// - Parameter allSymbols: keep every ELF symbol, not only those naming addresses in `units`.
+    /// - Parameter openFiles: the debug file's handle (then the module's) when the caller has them
+    ///   open: a second mapping of the same file would count its pages in our memory twice.
+    func build(units selected: Set<Int>?, allSymbols: Bool = false, openFiles: [ELFHandle]? = nil) -> DWARFIndex? {
+        var sources: [ELFHandle]
+        if let openFiles, !openFiles.isEmpty { sources = openFiles } else {
+            guard let debug = try? ELFHandle(path: debugPath) else { return nil }
+            sources = [debug]
+            if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
+        }
+        let debug = sources[0]
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
-                                             supplementary: supplementaryPath)
+                                             supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
+        if selected != nil { hasAllSymbols = allSymbols }
         return DWARFIndex.inMemory(consume tables, buildID: buildID)
     }
 }

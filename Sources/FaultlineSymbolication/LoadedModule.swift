@@ -63,10 +63,12 @@ final class LoadedModule: @unchecked Sendable {
             guard let lazy else { return current }
             var need = Set<Int>()
             lazy.units.units(covering: address, into: &need)
-            if need.isSubset(of: lazy.parsed) { return current }
+            // No unit covers it: only ELF symbols name it, and the partial index may hold few.
+            let needsAllSymbols = need.isEmpty && !lazy.hasAllSymbols
+            if need.isSubset(of: lazy.parsed) && !needsAllSymbols { return current }
             let all = lazy.parsed.union(need)
             let full = lazy.wantsFullIndex(all)
-            guard let next = lazy.build(units: full ? nil : all) else { return current }
+            guard let next = lazy.build(units: full ? nil : all, allSymbols: needsAllSymbols || lazy.hasAllSymbols) else { return current }
             replace(with: next, full: full, parsed: all)
             return current
         }

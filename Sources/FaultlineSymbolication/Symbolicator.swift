@@ -175,7 +175,7 @@ public final class Symbolicator: @unchecked Sendable {
         // The module's own program headers are authoritative; a split debug file keeps copies.
         let firstLoad = (module ?? debug).firstLoadAddress
         if lazyColdPath, let hints, loc.debugFile != nil,
-           let lazy = lazyModule(debug, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad), supplementary: loc.supplementaryFile) {
+           let lazy = lazyModule(sources, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad), supplementary: loc.supplementaryFile) {
             return .loaded(lazy)
         }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil,
@@ -196,15 +196,17 @@ public final class Symbolicator: @unchecked Sendable {
 extension Symbolicator {
     /// A module over a partial index of the units covering `addresses`, or nil when they are
     /// most of the file (the caller then builds, and persists, the full index).
-    fileprivate func lazyModule(_ debug: ELFHandle, _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
+    /// - Parameter files: the open debug file, then the module file when it is another.
+    fileprivate func lazyModule(_ files: [ELFHandle], _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
                                 _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?) -> LoadedModule? {
-        guard let units = UnitTable.scan(debug.elf) else { return nil }
-        let need = units.units(for: addresses)
+        guard let units = UnitTable.scan(files[0].elf) else { return nil }
+        guard let need = units.units(for: addresses, stopAbove: LazyModuleSource.fullIndexBytes(of: units)) else { return nil }
         let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
                                       firstLoadAddress: firstLoad, parsed: need)
         source.parallel = parallelFullBuild
         source.supplementaryPath = supplementary
-        guard !source.wantsFullIndex(need), let partial = source.build(units: need) else { return nil }
+        guard !source.wantsFullIndex(need),
+              let partial = source.build(units: need, allSymbols: addresses.contains { !units.covers($0) }, openFiles: files) else { return nil }
         let persist: @Sendable (DWARFIndex) -> Void = { [self] index in self.persist(index, buildID) }
         let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist, debugPath: debugPath)
         if buildFullIndexInBackground {

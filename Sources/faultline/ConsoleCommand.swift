@@ -1,6 +1,7 @@
 // `faultline console FILE…`: follow file logs or stderr captures live, coloured and filtered.
 import FaultlineProtocol
 import Foundation
+import FaultlineCommandLine
 
 enum ConsoleCommand {
     static let help = """

@@ -3,6 +3,7 @@
 import FaultlineCrashPickup
 import FaultlineProtocol
 import Foundation
+import FaultlineCommandLine
 
 enum CrashesCommand {
     static let help = """

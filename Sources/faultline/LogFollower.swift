@@ -13,6 +13,7 @@
 // (2 MiB by default) within 50 ms. inotify would only narrow that window, not close it: the
 // intermediate file can be replaced before any reader opens it.
 import Foundation
+import FaultlineCommandLine
 
 final class LogFollower {
     let path: String

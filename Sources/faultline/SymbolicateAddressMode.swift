@@ -1,5 +1,6 @@
 // `faultline symbolicate --obj FILE`: llvm-symbolizer-compatible address mode.
 import Foundation
+import FaultlineCommandLine
 import FaultlineSymbolication
 
 enum SymbolicateAddressMode {

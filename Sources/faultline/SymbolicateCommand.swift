@@ -1,5 +1,6 @@
 // `faultline symbolicate`: argument parsing; the work is in FaultlineSymbolication.
 import Foundation
+import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
 

@@ -1,5 +1,6 @@
 // `faultline symbolicate REPORT`: a crash report or event → backtrace text or symbolicated JSON.
 import Foundation
+import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
 

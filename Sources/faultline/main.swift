@@ -1,5 +1,6 @@
 // The `faultline` command: a thin front; each subcommand parses arguments and calls a library.
 import Foundation
+import FaultlineCommandLine
 import FaultlineProtocol
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -34,5 +34,8 @@ final class DSNTests: XCTestCase {
         XCTAssertThrowsError(try DSN(parsing: "http://k@h")) { XCTAssertEqual($0 as? DSN.ParseError, .missingProjectID) }
         XCTAssertThrowsError(try DSN(parsing: "http://flst_0011@h/1")) { XCTAssertEqual($0 as? DSN.ParseError, .serverTokenInDSN) }
         XCTAssertThrowsError(try DSN(parsing: "definitely not a dsn")) { XCTAssertEqual($0 as? DSN.ParseError, .notAURL("definitely not a dsn")) }
+        XCTAssertThrowsError(try DSN(parsing: "http://k@h:99999/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort(99999)) }
+        XCTAssertThrowsError(try DSN(parsing: "http://k@h:0/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort(0)) }
+        XCTAssertEqual(try DSN(parsing: "http://k@h:65535/1").port, 65535)
     }
 }

@@ -81,6 +81,13 @@ final class BackfillTests: XCTestCase {
             let resolved = try server.getJSON("/api/0/issues/\(old)/")
             XCTAssertEqual(resolved["id"]?.stringValue, newID, "old id \(old) must resolve to the merged issue")
         }
+        // Every occurrence reads as the surviving issue's, also those still stored under the merged id.
+        let events = try server.getJSON("/api/0/issues/\(newID)/events/?limit=100").arrayValue ?? []
+        XCTAssertEqual(events.count, n)
+        XCTAssertTrue(events.allSatisfy { $0["issue"]?.stringValue == newID }, "\(events.map { $0["issue"] })")
+        for old in oldIDs where old != newID {
+            XCTAssertEqual(try server.getJSON("/api/0/issues/\(old)/events/?limit=100").arrayValue?.count, n, "an old id lists the issue it resolves to")
+        }
         // The representative stack is symbolicated, innermost first, with files and lines.
         let detail = try server.getJSON("/api/0/issues/\(newID)/")
         let frames = detail["stack"]?.arrayValue ?? []

@@ -1,5 +1,6 @@
-// The `faultline` binary (CLI and server) must not carry the SDK's libc interposers: they would
-// take over pthread_create and the signal masks of every thread the server starts.
+// The `faultline` and `faultline-server` binaries must not carry the SDK's libc interposers: they
+// would take over pthread_create and the signal masks of every thread the server starts.
+// And `faultline` reaches the server-side commands only through `faultline-server` beside it.
 import FaultlineTestSupport
 import Foundation
 import XCTest
@@ -21,9 +22,39 @@ final class CLIBinaryTests: XCTestCase {
         return found
     }
 
-    func testTheFaultlineBinaryDefinesNoneOfTheSDKsInterposers() throws {
-        XCTAssertEqual(try definedInterposers(TestSupport.product("faultline")), [],
-                       "the faultline executable links the SDK's crash core; depend on FaultlineCrashPickup, not Faultline")
+    func testTheFaultlineBinariesDefineNoneOfTheSDKsInterposers() throws {
+        for binary in ["faultline", "faultline-server"] {
+            XCTAssertEqual(try definedInterposers(TestSupport.product(binary)), [],
+                           "the \(binary) executable links the SDK's crash core; depend on FaultlineCrashPickup, not Faultline")
+        }
+    }
+
+    /// `faultline` links no server code (its one-address start is what `symbolicate` is measured
+    /// by): no libmicrohttpd, libpq, SQLite or libcurl among its libraries.
+    func testTheFaultlineBinaryLinksNoServerLibraries() throws {
+        let libraries = try TestSupport.shell("ldd '\(TestSupport.product("faultline"))'")
+        for heavy in ["libmicrohttpd", "libpq", "libsqlite3", "libcurl", "libcrypto"] {
+            XCTAssertFalse(libraries.contains(heavy), "faultline links \(heavy):\n\(libraries)")
+        }
+        XCTAssertTrue(try TestSupport.shell("ldd '\(TestSupport.product("faultline-server"))'").contains("libmicrohttpd"))
+    }
+
+    /// A server-side command replaces `faultline` with `faultline-server` (same pid, same
+    /// arguments); without it beside `faultline` the error names what is missing.
+    func testServerCommandsRunInFaultlineServerAndAMissingOneIsNamed() throws {
+        let help = try TestSupport.run(TestSupport.product("faultline"), ["projects", "--help"])
+        XCTAssertEqual(help.exitCode, 0, help.stderr)
+        XCTAssertTrue(help.stdout.contains("projects"), help.stdout)
+
+        let dir = TestSupport.makeTemporaryDirectory()
+        let alone = dir + "/faultline"
+        try FileManager.default.copyItem(atPath: TestSupport.product("faultline"), toPath: alone)
+        let missing = try TestSupport.run(alone, ["serve", "--port", "0"])
+        XCTAssertEqual(missing.exitCode, 1, "\(missing)")
+        XCTAssertTrue(missing.stderr.contains("faultline-server") && missing.stderr.contains(dir), missing.stderr)
+        // Commands of its own still run.
+        let version = try TestSupport.run(alone, ["--version"])
+        XCTAssertEqual(version.exitCode, 0)
     }
 
     /// The check above would notice: a program that links the SDK defines them.

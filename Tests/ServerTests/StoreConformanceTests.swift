@@ -86,6 +86,101 @@ enum StoreConformance {
         XCTAssertEqual(try store.issues(projectID: p.id, limit: 10, offset: 0).first?.count, 2)
     }
 
+    /// Every read of an issue (count, releases, occurrence lists newest first, an occurrence's
+    /// issue, the web page's installs and first release) agrees with the rows it holds.
+    static func assertHolds(_ store: any Store, _ issueID: Int64, _ eventIDs: Set<String>, releases: Set<String>? = nil,
+                            file: StaticString = #filePath, line: UInt = #line) throws {
+        let issue = try XCTUnwrap(try store.issue(id: issueID), file: file, line: line)
+        XCTAssertEqual(issue.id, issueID, "live", file: file, line: line)
+        XCTAssertEqual(issue.count, Int64(eventIDs.count), "recorded count", file: file, line: line)
+        let rows = try store.occurrences(issueID: issueID, limit: 100, offset: 0)
+        XCTAssertEqual(Set(rows.map(\.eventID)), eventIDs, file: file, line: line)
+        XCTAssertEqual(rows.map(\.id), rows.map(\.id).sorted(by: >), "newest first", file: file, line: line)
+        XCTAssertEqual(rows.map(\.issueID), rows.map { _ in issueID }, "each row reads as the live issue", file: file, line: line)
+        if rows.count > 1 {
+            XCTAssertEqual(try store.occurrences(issueID: issueID, limit: 1, offset: 1).map(\.id), [rows[1].id], "paged", file: file, line: line)
+        }
+        if let releases { XCTAssertEqual(Set(issue.releases), releases, file: file, line: line) }
+        if let db = store as? any Store & SQLDatabase {
+            let web = WebQueries(store: db)
+            XCTAssertEqual(Set(try web.occurrences(issueID: issueID, before: nil, limit: 50).map(\.eventID)), eventIDs, file: file, line: line)
+            XCTAssertEqual(try web.installs(issueID: issueID), eventIDs.isEmpty ? 0 : 1, file: file, line: line)
+        }
+    }
+
+    /// A merge re-points the merged issue, not its rows (IssueGroups): those rows read as the live
+    /// issue's everywhere; a stack leaving an issue that holds other stacks moves row by row (a
+    /// split); merges chain; a hand merge and retention keep counts equal to rows.
+    static func mergedIssuesKeepTheirRows(_ store: any Store) throws {
+        let p = try store.createProject(slug: "groups", name: "Groups")
+        func frame(_ offset: UInt64) -> StackFrame {
+            StackFrame(buildID: buildID, offset: offset, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        }
+        // a, b: issue X over two stacks; c, d: issue Y over a third; e: issue W over a fourth.
+        let plan: [(String, String, UInt64, String)] = [("a", "X", 1, "r1"), ("b", "X", 2, "r1"), ("c", "Y", 3, "r2"), ("d", "Y", 3, "r3"), ("e", "W", 4, "r4")]
+        for (id, _, _, rel) in plan { _ = try store.storeIngest(event: event(p.id, id, release: rel), items: []) }
+        let pending = try store.unprocessedOccurrences(limit: 10).filter { $0.projectID == p.id }
+        try store.recordGrouping(pending.map { o in
+            let (_, hash, off, _) = plan.first { $0.0 == o.eventID }!
+            return outcome(o, hash: hash, frames: [frame(off)])
+        })
+        let byHash = Dictionary(uniqueKeysWithValues: try store.issues(projectID: p.id, limit: 10, offset: 0).map { ($0.fingerprint, $0.id) })
+        let (x, y, w) = (byHash["X"]!, byHash["Y"]!, byHash["W"]!)
+        let key = { (off: UInt64) in StackSignature(exceptionType: "SIGSEGV", frames: [frame(off)]).key }
+        func regroup(_ off: UInt64, to hash: String) throws -> RegroupSummary {
+            try IssueMerger.apply([Regrouping(stackKey: key(off), projectID: p.id, fingerprint: Fingerprint(hash: hash, title: hash, culprit: hash, symbolicated: true))], in: store)
+        }
+
+        // Y's only stack goes to X: Y is merged, its rows stay and read as X's.
+        XCTAssertEqual(try regroup(3, to: "X").merges, [IssueMergeRecord(issue: y, into: x)])
+        try assertHolds(store, x, ["a", "b", "c", "d"], releases: ["r1", "r2", "r3"])
+        XCTAssertEqual(try store.issue(id: y)?.id, x)
+        XCTAssertEqual(try store.occurrences(issueID: y, limit: 10, offset: 0).count, 0, "a merged id lists nothing of its own")
+        XCTAssertEqual(try store.occurrence(projectID: p.id, eventID: "c")?.issueID, x)
+        if let db = store as? any SQLDatabase {
+            let stored = try db.reading { c in try c.rows("SELECT issue_id FROM occurrences WHERE event_id IN ('c', 'd')", []) { $0.int(0) } }
+            XCTAssertEqual(stored, [y, y], "the merge wrote no occurrence row")
+        }
+
+        // Stack 1 leaves X, which holds other stacks: a split, rows move to a new issue Z.
+        let split = try regroup(1, to: "Z")
+        XCTAssertEqual(split.issuesMerged, 0)
+        XCTAssertEqual(split.occurrencesMoved, 1)
+        let z = try XCTUnwrap(try store.issues(projectID: p.id, limit: 10, offset: 0).first { $0.fingerprint == "Z" }?.id)
+        try assertHolds(store, z, ["a"], releases: ["r1"])
+        try assertHolds(store, x, ["b", "c", "d"], releases: ["r1", "r2", "r3"])
+        _ = try regroup(2, to: "Z")
+        try assertHolds(store, z, ["a", "b"], releases: ["r1"])
+        try assertHolds(store, x, ["c", "d"], releases: ["r2", "r3"])
+
+        // Stack 3 (rows still naming Y) is now all X holds: X merges into Z, and Y with it.
+        XCTAssertEqual(try regroup(3, to: "Z").merges, [IssueMergeRecord(issue: x, into: z)])
+        try assertHolds(store, z, ["a", "b", "c", "d"], releases: ["r1", "r2", "r3"])
+        XCTAssertEqual(try store.issue(id: y)?.id, z, "merges chain to the live issue")
+        XCTAssertEqual(try store.issue(id: x)?.id, z)
+
+        // Stack 3 back out to a fingerprint of its own: its rows leave Z (a split of a merged group).
+        _ = try regroup(3, to: "V")
+        let v = try XCTUnwrap(try store.issues(projectID: p.id, limit: 10, offset: 0).first { $0.fingerprint == "V" }?.id)
+        try assertHolds(store, v, ["c", "d"], releases: ["r2", "r3"])
+        try assertHolds(store, z, ["a", "b"], releases: ["r1"])
+
+        // By hand: W into Z, no row moves.
+        try IssueMerger.merge(w, into: z, in: store)
+        try assertHolds(store, z, ["a", "b", "e"], releases: ["r1", "r4"])
+        XCTAssertEqual(try store.counts(projectID: p.id).issues, 2)
+
+        // Retention deletes rows naming merged issues: the live issue is recounted.
+        let left = try store.deleteOccurrences(receivedBefore: 1e12, limit: 3)
+        XCTAssertEqual(left, 3)
+        let remaining = Set(try store.occurrences(issueID: z, limit: 10, offset: 0).map(\.eventID) + store.occurrences(issueID: v, limit: 10, offset: 0).map(\.eventID))
+        XCTAssertEqual(remaining.count, 2)
+        let total = try [z, v].map { try store.issue(id: $0)?.count ?? -1 }.reduce(0, +)
+        XCTAssertEqual(total, 2, "counts equal the rows left")
+        try assertHolds(store, z, remaining.intersection(["a", "b", "e"]))
+        try assertHolds(store, v, remaining.intersection(["c", "d"]))
+    }
+
     /// A claim has one holder at a time, is extended by its holder, and frees on release or expiry.
     static func claims(_ store: any Store) throws {
         XCTAssertTrue(try store.acquireClaim("c", holder: "a", duration: 60))
@@ -196,6 +291,7 @@ final class SQLiteStoreConformanceTests: XCTestCase {
 
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
+    func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
 
@@ -223,8 +319,20 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func makeURL() throws -> String { try PostgresCluster.shared(for: Self.self).createDatabase() }
     func makeStore() throws -> any Store { try PostgresStore(url: try makeURL(), connections: 4) }
 
+    /// A NUL inside a text value (a client's "\u0000") cannot be stored in PostgreSQL text and
+    /// used to cut the value there: it reads back as U+FFFD with everything after it.
+    func testTextWithNULKeepsItsTail() throws {
+        let c = try PGConnection(url: try makeURL())
+        _ = try c.query("CREATE TABLE nul_text (t text)")
+        _ = try c.query("INSERT INTO nul_text (t) VALUES ($1)", SQLValue.text("before\u{0}after"))
+        var got: [String] = []
+        _ = try c.query("SELECT t FROM nul_text") { got.append($0.text(0) ?? "") }
+        XCTAssertEqual(got, ["before\u{FFFD}after"])
+    }
+
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
+    func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
 

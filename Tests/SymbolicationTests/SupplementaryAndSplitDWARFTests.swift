@@ -161,6 +161,35 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         XCTAssertEqual(try ours("\(d)/nosplit/a", plain).text, try llvm("\(d)/nosplit/a", plain))
     }
 
+    /// Two .dwo files laid out alike: their DIE offsets coincide (each counts from its own
+    /// .debug_info), so names cached by offset across split units would name one unit's inlined
+    /// function after the other's. Built here with gcc -gsplit-dwarf, compared with llvm-symbolizer,
+    /// also through a persisted index.
+    func testInlinedNamesOfTwoAlikeDwoFiles() throws {
+        let d = Fixtures.temporaryDirectory("split-alike")
+        for name in ["aaaa", "bbbb"] {
+            try """
+            static inline __attribute__((always_inline)) int helper_\(name)(volatile int *p) { return *p * 7 + 1; }
+            __attribute__((noinline)) int call_\(name)(volatile int *p) { return helper_\(name)(p) * 3; }
+
+            """.write(toFile: "\(d)/\(name).c", atomically: true, encoding: .utf8)
+        }
+        try """
+        int call_aaaa(volatile int *p); int call_bbbb(volatile int *p);
+        int main(void) { volatile int x = 2; return call_aaaa(&x) + call_bbbb(&x); }
+
+        """.write(toFile: "\(d)/m.c", atomically: true, encoding: .utf8)
+        let cc = Fixtures.run("/bin/sh", ["-c", "cd '\(d)' && gcc -O2 -g -gsplit-dwarf -o prog aaaa.c bbbb.c m.c"])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let addrs = everyByte("\(d)/prog")
+        let expected = try llvm("\(d)/prog", addrs)
+        XCTAssertTrue(expected.contains("helper_bbbb") && expected.contains("helper_aaaa"), expected)
+        XCTAssertEqual(try ours("\(d)/prog", addrs).text, expected)
+        let cache = Fixtures.temporaryDirectory("split-alike-cache")
+        _ = try ours("\(d)/prog", addrs, cache: cache)
+        XCTAssertEqual(try ours("\(d)/prog", addrs, cache: cache).text, expected, "answered from the persisted index")
+    }
+
     /// A .dwp package: libdw 0.188 cannot read it, so the split units' addresses fall back to ELF
     /// symbols (never a half answer) and the note names the package and the elfutils version.
     /// llvm-symbolizer reads it (checked so the fixture is known to be a real package).
@@ -211,5 +240,20 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         let entry = try XCTUnwrap(Fixtures.functionSymbols("\(d)/missing/a").first { $0.2 == "entry_a" })
         let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--obj", "\(d)/missing/a", "0x" + String(entry.0, radix: 16)])
         XCTAssertTrue(r.stderr.contains("a.dwo"), r.stderr)
+    }
+
+    /// A SwiftPM build's Swift objects carry skeleton units that name clang modules' .pcm files
+    /// (types only, no code). They are not missing split units: no note, and the index is persisted.
+    func testClangModuleReferencesAreNotMissingSplitUnits() throws {
+        let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
+        let dwarf = Fixtures.run("/bin/sh", ["-c", "readelf --debug-dump=info '\(crasher)' | grep -c 'dwo_name.*\\.pcm'"])
+        XCTAssertGreaterThan(Int(dwarf.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0,
+                             "the crasher no longer has clang-module references; this test needs a binary that does")
+        let cache = Fixtures.temporaryDirectory("pcm-cache")
+        let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--rebuild-index", "--cache-dir", cache, "--no-system",
+                                                       "--obj", crasher, "0x10"])
+        XCTAssertFalse(r.stderr.contains("split-DWARF"), r.stderr)
+        let stored = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".fltidx") }
+        XCTAssertEqual(stored.count, 1, "the full index of a Swift binary is persisted")
     }
 }

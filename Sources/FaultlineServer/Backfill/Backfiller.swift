@@ -28,6 +28,8 @@ public final class Backfiller: @unchecked Sendable {
     /// with 200 the regroup of 100,000 occurrences took 3.9 s wall in 10 transactions, with 1,000
     /// 1.5–2.6 s in 2 (tools/bench-backfill, phase timers). Ingest waits for a transaction meanwhile.
     let batchSize: Int
+    /// Threads that fingerprint a batch's stacks (one per core).
+    let parallelism = max(1, ProcessInfo.processInfo.activeProcessorCount)
     private struct Poll {
         /// A job was queued here (or one just finished): ask the store now, not at the next poll.
         var wake = true
@@ -146,13 +148,19 @@ public final class Backfiller: @unchecked Sendable {
     private func regroup(_ record: inout BackfillRecord, resumeAfter: String?, beat: LeaseHeartbeat) throws {
         let buildID = record.buildID
         symbolicator.invalidate(buildID: buildID)
-        // The index is built on arrival, also for a build-id no stored occurrence references yet.
-        PhaseClock.time(.backfillPrepare) { symbolicator.prepare(buildID: buildID) }
+        // The index is built on arrival, also for a build-id no stored occurrence references yet;
+        // on another thread meanwhile the claim is taken and the stacks are read.
+        let prepared = DispatchGroup()
+        DispatchQueue.global().async(group: prepared) { [symbolicator] in
+            PhaseClock.time(.backfillPrepare) { symbolicator.prepare(buildID: buildID) }
+        }
+        defer { prepared.wait() }
         // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
         try PhaseClock.time(.backfillClaimWait) { try claim.acquire() }
         defer { claim.release() }
         // Key order, so a resume point splits the stacks into "done" and "to do" on every node.
         let stacks = try PhaseClock.time(.backfillStacksQuery) { try store.stacks(referencing: buildID) }.map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
+        prepared.wait()
         var resume = resumeAfter
         let todo = resume.map { after in stacks.filter { $0.0 > after } } ?? stacks
         record.state = "running"
@@ -164,30 +172,62 @@ public final class Backfiller: @unchecked Sendable {
         // A fresh cache per run: each distinct (build-id, address) is symbolicated once, and counted.
         let memo = CachingSymbolicator(symbolicator)
         let addressesBefore = record.addressesSymbolicated
-        var i = 0
-        while i < todo.count {
-            if worker.isStopping { throw Interruption.stopping }
-            let slice = todo[i..<min(i + batchSize, todo.count)]
-            let moves = PhaseClock.time(.backfillFingerprint, count: slice.count) {
-                slice.map { key, s in
-                    Regrouping(stackKey: key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
-                }
-            }
-            for ((_, s), m) in zip(slice, moves) where m.fingerprint.symbolicated { record.occurrencesSymbolicated += s.occurrences }
-            try claim.check()
-            guard beat.holds else { throw Interruption.leaseLost }
-            let summary = try PhaseClock.time(.backfillApply, count: slice.count) { try IssueMerger.apply(moves, in: store) }
+        // Batch k regroups on the store's writer while batch k + 1 is fingerprinted here. Its progress
+        // is saved only after it committed, so a resume point never runs ahead of the store; the
+        // claim is released only after the last regroup ended (this defer runs before the claim's).
+        let applier = DispatchGroup()
+        nonisolated(unsafe) var applied: Result<RegroupSummary, Error>?
+        var inFlight: (slice: ArraySlice<(String, StoredStack)>, symbolicated: Int64, addresses: Int)?
+        defer { applier.wait() }
+        func settle(last: Bool) throws {
+            applier.wait()
+            guard let (slice, symbolicated, addresses) = inFlight else { return }
+            inFlight = nil
+            let summary = try applied!.get()
+            record.occurrencesSymbolicated += symbolicated
             record.issuesMerged += summary.issuesMerged
             record.merges += summary.merges
             record.occurrencesDone += slice.reduce(0) { $0 + $1.1.occurrences }
-            record.addressesSymbolicated = addressesBefore + Int64(memo.count)
+            record.addressesSymbolicated = addressesBefore + Int64(addresses)
             resume = slice.last?.0 ?? resume
-            i += batchSize
-            if i < todo.count { try PhaseClock.time(.backfillRecord) { try save(record, resume, beat) } }
+            if !last { try PhaseClock.time(.backfillRecord) { try save(record, resume, beat) } }
         }
+        var i = 0
+        while i < todo.count {
+            if worker.isStopping { try settle(last: false); throw Interruption.stopping }
+            let slice = todo[i..<min(i + batchSize, todo.count)]
+            let moves = PhaseClock.time(.backfillFingerprint, count: slice.count) { fingerprints(Array(slice), memo) }
+            let symbolicated = zip(slice, moves).reduce(Int64(0)) { $0 + ($1.1.fingerprint.symbolicated ? $1.0.1.occurrences : 0) }
+            try settle(last: false)
+            try claim.check()
+            guard beat.holds else { throw Interruption.leaseLost }
+            inFlight = (slice, symbolicated, memo.count)
+            DispatchQueue.global().async(group: applier) { [store] in
+                applied = Result { try PhaseClock.time(.backfillApply, count: moves.count) { try IssueMerger.apply(moves, in: store) } }
+            }
+            i += batchSize
+        }
+        try settle(last: true)
         record.state = "done"
         record.finished = Date().timeIntervalSince1970
         try save(record, resume, beat)
+    }
+
+    /// The new fingerprint of each stack, on as many threads as there are cores: symbolicating a
+    /// batch's frames is most of a backfill's work once merges move no rows (tools/results/backfill-*),
+    /// and the symbolicator and `memo` are safe to share. Results in `stacks`' order.
+    private func fingerprints(_ stacks: [(String, StoredStack)], _ memo: CachingSymbolicator) -> [Regrouping] {
+        let workers = max(1, min(parallelism, stacks.count / 64))
+        let chunk = (stacks.count + workers - 1) / max(1, workers)
+        let lock = NSLock()
+        nonisolated(unsafe) var parts: [Int: [Regrouping]] = [:]
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            let part = stacks[min(stacks.count, w * chunk)..<min(stacks.count, (w + 1) * chunk)].map { key, s in
+                Regrouping(stackKey: key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
+            }
+            lock.withLock { parts[w] = part }
+        }
+        return (0..<workers).flatMap { parts[$0] ?? [] }
     }
 
     /// Saves progress fenced by the lease: a holder that lost its job writes nothing more.

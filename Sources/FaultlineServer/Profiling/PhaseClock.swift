@@ -12,7 +12,7 @@ public enum PhaseClock {
     public enum Phase: Int, CaseIterable, Sendable {
         case httpHandler, ingestAuth, inflateAndFrame, parseEvent, storeCompress, stackSignature, storeWait,
              writerJobs, writerCommit, writerBatch, groupingFingerprint, groupingStore,
-             backfillPrepare, backfillClaimWait, backfillStacksQuery, backfillFingerprint, backfillApply, regroupLookup, regroupMove, regroupRecount, backfillRecord
+             backfillPrepare, backfillClaimWait, backfillStacksQuery, backfillFingerprint, backfillApply, regroupLookup, regroupMerge, regroupMove, regroupRecount, backfillRecord
     }
 
     /// Per phase: calls (or items), wall and CPU nanoseconds. A lock is fine: only when enabled.

@@ -7,23 +7,26 @@ import FaultlineProtocol
 /// calls' writes, and all of them commit together or not at all. No call decides anything: which
 /// issue wins, and when one is renamed rather than merged, is the policy's business.
 public protocol IssueEditing {
-    /// The issues holding occurrences of the stack in the project, with how many each.
+    /// The live issues holding occurrences of the stack in the project, with how many each
+    /// (rows naming an issue merged into another count for that other one: `IssueGroups`).
     func shares(ofStack stackKey: String, projectID: Int64) throws -> [StackShare]
     /// The live issue with this fingerprint hash, if any (merged issues have given theirs up).
     func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64?
     /// The occurrence count the issue records (`IssueRecord.count`), without following merges.
     func recordedCount(issueID: Int64) throws -> Int64
-    /// A new issue with no occurrences yet (first and last seen are set by `recount`).
+    /// A new issue with no occurrences yet (first and last seen are set by `recount` or `absorb`).
     func createIssue(projectID: Int64, fingerprint: Fingerprint) throws -> Int64
     /// Sets the issue's title, culprit and symbolicated flag; with `rekey`, its fingerprint hash too.
     func describe(issueID: Int64, as fingerprint: Fingerprint, rekey: Bool) throws
-    /// Points every grouped occurrence of the stack at `issueID`; returns how many changed issue.
+    /// Points every grouped occurrence of the stack that is not already `issueID`'s at it (row by
+    /// row: for a stack that leaves an issue holding other stacks); returns how many changed issue.
+    /// The counts of the issues involved are stale until `recount`.
     func moveOccurrences(ofStack stackKey: String, projectID: Int64, to issueID: Int64) throws -> Int64
-    /// Points every occurrence of `source` at `target`; returns how many moved.
-    func moveOccurrences(ofIssue source: Int64, to target: Int64) throws -> Int64
-    /// Marks `issue` merged into `target`: it gives up its fingerprint and count, keeps its id
-    /// (reads follow `mergedInto`), and issues merged into it earlier now point at `target`.
-    func markMerged(_ issue: Int64, into target: Int64) throws
+    /// Merges `issue` into `target` without touching an occurrence: `target` gains its recorded
+    /// count, first/last seen and releases; `issue` gives up its fingerprint and count, keeps its
+    /// id (reads follow `mergedInto`) and its rows, which from now on read as `target`'s; issues
+    /// merged into it earlier now point at `target`. `issue`'s recorded count must be exact.
+    func absorb(_ issue: Int64, into target: Int64) throws
     /// Count, first/last seen and releases from the occurrences the issue holds now.
     func recount(issueID: Int64) throws
 }

@@ -91,7 +91,11 @@ final class PGConnection: @unchecked Sendable {
             case .null: buffers.append(nil); formats.append(0)
             case .int(let v): buffers.append(Data(String(v).utf8) + [0]); formats.append(0)
             case .double(let v): buffers.append(Data("\(v)".utf8) + [0]); formats.append(0)
-            case .text(let v): buffers.append(Data(v.utf8) + [0]); formats.append(0)
+            case .text(let v):
+                // PostgreSQL text holds no NUL character, and libpq would end the value at the first
+                // one (a client's "\u0000" in a title): NUL becomes U+FFFD, the rest is kept.
+                let bytes = v.utf8.contains(0) ? Data(v.replacingOccurrences(of: "\u{0}", with: "\u{FFFD}").utf8) : Data(v.utf8)
+                buffers.append(bytes + [0]); formats.append(0)
             case .blob(let v): buffers.append(v); formats.append(1)
             }
         }

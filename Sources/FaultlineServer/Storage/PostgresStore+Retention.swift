@@ -8,10 +8,11 @@ extension PostgresStore: RetentionStore {
             let n = try c.query("""
                 DELETE FROM occurrences WHERE id IN (
                   SELECT id FROM occurrences WHERE received < $1 AND processed = 1 ORDER BY received LIMIT $2)
-                RETURNING issue_id
+                RETURNING \(IssueGroups.resolved("issue_id"))
                 """, .double(cutoff), .int(Int64(limit))) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
-            // In id order on every node, so two recounts cannot deadlock on issue rows.
-            for issue in issues.sorted() { try Self.recomputeIssue(c, issue) }
+            // Each row's live issue (a row may name an issue merged into it: IssueGroups), recounted
+            // in id order on every node, so two recounts cannot deadlock on issue rows.
+            for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
             return n
         }
     }

@@ -122,7 +122,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
     // MARK: Backfill
 
     public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
-        try write { c in try body(PostgresIssueEditing(c: c)) }
+        try write { c in try body(SQLIssueEditing(c: c, dialect: .postgres)) }
     }
 
     // MARK: Claims (the database's clock, so nodes with skewed clocks agree on expiry)
@@ -146,23 +146,6 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     public func releaseClaim(_ name: String, holder: String) throws {
         try write { c in try c.query("DELETE FROM claims WHERE name = $1 AND holder = $2", .text(name), .text(holder)) }
-    }
-
-    static func recomputeIssue(_ c: PGConnection, _ id: Int64) throws {
-        var merged = false
-        try c.query("SELECT merged_into IS NOT NULL FROM issues WHERE id = $1", .int(id)) { merged = $0.bool(0) }
-        try c.query("DELETE FROM issue_releases WHERE issue_id = $1", .int(id))
-        if merged { return }
-        try c.query("""
-            UPDATE issues SET count = (SELECT count(*) FROM occurrences WHERE issue_id = $1),
-              first_seen = coalesce((SELECT min(timestamp) FROM occurrences WHERE issue_id = $1), first_seen),
-              last_seen = coalesce((SELECT max(timestamp) FROM occurrences WHERE issue_id = $1), last_seen)
-            WHERE id = $1
-            """, .int(id))
-        try c.query("""
-            INSERT INTO issue_releases(issue_id, release)
-            SELECT DISTINCT $1::bigint, release FROM occurrences WHERE issue_id = $1::bigint AND release IS NOT NULL
-            """, .int(id))
     }
 
     public func createBackfill(buildID: BuildID) throws -> Int64 {

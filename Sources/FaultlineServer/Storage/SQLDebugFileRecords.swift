@@ -70,10 +70,13 @@ enum SQLDebugFileRecords {
 
     static func stacks(_ db: some SQLDatabase, referencing buildID: BuildID) throws -> [StoredStack] {
         try db.reading { c in
+            // Counted in stack-key order from the (stack_key, project_id, issue_id) index alone, signatures
+            // joined after: grouping by the signature blob sorted 100,000 rows with their blobs (0.3 s).
             try c.rows("""
-                SELECT s.key, s.signature, o.project_id, count(*)
-                FROM stack_modules m JOIN stacks s ON s.key = m.stack_key JOIN occurrences o ON o.stack_key = s.key
-                WHERE m.build_id = ? GROUP BY s.key, s.signature, o.project_id
+                SELECT n.stack_key, s.signature, n.project_id, n.occurrences FROM
+                  (SELECT m.stack_key, o.project_id, count(*) AS occurrences FROM stack_modules m
+                   JOIN occurrences o ON o.stack_key = m.stack_key WHERE m.build_id = ? GROUP BY m.stack_key, o.project_id) AS n
+                JOIN stacks s ON s.key = n.stack_key
                 """, .text(buildID.hex)) { r in
                 StackSignature.decode(r.blob(1)).map { StoredStack(signature: $0, projectID: r.int(2), occurrences: r.int(3)) }
             }.compactMap { $0 }

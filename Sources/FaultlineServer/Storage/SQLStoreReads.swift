@@ -41,8 +41,8 @@ extension SQLBackedStore {
 
     public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
         try db.reading { c in
-            try c.rows("\(OccurrenceRows.select) WHERE issue_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
-                       .int(issueID), .int(Int64(limit)), .int(Int64(offset)), map: OccurrenceRows.occurrence)
+            let q = IssueGroups.newestFirst(columns: OccurrenceRows.columns, members: try IssueGroups.members(c, issueID), limit: limit, offset: offset)
+            return try c.rows(q.sql, q.args, OccurrenceRows.occurrence)
         }
     }
 

@@ -32,7 +32,11 @@ enum SQLiteSchema {
         // 5: the tables of traces, log archives and the web pages (Traces/, LogArchives/, Web/). IF NOT
         // EXISTS: data directories from before this migration made them on first use.
         TraceSchema.statements + SQLiteLogArchiveSchema.statements + SQLiteWebSchema.statements,
-        // 6: no table changes. The `event` column may now hold a client's gzip'd envelope
+        // 6: an issue's occurrences are also the rows naming issues merged into it (IssueGroups): a
+        // merge no longer moves rows, so a binary from before this would lose them from its reads and
+        // recounts — hence the version. Merged issues are found by merged_into (version 1 has the index).
+        "CREATE INDEX IF NOT EXISTS issues_merged ON issues(merged_into) WHERE merged_into IS NOT NULL",
+        // 7: no table changes. The `event` column may now hold a client's gzip'd envelope
         // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
         // older binaries refuse the database instead.
         "SELECT 1",

@@ -5,10 +5,11 @@ extension SQLiteStore: RetentionStore {
     public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
         try writer.sync { c in
             var rows: [(id: Int64, issue: Int64?)] = []
-            try c.query("SELECT id, issue_id FROM occurrences WHERE received < ? AND processed = 1 ORDER BY received LIMIT ?",
+            // Each row's live issue (a row may name an issue merged into it: IssueGroups).
+            try c.query("SELECT id, \(IssueGroups.resolved("issue_id")) FROM occurrences WHERE received < ? AND processed = 1 ORDER BY received LIMIT ?",
                         .double(cutoff), .int(Int64(limit))) { rows.append(($0.int(0), $0.isNull(1) ? nil : $0.int(1))) }
             for r in rows { try c.run("DELETE FROM occurrences WHERE id = ?", .int(r.id)) }
-            for issue in Set(rows.compactMap(\.issue)) { try Self.recomputeIssue(c, issue) }
+            for issue in Set(rows.compactMap(\.issue)) { try IssueGroups.recount(c, issue) }
             return rows.count
         }
     }

@@ -148,7 +148,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // MARK: Backfill
 
     public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
-        try writer.sync { c in try body(SQLiteIssueEditing(c: c)) }
+        try writer.sync { c in try body(SQLIssueEditing(c: c, dialect: .sqlite)) }
     }
 
     // MARK: Claims (the store's clock: one machine's, so nodes sharing a file agree on it)
@@ -173,22 +173,6 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func releaseClaim(_ name: String, holder: String) throws {
         try writer.sync { c in _ = try c.run("DELETE FROM claims WHERE name = ? AND holder = ?", .text(name), .text(holder)) }
-    }
-
-    /// Count, first/last seen and releases from the occurrences the issue holds now.
-    static func recomputeIssue(_ c: SQLiteConnection, _ id: Int64) throws {
-        var merged = false
-        try c.query("SELECT merged_into IS NOT NULL FROM issues WHERE id = ?", .int(id)) { merged = $0.int(0) != 0 }
-        if merged { try c.run("DELETE FROM issue_releases WHERE issue_id = ?", .int(id)); return }
-        // One pass over the issue's occurrences for all three (three subqueries read them three times).
-        try c.run("""
-            UPDATE issues SET (count, first_seen, last_seen) =
-              (SELECT count(*), coalesce(min(o.timestamp), issues.first_seen), coalesce(max(o.timestamp), issues.last_seen)
-               FROM occurrences o WHERE o.issue_id = ?1)
-            WHERE id = ?1
-            """, .int(id))
-        try c.run("DELETE FROM issue_releases WHERE issue_id = ?", .int(id))
-        try c.run("INSERT INTO issue_releases(issue_id, release) SELECT DISTINCT ?1, release FROM occurrences WHERE issue_id = ?1 AND release IS NOT NULL", .int(id))
     }
 
     public func createBackfill(buildID: BuildID) throws -> Int64 {

@@ -13,7 +13,9 @@ enum IssueRows {
 }
 
 enum OccurrenceRows {
-    static let select = "SELECT id, project_id, event_id, received, timestamp, release, issue_id, event FROM occurrences"
+    /// The issue column is the live issue the row belongs to (it may name one merged into it: IssueGroups).
+    static let columns = "id, project_id, event_id, received, timestamp, release, \(IssueGroups.resolved("issue_id")), event"
+    static let select = "SELECT \(columns) FROM occurrences"
 
     static func occurrence(_ r: any SQLRow) -> StoredOccurrence {
         StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),

@@ -70,7 +70,6 @@ final class WebQueries: @unchecked Sendable {
         let (sql, args) = Self.issueHeads(projectID: projectID, q, store.dialect)
         let dayNow = Int64(now / 86400)
         let firstDay = dayNow - Int64(Self.sparkDays) + 1
-        let perDaySQL = "SELECT \(store.dialect.day("timestamp")), count(*) FROM occurrences WHERE issue_id = ? AND timestamp >= ? GROUP BY 1"
         return try store.reading { c in
             var rows: [IssueRow] = []
             for (id, status, sortValue) in try c.rows(sql, args, { ($0.int(0), $0.text(1) ?? "unresolved", $0.double(2)) }) {
@@ -83,7 +82,10 @@ final class WebQueries: @unchecked Sendable {
                 if let cached, cached.key == key {
                     (perDay, installs) = (cached.perDay, cached.installs)
                 } else {
-                    try c.execute(perDaySQL, [.int(id), .double(Double(firstDay) * 86400)]) { r in
+                    // Over the issue's rows and those of issues merged into it (IssueGroups).
+                    let members = IssueGroups.isMember("issue_id", try IssueGroups.members(c, id))
+                    let perDaySQL = "SELECT \(store.dialect.day("timestamp")), count(*) FROM occurrences WHERE \(members.sql) AND timestamp >= ? GROUP BY 1"
+                    try c.execute(perDaySQL, members.args + [.double(Double(firstDay) * 86400)]) { r in
                         let idx = Int(r.int(0) - firstDay)
                         if idx >= 0 && idx < perDay.count { perDay[idx] = r.int(1) }
                     }
@@ -127,7 +129,7 @@ final class WebQueries: @unchecked Sendable {
             sql += " AND i.id IN (SELECT issue_id FROM issue_releases WHERE release = \(p(.text(q.release))))"
         }
         if !q.environment.isEmpty {
-            sql += " AND i.id IN (SELECT o.issue_id FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key WHERE e.environment = \(p(.text(q.environment))))"
+            sql += " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key JOIN issues g ON g.id = o.issue_id WHERE e.environment = \(p(.text(q.environment))))"
         }
         if !q.text.isEmpty {
             sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
@@ -158,13 +160,15 @@ final class WebQueries: @unchecked Sendable {
     func installs(issueID: Int64) throws -> Int64 { try store.reading { try Self.installs($0, issueID: issueID) } }
 
     private static func installs(_ c: any SQLSession, issueID: Int64) throws -> Int64 {
-        try c.first("SELECT count(DISTINCT install_id) FROM occurrences WHERE issue_id = ?", .int(issueID)) { $0.int(0) } ?? 0
+        let m = IssueGroups.isMember("issue_id", try IssueGroups.members(c, issueID))
+        return try c.rows("SELECT count(DISTINCT install_id) FROM occurrences WHERE \(m.sql)", m.args) { $0.int(0) }.first ?? 0
     }
 
     /// First release an issue was seen in (by its earliest occurrence).
     func firstRelease(issueID: Int64) throws -> String? {
         try store.reading { c in
-            try c.first("SELECT release FROM occurrences WHERE issue_id = ? AND release IS NOT NULL ORDER BY timestamp LIMIT 1", .int(issueID)) { $0.text(0) } ?? nil
+            let m = IssueGroups.isMember("issue_id", try IssueGroups.members(c, issueID))
+            return try c.rows("SELECT release FROM occurrences WHERE \(m.sql) AND release IS NOT NULL ORDER BY timestamp LIMIT 1", m.args) { $0.text(0) }.first ?? nil
         }
     }
 
@@ -173,8 +177,9 @@ final class WebQueries: @unchecked Sendable {
     /// Newest first, keyset on id (`before`), without reading the event blobs.
     func occurrences(issueID: Int64, before: Int64?, limit: Int) throws -> [OccurrenceRow] {
         try store.reading { c in
-            try c.rows("SELECT id, event_id, timestamp, release, install_id FROM occurrences WHERE issue_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                       .int(issueID), .int(before ?? Int64.max), .int(Int64(limit))) { r in
+            let q = IssueGroups.newestFirst(columns: "id, event_id, timestamp, release, install_id", members: try IssueGroups.members(c, issueID),
+                                            before: before ?? Int64.max, limit: limit)
+            return try c.rows(q.sql, q.args) { r in
                 OccurrenceRow(id: r.int(0), eventID: r.text(1) ?? "", timestamp: r.double(2), release: r.text(3), installID: r.text(4))
             }
         }
@@ -189,8 +194,8 @@ final class WebQueries: @unchecked Sendable {
         }
     }
 
-    /// Moves every occurrence of `source` into `target` and marks `source` merged (its id keeps
-    /// resolving to `target`, as after a backfill merge). Both must be live issues of one project.
+    /// Merges `source` into `target`: its occurrences read as `target`'s and its id keeps resolving
+    /// to `target`, as after a backfill merge. Both must be live issues of one project.
     func merge(_ source: Int64, into target: Int64) throws {
         try IssueMerger.merge(source, into: target, in: store)
     }
@@ -225,7 +230,8 @@ final class WebQueries: @unchecked Sendable {
         try store.reading { c in
             try c.rows("""
                 SELECT i.id, i.title, i.symbolicated FROM issues i WHERE i.merged_into IS NULL AND i.id IN (
-                  SELECT o.issue_id FROM stack_modules m JOIN occurrences o ON o.stack_key = m.stack_key WHERE m.build_id = ?)
+                  SELECT coalesce(g.merged_into, g.id) FROM stack_modules m JOIN occurrences o ON o.stack_key = m.stack_key
+                  JOIN issues g ON g.id = o.issue_id WHERE m.build_id = ?)
                 ORDER BY i.last_seen DESC LIMIT ?
                 """, .text(buildID), .int(Int64(limit))) { (id: $0.int(0), title: $0.text(1) ?? "", symbolicated: $0.int(2) != 0) }
         }

@@ -2,6 +2,7 @@
 // directory, or with `--database URL` (env FAULTLINE_DATABASE_URL) the PostgreSQL database that
 // `faultline serve --database URL` uses.
 import Foundation
+import FaultlineCommandLine
 import FaultlineServer
 
 enum DatabaseOption {

@@ -1,6 +1,7 @@
 // `faultline logs`: stored log archives on a server's data directory — the most frequent line
 // patterns, the list, and the remote upload switch.
 import Foundation
+import FaultlineCommandLine
 import FaultlineServer
 import FaultlineProtocol
 

@@ -1,5 +1,6 @@
 // A progress bar on a terminal, plain lines otherwise (CI logs); on stderr when stdout carries JSON.
 import Foundation
+import FaultlineCommandLine
 
 final class UploadProgress {
     let total: Int

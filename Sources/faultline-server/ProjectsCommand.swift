@@ -1,5 +1,6 @@
 // `faultline projects`: list and create projects, public keys and server tokens in a data directory.
 import Foundation
+import FaultlineCommandLine
 import FaultlineServer
 import FaultlineProtocol
 

@@ -2,6 +2,7 @@
 // either tool find the release steps where they expect them. `split` calls FaultlineUpload's
 // DebugFileSplitter; `upload` is `faultline upload`.
 import Foundation
+import FaultlineCommandLine
 import FaultlineUpload
 
 enum DebugFilesCommand {

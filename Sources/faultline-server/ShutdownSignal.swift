@@ -1,5 +1,6 @@
 // Waiting for SIGTERM or SIGINT without work in a signal handler.
 import Foundation
+import FaultlineCommandLine
 import FaultlineServer
 import FaultlineProtocol
 

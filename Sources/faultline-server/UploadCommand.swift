@@ -1,6 +1,7 @@
 // `faultline upload PATH…`: sends debug files to a Faultline (or any sentry-cli compatible) server.
 // Parses arguments and renders; finding, uploading and waiting live in FaultlineUpload.
 import Foundation
+import FaultlineCommandLine
 import FaultlineUpload
 import FaultlineProtocol
 

@@ -1,5 +1,6 @@
 // `faultline serve`: runs the server until SIGTERM/SIGINT (then stops without losing acknowledged data).
 import Foundation
+import FaultlineCommandLine
 import FaultlineServer
 import FaultlineProtocol
 

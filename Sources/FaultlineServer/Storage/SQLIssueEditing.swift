@@ -1,0 +1,78 @@
+// `IssueEditing` over one SQLite or PostgreSQL connection, inside the transaction `editIssues`
+// opened (SQLite's writer thread, a pooled PostgreSQL connection): one statement or two per
+// primitive, written once over `SQLSession`. The policy that strings them together is IssueMerger.
+import Foundation
+
+struct SQLIssueEditing: IssueEditing {
+    let c: any SQLSession
+    let dialect: SQLDialect
+
+    func shares(ofStack stackKey: String, projectID: Int64) throws -> [StackShare] {
+        // Counted per stored issue id from the (stack_key, project_id, issue_id) index alone, then
+        // folded onto the live issues those ids resolve to.
+        try c.rows("""
+            SELECT coalesce(i.merged_into, i.id), CAST(sum(s.n) AS BIGINT) FROM
+              (SELECT issue_id, count(*) AS n FROM occurrences WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT NULL GROUP BY issue_id) AS s
+            JOIN issues i ON i.id = s.issue_id
+            GROUP BY 1 ORDER BY 1
+            """, .text(stackKey), .int(projectID)) { StackShare(issue: $0.int(0), occurrences: $0.int(1)) }
+    }
+
+    func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64? {
+        try c.first("SELECT id FROM issues WHERE project_id = ? AND fingerprint = ?", .int(projectID), .text(fingerprintHash)) { $0.int(0) }
+    }
+
+    func recordedCount(issueID: Int64) throws -> Int64 {
+        try c.first("SELECT count FROM issues WHERE id = ?", .int(issueID)) { $0.int(0) } ?? 0
+    }
+
+    func createIssue(projectID: Int64, fingerprint f: Fingerprint) throws -> Int64 {
+        // Only called when no issue has the fingerprint (the regrouping claim keeps it so).
+        try c.first("""
+            INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
+            VALUES(?, ?, ?, ?, 0, 0, 0, ?) RETURNING id
+            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .int(f.symbolicated ? 1 : 0)) { $0.int(0) } ?? 0
+    }
+
+    func describe(issueID: Int64, as f: Fingerprint, rekey: Bool) throws {
+        if rekey {
+            try c.execute("UPDATE issues SET fingerprint = ?, title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
+                          .text(f.hash), .text(f.title), .text(f.culprit), .int(f.symbolicated ? 1 : 0), .int(issueID))
+        } else {
+            try c.execute("UPDATE issues SET title = ?, culprit = ?, symbolicated = ? WHERE id = ?",
+                          .text(f.title), .text(f.culprit), .int(f.symbolicated ? 1 : 0), .int(issueID))
+        }
+    }
+
+    func moveOccurrences(ofStack stackKey: String, projectID: Int64, to issueID: Int64) throws -> Int64 {
+        let m = IssueGroups.isMember("issue_id", try IssueGroups.members(c, issueID))
+        return Int64(try c.execute("""
+            UPDATE occurrences SET issue_id = ? WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT NULL AND NOT \(m.sql)
+            """, [.int(issueID), .text(stackKey), .int(projectID)] + m.args, row: nil))
+    }
+
+    func absorb(_ issue: Int64, into target: Int64) throws {
+        // PostgreSQL: both rows locked in id order first, so grouping on another node cannot add
+        // to `issue` between reading its count and marking it merged (SQLite has one writer).
+        if dialect == .postgres {
+            try c.execute("SELECT id FROM issues WHERE id IN (?, ?) ORDER BY id FOR UPDATE", [.int(issue), .int(target)]) { _ in }
+        }
+        let least = dialect == .sqlite ? "min" : "least"
+        try c.execute("""
+            UPDATE issues SET count = issues.count + s.count,
+              first_seen = CASE WHEN issues.count = 0 THEN s.first_seen WHEN s.count = 0 THEN issues.first_seen ELSE \(least)(issues.first_seen, s.first_seen) END,
+              last_seen = CASE WHEN issues.count = 0 THEN s.last_seen WHEN s.count = 0 THEN issues.last_seen ELSE \(dialect.greatest)(issues.last_seen, s.last_seen) END
+            FROM (SELECT count, first_seen, last_seen FROM issues WHERE id = ?) AS s
+            WHERE issues.id = ?
+            """, .int(issue), .int(target))
+        try c.execute("""
+            INSERT INTO issue_releases(issue_id, release) SELECT CAST(? AS BIGINT), release FROM issue_releases WHERE issue_id = ?
+            ON CONFLICT DO NOTHING
+            """, .int(target), .int(issue))
+        try c.execute("DELETE FROM issue_releases WHERE issue_id = ?", .int(issue))
+        try c.execute("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || CAST(id AS TEXT), count = 0 WHERE id = ?", .int(target), .int(issue))
+        try c.execute("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(target), .int(issue))
+    }
+
+    func recount(issueID: Int64) throws { try IssueGroups.recount(c, issueID) }
+}
