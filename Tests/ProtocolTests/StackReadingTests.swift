@@ -4,6 +4,27 @@ import XCTest
 import FaultlineProtocol
 
 final class StackReadingTests: XCTestCase {
+    /// Address(string:) reads "0x…" byte by byte first; every string must parse as the general rule
+    /// (whitespace trimmed, optional 0x, UInt64 hex) says, fast path or not.
+    func testAddressStringsParseAsTheGeneralRuleSays() {
+        func reference(_ s: String) -> UInt64? {
+            var t = Substring(s.trimmingCharacters(in: .whitespacesAndNewlines))
+            if t.hasPrefix("0x") || t.hasPrefix("0X") { t = t.dropFirst(2) }
+            return t.isEmpty ? nil : UInt64(t, radix: 16)
+        }
+        var cases = ["0x0", "0X7f3a1ebcc7d7", "0xffffffffffffffff", "0x1ffffffffffffffff", "0x00000000000000001", "0x", "0xg1",
+                     " 0x10 ", "0x+1", "0x-0", "+0x1", "1a2b", "0x1a2B", "0x١٢", "", "x10", "00x1", "0x10\n"]
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefABCDEFxX +-g ")
+        for _ in 0..<20_000 {
+            let n = Int.random(in: 0...20, using: &rng)
+            cases.append((Bool.random(using: &rng) ? "0x" : "") + String((0..<n).map { _ in alphabet.randomElement(using: &rng)! }))
+        }
+        for s in cases {
+            XCTAssertEqual(Address(string: s)?.value, reference(s), "\(s.debugDescription)")
+        }
+    }
+
     func testImageSizeZeroCoversUpToTheNextImage() {
         let map = DebugImageMap([
             DebugImage(codeFile: "/b", base: Address(0x5000), size: 0x1000, buildID: nil),

@@ -2,7 +2,7 @@
 // cookies, CSRF, security headers, every page's content, filters, keyset pages, escaping.
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 
@@ -26,6 +26,39 @@ final class WebTests: XCTestCase {
         values[0]["mechanism"] = ["type": "signalhandler", "handled": false, "meta": ["signal": ["number": 11, "name": "SIGSEGV", "code_name": "SEGV_MAPERR"]]]
         e["exception"] = ["values": .array(values)]
         return e
+    }
+
+    /// Grouping records each occurrence's environment; occurrences grouped before (by a binary
+    /// that did not) are indexed by the catch-up pass after a start.
+    func testEnvironmentsOfOccurrencesGroupedBeforeStartAreIndexed() throws {
+        let event = richEvent(environment: "older-binary")
+        let symbolicator = server.server.symbolicator
+        let (dir, bootstrap) = (server.dataDirectory, server.bootstrap)
+        server.stop(removeData: false)
+        let store = try TestDatabase.openStore(dataDirectory: dir)
+        let now = Date().timeIntervalSince1970
+        let id = try XCTUnwrap(try store.storeIngest(event: IncomingEvent(projectID: bootstrap.project.id, eventID: event["event_id"]!.stringValue!,
+                                                                          received: now, timestamp: now, release: nil, installID: nil,
+                                                                          compressedEvent: Deflate.compress(event.serialized())), items: []))
+        let stack = StackExtractor.signature(of: event)
+        let (data, key) = stack.encodedWithKey
+        try store.recordGrouping([GroupingOutcome(occurrenceID: id, projectID: bootstrap.project.id, stack: stack, stackEncoded: data, stackKey: key,
+                                                  fingerprint: Fingerprinter.fingerprint(stack, symbolicator: symbolicator),
+                                                  timestamp: now, release: nil, environment: nil)])
+        store.close()
+        server = try TestServer(dataDirectory: dir, restarting: bootstrap)
+        let login = try XCTUnwrap(server.webLogin())
+        var page = ""
+        for _ in 0..<50 {
+            page = server.page("/ui/projects/default/issues?environment=older-binary", login).text
+            if page.contains("SIGSEGV in") { break }
+            usleep(100_000)
+        }
+        XCTAssertTrue(page.contains("SIGSEGV in app_leaf"), page)
+        // A new occurrence is recorded with its environment by grouping itself.
+        server.ingest(richEvent(type: "SIGABRT", environment: "grouped-now"))
+        try server.waitUntilIdle()
+        XCTAssertTrue(server.page("/ui/projects/default/issues?environment=grouped-now", login).text.contains("SIGABRT in app_leaf"))
     }
 
     func testPagesNeedALoginAndTheCookieIsHttpOnlyStrict() throws {

@@ -15,6 +15,7 @@ public final class EventProcessor: @unchecked Sendable {
         var stack: StackSignature
         var timestamp: Double
         var release: String?
+        var environment: String?
     }
 
     let store: Store
@@ -25,11 +26,18 @@ public final class EventProcessor: @unchecked Sendable {
         var needsScan = true
         /// When the worker last ran anything: idle scans count from here.
         var lastWork = Date()
+        /// When the oldest queued job arrived (nil while the queue is empty).
+        var oldestQueued: Date?
     }
     private let worker = WorkerThread(name: "faultline-grouping", state: Queue())
     private var running = false
     private let maxQueue = 50_000
     private let batchSize = 256
+    /// A part batch waits this long for more jobs: grouping commits share the writer (and its fsyncs)
+    /// with ingest, and under a storm a batch taken as soon as one job arrived held 9 events (half
+    /// of all commits, each rewriting the same index pages). Events are already durable; only
+    /// grouping waits, and by at most this.
+    let gatherDelay = 0.05
     /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
     let rescanInterval: Double = 5
     /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
@@ -48,7 +56,9 @@ public final class EventProcessor: @unchecked Sendable {
 
     public func submit(_ job: Job) {
         worker.update { q in
-            if q.jobs.count >= maxQueue { q.needsScan = true } else { q.jobs.append(job) }
+            if q.jobs.count >= maxQueue { q.needsScan = true; return }
+            q.jobs.append(job)
+            if q.oldestQueued == nil { q.oldestQueued = Date() }
         }
     }
 
@@ -74,8 +84,13 @@ public final class EventProcessor: @unchecked Sendable {
             q.lastWork = Date()
             return stopping ? .exit : .run { [unowned self] in scanUnprocessed() }
         }
+        if q.jobs.count < batchSize && !stopping, let oldest = q.oldestQueued {
+            let due = oldest.addingTimeInterval(gatherDelay)
+            if Date() < due { return .wait(until: due) }
+        }
         let batch = Array(q.jobs.prefix(batchSize))
         q.jobs.removeFirst(batch.count)
+        q.oldestQueued = q.jobs.isEmpty ? nil : Date()
         q.lastWork = Date()
         return .run { [unowned self] in process(batch) }
     }
@@ -135,7 +150,7 @@ public final class EventProcessor: @unchecked Sendable {
             }()
             memo[j.stack] = m
             return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
-                                   fingerprint: m.0, timestamp: j.timestamp, release: j.release)
+                                   fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment)
         }
         try PhaseClock.time(.groupingStore, count: outcomes.count) { try store.recordGrouping(outcomes) }
     }
@@ -149,9 +164,9 @@ public final class EventProcessor: @unchecked Sendable {
             if ids == lastBatch { return }  // could not make progress; retry at the next scan
             lastBatch = ids
             let jobs = rows.map { o -> Job in
-                let event = (try? StoredEvent.decode(o.compressedEvent)) ?? .object([:])
-                return Job(occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: event),
-                           timestamp: o.timestamp, release: o.release)
+                let decoded = try? StoredEvent.decode(o.compressedEvent)
+                return Job(occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:])),
+                           timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment))
             }
             process(jobs)
         }
@@ -159,16 +174,4 @@ public final class EventProcessor: @unchecked Sendable {
 
     /// Number of jobs waiting (for /health and tests).
     public var pending: Int { worker.read { $0.jobs.count } }
-}
-
-/// Stored events are the client's JSON, zlib-compressed.
-public enum StoredEvent {
-    public static func decode(_ compressed: Data) throws -> JSONValue {
-        try JSONParser.parse(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024))
-    }
-
-    /// Only the top-level members named in `keep` are built (the rest is validated and skipped).
-    public static func decode(_ compressed: Data, keeping keep: Set<String>) throws -> JSONValue {
-        try JSONParser.parseObject(try Inflate.inflate(compressed, limit: 64 * 1024 * 1024), keeping: keep)
-    }
 }

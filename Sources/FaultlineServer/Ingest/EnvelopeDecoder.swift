@@ -9,6 +9,10 @@ public struct DecodedSubmission: Sendable {
     /// The event item's bytes as the client sent them (stored verbatim, compressed).
     public var eventBytes: Data?
     public var items: [Envelope.Item]
+    /// The request body when it came compressed (gzip or deflate), and how many bytes it inflated
+    /// to: ingest may store it as it came (`StoredEvent`).
+    public var compressedBody: Data? = nil
+    public var inflatedBytes = 0
 }
 
 public enum EnvelopeDecoder {
@@ -55,6 +59,7 @@ public enum EnvelopeDecoder {
     /// the decompressed body is never held whole and every framing limit stops the inflation.
     public static func envelope(of request: HTTPRequest, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
         let env: Envelope
+        var inflated = 0
         switch try encoding(of: request) {
         case .identity:
             guard request.body.count <= limits.maxDecompressedBytes else {
@@ -62,12 +67,14 @@ public enum EnvelopeDecoder {
             }
             do { env = try EnvelopeReader.read(request.body, limits: limits.envelope) } catch { throw refusal(error) }
         case .gzip:
-            env = try framed(request.body, limits: limits, format: .gzipOrZlib)
+            (env, inflated) = try framed(request.body, limits: limits, format: .gzipOrZlib)
         case .deflate:
             // zlib-wrapped by the RFC, raw in some clients: the first two bytes tell which.
-            env = try framed(request.body, limits: limits, format: Self.looksWrapped(request.body) ? .gzipOrZlib : .raw)
+            (env, inflated) = try framed(request.body, limits: limits, format: Self.looksWrapped(request.body) ? .gzipOrZlib : .raw)
         }
-        return try submission(env, limits: limits)
+        var out = try submission(env, limits: limits)
+        if inflated > 0 { (out.compressedBody, out.inflatedBytes) = (request.body, inflated) }
+        return out
     }
 
     /// A zlib header (CM 8, header checksum divisible by 31) or the gzip magic.
@@ -78,11 +85,12 @@ public enum EnvelopeDecoder {
         return a & 0x0F == 8 && (UInt16(a) << 8 | UInt16(b)) % 31 == 0
     }
 
-    static func framed(_ body: Data, limits: IngestLimits, format: Inflate.Format) throws(IngestError) -> Envelope {
+    /// The envelope and the number of bytes the body inflated to.
+    static func framed(_ body: Data, limits: IngestLimits, format: Inflate.Format) throws(IngestError) -> (Envelope, Int) {
         var reader = EnvelopeReader(limits: limits.envelope)
         do {
-            try PhaseClock.time(.inflateAndFrame) { try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) } }
-            return try reader.finish()
+            let inflated = try PhaseClock.time(.inflateAndFrame) { try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) } }
+            return (try reader.finish(), inflated)
         } catch let e as Envelope.ParseError {
             throw refusal(e)
         } catch {
@@ -134,7 +142,7 @@ public enum EnvelopeDecoder {
 
     /// Top-level event members ingest reads (ids, time, release, install and app ids, the stack and
     /// its modules). The rest is validated but not built; the stored bytes are the client's own.
-    static let eventFieldsRead: Set<String> = ["event_id", "timestamp", "release", "platform", "user", "tags", "contexts",
+    static let eventFieldsRead: Set<String> = ["event_id", "timestamp", "release", "environment", "platform", "user", "tags", "contexts",
                                                "exception", "threads", "stacktrace", "debug_meta"]
 
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {

@@ -33,6 +33,12 @@ enum EventFields {
         return nil
     }
 
+    /// The environment the web pages filter by: the event's `environment`, "production" when it has
+    /// none, at most 200 characters.
+    static func environment(_ event: JSONValue) -> String {
+        String((event["environment"]?.stringValue ?? "production").prefix(200))
+    }
+
     static func appID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let a = event?["contexts"]?["app"]?["app_identifier"]?.stringValue { return a }
         if let h = request.header("x-faultline-app-id"), !h.isEmpty { return h }

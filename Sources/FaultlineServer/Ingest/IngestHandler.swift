@@ -91,7 +91,9 @@ public final class IngestHandler: @unchecked Sendable {
             incoming = IncomingEvent(projectID: project.id, eventID: eventID!, received: now,
                                      timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
                                      release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
-                                     compressedEvent: PhaseClock.time(.storeCompress) { Deflate.compress(bytes) })
+                                     compressedEvent: StoredEvent.encode(eventBytes: bytes, gzipBody: submission.items.isEmpty ? submission.compressedBody : nil,
+                                                                         inflatedBytes: submission.inflatedBytes))
+            if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event) }
         }
         // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.
@@ -108,12 +110,10 @@ public final class IngestHandler: @unchecked Sendable {
             return eventID ?? transactions.first?.eventID ?? ""
         }
         let occurrenceID = try PhaseClock.time(.storeWait) { try store.storeIngest(event: incoming, items: items) }
-        if let occurrenceID, let incoming, let event = submission.event {
-            TransactionIngest.link(occurrenceID: occurrenceID, projectID: project.id, eventID: incoming.eventID, event: event, in: store)
-        }
         if let occurrenceID, let incoming, let signature {
             processor.submit(.init(occurrenceID: occurrenceID, projectID: project.id, stack: signature,
-                                   timestamp: incoming.timestamp, release: incoming.release))
+                                   timestamp: incoming.timestamp, release: incoming.release,
+                                   environment: submission.event.map(EventFields.environment)))
         }
         return eventID ?? ""
     }

@@ -10,8 +10,11 @@ public struct IncomingEvent: Sendable {
     public var timestamp: Double
     public var release: String?
     public var installID: String?
-    /// The event JSON, deflate-compressed (see `EventCompression`).
+    /// The event as stored (`StoredEvent`: its JSON zlib-compressed, or the client's gzip'd envelope).
     public var compressedEvent: Data
+    /// The trace the event's `contexts.trace` names, linked in the same transaction (Traces/).
+    public var traceID: String? = nil
+    public var spanID: String? = nil
 }
 
 /// A non-event envelope item we keep and count (sessions, logs, client reports).

@@ -13,12 +13,25 @@ public struct GroupingOutcome: Sendable {
     public var fingerprint: Fingerprint
     public var timestamp: Double
     public var release: String?
+    /// The event's environment (`EventFields.environment`): the pair (environment, stack) is recorded
+    /// with the grouping for the web pages' environment filter. nil records none.
+    public var environment: String?
 
     public init(occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
-                fingerprint: Fingerprint, timestamp: Double, release: String?) {
+                fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil) {
         self.occurrenceID = occurrenceID; self.projectID = projectID; self.stack = stack; self.stackEncoded = stackEncoded
         self.stackKey = stackKey; self.fingerprint = fingerprint; self.timestamp = timestamp; self.release = release
+        self.environment = environment
     }
+
+    /// The distinct (environment, stack key) pairs of `outcomes`, sorted: written in one order on
+    /// every node, so two nodes' batches cannot deadlock on them.
+    static func environmentPairs(_ outcomes: [GroupingOutcome]) -> [(environment: String, stackKey: String)] {
+        Set(outcomes.compactMap { o in o.environment.map { [$0, o.stackKey] } }).sorted { $0.lexicographicallyPrecedes($1) }.map { ($0[0], $0[1]) }
+    }
+
+    /// Records a pair in `web_stack_envs` (the same statement on both stores).
+    static let environmentPairSQL = "INSERT INTO web_stack_envs(environment, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING"
 }
 
 public struct IssueRecord: Sendable {

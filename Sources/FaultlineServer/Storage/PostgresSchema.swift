@@ -35,6 +35,10 @@ enum PostgresSchema {
         // merge no longer moves rows, so a binary from before this would lose them from its reads and
         // recounts — hence the version. Every per-issue read looks merged issues up by merged_into.
         "CREATE INDEX IF NOT EXISTS issues_merged ON issues(merged_into) WHERE merged_into IS NOT NULL",
+        // 7: no table changes. The `event` column may now hold a client's gzip'd envelope
+        // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
+        // older binaries refuse the database instead.
+        "SELECT 1",
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

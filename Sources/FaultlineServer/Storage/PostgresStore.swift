@@ -46,6 +46,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
                     VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
                     e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent)) { id = $0.int(0) }
+                if let id, let trace = e.traceID {
+                    _ = try c.query(PostgresPlaceholders.numbered(SQLTraceStore.linkSQL), SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
+                }
             }
             for item in items {
                 try c.query("INSERT INTO items(project_id, type, received, payload) VALUES($1, $2, $3, $4)",
@@ -91,6 +94,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
                     try c.query("INSERT INTO issue_releases(issue_id, release) VALUES($1, $2) ON CONFLICT DO NOTHING", .int(issueID), .text(rel))
                 }
                 try c.query("UPDATE occurrences SET issue_id = $1 WHERE id = $2", .int(issueID), .int(o.occurrenceID))
+            }
+            // After the issues (both in a fixed order): no lock cycle between two nodes' batches.
+            for p in GroupingOutcome.environmentPairs(ordered) {
+                try c.query(PostgresPlaceholders.numbered(GroupingOutcome.environmentPairSQL), .text(p.environment), .text(p.stackKey))
             }
         }
     }

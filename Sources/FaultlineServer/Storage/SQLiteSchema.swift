@@ -36,6 +36,10 @@ enum SQLiteSchema {
         // merge no longer moves rows, so a binary from before this would lose them from its reads and
         // recounts — hence the version. Merged issues are found by merged_into (version 1 has the index).
         "CREATE INDEX IF NOT EXISTS issues_merged ON issues(merged_into) WHERE merged_into IS NOT NULL",
+        // 7: no table changes. The `event` column may now hold a client's gzip'd envelope
+        // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
+        // older binaries refuse the database instead.
+        "SELECT 1",
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

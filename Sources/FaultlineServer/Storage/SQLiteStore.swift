@@ -67,7 +67,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // MARK: Ingest
 
     public func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64? {
-        try writer.sync { c in
+        try writer.sync(rerunnable: true) { c in
             var id: Int64?
             if let e = event {
                 let changed = try c.run("""
@@ -76,6 +76,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
                     e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent))
                 id = changed > 0 ? c.lastInsertRowID : nil
+                if let id, let trace = e.traceID {
+                    _ = try c.run(SQLTraceStore.linkSQL, SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
+                }
             }
             for item in items {
                 try c.run("INSERT INTO items(project_id, type, received, payload) VALUES(?, ?, ?, ?)",
@@ -119,6 +122,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                     try c.run("INSERT INTO issue_releases(issue_id, release) VALUES(?, ?) ON CONFLICT DO NOTHING", .int(issueID), .text(rel))
                 }
                 try c.run("UPDATE occurrences SET processed = 1, issue_id = ?, stack_key = ? WHERE id = ?", .int(issueID), .text(key), .int(o.occurrenceID))
+            }
+            for p in GroupingOutcome.environmentPairs(outcomes) {
+                try c.run(GroupingOutcome.environmentPairSQL, .text(p.environment), .text(p.stackKey))
             }
         }
     }

@@ -68,7 +68,7 @@ enum SQLTraceStore {
     }
 }
 
-/// `TraceStore` for both stores (SQLite links occurrences without waiting: SQLiteStore below).
+/// `TraceStore` for both stores (ingest links an event in the transaction that stores it: `storeIngest`).
 extension SQLBackedStore {
     private var db: any SQLDatabase { sqlBacking.database }
     public func storeTransactions(_ t: [IncomingTransaction]) throws { try SQLTraceStore.storeTransactions(db, t) }
@@ -87,12 +87,5 @@ extension SQLBackedStore {
     public func deleteTransactions(receivedBefore cutoff: Double) throws -> Int { try SQLTraceStore.deleteTransactions(db, receivedBefore: cutoff) }
 }
 
-extension SQLiteStore: TraceStore {
-    public func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws {
-        // Not waited for: the link is an index over an event that is already committed.
-        let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
-        writer.async { c in try c.run(SQLTraceStore.linkSQL, values) }
-    }
-}
-
+extension SQLiteStore: TraceStore {}
 extension PostgresStore: TraceStore {}

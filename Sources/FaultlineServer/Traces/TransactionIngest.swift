@@ -1,5 +1,5 @@
 // What ingest does with traces: decodes `transaction` items, stores them through `TraceStore`,
-// and links an event to the trace its `contexts.trace` names.
+// and names the trace an event's `contexts.trace` links it to (stored with the event: `IncomingEvent.traceID`).
 import Foundation
 import FaultlineProtocol
 
@@ -29,10 +29,5 @@ enum TransactionIngest {
         let t = event["contexts"]?["trace"]
         guard let id = TransactionDecoder.hexID(t?["trace_id"]?.stringValue, 32) else { return nil }
         return (id, TransactionDecoder.hexID(t?["span_id"]?.stringValue, 16))
-    }
-
-    static func link(occurrenceID: Int64, projectID: Int64, eventID: String, event: JSONValue, in store: Store) {
-        guard let traces = store as? TraceStore, let t = traceContext(of: event) else { return }
-        try? traces.linkOccurrence(occurrenceID: occurrenceID, projectID: projectID, eventID: eventID, traceID: t.traceID, spanID: t.spanID)
     }
 }

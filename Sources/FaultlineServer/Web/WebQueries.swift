@@ -270,16 +270,23 @@ final class WebQueries: @unchecked Sendable {
 
     // MARK: Environment index
 
+    /// The highest id of a grouped occurrence (0 if none): where the indexer's catch-up ends.
+    func lastGroupedOccurrence() throws -> Int64 {
+        try store.reading { c in try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0 }
+    }
+
     /// Records the environment of occurrences grouped since the last call (bounded batch), per
     /// distinct stack: stacks never change issue independently of their occurrences, so
     /// (environment, stack) answers "issues seen in environment X" across backfills and merges.
-    /// Returns how many occurrences it looked at.
+    /// Grouping records the pair itself (`GroupingOutcome.environment`), so this pass only catches
+    /// up on rows grouped before (`through`: the last grouped id when this server started; rows
+    /// grouped by an older binary). Returns how many occurrences it looked at.
     @discardableResult
-    func indexEnvironments(batch: Int = 2000) throws -> Int {
+    func indexEnvironments(batch: Int = 2000, through bound: Int64 = .max) throws -> Int {
         let rows: [(id: Int64, key: String?, event: Data)] = try store.reading { c in
             let last = try c.first("SELECT value FROM web_state WHERE key = 'env_indexed'") { $0.int(0) } ?? 0
-            return try c.rows("SELECT id, stack_key, event FROM occurrences WHERE id > ? AND processed = 1 ORDER BY id LIMIT ?",
-                              .int(last), .int(Int64(batch))) { (id: $0.int(0), key: $0.text(1), event: $0.blob(2)) }
+            return try c.rows("SELECT id, stack_key, event FROM occurrences WHERE id > ? AND id <= ? AND processed = 1 ORDER BY id LIMIT ?",
+                              .int(last), .int(bound), .int(Int64(batch))) { (id: $0.int(0), key: $0.text(1), event: $0.blob(2)) }
         }
         guard let maxID = rows.last?.id else { return 0 }
         var pairs = Set<[String]>()
@@ -287,11 +294,11 @@ final class WebQueries: @unchecked Sendable {
             // Only `environment` is built: a full tree per event cost an eighth of the server's CPU
             // during an ingest storm (perf, tools/bench-ingest).
             guard let key, let event = try? StoredEvent.decode(blob, keeping: ["environment"]) else { continue }
-            pairs.insert([String((event["environment"]?.stringValue ?? "production").prefix(200)), key])
+            pairs.insert([EventFields.environment(event), key])
         }
         try store.writing { c in
-            for p in pairs {
-                try c.execute("INSERT INTO web_stack_envs(environment, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(p[0]), .text(p[1]))
+            for p in pairs.sorted(by: { $0.lexicographicallyPrecedes($1) }) {  // grouping's order: no lock cycle on PostgreSQL
+                try c.execute(GroupingOutcome.environmentPairSQL, .text(p[0]), .text(p[1]))
             }
             try c.execute("INSERT INTO web_state(key, value) VALUES('env_indexed', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", .int(maxID))
         }

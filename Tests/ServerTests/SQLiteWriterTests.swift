@@ -1,0 +1,50 @@
+// The SQLite group commit: ingest jobs in a batch run without savepoints; when one fails the batch
+// runs again with each in its own — the others commit, each caller gets its own outcome, and the
+// batch's other jobs (not rerunnable) run once.
+import Foundation
+import XCTest
+@testable import FaultlineServer
+import FaultlineTestSupport
+import Synchronization
+
+final class SQLiteWriterTests: XCTestCase {
+    func testAFailingIngestJobInABatchLeavesTheOthersCommitted() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-writer")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let c = try SQLiteConnection(path: dir + "/w.sqlite")
+        try c.exec("PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER NOT NULL)")
+        let writer = SQLiteWriter(connection: c)
+        defer { writer.stop() }
+        // Hold the writer in a first batch so the next jobs queue up and run as one batch.
+        let hold = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        writer.async({ _ in holding.signal(); hold.wait() })
+        holding.wait()
+        struct Refused: Error {}
+        let outcomes = Mutex<[Int: Bool]>([:])
+        let group = DispatchGroup()
+        for i in 0..<8 {
+            group.enter()
+            Thread.detachNewThread {  // a thread each: GCD's pool grows slowly past blocked workers
+                defer { group.leave() }
+                let ok = (try? writer.sync(rerunnable: true) { c -> Int in
+                    _ = try c.run("INSERT INTO t(v) VALUES(?)", .int(Int64(i)))
+                    if i == 5 { throw Refused() }  // after its insert: the insert must be undone too
+                    return i
+                }) != nil
+                outcomes.withLock { $0[i] = ok }
+            }
+        }
+        // A job that is not an ingest's, in the same batch: it must run once and commit.
+        let otherRuns = Mutex(0)
+        writer.async({ c in otherRuns.withLock { $0 += 1 }; _ = try c.run("INSERT INTO t(v) VALUES(100)") })
+        // Every job queued (the writer is still held), then one batch.
+        while writer.queued < 9 { usleep(1000) }
+        hold.signal()
+        group.wait()
+        XCTAssertEqual(outcomes.withLock { $0 }, Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, $0 != 5) }))
+        var stored: [Int64] = []
+        try writer.sync { c in try c.query("SELECT v FROM t ORDER BY v") { stored.append($0.int(0)) } }
+        XCTAssertEqual(stored, [0, 1, 2, 3, 4, 6, 7, 100])
+        XCTAssertEqual(otherRuns.withLock { $0 }, 1)
+    }
+}
