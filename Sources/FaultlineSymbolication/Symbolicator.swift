@@ -27,10 +27,10 @@ public final class Symbolicator: @unchecked Sendable {
     /// A partial index starts the full build on a background thread (long-lived processes: the
     /// server). Off (the CLI): the full index is built by the first run that needs most units.
     public var buildFullIndexInBackground = false
-    /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default: on the Python
-    /// library (10k/100k addresses, 2026-12-01) it raised peak RSS from ~59 MB to ~71 MB and CPU by
-    /// 6-9%, and on a 2-core machine shared with other builds gave no wall-time gain (10-25% only
-    /// when the second core was idle); tools/results/symbolizers-20261201T1010Z.txt.
+    /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default (the server
+    /// keeps its cores for ingest); `faultline symbolicate` turns it on. On the Python library
+    /// (2026-12-01, idle 2-core VM): 10k addresses 120 vs 148 ms wall, +14% CPU, peak RSS 61 vs
+    /// 48 MB; no wall-time gain when other work holds the second core.
     public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }

@@ -46,6 +46,8 @@ enum SymbolicateCommand {
       --rebuild-index         address mode: build FILE's index afresh and persist it
       --no-system             do not search /usr/lib/debug
       --no-debuginfod         do not ask the servers in DEBUGINFOD_URLS
+      --threads N             threads for building a large file's index: 2 (default, when two
+                              CPUs are available) or 1 (less CPU in all, ~25% more wall time)
       --json                  report mode: print the symbolicated event as JSON
       --crashed-only          report mode: print only the crashing thread (every thread by default)
       --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
@@ -77,6 +79,7 @@ enum SymbolicateCommand {
         var rebuildIndex = false
         var noSystem = false
         var noDebuginfod = false
+        var threads = 2
         var json = false
         var crashedOnly = false
         var faultlineFrames = false
@@ -112,6 +115,9 @@ enum SymbolicateCommand {
             case "--cache-dir":
                 guard let v = inline ?? value(name) else { return .failure(UsageError(message: "--cache-dir needs a directory")) }
                 o.cacheDir = v
+            case "--threads":
+                guard let v = inline ?? value(name), let n = Int(v), n >= 1 else { return .failure(UsageError(message: "--threads needs 1 or 2")) }
+                o.threads = min(n, 2)
             case "--no-cache": o.noCache = true
             case "--rebuild-index": o.rebuildIndex = true
             case "--no-system": o.noSystem = true
@@ -144,6 +150,10 @@ enum SymbolicateCommand {
                                        searchModulePath: true, searchSystem: !options.noSystem,
                                        debuginfod: options.noDebuginfod ? nil : DebuginfodClient.fromEnvironment(cacheDirectory: options.cacheDir))
         let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
+        // A full index of a large file on two threads: on libpython (idle 2-core VM) 10k addresses
+        // took 120 instead of 148 ms wall for 14% more CPU, peak RSS 61 MB (llvm-symbolizer 74).
+        // Below 1 MiB of DWARF or with one CPU the builder stays on one thread by itself.
+        symbolicator.parallelFullBuild = options.threads >= 2
         if let object = options.object {
             if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {
                 symbolicator.removePersistedIndex(buildID: id)
