@@ -1,16 +1,17 @@
-// A full index built on two threads: each parses about half of .debug_info (by bytes) with its
-// own libdw sessions over the one mapped Elf, then the second half's tables are appended to the
-// first's.
+// A full index built on two threads: each parses every other unit (in file order) with its own
+// libdw sessions over the one mapped Elf, then the second thread's tables are appended to the
+// first's. The second thread also reads the ELF symbols.
 //
 // libdw 0.188 is not thread-safe per Dwarf handle (abbreviations, line tables and split units are
 // loaded lazily into it), so each thread has its own (`dwarf_begin_elf` per session). libelf
 // (built without thread safety on Debian) caches section headers and section data in the Elf on
 // first use: one `dwarf_begin_elf` on this thread before the second starts loads everything libdw
 // asks libelf for, and afterwards both threads only read those caches and the mapping. One Elf,
-// not two: the file's pages are mapped, and counted in peak RSS, once. The merge re-interns the second builder's strings and renumbers its
-// files, scopes and rows; flattening and the symbol table then run once on the merged tables,
-// so the result answers every lookup as a single-threaded build does (its string blob may be
-// ordered differently). The second thread also reads the ELF symbols.
+// not two: the file's pages are mapped, and counted in peak RSS, once; each thread releases only
+// its own units' pages (`UnitPageReleaser`). The merge re-interns the second builder's strings
+// and renumbers its files, scopes, rows and symbols; flattening then runs once on the merged
+// tables, so the result answers every lookup as a single-threaded build does (its string blob may
+// be ordered differently). The assignment of units is fixed, so it is the same from run to run.
 import CDw
 import Foundation
 #if canImport(Glibc)
@@ -28,10 +29,11 @@ extension DWARFIndexBuilder {
               let units = UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
               units.totalBytes >= minimumBytes else { return nil }
         // Split in file order where half of the bytes lie before.
-        let half = units.totalBytes / 2
-        var acc: UInt64 = 0, split = 1
-        for (i, s) in units.sizes.enumerated() { acc += s; if acc >= half { split = max(1, min(i + 1, units.offsets.count - 1)); break } }
-        let first = Array(units.offsets[..<split]), second = Array(units.offsets[split...])
+        // Units alternate between the threads in file order. Halves by bytes were 2:1 in time on the
+        // Python library (the cost per byte differs between its early and late units); alternating
+        // averages that out, and a fixed assignment keeps the result the same from run to run.
+        let first = units.offsets.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        let second = units.offsets.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
         // Section headers, names and data (decompressed when compressed) cached in the Elf here.
         guard let warm = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) else { return nil }
         dwarf_end(warm)
@@ -77,10 +79,15 @@ extension DWARFIndexBuilder {
     mutating func merge(_ o: DWARFIndexBuilder) {
         // Strings: every string `o` holds went through its content dictionary.
         var stringMap = [UInt32](repeating: IndexTables.none, count: o.pool.bytes.count)
+        // A full build interns every string it stores, so `o`'s blob is exactly its strings one
+        // after another: read in order (sequential, not in hash-table order).
         o.pool.bytes.withUnsafeBytes { b in
-            for r in o.pool.internedOffsets {
-                let start = b.baseAddress! + Int(r)
-                stringMap[Int(r)] = pool.intern(bytes: UnsafeRawBufferPointer(start: start, count: strlen(start.assumingMemoryBound(to: CChar.self))))
+            var r = 1
+            while r < b.count {
+                let start = b.baseAddress! + r
+                let n = strlen(start.assumingMemoryBound(to: CChar.self))
+                stringMap[r] = pool.intern(bytes: UnsafeRawBufferPointer(start: start, count: n))
+                r += n + 1
             }
         }
         // Files: by path, shared with ours when equal.

@@ -21,9 +21,6 @@ struct StringPool {
 
     private static let empty = UInt32.max
 
-    /// Offsets of every interned string (the parallel build's merge re-interns them).
-    var internedOffsets: [UInt32] { contentSlots.filter { $0 != StringPool.empty } }
-
     mutating func intern(_ s: String) -> UInt32 {
         var s = s
         if s.utf8.contains(0) { s = String(decoding: s.utf8.filter { $0 != 0 }, as: UTF8.self) }
