@@ -40,18 +40,24 @@ public struct LLVMStyleSymbolizer {
     /// The addresses of the lines of `input` that are addresses.
     static func addresses(in input: UnsafeRawBufferPointer) -> [UInt64] {
         var out: [UInt64] = []
+        forEachLine(input) { a, b in if let v = parseAddress(input, a, b) { out.append(v) } }
+        return out
+    }
+
+    /// Calls `body` with the bounds of each non-blank line, surrounding spaces, tabs and CRs trimmed.
+    static func forEachLine(_ input: UnsafeRawBufferPointer, _ body: (Int, Int) -> Void) {
+        @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
         var lineStart = 0
         let n = input.count
         while lineStart < n {
             var lineEnd = lineStart
             while lineEnd < n && input[lineEnd] != 10 { lineEnd += 1 }
             var a = lineStart, b = lineEnd
-            while a < b && (input[a] == 32 || input[a] == 9 || input[a] == 13) { a += 1 }
-            while b > a && (input[b - 1] == 32 || input[b - 1] == 9 || input[b - 1] == 13) { b -= 1 }
+            while a < b && isSpace(input[a]) { a += 1 }
+            while b > a && isSpace(input[b - 1]) { b -= 1 }
             lineStart = lineEnd + 1
-            if a < b, let v = parseAddress(input, a, b) { out.append(v) }
+            if a < b { body(a, b) }   // blank lines produce nothing
         }
-        return out
     }
 
     /// Whether any debug information or symbols were found for the object.
@@ -81,16 +87,7 @@ public struct LLVMStyleSymbolizer {
         // Phase 1: split lines and read addresses.
         var lineAddress: [UInt64] = []
         var isAddress: [Bool] = []
-        var lineStart = 0
-        let n = input.count
-        while lineStart < n {
-            var lineEnd = lineStart
-            while lineEnd < n && input[lineEnd] != 10 { lineEnd += 1 }
-            var a = lineStart, b = lineEnd
-            while a < b && isSpace(input[a]) { a += 1 }
-            while b > a && isSpace(input[b - 1]) { b -= 1 }
-            lineStart = lineEnd + 1
-            if a == b { continue }   // blank lines produce nothing
+        LLVMStyleSymbolizer.forEachLine(input) { a, b in
             let address = LLVMStyleSymbolizer.parseAddress(input, a, b)
             lineAddress.append(address ?? 0)
             isAddress.append(address != nil)
@@ -187,8 +184,6 @@ public struct LLVMStyleSymbolizer {
     }
 
     private let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)
-
-    @inline(__always) private func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
 
     /// An address as llvm-symbolizer reads it: an optional `CODE ` prefix, then a first word
     /// that is a number whose radix comes from its prefix (`0x` hex, `0b` binary, `0o` or a leading `0`
