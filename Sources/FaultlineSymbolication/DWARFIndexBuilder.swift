@@ -743,9 +743,10 @@ struct UnitPageReleaser {
 
     func release(unitAt offset: UInt64, end: UInt64, lines stmtList: UInt64?) {
         guard let info else { return }
-        if end <= UInt64(info.size) { release(info.file + Int(offset), Int(end - offset)) }
+        if offset < end, end <= UInt64(info.size) { release(info.file + Int(offset), Int(end - offset)) }
         // The line program's length is its first field (32-bit, or 0xffffffff then 64-bit).
-        if let line, let stmtList, stmtList + 12 <= UInt64(line.size) {
+        // DW_AT_stmt_list comes from the file: compared without adding to it (no overflow).
+        if let line, let stmtList, line.size >= 12, stmtList <= UInt64(line.size - 12) {
             let start = line.file + Int(stmtList)
             var length = UInt64(start.loadUnaligned(as: UInt32.self)), header: UInt64 = 4
             if length == 0xffff_ffff { length = start.loadUnaligned(fromByteOffset: 4, as: UInt64.self); header = 12 }
