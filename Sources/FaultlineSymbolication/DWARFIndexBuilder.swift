@@ -60,8 +60,8 @@ struct DWARFIndexBuilder {
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
     /// - Parameter units: offsets of the units to parse (a partial index, `UnitTable`); nil parses all.
-    /// - Parameter path: the debug file's path; a full build then parses halves of the units on
-    ///   two threads (DWARFIndexParallel.swift), each with its own libdw sessions over the one Elf.
+    /// - Parameter path: the debug file's path; a full build then parses alternate units on two
+    ///   threads (DWARFIndexParallel.swift), each with its own libdw sessions over the one Elf.
     /// - Parameter supplementary: the supplementary file `debugFile` needs (dwz), found by the locator.
     /// - Parameter symbolsOnly: read only ELF symbols.
     /// - Parameter symbolsForUnitsOnly: a partial index keeps only the ELF symbols that can name an
