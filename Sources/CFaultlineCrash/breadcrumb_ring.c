@@ -12,9 +12,19 @@
 
 static pthread_mutex_t fl_ring_writers = PTHREAD_MUTEX_INITIALIZER;
 
+// The ring is written whether or not the crash core was started (Log.* before start, or with
+// crash capture off), so it registers its own fork handler on first use rather than in start.
+static pthread_once_t fl_ring_atfork_once = PTHREAD_ONCE_INIT;
+static void fl_ring_register_atfork(void) { pthread_atfork(NULL, NULL, fl_breadcrumb_ring_after_fork); }
+
+static void fl_ring_lock(void) {
+    pthread_once(&fl_ring_atfork_once, fl_ring_register_atfork);
+    pthread_mutex_lock(&fl_ring_writers);
+}
+
 int faultline_crash_add_breadcrumb(const char *json, size_t length) {
     if (length == 0 || length > sizeof fl_state.breadcrumbs[0].bytes) return -1;
-    pthread_mutex_lock(&fl_ring_writers);
+    fl_ring_lock();
     uint64_t index = atomic_load(&fl_state.breadcrumb_next);
     fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];
     atomic_fetch_add(&slot->sequence, 1);  // odd: being written
@@ -27,7 +37,7 @@ int faultline_crash_add_breadcrumb(const char *json, size_t length) {
 }
 
 char *faultline_crash_reserve_breadcrumb(void) {
-    pthread_mutex_lock(&fl_ring_writers);
+    fl_ring_lock();
     uint64_t index = atomic_load(&fl_state.breadcrumb_next);
     fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];
     atomic_fetch_add(&slot->sequence, 1);  // odd: being written (it held the oldest breadcrumb)
@@ -44,7 +54,7 @@ void faultline_crash_commit_breadcrumb(size_t length) {
     pthread_mutex_unlock(&fl_ring_writers);
 }
 
-// Normal context, in a forked child (start.c's atfork handler): a thread of the parent may have
+// Normal context, in a forked child (the ring's own atfork handler): a thread of the parent may have
 // been between reserve and commit when another forked, so the child's copy of the mutex can be
 // held by a thread that does not exist there. The child is single-threaded now: a fresh mutex,
 // and a slot left half-written is emptied (even sequence, no length).
@@ -60,7 +70,7 @@ void fl_breadcrumb_ring_after_fork(void) {
 }
 
 size_t faultline_crash_copy_breadcrumb(size_t age, char *out, size_t capacity) {
-    pthread_mutex_lock(&fl_ring_writers);
+    fl_ring_lock();
     uint64_t next = atomic_load(&fl_state.breadcrumb_next);
     size_t length = 0;
     if (age < FAULTLINE_BREADCRUMB_SLOTS && age < next) {
@@ -91,7 +101,7 @@ static void fl_wait_while_a_crash_is_reported(void) {
 int faultline_crash_set_context(const char *json, size_t length) {
     if (length > FAULTLINE_CONTEXT_MAX_BYTES) return -1;
     fl_wait_while_a_crash_is_reported();
-    pthread_mutex_lock(&fl_ring_writers);
+    fl_ring_lock();
     // Double buffer: fill the one the handler is not reading, then flip. The handler may still be
     // copying the spare one (picked before the last flip) when we set the context twice in a row;
     // its sequence, odd while we write, tells it the copy is torn and to read again.

@@ -53,7 +53,7 @@ static void fl_after_fork_in_child(void) {
     // The parent's preparing thread does not exist here: a crash must not wait for it. libunwind
     // stays un-warmed (its lock may have been held at the fork): frame pointers, as before start.
     atomic_store(&fl_state.preparer_tid, 0);
-    fl_breadcrumb_ring_after_fork();
+    // The breadcrumb ring resets itself (breadcrumb_ring.c registers its own handler).
 }
 
 // Normal context: mkdir -p.

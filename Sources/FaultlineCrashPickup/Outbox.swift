@@ -45,7 +45,7 @@ public final class Outbox: Sendable {
         index.withLock { $0 = Index(entries: existing, bytes: existing.reduce(0) { $0 + $1.size }) }
         // Drops an earlier run counted but could not report (it was killed) are reported now.
         if let data = FileManager.default.contents(atPath: dropsFile), let saved = try? JSONValue.parse(data).objectValue {
-            let restored = Dictionary(uniqueKeysWithValues: saved.compactMap { k, v in DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int($0)) } } })
+            let restored = Dictionary(uniqueKeysWithValues: saved.compactMap { k, v in DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int(min(max($0, 0), 1 << 48))) } } })   // a file's number: clamped
             unreported.withLock { $0 = restored }
         }
     }
@@ -134,8 +134,13 @@ public final class Outbox: Sendable {
     }
 
     public func countDrop(_ reason: DropReason, _ n: Int = 1) {
-        drops.withLock { $0[reason, default: 0] += n }
-        unreported.withLock { $0[reason, default: 0] += n; persistUnreported($0) }
+        // Saturating: a count restored from disk (or a very long life) must not trap the app.
+        func add(_ counts: inout [DropReason: Int]) {
+            let (sum, overflow) = counts[reason, default: 0].addingReportingOverflow(n)
+            counts[reason] = overflow ? Int.max : sum
+        }
+        drops.withLock { add(&$0) }
+        unreported.withLock { add(&$0); persistUnreported($0) }
     }
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.

@@ -150,6 +150,15 @@ final class FileLogProcessTests: XCTestCase {
         XCTAssertTrue(sym.stdout.contains("the last line before the crash"))
     }
 
+    /// A child forked while another thread was inside Log.* (breadcrumb ring locked) logs and
+    /// exits, with or without the crash core started (its fork handler used to be registered only
+    /// by a successful start, so the child's first log line could wait for ever).
+    func testAForkedChildCanLogWhileTheParentLogs() throws {
+        let r = try TestSupport.run(probe, ["log-fork", "300"], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, "\(r)")
+        XCTAssertTrue(r.stdout.contains("forked 300"), "\(r)")
+    }
+
     func testStderrCaptureWithClosedStderrAndAcrossFork() throws {
         let closed = try TestSupport.run(probe, ["stderr-closed", dir + "/closed"], timeout: 20)
         XCTAssertEqual(closed.exitCode, 0, closed.description)

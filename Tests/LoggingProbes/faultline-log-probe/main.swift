@@ -7,6 +7,8 @@
 //   faultline-log-probe stderr-closed DATADIR                      fd 2 closed before capture; write; exit 0
 //   faultline-log-probe stderr-fork DATADIR                        capture, fork a child that writes; exit
 //   faultline-log-probe journal SOCKET                             one entry to a journal socket
+//   faultline-log-probe log-fork N                                 no start; a thread logs while main forks N
+//                                                                  children that each log one line; exit
 import CCrashProbes
 import Faultline
 import Foundation
@@ -68,6 +70,20 @@ case "stderr-fork":
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     probe_stderr_printf("parent after fork, child status \(status)\n")
+    exit(0)
+case "log-fork":
+    // The crash core is never started here, yet Log.* writes the breadcrumb ring under its mutex:
+    // a child forked while the logging thread holds it must still be able to log.
+    let forks = Int(args[1]) ?? 200
+    Thread.detachNewThread { while true { Log.info("busy", attributes: ["i": 1, "s": "x", "b": true]) } }
+    usleep(20_000)
+    for _ in 0..<forks {
+        let pid = fork()
+        if pid == 0 { Log.info("child", attributes: ["k": "v"]); _exit(0) }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
+    print("forked \(forks)"); fflush(nil)
     exit(0)
 case "journal":
     let j = JournalLogger(identifier: "faultline-log-probe", subsystem: "dev.faultline", category: "tests",
