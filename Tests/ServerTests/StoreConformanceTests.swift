@@ -179,6 +179,41 @@ enum StoreConformance {
         XCTAssertEqual(total, 2, "counts equal the rows left")
         try assertHolds(store, z, remaining.intersection(["a", "b", "e"]))
         try assertHolds(store, v, remaining.intersection(["c", "d"]))
+
+        // Merges decided on a stale view (two people, two pages): "Z into W" after "W into Z" is
+        // already done (no cycle), "V into W" merges V into W's live issue (no chain).
+        try IssueMerger.merge(z, into: w, in: store)
+        XCTAssertEqual(try store.issue(id: w)?.id, z)
+        try assertHolds(store, z, remaining.intersection(["a", "b", "e"]))
+        try IssueMerger.merge(v, into: w, in: store)
+        XCTAssertEqual(try store.issue(id: v)?.id, z)
+        try assertHolds(store, z, remaining)
+        XCTAssertEqual(try store.issue(id: z)?.count, 2, "counts equal the rows")
+        // A page deep past every row, from a request's offset: empty, not an overflow.
+        XCTAssertEqual(try store.occurrences(issueID: z, limit: 1000, offset: 1 << 40).count, 0)
+    }
+
+    /// One issue that absorbed 520 others (one crash from as many addresses, folded by a backfill
+    /// or by hand) still reads: SQLite caps a compound SELECT at 500 terms.
+    static func largeMergedGroupReads(_ store: any Store) throws {
+        let p = try store.createProject(slug: "large-group", name: "Large group")
+        let n = 521
+        for i in 0..<n { _ = try store.storeIngest(event: event(p.id, "e\(i)"), items: []) }
+        let pending = try store.unprocessedOccurrences(limit: n + 10).filter { $0.projectID == p.id }
+        XCTAssertEqual(pending.count, n)
+        try store.recordGrouping(pending.map { o in
+            let frame = StackFrame(buildID: buildID, offset: UInt64(o.eventID.dropFirst())! + 1, isReturnAddress: false, inApp: true,
+                                   module: "/app", clientFunction: nil)
+            return outcome(o, hash: "H" + o.eventID, frames: [frame])
+        })
+        let ids = try store.issues(projectID: p.id, limit: n + 10, offset: 0).map(\.id).sorted()
+        XCTAssertEqual(ids.count, n)
+        for id in ids.dropFirst() { try IssueMerger.merge(id, into: ids[0], in: store) }
+        XCTAssertEqual(try store.issue(id: ids[0])?.count, Int64(n))
+        let page = try store.occurrences(issueID: ids[0], limit: 100, offset: 0)
+        XCTAssertEqual(page.count, 100)
+        XCTAssertEqual(page.map(\.id), page.map(\.id).sorted(by: >), "newest first")
+        XCTAssertEqual(try store.occurrences(issueID: ids[0], limit: 100, offset: n - 1).count, 1)
     }
 
     /// A claim has one holder at a time, is extended by its holder, and frees on release or expiry.
@@ -292,6 +327,7 @@ final class SQLiteStoreConformanceTests: XCTestCase {
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
+    func testLargeMergedGroupReads() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.largeMergedGroupReads(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
 
@@ -333,6 +369,7 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
+    func testLargeMergedGroupReads() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.largeMergedGroupReads(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
 

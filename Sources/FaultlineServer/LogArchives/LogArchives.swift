@@ -111,7 +111,7 @@ public final class LogArchives: @unchecked Sendable {
             var f = LogArchiveFilter(projectID: project.id, installID: r.query["install"], release: r.query["release"],
                                      since: r.query["since"].flatMap { Self.parseTime($0) })
             f.limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
-            f.offset = max(Int(r.query["offset"] ?? "") ?? 0, 0)
+            f.offset = min(max(Int(r.query["offset"] ?? "") ?? 0, 0), 1 << 40)
             return .json(.array(try store.logArchives(f).map(Self.archiveJSON)))
         case 1 where tail[0] == "top":
             var q = LogTopQuery()

@@ -55,7 +55,7 @@ public final class ReadAPI: @unchecked Sendable {
 
     func limitOffset(_ r: HTTPRequest) -> (Int, Int) {
         let limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
-        let offset = max(Int(r.query["offset"] ?? "") ?? 0, 0)
+        let offset = min(max(Int(r.query["offset"] ?? "") ?? 0, 0), 1 << 40)   // no row count comes near; no overflow downstream
         return (limit, offset)
     }
 

@@ -30,8 +30,12 @@ enum IssueGroups {
     /// `offset`. One member (the common case) is one index range; several are one limited range per
     /// member, merged: a plain `IN` would sort every occurrence of a large merged issue per page.
     static func newestFirst(columns: String, members: [Int64], before: Int64 = Int64.max, limit: Int, offset: Int = 0) -> (sql: String, args: [SQLValue]) {
-        let take = Int64(limit + offset)
-        if members.count <= 1 {
+        // limit and offset come from a request: added without overflow.
+        let (sum, overflow) = Int64(limit).addingReportingOverflow(Int64(offset))
+        let take = overflow ? Int64.max : sum
+        // One limited range per member up to 64 members; past that a plain `IN` sorted once
+        // (SQLite caps a compound SELECT at 500 terms, and one issue can absorb thousands).
+        if members.count <= 1 || members.count > 64 {
             let m = isMember("issue_id", members)
             return ("SELECT \(columns) FROM occurrences WHERE \(m.sql) AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?",
                     m.args + [.int(before), .int(Int64(limit)), .int(Int64(offset))])

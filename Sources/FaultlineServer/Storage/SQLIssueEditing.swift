@@ -51,12 +51,26 @@ struct SQLIssueEditing: IssueEditing {
             """, [.int(issueID), .text(stackKey), .int(projectID)] + m.args, row: nil))
     }
 
-    func absorb(_ issue: Int64, into target: Int64) throws {
-        // PostgreSQL: both rows locked in id order first, so grouping on another node cannot add
-        // to `issue` between reading its count and marking it merged (SQLite has one writer).
-        if dialect == .postgres {
-            try c.execute("SELECT id FROM issues WHERE id IN (?, ?) ORDER BY id FOR UPDATE", [.int(issue), .int(target)]) { _ in }
+    func absorb(_ requestedIssue: Int64, into requestedTarget: Int64) throws {
+        // Both ends as they are now, inside this transaction: a merge that ran (or, on PostgreSQL,
+        // committed) since the caller looked may have emptied either. Merging what they resolve to
+        // keeps `merged_into` one level deep and acyclic ("A into B" racing "B into A" was A -> A;
+        // "C into A" racing "A into B" left C -> A -> B, outside B's reads).
+        var pair: (issue: Int64, target: Int64)? = nil
+        for _ in 0..<4 {
+            guard let issue = try live(requestedIssue), let target = try live(requestedTarget) else { return }
+            if issue == target { return }   // already one issue
+            // PostgreSQL: both rows locked in id order, so grouping or a merge on another node cannot
+            // change them between here and the updates below (SQLite has one writer); then checked
+            // again, since the lock may have waited for a merge that emptied one of them.
+            if dialect == .postgres {
+                try c.execute("SELECT id FROM issues WHERE id IN (?, ?) ORDER BY id FOR UPDATE", [.int(issue), .int(target)]) { _ in }
+                guard try live(issue) == issue, try live(target) == target else { continue }
+            }
+            pair = (issue, target)
+            break
         }
+        guard let (issue, target) = pair else { throw IssueMergeRaceError(issue: requestedIssue, target: requestedTarget) }
         let least = dialect == .sqlite ? "min" : "least"
         try c.execute("""
             UPDATE issues SET count = issues.count + s.count,
@@ -74,5 +88,17 @@ struct SQLIssueEditing: IssueEditing {
         try c.execute("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(target), .int(issue))
     }
 
+    /// The live issue `id` resolves to (itself, or the one it was merged into); nil when unknown.
+    private func live(_ id: Int64) throws -> Int64? {
+        try c.rows("SELECT coalesce(merged_into, id) FROM issues WHERE id = ?", .int(id)) { $0.int(0) }.first
+    }
+
     func recount(issueID: Int64) throws { try IssueGroups.recount(c, issueID) }
+}
+
+/// Merges kept changing under one another on PostgreSQL (four tries): the transaction fails and
+/// nothing is merged.
+struct IssueMergeRaceError: Error, CustomStringConvertible {
+    let issue: Int64, target: Int64
+    var description: String { "issue \(issue) or \(target) kept being merged by others while merging them; try again" }
 }
