@@ -44,7 +44,23 @@ final class CLIBinaryTests: XCTestCase {
     func testServerCommandsRunInFaultlineServerAndAMissingOneIsNamed() throws {
         let help = try TestSupport.run(TestSupport.product("faultline"), ["projects", "--help"])
         XCTAssertEqual(help.exitCode, 0, help.stderr)
-        XCTAssertTrue(help.stdout.contains("projects"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("usage: faultline projects"), "faultline-server's own help, not faultline's list: \(help.stdout)")
+
+        // The hand-over itself: a stand-in faultline-server beside a copy of faultline reports the
+        // pid it runs as and the arguments it got, bytes included that are not UTF-8.
+        let stand = TestSupport.makeTemporaryDirectory()
+        try FileManager.default.copyItem(atPath: TestSupport.product("faultline"), toPath: stand + "/faultline")
+        try "#!/bin/sh\necho \"pid $$\"; printf 'args '; printf '%s\\n' \"$@\" | od -An -tx1 | tr -d ' \\n'; echo\n"
+            .write(toFile: stand + "/faultline-server", atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(stand + "/faultline-server", 0o755), 0)
+        let sh = try TestSupport.run("/bin/sh", ["-c", "'\(stand)/faultline' upload --wait \"$(printf 'caf\\351')\" & echo \"spawned $!\"; wait"])
+        let lines = sh.stdout.split(separator: "\n").map(String.init)
+        let spawned = lines.first { $0.hasPrefix("spawned ") }.map { String($0.dropFirst(8)) }
+        let ran = lines.first { $0.hasPrefix("pid ") }.map { String($0.dropFirst(4)) }
+        XCTAssertNotNil(spawned, sh.stdout)
+        XCTAssertEqual(ran, spawned, "faultline-server runs in faultline's process: \(sh.stdout)")
+        // "upload\n--wait\ncaf\xE9\n" in hex: the 0xE9 byte arrives as it was given, not re-encoded.
+        XCTAssertTrue(lines.contains("args 75706c6f61640a2d2d776169740a636166e90a"), sh.stdout)
 
         let dir = TestSupport.makeTemporaryDirectory()
         let alone = dir + "/faultline"

@@ -38,7 +38,9 @@ final class SQLiteWriterTests: XCTestCase {
         let otherRuns = Mutex(0)
         writer.async({ c in otherRuns.withLock { $0 += 1 }; _ = try c.run("INSERT INTO t(v) VALUES(100)") })
         // Every job queued (the writer is still held), then one batch.
-        while writer.queued < 9 { usleep(1000) }
+        let deadline = Date().addingTimeInterval(30)
+        while writer.queued < 9 && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(writer.queued, 9, "the jobs never all queued")
         hold.signal()
         group.wait()
         XCTAssertEqual(outcomes.withLock { $0 }, Dictionary(uniqueKeysWithValues: (0..<8).map { ($0, $0 != 5) }))
