@@ -187,7 +187,7 @@ typedef struct {
     // initialisation takes a mutex and binds symbols: never inside a handler). Until then a crash
     // is unwound by frame pointers (start.c says why the window exists).
     _Atomic int unwinder_ready;
-    _Atomic int preparer_tid;  // the thread preparing at start (-1: about to start; 0: none or done)
+    _Atomic int preparer_tid;  // the thread preparing at start (the starting thread's until it runs; 0: none or done)
     int probe_pipe[2];  // fl_safe_copy's fallback when process_vm_readv is filtered (seccomp)
 } fl_crash_state;
 

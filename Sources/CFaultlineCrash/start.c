@@ -162,7 +162,10 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
         fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
-        atomic_store(&fl_state.preparer_tid, -1);  // pending: the thread has yet to say who it is
+        // Pending: until the preparing thread says who it is, the starting thread stands for it, so
+        // a crash of the starting thread itself (before pthread_create returns, or in the fallback
+        // below, which prepares here) does not wait 250 ms for a thread that is not there.
+        atomic_store(&fl_state.preparer_tid, (int)fl_starting_thread);
     }
     fl_background_work *work = malloc(sizeof *work);
     fl_background_work on_stack = {prepare, then, argument};
