@@ -163,9 +163,11 @@ case "recover-threads", "recover-while-crashing":
                              Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
     exit(0)
 case "segv-marked":
-    // Start's background preparation binds symbols of its own (normal context, another thread);
-    // LD_DEBUG does not say which thread bound what, so let it finish first.
+    // Start's background work binds symbols of its own (normal context, another thread): the C
+    // preparation and then the SDK's continuation (outbox scan, crash pickup, network set-up).
+    // LD_DEBUG does not say which thread bound what, so let both finish first.
     _ = faultline_crash_wait_for_preparation(5000)
+    _ = result.pickup
     probe_segv_after_marker()
 case "assert": probe_assert(Int32(args.count))
 case "cxx-throw": probe_throw_cxx()
