@@ -78,6 +78,8 @@ struct DWARFIndexBuilder {
         }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
+        // A partial build's symbol tables and unit are not read again (later addresses build anew).
+        if units != nil { for source in symbolSources { releaseFilePages(source.elf) } }
         b.t.strings = b.pool.bytes
         b.t.missingSplitUnits = b.missingSplitUnits
         return b.t
@@ -108,6 +110,7 @@ struct DWARFIndexBuilder {
             supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil
             finished = true
             var processed = 0
+            var interned: Dwarf_Off = 0   // with `only`: unit headers this session has read up to here
             while true {
                 var nextOffset: Dwarf_Off = 0
                 var headerSize = 0
@@ -126,6 +129,7 @@ struct DWARFIndexBuilder {
                     if nextListed < only.count { offset = only[nextListed]; nextListed += 1 } else { offset = .max }
                 }
                 processed += 1
+                if only != nil { DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, releasing: elf) }
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
                 var unitType: UInt8 = 0
@@ -192,6 +196,26 @@ struct DWARFIndexBuilder {
             if let last = out.last, t.cuLow[i] <= last.1 { out[out.count - 1].1 = max(last.1, t.cuHigh[i]) } else { out.append((t.cuLow[i], t.cuHigh[i])) }
         }
         return out
+    }
+
+    /// libdw finds the handle of the unit at an offset by reading every unit header before it
+    /// (`__libdw_findcu`), and each header read faults in a 64 KiB-or-more window of .debug_info:
+    /// for one late unit of libpython that was 5 MB of our peak memory. Reading those headers
+    /// here first, a few at a time, lets their pages be dropped as we go (read-only file pages).
+    static func readUnitHeaders(_ dwarf: OpaquePointer, from offset: inout Dwarf_Off, upTo target: Dwarf_Off, releasing elf: OpaquePointer) {
+        guard offset < target else { return }
+        var sinceRelease = 0
+        while offset < target {
+            var next: Dwarf_Off = 0
+            var headerSize = 0
+            guard dwarf_next_unit(dwarf, offset, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0, next > offset else { break }
+            var die = Dwarf_Die()
+            _ = dwarf_offdie(dwarf, offset + Dwarf_Off(headerSize), &die)   // interns the units up to this one
+            offset = next
+            sinceRelease += 1
+            if sinceRelease == UnitTable.unitsPerRelease { releaseFilePages(elf); sinceRelease = 0 }
+        }
+        releaseFilePages(elf)
     }
 
     /// Drops the resident pages of the ELF image libelf mapped (read-only, so nothing is lost):
