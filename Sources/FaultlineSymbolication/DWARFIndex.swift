@@ -1,17 +1,22 @@
 // The per-module lookup index: flat sorted tables (IndexFormat.swift), binary-searched,
 // identical in memory and on disk.
 import FaultlineProtocol
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A loaded, validated, immutable index over memory it owns (mapped file or heap copy).
+/// A loaded, validated, immutable index over memory it owns: a mapped cache file, or the
+/// builder's own arrays (an index built in this run is not copied into the file layout first:
+/// that copy was ~5% of a cold full build, serial, and held a second copy of the tables; it is
+/// written in that layout only when stored, `write(to:)`).
 /// Immutable after init, so it is shared between threads freely.
 final class DWARFIndex: @unchecked Sendable {
-    private let base: UnsafeRawPointer
-    private let length: Int
-    private let release: @Sendable (UnsafeRawPointer, Int) -> Void
+    private enum Storage {
+        case file(base: UnsafeRawPointer, length: Int, release: @Sendable (UnsafeRawPointer, Int) -> Void)
+        /// The arrays the buffers below point into; never mutated, so their storage stays put.
+        case built(IndexTables, buildID: BuildID?)
+    }
+    private let storage: Storage
     let hasDWARF: Bool
     let firstLoadAddress: UInt64
     /// See `IndexTables.missingSplitUnits`; empty for an index loaded from the cache.
@@ -30,16 +35,20 @@ final class DWARFIndex: @unchecked Sendable {
     let symbolAddress: UnsafeBufferPointer<UInt64>, symbolSize: UnsafeBufferPointer<UInt64>
     let symbolName: UnsafeBufferPointer<UInt32>, symbolFile: UnsafeBufferPointer<UInt32>
 
-    var byteCount: Int { length }
+    /// Bytes of the index in its file layout.
+    var byteCount: Int {
+        switch storage {
+        case .file(_, let length, _): return length
+        case .built(let t, _): return t.layout().total
+        }
+    }
 
     /// Validates magic, version, size, build-id, checksum and every table's bounds; takes
     /// ownership of the memory (released with `release` on deinit, or on a thrown error).
     init(memory: UnsafeRawPointer, length: Int, expectedBuildID: BuildID?,
          verifyChecksum: Bool = true,
          release: @escaping @Sendable (UnsafeRawPointer, Int) -> Void) throws(IndexLoadError) {
-        self.base = memory
-        self.length = length
-        self.release = release
+        self.storage = .file(base: memory, length: length, release: release)
         var ok = false
         defer { if !ok { release(memory, length) } }
         guard length >= IndexFormat.headerSize else { throw .tooSmall }
@@ -85,46 +94,56 @@ final class DWARFIndex: @unchecked Sendable {
         symbolAddress = u64(.symbolAddress); symbolSize = u64(.symbolSize); symbolName = u32(.symbolName); symbolFile = u32(.symbolFile)
         hasDWARF = flags & IndexFormat.flagHasDWARF != 0
         firstLoadAddress = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self))
-        // Parallel arrays must agree; lookups then only bounds-check the references they follow.
-        guard strings.last == 0,
-              cuLow.count == cuHigh.count, cuLow.count == cuOfRange.count, cuRowStart.count == cuRowEnd.count,
-              rowAddress.count == rowFile.count, rowAddress.count == rowLine.count, rowAddress.count == rowColumn.count,
-              scopeName.count == scopeParent.count, scopeName.count == scopeCallFile.count,
-              scopeName.count == scopeCallLine.count, scopeName.count == scopeCallColumn.count, scopeName.count == scopeFlags.count,
-              segmentStart.count == segmentScope.count,
-              symbolAddress.count == symbolSize.count, symbolAddress.count == symbolName.count,
-              symbolAddress.count == symbolFile.count
-        else { throw .badTable("array lengths disagree") }
+        guard tablesAgree else { throw .badTable("array lengths disagree") }
         ok = true
     }
 
-    deinit { release(base, length) }
-
-    /// Builds an index in memory from freshly built tables (no file involved). The tables are
-    /// consumed so their arrays are freed before the caller goes on (peak memory).
-    static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex? {
-        var t = consume tables
-        let missing = t.missingSplitUnits
-        // The checksum guards files; one that is never stored needs none (3 ms on the Python library).
-        let (mem, length) = t.serialize(buildID: buildID, checksum: false)
-        // Validated like a file from disk: a builder bug becomes "unreadable", not a crash.
-        let index = try? DWARFIndex(memory: mem, length: length, expectedBuildID: buildID, verifyChecksum: false,
-                                    release: { p, _ in UnsafeMutableRawPointer(mutating: p).deallocate() })
-        index?.missingSplitUnits = missing
-        index?.checksumPending.withLock { $0 = true }
-        return index
+    /// An index over freshly built tables (no file involved), validated like one read from disk:
+    /// a builder bug becomes "unreadable", not a crash.
+    init(built tables: consuming IndexTables, buildID: BuildID?) throws(IndexLoadError) {
+        let t = consume tables
+        // The pointers stay valid: `storage` keeps the arrays alive and nothing mutates them.
+        func view<T>(_ a: [T]) -> UnsafeBufferPointer<T> { a.withUnsafeBufferPointer { $0 } }
+        strings = view(t.strings); files = view(t.files)
+        cuLow = view(t.cuLow); cuHigh = view(t.cuHigh); cuOfRange = view(t.cuOfRange)
+        cuRowStart = view(t.cuRowStart); cuRowEnd = view(t.cuRowEnd)
+        rowAddress = view(t.rowAddress); rowFile = view(t.rowFile); rowLine = view(t.rowLine); rowColumn = view(t.rowColumn)
+        scopeName = view(t.scopeName); scopeParent = view(t.scopeParent); scopeCallFile = view(t.scopeCallFile)
+        scopeCallLine = view(t.scopeCallLine); scopeCallColumn = view(t.scopeCallColumn); scopeFlags = view(t.scopeFlags)
+        segmentStart = view(t.segmentStart); segmentScope = view(t.segmentScope)
+        symbolAddress = view(t.symbolAddress); symbolSize = view(t.symbolSize); symbolName = view(t.symbolName); symbolFile = view(t.symbolFile)
+        hasDWARF = t.hasDWARF
+        firstLoadAddress = t.firstLoadAddress
+        missingSplitUnits = t.missingSplitUnits
+        storage = .built(t, buildID: buildID)
+        guard tablesAgree else { throw .badTable("array lengths disagree") }
     }
 
-    /// Built in memory without its checksum (`inMemory`); `bytes` writes it first.
-    private let checksumPending = Mutex(false)
+    /// Parallel arrays must agree; lookups then only bounds-check the references they follow.
+    private var tablesAgree: Bool {
+        strings.last == 0
+            && cuLow.count == cuHigh.count && cuLow.count == cuOfRange.count && cuRowStart.count == cuRowEnd.count
+            && rowAddress.count == rowFile.count && rowAddress.count == rowLine.count && rowAddress.count == rowColumn.count
+            && scopeName.count == scopeParent.count && scopeName.count == scopeCallFile.count
+            && scopeName.count == scopeCallLine.count && scopeName.count == scopeCallColumn.count && scopeName.count == scopeFlags.count
+            && segmentStart.count == segmentScope.count
+            && symbolAddress.count == symbolSize.count && symbolAddress.count == symbolName.count
+            && symbolAddress.count == symbolFile.count
+    }
 
-    /// The index's bytes, exactly as they are stored in a cache file.
-    var bytes: UnsafeRawBufferPointer {
-        checksumPending.withLock { pending in
-            // The memory is the blob `serialize` allocated for this index, so it may be written.
-            if pending { IndexFormat.writeChecksum(UnsafeMutableRawPointer(mutating: base), length: length); pending = false }
+    deinit { if case .file(let base, let length, let release) = storage { release(base, length) } }
+
+    /// Builds an index in memory from freshly built tables (no file involved).
+    static func inMemory(_ tables: consuming IndexTables, buildID: BuildID?) -> DWARFIndex? {
+        try? DWARFIndex(built: tables, buildID: buildID)
+    }
+
+    /// Writes the index in its file layout (`IndexFormat`), checksum included, to `fd`.
+    func write(to fd: Int32) -> Bool {
+        switch storage {
+        case .file(let base, let length, _): return IndexFormat.writeAll(fd, UnsafeRawBufferPointer(start: base, count: length))
+        case .built(let t, let buildID): return t.write(to: fd, buildID: buildID)
         }
-        return UnsafeRawBufferPointer(start: base, count: length)
     }
 
     // MARK: Strings

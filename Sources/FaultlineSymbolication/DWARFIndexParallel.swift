@@ -1,6 +1,7 @@
-// A full index built on two threads: each parses every other unit (in file order) with its own
-// libdw sessions over the one mapped Elf, then the second thread's tables are appended to the
-// first's. The second thread also reads the ELF symbols.
+// A full index built on two threads: runs of four units (in file order) alternate between them,
+// each parsed with the thread's own libdw sessions over the one mapped Elf; then the second
+// thread's tables are appended to the first's (column copies split between two threads). The
+// second thread also reads the ELF symbols, and each sorts its own scope ranges.
 //
 // libdw 0.188 is not thread-safe per Dwarf handle (abbreviations, line tables and split units are
 // loaded lazily into it), so each thread has its own (`dwarf_begin_elf` per session). libelf
@@ -10,8 +11,9 @@
 // not two: the file's pages are mapped, and counted in peak RSS, once; each thread releases only
 // its own units' pages (`UnitPageReleaser`). The merge re-interns the second builder's strings
 // and renumbers its files, scopes, rows and symbols; flattening then runs once on the merged
-// tables, so the result answers every lookup as a single-threaded build does (its string blob may
-// be ordered differently). The assignment of units is fixed, so it is the same from run to run.
+// tables (two sorted runs of ranges), so the result answers every lookup as a single-threaded
+// build does (its string blob may be ordered differently). The assignment of units is fixed, so
+// the result is the same from run to run.
 import CDw
 import Foundation
 #if canImport(Glibc)
@@ -19,21 +21,25 @@ import Glibc
 #endif
 
 extension DWARFIndexBuilder {
+    /// Adjacent units per thread: their file pages are released in one call (`UnitPageReleaser`).
+    static let unitsPerRun = 4
+
     /// Files smaller than this are built on one thread: a thread and a second open cost more.
     static let parallelThresholdBytes: UInt64 = 1 << 20
 
     /// Nil when one thread is the better choice (one CPU, a small file, an unreadable second handle).
     static func buildInParallel(debugFile: ELFHandle, symbolSources: [ELFHandle],
-                                minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil) -> IndexTables? {
+                                minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil,
+                                units scanned: UnitTable? = nil) -> IndexTables? {
         guard ProcessInfo.processInfo.activeProcessorCount >= 2,
-              let units = UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
+              let units = scanned ?? UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
               units.totalBytes >= minimumBytes else { return nil }
-        // Split in file order where half of the bytes lie before.
-        // Units alternate between the threads in file order. Halves by bytes were 2:1 in time on the
+        // Runs of units alternate between the threads in file order. Halves by bytes were 2:1 in time on the
         // Python library (the cost per byte differs between its early and late units); alternating
-        // averages that out, and a fixed assignment keeps the result the same from run to run.
-        let first = units.offsets.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-        let second = units.offsets.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+        // short runs averages that out, and a fixed assignment keeps the result the same from run to run.
+        let run = DWARFIndexBuilder.unitsPerRun
+        let first = units.offsets.enumerated().filter { ($0.offset / run) % 2 == 0 }.map(\.element)
+        let second = units.offsets.enumerated().filter { ($0.offset / run) % 2 == 1 }.map(\.element)
         // Section headers, names and data (decompressed when compressed) cached in the Elf here.
         guard let warm = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) else { return nil }
         dwarf_end(warm)
@@ -53,17 +59,28 @@ extension DWARFIndexBuilder {
             init(_ h: ELFHandle) { handle = h }
         }
         let other = Box(debugFile)
+        // Room for each half's rows and scopes up front: grown by doubling, the large columns were
+        // reallocated ~20 times each (every time a fresh mapping, a copy and, with two threads, a
+        // TLB shootdown on unmapping the old one). Reserved pages that are never written cost no
+        // memory, so the estimate errs high (Python library: ~4 bytes of .debug_line per row).
+        let sizes = debugFile.sections().reduce(into: [String: UInt64]()) { $0[$1.name] = $1.header.sh_size }
+        let rowsPerHalf = Int((sizes[".debug_line"] ?? 0) / 4)
+        let scopesPerHalf = Int((sizes[".debug_info"] ?? 0) / 300)
+        other.builder.reserve(rows: rowsPerHalf, scopes: scopesPerHalf)
         let done = DispatchSemaphore(value: 0)
         // The ELF symbols are read on the second thread too, after its units: they need only
         // libelf's caches, warmed above, and take the serial tail off the critical path.
         other.symbolSources = symbolSources
         Thread.detachNewThread {
             other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
+            other.builder.sortRanges()
             other.builder.readSymbols(other.symbolSources, deduplicate: true)
             done.signal()
         }
         var b = DWARFIndexBuilder()
+        b.reserve(rows: rowsPerHalf, scopes: scopesPerHalf)
         let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
+        b.sortRanges()
         done.wait()
         b.merge(other.builder)
         let otherMissing = other.builder.missingSplitUnits
@@ -73,6 +90,14 @@ extension DWARFIndexBuilder {
         b.t.strings = b.pool.bytes
         b.t.missingSplitUnits = b.missingSplitUnits + otherMissing
         return b.t
+    }
+
+    mutating func reserve(rows: Int, scopes: Int) {
+        t.rowAddress.reserveCapacity(rows); t.rowFile.reserveCapacity(rows)
+        t.rowLine.reserveCapacity(rows); t.rowColumn.reserveCapacity(rows)
+        t.scopeName.reserveCapacity(scopes); t.scopeParent.reserveCapacity(scopes); t.scopeCallFile.reserveCapacity(scopes)
+        t.scopeCallLine.reserveCapacity(scopes); t.scopeCallColumn.reserveCapacity(scopes); t.scopeFlags.reserveCapacity(scopes)
+        ranges.reserveCapacity(scopes * 2)
     }
 
     /// Appends `o`'s units (walked, not yet flattened) and ELF symbols to this builder's.
@@ -101,37 +126,72 @@ extension DWARFIndexBuilder {
                 fileMap[i] = f
             }
         }
-        @inline(__always) func file(_ f: UInt32) -> UInt32 { f == IndexTables.none ? f : fileMap[Int(f)] }
-        // Rows and units.
-        // Exact capacity first: growth by doubling would hold up to twice the rows while copying.
-        let rows = t.rowAddress.count + o.t.rowAddress.count
-        t.rowAddress.reserveCapacity(rows); t.rowFile.reserveCapacity(rows)
-        t.rowLine.reserveCapacity(rows); t.rowColumn.reserveCapacity(rows)
+        // The columns are copied on two threads, each taking whole arrays (a box per array: each
+        // is then mutated by one thread only). Copying them was ~6 ms of the serial tail.
         let rowBase = UInt32(t.rowAddress.count)
         let unitBase = UInt32(t.cuRowStart.count)
-        t.rowAddress.append(contentsOf: o.t.rowAddress)
-        t.rowFile.append(contentsOf: o.t.rowFile.lazy.map { file($0) })
-        t.rowLine.append(contentsOf: o.t.rowLine)
-        t.rowColumn.append(contentsOf: o.t.rowColumn)
+        let scopeBase = UInt32(t.scopeName.count)
+        let rowAddress = Column(&t.rowAddress), rowFile = Column(&t.rowFile), rowLine = Column(&t.rowLine)
+        let rowColumn = Column(&t.rowColumn), scopeName = Column(&t.scopeName), scopeParent = Column(&t.scopeParent)
+        let scopeCallFile = Column(&t.scopeCallFile), scopeCallLine = Column(&t.scopeCallLine)
+        let scopeCallColumn = Column(&t.scopeCallColumn), scopeFlags = Column(&t.scopeFlags), scopeRanges = Column(&ranges)
+        let symbolAddress = Column(&t.symbolAddress), symbolSize = Column(&t.symbolSize)
+        let symbolName = Column(&t.symbolName), symbolFile = Column(&t.symbolFile)
+        let other = Shared(o), fileMapping = fileMap, stringMapping = stringMap
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            let other = other.value
+            @inline(__always) func file(_ f: UInt32) -> UInt32 { f == IndexTables.none ? f : fileMapping[Int(f)] }
+            @inline(__always) func string(_ s: UInt32) -> UInt32 { s == IndexTables.none ? s : stringMapping[Int(s)] }
+            if part == 0 {
+                rowAddress.append(other.t.rowAddress)
+                rowColumn.append(other.t.rowColumn)
+                scopeRanges.append(other.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth) })
+                symbolAddress.append(other.t.symbolAddress)
+                symbolSize.append(other.t.symbolSize)
+            } else {
+                rowFile.append(other.t.rowFile.lazy.map { file($0) })
+                rowLine.append(other.t.rowLine)
+                scopeName.append(other.t.scopeName.lazy.map { string($0) })
+                scopeParent.append(other.t.scopeParent.lazy.map { $0 == IndexTables.none ? $0 : $0 + scopeBase })
+                scopeCallFile.append(other.t.scopeCallFile.lazy.map { file($0) })
+                scopeCallLine.append(other.t.scopeCallLine)
+                scopeCallColumn.append(other.t.scopeCallColumn)
+                scopeFlags.append(other.t.scopeFlags)
+                symbolName.append(other.t.symbolName.lazy.map { string($0) })
+                symbolFile.append(other.t.symbolFile.lazy.map { file($0) })
+            }
+        }
+        t.rowAddress = rowAddress.take(); t.rowFile = rowFile.take(); t.rowLine = rowLine.take(); t.rowColumn = rowColumn.take()
+        t.scopeName = scopeName.take(); t.scopeParent = scopeParent.take(); t.scopeCallFile = scopeCallFile.take()
+        t.scopeCallLine = scopeCallLine.take(); t.scopeCallColumn = scopeCallColumn.take(); t.scopeFlags = scopeFlags.take()
+        ranges = scopeRanges.take()
+        t.symbolAddress = symbolAddress.take(); t.symbolSize = symbolSize.take()
+        t.symbolName = symbolName.take(); t.symbolFile = symbolFile.take()
+        // Units.
         t.cuRowStart.append(contentsOf: o.t.cuRowStart.lazy.map { $0 + rowBase })
         t.cuRowEnd.append(contentsOf: o.t.cuRowEnd.lazy.map { $0 + rowBase })
         var cus = zip(zip(t.cuLow, t.cuHigh), t.cuOfRange).map { ($0.0, $0.1, $1) }
         for i in o.t.cuLow.indices { cus.append((o.t.cuLow[i], o.t.cuHigh[i], o.t.cuOfRange[i] + unitBase)) }
         cus.sort { $0.0 < $1.0 }
         t.cuLow = cus.map { $0.0 }; t.cuHigh = cus.map { $0.1 }; t.cuOfRange = cus.map { $0.2 }
-        // Scopes and their ranges.
-        let scopeBase = UInt32(t.scopeName.count)
-        t.scopeName.append(contentsOf: o.t.scopeName.lazy.map { $0 == IndexTables.none ? $0 : stringMap[Int($0)] })
-        t.scopeParent.append(contentsOf: o.t.scopeParent.lazy.map { $0 == IndexTables.none ? $0 : $0 + scopeBase })
-        t.scopeCallFile.append(contentsOf: o.t.scopeCallFile.lazy.map { file($0) })
-        t.scopeCallLine.append(contentsOf: o.t.scopeCallLine)
-        t.scopeCallColumn.append(contentsOf: o.t.scopeCallColumn)
-        t.scopeFlags.append(contentsOf: o.t.scopeFlags)
-        ranges.append(contentsOf: o.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth) })
-        // ELF symbols (only one side reads them).
-        t.symbolAddress.append(contentsOf: o.t.symbolAddress)
-        t.symbolSize.append(contentsOf: o.t.symbolSize)
-        t.symbolName.append(contentsOf: o.t.symbolName.lazy.map { $0 == IndexTables.none ? $0 : stringMap[Int($0)] })
-        t.symbolFile.append(contentsOf: o.t.symbolFile.lazy.map { file($0) })
     }
+}
+
+/// A value both threads of the merge only read.
+private final class Shared<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// One table column handed to one thread of the merge (`merge`): moved out of the tables so the
+/// box holds the only reference (appends never copy), then moved back.
+private final class Column<Element>: @unchecked Sendable {
+    private var values: [Element]
+    init(_ column: inout [Element]) { values = column; column = [] }
+    /// Appends `more`, growing to the exact size first (doubling would briefly hold twice the column).
+    func append<S: Sequence>(_ more: S) where S.Element == Element {
+        values.reserveCapacity(values.count + more.underestimatedCount)
+        values.append(contentsOf: more)
+    }
+    func take() -> [Element] { let v = values; values = []; return v }
 }

@@ -49,23 +49,15 @@ struct IndexCache: Sendable {
         }
     }
 
-    /// Stores `bytes` for `buildID`. Best effort: a read-only or full disk only costs speed.
+    /// Stores `index` for `buildID`. Best effort: a read-only or full disk only costs speed.
     @discardableResult
-    func store(_ bytes: UnsafeRawBufferPointer, for buildID: BuildID) -> Bool {
+    func store(_ index: DWARFIndex, for buildID: BuildID) -> Bool {
         guard makeDirectories(directory) else { return false }
         let final = path(for: buildID)
         let tmp = final + ".tmp.\(getpid()).\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
-        var ok = { (buf: UnsafeRawBufferPointer) -> Bool in
-            var off = 0
-            while off < buf.count {
-                let n = write(fd, buf.baseAddress! + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                off += n
-            }
-            return true
-        }(bytes)
+        var ok = index.write(to: fd)
         ok = close(fd) == 0 && ok
         if !ok || rename(tmp, final) != 0 { unlink(tmp); return false }
         return true

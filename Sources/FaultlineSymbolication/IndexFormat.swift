@@ -58,14 +58,16 @@ struct IndexTables {
     /// The ELF's first load address, so a warm start needs no ELF file at all.
     var firstLoadAddress: UInt64 = 0
 
-    /// Writes the index in its file format (the same bytes `DWARFIndex` maps) into one
-    /// allocation the caller owns (16-byte aligned): one copy of the tables, no intermediate array.
-    /// Each array is emptied once copied, so the tables and the blob never coexist in full.
-    /// - Parameter checksum: false leaves the header's checksum 0 (an index used in memory only;
-    ///   `IndexFormat.writeChecksum` fills it in before the bytes are stored).
-    mutating func serialize(buildID: BuildID?, checksum: Bool = true) -> (memory: UnsafeMutableRawPointer, length: Int) {
-        var sizes: [(Int, Int)] = []   // (element count, byte count) per array, in IndexArray order
-        func add<T>(_ a: [T]) { sizes.append((a.count, a.count * MemoryLayout<T>.stride)) }
+    /// Where each array lies in the file layout: (element count, byte count, offset) in
+    /// `IndexArray` order, and the total size.
+    func layout() -> (tables: [(count: Int, bytes: Int, offset: Int)], total: Int) {
+        var out: [(count: Int, bytes: Int, offset: Int)] = []
+        var total = IndexFormat.headerSize
+        func add<T>(_ a: [T]) {
+            let bytes = a.count * MemoryLayout<T>.stride
+            out.append((a.count, bytes, total))
+            total = (total + bytes + 7) & ~7
+        }
         add(strings); add(files)
         add(cuLow); add(cuHigh); add(cuOfRange); add(cuRowStart); add(cuRowEnd)
         add(rowAddress); add(rowFile); add(rowLine); add(rowColumn)
@@ -73,46 +75,63 @@ struct IndexTables {
         add(scopeCallColumn); add(scopeFlags)
         add(segmentStart); add(segmentScope)
         add(symbolAddress); add(symbolSize); add(symbolName); add(symbolFile)
-        precondition(sizes.count == IndexArray.allCases.count)
-        var offsets: [Int] = []
-        var total = IndexFormat.headerSize
-        for (_, bytes) in sizes { offsets.append(total); total = (total + bytes + 7) & ~7 }
-        let b = UnsafeMutableRawPointer.allocate(byteCount: total, alignment: 16)
-        // Zero only the header and the padding: touching the whole blob up front would hold it
-        // and the tables in memory at once.
-        b.initializeMemory(as: UInt8.self, repeating: 0, count: IndexFormat.headerSize)
-        var slot = 0
-        func put<T>(_ a: inout [T]) {
-            let start = b + offsets[slot]
-            let end = slot + 1 < offsets.count ? offsets[slot + 1] : total
-            a.withUnsafeBytes { if let p = $0.baseAddress { start.copyMemory(from: p, byteCount: $0.count) } }
-            let used = offsets[slot] + sizes[slot].1
-            if end > used { (b + used).initializeMemory(as: UInt8.self, repeating: 0, count: end - used) }
-            a = []
-            slot += 1
-        }
-        put(&strings); put(&files)
-        put(&cuLow); put(&cuHigh); put(&cuOfRange); put(&cuRowStart); put(&cuRowEnd)
-        put(&rowAddress); put(&rowFile); put(&rowLine); put(&rowColumn)
-        put(&scopeName); put(&scopeParent); put(&scopeCallFile); put(&scopeCallLine)
-        put(&scopeCallColumn); put(&scopeFlags)
-        put(&segmentStart); put(&segmentScope)
-        put(&symbolAddress); put(&symbolSize); put(&symbolName); put(&symbolFile)
-        IndexFormat.magic.withUnsafeBytes { b.copyMemory(from: $0.baseAddress!, byteCount: 8) }
-        b.storeBytes(of: IndexFormat.version.littleEndian, toByteOffset: 8, as: UInt32.self)
-        b.storeBytes(of: (hasDWARF ? IndexFormat.flagHasDWARF : 0).littleEndian, toByteOffset: 12, as: UInt32.self)
-        b.storeBytes(of: UInt64(total).littleEndian, toByteOffset: 16, as: UInt64.self)
-        b.storeBytes(of: firstLoadAddress.littleEndian, toByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self)
+        precondition(out.count == IndexArray.allCases.count)
+        return (out, total)
+    }
+
+    /// Calls `body` with each array's bytes, in `IndexArray` order.
+    func forEachArray(_ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        func each<T>(_ a: [T]) -> Bool { a.withUnsafeBytes { body($0) } }
+        return each(strings) && each(files)
+            && each(cuLow) && each(cuHigh) && each(cuOfRange) && each(cuRowStart) && each(cuRowEnd)
+            && each(rowAddress) && each(rowFile) && each(rowLine) && each(rowColumn)
+            && each(scopeName) && each(scopeParent) && each(scopeCallFile) && each(scopeCallLine)
+            && each(scopeCallColumn) && each(scopeFlags)
+            && each(segmentStart) && each(segmentScope)
+            && each(symbolAddress) && each(symbolSize) && each(symbolName) && each(symbolFile)
+    }
+
+    /// Writes the index in its file format (the bytes `DWARFIndex` maps) to `fd`, streamed from
+    /// the arrays: no second copy of the tables in memory. The checksum is summed on the way and
+    /// written into the header last.
+    func write(to fd: Int32, buildID: BuildID?) -> Bool {
+        let (tables, total) = layout()
+        let header = UnsafeMutableRawPointer.allocate(byteCount: IndexFormat.headerSize, alignment: 16)
+        defer { header.deallocate() }
+        header.initializeMemory(as: UInt8.self, repeating: 0, count: IndexFormat.headerSize)
+        IndexFormat.magic.withUnsafeBytes { header.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+        header.storeBytes(of: IndexFormat.version.littleEndian, toByteOffset: 8, as: UInt32.self)
+        header.storeBytes(of: (hasDWARF ? IndexFormat.flagHasDWARF : 0).littleEndian, toByteOffset: 12, as: UInt32.self)
+        header.storeBytes(of: UInt64(total).littleEndian, toByteOffset: 16, as: UInt64.self)
+        header.storeBytes(of: firstLoadAddress.littleEndian, toByteOffset: IndexFormat.loadAddressOffset, as: UInt64.self)
         let id = Array((buildID?.bytes ?? []).prefix(IndexFormat.maxBuildIDLength))
-        b.storeBytes(of: UInt32(id.count).littleEndian, toByteOffset: 32, as: UInt32.self)
-        b.storeBytes(of: UInt32(sizes.count).littleEndian, toByteOffset: 36, as: UInt32.self)
-        for (i, byte) in id.enumerated() { b.storeBytes(of: byte, toByteOffset: 40 + i, as: UInt8.self) }
-        for (i, (count, _)) in sizes.enumerated() {
-            b.storeBytes(of: UInt64(offsets[i]).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16, as: UInt64.self)
-            b.storeBytes(of: UInt64(count).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16 + 8, as: UInt64.self)
+        header.storeBytes(of: UInt32(id.count).littleEndian, toByteOffset: 32, as: UInt32.self)
+        header.storeBytes(of: UInt32(tables.count).littleEndian, toByteOffset: 36, as: UInt32.self)
+        for (i, byte) in id.enumerated() { header.storeBytes(of: byte, toByteOffset: 40 + i, as: UInt8.self) }
+        for (i, table) in tables.enumerated() {
+            header.storeBytes(of: UInt64(table.offset).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16, as: UInt64.self)
+            header.storeBytes(of: UInt64(table.count).littleEndian, toByteOffset: IndexFormat.tableOffset + i * 16 + 8, as: UInt64.self)
         }
-        if checksum { IndexFormat.writeChecksum(b, length: total) }
-        return (b, total)
+        guard IndexFormat.writeAll(fd, UnsafeRawBufferPointer(start: header, count: IndexFormat.headerSize)) else { return false }
+        var sum = IndexChecksum(payloadBytes: total - IndexFormat.headerSize)
+        let zeros = [UInt8](repeating: 0, count: 8)
+        var written = IndexFormat.headerSize
+        let ok = forEachArray { bytes in
+            sum.add(bytes)
+            guard IndexFormat.writeAll(fd, bytes) else { return false }
+            written += bytes.count
+            let pad = ((written + 7) & ~7) - written
+            guard pad > 0 else { return true }
+            return zeros.withUnsafeBytes { z in
+                let padding = UnsafeRawBufferPointer(rebasing: z[..<pad])
+                sum.add(padding)
+                written += pad
+                return IndexFormat.writeAll(fd, padding)
+            }
+        }
+        guard ok, written == total else { return false }
+        var checksum = sum.finish().littleEndian
+        return pwrite(fd, &checksum, 8, 24) == 8
     }
 }
 
@@ -127,29 +146,65 @@ enum IndexFormat {
     static let tableOffset = 40 + maxBuildIDLength
     static let loadAddressOffset = headerSize - 8
 
-    /// Stores the payload's checksum in the header of an index in memory.
-    static func writeChecksum(_ b: UnsafeMutableRawPointer, length: Int) {
-        let sum = checksum(UnsafeRawBufferPointer(start: b + headerSize, count: length - headerSize))
-        b.storeBytes(of: sum.littleEndian, toByteOffset: 24, as: UInt64.self)
-    }
-
     /// A fast 64-bit checksum (multiply-xor over 8-byte words). It detects torn writes and bit rot,
     /// not tampering; the cache directory belongs to the user running the symbolicator.
     static func checksum(_ buf: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(buf.count)
-        let words = buf.count / 8
-        var i = 0
-        var h2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-        // Two independent lanes hide the multiply latency.
-        while i + 1 < words {
-            let a = buf.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)
-            let b = buf.loadUnaligned(fromByteOffset: i * 8 + 8, as: UInt64.self)
-            h = (h ^ a) &* 0x0000_0100_0000_01B3
-            h2 = (h2 ^ b) &* 0x9E37_79B9_7F4A_7C15
-            i += 2
+        var sum = IndexChecksum(payloadBytes: buf.count)
+        sum.add(buf)
+        return sum.finish()
+    }
+
+    /// Writes all of `bytes`, retrying short writes and EINTR.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var off = 0
+        while off < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + off, bytes.count - off)
+            if n < 0 { if errno == EINTR { continue }; return false }
+            off += n
         }
-        while i < words { h = (h ^ buf.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) &* 0x0000_0100_0000_01B3; i += 1 }
-        for j in (words * 8)..<buf.count { h = (h ^ UInt64(buf[j])) &* 0x0000_0100_0000_01B3 }
+        return true
+    }
+}
+
+/// `IndexFormat.checksum` summed piece by piece (the writer streams the tables). Words alternate
+/// between two lanes (independent multiplies hide the latency); bytes after the last whole word
+/// go into the first lane.
+struct IndexChecksum {
+    private var h: UInt64
+    private var h2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    private var words = 0                 // whole words summed so far
+    private var partial: UInt64 = 0       // bytes of an unfinished word, little-endian
+    private var partialCount = 0
+
+    init(payloadBytes: Int) { h = 0x9E37_79B9_7F4A_7C15 ^ UInt64(payloadBytes) }
+
+    @inline(__always) private mutating func word(_ w: UInt64) {
+        if words & 1 == 0 { h = (h ^ w) &* 0x0000_0100_0000_01B3 } else { h2 = (h2 ^ w) &* 0x9E37_79B9_7F4A_7C15 }
+        words += 1
+    }
+
+    mutating func add(_ buf: UnsafeRawBufferPointer) {
+        var i = 0
+        while partialCount > 0 && i < buf.count {
+            partial |= UInt64(buf[i]) << (8 * UInt64(partialCount)); partialCount += 1; i += 1
+            if partialCount == 8 { word(partial); partial = 0; partialCount = 0 }
+        }
+        if words & 1 == 1 && i + 8 <= buf.count { word(buf.loadUnaligned(fromByteOffset: i, as: UInt64.self)); i += 8 }
+        // Pairs: the loaded-index check of every warm start runs here.
+        var a = h, b = h2, pairs = 0
+        while i + 16 <= buf.count {
+            a = (a ^ buf.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x0000_0100_0000_01B3
+            b = (b ^ buf.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+            i += 16; pairs += 1
+        }
+        h = a; h2 = b; words += 2 * pairs
+        if i + 8 <= buf.count { word(buf.loadUnaligned(fromByteOffset: i, as: UInt64.self)); i += 8 }
+        while i < buf.count { partial |= UInt64(buf[i]) << (8 * UInt64(partialCount)); partialCount += 1; i += 1 }
+    }
+
+    func finish() -> UInt64 {
+        var h = h
+        for k in 0..<partialCount { h = (h ^ ((partial >> (8 * UInt64(k))) & 0xff)) &* 0x0000_0100_0000_01B3 }
         return h ^ (h2 &* 31) ^ (h >> 29)
     }
 }

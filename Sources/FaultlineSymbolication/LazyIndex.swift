@@ -178,7 +178,8 @@ final class LazyModuleSource: @unchecked Sendable {
         let debug = sources[0]
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
-                                             supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols)
+                                             supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols,
+                                             unitTable: units)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
         if selected != nil { hasAllSymbols = allSymbols }

@@ -174,12 +174,15 @@ public final class Symbolicator: @unchecked Sendable {
         if let m = loc.moduleFile, m != source, let h = try? ELFHandle(path: m) { sources.append(h); module = h }
         // The module's own program headers are authoritative; a split debug file keeps copies.
         let firstLoad = (module ?? debug).firstLoadAddress
+        var scanned: UnitTable? = nil   // the lazy path's scan, reused by a full build
         if lazyColdPath, let hints, loc.debugFile != nil,
-           let lazy = lazyModule(sources, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad), supplementary: loc.supplementaryFile) {
+           let lazy = lazyModule(sources, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad),
+                                 supplementary: loc.supplementaryFile, scanned: &scanned) {
             return .loaded(lazy)
         }
         var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil,
-                                             supplementary: loc.supplementaryFile, symbolsOnly: loc.debugFile == nil)
+                                             supplementary: loc.supplementaryFile, symbolsOnly: loc.debugFile == nil,
+                                             unitTable: scanned)
         tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         persist(index, buildID)
@@ -189,7 +192,7 @@ public final class Symbolicator: @unchecked Sendable {
     /// Stores a full index unless it lacks units (split DWARF whose .dwo files were missing: a
     /// later run that finds them must not be answered from the incomplete one).
     fileprivate func persist(_ index: DWARFIndex, _ buildID: BuildID?) {
-        if let buildID, let cache, index.missingSplitUnits.isEmpty { cache.store(index.bytes, for: buildID) }
+        if let buildID, let cache, index.missingSplitUnits.isEmpty { cache.store(index, for: buildID) }
     }
 }
 
@@ -198,8 +201,10 @@ extension Symbolicator {
     /// most of the file (the caller then builds, and persists, the full index).
     /// - Parameter files: the open debug file, then the module file when it is another.
     fileprivate func lazyModule(_ files: [ELFHandle], _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
-                                _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?) -> LoadedModule? {
+                                _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?,
+                                scanned: inout UnitTable?) -> LoadedModule? {
         guard let units = UnitTable.scan(files[0].elf) else { return nil }
+        scanned = units
         guard let need = units.units(for: addresses, stopAbove: LazyModuleSource.fullIndexBytes(of: units)) else { return nil }
         let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
                                       firstLoadAddress: firstLoad, parsed: need)

@@ -95,4 +95,60 @@ final class IndexCacheTests: XCTestCase {
         }
         XCTFail("resolved without a debug file: \(before)")
     }
+    /// The writer streams the tables and sums the checksum piece by piece (`IndexChecksum`):
+    /// pieces of every length, cut anywhere, must give the sum of the whole as the format
+    /// defines it (the reference below: two lanes of 8-byte words, trailing bytes into the first).
+    func testChecksumSummedInPiecesEqualsTheFormatsDefinition() {
+        func reference(_ bytes: [UInt8]) -> UInt64 {
+            var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count), h2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+            let words = bytes.count / 8
+            func word(_ i: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[i * 8 + $1]) << (8 * UInt64($1)) } }
+            for i in 0..<words {
+                if i % 2 == 0 { h = (h ^ word(i)) &* 0x0000_0100_0000_01B3 } else { h2 = (h2 ^ word(i)) &* 0x9E37_79B9_7F4A_7C15 }
+            }
+            for j in (words * 8)..<bytes.count { h = (h ^ UInt64(bytes[j])) &* 0x0000_0100_0000_01B3 }
+            return h ^ (h2 &* 31) ^ (h >> 29)
+        }
+        var generator = SystemRandomNumberGenerator()
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 31, 64, 1000, 4099] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = reference(bytes)
+            bytes.withUnsafeBytes { XCTAssertEqual(IndexFormat.checksum($0), expected, "whole, \(length) bytes") }
+            for _ in 0..<20 {
+                var sum = IndexChecksum(payloadBytes: length)
+                var at = 0
+                bytes.withUnsafeBytes { all in
+                    while at < length {
+                        let piece = Int.random(in: 1...max(1, min(length - at, 40)), using: &generator)
+                        sum.add(UnsafeRawBufferPointer(rebasing: all[at..<(at + piece)]))
+                        at += piece
+                    }
+                }
+                XCTAssertEqual(sum.finish(), expected, "in pieces, \(length) bytes")
+            }
+        }
+    }
+
+    /// An index built in this run is written from its tables, not from a copy in the file layout:
+    /// the stored file must load (checksum verified) and answer as the in-memory one does.
+    func testStoredIndexLoadsWithItsChecksumAndAnswersAsBuilt() throws {
+        let d = try Fixtures.directory()
+        let handle = try ELFHandle(path: "\(d)/c-O2.full")
+        let id = try XCTUnwrap(try ELFInfo.read(path: "\(d)/c-O2.full").buildID)
+        let built = try XCTUnwrap(DWARFIndex.inMemory(DWARFIndexBuilder.build(debugFile: handle, symbolSources: [handle]), buildID: id))
+        let cache = IndexCache(directory: dir)
+        XCTAssertTrue(cache.store(built, for: id))
+        let attributes = try FileManager.default.attributesOfItem(atPath: cache.path(for: id))
+        XCTAssertEqual((attributes[.size] as? NSNumber)?.intValue, built.byteCount)
+        let loaded = try XCTUnwrap(cache.load(id), "the stored index did not pass its own checks")
+        XCTAssertEqual(Array(loaded.rowAddress), Array(built.rowAddress))
+        XCTAssertGreaterThan(built.rowAddress.count, 0)
+        var a: [IndexedFrame] = [], b: [IndexedFrame] = []
+        for address in built.rowAddress where address != 0 {
+            built.lookup(address, into: &a)
+            loaded.lookup(address, into: &b)
+            XCTAssertEqual(a.map(\.name).map(built.string), b.map(\.name).map(loaded.string))
+            XCTAssertEqual(a.map(\.line), b.map(\.line))
+        }
+    }
 }
