@@ -19,6 +19,32 @@ struct ScopeRange {
     var depth: Int32
 }
 
+/// A unit's line-table file names: libdw's (split units, and units our reader leaves to it) or
+/// those `LineTableReader` decoded. Lines and DW_AT_call_file number files the same way in both.
+enum UnitFileTable {
+    /// libdw's Dwarf_Files (nil when it has none) and how many files it holds.
+    case libdw(OpaquePointer?, Int)
+    case decoded(LineFileTable)
+
+    var count: Int {
+        switch self {
+        case .libdw(let files, let n): return files == nil ? 0 : max(n, 0)
+        case .decoded(let table): return table.count
+        }
+    }
+
+    /// The path dwarf_filesrc gives for file `i` (directory joined unless absolute); nil out of range.
+    func path(_ i: Int) -> String? {
+        switch self {
+        case .libdw(let files, _):
+            guard let files, let p = dwarf_filesrc(files, i, nil, nil) else { return nil }
+            return String(cString: p)
+        case .decoded(let table):
+            return i >= 0 && i < table.count ? table.path(i) : nil
+        }
+    }
+}
+
 /// One unit's line-table file numbers → the index's file numbers. An array, not a dictionary:
 /// it is read once per line-table row (hashing was ~3% of a full build).
 struct UnitFiles {
@@ -56,6 +82,12 @@ struct DWARFIndexBuilder {
     private var cacheOriginNames = true
     /// The supplementary file's Dwarf while walking a file that names it by `.debug_sup`.
     private var supDwarf: OpaquePointer? = nil
+    /// Off: every unit's line table is read by libdw (the tests compare the two readers).
+    var readsLineTables = true
+    /// Units whose line table `LineTableReader` read, and units other than skeletons left to libdw.
+    var lineTableUnits = (own: 0, libdw: 0)
+    /// One unit's rows, reused from unit to unit.
+    private var lineRows: [LineRow] = []
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
@@ -106,8 +138,10 @@ struct DWARFIndexBuilder {
         var offset: Dwarf_Off = only?.first ?? 0
         var nextListed = 1   // with `only`: the next listed unit after the current one
         var finished = only?.isEmpty ?? false
+        var lineSections: LineSections?? = nil   // read once, after libdw has inflated compressed sections
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
+            if lineSections == nil { lineSections = readsLineTables ? LineSections(elf) : nil }
             if let supplementary { dwarf_setalt(dwarf, supplementary.dwarf) }
             supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil
             finished = true
@@ -155,13 +189,27 @@ struct DWARFIndexBuilder {
                 any = true
                 let unit = UInt32(t.cuRowStart.count)
                 var unitFiles = UnitFiles()
-                let compDir = stringAttr(&cudie, DW_AT_comp_dir)
-                var files: OpaquePointer? = nil
-                var nfiles = 0
-                if dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 { files = nil }
-                currentDirectories = version >= 5 ? files.map(DWARFIndexBuilder.directories) : nil
+                let compDirC = cStringAttr(&cudie, DW_AT_comp_dir)
+                let compDir = compDirC.map { String(cString: $0) }
                 let rowStart = t.rowAddress.count
-                readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
+                var files = UnitFileTable.libdw(nil, 0)
+                if !isSkeleton, let sections = lineSections ?? nil, let stmtList = udataAttr(&cudie, DW_AT_stmt_list),
+                   let table = LineTableReader.read(sections, offset: stmtList, addressSize: Int(addressSize), compDir: compDirC, rows: &lineRows) {
+                    lineTableUnits.own += 1
+                    files = .decoded(table)
+                    currentDirectories = version >= 5 ? table.directoryStrings : nil
+                    appendLines(lineRows, files: table, compDir: compDir, unitFiles: &unitFiles)
+                } else {
+                    // Skeleton units (their split unit's table), forms and values the reader does
+                    // not model, corrupt tables: libdw.
+                    if !isSkeleton { lineTableUnits.libdw += 1 }
+                    var libdwFiles: OpaquePointer? = nil
+                    var nfiles = 0
+                    if dwarf_getsrcfiles(&cudie, &libdwFiles, &nfiles) != 0 { libdwFiles = nil }
+                    files = .libdw(libdwFiles, nfiles)
+                    currentDirectories = version >= 5 ? libdwFiles.map(DWARFIndexBuilder.directories) : nil
+                    readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
+                }
                 t.cuRowStart.append(UInt32(rowStart))
                 t.cuRowEnd.append(UInt32(t.rowAddress.count))
                 var own = DWARFIndexBuilder.unitRanges(&cudie)
@@ -172,12 +220,12 @@ struct DWARFIndexBuilder {
                     // when it has one; libdw gives the skeleton's otherwise.
                     var splitFiles: OpaquePointer? = nil
                     var nSplitFiles = 0
-                    if dwarf_getsrcfiles(&splitDIE, &splitFiles, &nSplitFiles) != 0 { splitFiles = files; nSplitFiles = nfiles }
+                    let split = dwarf_getsrcfiles(&splitDIE, &splitFiles, &nSplitFiles) == 0 ? UnitFileTable.libdw(splitFiles, nSplitFiles) : files
                     cacheOriginNames = false
-                    walkDIEs(&splitDIE, files: splitFiles, nfiles: nSplitFiles, compDir: compDir, unitFiles: &unitFiles)
+                    walkDIEs(&splitDIE, files: split, compDir: compDir, unitFiles: &unitFiles)
                     cacheOriginNames = true
                 } else {
-                    walkDIEs(&cudie, files: files, nfiles: nfiles, compDir: compDir, unitFiles: &unitFiles)
+                    walkDIEs(&cudie, files: files, compDir: compDir, unitFiles: &unitFiles)
                 }
                 releaser?.release(unitAt: unitOffset, end: nextOffset, lines: udataAttr(&cudie, DW_AT_stmt_list))
             }
@@ -300,7 +348,7 @@ struct DWARFIndexBuilder {
             var file = IndexTables.none
             if !end {
                 if dwarf_line_file(l, &files, &idx) == 0, let files {
-                    file = fileRef(files, idx, compDir: compDir, unitFiles: &unitFiles)
+                    file = fileRef(.libdw(files, idx + 1), idx, compDir: compDir, unitFiles: &unitFiles)
                 } else {
                     file = fileRef(path: "??", unitFiles: &unitFiles, key: -1)
                 }
@@ -320,10 +368,42 @@ struct DWARFIndexBuilder {
         t.rowColumn.append(contentsOf: UnsafeBufferPointer(rebasing: columns[..<k]))
     }
 
-    private mutating func fileRef(_ files: OpaquePointer, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
+    /// Rows `LineTableReader` decoded, appended as `readLines` appends libdw's.
+    private mutating func appendLines(_ rows: [LineRow], files: LineFileTable, compDir: String?, unitFiles: inout UnitFiles) {
+        let n = rows.count
+        let addresses = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n)
+        let fileNumbers = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        let lineNumbers = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        let columns = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
+        defer { addresses.deallocate(); fileNumbers.deallocate(); lineNumbers.deallocate(); columns.deallocate() }
+        let table = UnitFileTable.decoded(files)
+        for i in 0..<n {
+            let r = rows[i]
+            var file = IndexTables.none
+            if !r.isEnd {
+                if let known = unitFiles[Int(r.file)] {
+                    file = known
+                } else if Int(r.file) < files.count {
+                    file = fileRef(table, Int(r.file), compDir: compDir, unitFiles: &unitFiles)
+                } else {
+                    file = fileRef(path: "??", unitFiles: &unitFiles, key: -1)   // as dwarf_line_file fails
+                }
+            }
+            addresses[i] = r.address
+            fileNumbers[i] = file
+            lineNumbers[i] = UInt32(clamping: r.line)
+            columns[i] = UInt32(r.column)
+        }
+        t.rowAddress.append(contentsOf: addresses)
+        t.rowFile.append(contentsOf: fileNumbers)
+        t.rowLine.append(contentsOf: lineNumbers)
+        t.rowColumn.append(contentsOf: columns)
+    }
+
+    private mutating func fileRef(_ files: UnitFileTable, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
         if let f = unitFiles[idx] { return f }
-        guard let p = dwarf_filesrc(files, idx, nil, nil) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
-        return fileRef(path: DWARFIndexBuilder.join(String(cString: p), compDir: compDir, version5Directories: currentDirectories),
+        guard let p = files.path(idx) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
+        return fileRef(path: DWARFIndexBuilder.join(p, compDir: compDir, version5Directories: currentDirectories),
                        unitFiles: &unitFiles, key: idx)
     }
 
@@ -375,6 +455,13 @@ struct DWARFIndexBuilder {
     }
 
     // MARK: Scopes
+
+    /// The attribute's string where libdw keeps it (valid until the session's dwarf_end).
+    private func cStringAttr(_ die: inout Dwarf_Die, _ name: Int) -> UnsafePointer<CChar>? {
+        var attr = Dwarf_Attribute()
+        guard dwarf_attr(&die, UInt32(name), &attr) != nil else { return nil }
+        return dwarf_formstring(&attr)
+    }
 
     private func stringAttr(_ die: inout Dwarf_Die, _ name: Int) -> String? {
         var attr = Dwarf_Attribute()
@@ -493,7 +580,7 @@ struct DWARFIndexBuilder {
         }
     }
 
-    private mutating func walkDIEs(_ cudie: inout Dwarf_Die, files: OpaquePointer?, nfiles: Int,
+    private mutating func walkDIEs(_ cudie: inout Dwarf_Die, files: UnitFileTable,
                                    compDir: String?, unitFiles: inout UnitFiles) {
         let skipTypes = DWARFIndexBuilder.typesHoldNoCode(&cudie)
         // Explicit stack: Swift's optimised code can nest deeply, and recursion per DIE is costly.
@@ -523,7 +610,7 @@ struct DWARFIndexBuilder {
                         t.scopeParent.append(inlined ? top.scope : IndexTables.none)
                         t.scopeFlags.append(inlined ? IndexTables.scopeIsInlined : 0)
                         var callFile = IndexTables.none
-                        if inlined, let files, let f = udataAttr(&die, DW_AT_call_file), f < UInt64(max(nfiles, 0)) {
+                        if inlined, let f = udataAttr(&die, DW_AT_call_file), f < UInt64(files.count) {
                             callFile = fileRef(files, Int(f), compDir: compDir, unitFiles: &unitFiles)
                         }
                         t.scopeCallFile.append(callFile)
