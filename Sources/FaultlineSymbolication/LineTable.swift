@@ -416,14 +416,28 @@ enum LineTableReader {
             return true
         }
 
+        // Each special opcode's line delta (low 32 bits) and address advance (high 32), computed once
+        // per unit: two divisions per row were the reader's largest cost. The advance is at most
+        // 255 * 255, so libdw's unsigned int arithmetic cannot overflow here.
+        let special = UnsafeMutablePointer<UInt64>.allocate(capacity: 256)
+        defer { special.deallocate() }
+        if h.lineRange != 0 {
+            for opcode in opcodeBase..<256 {
+                let adjusted = UInt64(opcode - opcodeBase)
+                let delta = Int32(h.lineBase + Int64(adjusted % h.lineRange))
+                special[opcode] = (minInst * (adjusted / h.lineRange)) << 32 | UInt64(UInt32(bitPattern: delta))
+            }
+        }
+
         while c.p < c.end {
             let opcode = Int(c.p.pointee)
             c.p += 1
             if opcode >= opcodeBase {
                 guard h.lineRange != 0 else { return false }
-                let adjusted = UInt64(opcode - opcodeBase)
-                line += h.lineBase + Int64(adjusted % h.lineRange)
-                guard advance(adjusted / h.lineRange), emit(false) else { return false }
+                let entry = special[opcode]
+                line += Int64(Int32(bitPattern: UInt32(truncatingIfNeeded: entry)))
+                address &+= entry >> 32
+                guard emit(false) else { return false }
                 discriminator = 0
             } else if opcode == 0 {
                 // libdw reads the extended opcode's length as one byte, not a ULEB128: longer ones
