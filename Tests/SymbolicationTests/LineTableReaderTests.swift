@@ -144,6 +144,100 @@ final class LineTableReaderTests: XCTestCase {
         try assertAgrees(lib, plain: true)
     }
 
+    /// Opcodes and header forms compilers rarely emit, in hand-made line tables put into a real
+    /// binary (objcopy --update-section): DWARF 3, 4 and 5 headers, 32- and 64-bit, MD5 and size
+    /// fields, DW_LNS_const_add_pc / fixed_advance_pc / negate_stmt / set_isa, a discriminator,
+    /// unknown extended and standard opcodes, file 0, a file number out of range, duplicate rows,
+    /// sequences out of address order and one starting where another ends.
+    func testHandMadeLineTablesAgreeWithLibdw() throws {
+        let dir = Fixtures.temporaryDirectory("line-handmade")
+        try "int main(void) { return 0; }\n".write(toFile: dir + "/m.c", atomically: true, encoding: .utf8)
+        let exe = dir + "/m"
+        let r = Fixtures.run("/usr/bin/gcc", ["-g", "-O0", dir + "/m.c", "-o", exe])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        for (version, dwarf64) in [(3, false), (4, false), (4, true), (5, false), (5, true)] {
+            let table = dir + "/line-\(version)-\(dwarf64)"
+            try Data(Self.handMadeLineTable(version: version, dwarf64: dwarf64)).write(to: URL(fileURLWithPath: table))
+            let out = "\(exe)-\(version)-\(dwarf64)"
+            let o = Fixtures.run("/usr/bin/objcopy", ["--update-section", ".debug_line=\(table)", exe, out])
+            XCTAssertEqual(o.status, 0, o.stderr)
+            try assertAgrees(out, plain: true)
+            let (own, _) = try Self.walkBoth(out)
+            XCTAssertEqual(own.t.rowAddress.count, 15, "every row of the hand-made table (version \(version))")
+        }
+    }
+
+    static func handMadeLineTable(version: Int, dwarf64: Bool) -> [UInt8] {
+        var h: [UInt8] = []
+        func uleb(_ v: UInt64, into b: inout [UInt8]) {
+            var v = v
+            repeat { var byte = UInt8(v & 0x7f); v >>= 7; if v != 0 { byte |= 0x80 }; b.append(byte) } while v != 0
+        }
+        func sleb(_ v: Int64, into b: inout [UInt8]) {
+            var v = v
+            while true {
+                let byte = UInt8(v & 0x7f); v >>= 7
+                if (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0) { b.append(byte); return }
+                b.append(byte | 0x80)
+            }
+        }
+        func le(_ v: UInt64, _ n: Int, into b: inout [UInt8]) { for i in 0..<n { b.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
+        func cstr(_ s: String, into b: inout [UInt8]) { b += Array(s.utf8) + [0] }
+        // min_inst 1, max_ops 1 (v4+), is_stmt 1, line_base -5, line_range 14, opcode_base 14:
+        // standard opcode 13 is unknown to the reader and takes two ULEB128 operands.
+        h += [1]
+        if version >= 4 { h += [1] }
+        h += [1, 0xfb, 14, 14, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 2]
+        if version < 5 {
+            cstr("src", into: &h); cstr("/abs", into: &h); h.append(0)
+            for (name, d) in [("a.c", 1), ("b.c", 2), ("/x/c.c", 0), ("d.c", 0)] {
+                cstr(name, into: &h); uleb(UInt64(d), into: &h); uleb(0, into: &h); uleb(0, into: &h)
+            }
+            h.append(0)
+        } else {
+            h += [1]; uleb(1, into: &h); uleb(0x08, into: &h)                       // path: string
+            uleb(3, into: &h); for d in ["/comp", "src", "/abs"] { cstr(d, into: &h) }
+            h += [4]
+            for (c, f) in [(1, 0x08), (2, 0x0f), (5, 0x1e), (4, 0x0f)] { uleb(UInt64(c), into: &h); uleb(UInt64(f), into: &h) }
+            uleb(4, into: &h)
+            for (name, d) in [("a.c", 1), ("b.c", 2), ("/x/c.c", 0), ("d.c", 0)] {
+                cstr(name, into: &h); uleb(UInt64(d), into: &h); h += [UInt8](repeating: 0xab, count: 16); uleb(1234, into: &h)
+            }
+        }
+        var p: [UInt8] = []
+        func setAddress(_ a: UInt64) { p += [0, 9, 2]; le(a, 8, into: &p) }
+        func special(line: Int, address: Int) { p.append(UInt8((line + 5) + 14 * address + 14)) }
+        setAddress(0x1000)
+        p.append(4); uleb(2, into: &p)                                                 // set_file 2
+        p.append(3); sleb(10, into: &p)                                                // advance_line
+        p.append(1); p.append(1)                                                       // copy twice: duplicate rows
+        special(line: 3, address: 2)
+        p.append(8); special(line: -2, address: 1)                                     // const_add_pc
+        p.append(9); le(0x0123, 2, into: &p); p.append(1)                              // fixed_advance_pc
+        p += [0, 2, 4, 5]; special(line: 0, address: 3)                                // discriminator 5
+        p.append(6); p.append(5); uleb(7, into: &p); special(line: 1, address: 1)      // negate_stmt, column 7
+        p += [0, 4, 0x80, 1, 2, 3]                                                     // unknown extended opcode
+        p += [13, 0x81, 0x01, 5]                                                       // unknown standard opcode
+        p += [10, 11, 7, 12, 3]                                                        // prologue, epilogue, block, isa 3
+        p.append(4); uleb(0, into: &p); special(line: 1, address: 1)                   // file 0
+        p.append(4); uleb(9, into: &p); special(line: 1, address: 1)                   // no file 9
+        p.append(3); sleb(-20, into: &p); p.append(2); uleb(0x40, into: &p)
+        p += [0, 1, 1]                                                                 // end_sequence
+        setAddress(0x800)                                                              // below the first
+        p.append(4); uleb(3, into: &p); p.append(1); special(line: 1, address: 1)
+        p.append(2); uleb(4, into: &p); p += [0, 1, 1]                                 // ends at 0x805
+        setAddress(0x805)                                                              // starts where it ended
+        p.append(4); uleb(4, into: &p); p.append(1); p.append(2); uleb(2, into: &p); p += [0, 1, 1]
+        var afterLength: [UInt8] = []
+        le(UInt64(version), 2, into: &afterLength)
+        if version >= 5 { afterLength += [8, 0] }
+        le(UInt64(h.count), dwarf64 ? 8 : 4, into: &afterLength)
+        afterLength += h + p
+        var unit: [UInt8] = []
+        if dwarf64 { unit += [0xff, 0xff, 0xff, 0xff]; le(UInt64(afterLength.count), 8, into: &unit) } else { le(UInt64(afterLength.count), 4, into: &unit) }
+        return unit + afterLength
+    }
+
     // MARK: Corrupt input
 
     /// Deterministic corruptions of .debug_line (bytes overwritten, lengths and counts made huge,
