@@ -1,6 +1,7 @@
 // The exit codes and error line every `faultline` command shares (documented in docs/CLI.md),
 // whichever of the two executables runs it (see CommandRouter in Sources/faultline).
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Exit codes a CI script can rely on.
 public enum ExitCode {
@@ -12,5 +13,5 @@ public enum ExitCode {
 }
 
 public func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("faultline: " + message + "\n").utf8))
+    writeAll(2, Array(("faultline: " + message + "\n").utf8))
 }

@@ -7,7 +7,8 @@
 // as llvm-symbolizer takes to answer one address. `faultline` links only what symbolication, crash
 // pickup and the console need, and replaces itself (execv, same pid, same arguments) with
 // `faultline-server` from its own directory for the commands below; users see one command.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 /// A subcommand: parses its own arguments and returns the process exit code.
@@ -60,7 +61,7 @@ public enum CommandDispatch {
         commands:
 
         """
-        for c in commands { s += "  " + c.name.padding(toLength: 13, withPad: " ", startingAt: 0) + c.summary + "\n" }
+        for c in commands { s += "  " + c.name.paddedOrCut(toLength: 13) + c.summary + "\n" }
         s += "\nexit codes: 0 ok, 1 failure, 2 usage error, 3 input not found or unreadable, 4 partial result"
         return s
     }

@@ -1,17 +1,19 @@
 // Files replaced whole: written to a temporary name, then renamed over the old one.
-import Foundation
+import FoundationEssentials
+import Glibc
+import FaultlineProtocol
 
 package enum AtomicFile {
     package static func write(_ data: Data, to path: String, sync: Bool = false) throws {
-        let dir = (path as NSString).deletingLastPathComponent
-        let tmp = dir + "/." + (path as NSString).lastPathComponent + ".\(getpid()).tmp"
+        let dir = PathName.directory(path)
+        let tmp = dir + "/." + PathName.last(path) + ".\(getpid()).tmp"
         let fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError.errno("create \(tmp)") }
         defer { close(fd) }
         var written = 0
         try data.withUnsafeBytes { raw in
             while written < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + written, raw.count - written)
+                let n = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
                 if n < 0 {
                     if errno == EINTR { continue }
                     let e = POSIXError.errno("write \(tmp)")

@@ -1,5 +1,6 @@
 // What one pass over the crash directory did.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 /// What one pass over the crash directory did.

@@ -1,5 +1,6 @@
 // The disk-backed queue: one atomic file per envelope, sent oldest first, capped in bytes.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 import Synchronization
 
@@ -66,9 +67,11 @@ public final class Outbox: Sendable {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let seq = sequence.add(1, ordering: .relaxed).newValue
-        let name = String(format: "%020llu-%010llu-%@.envelope", UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), seq,
-                          envelope.items.first?.type == "transaction" ? "transaction"  // traces go before crashes
-                              : envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent"))
+        let nanoseconds = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        let kind = envelope.items.first?.type == "transaction" ? "transaction"  // traces go before crashes
+            : envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent")
+        // `%020llu-%010llu-%@.envelope`: zero-padded so names sort by time, then sequence.
+        let name = String(nanoseconds).zeroPadded(toLength: 20) + "-" + String(UInt64(seq)).zeroPadded(toLength: 10) + "-" + kind + ".envelope"
         let entry = Entry(path: directory + "/" + name, size: data.count)
         do {
             try AtomicFile.write(data, to: entry.path, sync: sync)

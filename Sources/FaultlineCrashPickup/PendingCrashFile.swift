@@ -1,6 +1,7 @@
 // One crash file waiting in a directory, and the rule that turns it into a Sentry crash event:
 // the one rule both the SDK's next-launch pickup and `faultline crashes` apply.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 public struct PendingCrashFile: Sendable, Equatable {

@@ -1,5 +1,6 @@
 // Next launch: every crash report left on disk becomes exactly one crash event in the outbox.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 package enum PendingCrashReports {
@@ -15,7 +16,7 @@ package enum PendingCrashReports {
         removeAbandonedTemporaries(in: crashDirectory, names: names)
         for file in PendingCrashFile.list(in: crashDirectory) where file.kind == .faultlineReport {
             let path = file.path
-            if let own = ownEventID, (path as NSString).lastPathComponent.contains(own) { continue }
+            if let own = ownEventID, PathName.last(path).contains(own) { continue }
             guard let data = fm.contents(atPath: path) else { continue }
             let event: JSONValue, report: CrashReport
             do {
@@ -23,7 +24,7 @@ package enum PendingCrashReports {
                 (event, report) = (converted.event, converted.report!)
             } catch {
                 setAside(path, into: corruptDirectory, reason: "\(error)")
-                result.setAside.append((path as NSString).lastPathComponent)
+                result.setAside.append(PathName.last(path))
                 continue
             }
             var items = [Envelope.Item(type: "event", payload: event.serialized())]
@@ -41,7 +42,7 @@ package enum PendingCrashReports {
 
     private static func setAside(_ path: String, into dir: String, reason: String) {
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let name = (path as NSString).lastPathComponent
+        let name = PathName.last(path)
         if rename(path, dir + "/" + name) != 0 { unlink(path) }
         try? Data(reason.utf8).write(to: URL(fileURLWithPath: dir + "/" + name + ".reason.txt"))
     }

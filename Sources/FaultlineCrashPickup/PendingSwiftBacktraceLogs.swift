@@ -1,6 +1,7 @@
 // Next launch: every JSON crash log Swift's backtracer left in `Options.swiftBacktraceDirectory`
 // becomes exactly one crash event in the outbox.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 package enum PendingSwiftBacktraceLogs {
@@ -27,7 +28,7 @@ package enum PendingSwiftBacktraceLogs {
             } catch {
                 guard Date().timeIntervalSince1970 - PendingCrashFile.modificationTime(path) > unreadableGraceSeconds else { continue }
                 setAside(path, into: corruptDirectory, reason: "\(error)")
-                result.setAside.append((path as NSString).lastPathComponent)
+                result.setAside.append(PathName.last(path))
                 continue
             }
             let envelope = Envelope(header: envelopeHeader(eventID), items: [Envelope.Item(type: "event", payload: event.serialized())])
@@ -40,7 +41,7 @@ package enum PendingSwiftBacktraceLogs {
 
     private static func setAside(_ path: String, into dir: String, reason: String) {
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let name = "swift-backtrace-" + (path as NSString).lastPathComponent
+        let name = "swift-backtrace-" + PathName.last(path)
         if rename(path, dir + "/" + name) != 0 {
             // Another filesystem: copy what can be copied, then remove it so it is never retried.
             try? FileManager.default.copyItem(atPath: path, toPath: dir + "/" + name)

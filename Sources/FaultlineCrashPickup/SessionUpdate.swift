@@ -1,5 +1,6 @@
 // Sentry session update payloads for a crashed run.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 /// Sentry session update payloads.

@@ -11,7 +11,7 @@ public struct Address: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Parses "0x1a2b", "1a2b" or decimal when `allowDecimal`.
     public init?(string: String) {
         if let v = Self.parseASCIIHex(string) { value = v; return }
-        var s = Substring(string.trimmingWhitespace())
+        var s = Substring(string.trimmingWhitespaceAndNewlines())
         if s.hasPrefix("0x") || s.hasPrefix("0X") { s = s.dropFirst(2) }
         guard !s.isEmpty, let v = UInt64(s, radix: 16) else { return nil }
         value = v
@@ -40,14 +40,5 @@ extension Address {
             }
             return v
         }
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
-        while let l = s.last, l.isWhitespace { s = s.dropLast() }
-        return String(s)
     }
 }

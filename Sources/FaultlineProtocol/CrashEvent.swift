@@ -1,5 +1,5 @@
 // Turns a crash report into a crash event in Sentry's native event schema.
-import Foundation
+import FoundationEssentials
 
 public enum CrashEvent {
     /// Builds the event. `extraContexts` lets the SDK add what it knows at upload time (device, sdk).
@@ -20,7 +20,7 @@ public enum CrashEvent {
         var contexts: [String: JSONValue] = ctx["contexts"]?.objectValue ?? [:]
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os"]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
-        app["app_name"] = app["app_name"] ?? .string((r.executable as NSString).lastPathComponent)
+        app["app_name"] = app["app_name"] ?? .string(PathName.last(r.executable))
         if let appID = ctx["app_id"]?.stringValue { app["app_identifier"] = .string(appID) }
         contexts["app"] = .object(app)
         contexts["process"] = ["pid": .int(Int64(r.pid)), "executable": .string(r.executable), "type": "process"]
@@ -149,7 +149,7 @@ public enum CrashEvent {
         if modulePath == executable { return true }
         let systemPrefixes = ["/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/opt/swift/", "/usr/libexec/", "[vdso]"]
         if systemPrefixes.contains(where: { modulePath.hasPrefix($0) }) { return false }
-        let name = (modulePath as NSString).lastPathComponent
+        let name = PathName.last(modulePath)
         if name.hasPrefix("libswift") || name.hasPrefix("libFoundation") || name.hasPrefix("libdispatch") || name.hasPrefix("libc.so") { return false }
         return true
     }

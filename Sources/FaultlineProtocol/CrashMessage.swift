@@ -1,6 +1,6 @@
 // Why a process crashed, as its runtime said it: the report's `message` field and what an event
 // makes of it (exception type and value, and where the runtime said it happened).
-import Foundation
+import FoundationEssentials
 
 public struct CrashMessage: Sendable, Equatable {
     /// Which runtime left it: "swift" (fatal-error buffer), "c++" (terminate handler), "glibc"
@@ -29,13 +29,13 @@ public struct CrashMessage: Sendable, Equatable {
     public var interpretation: Interpretation {
         switch source {
         case "c++":
-            return Interpretation(type: type.isEmpty ? "C++ exception" : type, value: text.trimmingCharacters(in: .whitespacesAndNewlines))
+            return Interpretation(type: type.isEmpty ? "C++ exception" : type, value: text.trimmingWhitespaceAndNewlines())
         case "swift":
             return Self.swiftFatalError(text)
         case "glibc":
             return Self.glibcAbort(text)
         default:
-            return Interpretation(type: type.isEmpty ? "crash message" : type, value: text.trimmingCharacters(in: .whitespacesAndNewlines))
+            return Interpretation(type: type.isEmpty ? "crash message" : type, value: text.trimmingWhitespaceAndNewlines())
         }
     }
 
@@ -47,11 +47,11 @@ public struct CrashMessage: Sendable, Equatable {
         let lines = text.split(whereSeparator: \.isNewline).map(String.init)
         for line in lines.reversed() {
             for kind in kinds {
-                guard let range = line.range(of: kind) else { continue }
+                guard let range = line.firstRange(of: kind) else { continue }
                 var message = String(line[range.upperBound...])
                 if message.hasPrefix(": ") { message.removeFirst(2) }
                 var file: String?, number: Int?
-                let head = line[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
+                let head = line[..<range.lowerBound].trimmingBlanks()
                 if head.hasSuffix(":") {
                     let location = head.dropLast()
                     if let colon = location.lastIndex(of: ":"), let n = Int(location[location.index(after: colon)...]) {
@@ -67,12 +67,12 @@ public struct CrashMessage: Sendable, Equatable {
     /// glibc's assert: `<program>: <file>:<line>: <function>: Assertion `<expr>' failed.`; any
     /// other glibc abort message ("free(): double free detected in tcache 2") is shown as it is.
     static func glibcAbort(_ text: String) -> Interpretation {
-        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let assertion = line.range(of: ": Assertion `"), line.hasSuffix("' failed.") {
+        let line = text.trimmingWhitespaceAndNewlines()
+        if let assertion = line.firstRange(of: ": Assertion `"), line.hasSuffix("' failed.") {
             let expression = String(line[assertion.upperBound..<line.index(line.endIndex, offsetBy: -"' failed.".count)])
             // Before it: "<program>: <file>:<line>: <function>" (the program part may be absent).
             let before = line[..<assertion.lowerBound]
-            var parts = before.components(separatedBy: ": ")
+            var parts = before.split(separator: ": ", omittingEmptySubsequences: false).map(String.init)
             let function = parts.count >= 2 ? parts.removeLast() : nil
             var file: String?, number: Int?
             if let location = parts.last, let colon = location.lastIndex(of: ":"), let n = Int(location[location.index(after: colon)...]) {

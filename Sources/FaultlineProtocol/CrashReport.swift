@@ -1,5 +1,5 @@
 // The crash report the C handler writes (format documented in docs/CRASH-REPORT.md).
-import Foundation
+import FoundationEssentials
 
 public struct CrashReport: Sendable, Equatable {
     public static let formatName = "faultline-crash"

@@ -1,5 +1,5 @@
 // The DSN: where a client sends events and with which public key.
-import Foundation
+import FoundationEssentials
 
 /// `{scheme}://{public_key}@{host}[:{port}]{path}/{project_id}`.
 public struct DSN: Hashable, Sendable, CustomStringConvertible {
@@ -111,14 +111,14 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
 
     /// Nothing but spaces and tabs (and Unicode spaces): no DSN given, rather than a malformed one.
     public static func isBlank(_ s: String) -> Bool {
-        guard s.utf8.allSatisfy({ $0 < 0x80 }) else { return s.trimmingCharacters(in: .whitespaces).isEmpty }
+        guard s.utf8.allSatisfy({ $0 < 0x80 }) else { return s.trimmingBlanks().isEmpty }
         return s.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 
-    /// Surrounding whitespace and newlines removed; ASCII by hand, anything else by Foundation.
+    /// Surrounding whitespace and newlines removed; ASCII by hand, anything else by scalar.
     static func trimmed(_ s: String) -> String {
         let b = s.utf8
-        guard b.allSatisfy({ $0 < 0x80 }) else { return s.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard b.allSatisfy({ $0 < 0x80 }) else { return s.trimmingWhitespaceAndNewlines() }
         func space(_ c: UInt8) -> Bool { c == 0x20 || (c >= 0x09 && c <= 0x0D) }
         guard let first = b.firstIndex(where: { !space($0) }), let last = b.lastIndex(where: { !space($0) }) else { return "" }
         return String(decoding: b[first...last], as: UTF8.self)

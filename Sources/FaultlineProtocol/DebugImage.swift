@@ -1,6 +1,6 @@
 // A loaded module as Sentry's `debug_meta.images` entry: built here once (crash events, captured
 // errors) and read here once (the CLI's and the server's stack readers).
-import Foundation
+import FoundationEssentials
 
 /// One ELF image of a process: where it was loaded, how large, and which build it is.
 public struct DebugImage: Sendable, Hashable {

@@ -1,5 +1,5 @@
 // Which debug image holds an address (the image_size 0 rule).
-import Foundation
+import FoundationEssentials
 
 /// An event's images, for finding the one an address lies in (O(log n), so hostile events with
 /// thousands of images and frames stay cheap).

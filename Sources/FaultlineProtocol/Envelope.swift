@@ -1,5 +1,5 @@
 // Sentry envelopes: a JSON header line, then items, each a JSON header line and a payload.
-import Foundation
+import FoundationEssentials
 
 public struct Envelope: Sendable {
     public struct Item: Sendable {

@@ -8,7 +8,8 @@
 // non-empty `type` and a payload of `length` bytes followed by a newline (or the end), or without
 // `length` a payload running to the next newline; blank lines between items are skipped; lengths
 // are trusted only against the bytes present; one `event` or `transaction` item at most.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 public struct EnvelopeReader {
     /// What a reader accepts. The defaults accept any envelope and keep every item.

@@ -1,6 +1,6 @@
 // The fields every Sentry event Faultline writes starts from, built once for crash events
 // (CrashEvent.make) and for the SDK's captured errors (ScopeContext.eventBase).
-import Foundation
+import FoundationEssentials
 
 /// Identity, time, level, SDK and the process's scope. Optional strings that are nil or empty are
 /// left out; `installID` becomes `user.id`.

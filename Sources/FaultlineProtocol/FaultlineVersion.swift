@@ -1,5 +1,5 @@
 // Faultline's version as reported in events and by the CLI.
-import Foundation
+import FoundationEssentials
 
 public enum FaultlineVersion {
     public static let string = "0.1.0"

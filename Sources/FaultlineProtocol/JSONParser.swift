@@ -2,7 +2,7 @@
 // server's ingest hot path. It reads the bytes once, allocation-light (JSONDecoder tried each type
 // in turn and cost about 1 ms per 14 KB event). Nesting is bounded so a hostile document cannot
 // exhaust the stack.
-import Foundation
+import FoundationEssentials
 
 public enum JSONParser {
     /// Why a document is not valid JSON, and where.

@@ -1,5 +1,5 @@
 // A schemaless JSON value: Sentry events carry open-ended fields we must keep, not drop.
-import Foundation
+import FoundationEssentials
 
 public enum JSONValue: Hashable, Sendable, Codable {
     case null

@@ -1,6 +1,7 @@
 // When and how log lines are coloured on a terminal: one rule for the SDK's console logger and
 // `faultline console`.
-import Foundation
+import FoundationEssentials
+import Glibc
 
 public enum LogColour {
     /// The NO_COLOR + isatty rule.

@@ -9,7 +9,7 @@
 // message, attributes as a JSON object (empty field when there are none; trace_id/span_id appear
 // there when the event has them). In the message, `\` `TAB` `LF` `CR` are written as `\\` `\t`
 // `\n` `\r` and other control bytes as `\u00XX`, so a message never breaks the line. A line
-import Foundation
+import FoundationEssentials
 
 public enum LogLineFormat {
     /// One parsed line.

@@ -1,5 +1,5 @@
 // The key a client sends events with (public, part of the DSN).
-import Foundation
+import FoundationEssentials
 
 /// A public key embedded in apps. Sentry's format: 32 lowercase hex characters; any other
 /// Sentry-compatible key also parses, so DSNs of other servers work unchanged.

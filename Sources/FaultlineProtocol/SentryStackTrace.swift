@@ -1,7 +1,7 @@
 // Reading stack traces out of Sentry events, once for the CLI's symbolicator and the server's
 // grouping: which stack crashed, each frame's address (program counter or return address) and the
 // image it lies in.
-import Foundation
+import FoundationEssentials
 
 public enum SentryStackTrace {
     /// One frame of a `stacktrace.frames` array.

@@ -1,6 +1,7 @@
-// Sentry timestamps: seconds since the epoch as a number, or an RFC 3339 string. Read here once,
-// through Foundation's ISO8601DateFormatter, and written by hand.
-import Foundation
+// Sentry timestamps: seconds since the epoch as a number, or an RFC 3339 string. Read and written
+// here once, by hand (no Foundation formatter: `faultline` links FoundationEssentials only).
+import FoundationEssentials
+import Glibc
 
 public enum SentryTimestamp {
     /// Seconds since the epoch from a number or an RFC 3339 string (`YYYY-MM-DDTHH:MM:SS[.frac]`
@@ -12,13 +13,45 @@ public enum SentryTimestamp {
     }
 
     public static func seconds(rfc3339 s: String) -> Double? {
-        // Checked by hand first: the formatter (ICU) must only ever see a well-formed string — a
-        // fraction of 100 digits made it divide by zero (SIGFPE) on a client's timestamp, found by
-        // the envelope fuzzer.
-        guard let (text, hasFraction) = canonical(s) else { return nil }
-        let f = ISO8601DateFormatter()
-        f.formatOptions = hasFraction ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
-        return f.date(from: text)?.timeIntervalSince1970
+        // Checked by hand first (a fraction of 100 digits once made ICU's formatter divide by
+        // zero, found by the envelope fuzzer), then counted by hand.
+        guard let (text, _) = canonical(s) else { return nil }
+        return seconds(canonical: Array(text.utf8))
+    }
+
+    /// The instant of a `canonical` string (`YYYY-MM-DDTHH:MM:SS[.mmm]` then `Z` or `±hh:mm`),
+    /// in the proleptic Gregorian calendar RFC 3339 names. Fields are checked as Foundation's
+    /// ISO8601DateFormatter (ICU) checked them: month 1–12, day 1–31 (the 30th of February is
+    /// the 2nd of March), hour 0–24, minute and second 0–59; nil otherwise. The arithmetic is
+    /// Foundation's too (milliseconds over the 2001 reference date), so the Double is the same
+    /// to the last bit.
+    static func seconds(canonical b: [UInt8]) -> Double? {
+        func number(_ r: Range<Int>) -> Int64 { r.reduce(0) { $0 * 10 + Int64(b[$1] - 0x30) } }
+        let year = number(0..<4), month = number(5..<7), day = number(8..<10)
+        let hour = number(11..<13), minute = number(14..<16), second = number(17..<19)
+        guard (1...12).contains(month), (1...31).contains(day), hour <= 24, minute <= 59, second <= 59 else { return nil }
+        var i = 19, millis: Int64 = 0
+        if b[i] == 0x2E { millis = number(20..<23); i = 23 }
+        var offset: Int64 = 0
+        if b[i] == 0x2B || b[i] == 0x2D {
+            let minutes = number(i + 4..<i + 6)
+            guard minutes <= 59 else { return nil }
+            offset = (number(i + 1..<i + 3) * 60 + minutes) * 60 * (b[i] == 0x2D ? -1 : 1)
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let ms = ((days * 86_400 + hour * 3_600 + minute * 60 + second) - offset) * 1_000 + millis
+        let sinceReferenceDate = Double(ms) / 1_000 - 978_307_200
+        return sinceReferenceDate + 978_307_200
+    }
+
+    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// `YYYY-MM-DDTHH:MM:SS[.f…]` then `Z`, `±hh:mm` or nothing (UTC), ASCII digits only, at most

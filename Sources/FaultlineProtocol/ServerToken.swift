@@ -1,5 +1,5 @@
 // The server's administration token (secret).
-import Foundation
+import FoundationEssentials
 
 /// A secret that can upload debug files and read data. Never shipped inside a binary, so it
 /// has a prefix nobody can mistake for a public key.

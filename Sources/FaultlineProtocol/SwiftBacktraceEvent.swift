@@ -1,6 +1,6 @@
 // Turns a Swift backtracer crash log into a crash event in Sentry's native schema, the same shape
 // `CrashEvent` gives Faultline's own reports, so the server groups and symbolicates it alike.
-import Foundation
+import FoundationEssentials
 
 public enum SwiftBacktraceEvent {
     /// Builds the event. `eventID` should be `eventID(for:)` of the log's bytes, so converting the
@@ -31,7 +31,7 @@ public enum SwiftBacktraceEvent {
         var contexts: [String: JSONValue] = ctx["contexts"]?.objectValue ?? [:]
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os", "raw_description": .string(log.platform)]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
-        app["app_name"] = app["app_name"] ?? .string(executable.map { ($0 as NSString).lastPathComponent } ?? log.threads.first?.name ?? "")
+        app["app_name"] = app["app_name"] ?? .string(executable.map(PathName.last) ?? log.threads.first?.name ?? "")
         if let appID = ctx["app_id"]?.stringValue { app["app_identifier"] = .string(appID) }
         contexts["app"] = .object(app)
         if let executable { contexts["process"] = ["executable": .string(executable), "type": "process"] }
@@ -140,8 +140,10 @@ public enum SwiftBacktraceEvent {
 
     /// `boom(_:) + 320` → `boom(_:)`.
     static func functionName(_ description: String) -> String {
-        if let r = description.range(of: " + ", options: .backwards), description[r.upperBound...].allSatisfy(\.isNumber) {
-            return String(description[..<r.lowerBound])
+        // The last " + " (searched from the end, as NSString's backwards search did).
+        if let start = description.indices.last(where: { description[$0...].hasPrefix(" + ") }),
+           description[description.index(start, offsetBy: 3)...].allSatisfy(\.isNumber) {
+            return String(description[..<start])
         }
         return description
     }

@@ -1,6 +1,6 @@
 // The JSON crash log Swift's runtime backtracer writes (`SWIFT_BACKTRACE=enable=yes,format=json,
 // output-to=DIR`): what docs/CRASH-REPORT.md ("Swift runtime JSON crash logs") says is read from it.
-import Foundation
+import FoundationEssentials
 
 /// A crash log written by `swift-backtrace` (the helper the Swift runtime starts when a program
 /// crashes). The log has no format version; it is recognised by `"kind": "crashReport"` and a
@@ -178,7 +178,7 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         guard let base = i["baseAddress"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
         let end = i["endOfText"]?.stringValue.flatMap(Address.init(string:)) ?? base
         let path = i["path"]?.stringValue
-        return Image(name: i["name"]?.stringValue ?? path.map { ($0 as NSString).lastPathComponent } ?? "",
+        return Image(name: i["name"]?.stringValue ?? path.map(PathName.last) ?? "",
                      path: path, buildID: i["buildId"]?.stringValue.flatMap(BuildID.init(hex:)), base: base, endOfText: end)
     }
 
@@ -189,9 +189,10 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
             fraction = Double("0" + s[dot..<z]) ?? 0
             whole = String(s[..<dot]) + "Z"
         }
-        let f = ISO8601DateFormatter()
-        guard let d = f.date(from: whole) else { return nil }
-        return d.timeIntervalSince1970 + fraction
+        // A zone is required (`Z` or `±hh:mm`), as ISO8601DateFormatter's default options had it.
+        guard whole.utf8.count > 19, let (text, _) = SentryTimestamp.canonical(whole),
+              let seconds = SentryTimestamp.seconds(canonical: Array(text.utf8)) else { return nil }
+        return seconds + fraction
     }
 
     // MARK: What the log says about the crash

@@ -1,5 +1,6 @@
 // Readable, debugger-style text for a symbolicated event, and reading report-or-event input.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 public enum SymbolicationInputError: Error, CustomStringConvertible {
@@ -94,9 +95,9 @@ public enum BacktraceText {
         for f in (stacktrace["frames"]?.arrayValue ?? []).reversed() {
             if !showFaultlineFrames && f["data"]?["faultline_sdk"]?.boolValue == true { hidden += 1; continue }
             let addr = SentryStackTrace.address(f["instruction_addr"]) ?? 0
-            var line = "#\(n)".padding(toLength: 4, withPad: " ", startingAt: 0)
+            var line = "#\(n)".paddedOrCut(toLength: 4)
             if f["data"]?["faultline_async"]?.boolValue == true { line += "[async] " }
-            line += String(format: "0x%016llx", addr)
+            line += "0x" + String(addr, radix: 16).zeroPadded(toLength: 16)
             line += " in " + (f["function"]?.stringValue ?? "??")
             if let file = f["filename"]?.stringValue ?? f["abs_path"]?.stringValue {
                 line += " at \(file)"
@@ -106,7 +107,7 @@ public enum BacktraceText {
             if f["data"]?["faultline_inferred"]?.boolValue == true { line += " [inferred]" }
             if f["data"]?["inlined"]?.boolValue == true { line += " [inlined]" }
             if let pkg = f["package"]?.stringValue {
-                let name = (pkg as NSString).lastPathComponent
+                let name = PathName.last(pkg)
                 if let base = SentryStackTrace.address(f["image_addr"]), addr >= base {
                     line += " (\(name) +0x\(String(addr - base, radix: 16)))"
                 } else {

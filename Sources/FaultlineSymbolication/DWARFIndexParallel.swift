@@ -15,7 +15,8 @@
 // build does (its string blob may be ordered differently). The assignment of units is fixed, so
 // the result is the same from run to run.
 import CDw
-import Foundation
+import Dispatch
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 // The source files a debug file's line tables name — what `faultline upload --include-sources`
 // bundles so debuginfod's `/source` endpoint can serve them to gdb.
-import Foundation
+import FoundationEssentials
+import Glibc
 import CDw
 
 public enum DWARFSourceFiles {

@@ -94,7 +94,7 @@ public enum Demangler {
         let notes = ["generic specialization", "specialized ", "function signature specialization", "merged "]
         while true {
             if s.hasPrefix("partial apply for ") { s = s.dropFirst("partial apply for ".count); continue }
-            guard notes.contains(where: { s.hasPrefix($0) }), let r = s.range(of: " of ") else { break }
+            guard notes.contains(where: { s.hasPrefix($0) }), let r = s.firstRange(of: " of ") else { break }
             s = s[r.upperBound...]
         }
         // Cut at the first top-level "(" that starts the parameter list; keep Swift argument

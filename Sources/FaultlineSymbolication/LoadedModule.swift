@@ -1,5 +1,6 @@
 // A module the symbolicator has an index for, and the frames it answers for an address.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 /// A module whose index is loaded. Its index is replaced only when it is partial (the lazy cold
@@ -7,8 +8,8 @@ import FaultlineProtocol
 final class LoadedModule: @unchecked Sendable {
     private var current: DWARFIndex
     let firstLoadAddress: UInt64
-    private let lock = NSLock()
-    private let indexLock = NSLock()
+    private let lock = PthreadLock()
+    private let indexLock = PthreadLock()
     private var names: [UInt32: (display: String?, raw: String?)] = [:]
     /// Non-nil while the index is partial.
     private var lazy: LazyModuleSource?

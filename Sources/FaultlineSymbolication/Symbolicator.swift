@@ -12,7 +12,8 @@
 // Flow: module key (build-id, else path) → cached module state → else locate the debug file,
 // load its persisted index or build one with libdw (DWARFIndexBuilder) and persist it → binary
 // search (DWARFIndex.lookup) → names demangled once per module and cached.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineProtocol
 
 /// Resolves module-relative addresses to frames. Thread-safe: the server calls it from many
@@ -34,8 +35,8 @@ public final class Symbolicator: @unchecked Sendable {
     public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
-    private final class Slot { let lock = NSLock(); var state: ModuleState? }
-    private let lock = NSLock()
+    private final class Slot { let lock = PthreadLock(); var state: ModuleState? }
+    private let lock = PthreadLock()
     private var slots: [String: Slot] = [:]
 
     /// - Parameters:

@@ -1,7 +1,8 @@
 // Subcommand table and the top-level help. Exit codes are documented in docs/CLI.md.
 // Symbolication, crash pickup and the console run here; the server-side commands run in
 // `faultline-server` (why: FaultlineCommandLine/Subcommand.swift).
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 
 enum CommandRouter {

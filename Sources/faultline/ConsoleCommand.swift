@@ -1,6 +1,7 @@
 // `faultline console FILE…`: follow file logs or stderr captures live, coloured and filtered.
 import FaultlineProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 
 enum ConsoleCommand {
@@ -19,7 +20,8 @@ enum ConsoleCommand {
       --level LEVEL    only lines at or above LEVEL (trace debug info notice warning error critical);
                        lines without a level (stderr) are kept
       --grep TEXT      only lines containing TEXT
-      --regex PATTERN  only lines matching the regular expression (NSRegularExpression syntax)
+      --regex PATTERN  only lines matching the regular expression (Swift Regex syntax: ICU-like,
+                       matched by Unicode scalar)
       --no-follow      print the last lines and exit
 
     Ends with exit code 0 on Ctrl-C (SIGINT), SIGTERM, or when stdout is closed (a pipe into `head`).
@@ -33,7 +35,7 @@ enum ConsoleCommand {
         var count = 10
         var level: LogLevel?
         var grep: String?
-        var regex: NSRegularExpression?
+        var regex: Regex<AnyRegexOutput>?
         var colour = "auto"
         var follow = true
         var i = 0
@@ -49,7 +51,7 @@ enum ConsoleCommand {
             case "--grep": guard let v = value() else { printError("--grep needs text"); return ExitCode.usage }; grep = v
             case "--regex":
                 guard let v = value() else { printError("--regex needs a pattern"); return ExitCode.usage }
-                do { regex = try NSRegularExpression(pattern: v) } catch { printError("--regex: invalid pattern \(v)"); return ExitCode.usage }
+                do { regex = try Regex(v).matchingSemantics(.unicodeScalar) } catch { printError("--regex: invalid pattern \(v)"); return ExitCode.usage }
             case "--color", "--colour":
                 guard let v = value(), ["auto", "always", "never"].contains(v) else { printError("--color needs auto, always or never"); return ExitCode.usage }
                 colour = v
@@ -71,7 +73,7 @@ enum ConsoleCommand {
         let prefix = files.count > 1
         func emit(_ raw: [UInt8], _ file: String) -> Bool {
             guard let text = render(raw, level: level, grep: grep, regex: regex, colour: useColour) else { return true }
-            return writeOut((prefix ? (file as NSString).lastPathComponent + ": " : "") + text + "\n")
+            return writeOut((prefix ? PathName.last(file) + ": " : "") + text + "\n")
         }
         for (f, path) in zip(followers, files) {
             for l in f.start(lastLines: count) where !emit(l, path) { return ExitCode.ok }
@@ -85,7 +87,7 @@ enum ConsoleCommand {
                 if f.gaps != gaps[k] {
                     // Trimmed twice between two polls: say so rather than pretend the output is whole.
                     gaps[k] = f.gaps
-                    let note = "… some lines of \((path as NSString).lastPathComponent) were trimmed away before they could be shown …"
+                    let note = "… some lines of \(PathName.last(path)) were trimmed away before they could be shown …"
                     if !writeOut((useColour ? "\u{1B}[2m" + note + "\u{1B}[0m" : note) + "\n") { return ExitCode.ok }
                 }
                 for l in new {
@@ -99,13 +101,13 @@ enum ConsoleCommand {
     }
 
     /// One line for display, or nil when a filter drops it.
-    static func render(_ raw: [UInt8], level: LogLevel?, grep: String?, regex: NSRegularExpression?, colour: Bool) -> String? {
+    static func render(_ raw: [UInt8], level: LogLevel?, grep: String?, regex: Regex<AnyRegexOutput>?, colour: Bool) -> String? {
         let text = String(decoding: raw, as: UTF8.self)
         if let g = grep, !text.contains(g) { return nil }
-        if let r = regex, r.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil { return nil }
+        if let r = regex, text.firstMatch(of: r) == nil { return nil }
         guard let line = LogLineFormat.parse(Substring(text)) else { return text }
         if let min = level, line.level < min { return nil }
-        let name = line.level.name.uppercased().padding(toLength: 8, withPad: " ", startingAt: 0)
+        let name = line.level.name.uppercased().paddedOrCut(toLength: 8)
         var out = line.timestamp + " " + (colour ? LogColour.ansi(line.level) + name + "\u{1B}[0m" : name) + line.message
         if !line.attributes.isEmpty { out += " " + line.attributes }
         out += colour ? " \u{1B}[2m(\(line.file):\(line.line))\u{1B}[0m" : " (\(line.file):\(line.line))"

@@ -2,7 +2,8 @@
 // crash events, printed as JSON or queued as envelopes.
 import FaultlineCrashPickup
 import FaultlineProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 
 enum CrashesCommand {
@@ -60,7 +61,7 @@ enum CrashesCommand {
                 let env = Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "event", payload: event.serialized())])
                 guard outbox.enqueue(env) else { printError("could not write to the outbox"); return ExitCode.failure }
             } else {
-                FileHandle.standardOutput.write(event.serialized(pretty: pretty) + Data("\n".utf8))
+                writeAll(1, Array(event.serialized(pretty: pretty) + Data("\n".utf8)))
             }
             if remove { unlink(file.path) }
         }

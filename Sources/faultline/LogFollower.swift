@@ -12,7 +12,8 @@
 // so the console can say so. At the console's 50 ms poll that needs a whole cap of new output
 // (2 MiB by default) within 50 ms. inotify would only narrow that window, not close it: the
 // intermediate file can be replaced before any reader opens it.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 
 final class LogFollower {

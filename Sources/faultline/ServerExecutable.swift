@@ -1,6 +1,6 @@
 // Runs a server-side command by replacing this process with `faultline-server` from the same
 // directory: same pid (systemd, signals and exit status see no difference), same arguments.
-import Foundation
+import FoundationEssentials
 import FaultlineCommandLine
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 // `faultline symbolicate --obj FILE`: llvm-symbolizer-compatible address mode.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 import FaultlineSymbolication
 
@@ -7,7 +8,7 @@ enum SymbolicateAddressMode {
     static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, fullIndex: Bool = false, symbolicator: Symbolicator) -> Int32 {
         var input: [UInt8]
         if addresses.isEmpty {
-            input = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+            input = readToEnd(0)
             if input.allSatisfy({ $0 == 10 || $0 == 32 || $0 == 9 || $0 == 13 }) {
                 printError("no addresses given: pass them as arguments or one per line on stdin")
                 return ExitCode.usage

@@ -1,5 +1,6 @@
 // `faultline symbolicate`: argument parsing; the work is in FaultlineSymbolication.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
@@ -180,21 +181,5 @@ enum SymbolicateCommand {
         if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }
         if codes.allSatisfy({ $0 == ExitCode.failure }) { return ExitCode.failure }
         return ExitCode.partial
-    }
-}
-
-/// Writes all of `bytes` to a file descriptor (stdout's global is not concurrency-safe in Swift 6).
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { writeAll(fd, $0) }
-}
-
-func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) {
-    do {
-        var off = 0
-        while off < buf.count {
-            let n = write(fd, buf.baseAddress! + off, buf.count - off)
-            if n < 0 { if errno == EINTR { continue }; return }
-            off += n
-        }
     }
 }

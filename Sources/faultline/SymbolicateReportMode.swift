@@ -1,5 +1,6 @@
 // `faultline symbolicate REPORT`: a crash report or event → backtrace text or symbolicated JSON.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
@@ -8,13 +9,13 @@ enum SymbolicateReportMode {
     static func run(input: String, json: Bool, crashedOnly: Bool = false, faultlineFrames: Bool = false, symbolicator: Symbolicator) -> Int32 {
         let data: Data
         if input == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            data = Data(readToEnd(0))
         } else {
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: input, isDirectory: &isDir) else {
+            var st = stat()
+            guard stat(input, &st) == 0 else {
                 printError("\(input): no such file"); return ExitCode.inputError
             }
-            if isDir.boolValue { printError("\(input): is a directory, expected a crash report or event JSON"); return ExitCode.inputError }
+            if st.st_mode & S_IFMT == S_IFDIR { printError("\(input): is a directory, expected a crash report or event JSON"); return ExitCode.inputError }
             guard let d = FileManager.default.contents(atPath: input) else {
                 printError("\(input): cannot read"); return ExitCode.inputError
             }

@@ -1,5 +1,6 @@
 // The `faultline` command: a thin front; each subcommand parses arguments and calls a library.
-import Foundation
+import FoundationEssentials
+import Glibc
 import FaultlineCommandLine
 import FaultlineProtocol
 

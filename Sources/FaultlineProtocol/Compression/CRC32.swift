@@ -1,5 +1,6 @@
 // CRC-32 (IEEE, as gzip and `.gnu_debuglink` use it), computed by zlib.
-import Foundation
+import FoundationEssentials
+import Glibc
 import CZlib
 
 public enum CRC32 {

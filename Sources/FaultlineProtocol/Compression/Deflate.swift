@@ -1,6 +1,6 @@
 // Compression (zlib): gzip request bodies and upload chunks, cheap zlib-format storage of raw
 // events. Every zlib result is checked: a failed compression is nil, never a short or corrupt chunk.
-import Foundation
+import FoundationEssentials
 import CZlib
 
 public enum Deflate {

@@ -1,6 +1,6 @@
 // Bounded inflation (zlib, gzip or raw deflate) of request bodies, chunks and stored events: a gzip
 // bomb stops at the cap while it inflates, it is never inflated whole.
-import Foundation
+import FoundationEssentials
 import CZlib
 
 public enum Inflate {

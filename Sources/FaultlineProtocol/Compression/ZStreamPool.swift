@@ -2,7 +2,7 @@
 // events): deflateInit allocates and sets up about 256 KiB and inflateInit a 32 KiB window, which
 // per 14 KB event cost more than the compression itself. A stream is reset, not re-initialised,
 // between uses; a stream whose last use failed is ended, not reused.
-import Foundation
+import FoundationEssentials
 import CZlib
 
 final class ZStreamPool: @unchecked Sendable {
@@ -19,7 +19,7 @@ final class ZStreamPool: @unchecked Sendable {
         deinit { z.deallocate(); scratch.deallocate() }
     }
 
-    private let lock = NSLock()
+    private let lock = PthreadLock()
     private var free: [Stream] = []
     /// Streams kept between uses (about one per HTTP worker thread); more are ended after use.
     private let keep: Int

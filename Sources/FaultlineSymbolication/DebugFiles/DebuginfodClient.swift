@@ -1,5 +1,5 @@
 // The libdebuginfod client: loaded with dlopen, its settings held here and set per query.
-import Foundation
+import FoundationEssentials
 import FaultlineProtocol
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +48,7 @@ public final class DebuginfodClient: @unchecked Sendable {
     /// `cache_miss_s`, written into the cache directory).
     public let negativeRetrySeconds: Int
 
-    static let queryLock = NSLock()
+    static let queryLock = PthreadLock()
 
     public init(urls: [String], cacheDirectory: String, timeoutSeconds: Int = 10, maxTimeSeconds: Int = 120, negativeRetrySeconds: Int = 600) {
         self.urls = urls

@@ -1,7 +1,7 @@
 // debuginfod: debug files fetched by build-id from the servers in DEBUGINFOD_URLS, through
 // elfutils' client library (libdebuginfod), which keeps its own cache (positive and negative).
 // Last in the CLI's chain: a lookup reaches the network only when no local source had a file.
-import Foundation
+import FoundationEssentials
 import FaultlineProtocol
 #if canImport(Glibc)
 import Glibc

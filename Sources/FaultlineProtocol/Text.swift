@@ -1,0 +1,60 @@
+// The few string operations Foundation's NSString gave us, written on the standard library so
+// that `faultline` links FoundationEssentials only (full Foundation's start-up — CoreFoundation,
+// ICU — was a fifth of a one-address run's peak memory). Same results as NSString for the inputs
+// we pass: paths, log levels, command names, ASCII numbers.
+
+extension StringProtocol {
+    /// Without leading and trailing white space and line breaks: Unicode White_Space, the set
+    /// `CharacterSet.whitespacesAndNewlines` names (Z*, tab, U+000A–U+000D, U+0085).
+    package func trimmingWhitespaceAndNewlines() -> String {
+        trimmingScalars { $0.properties.isWhitespace }
+    }
+
+    /// Without leading and trailing blanks: tab and Unicode Zs, as `CharacterSet.whitespaces`.
+    package func trimmingBlanks() -> String {
+        trimmingScalars { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }
+    }
+
+    private func trimmingScalars(_ drop: (Unicode.Scalar) -> Bool) -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !drop($0) })!
+        return String(String.UnicodeScalarView(scalars[first...last]))
+    }
+
+    /// Cut or padded with spaces to `length` characters, as NSString's `padding(toLength:withPad:" ",startingAt:0)`.
+    package func paddedOrCut(toLength length: Int) -> String {
+        count >= length ? String(prefix(length)) : String(self) + String(repeating: " ", count: length - count)
+    }
+
+    /// Padded on the left with zeros to at least `length` characters (`%0Nllu`, `%0Nllx`).
+    package func zeroPadded(toLength length: Int) -> String {
+        count >= length ? String(self) : String(repeating: "0", count: length - count) + self
+    }
+}
+
+/// Path names as NSString's path methods treat them: `/` separates, trailing slashes are ignored.
+package enum PathName {
+    /// The last component: `/a/b/` → `b`, `/` → `/`, `b` → `b`, `` → ``.
+    package static func last(_ path: String) -> String {
+        let p = withoutTrailingSlashes(Substring(path))
+        if p == "/" { return "/" }
+        guard let slash = p.lastIndex(of: "/") else { return String(p) }
+        return String(p[p.index(after: slash)...])
+    }
+
+    /// Everything before the last component: `/a/b` → `/a`, `/a` → `/`, `b` → ``, `/` → `/`.
+    package static func directory(_ path: String) -> String {
+        let p = withoutTrailingSlashes(Substring(path))
+        if p == "/" { return "/" }
+        guard let slash = p.lastIndex(of: "/") else { return "" }
+        let dir = withoutTrailingSlashes(p[..<slash])
+        return dir.isEmpty ? "/" : String(dir)
+    }
+
+    private static func withoutTrailingSlashes(_ p: Substring) -> Substring {
+        var p = p
+        while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
+        return p
+    }
+}

@@ -1,0 +1,23 @@
+// Threads started and left to finish on their own (background full-index builds, the second half
+// of a parallel build), on pthreads: FoundationEssentials has no `Thread`. Shaped like Foundation's
+// `Thread.detachNewThread` so the call sites read as they did.
+import Glibc
+
+enum Thread {
+    /// Runs `body` on a new detached thread (default stack size, as Foundation's `Thread`).
+    static func detachNewThread(_ body: @escaping @Sendable () -> Void) {
+        final class Start { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        let start = Unmanaged.passRetained(Start(body)).toOpaque()
+        var attr = pthread_attr_t()
+        pthread_attr_init(&attr)
+        defer { pthread_attr_destroy(&attr) }
+        pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, &attr, { arg in
+            Unmanaged<Start>.fromOpaque(arg!).takeRetainedValue().body()
+            return nil
+        }, start)
+        // As Foundation's Thread: a thread that cannot be started is a fatal error, not a silent no-op.
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+    }
+}
