@@ -4,15 +4,20 @@
 // we pass: paths, log levels, command names, ASCII numbers.
 
 extension StringProtocol {
-    /// Without leading and trailing white space and line breaks: Unicode White_Space, the set
-    /// `CharacterSet.whitespacesAndNewlines` names (Z*, tab, U+000A–U+000D, U+0085).
+    /// Without leading and trailing white space and line breaks, as CoreFoundation's
+    /// `CharacterSet.whitespacesAndNewlines`: the blanks below and U+000A–U+000D, U+0085, U+2028, U+2029.
     package func trimmingWhitespaceAndNewlines() -> String {
-        trimmingScalars { $0.properties.isWhitespace }
+        trimmingScalars { isBlank($0) || (0x0A...0x0D).contains($0.value) || [0x85, 0x2028, 0x2029].contains($0.value) }
     }
 
-    /// Without leading and trailing blanks: tab and Unicode Zs, as `CharacterSet.whitespaces`.
+    /// Without leading and trailing blanks, as CoreFoundation's `CharacterSet.whitespaces`: tab,
+    /// Unicode Zs and U+200B (zero width space).
     package func trimmingBlanks() -> String {
-        trimmingScalars { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }
+        trimmingScalars(isBlank)
+    }
+
+    private func isBlank(_ u: Unicode.Scalar) -> Bool {
+        u == "\t" || u.value == 0x200B || u.properties.generalCategory == .spaceSeparator
     }
 
     private func trimmingScalars(_ drop: (Unicode.Scalar) -> Bool) -> String {
