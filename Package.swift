@@ -78,10 +78,12 @@ let package = Package(
         // Never the SDK: its crash core interposes pthread_create and sigprocmask (checked by nm).
         // `faultline` links only symbolication, crash pickup and the console, so it starts as fast as
         // llvm-symbolizer; it execs `faultline-server` (same directory) for the server-side
-        // commands. Why: Sources/FaultlineCommandLine/Subcommand.swift.
+        // commands. Why: Sources/FaultlineCommandLine/Subcommand.swift. Its modules (this one,
+        // FaultlineProtocol, FaultlineCrashPickup, FaultlineSymbolication) import FoundationEssentials,
+        // never Foundation: CoreFoundation's and ICU's start-up was ~3 MB of a one-address run.
         .target(name: "FaultlineCommandLine", dependencies: ["FaultlineProtocol"]),
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the static Swift
-        // runtime and Foundation carry 72,000 R_X86_64_RELATIVE entries whose 1.7 MB table the
+        // runtime and Foundation carried 72,000 R_X86_64_RELATIVE entries whose 1.7 MB table the
         // loader read at every start, ~8% of a one-address run's peak memory (gold cannot pack
         // them; a non-PIE link would, at the cost of ASLR for a tool that reads untrusted files).
         .executableTarget(name: "faultline",

@@ -24,7 +24,8 @@ public enum SentryTimestamp {
     /// ISO8601DateFormatter (ICU) checked them: month 1–12, day 1–31 (the 30th of February is
     /// the 2nd of March), hour 0–24, minute and second 0–59; nil otherwise. The arithmetic is
     /// Foundation's too (milliseconds over the 2001 reference date), so the Double is the same
-    /// to the last bit.
+    /// to the last bit (SentryTimestampTests). Unlike ICU, dates before 1582-10-15 stay
+    /// Gregorian (ICU switched to the Julian calendar); no SDK sends them.
     static func seconds(canonical b: [UInt8]) -> Double? {
         func number(_ r: Range<Int>) -> Int64 { r.reduce(0) { $0 * 10 + Int64(b[$1] - 0x30) } }
         let year = number(0..<4), month = number(5..<7), day = number(8..<10)

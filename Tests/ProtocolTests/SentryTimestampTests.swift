@@ -30,4 +30,30 @@ final class SentryTimestampTests: XCTestCase {
             XCTAssertEqual(SentryTimestamp.rfc3339(s), f.string(from: Date(timeIntervalSince1970: s)), "\(s)")
         }
     }
+
+    /// Read by hand since `faultline` links FoundationEssentials only; the same instants as the
+    /// ISO8601DateFormatter that read them before, to the last bit, for every field value from
+    /// valid to out of range (month 13, day 32, hour 24, minute 60), with and without
+    /// milliseconds, in UTC and at an offset.
+    func testReadTimestampsAgreeWithFoundationsFormatter() {
+        let plain = ISO8601DateFormatter()
+        plain.formatOptions = [.withInternetDateTime]
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var g = SystemRandomNumberGenerator()
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        func r(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &g) }
+        var checked = 0
+        for _ in 0..<5000 {
+            var s = "\(r(1600...9999))-\(two(r(0...13)))-\(two(r(0...32)))T\(two(r(0...24))):\(two(r(0...60))):\(two(r(0...60)))"
+            // Forms the formatter was given after the hand check: milliseconds or none, a zone.
+            let hasFraction = Bool.random(using: &g)
+            if hasFraction { s += "." + String(r(0...999) + 1000).dropFirst() }
+            s += Bool.random(using: &g) ? "Z" : (Bool.random(using: &g) ? "+" : "-") + two(r(0...23)) + ":" + two(r(0...59))
+            let foundation = (hasFraction ? fractional : plain).date(from: s)?.timeIntervalSince1970
+            XCTAssertEqual(SentryTimestamp.seconds(rfc3339: s)?.bitPattern, foundation?.bitPattern, s)
+            if foundation != nil { checked += 1 }
+        }
+        XCTAssertGreaterThan(checked, 1000, "most strings are valid instants")
+    }
 }

@@ -1,6 +1,7 @@
 // The `faultline` and `faultline-server` binaries must not carry the SDK's libc interposers: they
 // would take over pthread_create and the signal masks of every thread the server starts.
-// And `faultline` reaches the server-side commands only through `faultline-server` beside it.
+// And `faultline` reaches the server-side commands only through `faultline-server` beside it, and
+// links FoundationEssentials, not full Foundation.
 import FaultlineTestSupport
 import Foundation
 import XCTest
@@ -37,6 +38,22 @@ final class CLIBinaryTests: XCTestCase {
             XCTAssertFalse(libraries.contains(heavy), "faultline links \(heavy):\n\(libraries)")
         }
         XCTAssertTrue(try TestSupport.shell("ldd '\(TestSupport.product("faultline-server"))'").contains("libmicrohttpd"))
+    }
+
+    /// `faultline` links FoundationEssentials, never full Foundation: CoreFoundation's constructor
+    /// and ICU's static initialisers were ~3 MB of a one-address run's peak memory (issue 16).
+    /// A module it depends on that says `import Foundation` brings them back.
+    func testTheFaultlineBinaryLinksNoFullFoundation() throws {
+        let faultline = TestSupport.product("faultline")
+        let libraries = try TestSupport.shell("ldd '\(faultline)'")
+        for full in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"] {
+            XCTAssertFalse(libraries.contains(full), "faultline links \(full): a module it depends on imports Foundation, not FoundationEssentials\n\(libraries)")
+        }
+        // A statically linked build has no libraries to list, but CoreFoundation's constructor.
+        let initialisers = try TestSupport.shell("nm '\(faultline)' 2>/dev/null | grep -c __CFInitialize || true")
+        XCTAssertEqual(initialisers.trimmingCharacters(in: .whitespacesAndNewlines), "0", "faultline links CoreFoundation")
+        // The same checks see full Foundation where it belongs.
+        XCTAssertTrue(try TestSupport.shell("ldd '\(TestSupport.product("faultline-server"))'").contains("libFoundation.so"))
     }
 
     /// A server-side command replaces `faultline` with `faultline-server` (same pid, same
