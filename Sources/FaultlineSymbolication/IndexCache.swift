@@ -39,14 +39,41 @@ struct IndexCache: Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size >= IndexFormat.headerSize else { discard(p); return nil }
         let length = Int(st.st_size)
+        // The checksum is summed from read(2)s into a small buffer, not over the mapping: touching
+        // every mapped page would count the whole file (15 MB for the Python library) in our peak
+        // memory when a lookup needs a few pages of it.
+        // No readahead for this file: it would fill the page cache with large folios, each mapped
+        // whole by the first lookup that touches it (see `IndexFormat.writeAll`).
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)
+        guard IndexCache.checksumMatches(fd, length: length) else { discard(p); return nil }
         guard let mem = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), mem != MAP_FAILED else { return nil }
         do {
-            return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID,
+            return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID, verifyChecksum: false,
                                   release: { p, n in munmap(UnsafeMutableRawPointer(mutating: p), n) })
         } catch {
             discard(p)
             return nil
         }
+    }
+
+    /// Whether the payload's checksum equals the one in the header (`IndexFormat.checksum`).
+    static func checksumMatches(_ fd: Int32, length: Int) -> Bool {
+        guard length >= IndexFormat.headerSize else { return false }
+        let chunk = 1 << 18
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var stored: UInt64 = 0
+        guard pread(fd, &stored, 8, 24) == 8 else { return false }
+        var sum = IndexChecksum(payloadBytes: length - IndexFormat.headerSize)
+        var offset = IndexFormat.headerSize
+        while offset < length {
+            let n = pread(fd, buffer, min(chunk, length - offset), off_t(offset))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            sum.add(UnsafeRawBufferPointer(start: buffer, count: n))
+            offset += n
+        }
+        return sum.finish() == UInt64(littleEndian: stored)
     }
 
     /// Stores `index` for `buildID`. Best effort: a read-only or full disk only costs speed.
