@@ -39,14 +39,13 @@ struct IndexCache: Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size >= IndexFormat.headerSize else { discard(p); return nil }
         let length = Int(st.st_size)
-        // The checksum is summed from read(2)s into a small buffer, not over the mapping: touching
-        // every mapped page would count the whole file (15 MB for the Python library) in our peak
-        // memory when a lookup needs a few pages of it.
-        // No readahead for this file: it would fill the page cache with large folios, each mapped
-        // whole by the first lookup that touches it (see `IndexFormat.writeAll`).
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM)
-        guard IndexCache.checksumMatches(fd, length: length) else { discard(p); return nil }
         guard let mem = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), mem != MAP_FAILED else { return nil }
+        // The checksum reads every page; each stretch read is dropped again (read-only file pages),
+        // or the whole file (15 MB for the Python library) would count in the peak memory of a run
+        // whose lookups need a few pages of it.
+        guard IndexCache.checksumMatches(UnsafeRawPointer(mem), length: length) else {
+            munmap(mem, length); discard(p); return nil
+        }
         do {
             return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID, verifyChecksum: false,
                                   release: { p, n in munmap(UnsafeMutableRawPointer(mutating: p), n) })
@@ -56,24 +55,22 @@ struct IndexCache: Sendable {
         }
     }
 
-    /// Whether the payload's checksum equals the one in the header (`IndexFormat.checksum`).
-    static func checksumMatches(_ fd: Int32, length: Int) -> Bool {
+    /// Whether the payload's checksum equals the one in the header (`IndexFormat.checksum`),
+    /// releasing the mapped pages a stretch at a time.
+    static func checksumMatches(_ base: UnsafeRawPointer, length: Int) -> Bool {
         guard length >= IndexFormat.headerSize else { return false }
-        let chunk = 1 << 18
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var stored: UInt64 = 0
-        guard pread(fd, &stored, 8, 24) == 8 else { return false }
+        let stored = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        let stretch = 1 << 20   // a multiple of the page size
         var sum = IndexChecksum(payloadBytes: length - IndexFormat.headerSize)
         var offset = IndexFormat.headerSize
         while offset < length {
-            let n = pread(fd, buffer, min(chunk, length - offset), off_t(offset))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            sum.add(UnsafeRawBufferPointer(start: buffer, count: n))
-            offset += n
+            let end = min(length, (offset / stretch + 1) * stretch)
+            sum.add(UnsafeRawBufferPointer(start: base + offset, count: end - offset))
+            let first = offset / stretch * stretch
+            _ = madvise(UnsafeMutableRawPointer(mutating: base + first), end - first, MADV_DONTNEED)
+            offset = end
         }
-        return sum.finish() == UInt64(littleEndian: stored)
+        return sum.finish() == stored
     }
 
     /// Stores `index` for `buildID`. Best effort: a read-only or full disk only costs speed.
