@@ -40,13 +40,37 @@ struct IndexCache: Sendable {
         guard fstat(fd, &st) == 0, st.st_size >= IndexFormat.headerSize else { discard(p); return nil }
         let length = Int(st.st_size)
         guard let mem = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), mem != MAP_FAILED else { return nil }
+        // The checksum reads every page; each stretch read is dropped again (read-only file pages),
+        // or the whole file (15 MB for the Python library) would count in the peak memory of a run
+        // whose lookups need a few pages of it.
+        guard IndexCache.checksumMatches(UnsafeRawPointer(mem), length: length) else {
+            munmap(mem, length); discard(p); return nil
+        }
         do {
-            return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID,
+            return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID, verifyChecksum: false,
                                   release: { p, n in munmap(UnsafeMutableRawPointer(mutating: p), n) })
         } catch {
             discard(p)
             return nil
         }
+    }
+
+    /// Whether the payload's checksum equals the one in the header (`IndexFormat.checksum`),
+    /// releasing the mapped pages a stretch at a time.
+    static func checksumMatches(_ base: UnsafeRawPointer, length: Int) -> Bool {
+        guard length >= IndexFormat.headerSize else { return false }
+        let stored = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        let stretch = 1 << 20   // a multiple of the page size
+        var sum = IndexChecksum(payloadBytes: length - IndexFormat.headerSize)
+        var offset = IndexFormat.headerSize
+        while offset < length {
+            let end = min(length, (offset / stretch + 1) * stretch)
+            sum.add(UnsafeRawBufferPointer(start: base + offset, count: end - offset))
+            let first = offset / stretch * stretch
+            _ = madvise(UnsafeMutableRawPointer(mutating: base + first), end - first, MADV_DONTNEED)
+            offset = end
+        }
+        return sum.finish() == stored
     }
 
     /// Stores `index` for `buildID`. Best effort: a read-only or full disk only costs speed.

@@ -154,11 +154,14 @@ enum IndexFormat {
         return sum.finish()
     }
 
-    /// Writes all of `bytes`, retrying short writes and EINTR.
+    /// Writes all of `bytes`, retrying short writes and EINTR, at most 64 KiB per write: the page
+    /// cache keeps a file in folios as large as the writes that filled it (ext4), and a fault in
+    /// a mapping of it maps the whole folio. A warm start maps the index and reads a few pages of
+    /// it; written in megabyte writes, each of those pages made ~700 KiB of our peak memory.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var off = 0
         while off < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + off, bytes.count - off)
+            let n = Glibc.write(fd, bytes.baseAddress! + off, min(bytes.count - off, 1 << 16))
             if n < 0 { if errno == EINTR { continue }; return false }
             off += n
         }
