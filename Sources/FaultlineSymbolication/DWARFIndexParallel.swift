@@ -72,7 +72,7 @@ extension DWARFIndexBuilder {
         // The ELF symbols are read on the second thread too, after its units: they need only
         // libelf's caches, warmed above, and take the serial tail off the critical path.
         other.symbolSources = symbolSources
-        Thread.detachNewThread {
+        DetachedThread.start {
             other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
             other.builder.sortRanges()
             other.builder.readSymbols(other.symbolSources, deduplicate: true)

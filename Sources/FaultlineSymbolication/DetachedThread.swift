@@ -1,11 +1,11 @@
 // Threads started and left to finish on their own (background full-index builds, the second half
-// of a parallel build), on pthreads: FoundationEssentials has no `Thread`. Shaped like Foundation's
-// `Thread.detachNewThread` so the call sites read as they did.
+// of a parallel build), on pthreads: FoundationEssentials has no `Thread`. Its own name, not
+// Foundation's, so a file that sees both modules is never ambiguous.
 import Glibc
 
-enum Thread {
+enum DetachedThread {
     /// Runs `body` on a new detached thread (default stack size, as Foundation's `Thread`).
-    static func detachNewThread(_ body: @escaping @Sendable () -> Void) {
+    static func start(_ body: @escaping @Sendable () -> Void) {
         final class Start { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
         let start = Unmanaged.passRetained(Start(body)).toOpaque()
         var attr = pthread_attr_t()

@@ -216,7 +216,7 @@ extension Symbolicator {
         let persist: @Sendable (DWARFIndex) -> Void = { [self] index in self.persist(index, buildID) }
         let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist, debugPath: debugPath)
         if buildFullIndexInBackground {
-            Thread.detachNewThread { [weak module] in
+            DetachedThread.start { [weak module] in
                 guard module != nil, let full = source.build(units: nil) else { return }
                 module?.installFullIndex(full)
             }
