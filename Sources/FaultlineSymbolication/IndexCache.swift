@@ -31,7 +31,11 @@ struct IndexCache: Sendable {
     }
 
     /// The stored index for `buildID`, or nil when there is none or it cannot be trusted.
-    func load(_ buildID: BuildID) -> DWARFIndex? {
+    /// - Parameter fewLookups: the caller will look up only a few addresses (a crash report, an
+    ///   address or two): the pages the checksum reads are then dropped again as it goes, or the
+    ///   whole file (15 MB for the Python library) would count in the peak memory of a run that
+    ///   needs a few pages of it. Many lookups read most of it anyway and keep the pages mapped.
+    func load(_ buildID: BuildID, fewLookups: Bool = false) -> DWARFIndex? {
         let p = path(for: buildID)
         let fd = open(p, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -40,10 +44,7 @@ struct IndexCache: Sendable {
         guard fstat(fd, &st) == 0, st.st_size >= IndexFormat.headerSize else { discard(p); return nil }
         let length = Int(st.st_size)
         guard let mem = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), mem != MAP_FAILED else { return nil }
-        // The checksum reads every page; each stretch read is dropped again (read-only file pages),
-        // or the whole file (15 MB for the Python library) would count in the peak memory of a run
-        // whose lookups need a few pages of it.
-        guard IndexCache.checksumMatches(UnsafeRawPointer(mem), length: length) else {
+        guard IndexCache.checksumMatches(UnsafeRawPointer(mem), length: length, releasing: fewLookups) else {
             munmap(mem, length); discard(p); return nil
         }
         do {
@@ -55,9 +56,9 @@ struct IndexCache: Sendable {
         }
     }
 
-    /// Whether the payload's checksum equals the one in the header (`IndexFormat.checksum`),
-    /// releasing the mapped pages a stretch at a time.
-    static func checksumMatches(_ base: UnsafeRawPointer, length: Int) -> Bool {
+    /// Whether the payload's checksum equals the one in the header (`IndexFormat.checksum`);
+    /// with `releasing`, the mapped pages are dropped a stretch at a time (read-only file pages).
+    static func checksumMatches(_ base: UnsafeRawPointer, length: Int, releasing: Bool) -> Bool {
         guard length >= IndexFormat.headerSize else { return false }
         let stored = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
         let stretch = 1 << 20   // a multiple of the page size
@@ -66,8 +67,10 @@ struct IndexCache: Sendable {
         while offset < length {
             let end = min(length, (offset / stretch + 1) * stretch)
             sum.add(UnsafeRawBufferPointer(start: base + offset, count: end - offset))
-            let first = offset / stretch * stretch
-            _ = madvise(UnsafeMutableRawPointer(mutating: base + first), end - first, MADV_DONTNEED)
+            if releasing {
+                let first = offset / stretch * stretch
+                _ = madvise(UnsafeMutableRawPointer(mutating: base + first), end - first, MADV_DONTNEED)
+            }
             offset = end
         }
         return sum.finish() == stored

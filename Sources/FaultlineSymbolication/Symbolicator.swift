@@ -25,6 +25,9 @@ public final class Symbolicator: @unchecked Sendable {
     /// Cold start from the units covering the first addresses (LazyIndex.swift); off: always
     /// build the whole index before answering (the behaviour before the lazy path).
     public var lazyColdPath = true
+    /// Up to this many addresses known up front count as "a few lookups" (`IndexCache.load`): a
+    /// crash report's frames, an address or two — not a batch.
+    static let fewLookups = 256
     /// A partial index starts the full build on a background thread (long-lived processes: the
     /// server). Off (the CLI): the full index is built by the first run that needs most units.
     public var buildFullIndexInBackground = false
@@ -153,7 +156,8 @@ public final class Symbolicator: @unchecked Sendable {
 
     private func load(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])?) -> ModuleState {
         // A persisted index with DWARF is authoritative for its build-id: no file search needed.
-        if let buildID, let cache, let index = cache.load(buildID), index.hasDWARF {
+        let fewLookups = (hints?(0).count ?? Int.max) <= Symbolicator.fewLookups
+        if let buildID, let cache, let index = cache.load(buildID, fewLookups: fewLookups), index.hasDWARF {
             return .loaded(LoadedModule(index: index))
         }
         let loc = locator.locate(buildID: buildID, modulePath: modulePath)
