@@ -63,6 +63,7 @@ static int fl_copy_recorded_message(fl_message_slot *out) {
         for (size_t i = 0; i < sizeof slot->source; i++) out->source[i] = slot->source[i];
         for (size_t i = 0; i < sizeof slot->type; i++) out->type[i] = slot->type[i];
         for (size_t i = 0; i < sizeof slot->text; i++) out->text[i] = slot->text[i];
+        atomic_thread_fence(memory_order_acquire);  // the copy is done before the re-check (seqlock)
         if (atomic_load(&slot->sequence) == before) return 0;
     }
     return -1;

@@ -248,6 +248,7 @@ static void fl_put_breadcrumbs(fl_writer *w) {
         uint32_t length = slot->length;
         if (length == 0 || length > sizeof copy) continue;
         for (uint32_t i = 0; i < length; i++) copy[i] = slot->bytes[i];
+        atomic_thread_fence(memory_order_acquire);  // the copy is done before the re-check (seqlock)
         if (atomic_load(&slot->sequence) != before) continue;
         if (!first) fl_put_bytes(w, ",", 1);
         fl_put_bytes(w, copy, length);
@@ -270,6 +271,7 @@ int fl_copy_context(char *out, size_t capacity, uint32_t *length) {
             uint32_t n = buffer->length;
             if (n > capacity) continue;
             for (uint32_t i = 0; i < n; i++) out[i] = buffer->bytes[i];
+            atomic_thread_fence(memory_order_acquire);  // the copy is done before the re-check (seqlock)
             if (atomic_load(&buffer->sequence) != before) continue;
             *length = n;
             return 0;

@@ -86,7 +86,11 @@ static int fl_check_directory(const char *dir, char *error, size_t cap) {
     // A directory (EEXIST above is also what an existing plain file gives), and writable by the
     // effective user (access() asks about the real one: a setuid program got the wrong answer).
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(dir, &st) != 0) {
+        snprintf(error, cap, "cannot use crash directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
         snprintf(error, cap, "crash directory %s is not a directory", dir);
         return -1;
     }

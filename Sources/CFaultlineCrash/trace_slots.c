@@ -98,6 +98,7 @@ int fl_trace_slot_read(long tid, uint64_t *trace_high, uint64_t *trace_low, uint
             uint32_t before = atomic_load(&s->sequence);
             if (before & 1u) continue;
             uint64_t h = s->trace_high, l = s->trace_low, p = s->span;
+            atomic_thread_fence(memory_order_acquire);  // the reads are done before the re-check (seqlock)
             if (atomic_load(&s->sequence) != before) continue;
             if (h == 0 && l == 0) return -1;
             *trace_high = h; *trace_low = l; *span = p;

@@ -2,18 +2,28 @@
 // concurrency-safe in Swift 6, and FileHandle is not in FoundationEssentials.
 import Glibc
 
-/// Writes all of `bytes` to a file descriptor (retrying on EINTR; stops at any other error).
-public func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+/// Writes all of `bytes` to a file descriptor (retrying on EINTR); false at any other error
+/// (a full disk, a closed pipe with SIGPIPE ignored): a caller that would then delete the
+/// source of what it printed must not.
+@discardableResult
+public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     bytes.withUnsafeBytes { writeAll(fd, $0) }
 }
 
-public func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) {
+@discardableResult
+public func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) -> Bool {
     var off = 0
     while off < buf.count {
         let n = write(fd, buf.baseAddress! + off, buf.count - off)
-        if n < 0 { if errno == EINTR { continue }; return }
+        if n < 0 { if errno == EINTR { continue }; return false }
         off += n
     }
+    return true
+}
+
+/// The message for a failed write to standard output, with errno's reason.
+public func standardOutputError() -> String {
+    "cannot write to standard output: " + String(cString: strerror(errno))
 }
 
 /// Everything on a file descriptor up to its end (stdin for `symbolicate` without arguments);

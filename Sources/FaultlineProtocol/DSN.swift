@@ -17,7 +17,7 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
         case missingPublicKey
         case missingProjectID
         case serverTokenInDSN
-        case badPort(Int)
+        case badPort(String)
 
         public var description: String {
             switch self {
@@ -43,12 +43,13 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
             guard let c = URLComponents(string: s), let scheme = c.scheme, let host = c.host, !host.isEmpty else {
                 throw .notAURL(s)
             }
+            // URLComponents gives no port for digits too many for an Int: refused, not defaulted.
+            if c.port == nil, let digits = DSN.authorityPortDigits(s) { throw .badPort(digits) }
             url = URLParts(scheme: scheme, user: c.user, host: host, port: c.port, path: c.path)
         }
         let scheme = url.scheme, host = url.host
         guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
-        // URLComponents (and the plain parser, which agrees with it) take up to five digits.
-        if let port = url.port, !(1...65535).contains(port) { throw .badPort(port) }
+        if let port = url.port, !(1...65535).contains(port) { throw .badPort(String(port)) }
         guard let user = url.user, !user.isEmpty else { throw .missingPublicKey }
         if ServerToken.looksLikeServerToken(user) { throw .serverTokenInDSN }
         var path = url.path
@@ -62,6 +63,18 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
         self.port = url.port
         self.pathPrefix = String(path[..<slash])
         self.projectID = project
+    }
+
+    /// The digits after the last `:` of the authority (after `user@`, outside an IPv6 `[…]`), if any.
+    static func authorityPortDigits(_ s: String) -> String? {
+        guard let start = s.firstRange(of: "://")?.upperBound else { return nil }
+        var authority = s[start...]
+        if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { authority = authority[..<end] }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let bracket = authority.lastIndex(of: "]") { authority = authority[authority.index(after: bracket)...] }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        let digits = authority[authority.index(after: colon)...]
+        return !digits.isEmpty && digits.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(digits) : nil
     }
 
     struct URLParts: Equatable {

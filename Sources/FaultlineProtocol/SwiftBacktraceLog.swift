@@ -186,7 +186,10 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
     static func seconds(iso8601 s: String) -> Double? {
         var whole = s, fraction = 0.0
         if let dot = s.firstIndex(of: "."), let z = s.lastIndex(of: "Z"), dot < z {
-            fraction = Double("0" + s[dot..<z]) ?? 0
+            // Digits only, at most nine (nanoseconds): `.5e300` or `.5+01:00` is not a fraction.
+            let digits = s[s.index(after: dot)..<z]
+            guard (1...9).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            fraction = Double("0." + digits) ?? 0
             whole = String(s[..<dot]) + "Z"
         }
         // A zone is required (`Z` or `±hh:mm`), as ISO8601DateFormatter's default options had it.

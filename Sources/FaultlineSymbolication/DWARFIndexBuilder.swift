@@ -128,7 +128,10 @@ struct DWARFIndexBuilder {
 
     /// - Parameter releasePages: drop the file's pages after each session (full builds, where they
     ///   are not read again; a partial index reads a few units and would only fault them back in).
-    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool) -> Bool {
+    /// - Parameter preparedLineSections: the line-table sections, read by the caller after its own
+    ///   `dwarf_begin_elf` (the two-thread build: libelf must not load a section on two threads).
+    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool,
+                            preparedLineSections: LineSections?? = nil) -> Bool {
         let releaser = releasePages ? UnitPageReleaser(elf) : nil
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
@@ -138,7 +141,7 @@ struct DWARFIndexBuilder {
         var offset: Dwarf_Off = only?.first ?? 0
         var nextListed = 1   // with `only`: the next listed unit after the current one
         var finished = only?.isEmpty ?? false
-        var lineSections: LineSections?? = nil   // read once, after libdw has inflated compressed sections
+        var lineSections: LineSections?? = preparedLineSections   // read once, after libdw has inflated compressed sections
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
             if lineSections == nil { lineSections = readsLineTables ? LineSections(elf) : nil }
@@ -165,7 +168,9 @@ struct DWARFIndexBuilder {
                     if nextListed < only.count { offset = only[nextListed]; nextListed += 1 } else { offset = .max }
                 }
                 processed += 1
-                if only != nil { DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, releasing: elf) }
+                // A partial build (no releaser): the headers libdw would read before this unit, in steps.
+                if only != nil && releaser == nil { DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, releasing: elf) }
+                interned = max(interned, nextOffset)
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
                 var unitType: UInt8 = 0
@@ -268,12 +273,18 @@ struct DWARFIndexBuilder {
         releaseFilePages(elf)
     }
 
+    /// Whether libelf's image of the file is its mapping (page-aligned, as mmap returns it) rather
+    /// than a heap copy it read when mapping failed: MADV_DONTNEED on a heap copy would zero it.
+    static func isMappedFile(_ base: UnsafeMutableRawPointer) -> Bool {
+        UInt(bitPattern: base) % UInt(sysconf(Int32(_SC_PAGESIZE))) == 0
+    }
+
     /// Drops the resident pages of the ELF image libelf mapped (read-only, so nothing is lost):
     /// the DWARF just parsed is not read again, and peak memory stays below llvm-symbolizer's.
     /// Later reads fault the pages back in from the page cache.
     static func releaseFilePages(_ elf: OpaquePointer) {
         var size = 0
-        guard let p = elf_rawfile(elf, &size), size > 0 else { return }
+        guard let p = elf_rawfile(elf, &size), size > 0, isMappedFile(p) else { return }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let start = UInt(bitPattern: p) & ~UInt(page - 1)
         let end = UInt(bitPattern: p) + UInt(size)
@@ -851,7 +862,7 @@ final class UnitPageReleaser {
 
     init(_ elf: OpaquePointer) {
         var mappedSize = 0
-        guard let base = elf_rawfile(elf, &mappedSize), mappedSize > 0 else { info = nil; line = nil; return }
+        guard let base = elf_rawfile(elf, &mappedSize), mappedSize > 0, DWARFIndexBuilder.isMappedFile(base) else { info = nil; line = nil; return }
         var shstrndx = 0
         guard elf_getshdrstrndx(elf, &shstrndx) == 0 else { info = nil; line = nil; return }
         var foundInfo: (UnsafeRawPointer, Int)? = nil, foundLine: (UnsafeRawPointer, Int)? = nil
@@ -859,10 +870,16 @@ final class UnitPageReleaser {
         while let next = elf_nextscn(elf, scn) {
             scn = next
             var header = GElf_Shdr()
-            guard gelf_getshdr(next, &header) != nil, header.sh_type == UInt32(SHT_PROGBITS),
-                  header.sh_flags & UInt64(SHF_COMPRESSED) == 0, header.sh_offset + header.sh_size <= UInt64(mappedSize),
+            guard gelf_getshdr(next, &header) != nil else { continue }
+            let (end, overflow) = header.sh_offset.addingReportingOverflow(header.sh_size)
+            guard header.sh_type == UInt32(SHT_PROGBITS),
+                  header.sh_flags & UInt64(SHF_COMPRESSED) == 0, !overflow, end <= UInt64(mappedSize),
                   let name = elf_strptr(elf, shstrndx, Int(header.sh_name)) else { continue }
             let range = (UnsafeRawPointer(base) + Int(header.sh_offset), Int(header.sh_size))
+            // The data libdw reads must be these file bytes: a compressed section it inflated keeps
+            // its file offset but its size and flags are the inflated ones (libelf updates them).
+            guard strcmp(name, ".debug_info") == 0 || strcmp(name, ".debug_line") == 0,
+                  let data = elf_getdata(next, nil), UnsafeRawPointer(data.pointee.d_buf) == range.0 else { continue }
             if strcmp(name, ".debug_info") == 0 { foundInfo = range } else if strcmp(name, ".debug_line") == 0 { foundLine = range }
         }
         info = foundInfo

@@ -44,6 +44,9 @@ extension DWARFIndexBuilder {
         // Section headers, names and data (decompressed when compressed) cached in the Elf here.
         guard let warm = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) else { return nil }
         dwarf_end(warm)
+        // The line-table sections once, here: each thread reading them would load any section libdw
+        // did not (a corrupt .zdebug_line) into the Elf on two threads at once.
+        let lineSections: LineSections?? = .some(DWARFIndexBuilder().readsLineTables ? LineSections(debugFile.elf) : nil)
         // Likewise the symbol and string tables the second thread reads (libelf loads a section's
         // data into the Elf on its first elf_getdata).
         for source in symbolSources {
@@ -64,7 +67,10 @@ extension DWARFIndexBuilder {
         // reallocated ~20 times each (every time a fresh mapping, a copy and, with two threads, a
         // TLB shootdown on unmapping the old one). Reserved pages that are never written cost no
         // memory, so the estimate errs high (Python library: ~4 bytes of .debug_line per row).
-        let sizes = debugFile.sections().reduce(into: [String: UInt64]()) { $0[$1.name] = $1.header.sh_size }
+        // Section sizes come from the file (an uploaded one, on the server): no larger than the file.
+        var fileSize = 0
+        _ = elf_rawfile(debugFile.elf, &fileSize)
+        let sizes = debugFile.sections().reduce(into: [String: UInt64]()) { $0[$1.name] = min($1.header.sh_size, UInt64(max(fileSize, 0))) }
         let rowsPerHalf = Int((sizes[".debug_line"] ?? 0) / 4)
         let scopesPerHalf = Int((sizes[".debug_info"] ?? 0) / 300)
         other.builder.reserve(rows: rowsPerHalf, scopes: scopesPerHalf)
@@ -72,15 +78,19 @@ extension DWARFIndexBuilder {
         // The ELF symbols are read on the second thread too, after its units: they need only
         // libelf's caches, warmed above, and take the serial tail off the critical path.
         other.symbolSources = symbolSources
-        DetachedThread.start {
-            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
+        let secondHalf: @Sendable () -> Void = {
+            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary),
+                                                releasePages: true, preparedLineSections: lineSections)
             other.builder.sortRanges()
             other.builder.readSymbols(other.symbolSources, deduplicate: true)
             done.signal()
         }
+        // No second thread to be had: this one does that half first (the result is the same).
+        if !DetachedThread.start(secondHalf) { secondHalf() }
         var b = DWARFIndexBuilder()
         b.reserve(rows: rowsPerHalf, scopes: scopesPerHalf)
-        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: true)
+        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary),
+                              releasePages: true, preparedLineSections: lineSections)
         b.sortRanges()
         done.wait()
         b.merge(other.builder)

@@ -4,8 +4,11 @@
 import Glibc
 
 enum DetachedThread {
-    /// Runs `body` on a new detached thread (default stack size, as Foundation's `Thread`).
-    static func start(_ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` on a new detached thread (default stack size, as Foundation's `Thread`). False
+    /// when no thread could be made (EAGAIN under load): the caller does the work itself or not
+    /// at all — a server must not die because a background build could not start.
+    @discardableResult
+    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         final class Start { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
         let start = Unmanaged.passRetained(Start(body)).toOpaque()
         var attr = pthread_attr_t()
@@ -17,7 +20,7 @@ enum DetachedThread {
             Unmanaged<Start>.fromOpaque(arg!).takeRetainedValue().body()
             return nil
         }, start)
-        // As Foundation's Thread: a thread that cannot be started is a fatal error, not a silent no-op.
-        precondition(rc == 0, "pthread_create failed: \(rc)")
+        if rc != 0 { Unmanaged<Start>.fromOpaque(start).release() }
+        return rc == 0
     }
 }

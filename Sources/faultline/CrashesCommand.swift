@@ -61,7 +61,10 @@ enum CrashesCommand {
                 let env = Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "event", payload: event.serialized())])
                 guard outbox.enqueue(env) else { printError("could not write to the outbox"); return ExitCode.failure }
             } else {
-                writeAll(1, Array(event.serialized(pretty: pretty) + Data("\n".utf8)))
+                // Never delete a report whose event did not reach the output.
+                guard writeAll(1, Array(event.serialized(pretty: pretty) + Data("\n".utf8))) else {
+                    printError(standardOutputError()); return ExitCode.failure
+                }
             }
             if remove { unlink(file.path) }
         }

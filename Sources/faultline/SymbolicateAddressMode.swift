@@ -40,7 +40,12 @@ enum SymbolicateAddressMode {
         } else if !symbolizer.hasDebugInformation {
             printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
         }
-        let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { writeAll(1, $0) } }
+        final class WriteFailure: @unchecked Sendable { var failed = false }
+        let output = WriteFailure()
+        let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { bytes in
+            if !output.failed && !writeAll(1, bytes) { output.failed = true }
+        } }
+        if output.failed { printError(standardOutputError()); return ExitCode.failure }
         if summary.invalidLines > 0 {
             printError("\(summary.invalidLines) input line(s) were not addresses (0x hex, decimal, 0 octal, 0b binary); they print ?? like llvm-symbolizer")
             return ExitCode.partial

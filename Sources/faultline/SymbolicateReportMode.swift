@@ -30,9 +30,11 @@ enum SymbolicateReportMode {
         if json {
             var bytes = [UInt8](result.event.serialized(pretty: true))
             bytes.append(10)
-            writeAll(1, bytes)
+            guard writeAll(1, bytes) else { printError(standardOutputError()); return ExitCode.failure }
         } else {
-            writeAll(1, Array(BacktraceText.render(event: result.event, crashedOnly: crashedOnly, showFaultlineFrames: faultlineFrames).utf8))
+            guard writeAll(1, Array(BacktraceText.render(event: result.event, crashedOnly: crashedOnly, showFaultlineFrames: faultlineFrames).utf8)) else {
+                printError(standardOutputError()); return ExitCode.failure
+            }
         }
         for note in symbolicator.notesForLoadedModules() { printError(note) }
         if result.unresolved == 0 { return ExitCode.ok }

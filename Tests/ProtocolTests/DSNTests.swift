@@ -34,8 +34,13 @@ final class DSNTests: XCTestCase {
         XCTAssertThrowsError(try DSN(parsing: "http://k@h")) { XCTAssertEqual($0 as? DSN.ParseError, .missingProjectID) }
         XCTAssertThrowsError(try DSN(parsing: "http://flst_0011@h/1")) { XCTAssertEqual($0 as? DSN.ParseError, .serverTokenInDSN) }
         XCTAssertThrowsError(try DSN(parsing: "definitely not a dsn")) { XCTAssertEqual($0 as? DSN.ParseError, .notAURL("definitely not a dsn")) }
-        XCTAssertThrowsError(try DSN(parsing: "http://k@h:99999/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort(99999)) }
-        XCTAssertThrowsError(try DSN(parsing: "http://k@h:0/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort(0)) }
+        XCTAssertThrowsError(try DSN(parsing: "http://k@h:99999/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort("99999")) }
+        XCTAssertThrowsError(try DSN(parsing: "http://k@h:0/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort("0")) }
+        // Too many digits for an Int: URLComponents reports no port at all; still refused.
+        let huge = "99999999999999999999999"
+        XCTAssertThrowsError(try DSN(parsing: "http://k@h:\(huge)/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort(huge)) }
+        XCTAssertThrowsError(try DSN(parsing: "https://k@[::1]:\(huge)/1")) { XCTAssertEqual($0 as? DSN.ParseError, .badPort(huge)) }
+        XCTAssertEqual(try DSN(parsing: "https://k@[::1]:8443/1").port, 8443)
         XCTAssertEqual(try DSN(parsing: "http://k@h:65535/1").port, 65535)
     }
 }

@@ -1,6 +1,6 @@
 // Timestamps from clients: every RFC 3339 form Sentry SDKs send is read; anything else is nil
 // and never reaches the formatter (a 100-digit fraction made ICU divide by zero).
-import FaultlineProtocol
+@testable import FaultlineProtocol
 import XCTest
 
 final class SentryTimestampTests: XCTestCase {
@@ -55,5 +55,17 @@ final class SentryTimestampTests: XCTestCase {
             if foundation != nil { checked += 1 }
         }
         XCTAssertGreaterThan(checked, 1000, "most strings are valid instants")
+    }
+
+    /// The Swift backtracer's JSON log stamps its crash `2026-12-01T06:34:30.554110Z`; a crash
+    /// file is input too, so the fraction is digits only (no exponent, no sign, no zone inside).
+    func testSwiftBacktraceLogTimestampFractionIsDigitsOnly() {
+        let base = 1_796_106_870.0  // 2026-12-01T06:34:30Z
+        XCTAssertEqual(SwiftBacktraceLog.seconds(iso8601: "2026-12-01T06:34:30Z"), base)
+        XCTAssertEqual(SwiftBacktraceLog.seconds(iso8601: "2026-12-01T06:34:30.554110Z")!, base + 0.55411, accuracy: 1e-6)
+        for bad in ["2026-12-01T06:34:30.5e300Z", "2026-12-01T06:34:30.5e400Z", "2026-12-01T06:34:30.5+01:00Z",
+                    "2026-12-01T06:34:30.Z", "2026-12-01T06:34:30.1234567890Z", "2026-12-01T06:34:30.-5Z"] {
+            XCTAssertNil(SwiftBacktraceLog.seconds(iso8601: bad), bad)
+        }
     }
 }

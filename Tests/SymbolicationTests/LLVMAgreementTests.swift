@@ -49,6 +49,27 @@ final class LLVMAgreementTests: XCTestCase {
         }
     }
 
+    /// 8,192 addresses or more are looked up on two threads, each taking half of the address
+    /// order; repeated addresses (a crash report's frames, a profile) straddle that split.
+    func testRepeatedAddressesAcrossTheTwoThreadLookupSplit() throws {
+        guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
+        let d = try Fixtures.directory()
+        let base = try XCTUnwrap(try Fixtures.bases().first)
+        let object = "\(d)/\(base).full"
+        let distinct = Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+        XCTAssertGreaterThan(distinct.count, 50)
+        var rng = SplitMix64(state: 8192)
+        // 20,000 lines drawn from 200 addresses: every address repeats ~100 times, in both halves.
+        let pool = (0..<200).map { _ in distinct[Int(rng.next() % UInt64(distinct.count))] }
+        let addresses = (0..<20_000).map { _ in pool[Int(rng.next() % UInt64(pool.count))] }
+        let mine = try ours(object, addresses, demangle: false), theirs = try oracle(object, addresses, demangle: false)
+        let a = parseLLVMOutput(mine), b = parseLLVMOutput(theirs)
+        XCTAssertEqual(a.count, addresses.count)
+        if let i = zip(a, b).map({ $0.map { "\($0.function)|\($0.location)" } == $1.map { "\($0.function)|\($0.location)" } }).firstIndex(of: false) {
+            XCTFail("line \(i) (0x\(String(addresses[i], radix: 16))) differs: ours \(a[i]) llvm \(b[i])")
+        }
+    }
+
     /// The bar on the Python library (GCC -O3, DWARF 5): addresses drawn like the shared
     /// benchmark's (a function symbol uniformly, then an offset in it; fixed seed).
     func testPythonLibraryAgreement() throws {

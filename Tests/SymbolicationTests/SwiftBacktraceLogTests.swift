@@ -136,6 +136,25 @@ final class SwiftBacktraceLogTests: XCTestCase {
                        events.map { $0["event_id"] })
     }
 
+    /// `--remove` deletes a crash file only once its event reached the output: standard output
+    /// on a full disk (/dev/full: every write fails with ENOSPC) keeps every file.
+    func testCrashesRemoveKeepsFilesWhoseEventsCouldNotBeWritten() throws {
+        let dir = try XCTUnwrap(Self.work) + "/kept-logs"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let name = try XCTUnwrap(SwiftCrashLogs.fixtures.keys.sorted().first)
+        let c = try crash(name)
+        let copy = dir + "/" + (c.log as NSString).lastPathComponent
+        try FileManager.default.copyItem(atPath: c.log, toPath: copy)
+        let r = try TestSupport.run("/bin/sh", ["-c", "exec '\(faultline)' crashes --remove '\(dir)' > /dev/full"])
+        XCTAssertEqual(r.exitCode, 1, r.description)
+        XCTAssertTrue(r.stderr.contains("cannot write to standard output"), r.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: copy), "the crash file was deleted though its event was not written")
+        // With somewhere to write, the same command prints it and removes the file.
+        let ok = try TestSupport.run(faultline, ["crashes", "--remove", dir])
+        XCTAssertEqual(ok.exitCode, 0, ok.description)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy))
+    }
+
     func testUnknownOrCutShortJSONIsAnInputErrorNeverSilentSuccess() throws {
         let dir = try XCTUnwrap(Self.work)
         let c = try crash("fatal-error")

@@ -27,10 +27,12 @@ struct SQLIssueEditing: IssueEditing {
     }
 
     func createIssue(projectID: Int64, fingerprint f: Fingerprint) throws -> Int64 {
-        // Only called when no issue has the fingerprint (the regrouping claim keeps it so).
+        // Called when no issue had the fingerprint; a grouping commit that made one since (while
+        // the regrouping claim was being taken) is answered with that issue, not a failed batch.
         try c.first("""
             INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
-            VALUES(?, ?, ?, ?, 0, 0, 0, ?) RETURNING id
+            VALUES(?, ?, ?, ?, 0, 0, 0, ?)
+            ON CONFLICT(project_id, fingerprint) DO UPDATE SET title = excluded.title RETURNING id
             """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .int(f.symbolicated ? 1 : 0)) { $0.int(0) } ?? 0
     }
 
@@ -45,7 +47,7 @@ struct SQLIssueEditing: IssueEditing {
     }
 
     func moveOccurrences(ofStack stackKey: String, projectID: Int64, to issueID: Int64) throws -> Int64 {
-        let m = IssueGroups.isMember("issue_id", try IssueGroups.members(c, issueID))
+        let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
         return Int64(try c.execute("""
             UPDATE occurrences SET issue_id = ? WHERE stack_key = ? AND project_id = ? AND issue_id IS NOT NULL AND NOT \(m.sql)
             """, [.int(issueID), .text(stackKey), .int(projectID)] + m.args, row: nil))

@@ -41,7 +41,7 @@ extension SQLBackedStore {
 
     public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
         try db.reading { c in
-            let q = IssueGroups.newestFirst(columns: OccurrenceRows.columns, members: try IssueGroups.members(c, issueID), limit: limit, offset: offset)
+            let q = IssueGroups.newestFirst(columns: OccurrenceRows.columns, issue: issueID, members: try IssueGroups.members(c, issueID), limit: limit, offset: offset)
             return try c.rows(q.sql, q.args, OccurrenceRows.occurrence)
         }
     }

@@ -83,7 +83,7 @@ final class WebQueries: @unchecked Sendable {
                     (perDay, installs) = (cached.perDay, cached.installs)
                 } else {
                     // Over the issue's rows and those of issues merged into it (IssueGroups).
-                    let members = IssueGroups.isMember("issue_id", try IssueGroups.members(c, id))
+                    let members = try IssueGroups.membership(c, "issue_id", issue: id)
                     let perDaySQL = "SELECT \(store.dialect.day("timestamp")), count(*) FROM occurrences WHERE \(members.sql) AND timestamp >= ? GROUP BY 1"
                     try c.execute(perDaySQL, members.args + [.double(Double(firstDay) * 86400)]) { r in
                         let idx = Int(r.int(0) - firstDay)
@@ -160,14 +160,14 @@ final class WebQueries: @unchecked Sendable {
     func installs(issueID: Int64) throws -> Int64 { try store.reading { try Self.installs($0, issueID: issueID) } }
 
     private static func installs(_ c: any SQLSession, issueID: Int64) throws -> Int64 {
-        let m = IssueGroups.isMember("issue_id", try IssueGroups.members(c, issueID))
+        let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
         return try c.rows("SELECT count(DISTINCT install_id) FROM occurrences WHERE \(m.sql)", m.args) { $0.int(0) }.first ?? 0
     }
 
     /// First release an issue was seen in (by its earliest occurrence).
     func firstRelease(issueID: Int64) throws -> String? {
         try store.reading { c in
-            let m = IssueGroups.isMember("issue_id", try IssueGroups.members(c, issueID))
+            let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
             return try c.rows("SELECT release FROM occurrences WHERE \(m.sql) AND release IS NOT NULL ORDER BY timestamp LIMIT 1", m.args) { $0.text(0) }.first ?? nil
         }
     }
@@ -177,7 +177,7 @@ final class WebQueries: @unchecked Sendable {
     /// Newest first, keyset on id (`before`), without reading the event blobs.
     func occurrences(issueID: Int64, before: Int64?, limit: Int) throws -> [OccurrenceRow] {
         try store.reading { c in
-            let q = IssueGroups.newestFirst(columns: "id, event_id, timestamp, release, install_id", members: try IssueGroups.members(c, issueID),
+            let q = IssueGroups.newestFirst(columns: "id, event_id, timestamp, release, install_id", issue: issueID, members: try IssueGroups.members(c, issueID),
                                             before: before ?? Int64.max, limit: limit)
             return try c.rows(q.sql, q.args) { r in
                 OccurrenceRow(id: r.int(0), eventID: r.text(1) ?? "", timestamp: r.double(2), release: r.text(3), installID: r.text(4))
