@@ -25,6 +25,18 @@
 #define FL_PATH_MAX 1024
 #define FL_ALTSTACK_SIZE (128 * 1024)
 #define FL_WRITE_BUFFER 8192
+// A crash handler entered on a stack it did not set up (an app's own small sigaltstack, or a
+// thread with none) moves to a fresh mapping of this size before doing anything else.
+#define FL_HANDLER_STACK_SIZE (256 * 1024)
+// The forked child of a process whose pre-warm was under way: libunwind's lock may be held by a
+// thread that does not exist there, so that child never enters libunwind.
+#define FL_UNWINDER_ABANDONED (-1)
+
+// Code of ours that can appear in a reported stack (the thread-start wrapper, the signal handler,
+// the C++ terminate handler) lives in one section, so the report can mark those frames as
+// Faultline's own by address, before any symbolication (report_writer.c).
+#define FL_OWN_CODE_SECTION "faultline_own_code"
+#define FL_OWN_CODE __attribute__((section(FL_OWN_CODE_SECTION), noinline))
 
 extern const int fl_crash_signals[FL_SIGNAL_COUNT];
 
@@ -41,6 +53,8 @@ typedef struct {
     size_t total_count;                     // frames walked in all
     const char *stopped_by;                 // "end", "limit", "error", "watchdog"
     const char *method;                     // "libunwind" or "frame-pointers"
+    const char *fallback;                   // why frame pointers were walked instead of libunwind
+    int prewarmed_by_crash;                 // the crashing thread pre-warmed libunwind itself
 } fl_frame_buffer;
 
 typedef struct {
@@ -183,11 +197,17 @@ typedef struct {
     _Atomic int claim_phase;        // FL_CLAIM_*
     _Atomic uint64_t claim_generation;  // bumped by every claim: a waiter's patience restarts
     _Atomic int started;
-    // Set by start's background preparation once libunwind has been pre-warmed (its lazy
-    // initialisation takes a mutex and binds symbols: never inside a handler). Until then a crash
-    // is unwound by frame pointers (start.c says why the window exists).
+    // Set once libunwind has been pre-warmed (its lazy initialisation takes a mutex and parses
+    // every object's unwind tables). Whoever begins the pre-warm first owns it (unwinder_owner:
+    // its thread id): start's background thread normally, or a thread that crashes before that
+    // thread has begun, which then does it itself (handler.c, fl_ready_unwinder).
     _Atomic int unwinder_ready;
-    _Atomic int preparer_tid;  // the thread preparing at start (the starting thread's until it runs; 0: none or done)
+    _Atomic int unwinder_owner;  // 0: not begun; a tid: that thread is pre-warming; or FL_UNWINDER_ABANDONED
+    // Swift's runtime backtracer (installed before main) is chained to only when the user asked
+    // for it with SWIFT_BACKTRACE: otherwise, once our report is written, the crash ends as if the
+    // previous action were the default one (docs/CRASH-HANDLER.md, "Swift's backtracer").
+    int previous_is_swift_backtracer[FL_SIGNAL_COUNT];
+    int chain_to_swift_backtracer;
     int probe_pipe[2];  // fl_safe_copy's fallback when process_vm_readv is filtered (seccomp)
 } fl_crash_state;
 
@@ -206,6 +226,8 @@ void fl_fill_module_cache(fl_module_cache *cache);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
 void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
+int fl_on_roomy_stack(void);                                   // handler_stack.c
+int fl_run_on_fresh_stack(void (*fn)(void *), void *argument);  // handler_stack.c
 
 int fl_copy_context(char *out, size_t capacity, uint32_t *length);
 int fl_trace_slot_read(long tid, uint64_t *trace_high, uint64_t *trace_low, uint64_t *span);  // trace_slots.c

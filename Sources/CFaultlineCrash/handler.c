@@ -111,19 +111,31 @@ static void fl_die_with_default(int signo) {
     fl_exit_process(128 + signo);  // only reached if the signal could not kill us (PID 1)
 }
 
-// Runs on the crashing thread; compromised context. A crash in start's first moments (the
-// pre-warm runs on a background thread, ~0.1 ms of CPU, later on a loaded machine) waits a little
-// for it, so it gets libunwind's walk and the async frames rather than frame pointers only. Not
-// when this thread is the one preparing (it would wait for itself), and bounded: the preparer may
-// be stuck behind a lock the crashing thread held (the loader's), and then frame pointers it is.
-static void fl_wait_briefly_for_unwinder(pid_t tid) {
-    enum { FL_UNWINDER_WAIT_MS = 250 };
-    for (int waited = 0; waited < FL_UNWINDER_WAIT_MS && !atomic_load(&fl_state.unwinder_ready); waited++) {
-        int preparer = atomic_load(&fl_state.preparer_tid);
-        if (preparer == 0 || preparer == (int)tid) return;
+// Runs on the crashing thread; compromised context. Makes libunwind safe to enter, or returns why
+// it is not (the walk is then by frame pointers and the report carries the reason). A crash in
+// start's first moments (the pre-warm runs on a background thread, ~0.1 ms of CPU, later on a
+// loaded machine) must get the same walk as one a second later: if nobody has begun the pre-warm,
+// this thread does it, under the watchdog (libunwind's first use takes its mutex and may wait for
+// the loader's lock; if that never comes, the watchdog writes the frame-pointer walk). If start's
+// thread is pre-warming now, wait for it, bounded: it may be stuck behind a lock this thread held.
+static const char *fl_ready_unwinder(pid_t tid) {
+    enum { FL_UNWINDER_WAIT_MS = 1000 };
+    if (atomic_load(&fl_state.unwinder_ready)) return NULL;
+    int owner = 0;
+    if (atomic_compare_exchange_strong(&fl_state.unwinder_owner, &owner, (int)tid)) {
+        fl_prewarm_unwinder();
+        atomic_store(&fl_state.unwinder_ready, 1);
+        fl_state.scratch->frames.prewarmed_by_crash = 1;  // fl_unwind keeps it; the report says so
+        return NULL;
+    }
+    if (owner == (int)tid) return "crashed while preparing the unwinder";
+    if (owner == FL_UNWINDER_ABANDONED) return "forked while the unwinder was being prepared";
+    for (int waited = 0; waited < FL_UNWINDER_WAIT_MS; waited++) {
+        if (atomic_load(&fl_state.unwinder_ready)) return NULL;
         struct timespec pause = {0, 1000000L};
         nanosleep(&pause, NULL);
     }
+    return atomic_load(&fl_state.unwinder_ready) ? NULL : "the unwinder's preparation did not finish in time";
 }
 
 // Runs on the crashing thread; compromised context. Fires if the handler has not finished after
@@ -274,8 +286,11 @@ static void fl_forward_nested(int signo, siginfo_t *info, void *uc) {
 static void fl_chain(int signo, siginfo_t *info, void *uc) {
     int index = fl_signal_index(signo);
     struct sigaction previous = fl_state.previous[index];
+    // Swift's backtracer would write a second report of the same crash to stderr and take a
+    // quarter of a second doing it: it runs only when the user asked for it (start.c).
+    int skip = fl_state.previous_is_swift_backtracer[index] && !fl_state.chain_to_swift_backtracer;
 
-    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
+    if (skip || previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
         // As PID 1 this is still exact: the kernel kills even init with a fault that re-executes
         // under the default action, and a raised signal init ignores is ignored here too (abort()
         // then goes on to its own fallback, as it would without us).
@@ -379,13 +394,9 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
 }
 
 // Runs on the crashing thread; compromised context.
-void fl_handle_signal(int signo, siginfo_t *info, void *context) {
-    int saved_errno = errno;
+static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     pid_t tid = fl_gettid();
-    if (!fl_claim(tid, signo, info, context)) {
-        errno = saved_errno;
-        return;
-    }
+    if (!fl_claim(tid, signo, info, context)) return;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);
     atomic_fetch_add(&fl_state.claim_generation, 1);
     fl_record_handler_stack();
@@ -396,13 +407,14 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_report_done = 0;
     long watchdog = fl_arm_watchdog();
     uint64_t t0 = fl_monotonic_ns();
-    fl_wait_briefly_for_unwinder(tid);
     fl_begin_stack_walk();
-    if (atomic_load(&fl_state.unwinder_ready)) {
+    const char *fallback = fl_ready_unwinder(tid);
+    if (!fallback) {
         fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
-    } else {  // within start's first moments (start.c): no libunwind, so no async search either
+    } else {  // no libunwind, so no async search either
         fl_async_reset();
         fl_unwind_frame_pointers((const ucontext_t *)context, &fl_state.scratch->frames);
+        fl_state.scratch->frames.fallback = fallback;
     }
     fl_end_stack_walk();
     uint64_t t1 = fl_monotonic_ns();
@@ -418,5 +430,26 @@ void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     fl_disarm_watchdog(watchdog);
 
     fl_chain(signo, info, context);
+}
+
+typedef struct {
+    int signo;
+    siginfo_t *info;
+    void *context;
+} fl_signal_call;
+
+// Runs on the crashing thread, on a fresh stack (handler_stack.c); compromised context.
+static void fl_handle_crash_call(void *raw) {
+    fl_signal_call *call = raw;
+    fl_handle_crash(call->signo, call->info, call->context);
+}
+
+// Runs on the crashing thread; compromised context. The entry point the kernel calls: it needs
+// only a few hundred bytes of whatever stack it was entered on before it moves to a stack of its
+// own when that one is not ours (handler_stack.c says why).
+FL_OWN_CODE void fl_handle_signal(int signo, siginfo_t *info, void *context) {
+    int saved_errno = errno;
+    fl_signal_call call = {signo, info, context};
+    if (fl_on_roomy_stack() || fl_run_on_fresh_stack(fl_handle_crash_call, &call) != 0) fl_handle_crash(signo, info, context);
     errno = saved_errno;
 }

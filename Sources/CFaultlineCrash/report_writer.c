@@ -118,12 +118,26 @@ static void fl_put_register_set(fl_writer *w, const greg_t *gregs) {
 // Runs on the crashing thread; compromised context.
 static void fl_put_registers(fl_writer *w, const ucontext_t *uc) { fl_put_register_set(w, uc->uc_mcontext.gregs); }
 
+// The linker's bounds of FL_OWN_CODE_SECTION in the object the crash core is linked into (weak:
+// absent when nothing was placed there).
+extern const char __start_faultline_own_code[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_faultline_own_code[] __attribute__((weak, visibility("hidden")));
+
+// Runs on the crashing thread; compromised context. 1 when `address` is inside our own code that
+// can appear in a stack (the handler entry, the thread-start wrapper, the terminate handler).
+static int fl_is_own_code(uintptr_t address) {
+    uintptr_t low = (uintptr_t)__start_faultline_own_code, high = (uintptr_t)__stop_faultline_own_code;
+    return low && address >= low && address < high;
+}
+
 // Runs on the crashing thread; compromised context.
 static void fl_put_frame(fl_writer *w, const fl_frame *f, int first) {
     if (!first) fl_put_bytes(w, ",", 1);
     fl_put(w, "{\"address\":\"");
     fl_put_hex(w, f->address);
-    fl_put(w, f->is_pc ? "\",\"kind\":\"pc\"}" : "\",\"kind\":\"return\"}");
+    fl_put(w, f->is_pc ? "\",\"kind\":\"pc\"" : "\",\"kind\":\"return\"");
+    if (fl_is_own_code(f->is_pc ? f->address : f->address - 1)) fl_put(w, ",\"faultline\":true");
+    fl_put(w, "}");
 }
 
 // Runs on the crashing thread; compromised context.
@@ -208,6 +222,11 @@ static void fl_put_frames(fl_writer *w, const fl_frame_buffer *fb) {
     fl_put_json_string(w, fb->stopped_by);
     fl_put(w, ",\"method\":");
     fl_put_json_string(w, fb->method ? fb->method : "libunwind");
+    if (fb->fallback) {
+        fl_put(w, ",\"fallback\":");
+        fl_put_json_string(w, fb->fallback);
+    }
+    if (fb->prewarmed_by_crash) fl_put(w, ",\"prewarmed_by_crash\":true");
     fl_put(w, "}");
 }
 

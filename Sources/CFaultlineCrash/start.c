@@ -50,9 +50,11 @@ static void fl_after_fork_in_child(void) {
     fl_state.pid = getpid();
     atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
     atomic_store(&fl_state.handling_thread, 0);
-    // The parent's preparing thread does not exist here: a crash must not wait for it. libunwind
-    // stays un-warmed (its lock may have been held at the fork): frame pointers, as before start.
-    atomic_store(&fl_state.preparer_tid, 0);
+    // The parent's preparing thread does not exist here: a crash must not wait for it. A pre-warm
+    // that was under way may have held libunwind's lock at the fork: this child never enters
+    // libunwind (frame pointers, and the report says why). One not yet begun is begun by a crash.
+    if (!atomic_load(&fl_state.unwinder_ready) && atomic_load(&fl_state.unwinder_owner) != 0)
+        atomic_store(&fl_state.unwinder_owner, FL_UNWINDER_ABANDONED);
     // The breadcrumb ring resets itself (breadcrumb_ring.c registers its own handler).
 }
 
@@ -107,14 +109,17 @@ static int fl_check_directory(const char *dir, char *error, size_t cap) {
 // exist (which means waiting for each to answer a signal), and /proc/self/maps with every
 // module's build-id read once, so a crash later only has to check that nothing was loaded since.
 //
-// The handler is installed before this runs, so no crash is lost in the meantime; a crash that
-// comes before the pre-warm is done is unwound by frame pointers instead of libunwind (entering
-// libunwind uninitialised from a handler could take its mutex or the loader's lock), and its
-// modules are read from /proc/self/maps. Then the caller's own continuation (the Swift SDK's
-// outbox scan, crash pickup and network set-up) runs here, so start costs the caller one thread.
+// The handler is installed before this runs, so no crash is lost in the meantime. The pre-warm
+// belongs to whichever thread begins it first (one compare-and-swap on unwinder_owner): a crash
+// that comes before this thread has been scheduled — start-up crashes happen in the first
+// milliseconds, on the starting thread — pre-warms on the crashing thread and gets the same walk
+// as a crash a second later; one that comes while this thread is pre-warming waits for it
+// (handler.c, fl_ready_unwinder). Then the caller's own continuation (the Swift SDK's outbox
+// scan, crash pickup and network set-up) runs here, so start costs the caller one thread.
 static pid_t fl_starting_thread;
 static _Atomic int fl_prepared;
 static _Atomic unsigned fl_preparation_delay_ms;  // tests only
+static _Atomic int fl_preparation_fault_signal;   // tests only
 typedef struct {
     int prepare;  // 0: the core was prepared by an earlier start; only the continuation runs
     void (*then)(void *);
@@ -122,15 +127,20 @@ typedef struct {
 } fl_background_work;
 
 static void fl_prepare(void) {
-    atomic_store(&fl_state.preparer_tid, (int)syscall(SYS_gettid));
     unsigned delay = atomic_load(&fl_preparation_delay_ms);
     if (delay) {
         struct timespec pause = {delay / 1000, (long)(delay % 1000) * 1000000L};
         nanosleep(&pause, NULL);
     }
-    fl_prewarm_unwinder();
-    atomic_store(&fl_state.unwinder_ready, 1);
-    atomic_store(&fl_state.preparer_tid, 0);
+    int owner = 0;
+    if (atomic_compare_exchange_strong(&fl_state.unwinder_owner, &owner, (int)syscall(SYS_gettid))) {
+        int fault = atomic_load(&fl_preparation_fault_signal);
+        if (fault) raise(fault);
+        fl_prewarm_unwinder();
+        atomic_store(&fl_state.unwinder_ready, 1);
+    }
+    // Otherwise a crashing thread began it and finishes it: the process is on its way out, or the
+    // crash was recovered and unwinder_ready follows.
     fl_cover_existing_threads(fl_starting_thread);
     if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
     atomic_store(&fl_prepared, 1);
@@ -166,6 +176,28 @@ int faultline_crash_wait_for_preparation(unsigned timeout_ms) {
 
 void faultline_crash_delay_preparation_for_testing(unsigned milliseconds) { atomic_store(&fl_preparation_delay_ms, milliseconds); }
 
+void faultline_crash_fault_during_preparation_for_testing(int signo) { atomic_store(&fl_preparation_fault_signal, signo); }
+
+// Normal context (start). Which of the previous handlers are Swift's runtime backtracer (in
+// libswiftCore, installed before main), and whether the user asked for its report: it is on by
+// default on Linux, so without SWIFT_BACKTRACE in the environment every Swift crash would also be
+// symbolicated and printed to stderr by a helper process after our report is written
+// (docs/CRASH-HANDLER.md, "Swift's backtracer").
+static void fl_note_swift_backtracer(void) {
+    const char *requested = getenv("SWIFT_BACKTRACE");
+    fl_state.chain_to_swift_backtracer = requested && requested[0];
+    for (int i = 0; i < FL_SIGNAL_COUNT; i++) {
+        const struct sigaction *p = &fl_state.previous[i];
+        void *handler = (p->sa_flags & SA_SIGINFO) ? (void *)p->sa_sigaction : (void *)p->sa_handler;
+        Dl_info where;
+        fl_state.previous_is_swift_backtracer[i] = 0;
+        if (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN || !dladdr(handler, &where) || !where.dli_fname) continue;
+        const char *name = strrchr(where.dli_fname, '/');
+        name = name ? name + 1 : where.dli_fname;
+        fl_state.previous_is_swift_backtracer[i] = strncmp(name, "libswiftCore.so", 15) == 0;
+    }
+}
+
 // Normal context (start).
 static void fl_start_background(int prepare, void (*then)(void *), void *argument) {
     if (prepare) {
@@ -173,10 +205,6 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
         fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
-        // Pending: until the preparing thread says who it is, the starting thread stands for it, so
-        // a crash of the starting thread itself (before pthread_create returns, or in the fallback
-        // below, which prepares here) does not wait 250 ms for a thread that is not there.
-        atomic_store(&fl_state.preparer_tid, (int)fl_starting_thread);
     }
     fl_background_work *work = malloc(sizeof *work);
     fl_background_work on_stack = {prepare, then, argument};
@@ -259,6 +287,7 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         sigemptyset(&sa.sa_mask);
         sigaction(fl_crash_signals[i], &sa, &fl_state.previous[i]);
     }
+    fl_note_swift_backtracer();
     // After the handlers: no crash in the background work (or in an inline fallback) goes unseen.
     fl_start_background(1, then, argument);  // libunwind pre-warm, pre-existing threads, modules
     pthread_mutex_unlock(&fl_start_lock);

@@ -94,7 +94,7 @@ typedef struct {
     void *argument;
 } fl_thread_start;
 
-static void *fl_thread_trampoline(void *raw) {
+FL_OWN_CODE static void *fl_thread_trampoline(void *raw) {
     fl_thread_start start = *(fl_thread_start *)raw;
     free(raw);
     faultline_crash_install_alternate_stack();

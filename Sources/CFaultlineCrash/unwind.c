@@ -58,6 +58,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     out->total_count = 0;
     out->stopped_by = "end";
     out->method = "libunwind";
+    out->fallback = NULL;
     fl_async_reset();
 
     uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -110,13 +111,13 @@ int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_addres
 }
 
 // Runs on the crashing thread; compromised context. Follows the saved frame-pointer chain from
-// the signal's rbp: the fallback when libunwind cannot finish (the watchdog fired), and the walk
-// for a crash that comes before start's background preparation has made libunwind safe to enter
-// (start.c). Swift keeps frame pointers; C built with -fomit-frame-pointer yields fewer frames.
+// the signal's rbp: the fallback when libunwind cannot finish (the watchdog fired) or must not be
+// entered (a crash inside its own pre-warm, handler.c fl_ready_unwinder). Swift keeps frame pointers; C built with -fomit-frame-pointer yields fewer frames.
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out) {
     out->inner_count = 0;
     out->total_count = 0;
     out->method = "frame-pointers";
+    out->fallback = NULL;
     out->stopped_by = "end";
     fl_push_frame(out, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], 1);
     uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];

@@ -15,11 +15,14 @@
 
 extern "C" int faultline_crash_set_message(const char *source, const char *type, const char *text);
 
-namespace {
+namespace faultline {
 
 std::terminate_handler previous_handler = nullptr;
 
-[[noreturn]] void record_and_terminate() {
+// In the crash core's own-code section (crash_internal.h, FL_OWN_CODE_SECTION): this frame sits
+// between the app's throw and abort() in every uncaught-exception report, and the report marks it
+// as Faultline's, so it is never taken for the culprit.
+[[noreturn]] __attribute__((section("faultline_own_code"), noinline)) void record_and_terminate() {
     std::string type = "std::terminate";  // called without an exception (noexcept violation, …)
     std::string what;
     if (const std::type_info *thrown = abi::__cxa_current_exception_type()) {
@@ -40,9 +43,11 @@ std::terminate_handler previous_handler = nullptr;
     std::abort();
 }
 
-}  // namespace
+}  // namespace faultline
 
 extern "C" void faultline_install_terminate_handler(void) {
+    using faultline::previous_handler;
+    using faultline::record_and_terminate;
     std::terminate_handler current = std::get_terminate();
     if (current == record_and_terminate) return;
     previous_handler = current;

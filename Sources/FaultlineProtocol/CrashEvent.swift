@@ -87,6 +87,7 @@ public enum CrashEvent {
         event["debug_meta"] = ["images": .array(r.modules.map(imageJSON))]
         event["breadcrumbs"] = ["values": .array(r.breadcrumbs)]
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]
+        if let why = r.unwindFallback { extra["unwind_fallback"] = .string(why) }
         if let o = r.omitted { extra["frames_omitted"] = ["after": .int(Int64(o.after)), "count": .int(Int64(o.count))] }
         if r.asyncAfter != nil {
             extra["async_unwind_stopped_by"] = .string(r.asyncStoppedBy ?? "unknown")
@@ -118,7 +119,9 @@ public enum CrashEvent {
                 frame["package"] = .string(m.path)
                 frame["image_addr"] = .string(m.base.hex)
                 frame["in_app"] = .bool(isInApp(modulePath: m.path, executable: r.executable))
+                if FaultlineOwnFrames.isOwn(modulePath: m.path) { FaultlineOwnFrames.mark(&frame) }
             }
+            if r.faultlineAddresses.contains(a) { FaultlineOwnFrames.mark(&frame) }
             return frame
         }
         for (i, f) in addresses.enumerated() {
@@ -156,17 +159,6 @@ public enum CrashEvent {
 }
 
 extension CrashEvent {
-    /// Faultline's own functions that can show up in a crashing thread's stack (the thread-start
-    /// wrapper, the signal handler and what it calls): not the app's code, whatever module they
-    /// are linked into. The Swift SDK's symbols (module `Faultline`) count too.
-    public static func isFaultlineFrame(function: String?, rawFunction: String?) -> Bool {
-        let names: Set<String> = ["fl_thread_trampoline", "fl_handle_signal", "fl_invoke", "fl_chain", "fl_forward_nested",
-                                  "fl_answer_dump_request", "fl_watchdog_fired", "fl_add_all_threads"]
-        if let f = function, names.contains(f) { return true }
-        if let raw = rawFunction, names.contains(raw) || raw.hasPrefix("$s9Faultline") { return true }
-        return false
-    }
-
     /// A Swift async partial function read as the function it belongs to: "(1) suspend resume
     /// partial function for closure #2 in main" → "closure #2 in main" (also "await resume", and
     /// "async function pointer to"). Other names are returned unchanged.

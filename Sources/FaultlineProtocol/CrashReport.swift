@@ -53,6 +53,12 @@ public struct CrashReport: Sendable, Equatable {
     /// Why the async walk ended ("end", "limit", "unreadable context", "loop", …).
     public var asyncStoppedBy: String?
     public var unwindStoppedBy: String
+    /// Why the crashing thread was walked by frame pointers instead of libunwind (report field
+    /// `unwind.fallback`: a crash inside the unwinder's own preparation, …); nil when it was not.
+    public var unwindFallback: String?
+    /// Frames (of any thread) the crash core marked as its own code (report field
+    /// `faultline: true`): never the app's, whatever module they are linked into.
+    public var faultlineAddresses: Set<Address> = []
     public var modules: [Module]
     public var breadcrumbs: [JSONValue]
     public var context: JSONValue
@@ -149,6 +155,12 @@ public struct CrashReport: Sendable, Equatable {
             omitted = OmittedFrames(after: Int(after), count: Int(count))
         }
         unwindStoppedBy = j["unwind"]?["stopped_by"]?.stringValue ?? "unknown"
+        unwindFallback = j["unwind"]?["fallback"]?.stringValue
+        for list in [j["frames"]] + (j["threads"]?.arrayValue ?? []).map({ $0["frames"] }) {
+            for f in list?.arrayValue ?? [] where f["faultline"]?.boolValue == true {
+                if let a = f["address"]?.stringValue.flatMap(Address.init(string:)) { faultlineAddresses.insert(a) }
+            }
+        }
         if let a = j["async_unwind"], let after = a["after"]?.int64Value, after >= 0 {
             asyncAfter = Int(clamping: after)
             asyncStoppedBy = a["stopped_by"]?.stringValue

@@ -4,6 +4,13 @@ import FaultlineProtocol
 import Glibc
 #endif
 
+/// The Swift runtime's demangler (exported by libswiftCore and in its static archive alike). Its
+/// arguments are pointers and integers only, passed alike by the C and Swift conventions.
+@_silgen_name("swift_demangle")
+private func runtimeSwiftDemangle(_ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
+                                  _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?,
+                                  _ flags: UInt32) -> UnsafeMutablePointer<CChar>?
+
 /// How much of a demangled name to show.
 public enum DemangleStyle: Sendable {
     /// Everything the demangler prints (parameter types, generic specialisation notes).
@@ -12,18 +19,15 @@ public enum DemangleStyle: Sendable {
     case short
 }
 
-/// Demangles Swift (`swift_demangle` from libswiftCore) and Itanium C++ (`__cxa_demangle` from
-/// libstdc++) symbol names. Both are looked up with dlsym once; when one is missing the mangled
-/// name is returned unchanged. Stateless and thread-safe.
+/// Demangles Swift (`swift_demangle` from the Swift runtime) and Itanium C++ (`__cxa_demangle`
+/// from libstdc++) symbol names. `swift_demangle` is linked directly: with the runtime linked
+/// statically (`--static-swift-stdlib`, the installed form) no dynamic symbol table lists it, and a
+/// dlsym lookup found nothing. `__cxa_demangle` is looked up once (libstdc++ is loaded by the Swift
+/// runtime either way); when it is missing the mangled name is returned unchanged. Stateless and
+/// thread-safe.
 public enum Demangler {
-    private typealias SwiftDemangle = @convention(c) (UnsafePointer<CChar>?, Int, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UInt32) -> UnsafeMutablePointer<CChar>?
     private typealias CxaDemangle = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<CChar>?
 
-    private static let swiftDemangle: SwiftDemangle? = {
-        let handle = dlopen(nil, RTLD_NOW)
-        guard let sym = dlsym(handle, "swift_demangle") else { return nil }
-        return unsafeBitCast(sym, to: SwiftDemangle.self)
-    }()
 
     private static let cxaDemangle: CxaDemangle? = {
         let handle = dlopen(nil, RTLD_NOW)
@@ -60,9 +64,8 @@ public enum Demangler {
     }
 
     private static func callSwift(_ name: String) -> String? {
-        guard let fn = swiftDemangle else { return nil }
-        return name.withCString { p -> String? in
-            guard let out = fn(p, strlen(p), nil, nil, 0) else { return nil }
+        name.withCString { p -> String? in
+            guard let out = runtimeSwiftDemangle(p, strlen(p), nil, nil, 0) else { return nil }
             defer { free(out) }
             let s = String(cString: out)
             return s == name ? nil : s

@@ -89,12 +89,11 @@ public enum EventSymbolicator {
         if sf.isInlined { data["inlined"] = true }
         if sf.fromSymbolTable { data["faultline_symbol_table_only"] = true }
         if sf.isInferred { data["faultline_inferred"] = true }
-        // Faultline's own frames (thread-start wrapper, signal handler) are not the app's code.
-        if CrashEvent.isFaultlineFrame(function: sf.function, rawFunction: sf.mangledFunction) {
-            data["faultline_sdk"] = true
-            f["in_app"] = false
-        }
         f["data"] = mergedData(base["data"], data)
+        if FaultlineOwnFrames.isOwn(function: sf.function, rawFunction: sf.mangledFunction), var marked = f.objectValue {
+            FaultlineOwnFrames.mark(&marked)
+            f = .object(marked)
+        }
         if !sf.isInferred, var d = f["data"]?.objectValue, d["faultline_inferred"] != nil { d["faultline_inferred"] = nil; f["data"] = .object(d) }
         if !inlinedCopy, var d = f["data"]?.objectValue { d["faultline_inlined"] = nil; f["data"] = .object(d) }
         return f

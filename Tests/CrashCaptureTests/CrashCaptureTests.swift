@@ -69,22 +69,7 @@ final class CrashCaptureTests: XCTestCase {
         }
     }
 
-    func testACrashBeforeStartsBackgroundPreparationIsStillReported() throws {
-        // Start returns before libunwind is pre-warmed (on its background thread, held back 3 s
-        // here): a crash in that window is unwound by frame pointers, never by an uninitialised
-        // libunwind, and the report is complete otherwise.
-        let o = try crash("segv-before-preparation")
-        XCTAssertEqual(o.signal, SIGSEGV, o.description)
-        let r = try onlyReport()
-        assertSaneReport(r, signal: SIGSEGV)
-        let json = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: TestSupport.files(in: crashDir, suffix: ".crash.json")[0])))
-        XCTAssertEqual(json["unwind"]?["method"]?.stringValue, "frame-pointers")
-        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
-        let range = try symbolRange("probe_segv")
-        XCTAssertTrue(r.frames.first.map { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) } ?? false,
-                      "frame 0 is in probe_segv")
-        XCTAssertGreaterThan(r.frames.dropFirst().filter { exe.contains($0.address) }.count, 0, "the walk reaches the program's own callers")
-    }
+    // A crash before start's background preparation: StartupCrashTests.
 
     func testThreadNameThatIsNotUTF8StillGivesAReadableReport() throws {
         let o = try crash("bad-name-segv")
@@ -436,6 +421,39 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(o.signal, SIGILL, o.description)
         _ = try onlyReport()
         XCTAssertTrue(o.stderr.contains("Program crashed"), "Swift's backtracer printed its report:\n\(o.stderr.prefix(3000))")
+    }
+
+    func testSwiftsBacktracerIsNotRunAfterOurReportUnlessAskedFor() throws {
+        // Swift's runtime installs its backtracer before main by default on Linux (no
+        // SWIFT_BACKTRACE in the environment): Faultline's report is the crash's record, and the
+        // crash ends by its own signal without a second report on the app's stderr.
+        let plain = try TestSupport.run(crasher, ["swift-index", "--data-dir", dataDir], removingEnvironment: ["SWIFT_BACKTRACE"], timeout: 60)
+        XCTAssertEqual(plain.signal, SIGILL, plain.description)
+        assertSaneReport(try onlyReport(), signal: SIGILL)
+        XCTAssertTrue(plain.stderr.contains("Fatal error: Index out of range"), "the runtime's own message stays: \(plain.stderr)")
+        XCTAssertFalse(plain.stderr.contains("Backtracing"), "Swift's backtracer did not run: \(plain.stderr.prefix(2000))")
+        XCTAssertFalse(plain.stderr.contains("swift-runtime"), plain.stderr)
+        // An unmodified Swift program: without Faultline the runtime's backtracer is really there;
+        // preloaded, the same rule holds; asked for, it runs after our report.
+        let root = TestSupport.repositoryRoot().path
+        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let program = dataDir + "/startup-swift"
+        _ = try TestSupport.shell("swiftc -g '\(root)/Fixtures/CrashPrograms/startup.swift' -o '\(program)'")
+        let without = try TestSupport.run(program, ["trap"], removingEnvironment: ["SWIFT_BACKTRACE"], timeout: 120)
+        XCTAssertEqual(without.signal, SIGILL, without.description)
+        XCTAssertTrue(without.stderr.contains("Backtracing"), "without Faultline Swift's backtracer prints: \(without.stderr.prefix(2000))")
+        try FileManager.default.removeItem(atPath: crashDir)
+        let preloaded = try TestSupport.run(program, ["trap"], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir],
+                                            removingEnvironment: ["SWIFT_BACKTRACE"], timeout: 60)
+        XCTAssertEqual(preloaded.signal, SIGILL, preloaded.description)
+        XCTAssertFalse(preloaded.stderr.contains("Backtracing"), preloaded.stderr)
+        _ = try onlyReport()
+        try FileManager.default.removeItem(atPath: crashDir)
+        let asked = try TestSupport.run(program, ["trap"], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir,
+                                                                        "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"], timeout: 120)
+        XCTAssertEqual(asked.signal, SIGILL, asked.description)
+        XCTAssertTrue(asked.stderr.contains("Backtracing"), asked.stderr)
+        _ = try onlyReport()
     }
 
     // MARK: Hostile conditions

@@ -39,14 +39,21 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
 /// Start hands three preparations to a background thread so it returns at once: libunwind's
 /// pre-warm, alternate stacks for threads that were already running, and the module table a crash
 /// report reuses. Waits up to `timeout_ms` for them; returns 1 when done. A crash before then is
-/// still reported: unwound by frame pointers until the pre-warm is done (report field
-/// `unwind.method`), with modules read from /proc/self/maps, and a stack overflow on a thread
-/// that was running before start might not be.
+/// still reported with libunwind's full walk: a thread that crashes before the background thread
+/// has begun the pre-warm does it itself, one that crashes while it is under way waits for it
+/// (bounded). Only a crash inside the pre-warm itself, or in a child forked while it was under
+/// way, is walked by frame pointers, and the report says why (`unwind.fallback`). Modules are then
+/// read from /proc/self/maps, and a stack overflow on a thread that was running before start
+/// might not be reported.
 int faultline_crash_wait_for_preparation(unsigned timeout_ms);
 
 /// Tests only: the next start's background preparation sleeps this long before it begins, so a
 /// test can crash inside the window between start and the pre-warm.
 void faultline_crash_delay_preparation_for_testing(unsigned milliseconds);
+
+/// Tests only: the next start's background preparation raises `signo` on its own thread once it
+/// has begun the pre-warm, so a test can crash inside the preparation itself.
+void faultline_crash_fault_during_preparation_for_testing(int signo);
 
 /// 1 after a successful start.
 int faultline_crash_is_started(void);

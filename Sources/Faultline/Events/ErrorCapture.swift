@@ -28,6 +28,7 @@ extension Faultline {
                 f["package"] = .string(path)
                 f["image_addr"] = .string(m.base.hex)
                 f["in_app"] = .bool(CrashEvent.isInApp(modulePath: path, executable: executable))
+                if FaultlineOwnFrames.isOwn(modulePath: path) { FaultlineOwnFrames.mark(&f) }
             }
             return .object(f)
         }.reversed()

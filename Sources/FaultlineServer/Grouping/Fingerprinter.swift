@@ -27,7 +27,7 @@ public enum Fingerprinter {
                let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
                resolved.contains(where: { $0.function != nil }) {
                 // Faultline's own frames (thread-start wrapper, handler) never group an issue.
-                if resolved.allSatisfy({ CrashEvent.isFaultlineFrame(function: $0.function, rawFunction: nil) }) { continue }
+                if resolved.allSatisfy({ FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) }) { continue }
                 resolvedAny = true
                 for r in resolved {
                     guard let raw = r.function else { continue }
@@ -40,6 +40,7 @@ public enum Fingerprinter {
                     }
                 }
             } else if let fn = frame.clientFunction, !fn.isEmpty {
+                if FaultlineOwnFrames.isOwn(function: fn, rawFunction: nil) { continue }
                 components.append(fn)
                 if culprit == nil { culprit = fn }
             } else {

@@ -18,23 +18,29 @@ public enum StackExtractor {
 
     static func frame(_ f: SentryStackTrace.Frame) -> StackFrame {
         let clientFunction = f.json["function"]?.stringValue
-        guard let address = f.address else {
-            return StackFrame(buildID: nil, offset: 0, isReturnAddress: false, inApp: f.json["in_app"]?.boolValue ?? false,
-                              module: f.json["package"]?.stringValue, clientFunction: clientFunction)
-        }
         let module = f.image?.codeFile ?? f.json["package"]?.stringValue
-        let inApp = f.json["in_app"]?.boolValue ?? module.map(isInApp) ?? false
+        let own = FaultlineOwnFrames.isMarked(f.json) || module.map(FaultlineOwnFrames.isOwn(modulePath:)) ?? false
+        guard let address = f.address else {
+            var frame = StackFrame(buildID: nil, offset: 0, isReturnAddress: false, inApp: !own && (f.json["in_app"]?.boolValue ?? false),
+                                   module: f.json["package"]?.stringValue, clientFunction: clientFunction)
+            frame.isFaultline = own
+            return frame
+        }
+        let inApp = !own && (f.json["in_app"]?.boolValue ?? module.map(isInApp) ?? false)
         // Without a known image, the frame's own image_addr (if below the address) still gives an offset.
         let addr = address.address.value
         let base = f.image?.base.value ?? f.imageAddress ?? 0
-        return StackFrame(buildID: f.image?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: address.isReturnAddress,
-                          inApp: inApp, module: module, clientFunction: clientFunction, isAsync: f.isAsync)
+        var frame = StackFrame(buildID: f.image?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: address.isReturnAddress,
+                               inApp: inApp, module: module, clientFunction: clientFunction, isAsync: f.isAsync)
+        frame.isFaultline = own
+        return frame
     }
 
     /// The frames grouping keeps: innermost in-app frames, or innermost frames when none is in-app.
     public static func signature(of event: JSONValue) -> StackSignature {
         let (type, raw) = frames(of: event)
-        let all = raw.filter { $0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil }
+        // Faultline's own frames never group an issue nor name its culprit.
+        let all = raw.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }
         let inApp = all.filter(\.inApp)
         let chosen = Array((inApp.isEmpty ? all : inApp).prefix(groupingDepth))
         return StackSignature(exceptionType: type, frames: chosen, headline: headline(of: event))

@@ -15,6 +15,9 @@ public struct StackFrame: Sendable, Hashable {
     public var clientFunction: String?
     /// A Swift async caller (`data.faultline_async`): its offset is a resume function's entry.
     public var isAsync = false
+    /// Faultline's own code as the client knew it (FaultlineOwnFrames: marked by the crash core
+    /// or in a preload library); by name, once symbolicated, is decided where names are known.
+    public var isFaultline = false
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]

@@ -15,6 +15,10 @@ public enum EventRenderer {
         var out: [JSONValue] = []
         for f in frames {
             var base: [String: JSONValue] = ["in_app": .bool(f.inApp), "offset": .string("0x" + String(f.offset, radix: 16))]
+            if f.isFaultline {
+                if !faultlineFrames { continue }
+                base["faultline"] = true
+            }
             if let b = f.buildID { base["build_id"] = .string(b.hex) }
             if let m = f.module { base["module"] = .string(m) }
             if f.isAsync { base["async"] = true }
@@ -31,7 +35,11 @@ public enum EventRenderer {
                 ?? .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)
             switch outcome {
             case .resolved(let resolved):
-                if !faultlineFrames && resolved.allSatisfy({ CrashEvent.isFaultlineFrame(function: $0.function, rawFunction: nil) }) { continue }
+                if resolved.allSatisfy({ FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) }) {
+                    if !faultlineFrames { continue }
+                    base["faultline"] = true
+                    base["in_app"] = false
+                }
                 for r in resolved {
                     var o = base
                     o["symbolicated"] = true

@@ -44,6 +44,7 @@ enum WebStyle {
     .frame.system { color:#8a90a0; }
     .frame.inapp { border-left:3px solid var(--accent); background:#fafbff; }
     .frame.inapp .fn { font-weight:700; color:var(--fg); }
+    .frame.own { opacity:.5; }
     .frame .loc { color:var(--muted); margin-left:8px; }
     .frame .inl { margin:2px 0 0 22px; padding-left:8px; border-left:2px dashed #c5cbe0; }
     .frame .inl .badge { font-size:11px; color:var(--muted); margin-right:6px; }

@@ -54,7 +54,11 @@ let modes: [String: String] = [
     "span-segv": "send a `startup` transaction, then SIGSEGV inside request → db.query spans (--traceparent H)",
     "trace-client": "a traced GET of --url through a propagating URLSession, then flush",
     "trace-serve": "serve one request on 127.0.0.1 (prints the port) continuing its traceparent, then flush",
-    "segv-before-preparation": "SIGSEGV right after start, its background preparation held back 3 s (libunwind not pre-warmed yet)",
+    "logger-error": "log an error through CrashReportingLogger from reconcileLedger(), then exit (flush at exit)",
+    "span-error": "capture an error inside Trace.withSpan from settleInvoice(), then exit (flush at exit)",
+    "segv-before-preparation": "SIGSEGV right after start, its background preparation held back 3 s (the crashing thread pre-warms libunwind)",
+    "segv-after-preparation": "the same SIGSEGV from the same call site, once start's preparation is done and 100 ms have passed",
+    "segv-during-preparation": "SIGSEGV raised on start's preparing thread inside its libunwind pre-warm (frame pointers, with the reason)",
     "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
     "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
     "async-detached": "the same under Task.detached",
@@ -83,6 +87,7 @@ if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 // The window between start and its background preparation, held open: the crash comes before
 // libunwind is pre-warmed.
 if mode == "segv-before-preparation" { faultline_crash_delay_preparation_for_testing(3000) }
+if mode == "segv-during-preparation" { faultline_crash_fault_during_preparation_for_testing(SIGSEGV) }
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
 var options = Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
@@ -96,8 +101,15 @@ if let n = option("--logs").flatMap(Int.init) {
 }
 // A crash meant to come before start's background half has finished must not wait for it here
 // (reading pickup or warnings does).
-let early = args.contains("--right-after-start") || mode == "segv-before-preparation"
-if early, mode == "segv-before-preparation" { probe_segv() }
+let early = args.contains("--right-after-start") || mode.hasSuffix("-preparation")
+if mode == "segv-during-preparation" { _ = faultline_crash_wait_for_preparation(60_000) }  // it crashes meanwhile
+if mode == "segv-before-preparation" || mode == "segv-after-preparation" {
+    if mode == "segv-after-preparation" {
+        _ = faultline_crash_wait_for_preparation(5000)
+        usleep(100_000)
+    }
+    probe_segv()  // one call site for both, so both reports must carry the same frames
+}
 var summary: [String: Any] = [
     "crash_handler_installed": result.crashHandlerInstalled,
     "data_directory": result.dataDirectory,
@@ -196,6 +208,12 @@ case "log-and-exit":
     Log.error("an error line")
     if let id = Faultline.capture(CrasherError.numbered(7), attributes: ["where": "log-and-exit"]) { print("captured \(id)") }
     exit(0)
+case "logger-error":
+    reconcileLedger(CrashReportingLogger())
+    exit(0)
+case "span-error":
+    settleInvoice()
+    exit(0)
 case "loader-lock-segv": probe_segv_while_loader_lock_held()
 case "async-task", "timed-async":
     let done = DispatchSemaphore(value: 0)
@@ -238,3 +256,15 @@ default: break
 }
 print("crasher: mode \(mode) did not crash")
 exit(1)
+
+// The app's own functions that report errors through Faultline's wrappers: events must be titled
+// after them, never after the wrappers (FaultlineOwnFrames).
+@inline(never) func reconcileLedger(_ logger: any Logger) {
+    logger.error("ledger out of balance", attributes: ["ledger": "eu-1"])
+}
+
+@inline(never) func settleInvoice() {
+    Trace.withSpan("settle", operation: "invoice") { _ in
+        Faultline.capture(CrasherError.numbered(42), attributes: ["invoice": "I-9"])
+    }
+}

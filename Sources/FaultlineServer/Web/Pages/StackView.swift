@@ -17,8 +17,11 @@ enum StackView {
             let isPending = f.buildID.map { pending.contains(FrameLookup(buildID: $0, offset: f.offset, isReturnAddress: f.isReturnAddress)) } ?? false
             let resolved = isPending ? [] : f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames } ?? []
             let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
-            let classes = "frame " + (f.inApp ? "inapp" : "system") + (n == 0 ? " crashed" : "")
-            out += "<div class=\"\(classes)\">"
+            // Faultline's own frames (FaultlineOwnFrames) stay visible, dimmed: they explain the
+            // stack's shape (the terminate handler between a throw and abort) but are never the app's.
+            let own = f.isFaultline || (!resolved.isEmpty && resolved.allSatisfy { FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) })
+            let classes = "frame " + (f.inApp && !own ? "inapp" : "system") + (own ? " own" : "") + (n == 0 ? " crashed" : "")
+            out += "<div class=\"\(classes)\"" + (own ? " title=\"Faultline's own code\">" : ">")
             // The symbolicator lists inlined frames innermost first and the physical function last.
             if let physical = resolved.last {
                 out += "<span class=\"fn\">\(HTML.esc(physical.function ?? "?"))</span>" + location(physical)

@@ -1,0 +1,68 @@
+// Which frames of a stack are Faultline's own code: the one rule the SDK, `faultline symbolicate`,
+// grouping, the API and the pages apply, so Faultline is never named as the culprit.
+//
+// Three ways a frame is known to be ours, each as early as it can be known:
+// - the crash core marks, by address, frames in its own code section (the handler entry, the
+//   thread-start wrapper, the C++ terminate handler): report field `faultline: true`;
+// - a frame in a module that is Faultline's alone (the preload libraries) is ours whole;
+// - once symbolicated, its function name: the crash core's entry points, the terminate handler,
+//   and every Swift symbol of the `Faultline` module (capture, the logging and tracing wrappers).
+// Events carry the outcome as `in_app: false` plus `data.faultline_sdk: true`.
+
+/// Decides and marks Faultline's own frames.
+public enum FaultlineOwnFrames {
+    /// The key under a frame's `data` that marks it as Faultline's own.
+    public static let marker = "faultline_sdk"
+
+    /// The crash core's functions that can sit in a reported stack (its C names, which symbol
+    /// tables keep even for `static` functions).
+    static let crashCoreFunctions: Set<String> = [
+        "fl_thread_trampoline", "fl_handle_signal", "fl_handle_crash", "fl_handle_crash_call", "fl_enter_fresh_stack",
+        "fl_call_with_stack", "fl_run_on_fresh_stack", "fl_invoke", "fl_chain", "fl_forward_nested",
+        "fl_answer_dump_request", "fl_watchdog_fired", "fl_add_all_threads",
+        // The C++ terminate handler, mangled and demangled (the anonymous namespace is its name
+        // in builds before it moved into `faultline`).
+        "_ZN9faultline20record_and_terminateEv", "faultline::record_and_terminate()", "faultline::record_and_terminate",
+        "_ZN12_GLOBAL__N_120record_and_terminateEv", "(anonymous namespace)::record_and_terminate()",
+        "(anonymous namespace)::record_and_terminate",
+    ]
+
+    /// True for a function of ours, by its symbolicated name (demangled, mangled, or both).
+    public static func isOwn(function: String?, rawFunction: String?) -> Bool {
+        for name in [function, rawFunction].compactMap({ $0 }) where !name.isEmpty {
+            if crashCoreFunctions.contains(name) || isSwiftSDKSymbol(name) { return true }
+        }
+        return false
+    }
+
+    /// True for a module that holds nothing but Faultline (the preload library and its C++ half).
+    public static func isOwn(modulePath: String) -> Bool {
+        PathName.last(modulePath).hasPrefix("libfaultline-preload")
+    }
+
+    /// True when the frame (Sentry event JSON) already carries the marker.
+    public static func isMarked(_ frame: JSONValue) -> Bool {
+        frame["data"]?[marker]?.boolValue == true
+    }
+
+    /// Marks an event frame as ours: not the app's code, and says so.
+    public static func mark(_ frame: inout [String: JSONValue]) {
+        frame["in_app"] = false
+        var data = frame["data"]?.objectValue ?? [:]
+        data[marker] = true
+        frame["data"] = .object(data)
+    }
+
+    /// A Swift symbol of the `Faultline` module: mangled (`$s9Faultline…`, the module name's length
+    /// first, so `FaultlineApp` does not match) or demangled (`Faultline.…`, also as the subject of
+    /// a closure, specialisation, thunk or static member).
+    static func isSwiftSDKSymbol(_ name: String) -> Bool {
+        if name.hasPrefix("$s9Faultline") || name.hasPrefix("_$s9Faultline") { return true }
+        let readable = CrashEvent.readableFunctionName(name)
+        for lead in ["", "static "] where readable.hasPrefix(lead + "Faultline.") { return true }
+        for joint in [" in ", " of ", " for "] {
+            if readable.contains(joint + "Faultline.") || readable.contains(joint + "static Faultline.") { return true }
+        }
+        return false
+    }
+}
