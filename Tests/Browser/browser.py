@@ -10,13 +10,14 @@ STEPS is a list of {"op": ...}:
                                   to the page's CSP) and save the JSON result under `save`
   screenshot {path, save}         save a PNG and record {width, height, colors} under `save`
 RESULT: {"values": {...}, "requests": [every URL the page requested], "console": [...],
-         "dialogs": [...], "canary_hits": [...], "error": null | "..."}
-A canary HTTP server listens on $CANARY_PORT (if set) and records every request it gets: a
-hostile payload that manages to run would call it.
+         "dialogs": [...], "error": null | "..."}
+A canary a hostile payload would call is the Swift test's own server (ScriptedHTTPServer, listening
+on a port the kernel chose for the whole test), not this script's: a port handed to this script to
+bind could be taken by another process in between.
 Exit status 0 even when a step fails (the error is in RESULT) so the Swift test can report it;
 exit 2 when Chromium cannot be started at all.
 """
-import base64, http.server, json, os, shutil, socket, struct, subprocess, sys, tempfile, threading, time, urllib.request, zlib
+import base64, json, os, shutil, socket, struct, subprocess, sys, tempfile, time, urllib.request, zlib
 
 
 class WebSocket:
@@ -197,31 +198,10 @@ def png_summary(data):
     return {"width": width, "height": height, "colors": len(colors), "bytes": len(data)}
 
 
-def canary_server(port, hits):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            hits.append(self.path)
-            if self.path == "/unsafe-page":
-                # A page with no CSP and a live payload: the self-test that the detection works.
-                body = b"<title>t</title><script>document.title='pwned';fetch('/ran')</script>"
-                self.send_response(200); self.send_header("Content-Type", "text/html"); self.send_header("Content-Length", str(len(body)))
-                self.end_headers(); self.wfile.write(body)
-                return
-            self.send_response(204); self.end_headers()
-        do_POST = do_GET
-        def log_message(self, *a): pass
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
 def main():
     steps = json.load(open(sys.argv[1]))
     out_path = sys.argv[2]
-    result = {"values": {}, "requests": [], "console": [], "dialogs": [], "canary_hits": [], "error": None}
-    hits = []
-    if os.environ.get("CANARY_PORT"):
-        canary_server(int(os.environ["CANARY_PORT"]), hits)
+    result = {"values": {}, "requests": [], "console": [], "dialogs": [], "error": None}
     try:
         browser = Browser()
     except Exception as e:  # no chromium: the test must fail, not skip
@@ -259,7 +239,6 @@ def main():
     finally:
         result["requests"], result["console"], result["dialogs"] = browser.requests, browser.console, browser.dialogs
         browser.close()
-        result["canary_hits"] = hits
         json.dump(result, open(out_path, "w"))
 
 

@@ -14,20 +14,59 @@ public final class ElfutilsDebuginfod {
     let work: String
     public var url: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts `debuginfod -F directory` (rescanning every `rescanSeconds`); nil when elfutils'
-    /// debuginfod is not installed.
-    public init?(serving directory: String, rescanSeconds: Int = 1) throws {
+    /// Starts `debuginfod -F directory` (rescanning every `rescanSeconds`) and returns once it
+    /// listens; nil when elfutils' debuginfod is not installed.
+    ///
+    /// debuginfod cannot listen on port 0 (`-p 0`: "port number: Invalid argument"), so it gets a
+    /// candidate port, and when another process binds that port first it prints "Failed to bind to
+    /// port N: Address already in use" and exits: then it starts again on a fresh port, at most five
+    /// times. `candidatePorts` gives each attempt's port (a test of this very retry passes a taken one).
+    public init?(serving directory: String, rescanSeconds: Int = 1, candidatePorts: () -> UInt16 = LoopbackPort.candidate) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.binary) else { return nil }
         self.directory = directory
-        work = TestSupport.makeTemporaryDirectory("debuginfod-db")
-        port = Self.freeLoopbackPort()
-        process = Process()
+        let work = TestSupport.makeTemporaryDirectory("debuginfod-db")
+        self.work = work
+        do {
+            (process, port) = try LoopbackPort.retryingLostBinds {
+                try Self.launch(serving: directory, work: work, rescanSeconds: rescanSeconds, port: candidatePorts())
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: work)
+            throw error
+        }
+    }
+
+    /// One start on `port`, polled (bounded) until debuginfod listens there. Throws
+    /// `LoopbackPort.Lost` when its bind failed because the port was taken; the child has exited then.
+    static func launch(serving directory: String, work: String, rescanSeconds: Int, port: UInt16) throws -> (Process, UInt16) {
+        let logPath = work + "/log"
+        FileManager.default.createFile(atPath: logPath, contents: nil)  // this attempt's output only
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-F", directory, "-p", String(port), "-d", work + "/db.sqlite", "-t", String(rescanSeconds), "-c", "1"]
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        FileManager.default.createFile(atPath: work + "/log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: work + "/log")
+        process.standardError = FileHandle(forWritingAtPath: logPath)
         try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            // Our child's own listening socket, not merely something answering on the port.
+            if LoopbackPort.listeningPorts(of: process.processIdentifier).contains(port) { return (process, port) }
+            let exited = !process.isRunning
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            // Its last words before exit(1) when it could not listen (noticed even before the exit is).
+            if exited || log.contains("cannot start http server") {
+                process.waitUntilExit()
+                let lines = log.split(separator: "\n")
+                if log.contains("Address already in use") {
+                    throw LoopbackPort.Lost(port: port, detail: String(lines.last { $0.contains("Failed to bind") } ?? ""))
+                }
+                throw TestSupport.ShellError(command: "debuginfod -p \(port)", output: "exited before listening:\n\(log)")
+            }
+            usleep(10_000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        throw TestSupport.ShellError(command: "debuginfod -p \(port)", output: "did not listen within 30 s:\n" + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""))
     }
 
     /// Waits until the server answers 200 for the build-id's debuginfo (its scan has found it).
@@ -50,26 +89,15 @@ public final class ElfutilsDebuginfod {
         return false
     }
 
+    /// The server's process id (tests check what it listens on).
+    public var processIdentifier: pid_t { process.processIdentifier }
+
     public var log: String { (try? String(contentsOfFile: work + "/log", encoding: .utf8)) ?? "" }
 
     public func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: work)
-    }
-
-    /// A port nothing listens on right now (bound to 0, read back, closed).
-    public static func freeLoopbackPort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return UInt16(bigEndian: addr.sin_port)
     }
 
     /// The status code of `GET path` on 127.0.0.1:port, nil when nothing answers.

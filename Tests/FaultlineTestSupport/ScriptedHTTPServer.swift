@@ -1,5 +1,6 @@
 // A real HTTP/1.1 server on 127.0.0.1 whose answers a test scripts: 200, 429 with Retry-After,
-// 413, 500, slowly, or never. It records every request (body gunzipped) for assertions.
+// 413, 500, slowly, or never. It records every request (body gunzipped) and counts connections for
+// assertions (a canary no page may reach). It listens on port 0: the kernel's port, never a race.
 import FaultlineProtocol
 import Foundation
 import Synchronization
@@ -21,6 +22,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
     private let listener: Int32
     private let script: Mutex<@Sendable (Request) -> Reply>
     private let recorded = Mutex<[Request]>([])
+    private let accepted = Atomic<Int>(0)
     private let running = Atomic<Bool>(true)
 
     public init(script: @escaping @Sendable (Request) -> Reply = { _ in .status(200) }) throws {
@@ -50,6 +52,8 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
 
     public func setScript(_ s: @escaping @Sendable (Request) -> Reply) { script.withLock { $0 = s } }
     public var requests: [Request] { recorded.withLock { $0 } }
+    /// Connections accepted so far, whether or not a whole request followed.
+    public var connectionCount: Int { accepted.load(ordering: .relaxed) }
     public func dsn(key: String = "0123456789abcdef0123456789abcdef", project: String = "1") -> String {
         "http://\(key)@127.0.0.1:\(port)/\(project)"
     }
@@ -58,6 +62,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         while running.load(ordering: .relaxed) {
             let fd = accept(listener, nil, nil)
             if fd < 0 { if running.load(ordering: .relaxed) { continue } else { return } }
+            accepted.wrappingAdd(1, ordering: .relaxed)
             let t = Thread { [self] in serve(fd) }
             t.start()
         }
@@ -102,7 +107,8 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
             case .slow(let secs, let s): usleep(UInt32(secs * 1_000_000)); status = s
             case .noAnswer: return
             }
-            var response = "HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(text.utf8.count)\r\n"
+            var response = "HTTP/1.1 \(status) X\r\nContent-Length: \(text.utf8.count)\r\n"
+            if !extra.keys.contains(where: { $0.lowercased() == "content-type" }) { response += "Content-Type: application/json\r\n" }
             for (k, v) in extra { response += "\(k): \(v)\r\n" }
             response += "\r\n" + text
             let bytes = Array(response.utf8)

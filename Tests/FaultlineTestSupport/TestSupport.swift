@@ -27,19 +27,6 @@ public enum TestSupport {
 
     public static func product(_ name: String) -> String { productsDirectory.appendingPathComponent(name).path }
 
-    /// A free TCP port on 127.0.0.1 (nothing listens on it once this returns).
-    public static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return UInt16(bigEndian: addr.sin_port)
-    }
-
     /// A fresh temporary directory, removed at process exit only if the test passed is not tracked:
     /// tests remove it themselves in tearDown when they want to.
     public static func makeTemporaryDirectory(_ label: String = "faultline-test") -> String {

@@ -32,7 +32,12 @@ final class ArchiveServer {
             let (k, t) = try XCTUnwrap(keys, "a reopened data directory needs the keys of its first start")
             publicKey = k; token = t; projectID = 1
         }
-        try server.start()
+        do {
+            try server.start()
+        } catch {
+            server.stop()  // its workers and store are up: a caller that tries again must not leak them
+            throw error
+        }
     }
 
     private var stopped = false

@@ -35,17 +35,14 @@ final class SDKProcessTests: XCTestCase {
     }
 
     func testExitIsNotHeldByARefusedOrStalledServerAndNothingIsLost() throws {
-        // A port nobody listens on (refused), and a server that accepts and never answers.
-        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // A port that refuses (bound by us, never listening), and a server that accepts and never answers.
+        let refused = try RefusingPort()
+        defer { refused.close() }
+        let refusedPort = refused.port
         var addr = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
-        let refusedPort = UInt16(bigEndian: addr.sin_port)
-        close(probe)  // now nothing listens there
         let stalled = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(stalled) }
-        addr.sin_port = 0
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stalled, $0, length) } }
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(stalled, $0, &length) } }
         listen(stalled, 16)  // the kernel completes the handshakes; nobody ever reads or answers

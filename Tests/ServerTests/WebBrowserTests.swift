@@ -72,8 +72,12 @@ final class WebBrowserTests: XCTestCase {
     func testHostileEventFieldsDoNotRunInTheBrowser() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let canary = TestSupport.freePort()
-        let hit = "http://127.0.0.1:\(canary)"
+        // The canary a payload that runs would call: this test's own server, listening (on a port the
+        // kernel chose) from before the payloads are stored until after the browser is gone, so no
+        // other process can be the one that answers or takes a hit.
+        let canary = try ScriptedHTTPServer { _ in .status(204, body: "") }
+        defer { canary.stop() }
+        let hit = "http://127.0.0.1:\(canary.port)"
         var e = TestEvents.native(offsets: [0x10, 0x20], functions: ["main", "<img src=x onerror=\"fetch('\(hit)/fn');document.title='pwned'\">"])
         var values = e["exception"]!["values"]!.arrayValue!
         values[0]["type"] = .string("<script>fetch('\(hit)/type');document.title='pwned'</script>")
@@ -103,9 +107,10 @@ final class WebBrowserTests: XCTestCase {
             ["op": "sleep", "seconds": 0.5],
             ["op": "eval", "save": "title", "expr": "document.title"],
         ]
-        let r = try Browser.run(steps, canaryPort: canary)
-        XCTAssertEqual(r.canaryHits, [], "a payload ran and called the canary")
-        XCTAssertEqual(r.requests.filter { $0.contains(":\(canary)") }, [], "the page requested a payload URL")
+        let r = try Browser.run(steps)
+        XCTAssertEqual(canary.requests.map(\.path), [], "a payload ran and called the canary")
+        XCTAssertEqual(canary.connectionCount, 0, "the page connected to the canary")
+        XCTAssertEqual(r.requests.filter { $0.contains(":\(canary.port)") }, [], "the page requested a payload URL")
         XCTAssertEqual(r.dialogs, [])
         XCTAssertNotEqual(r.values["title"]?.stringValue, "pwned")
         XCTAssertTrue(r.values["title"]?.stringValue?.hasSuffix("· Faultline") == true, "\(String(describing: r.values["title"]))")
@@ -117,10 +122,17 @@ final class WebBrowserTests: XCTestCase {
 
     /// The browser test's own canary must be able to fail: a page that did run the payload is noticed.
     func testTheCanaryNoticesAScriptThatRuns() throws {
-        let canary = TestSupport.freePort()
-        let r = try Browser.run([["op": "goto", "url": .string("http://127.0.0.1:\(canary)/unsafe-page")], ["op": "sleep", "seconds": 0.5],
-                                 ["op": "eval", "save": "title", "expr": "document.title"]], canaryPort: canary)
-        XCTAssertTrue(r.canaryHits.contains("/ran"), "the canary saw \(r.canaryHits): the XSS test could not fail")
+        // A page with no CSP and a live payload, served by the same kind of canary.
+        let canary = try ScriptedHTTPServer { request in
+            request.path == "/unsafe-page"
+                ? .status(200, headers: ["Content-Type": "text/html"], body: "<title>t</title><script>document.title='pwned';fetch('/ran')</script>")
+                : .status(204, body: "")
+        }
+        defer { canary.stop() }
+        let r = try Browser.run([["op": "goto", "url": .string("http://127.0.0.1:\(canary.port)/unsafe-page")], ["op": "sleep", "seconds": 0.5],
+                                 ["op": "eval", "save": "title", "expr": "document.title"]])
+        let hits = canary.requests.map(\.path)
+        XCTAssertTrue(hits.contains("/ran"), "the canary saw \(hits): the XSS test could not fail")
         XCTAssertEqual(r.values["title"]?.stringValue, "pwned")
     }
 }

@@ -72,7 +72,6 @@ enum Browser {
         var values: [String: JSONValue]
         var requests: [String]
         var dialogs: [String]
-        var canaryHits: [String]
         var error: String?
     }
 
@@ -80,22 +79,19 @@ enum Browser {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Browser/browser.py").path
     }
 
-    static func run(_ steps: [JSONValue], canaryPort: UInt16? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+    static func run(_ steps: [JSONValue], file: StaticString = #filePath, line: UInt = #line) throws -> Result {
         let dir = TestSupport.makeTemporaryDirectory("faultline-browser")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let stepsPath = dir + "/steps.json", resultPath = dir + "/result.json"
         try JSONValue.array(steps).serialized().write(to: URL(fileURLWithPath: stepsPath))
-        var env: [String: String] = [:]
-        if let canaryPort { env["CANARY_PORT"] = String(canaryPort) }
-        let out = try TestSupport.run("/usr/bin/python3", [script, stepsPath, resultPath], environment: env, timeout: 120)
+        let out = try TestSupport.run("/usr/bin/python3", [script, stepsPath, resultPath], timeout: 120)
         guard let data = FileManager.default.contents(atPath: resultPath), let j = try? JSONValue.parse(data) else {
             XCTFail("browser driver produced no result: \(out)", file: file, line: line)
             struct NoResult: Error {}
             throw NoResult()
         }
         let r = Result(values: j["values"]?.objectValue ?? [:], requests: (j["requests"]?.arrayValue ?? []).compactMap(\.stringValue),
-                       dialogs: (j["dialogs"]?.arrayValue ?? []).compactMap(\.stringValue),
-                       canaryHits: (j["canary_hits"]?.arrayValue ?? []).compactMap(\.stringValue), error: j["error"]?.stringValue)
+                       dialogs: (j["dialogs"]?.arrayValue ?? []).compactMap(\.stringValue), error: j["error"]?.stringValue)
         if let e = r.error { XCTFail("browser: \(e)", file: file, line: line) }
         return r
     }

@@ -54,8 +54,10 @@ final class DebuginfodClientTests: XCTestCase {
         let id = BuildID(bytes: Array(repeating: 0xab, count: 20))
         let client = DebuginfodClient(urls: [upstream.url], cacheDirectory: cache, timeoutSeconds: 5, negativeRetrySeconds: 600)
         XCTAssertEqual(client.debugInfo(id), .notFound)
-        // Served by nobody now: the fresh negative answer comes from the cache, not a failure.
-        let dead = DebuginfodClient(urls: ["http://127.0.0.1:\(ElfutilsDebuginfod.freeLoopbackPort())"], cacheDirectory: cache, timeoutSeconds: 5)
+        // Served by nobody now (a port that refuses): the fresh negative answer comes from the cache, not a failure.
+        let refused = try RefusingPort()
+        defer { refused.close() }
+        let dead = DebuginfodClient(urls: [refused.url], cacheDirectory: cache, timeoutSeconds: 5)
         XCTAssertEqual(dead.debugInfo(id), .notFound, "a fresh negative answer is not asked again")
         let unknown = BuildID(bytes: Array(repeating: 0xcd, count: 20))
         guard case .failed = dead.debugInfo(unknown) else { return XCTFail("no server answered: a failure, not 'not found'") }
