@@ -29,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/System/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/System/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Crash core (C, runs inside a crashed process)
         .target(
@@ -69,7 +71,7 @@ let package = Package(
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl"]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),

@@ -6,7 +6,9 @@
 //                                 binds every symbol the crash path calls (crash_path_binding.c),
 //                                 generates the event id, installs SA_SIGINFO|SA_ONSTACK handlers
 //                                 and keeps the previous actions.
-//   fl_handle_signal (this file)  runs on the crashing thread, on its alternate stack:
+//   fl_handle_signal (this file)  runs on the crashing thread, on its alternate stack (or, when
+//                                 that is not one of ours or too small, on a fresh stack it maps
+//                                 first: handler_stack.c):
 //     1. claim the crash with one atomic compare-and-swap on the thread id. Another thread that
 //        faults meanwhile waits for the claim to end: either the process dies (the usual case), or
 //        the holder's fault turns out to be recovered and the claim is released, and the waiter
@@ -16,8 +18,8 @@
 //     2. arm a watchdog timer aimed at this thread (a raw timer_create(SIGEV_THREAD_ID)): if
 //        libunwind blocks on the loader lock, the watchdog writes what we have and ends the process;
 //     3. unwind (unwind.c), list modules (module_scan.c), write the report (report_writer.c);
-//     4. chain: call the previous handler in the signal mask it expects (Swift's backtracer is
-//        installed before main and must keep working) while our own handler stays installed, so a
+//     4. chain: call the previous handler in the signal mask it expects (Swift's backtracer, when
+//        SWIFT_BACKTRACE asks for it: start.c) while our own handler stays installed, so a
 //        fault on another thread still reaches us; or re-raise with the default action so exit
 //        status and core dump are unchanged — as PID 1 in a container too, where a re-executed
 //        fault kills init and a raised signal is ignored exactly as it would be without us;

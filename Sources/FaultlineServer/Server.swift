@@ -32,6 +32,10 @@ public final class Server: @unchecked Sendable {
     let web: WebUI?
     /// Nil with a store that does not keep log archives (SQLite and PostgreSQL both do).
     public let logArchives: LogArchives?
+    /// Issue statuses, regressions and releases (Lifecycle/); nil with a store that does not speak SQL.
+    public let lifecycle: Lifecycle?
+    /// Alert rules, their evaluation and delivery (Alerts/); nil with a store that does not speak SQL.
+    public let alerts: Alerts?
     public private(set) var bootstrap: Bootstrap?
 
     public var port: UInt16 { http.port }
@@ -42,13 +46,18 @@ public final class Server: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
+        // The feature stores (issue lifecycle, alerts) share the core store's database.
+        let database: (any SQLDatabase)?
         if let make = config.makeStore {
             store = try make(dir)
+            database = nil
         } else if let url = config.databaseURL {
-            // One connection per HTTP thread, plus the grouping, backfill and assembly workers.
-            store = try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 4, durability: config.durability)
+            // One connection per HTTP thread, plus the grouping, backfill, assembly and alert workers.
+            let postgres = try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 6, durability: config.durability)
+            (store, database) = (postgres, postgres)
         } else {
-            store = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+            let sqlite = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
+            (store, database) = (sqlite, sqlite)
         }
         debugFiles = try DebugFileStore(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory)
         debugFiles.load(try store.debugFiles())
@@ -110,6 +119,12 @@ public final class Server: @unchecked Sendable {
             try LogArchives(store: $0, dataDirectory: dir, limits: config.logArchives, volume: ingest.volume, refusals: refusals)
         }
         router.logArchives = logArchives
+        lifecycle = database.map { Lifecycle(store: store, database: $0) }
+        alerts = database.map { Alerts(store: store, database: $0, configuration: config.alerts, symbolicator: caching, publicURL: config.publicURL) }
+        router.lifecycle = lifecycle
+        router.alerts = alerts
+        router.read.lifecycle = lifecycle
+        router.read.publicURL = config.publicURL
         http = HTTPServer(handler: router)
         traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
         retention = Retention(store: store, limits: config.retention, installWindowSeconds: Double(config.limits.installWindowSeconds))
@@ -140,6 +155,7 @@ public final class Server: @unchecked Sendable {
         retention.start()
         upstream?.start()
         web?.start()
+        alerts?.start()
         var o = config.http
         o.host = config.host
         o.port = config.port
@@ -157,6 +173,7 @@ public final class Server: @unchecked Sendable {
         http.stop()
         traceRetention.stop()
         retention.stop()
+        alerts?.stop()
         web?.stop()
         upstream?.stop()
         assembler.stop()

@@ -48,6 +48,8 @@ public struct ServerConfiguration: Sendable {
     public var debuginfodRetryInterval: TimeInterval = 3600
     /// Seconds without progress before an upstream is given up.
     public var debuginfodTimeout: Int = 10
+    /// How alerts go out: the SMTP relay, digests, rate limits (Alerts/).
+    public var alerts = AlertConfiguration()
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 

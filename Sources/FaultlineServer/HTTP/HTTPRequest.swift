@@ -8,14 +8,19 @@ public struct HTTPRequest: Sendable {
     /// The decoded path without the query string, as libmicrohttpd hands it over.
     public let path: String
     public let query: [String: String]
+    /// Every value of each query argument, in order (`?id=1&id=2`; `query` keeps the last). At
+    /// most 10,000 values are kept.
+    public let queryValues: [String: [String]]
     /// Header names are lowercased.
     public let headers: [String: String]
     public var body: Data
 
-    public init(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: Data = Data()) {
+    public init(method: String, path: String, query: [String: String] = [:], queryValues: [String: [String]]? = nil,
+                headers: [String: String] = [:], body: Data = Data()) {
         self.method = method
         self.path = path
         self.query = query
+        self.queryValues = queryValues ?? query.mapValues { [$0] }
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
         self.body = body
     }

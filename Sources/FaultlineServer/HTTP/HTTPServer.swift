@@ -73,6 +73,8 @@ final class HTTPRequestState {
     let path: String
     var headers: [String: String] = [:]
     var query: [String: String] = [:]
+    var queryValues: [String: [String]] = [:]
+    var queryValueCount = 0
     var body = Data()
     var limit: Int = 0
     var overLimit = false
@@ -96,7 +98,13 @@ func faultlineCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
             state.conflictingLength = true
         }
         if state.headers[name] == nil { state.headers[name] = v }
-    } else { state.query[k] = v }
+    } else {
+        state.query[k] = v
+        if state.queryValueCount < 10_000 {
+            state.queryValueCount += 1
+            state.queryValues[k, default: []].append(v)
+        }
+    }
     return MHD_Result.YES
 }
 
@@ -122,7 +130,7 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
             return queue(.detail(400, "conflicting Content-Length headers"), on: connection)
         }
         state.limit = server.handler.bodyLimit(method: state.method, path: state.path)
-        let head = HTTPRequest(method: state.method, path: state.path, query: state.query, headers: state.headers, body: Data())
+        let head = HTTPRequest(method: state.method, path: state.path, query: state.query, queryValues: state.queryValues, headers: state.headers, body: Data())
         if let refusal = server.handler.preflight(head) {
             state.overLimit = true  // discard whatever body follows
             return queue(refusal, on: connection)
@@ -153,7 +161,7 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
     if state.overLimit {
         response = .detail(413, "request body larger than \(state.limit) bytes")
     } else {
-        let request = HTTPRequest(method: state.method, path: state.path, query: state.query,
+        let request = HTTPRequest(method: state.method, path: state.path, query: state.query, queryValues: state.queryValues,
                                   headers: state.headers, body: state.body)
         response = PhaseClock.time(.httpHandler) { server.handler.handle(request) }
     }

@@ -21,6 +21,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
     var web: WebUI?
     /// Log archives (LogArchives/); set once by FaultlineServer before start.
     var logArchives: LogArchives?
+    /// Issue statuses and releases (Lifecycle/); set once by Server before start (nil: a store
+    /// without SQL, whose API answers 404 there).
+    var lifecycle: Lifecycle?
+    /// Alert rules and deliveries (Alerts/); set once by Server before start.
+    var alerts: Alerts?
 
     init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
          status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
@@ -74,13 +79,32 @@ final class Router: HTTPHandling, @unchecked Sendable {
             return try logArchives.api(r, Array(r.pathComponents.dropFirst(2)))
         },
         Route(["GET"], "/api/0/projects/*/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in try router.read.project(c[1]) },
-        Route(["GET"], "/api/0/projects/*/*/issues", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
-            try router.read.issues(r, project: c[1])
+        Route(["GET", "PUT"], "/api/0/projects/*/*/issues", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard r.method == "PUT" else { return try router.read.issues(r, project: c[1]) }
+            return router.lifecycleAPI?.bulkUpdate(r, project: c[1]) ?? .detail(404, "this store keeps no issue statuses")
+        },
+        // Releases (Lifecycle/): sentry-cli's `releases new|finalize|list|deploys`, both URL forms.
+        Route(["GET", "POST", "PUT"], "/api/0/organizations/*/releases/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in
+            router.lifecycleAPI?.releases(r, path: Array(r.pathComponents.dropFirst(4)), projectSlug: nil) ?? .detail(404, "this store keeps no releases")
+        },
+        Route(["GET", "POST", "PUT"], "/api/0/projects/*/*/releases/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            router.lifecycleAPI?.releases(r, path: Array(r.pathComponents.dropFirst(5)), projectSlug: c[1]) ?? .detail(404, "this store keeps no releases")
+        },
+        // Alert rules and their deliveries (Alerts/).
+        Route(["GET", "POST"], "/api/0/projects/*/*/alerts/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            router.alerts?.api(r, project: c[1], path: Array(r.pathComponents.dropFirst(5))) ?? .detail(404, "this store keeps no alerts")
         },
         Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.event(org: c[0], project: c[1], eventID: c[2])
         },
-        Route(["GET"], "/api/0/issues/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in try router.read.issue(c[0]) },
+        Route(["GET", "PUT"], "/api/0/issues/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard r.method == "PUT" else { return try router.read.issue(c[0]) }
+            return router.lifecycleAPI?.updateIssue(r, id: c[0]) ?? .detail(404, "this store keeps no issue statuses")
+        },
+        // Who the token is (`sentry-cli info`).
+        Route(["GET"], "/api/0", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in
+            router.lifecycleAPI?.identity(r) ?? .json(["user": .null, "auth": ["scopes": []]])
+        },
         Route(["GET"], "/api/0/issues/*/events|occurrences", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             try router.read.occurrences(r, issue: c[0])
         },
@@ -104,6 +128,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
             router.ingest.handle(r, project: c[0], endpoint: c[1] == "envelope" ? .envelope : .store)
         },
     ]
+
+    var lifecycleAPI: LifecycleAPI? { lifecycle.map(LifecycleAPI.init) }
 
     static func route(for path: [String]) -> (route: Route, captures: [String])? {
         for route in routes { if let c = route.pattern.match(path) { return (route, c) } }

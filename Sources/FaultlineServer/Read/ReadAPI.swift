@@ -8,6 +8,9 @@ public final class ReadAPI: @unchecked Sendable {
     let symbolicator: FrameSymbolicating
     /// Looks up what is not cached off the HTTP thread, within its budget.
     let reads: ReadSymbolication
+    /// Adds each issue's status, short id and Sentry-style fields (nil: a store without them).
+    var lifecycle: Lifecycle?
+    var publicURL: String?
 
     public init(store: Store, reads: ReadSymbolication) {
         self.store = store
@@ -32,12 +35,15 @@ public final class ReadAPI: @unchecked Sendable {
                 "keys": .array(keys)]
     }
 
-    func issueJSON(_ i: IssueRecord, withStack: Bool) throws -> JSONValue {
+    func issueJSON(_ i: IssueRecord, withStack: Bool, project: ProjectRecord? = nil) throws -> JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(String(i.id)), "project": .string(String(i.projectID)), "title": .string(i.title), "culprit": .string(i.culprit),
             "fingerprint": .string(i.fingerprint), "first_seen": .double(i.firstSeen), "last_seen": .double(i.lastSeen),
             "count": .int(i.count), "releases": .array(i.releases.map { .string($0) }), "symbolicated": .bool(i.symbolicated),
         ]
+        if let lifecycle, let p = try project ?? store.project(idOrSlug: String(i.projectID)) {
+            for (k, v) in try lifecycle.sentryFields(i, projectSlug: p.slug, publicURL: publicURL) { o[k] = v }
+        }
         if withStack, let latest = try store.occurrences(issueID: i.id, limit: 1, offset: 0).first {
             let event = try StoredEvent.decode(latest.compressedEvent)
             o["representative_event"] = .string(latest.eventID)
@@ -71,7 +77,13 @@ public final class ReadAPI: @unchecked Sendable {
     func issues(_ r: HTTPRequest, project slug: String) throws -> HTTPResponse {
         let (limit, offset) = limitOffset(r)
         guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
-        return .json(.array(try store.issues(projectID: project.id, limit: limit, offset: offset).map { try issueJSON($0, withStack: false) }))
+        var issues = try store.issues(projectID: project.id, limit: limit, offset: offset)
+        // Sentry's `?query=is:unresolved` (what sentry-cli lists) and `?status=`.
+        let wanted = r.query["status"] ?? (r.query["query"] ?? "").split(separator: " ").first { $0.hasPrefix("is:") }.map { String($0.dropFirst(3)) }
+        if let lifecycle, let wanted, let status = IssueStatus(sentry: wanted) {
+            issues = try issues.filter { try lifecycle.state(issueID: $0.id).status == status }
+        }
+        return .json(.array(try issues.map { try issueJSON($0, withStack: false, project: project) }))
     }
 
     func event(org: String, project slug: String, eventID: String) throws -> HTTPResponse {

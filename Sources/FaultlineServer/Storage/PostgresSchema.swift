@@ -39,6 +39,8 @@ enum PostgresSchema {
         // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
         // older binaries refuse the database instead.
         "SELECT 1",
+        // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
+        PostgresLifecycleSchema.statements,
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

@@ -40,6 +40,8 @@ enum SQLiteSchema {
         // (StoredEvent), which an older binary would misread (as JSON): the version bump makes
         // older binaries refuse the database instead.
         "SELECT 1",
+        // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
+        SQLiteLifecycleSchema.statements,
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

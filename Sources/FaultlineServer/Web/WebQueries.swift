@@ -188,9 +188,10 @@ final class WebQueries: @unchecked Sendable {
     // MARK: Actions (each one transaction)
 
     func setStatus(issueID: Int64, _ status: String) throws {
+        // Through the lifecycle's one rule, so a page's resolve clears what an API resolve set.
+        let now = Date().timeIntervalSince1970
         try store.writing { c in
-            try c.execute("INSERT INTO web_issue_status(issue_id, status, changed) VALUES(?, ?, ?) ON CONFLICT(issue_id) DO UPDATE SET status = excluded.status, changed = excluded.changed",
-                          .int(issueID), .text(status), .double(Date().timeIntervalSince1970))
+            try IssueLifecycle.set(c, issueIDs: [issueID], status: IssueStatus(rawValue: status) ?? .unresolved, details: IssueStatusDetails(), now: now)
         }
     }
 

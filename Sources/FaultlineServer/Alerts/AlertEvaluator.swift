@@ -1,0 +1,204 @@
+// Decides what to tell: reads occurrences once grouping has placed them (in id order, behind a
+// cursor kept in the store), applies the lifecycle (a resolved issue that occurs again regresses;
+// an ignored one whose count ran out comes back), and enqueues deliveries for the rules that
+// match — all in one transaction per batch, so a crash neither loses nor repeats an alert. One
+// node evaluates at a time (the "alerting" claim), so with several nodes each alert is enqueued
+// once.
+//
+// Flood control: after a rule alerts about an issue, further occurrences of it are counted, not
+// sent; once `digestInterval` has passed they go out as one digest. A crash storm of one issue is
+// one alert and then one digest per interval, never one mail per crash.
+import FaultlineProtocol
+import FaultlineThreads
+import Foundation
+
+final class AlertEvaluator: @unchecked Sendable {
+    let store: any Store
+    let database: any SQLDatabase
+    let publicURL: String?
+    let digestInterval: Double
+    let batchSize = 1000
+    /// Called after a batch enqueued something (wakes the dispatcher).
+    var onEnqueued: @Sendable () -> Void = {}
+    private let worker = WorkerThread(name: "faultline-alert-evaluator", state: ())
+    private let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):alerting"
+    private let interval: Double
+
+    init(store: any Store, database: any SQLDatabase, publicURL: String?, digestInterval: Double, interval: Double = 1) {
+        self.store = store; self.database = database; self.publicURL = publicURL
+        self.digestInterval = digestInterval; self.interval = interval
+    }
+
+    func start() {
+        var due = Date()
+        worker.start { [unowned self] _, stopping in
+            if stopping { return .exit }
+            if Date() < due { return .wait(until: due) }
+            due = Date().addingTimeInterval(interval)
+            return .run { [unowned self] in tick() }
+        }
+    }
+
+    func stop() {
+        _ = worker.stop()
+        _ = try? store.releaseClaim("alerting", holder: holder)
+    }
+
+    /// One round: every ready batch, the digests and "now symbolicated" alerts that are due, and
+    /// ignores whose time ran out. Runs only while this node holds the claim.
+    func tick() {
+        do {
+            guard try store.acquireClaim("alerting", holder: holder, duration: max(10, interval * 10)) else { return }
+            var enqueued = 0
+            while !worker.isStopping {
+                let (n, more) = try evaluateBatch()
+                enqueued += n
+                if !more { break }
+            }
+            enqueued += try database.writing { [self] c in try periodic(c, now: Date().timeIntervalSince1970) }
+            if enqueued > 0 { onEnqueued() }
+        } catch {
+            FileHandle.standardError.write(Data("faultline: alert evaluation failed, will retry: \(error)\n".utf8))
+        }
+    }
+
+    private struct Seen {
+        var projectID: Int64
+        var issueID: Int64
+        var occurrences: [(id: Int64, received: Double, release: String?)]
+    }
+
+    /// Evaluates the next batch of grouped occurrences; returns how many deliveries it enqueued and
+    /// whether more are waiting.
+    func evaluateBatch() throws -> (Int, Bool) {
+        let now = Date().timeIntervalSince1970
+        let rules = try database.reading { try AlertRows.rules($0) }
+        return try database.writing { [self] c in
+            // Behind the cursor, and never past an occurrence grouping has not placed yet: ids are
+            // assigned at ingest, grouping may finish them out of order.
+            let cursor = try AlertRows.cursor(c) ?? (try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0)
+            let firstWaiting = try c.first("SELECT min(id) FROM occurrences WHERE processed = 0") { $0.isNull(0) ? Int64.max : $0.int(0) } ?? Int64.max
+            let rows = try c.rows("""
+                SELECT id, project_id, issue_id, received, release FROM occurrences
+                WHERE id > ? AND id < ? AND processed = 1 ORDER BY id LIMIT ?
+                """, [.int(cursor), .int(firstWaiting), .int(Int64(batchSize))]) { ($0.int(0), $0.int(1), $0.isNull(2) ? nil : $0.int(2), $0.double(3), $0.text(4)) }
+            guard let last = rows.last?.0 else {
+                if try AlertRows.cursor(c) == nil { try AlertRows.setCursor(c, cursor) }
+                return (0, false)
+            }
+            var byIssue: [Int64: Seen] = [:]
+            var order: [Int64] = []
+            for (id, project, issue, received, release) in rows {
+                if let release { try ReleaseOrder.note(c, projectID: project, version: release, now: now) }
+                guard let issue else { continue }
+                if byIssue[issue] == nil { order.append(issue); byIssue[issue] = Seen(projectID: project, issueID: issue, occurrences: []) }
+                byIssue[issue]?.occurrences.append((id, received, release))
+            }
+            var enqueued = 0
+            for issueID in order {
+                guard let seen = byIssue[issueID] else { continue }
+                enqueued += try evaluate(c, seen, rules: rules.filter { $0.projectID == seen.projectID }, now: now)
+            }
+            try AlertRows.setCursor(c, last)
+            return (enqueued, rows.count == batchSize)
+        }
+    }
+
+    /// One issue's new occurrences in this batch.
+    private func evaluate(_ c: any SQLSession, _ seen: Seen, rules: [AlertRule], now: Double) throws -> Int {
+        var transition: (LifecycleTransition, String?)?
+        for o in seen.occurrences where transition == nil {
+            if let t = try IssueLifecycle.occurred(c, issueID: seen.issueID, projectID: seen.projectID, release: o.release, received: o.received, now: now) {
+                transition = (t, o.release)
+            }
+        }
+        guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try store.project(idOrSlug: String(seen.projectID)) else { return 0 }
+        let first = try c.first("SELECT min(id) FROM occurrences WHERE issue_id = ?", .int(issue.id)) { $0.int(0) }
+        let isNew = first.map { id in seen.occurrences.contains { $0.id == id } } ?? false
+        var enqueued = 0
+        for rule in rules {
+            let matching = try seen.occurrences.filter { try matches(c, rule, occurrenceID: $0.id, release: $0.release) }
+            guard let latest = matching.last else { continue }
+            var kinds: [(AlertKind, [String: JSONValue])] = []
+            if isNew && rule.triggers.contains(.newIssue) { kinds.append((.newIssue, [:])) }
+            if let (t, _) = transition, rule.triggers.contains(.regression) { kinds.append((t == .regression ? .regression : .unmuted, [:])) }
+            for case .frequency(let n, let minutes) in rule.triggers {
+                let count = try c.first("SELECT count(*) FROM occurrences WHERE issue_id = ? AND received >= ?",
+                                        .int(issue.id), .double(now - Double(minutes) * 60)) { $0.int(0) } ?? 0
+                if count >= n, (try AlertRows.memory(c, ruleID: rule.id, issueID: issue.id, kind: .frequency)).map({ now - $0.lastSent >= Double(minutes) * 60 }) ?? true {
+                    kinds.append((.frequency, ["frequency": ["count": .int(Int64(n)), "minutes": .int(Int64(minutes)), "seen": .int(count)]]))
+                }
+            }
+            if kinds.isEmpty {
+                // Already told about this issue recently: count it for the digest.
+                try AlertRows.suppress(c, ruleID: rule.id, issueID: issue.id, kind: .digest, count: Int64(matching.count))
+                continue
+            }
+            for (kind, extra) in kinds {
+                let payload = AlertMessage.payload(kind: kind, rule: rule, project: project, issue: issue, release: latest.release,
+                                                   extra: extra, publicURL: publicURL, now: now)
+                try AlertRows.enqueue(c, ruleID: rule.id, issueID: issue.id, kind: kind, payload: payload, now: now)
+                try AlertRows.remember(c, ruleID: rule.id, issueID: issue.id, kind: kind, sentAt: now, symbolicated: issue.symbolicated)
+                enqueued += 1
+            }
+            // The digest's clock starts at the alert; what came with it in this batch is in it.
+            try AlertRows.remember(c, ruleID: rule.id, issueID: issue.id, kind: .digest, sentAt: now, symbolicated: issue.symbolicated)
+        }
+        return enqueued
+    }
+
+    /// A rule's filters against one occurrence (its event is read only when a filter needs it).
+    private func matches(_ c: any SQLSession, _ rule: AlertRule, occurrenceID: Int64, release: String?) throws -> Bool {
+        if let r = rule.release, r != release { return false }
+        guard rule.needsEventFields else { return true }
+        guard let stored = try store.occurrence(id: occurrenceID), let event = try? StoredEvent.decode(stored.compressedEvent) else { return false }
+        if let e = rule.environment, EventFields.environment(event) != e { return false }
+        if let l = rule.level, (event["level"]?.stringValue ?? "error") != l { return false }
+        return true
+    }
+
+    /// Digests that are due, "now symbolicated" alerts, and ignores whose time ran out.
+    private func periodic(_ c: any SQLSession, now: Double) throws -> Int {
+        var enqueued = 0
+        let rules = Dictionary(uniqueKeysWithValues: try AlertRows.rules(c).map { ($0.id, $0) })
+        let digests = try c.rows("""
+            SELECT rule_id, issue_id, suppressed FROM alert_memory WHERE kind = 'digest' AND suppressed > 0 AND last_sent <= ?
+            """, [.double(now - digestInterval)]) { ($0.int(0), $0.int(1), $0.int(2)) }
+        for (ruleID, issueID, count) in digests {
+            guard let rule = rules[ruleID], let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(rule.projectID)) else { continue }
+            let payload = AlertMessage.payload(kind: .digest, rule: rule, project: project, issue: issue, release: nil,
+                                               extra: ["digest": ["events": .int(count), "since": .string(SentryTimestamp.rfc3339(now - digestInterval))]],
+                                               publicURL: publicURL, now: now)
+            try AlertRows.enqueue(c, ruleID: ruleID, issueID: issue.id, kind: .digest, payload: payload, now: now)
+            try AlertRows.remember(c, ruleID: ruleID, issueID: issueID, kind: .digest, sentAt: now, symbolicated: issue.symbolicated)
+            enqueued += 1
+        }
+        // Issues alerted about unsymbolicated that a late debug file has named (or merged).
+        let named = try c.rows("""
+            SELECT m.rule_id, m.issue_id FROM alert_memory m JOIN issues i ON i.id = m.issue_id
+            LEFT JOIN issues t ON t.id = i.merged_into
+            WHERE m.kind = 'digest' AND m.symbolicated = 0 AND coalesce(t.symbolicated, i.symbolicated) = 1
+            """, []) { ($0.int(0), $0.int(1)) }
+        for (ruleID, issueID) in named {
+            try c.execute("UPDATE alert_memory SET symbolicated = 1 WHERE rule_id = ? AND issue_id = ?", .int(ruleID), .int(issueID))
+            guard let rule = rules[ruleID], rule.triggers.contains(.symbolicated), let issue = try store.issue(id: issueID),
+                  let project = try store.project(idOrSlug: String(rule.projectID)) else { continue }
+            let previous = try c.first("SELECT payload FROM alert_deliveries WHERE rule_id = ? AND issue_id = ? ORDER BY id LIMIT 1",
+                                       .int(ruleID), .int(issueID)) { $0.text(0) } ?? nil
+            let before = previous.flatMap { try? JSONValue.parse(Data($0.utf8)) }?["issue"]?["title"]?.stringValue
+            let payload = AlertMessage.payload(kind: .symbolicated, rule: rule, project: project, issue: issue, release: nil,
+                                               extra: before.map { ["previous_title": .string($0)] } ?? [:], publicURL: publicURL, now: now)
+            try AlertRows.enqueue(c, ruleID: ruleID, issueID: issue.id, kind: .symbolicated, payload: payload, now: now)
+            enqueued += 1
+        }
+        for (issueID, projectID) in try IssueLifecycle.expireIgnores(c, now: now) {
+            guard let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(projectID)) else { continue }
+            for rule in rules.values where rule.projectID == projectID && rule.triggers.contains(.regression) {
+                let payload = AlertMessage.payload(kind: .unmuted, rule: rule, project: project, issue: issue, release: nil, publicURL: publicURL, now: now)
+                try AlertRows.enqueue(c, ruleID: rule.id, issueID: issueID, kind: .unmuted, payload: payload, now: now)
+                enqueued += 1
+            }
+        }
+        return enqueued
+    }
+}

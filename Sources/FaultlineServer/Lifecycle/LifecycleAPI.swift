@@ -1,0 +1,212 @@
+// Sentry's issue-update and release endpoints, as sentry-cli and scripts call them (server token):
+//   PUT /api/0/issues/<id>/                              {"status", "statusDetails"}
+//   PUT /api/0/projects/<org>/<project>/issues/?id=1&id=2 the same for many (without ids: every
+//                                                         issue matching ?status=, default unresolved)
+//   GET /api/0/                                          who the token is (`sentry-cli info`)
+//   /api/0/organizations/<org>/releases/[<version>/[deploys/]] and the project-scoped form
+//   /api/0/projects/<org>/<project>/releases/…           create, finalize, list, deploys
+import Foundation
+import FaultlineProtocol
+
+struct LifecycleAPI {
+    let lifecycle: Lifecycle
+    var store: any Store { lifecycle.store }
+    var database: any SQLDatabase { lifecycle.database }
+    /// The most ids one bulk update takes (Sentry pages bulk updates by 100; sentry-cli sends one page).
+    static let maxBulkIDs = 1000
+
+    private func answer(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch let e as LifecycleError {
+            return .detail(e.status, e.description)
+        } catch {
+            return .detail(500, "\(error)")
+        }
+    }
+
+    private func parseBody(_ r: HTTPRequest) throws -> JSONValue {
+        guard !r.body.isEmpty else { return .object([:]) }
+        guard let j = try? JSONValue.parse(r.body), j.objectValue != nil else { throw LifecycleError.badRequest("the body must be a JSON object") }
+        return j
+    }
+
+    private func statusChange(_ body: JSONValue) throws -> (IssueStatus, IssueStatusDetails)? {
+        guard let raw = body["status"] else { return nil }
+        guard let s = raw.stringValue, let status = IssueStatus(sentry: s) else {
+            throw LifecycleError.badRequest("status must be one of resolved, unresolved, ignored")
+        }
+        var details = try IssueStatusDetails(sentry: body["statusDetails"], now: Date().timeIntervalSince1970)
+        // Sentry's shortcuts: `resolvedInNextRelease` as a status, `ignoreDuration` at top level.
+        if body["ignoreDuration"] != nil, details.ignoreUntil == nil {
+            details = try IssueStatusDetails(sentry: ["ignoreDuration": body["ignoreDuration"]!], now: Date().timeIntervalSince1970)
+        }
+        return (status, details)
+    }
+
+    private func changeJSON(_ status: IssueStatus, _ details: IssueStatusDetails) -> JSONValue {
+        ["status": .string(status.rawValue), "statusDetails": details.json]
+    }
+
+    // MARK: Issues
+
+    func updateIssue(_ r: HTTPRequest, id idText: String) -> HTTPResponse {
+        answer {
+            guard let id = Int64(idText), let issue = try store.issue(id: id) else { throw LifecycleError.notFound("no such issue") }
+            let body = try parseBody(r)
+            if let (status, details) = try statusChange(body) {
+                try lifecycle.update(issueIDs: [issue.id], status: status, details: details)
+            }
+            let state = try lifecycle.state(issueID: issue.id)
+            var o = changeJSON(state.status, state.details)
+            o["id"] = .string(String(issue.id))
+            return .json(o)
+        }
+    }
+
+    func bulkUpdate(_ r: HTTPRequest, project slug: String) -> HTTPResponse {
+        answer {
+            guard let project = try store.project(idOrSlug: slug) else { throw LifecycleError.notFound("no project '\(slug)'") }
+            let body = try parseBody(r)
+            guard let (status, details) = try statusChange(body) else { throw LifecycleError.badRequest("nothing to change: send a status") }
+            var ids: [Int64] = []
+            if let given = r.queryValues["id"], !given.isEmpty {
+                guard given.count <= Self.maxBulkIDs else { throw LifecycleError.badRequest("at most \(Self.maxBulkIDs) ids per request") }
+                for text in given {
+                    guard let id = Int64(text), let issue = try store.issue(id: id), issue.projectID == project.id else {
+                        throw LifecycleError.badRequest("no issue \(text) in project '\(slug)'")
+                    }
+                    ids.append(issue.id)
+                }
+            } else {
+                let filter = IssueStatus(sentry: r.query["status"] ?? "unresolved") ?? .unresolved
+                ids = try database.reading { c in
+                    try c.rows("""
+                        SELECT i.id FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
+                        WHERE i.project_id = ? AND i.merged_into IS NULL AND coalesce(s.status, 'unresolved') = ? ORDER BY i.id LIMIT ?
+                        """, [.int(project.id), .text(filter.rawValue), .int(Int64(Self.maxBulkIDs))]) { $0.int(0) }
+                }
+            }
+            try lifecycle.update(issueIDs: ids, status: status, details: details)
+            return .json(changeJSON(status, details))
+        }
+    }
+
+    /// `GET /api/0/`: the token's identity and what it may do (`sentry-cli info`).
+    func identity(_ r: HTTPRequest) -> HTTPResponse {
+        let prefix = String((r.bearerToken ?? "").prefix(9))
+        return .json([
+            "version": "0",
+            "user": ["id": "1", "name": .string("server token \(prefix)…"), "username": "faultline", "email": "faultline@localhost"],
+            "auth": ["scopes": ["org:read", "project:read", "project:write", "project:releases", "event:read", "event:write", "event:admin"]],
+        ])
+    }
+
+    // MARK: Releases
+
+    /// Every release route; `path` is the components after `releases` (empty, [version], or
+    /// [version, "deploys"]); `projectSlug` is set on the project-scoped form.
+    func releases(_ r: HTTPRequest, path: [String], projectSlug: String?) -> HTTPResponse {
+        answer {
+            let scoped = try projectSlug.map { slug -> ProjectRecord in
+                guard let p = try store.project(idOrSlug: slug) else { throw LifecycleError.notFound("no project '\(slug)'") }
+                return p
+            }
+            let now = Date().timeIntervalSince1970
+            switch (r.method, path.count) {
+            case ("POST", 0):
+                let body = try parseBody(r)
+                guard let version = body["version"]?.stringValue, Self.isValidVersion(version) else {
+                    throw LifecycleError.badRequest("version must be 1–200 characters without '/' or control characters")
+                }
+                let projects = try scoped.map { [$0] } ?? projectsNamed(body["projects"])
+                guard !projects.isEmpty else { throw LifecycleError.badRequest("name the release's projects: {\"projects\": [\"slug\"]}") }
+                let released = body["dateReleased"]?.stringValue.flatMap(SentryTimestamp.seconds(rfc3339:))
+                try database.writing { c in
+                    for p in projects { try ReleaseRows.create(c, projectID: p.id, version: version, dateReleased: released, now: now) }
+                }
+                return .json(try releaseJSON(version, projects: projects), status: 201)
+            case ("GET", 0):
+                let projects = try scoped.map { [$0] } ?? store.projects()
+                let records = try database.reading { try ReleaseRows.releases($0, projectIDs: projects.map(\.id)) }
+                var seen = Set<String>()
+                let versions = records.map(\.version).filter { seen.insert($0).inserted }
+                return .json(.array(try versions.map { try releaseJSON($0, projects: projects) }))
+            case ("GET", 1), ("PUT", 1):
+                let version = path[0]
+                let projects = try projectsHaving(version, scoped)
+                guard !projects.isEmpty else { throw LifecycleError.notFound("no release '\(version)'") }
+                if r.method == "PUT" {
+                    let body = try parseBody(r)
+                    if let raw = body["dateReleased"] {
+                        guard let s = raw.stringValue, let at = SentryTimestamp.seconds(rfc3339: s) else {
+                            throw LifecycleError.badRequest("dateReleased must be an RFC 3339 time")
+                        }
+                        try database.writing { c in for p in projects { try ReleaseRows.finalize(c, projectID: p.id, version: version, at: at) } }
+                    }
+                }
+                return .json(try releaseJSON(version, projects: projects))
+            case ("POST", 2) where path[1] == "deploys", ("GET", 2) where path[1] == "deploys":
+                let version = path[0]
+                let projects = try projectsHaving(version, scoped)
+                guard !projects.isEmpty else { throw LifecycleError.notFound("no release '\(version)'") }
+                if r.method == "GET" {
+                    let deploys = try database.reading { try ReleaseRows.deploys($0, projectIDs: projects.map(\.id), version: version) }
+                    return .json(.array(deploys.map(deployJSON)))
+                }
+                let body = try parseBody(r)
+                guard let environment = body["environment"]?.stringValue, !environment.isEmpty, environment.utf8.count <= 200 else {
+                    throw LifecycleError.badRequest("a deploy needs an environment")
+                }
+                let name = body["name"]?.stringValue
+                let id = try database.writing { c in
+                    try projects.map { try ReleaseRows.addDeploy(c, projectID: $0.id, version: version, environment: environment, name: name, now: now) }.first ?? 0
+                }
+                return .json(deployJSON(DeployRecord(id: id, version: version, environment: environment, name: name, created: now)), status: 201)
+            default:
+                return .detail(405, "method not allowed")
+            }
+        }
+    }
+
+    static func isValidVersion(_ v: String) -> Bool {
+        !v.isEmpty && v.utf8.count <= 200 && !v.contains("/") && v != "." && v != ".." && !v.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    private func projectsNamed(_ json: JSONValue?) throws -> [ProjectRecord] {
+        try (json?.arrayValue ?? []).map { v in
+            guard let slug = v.stringValue, let p = try store.project(idOrSlug: slug) else {
+                throw LifecycleError.badRequest("no project \(v.jsonString)")
+            }
+            return p
+        }
+    }
+
+    private func projectsHaving(_ version: String, _ scoped: ProjectRecord?) throws -> [ProjectRecord] {
+        let candidates = try scoped.map { [$0] } ?? store.projects()
+        return try database.reading { c in
+            try candidates.filter { p in try !ReleaseRows.releases(c, projectIDs: [p.id], version: version).isEmpty }
+        }
+    }
+
+    private func releaseJSON(_ version: String, projects: [ProjectRecord]) throws -> JSONValue {
+        let (records, deploys) = try database.reading { c in
+            (try ReleaseRows.releases(c, projectIDs: projects.map(\.id), version: version),
+             try ReleaseRows.deploys(c, projectIDs: projects.map(\.id), version: version))
+        }
+        let created = records.map(\.created).min() ?? Date().timeIntervalSince1970
+        let released = records.compactMap(\.dateReleased).min()
+        let owning = projects.filter { p in records.contains { $0.projectID == p.id } }
+        return [
+            "version": .string(version), "shortVersion": .string(version), "ref": .null, "url": .null,
+            "dateCreated": .string(SentryTimestamp.rfc3339(created)),
+            "dateReleased": released.map { .string(SentryTimestamp.rfc3339($0)) } ?? .null,
+            "newGroups": 0, "commitCount": 0, "lastCommit": .null, "firstEvent": .null, "lastEvent": .null,
+            "deployCount": .int(Int64(deploys.count)), "lastDeploy": deploys.last.map(deployJSON) ?? .null,
+            "projects": .array(owning.map { ["id": .int($0.id), "slug": .string($0.slug), "name": .string($0.name)] }),
+        ]
+    }
+
+    private func deployJSON(_ d: DeployRecord) -> JSONValue {
+        ["id": .string(String(d.id)), "environment": .string(d.environment), "name": d.name.map(JSONValue.string) ?? .null,
+         "url": .null, "dateStarted": .null, "dateFinished": .string(SentryTimestamp.rfc3339(d.created))]
+    }
+}
