@@ -33,6 +33,8 @@ public enum ServerSideCommands {
         "debug-files": "split debug info off release binaries (and upload it)",
         "logs": "stored log archives: most frequent line patterns, list, remote upload switch",
         "projects": "list and create projects and keys in a server's data directory",
+        "alerts": "alert rules (webhook, Slack, email) on new issues, regressions, frequency",
+        "issues": "list, show, resolve and ignore issues from a terminal",
     ]
 }
 

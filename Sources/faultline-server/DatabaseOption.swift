@@ -21,4 +21,16 @@ enum DatabaseOption {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         return try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
     }
+
+    /// The store with its SQL features (alert rules, issue statuses), for `faultline alerts` and
+    /// `faultline issues`.
+    static func openWithFeatures(dataDirectory: String, database: String?) throws -> (store: any Store, alerts: AlertAdministration, lifecycle: Lifecycle) {
+        if let database {
+            let s = try PostgresStore(url: database, connections: 2)
+            return (s, AlertAdministration(store: s), Lifecycle(store: s))
+        }
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        let s = try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
+        return (s, AlertAdministration(store: s), Lifecycle(store: s))
+    }
 }

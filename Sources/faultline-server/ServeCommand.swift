@@ -12,6 +12,8 @@ enum ServeCommand {
                            [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
                            [--debuginfod-timeout SECONDS] [--retention-days D] [--retention-max-bytes N]
                            [--retention-interval SECONDS] [--backfill-batch N] [--read-symbolication-ms MS]
+                           [--smtp smtp://HOST:PORT] [--smtp-from ADDRESS] [--smtp-require-tls]
+                           [--alert-digest-seconds S] [--alerts-per-minute N]
 
     Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
     backfill, the JSON API and debuginfod on one port. On first start it creates the project
@@ -55,6 +57,17 @@ enum ServeCommand {
                           how long a read (event JSON, issue stack, issue page) waits for frames
                           whose module index is still being built off the HTTP threads; past it
                           they are answered as pending (default 250; 0: never wait)
+      --smtp URL          the SMTP relay email alerts go through: smtp://HOST:PORT (STARTTLS when
+                          offered) or smtps://HOST:PORT (env FAULTLINE_SMTP_URL); credentials from
+                          FAULTLINE_SMTP_USER and FAULTLINE_SMTP_PASSWORD
+      --smtp-from ADDR    the sender of alert mails (env FAULTLINE_SMTP_FROM; default faultline@localhost)
+      --smtp-require-tls  never send without TLS
+      --alert-digest-seconds S
+                          after an alert about an issue, its further events wait S seconds and go
+                          out as one digest (default 600)
+      --alerts-per-minute N
+                          at most N alerts per rule per minute; more wait, none is dropped (default 30)
+    Alert rules: faultline alerts --help. Issue statuses and releases: the API (docs/SERVER.md).
     """
 
     static func run(_ args: [String]) -> Int32 {
@@ -68,6 +81,9 @@ enum ServeCommand {
         if let d = env["FAULTLINE_DEBUG_FILES"], !d.isEmpty { config.debugFilesDirectory = d }
         if let d = env["FAULTLINE_RETENTION_DAYS"].flatMap(Double.init), d >= 0 { config.retention.maxAgeDays = d }
         if let b = env["FAULTLINE_RETENTION_MAX_BYTES"].flatMap(byteCount) { config.retention.maxTotalBytes = b }
+        var smtpURL = env["FAULTLINE_SMTP_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        var smtpFrom = env["FAULTLINE_SMTP_FROM"].flatMap { $0.isEmpty ? nil : $0 } ?? "faultline@localhost"
+        var smtpRequireTLS = false
         var it = args.makeIterator()
         while let a = it.next() {
             func value() -> String? { it.next() }
@@ -96,6 +112,13 @@ enum ServeCommand {
                 guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }
                 config.readSymbolicationBudget = v / 1000
             case "--debug-files": guard let v = value(), !v.isEmpty else { return missing(a) }; config.debugFilesDirectory = v
+            case "--smtp":
+                guard let v = value(), v.hasPrefix("smtp://") || v.hasPrefix("smtps://") else { return missing(a) }
+                smtpURL = v
+            case "--smtp-from": guard let v = value(), v.contains("@") else { return missing(a) }; smtpFrom = v
+            case "--smtp-require-tls": smtpRequireTLS = true
+            case "--alert-digest-seconds": guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.alerts.digestInterval = v
+            case "--alerts-per-minute": guard let v = value().flatMap({ Int64($0) }), v > 0 else { return missing(a) }; config.alerts.perRulePerMinute = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
                 config.durability = v
@@ -103,6 +126,10 @@ enum ServeCommand {
                 printError("serve: unknown option '\(a)'\n\(usage)")
                 return ExitCode.usage
             }
+        }
+        if let url = smtpURL {
+            config.alerts.smtp = SMTPSettings(url: url, from: smtpFrom, username: env["FAULTLINE_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
+                                              password: env["FAULTLINE_SMTP_PASSWORD"], requireTLS: smtpRequireTLS)
         }
         let server: Server
         do {

@@ -12,6 +12,8 @@ let commands: [Subcommand] = ServerSideCommands.summaries.map { command in
     case "debug-files": run = DebugFilesCommand.run
     case "logs": run = LogsCommand.run
     case "projects": run = ProjectsCommand.run
+    case "alerts": run = AlertsCommand.run
+    case "issues": run = IssuesCommand.run
     default: fatalError("ServerSideCommands lists '\(command.key)', which faultline-server does not implement")
     }
     return Subcommand(name: command.key, summary: command.value, run: run)

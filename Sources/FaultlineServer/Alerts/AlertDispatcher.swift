@@ -13,15 +13,18 @@ final class AlertDispatcher: @unchecked Sendable {
     let enrich: @Sendable (JSONValue) -> JSONValue
     /// At most this many alerts per rule per minute; more wait for the next minute.
     let perRulePerMinute: Int64
+    /// Seconds one send may take (connect and transfer) before it counts as failed.
+    let sendTimeout: Int
     /// Attempts before a delivery is given up (recorded as failed, with its last error).
     let maxAttempts: Int64 = 12
     private let worker = WorkerThread(name: "faultline-alert-sender", state: false)
     private let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):alerts"
     private let interval: Double
 
-    init(database: any SQLDatabase, smtp: SMTPSettings?, perRulePerMinute: Int64, interval: Double = 1,
+    init(database: any SQLDatabase, smtp: SMTPSettings?, perRulePerMinute: Int64, sendTimeout: Int, interval: Double = 1,
          enrich: @escaping @Sendable (JSONValue) -> JSONValue) {
-        self.database = database; self.smtp = smtp; self.perRulePerMinute = perRulePerMinute; self.interval = interval; self.enrich = enrich
+        self.database = database; self.smtp = smtp; self.perRulePerMinute = perRulePerMinute; self.sendTimeout = sendTimeout
+        self.interval = interval; self.enrich = enrich
     }
 
     func start() {
@@ -78,14 +81,14 @@ final class AlertDispatcher: @unchecked Sendable {
     func deliver(_ payload: JSONValue, rule: AlertRule, deliveryID: Int64) throws {
         switch rule.channel {
         case .webhook:
-            try CurlTransfer.postJSON(url: rule.target, body: Data(payload.jsonString.utf8))
+            try CurlTransfer.postJSON(url: rule.target, body: Data(payload.jsonString.utf8), timeout: sendTimeout)
         case .slack:
-            try CurlTransfer.postJSON(url: rule.target, body: Data(AlertMessage.slack(payload).jsonString.utf8))
+            try CurlTransfer.postJSON(url: rule.target, body: Data(AlertMessage.slack(payload).jsonString.utf8), timeout: sendTimeout)
         case .email:
             guard let smtp else { throw CurlTransfer.Failure(description: "no SMTP relay configured (faultline serve --smtp smtp://HOST:PORT)") }
             let message = AlertMessage.email(payload, from: smtp.from, to: rule.target, now: Date().timeIntervalSince1970,
                                              messageID: "alert-\(deliveryID)-\(UUID().uuidString.lowercased())@faultline")
-            try CurlTransfer.mail(smtp, to: rule.target, message: message)
+            try CurlTransfer.mail(smtp, to: rule.target, message: message, timeout: sendTimeout)
         }
     }
 }

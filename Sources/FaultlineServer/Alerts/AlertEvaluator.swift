@@ -44,9 +44,9 @@ final class AlertEvaluator: @unchecked Sendable {
         _ = try? store.releaseClaim("alerting", holder: holder)
     }
 
-    /// One round: every ready batch, the digests and "now symbolicated" alerts that are due, and
-    /// ignores whose time ran out. Runs only while this node holds the claim.
-    func tick() {
+    /// One round: every ready batch, then (with `periodic`) the digests and "now symbolicated"
+    /// alerts that are due, and ignores whose time ran out. Runs only while this node holds the claim.
+    func tick(periodic runPeriodic: Bool = true) {
         do {
             guard try store.acquireClaim("alerting", holder: holder, duration: max(10, interval * 10)) else { return }
             var enqueued = 0
@@ -55,7 +55,7 @@ final class AlertEvaluator: @unchecked Sendable {
                 enqueued += n
                 if !more { break }
             }
-            enqueued += try database.writing { [self] c in try periodic(c, now: Date().timeIntervalSince1970) }
+            if runPeriodic { enqueued += try database.writing { [self] c in try periodic(c, now: Date().timeIntervalSince1970) } }
             if enqueued > 0 { onEnqueued() }
         } catch {
             FileHandle.standardError.write(Data("faultline: alert evaluation failed, will retry: \(error)\n".utf8))

@@ -13,6 +13,8 @@ public struct AlertConfiguration: Sendable {
     public var perRulePerMinute: Int64 = 30
     /// How often the evaluator and the dispatcher look for work (seconds).
     public var pollInterval: Double = 1
+    /// Seconds one send (connect and transfer) may take before it counts as failed and is retried.
+    public var sendTimeout = 10
 
     public init() {}
 }
@@ -29,7 +31,7 @@ public final class Alerts: @unchecked Sendable {
         evaluator = AlertEvaluator(store: store, database: database, publicURL: publicURL, digestInterval: configuration.digestInterval,
                                    interval: configuration.pollInterval)
         dispatcher = AlertDispatcher(database: database, smtp: configuration.smtp, perRulePerMinute: configuration.perRulePerMinute,
-                                     interval: configuration.pollInterval) { payload in
+                                     sendTimeout: configuration.sendTimeout, interval: configuration.pollInterval) { payload in
             Self.enrich(payload, store: store, symbolicator: symbolicator)
         }
         let dispatcher = self.dispatcher

@@ -22,7 +22,6 @@ public struct SMTPSettings: Sendable, Equatable {
 enum CurlTransfer {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    static let timeoutSeconds = 10
     static let maxResponseBytes = 64 * 1024
 
     private static let initialised: Bool = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
@@ -56,12 +55,12 @@ enum CurlTransfer {
         return n
     }
 
-    private static func withHandle<T>(_ body: (UnsafeMutableRawPointer) throws -> T) throws -> T {
+    private static func withHandle<T>(timeout: Int, _ body: (UnsafeMutableRawPointer) throws -> T) throws -> T {
         guard initialised, let handle = curl_easy_init() else { throw Failure(description: "libcurl could not be initialised") }
         defer { curl_easy_cleanup(handle) }
         fl_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         fl_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 5)
-        fl_curl_set_long(handle, CURLOPT_TIMEOUT, timeoutSeconds)
+        fl_curl_set_long(handle, CURLOPT_TIMEOUT, timeout)
         fl_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         return try body(handle)
     }
@@ -71,8 +70,8 @@ enum CurlTransfer {
     }
 
     /// POSTs `body` as JSON; returns when the receiver answered 2xx, throws otherwise.
-    static func postJSON(url: String, body: Data) throws {
-        try withHandle { h in
+    static func postJSON(url: String, body: Data, timeout: Int) throws {
+        try withHandle(timeout: timeout) { h in
             let buffers = Buffers(Data())
             let context = Unmanaged.passUnretained(buffers).toOpaque()
             var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
@@ -105,8 +104,8 @@ enum CurlTransfer {
     }
 
     /// Sends `message` (RFC 5322) from `settings.from` to `recipient` through the relay.
-    static func mail(_ settings: SMTPSettings, to recipient: String, message: Data) throws {
-        try withHandle { h in
+    static func mail(_ settings: SMTPSettings, to recipient: String, message: Data, timeout: Int) throws {
+        try withHandle(timeout: timeout) { h in
             let buffers = Buffers(message)
             let context = Unmanaged.passUnretained(buffers).toOpaque()
             let recipients = curl_slist_append(nil, "<\(recipient)>")

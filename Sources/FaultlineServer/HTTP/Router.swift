@@ -85,14 +85,14 @@ final class Router: HTTPHandling, @unchecked Sendable {
         },
         // Releases (Lifecycle/): sentry-cli's `releases new|finalize|list|deploys`, both URL forms.
         Route(["GET", "POST", "PUT"], "/api/0/organizations/*/releases/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in
-            router.lifecycleAPI?.releases(r, path: Array(r.pathComponents.dropFirst(4)), projectSlug: nil) ?? .detail(404, "this store keeps no releases")
+            router.lifecycleAPI?.releases(r, path: Array(r.pathComponents.dropFirst(5)), projectSlug: nil) ?? .detail(404, "this store keeps no releases")
         },
         Route(["GET", "POST", "PUT"], "/api/0/projects/*/*/releases/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
-            router.lifecycleAPI?.releases(r, path: Array(r.pathComponents.dropFirst(5)), projectSlug: c[1]) ?? .detail(404, "this store keeps no releases")
+            router.lifecycleAPI?.releases(r, path: Array(r.pathComponents.dropFirst(6)), projectSlug: c[1]) ?? .detail(404, "this store keeps no releases")
         },
         // Alert rules and their deliveries (Alerts/).
         Route(["GET", "POST"], "/api/0/projects/*/*/alerts/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
-            router.alerts?.api(r, project: c[1], path: Array(r.pathComponents.dropFirst(5))) ?? .detail(404, "this store keeps no alerts")
+            router.alerts?.api(r, project: c[1], path: Array(r.pathComponents.dropFirst(6))) ?? .detail(404, "this store keeps no alerts")
         },
         Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.event(org: c[0], project: c[1], eventID: c[2])

@@ -12,6 +12,8 @@ public final class Lifecycle: @unchecked Sendable {
         self.store = store
         self.database = database
     }
+    public convenience init(store: SQLiteStore) { self.init(store: store, database: store) }
+    public convenience init(store: PostgresStore) { self.init(store: store, database: store) }
 
     /// `DEFAULT-12`: the project's slug in capitals and the issue's id, as Sentry's short ids read.
     public static func shortID(projectSlug: String, issueID: Int64) -> String {

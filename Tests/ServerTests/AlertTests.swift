@@ -1,0 +1,211 @@
+// Alerts end to end against real receivers: a real SMTP server (aiosmtpd) and an HTTP webhook
+// receiver. Evaluation and sending are driven round by round here (poll interval of an hour), so
+// what each round must have sent is exact, whatever the machine's load.
+import Foundation
+import XCTest
+@testable import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+import Synchronization
+
+final class AlertTests: XCTestCase {
+    var smtp: SMTPSink!
+    var hook: ScriptedHTTPServer!
+
+    override func setUpWithError() throws {
+        smtp = try SMTPSink()
+        hook = try ScriptedHTTPServer()
+    }
+
+    override func tearDown() {
+        smtp?.stop()
+        hook?.stop()
+    }
+
+    func makeServer(digestSeconds: Double = 1, sendTimeout: Int = 10) throws -> TestServer {
+        let port = smtp.port
+        return try TestServer { config in
+            config.alerts.smtp = SMTPSettings(url: "smtp://127.0.0.1:\(port)", from: "faultline@test.example")
+            config.alerts.pollInterval = 3600
+            config.alerts.sendTimeout = sendTimeout
+            config.alerts.digestInterval = digestSeconds
+            config.publicURL = "https://errors.example.com"
+        }
+    }
+
+    /// One evaluation round and one sending round, as the workers would run them (`periodic`:
+    /// with the digests, "now symbolicated" alerts and ignores whose time ran out).
+    func round(_ server: TestServer, periodic: Bool = true) throws {
+        try server.waitUntilIdle()
+        let alerts = try XCTUnwrap(server.server.alerts)
+        alerts.evaluator.tick(periodic: periodic)
+        alerts.dispatcher.sendDue()
+    }
+
+    func addRule(_ server: TestServer, _ body: JSONValue) throws -> Int64 {
+        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
+                             headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: Data(body.jsonString.utf8))
+        XCTAssertEqual(r.status, 201, r.text)
+        return try JSONValue.parse(r.body)["id"]?.int64Value ?? 0
+    }
+
+    func send(_ server: TestServer, count: Int, release: String = "app@1.0", function: String = "checkout") {
+        let bodies = (0..<count).map { _ in TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20], release: release, functions: ["main", function])) }
+        let failures = Mutex<[String]>([])
+        let (port, key, project) = (server.port, server.publicKey, server.projectID)
+        DispatchQueue.concurrentPerform(iterations: min(8, count)) { worker in
+            for i in stride(from: worker, to: count, by: 8) {
+                let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(project)/envelope/",
+                                     headers: ["Content-Type": "application/x-sentry-envelope",
+                                               "X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=tests/1.0, sentry_key=\(key)"], body: bodies[i])
+                if r.status != 200 { failures.withLock { $0.append("\(r.status) \(r.text)") } }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [], "ingest")
+    }
+
+    func webhookKinds() -> [String] {
+        hook.requests.compactMap { try? JSONValue.parse($0.body)["kind"]?.stringValue }
+    }
+
+    func testANewIssueIsOneMailAndOneWebhookAndAStormOfItIsOneDigest() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/hooks/faultline"), "on": "new-issue,regression"])
+        _ = try addRule(server, ["channel": "email", "target": "oncall@example.com", "on": "new-issue"])
+
+        send(server, count: 1)
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue"])
+        let payload = try JSONValue.parse(try XCTUnwrap(hook.requests.first).body)
+        XCTAssertEqual(payload["issue"]?["title"]?.stringValue, "SIGSEGV in checkout")
+        XCTAssertEqual(payload["issue"]?["short_id"]?.stringValue, "DEFAULT-\(payload["issue"]?["id"]?.stringValue ?? "")")
+        XCTAssertEqual(payload["issue"]?["release"]?.stringValue, "app@1.0")
+        XCTAssertEqual(payload["issue"]?["top_frames"], ["checkout", "main"])
+        XCTAssertTrue(payload["issue"]?["url"]?.stringValue?.hasPrefix("https://errors.example.com/ui/issues/") == true)
+        XCTAssertEqual(hook.requests.first?.headers["content-type"], "application/json")
+        XCTAssertEqual(smtp.messages.count, 1)
+        let mail = try XCTUnwrap(smtp.messages.first)
+        XCTAssertTrue(mail.contains("X-Envelope-To: oncall@example.com"), mail)
+        XCTAssertTrue(mail.contains("Subject: [Faultline] New issue DEFAULT-"), mail)
+        XCTAssertTrue(mail.contains("Title:    SIGSEGV in checkout"), mail)
+
+        // A storm of the same issue: counted, not sent.
+        let alertedAt = Date()
+        send(server, count: 999)
+        try round(server, periodic: false)
+        XCTAssertEqual(webhookKinds(), ["new_issue"], "no alert per crash")
+        XCTAssertEqual(smtp.messages.count, 1)
+        // Once the digest interval has passed: one digest per rule, with every suppressed event.
+        while Date() < alertedAt.addingTimeInterval(1.05) { usleep(50_000) }
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue", "digest"])
+        XCTAssertEqual(try JSONValue.parse(hook.requests[1].body)["digest"]?["events"]?.int64Value, 999)
+        XCTAssertEqual(smtp.messages.count, 2)
+        XCTAssertTrue(smtp.messages[1].contains("999 more events since the last alert"), smtp.messages[1])
+        try round(server)
+        XCTAssertEqual(hook.requests.count, 2, "nothing more without new events")
+
+        // Every delivery is visible with its state.
+        let listed = try server.getJSON("/api/0/projects/faultline/default/alerts/deliveries/").arrayValue ?? []
+        XCTAssertEqual(listed.count, 4)
+        XCTAssertTrue(listed.allSatisfy { $0["state"]?.stringValue == "sent" }, "\(listed)")
+    }
+
+    func testResolvedInAReleaseReopensOnlyForThatReleaseOrANewerOne() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "regression"])
+        func put(_ path: String, _ body: JSONValue) -> RawHTTP.Response {
+            RawHTTP.send(port: server.port, method: "PUT", path: path, headers: ["Authorization": "Bearer \(server.token)"], body: Data(body.jsonString.utf8))
+        }
+        func post(_ path: String, _ body: JSONValue) -> RawHTTP.Response {
+            RawHTTP.send(port: server.port, method: "POST", path: path, headers: ["Authorization": "Bearer \(server.token)"], body: Data(body.jsonString.utf8))
+        }
+        // Release order as CI creates them.
+        for v in ["app@0.9", "app@1.0", "app@1.1"] {
+            XCTAssertEqual(post("/api/0/organizations/faultline/releases/", ["version": .string(v), "projects": ["default"]]).status, 201)
+        }
+        send(server, count: 1, release: "app@1.0")
+        try round(server)
+        let issue = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue?.first)
+        let id = try XCTUnwrap(issue["id"]?.stringValue)
+        XCTAssertEqual(issue["status"]?.stringValue, "unresolved")
+        let resolved = put("/api/0/issues/\(id)/", ["status": "resolved", "statusDetails": ["inRelease": "app@1.1"]])
+        XCTAssertEqual(resolved.status, 200, resolved.text)
+
+        send(server, count: 1, release: "app@1.0")  // an older release still crashing: expected
+        try round(server)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["status"]?.stringValue, "resolved")
+        XCTAssertEqual(hook.requests.count, 0)
+
+        send(server, count: 1, release: "app@1.1")  // the fixed release: a regression
+        try round(server)
+        let after = try server.getJSON("/api/0/issues/\(id)/")
+        XCTAssertEqual(after["status"]?.stringValue, "unresolved")
+        XCTAssertEqual(after["regressions"]?.int64Value, 1)
+        XCTAssertEqual(webhookKinds(), ["regression"])
+        XCTAssertEqual(try JSONValue.parse(hook.requests[0].body)["issue"]?["release"]?.stringValue, "app@1.1")
+
+        // Ignored until 2 more events: the third brings it back.
+        XCTAssertEqual(put("/api/0/issues/\(id)/", ["status": "ignored", "statusDetails": ["ignoreCount": 2]]).status, 200)
+        send(server, count: 2, release: "app@1.1")
+        try round(server)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["status"]?.stringValue, "ignored")
+        send(server, count: 1, release: "app@1.1")
+        try round(server)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["status"]?.stringValue, "unresolved")
+        XCTAssertEqual(webhookKinds(), ["regression", "unmuted"])
+    }
+
+    func testFailedDeliveriesAreRetriedWithTheirErrorAndNonHTTPWebhooksAreRefused() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        for bad in ["file:///etc/passwd", "gopher://127.0.0.1/", "ftp://127.0.0.1/x", "http://", "javascript:alert(1)"] {
+            let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
+                                 headers: ["Authorization": "Bearer \(server.token)"], body: Data(JSONValue.object(["channel": "webhook", "target": .string(bad)]).jsonString.utf8))
+            XCTAssertEqual(r.status, 400, "\(bad): \(r.text)")
+        }
+        hook.setScript { _ in .status(503, body: String(repeating: "x", count: 1 << 20)) }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue"])
+        send(server, count: 1)
+        try round(server)
+        var d = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/default/alerts/deliveries/").arrayValue?.first)
+        XCTAssertEqual(d["state"]?.stringValue, "pending")
+        XCTAssertEqual(d["attempts"]?.int64Value, 1)
+        XCTAssertTrue(d["last_error"]?.stringValue?.contains("HTTP 503") == true, "\(d)")
+        // The retry waits for its back-off; once the receiver answers, it goes, once.
+        hook.setScript { _ in .status(200) }
+        let database = try XCTUnwrap(server.server.alerts).database
+        try database.writing { c in try c.execute("UPDATE alert_deliveries SET next_attempt = 0") }
+        try round(server)
+        d = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/default/alerts/deliveries/").arrayValue?.first)
+        XCTAssertEqual(d["state"]?.stringValue, "sent")
+        XCTAssertEqual(d["attempts"]?.int64Value, 2)
+        XCTAssertEqual(hook.requests.count, 2)
+    }
+
+    func testAWebhookThatNeverAnswersHoldsUpNeitherIngestNorGrouping() throws {
+        let server = try makeServer(sendTimeout: 120)
+        defer { server.stop() }
+        hook.setScript { _ in .slow(seconds: 120, then: 200) }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue"])
+        send(server, count: 1, function: "first")
+        try server.waitUntilIdle()
+        let alerts = try XCTUnwrap(server.server.alerts)
+        alerts.evaluator.onEnqueued = {}  // only the thread below sends
+        alerts.evaluator.tick()
+        let sender = Thread { alerts.dispatcher.sendDue() }  // held by the receiver for its whole timeout
+        sender.start()
+        let deadline = Date().addingTimeInterval(60)
+        while hook.connectionCount == 0 && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(hook.connectionCount, 1, "the send is under way")
+        for n in 0..<20 { send(server, count: 1, function: "other\(n)") }
+        try server.waitUntilIdle()
+        alerts.evaluator.tick()
+        XCTAssertEqual(try server.storedCount(), 21)
+        XCTAssertFalse(sender.isFinished, "all of that happened while the send was still waiting for its answer")
+        let pending = try server.getJSON("/api/0/projects/faultline/default/alerts/deliveries/").arrayValue ?? []
+        XCTAssertEqual(pending.filter { $0["kind"]?.stringValue == "new_issue" }.count, 21, "the other issues' alerts are queued")
+    }
+}
