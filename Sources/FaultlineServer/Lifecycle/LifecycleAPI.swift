@@ -1,7 +1,7 @@
 // Sentry's issue-update and release endpoints, as sentry-cli and scripts call them (server token):
 //   PUT /api/0/issues/<id>/                              {"status", "statusDetails"}
 //   PUT /api/0/projects/<org>/<project>/issues/?id=1&id=2 the same for many (without ids: every
-//                                                         issue matching ?status=, default unresolved)
+//                                                         issue, or those matching ?status=)
 //   GET /api/0/                                          who the token is (`sentry-cli info`)
 //   /api/0/organizations/<org>/releases/[<version>/[deploys/]] and the project-scoped form
 //   /api/0/projects/<org>/<project>/releases/…           create, finalize, list, deploys
@@ -77,12 +77,19 @@ struct LifecycleAPI {
                     ids.append(issue.id)
                 }
             } else {
-                let filter = IssueStatus(sentry: r.query["status"] ?? "unresolved") ?? .unresolved
+                // sentry-cli's `--all` sends no filter (every issue), `--status S` sends ?status=S.
+                var filter: IssueStatus?
+                if let s = r.query["status"] {
+                    guard let status = IssueStatus(sentry: s) else { throw LifecycleError.badRequest("status must be resolved, unresolved, ignored or muted") }
+                    filter = status
+                }
                 ids = try database.reading { c in
                     try c.rows("""
                         SELECT i.id FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
-                        WHERE i.project_id = ? AND i.merged_into IS NULL AND coalesce(s.status, 'unresolved') = ? ORDER BY i.id LIMIT ?
-                        """, [.int(project.id), .text(filter.rawValue), .int(Int64(Self.maxBulkIDs))]) { $0.int(0) }
+                        WHERE i.project_id = ? AND i.merged_into IS NULL AND (CAST(? AS TEXT) IS NULL OR coalesce(s.status, 'unresolved') = ?)
+                        ORDER BY i.id LIMIT ?
+                        """, [.int(project.id), filter.map { .text($0.rawValue) } ?? .null, filter.map { .text($0.rawValue) } ?? .null,
+                              .int(Int64(Self.maxBulkIDs))]) { $0.int(0) }
                 }
             }
             try lifecycle.update(issueIDs: ids, status: status, details: details)

@@ -1,0 +1,90 @@
+// The issue lifecycle and releases as real clients drive them: sentry-cli's `info`, `releases
+// new|finalize|list|deploys`, `issues list|resolve|mute|unresolve`, and Sentry's bulk issue update
+// over 500 ids.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class LifecycleAPITests: XCTestCase {
+    func put(_ server: TestServer, _ path: String, _ body: JSONValue) -> RawHTTP.Response {
+        RawHTTP.send(port: server.port, method: "PUT", path: path, headers: ["Authorization": "Bearer \(server.token)"], body: Data(body.jsonString.utf8))
+    }
+
+    func testSentryCLIManagesReleasesAndIssues() throws {
+        guard let cli = ThirdParty.executable("sentry-cli") else {
+            return XCTFail("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
+        }
+        let server = try TestServer()
+        defer { server.stop() }
+        for (n, function) in ["pay", "ship", "bill"].enumerated() {
+            let e = TestEvents.native(offsets: [0x10, UInt64(0x100 * (n + 1))], functions: ["main", function])
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
+        }
+        try server.waitUntilIdle()
+        let env = ["SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
+                   "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"]
+        func run(_ args: [String]) throws -> TestSupport.Outcome {
+            let o = try TestSupport.run(cli, args, environment: env, timeout: 60)
+            XCTAssertEqual(o.exitCode, 0, "sentry-cli \(args.joined(separator: " ")): \(o)")
+            return o
+        }
+        XCTAssertTrue(try run(["info"]).stdout.contains("Method: Auth Token"))
+        XCTAssertTrue(try run(["releases", "new", "-p", "default", "app@2.0+build.7"]).stdout.contains("Created release app@2.0+build.7"))
+        XCTAssertTrue(try run(["releases", "finalize", "app@2.0+build.7"]).stdout.contains("Finalized release app@2.0+build.7"))
+        _ = try run(["releases", "deploys", "app@2.0+build.7", "new", "-e", "production", "-n", "blue"])
+        let listed = try run(["releases", "list"]).stdout
+        XCTAssertTrue(listed.contains("app@2.0+build.7"), listed)
+        let deploys = try run(["releases", "deploys", "app@2.0+build.7", "list"]).stdout
+        XCTAssertTrue(deploys.contains("production") && deploys.contains("blue"), deploys)
+        let release = try server.getJSON("/api/0/organizations/faultline/releases/app@2.0+build.7/")
+        XCTAssertNotEqual(release["dateReleased"], .null, "finalize set dateReleased")
+
+        let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
+        XCTAssertEqual(issues.count, 3)
+        let ids = issues.compactMap { $0["id"]?.stringValue }
+        XCTAssertTrue(try run(["issues", "list"]).stdout.contains("DEFAULT-\(ids[0])"))
+        _ = try run(["issues", "resolve", "-i", ids[0]])
+        _ = try run(["issues", "mute", "-i", ids[1]])
+        func status(_ id: String) throws -> String? { try server.getJSON("/api/0/issues/\(id)/")["status"]?.stringValue }
+        XCTAssertEqual(try status(ids[0]), "resolved")
+        XCTAssertEqual(try status(ids[1]), "ignored")
+        XCTAssertEqual(try status(ids[2]), "unresolved")
+        let table = try run(["issues", "list"]).stdout
+        XCTAssertTrue(table.split(separator: "\n").contains { $0.contains("DEFAULT-\(ids[0])") && $0.contains("resolved") }, table)
+        // Only the resolved ones come back; the ignored one stays ignored.
+        _ = try run(["issues", "-s", "resolved", "unresolve"])
+        XCTAssertEqual(try status(ids[0]), "unresolved")
+        XCTAssertEqual(try status(ids[1]), "ignored")
+        _ = try run(["issues", "-a", "resolve"])
+        XCTAssertEqual(Set(try ids.map(status)), ["resolved"])
+    }
+
+    func testBulkUpdateOf500IssuesAndMalformedUpdatesAreRefused() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for n in 0..<500 {
+            let e = TestEvents.native(offsets: [0x10, UInt64(0x1000 + n * 16)], functions: ["main", "f\(n)"])
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
+        }
+        try server.waitUntilIdle(timeout: 120)
+        let ids = (try server.getJSON("/api/0/projects/faultline/default/issues/?limit=1000").arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+        XCTAssertEqual(ids.count, 500)
+        let query = ids.map { "id=\($0)" }.joined(separator: "&")
+        let r = put(server, "/api/0/projects/faultline/default/issues/?\(query)", ["status": "resolved", "statusDetails": ["inNextRelease": true]])
+        XCTAssertEqual(r.status, 200, r.text)
+        let statuses = (try server.getJSON("/api/0/projects/faultline/default/issues/?limit=1000").arrayValue ?? []).compactMap { $0["status"]?.stringValue }
+        XCTAssertEqual(Set(statuses), ["resolved"])
+        XCTAssertEqual(statuses.count, 500)
+
+        XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "closed"]).status, 400)
+        XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "ignored", "statusDetails": ["ignoreCount": -1]]).status, 400)
+        XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "ignored", "statusDetails": ["ignoreUntil": "tomorrow"]]).status, 400)
+        XCTAssertEqual(put(server, "/api/0/issues/99999999/", ["status": "resolved"]).status, 404)
+        XCTAssertEqual(put(server, "/api/0/projects/faultline/default/issues/?id=99999999", ["status": "resolved"]).status, 400)
+        let unauthenticated = RawHTTP.send(port: server.port, method: "PUT", path: "/api/0/issues/\(ids[0])/", body: Data("{\"status\":\"resolved\"}".utf8))
+        XCTAssertEqual(unauthenticated.status, 401)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(ids[0])/")["status"]?.stringValue, "resolved", "nothing changed by refused updates")
+    }
+}
