@@ -208,4 +208,29 @@ final class AlertTests: XCTestCase {
         let pending = try server.getJSON("/api/0/projects/faultline/default/alerts/deliveries/").arrayValue ?? []
         XCTAssertEqual(pending.filter { $0["kind"]?.stringValue == "new_issue" }.count, 21, "the other issues' alerts are queued")
     }
+
+    func testALateDebugFileSendsTheReadableAlertToWhoGotTheUnreadableOne() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let work = TestSupport.makeTemporaryDirectory("alert-symbolicated")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let program = try Fixtures.buildProgram(in: work)
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue,symbolicated"])
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program))).status, 200)
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue"])
+        let first = try JSONValue.parse(hook.requests[0].body)["issue"]
+        XCTAssertEqual(first?["symbolicated"], false)
+        XCTAssertFalse(first?["title"]?.stringValue?.contains("faultline_fixture_leaf") ?? true, "\(first ?? .null)")
+
+        XCTAssertEqual(try server.uploadDebugFile(program.path), "ok")
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue", "symbolicated"])
+        let named = try JSONValue.parse(hook.requests[1].body)
+        XCTAssertTrue(named["issue"]?["title"]?.stringValue?.contains("faultline_fixture_leaf") == true, "\(named)")
+        XCTAssertEqual(named["previous_title"], first?["title"])
+        XCTAssertTrue(named["issue"]?["top_frames"]?.arrayValue?.first?.stringValue?.contains("faultline_fixture_leaf") == true, "\(named)")
+        try round(server)
+        XCTAssertEqual(hook.requests.count, 2, "told once")
+    }
 }

@@ -1,6 +1,6 @@
 // /ui/issues/<id>[?event=<occurrence id>]: one issue, one of its occurrences in full (the
-// latest unless another is picked), the list of occurrences, and the resolve/reopen/merge forms.
-// POST /ui/issues/<id>/{resolve,reopen,merge} change it (CSRF checked by WebUI).
+// latest unless another is picked), the list of occurrences, and the lifecycle and merge forms.
+// POST /ui/issues/<id>/{resolve,resolve-next,ignore,reopen,merge} change it (CSRF checked by WebUI).
 import Foundation
 import FaultlineProtocol
 
@@ -13,14 +13,21 @@ struct IssuePage {
         // A merged id resolves to the surviving issue: send the browser there so the URL is canonical.
         if issue.id != requestedID { return WebUI.redirect("/ui/issues/\(issue.id)") }
         guard let project = try ctx.store.projects().first(where: { $0.id == issue.projectID }) else { return WebUI.notFound("no project") }
-        let status = try ctx.queries.status(issueID: issue.id)
+        let state = try ctx.store.reading { try IssueLifecycle.state($0, issueID: issue.id) }
+        let status = state.status.rawValue
         var occurrence: StoredOccurrence?
         if let pick = Int64(ctx.q("event")), let o = try ctx.store.occurrence(id: pick), o.issueID == issue.id { occurrence = o }
         if occurrence == nil { occurrence = try ctx.store.occurrences(issueID: issue.id, limit: 1, offset: 0).first }
 
-        var body = "<h1>\(HTML.esc(issue.title))</h1><div class=\"culprit\">\(HTML.esc(issue.culprit))</div>"
+        var body = "<h1><span class=\"muted\">\(HTML.esc(Lifecycle.shortID(projectSlug: project.slug, issueID: issue.id)))</span> \(HTML.esc(issue.title))</h1>"
+        body += "<div class=\"culprit\">\(HTML.esc(issue.culprit))</div>"
         body += issue.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
-        body += status == "resolved" ? "<span class=\"tag resolved\">resolved</span>" : "<span class=\"tag\">unresolved</span>"
+        var detail = ""
+        if let r = state.details.inRelease { detail = state.details.inNextRelease ? " in the release after \(r)" : " in \(r)" }
+        if let n = state.details.ignoreCount { detail = " for \(n) more events" }
+        if let t = state.details.ignoreUntil { detail += " until \(SentryTimestamp.rfc3339(t))" }
+        body += "<span class=\"tag\(status == "unresolved" ? "" : " resolved")\">\(HTML.esc(status + detail))</span>"
+        if state.regressions > 0 { body += "<span class=\"tag unsym\">regressed \(state.regressions)×</span>" }
         body += actions(issue, status: status)
         let firstRelease = try ctx.queries.firstRelease(issueID: issue.id)
         body += EventSections.dl([
@@ -48,14 +55,22 @@ struct IssuePage {
     }
 
     func actions(_ issue: IssueRecord, status: String) -> String {
-        let flip = status == "resolved" ? ("reopen", "Reopen") : ("resolve", "Resolve")
-        return """
-        <div class="actions">
-        <form method="post" action="/ui/issues/\(issue.id)/\(flip.0)">\(ctx.csrfField)<button class="primary" type="submit">\(flip.1)</button></form>
+        func button(_ action: String, _ label: String, primary: Bool = false, extra: String = "") -> String {
+            "<form method=\"post\" action=\"/ui/issues/\(issue.id)/\(action)\">\(ctx.csrfField)\(extra)<button\(primary ? " class=\"primary\"" : "") type=\"submit\">\(label)</button></form>"
+        }
+        var out = "<div class=\"actions\">"
+        if status == "unresolved" {
+            out += button("resolve", "Resolve", primary: true) + button("resolve-next", "Resolve in next release")
+            out += button("ignore", "Ignore", extra: "<label for=\"for-events\">for events</label><input id=\"for-events\" name=\"events\" inputmode=\"numeric\" size=\"5\">")
+        } else {
+            out += button("reopen", "Reopen", primary: true)
+        }
+        out += """
         <form method="post" action="/ui/issues/\(issue.id)/merge">\(ctx.csrfField)<label for="into">Merge into issue</label>
         <input id="into" name="into" inputmode="numeric" size="8" required><button type="submit">Merge</button></form>
         </div>
         """
+        return out
     }
 
     func occurrences(_ issue: IssueRecord) throws -> String {
@@ -76,8 +91,14 @@ struct IssuePage {
     func act(_ action: String) throws -> HTTPResponse {
         guard let issue = try ctx.store.issue(id: requestedID) else { return WebUI.notFound("no such issue") }
         switch action {
-        case "resolve": try ctx.queries.setStatus(issueID: issue.id, "resolved")
-        case "reopen": try ctx.queries.setStatus(issueID: issue.id, "unresolved")
+        case "resolve", "resolve-next", "ignore", "reopen":
+            var details = IssueStatusDetails()
+            let status: IssueStatus = action == "reopen" ? .unresolved : action == "ignore" ? .ignored : .resolved
+            if action == "resolve-next" { details.inNextRelease = true }
+            if action == "ignore", let n = Int64(WebUI.form(ctx.request.body)["events"]?.trimmingCharacters(in: .whitespaces) ?? ""), n > 0 {
+                details.ignoreCount = n
+            }
+            try ctx.store.writing { c in try IssueLifecycle.set(c, issueIDs: [issue.id], status: status, details: details, now: Date().timeIntervalSince1970) }
         case "merge":
             let f = WebUI.form(ctx.request.body)
             guard let intoID = Int64(f["into"]?.trimmingCharacters(in: .whitespaces) ?? ""), let target = try ctx.store.issue(id: intoID) else {
