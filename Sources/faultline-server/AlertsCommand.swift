@@ -57,10 +57,7 @@ enum AlertsCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) else {
-            printError("alerts: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
-            return ExitCode.inputError
-        }
+        if let refused = DatabaseOption.refuseWithoutData("alerts", dataDirectory: dataDir, database: database) { return refused }
         do {
             let (store, admin, _) = try DatabaseOption.openWithFeatures(dataDirectory: dataDir, database: database)
             defer { store.close() }

@@ -16,6 +16,13 @@ enum DatabaseOption {
         database != nil || FileManager.default.fileExists(atPath: dataDirectory + "/faultline.sqlite")
     }
 
+    /// Nil when there is data to work on; otherwise says so (as `command`) and returns the exit code.
+    static func refuseWithoutData(_ command: String, dataDirectory: String, database: String?) -> Int32? {
+        if hasData(dataDirectory: dataDirectory, database: database) { return nil }
+        printError("\(command): no server data in \(dataDirectory) (run 'faultline serve' once, or pass --data-dir)")
+        return ExitCode.inputError
+    }
+
     static func open(dataDirectory: String, database: String?) throws -> any Store & LogArchiveStore {
         if let database { return try PostgresStore(url: database, connections: 1) }
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)

@@ -47,10 +47,7 @@ enum IssuesCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) else {
-            printError("issues: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
-            return ExitCode.inputError
-        }
+        if let refused = DatabaseOption.refuseWithoutData("issues", dataDirectory: dataDir, database: database) { return refused }
         do {
             let (store, _, lifecycle) = try DatabaseOption.openWithFeatures(dataDirectory: dataDir, database: database)
             defer { store.close() }

@@ -41,10 +41,7 @@ enum ProjectsCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) || verb == "create" else {
-            printError("projects: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
-            return ExitCode.inputError
-        }
+        if verb != "create", let refused = DatabaseOption.refuseWithoutData("projects", dataDirectory: dataDir, database: database) { return refused }
         do {
             let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { store.close() }

@@ -24,13 +24,16 @@ final class AlertTests: XCTestCase {
 
     func makeServer(digestSeconds: Double = 1, sendTimeout: Int = 10) throws -> TestServer {
         let port = smtp.port
-        return try TestServer { config in
+        let server = try TestServer { config in
             config.alerts.smtp = SMTPSettings(url: "smtp://127.0.0.1:\(port)", from: "faultline@test.example")
             config.alerts.pollInterval = 3600
             config.alerts.sendTimeout = sendTimeout
             config.alerts.digestInterval = digestSeconds
             config.publicURL = "https://errors.example.com"
         }
+        // Only `round` sends: the sender's own thread, woken by the evaluator, would race it.
+        server.server.alerts?.evaluator.onEnqueued = {}
+        return server
     }
 
     /// One evaluation round and one sending round, as the workers would run them (`periodic`:
@@ -145,7 +148,7 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(after["status"]?.stringValue, "unresolved")
         XCTAssertEqual(after["regressions"]?.int64Value, 1)
         XCTAssertEqual(webhookKinds(), ["regression"])
-        XCTAssertEqual(try JSONValue.parse(hook.requests[0].body)["issue"]?["release"]?.stringValue, "app@1.1")
+        XCTAssertEqual(try JSONValue.parse(try XCTUnwrap(hook.requests.first).body)["issue"]?["release"]?.stringValue, "app@1.1")
 
         // Ignored until 2 more events: the third brings it back.
         XCTAssertEqual(put("/api/0/issues/\(id)/", ["status": "ignored", "statusDetails": ["ignoreCount": 2]]).status, 200)
@@ -232,5 +235,32 @@ final class AlertTests: XCTestCase {
         XCTAssertTrue(named["issue"]?["top_frames"]?.arrayValue?.first?.stringValue?.contains("faultline_fixture_leaf") == true, "\(named)")
         try round(server)
         XCTAssertEqual(hook.requests.count, 2, "told once")
+    }
+
+    func testAReleaseWhoseCrashFreeRateFallsBelowTheThresholdAlertsOnce() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "crash-free:95/60"])
+        func session(_ release: String, crashed: Bool) -> Envelope.Item {
+            let payload: JSONValue = ["sid": .string(UUID().uuidString.lowercased()), "init": true, "status": .string(crashed ? "crashed" : "exited"),
+                                      "started": .string(SentryTimestamp.rfc3339(Date().timeIntervalSince1970)), "attrs": ["release": .string(release)]]
+            return Envelope.Item(type: "session", payload: payload.serialized())
+        }
+        for (release, crashed) in [("app@1.0", 2), ("app@2.0", 0)] {
+            for n in 0..<20 {
+                let body = Envelope(header: .object([:]), items: [session(release, crashed: n < crashed)]).serialized()
+                XCTAssertEqual(server.sendEnvelope(body).status, 200)
+            }
+        }
+        try XCTUnwrap(server.server.alerts).evaluator.crashFreeCheckInterval = 0  // every round looks (not every 30 s)
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["crash_free"])
+        let p = try JSONValue.parse(try XCTUnwrap(hook.requests.first).body)
+        XCTAssertEqual(p["release"]?.stringValue, "app@1.0")
+        XCTAssertEqual(p["crash_free"]?["sessions"]?.int64Value, 20)
+        XCTAssertEqual(p["crash_free"]?["crashed"]?.int64Value, 2)
+        XCTAssertEqual(AlertMessage.headline(p), "Crash-free sessions of app@1.0: 90 % (below 95 %) over 60 min")
+        try round(server)
+        XCTAssertEqual(hook.requests.count, 1, "once per window")
     }
 }

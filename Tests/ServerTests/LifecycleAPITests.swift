@@ -87,4 +87,31 @@ final class LifecycleAPITests: XCTestCase {
         XCTAssertEqual(unauthenticated.status, 401)
         XCTAssertEqual(try server.getJSON("/api/0/issues/\(ids[0])/")["status"]?.stringValue, "resolved", "nothing changed by refused updates")
     }
+
+    func testAssignAndCommentThroughTheAPIAndThePage() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20], functions: ["main", "sync"]))).status, 200)
+        try server.waitUntilIdle()
+        let id = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue?.first?["id"]?.stringValue)
+        let assigned = put(server, "/api/0/issues/\(id)/", ["assignedTo": "user:alice"])
+        XCTAssertEqual(assigned.status, 200, assigned.text)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["assignedTo"]?["name"]?.stringValue, "alice")
+        XCTAssertEqual(put(server, "/api/0/issues/\(id)/", ["assignedTo": .string("bob\u{1b}[2J")]).status, 400, "control characters refused")
+        let posted = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/issues/\(id)/comments/",
+                                  headers: ["Authorization": "Bearer \(server.token)"], body: Data(#"{"text": "seen on the EU nodes only <b>"}"#.utf8))
+        XCTAssertEqual(posted.status, 201, posted.text)
+        let comments = try server.getJSON("/api/0/issues/\(id)/comments/").arrayValue ?? []
+        XCTAssertEqual(comments.map { $0["text"]?.stringValue }, ["seen on the EU nodes only <b>"])
+
+        let login = try XCTUnwrap(server.webLogin())
+        XCTAssertEqual(server.postForm("/ui/issues/\(id)/comment", login, ["_csrf": login.csrf, "text": "rolled back 1.4.2"]).status, 303)
+        XCTAssertEqual(server.postForm("/ui/issues/\(id)/assign", login, ["_csrf": login.csrf, "assignee": "carol"]).status, 303)
+        let page = server.page("/ui/issues/\(id)", login).text
+        XCTAssertTrue(page.contains("seen on the EU nodes only &lt;b&gt;") && page.contains("rolled back 1.4.2"), page)
+        XCTAssertTrue(page.contains("value=\"carol\""), page)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["numComments"]?.int64Value, 2)
+        XCTAssertEqual(put(server, "/api/0/issues/\(id)/", ["assignedTo": .null]).status, 200)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["assignedTo"], .null)
+    }
 }

@@ -21,6 +21,13 @@ final class AlertEvaluator: @unchecked Sendable {
     /// Called after a batch enqueued something (wakes the dispatcher).
     var onEnqueued: @Sendable () -> Void = {}
     private let worker = WorkerThread(name: "faultline-alert-evaluator", state: ())
+    /// Crash-free rates are computed from session items at most this often (they scan a window).
+    var crashFreeCheckInterval: Double = 30
+    /// A release needs this many sessions in the window before its crash-free rate can alert.
+    static let minimumSessions: Int64 = 10
+    /// Session items read per project and check, newest first.
+    static let sessionScanLimit = 50_000
+    private var lastCrashFreeCheck: Double = 0
     private let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):alerting"
     private let interval: Double
 
@@ -191,6 +198,10 @@ final class AlertEvaluator: @unchecked Sendable {
             try AlertRows.enqueue(c, ruleID: ruleID, issueID: issue.id, kind: .symbolicated, payload: payload, now: now)
             enqueued += 1
         }
+        if now - lastCrashFreeCheck >= crashFreeCheckInterval {
+            lastCrashFreeCheck = now
+            enqueued += try crashFree(c, rules: Array(rules.values), now: now)
+        }
         for (issueID, projectID) in try IssueLifecycle.expireIgnores(c, now: now) {
             guard let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(projectID)) else { continue }
             for rule in rules.values where rule.projectID == projectID && rule.triggers.contains(.regression) {
@@ -200,5 +211,42 @@ final class AlertEvaluator: @unchecked Sendable {
             }
         }
         return enqueued
+    }
+
+    /// Releases whose crash-free session rate over a rule's window is below its threshold: one
+    /// alert per rule and release per window.
+    private func crashFree(_ c: any SQLSession, rules: [AlertRule], now: Double) throws -> Int {
+        var enqueued = 0
+        for rule in rules {
+            for case .crashFree(let percent, let minutes) in rule.triggers {
+                guard let project = try store.project(idOrSlug: String(rule.projectID)) else { continue }
+                let window = Double(minutes) * 60
+                let tally = try ReleaseHealth.byRelease(c, projectID: rule.projectID, since: now - window, limit: Self.sessionScanLimit)
+                for (release, t) in tally.sorted(by: { $0.key < $1.key }) {
+                    if let only = rule.release, only != release { continue }
+                    guard t.started >= Self.minimumSessions, let rate = t.crashFreeRate, rate * 100 < percent else { continue }
+                    let key = Self.releaseKey(release)
+                    if let m = try AlertRows.memory(c, ruleID: rule.id, issueID: key, kind: .crashFree), now - m.lastSent < window { continue }
+                    let payload = AlertMessage.payload(kind: .crashFree, rule: rule, project: project, issue: nil, release: release,
+                                                       extra: ["release": .string(release),
+                                                               "crash_free": ["rate": .double(rate), "threshold_percent": .double(percent),
+                                                                              "minutes": .int(Int64(minutes)), "sessions": .int(t.started),
+                                                                              "crashed": .int(t.crashed)]],
+                                                       publicURL: publicURL, now: now)
+                    try AlertRows.enqueue(c, ruleID: rule.id, issueID: nil, kind: .crashFree, payload: payload, now: now)
+                    try AlertRows.remember(c, ruleID: rule.id, issueID: key, kind: .crashFree, sentAt: now, symbolicated: true)
+                    enqueued += 1
+                }
+            }
+        }
+        return enqueued
+    }
+
+    /// A release's key in the rules' memory (which is keyed by issue id): a 63-bit FNV-1a hash,
+    /// negative so it never meets a real issue id.
+    static func releaseKey(_ release: String) -> Int64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in release.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return -Int64(h >> 1) - 1
     }
 }

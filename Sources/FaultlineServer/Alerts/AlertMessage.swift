@@ -41,11 +41,19 @@ enum AlertMessage {
         case .digest: return "\(id): \(p["digest"]?["events"]?.int64Value ?? 0) more events since the last alert: \(title)"
         case .symbolicated: return "Now symbolicated \(id): \(title)" + (p["previous_title"]?.stringValue.map { " (was \(oneLine($0)))" } ?? "")
         case .test: return "Test alert from Faultline (project \(p["project"]?["slug"]?.stringValue ?? "?"), rule \(p["rule"]?.int64Value ?? 0))"
+        case .crashFree:
+            let f = p["crash_free"]
+            return "Crash-free sessions of \(oneLine(p["release"]?.stringValue ?? "?")): \(percent(f?["rate"]?.doubleValue ?? 0)) "
+                + "(below \(percent((f?["threshold_percent"]?.doubleValue ?? 0) / 100))) over \(f?["minutes"]?.int64Value ?? 0) min"
         }
     }
 
     /// Title, culprit, release, counts, top frames and link as plain text lines.
     static func details(_ p: JSONValue) -> [String] {
+        if let f = p["crash_free"] {
+            return ["Release:  \(oneLine(p["release"]?.stringValue ?? "?"))",
+                    "Sessions: \(f["sessions"]?.int64Value ?? 0), crashed \(f["crashed"]?.int64Value ?? 0), in the last \(f["minutes"]?.int64Value ?? 0) min"]
+        }
         guard let issue = p["issue"] else { return ["This is a test: the channel works."] }
         var lines = ["Title:    \(oneLine(issue["title"]?.stringValue ?? ""))", "Culprit:  \(oneLine(issue["culprit"]?.stringValue ?? ""))"]
         if let r = issue["release"]?.stringValue { lines.append("Release:  \(oneLine(r))") }
@@ -77,6 +85,11 @@ enum AlertMessage {
         // SMTP's end-of-data is a line with one dot: a body line starting with a dot is doubled.
         body = body.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix(".") ? "." + $0 : String($0) }.joined(separator: "\r\n")
         return Data((text + body).utf8)
+    }
+
+    static func percent(_ rate: Double) -> String {
+        let p = (rate * 1000).rounded() / 10
+        return (p == p.rounded() ? String(Int(p)) : String(p)) + " %"
     }
 
     /// Newlines and other control characters out: a title must never add a header or a line.

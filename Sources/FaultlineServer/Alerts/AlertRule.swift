@@ -23,6 +23,9 @@ public enum AlertTrigger: Sendable, Hashable {
     /// An issue this rule alerted about while it was unsymbolicated has been named by a late
     /// debug file (backfill): the readable alert follows the first one.
     case symbolicated
+    /// A release's crash-free session rate over the last `minutes` fell below `percent`
+    /// (with at least `AlertEvaluator.minimumSessions` sessions in the window).
+    case crashFree(percent: Double, minutes: Int)
 
     /// The command-line and storage spelling: `new-issue`, `regression`, `frequency:N/M`, `symbolicated`.
     public var spelling: String {
@@ -31,8 +34,11 @@ public enum AlertTrigger: Sendable, Hashable {
         case .regression: "regression"
         case .frequency(let n, let m): "frequency:\(n)/\(m)"
         case .symbolicated: "symbolicated"
+        case .crashFree(let p, let m): "crash-free:\(Self.number(p))/\(m)"
         }
     }
+
+    private static func number(_ d: Double) -> String { d == d.rounded() ? String(Int(d)) : String(d) }
 
     public init?(spelling s: String) {
         switch s {
@@ -40,6 +46,14 @@ public enum AlertTrigger: Sendable, Hashable {
         case "regression": self = .regression
         case "symbolicated": self = .symbolicated
         default:
+            if s.hasPrefix("crash-free:") {
+                let parts = s.dropFirst("crash-free:".count).split(separator: "/")
+                guard let p = parts.first.flatMap({ Double($0) }), p > 0, p <= 100 else { return nil }
+                let m = parts.count == 2 ? Int(parts[1]) : 60
+                guard let m, m > 0, m <= 10_080, parts.count <= 2 else { return nil }
+                self = .crashFree(percent: p, minutes: m)
+                return
+            }
             guard s.hasPrefix("frequency:") else { return nil }
             let parts = s.dropFirst("frequency:".count).split(separator: "/")
             guard parts.count == 2, let n = Int(parts[0]), let m = Int(parts[1]), n > 0, m > 0, n <= 1_000_000, m <= 10_080 else { return nil }
@@ -65,7 +79,7 @@ public enum AlertRuleError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case .badTrigger(let t): "unknown trigger '\(t)': use new-issue, regression, frequency:N/M (N events in M minutes) or symbolicated"
+        case .badTrigger(let t): "unknown trigger '\(t)': use new-issue, regression, frequency:N/M (N events in M minutes), crash-free:P/M (a release's crash-free sessions below P % over M minutes) or symbolicated"
         case .badTarget(let t): t
         }
     }
@@ -117,4 +131,5 @@ public struct AlertRule: Sendable, Equatable {
 /// What a delivery tells.
 public enum AlertKind: String, Sendable {
     case newIssue = "new_issue", regression, unmuted, frequency, digest, symbolicated, test
+    case crashFree = "crash_free"
 }

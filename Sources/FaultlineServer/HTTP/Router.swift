@@ -105,6 +105,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET"], "/api/0", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in
             router.lifecycleAPI?.identity(r) ?? .json(["user": .null, "auth": ["scopes": []]])
         },
+        Route(["GET", "POST"], "/api/0/issues/*/comments", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            router.lifecycleAPI?.comments(r, id: c[0]) ?? .detail(404, "this store keeps no comments")
+        },
         Route(["GET"], "/api/0/issues/*/events|occurrences", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             try router.read.occurrences(r, issue: c[0])
         },

@@ -41,6 +41,12 @@ public final class Lifecycle: @unchecked Sendable {
             "level": "error", "regressions": .int(s.regressions),
         ]
         if let base = publicURL { o["permalink"] = .string(base + "/ui/issues/\(issue.id)") }
+        let (assignee, comments) = try database.reading { c in
+            (try IssueNotes.assignee(c, issueID: issue.id),
+             try c.first("SELECT count(*) FROM issue_comments WHERE issue_id = ?", .int(issue.id)) { $0.int(0) } ?? 0)
+        }
+        o["assignedTo"] = IssueNotes.assigneeJSON(assignee)
+        o["numComments"] = .int(comments)
         return o
     }
 }

@@ -42,6 +42,31 @@ struct LifecycleAPI {
         return (status, details)
     }
 
+    /// Sentry's `assignedTo`: a name (or `user:name`) assigns, null or "" unassigns; absent: no change.
+    private func assignment(_ body: JSONValue) throws -> (name: String?, Void)? {
+        guard let raw = body["assignedTo"] else { return nil }
+        guard let text = raw.stringValue, !text.isEmpty else { return (nil, ()) }
+        let name = text.hasPrefix("user:") ? String(text.dropFirst(5)) : text
+        return (try IssueNotes.validateAssignee(name), ())
+    }
+
+    // MARK: Comments: /api/0/issues/<id>/comments/
+
+    func comments(_ r: HTTPRequest, id idText: String) -> HTTPResponse {
+        answer {
+            guard let id = Int64(idText), let issue = try store.issue(id: id) else { throw LifecycleError.notFound("no such issue") }
+            if r.method == "POST" {
+                let body = try parseBody(r)
+                let text = try IssueNotes.validateComment(body["text"]?.stringValue ?? body["data"]?["text"]?.stringValue ?? "")
+                let author = "token " + String((r.bearerToken ?? "").prefix(9)) + "…"
+                let now = Date().timeIntervalSince1970
+                let commentID = try database.writing { c in try IssueNotes.comment(c, issueID: issue.id, author: author, text: text, now: now) }
+                return .json(IssueNotes.commentJSON(IssueComment(id: commentID, issueID: issue.id, author: author, text: text, created: now)), status: 201)
+            }
+            return .json(.array(try database.reading { try IssueNotes.comments($0, issueID: issue.id) }.map(IssueNotes.commentJSON)))
+        }
+    }
+
     private func changeJSON(_ status: IssueStatus, _ details: IssueStatusDetails) -> JSONValue {
         ["status": .string(status.rawValue), "statusDetails": details.json]
     }
@@ -52,12 +77,18 @@ struct LifecycleAPI {
         answer {
             guard let id = Int64(idText), let issue = try store.issue(id: id) else { throw LifecycleError.notFound("no such issue") }
             let body = try parseBody(r)
-            if let (status, details) = try statusChange(body) {
+            let change = try statusChange(body)
+            let assignee = try assignment(body)
+            if let (status, details) = change {
                 try lifecycle.update(issueIDs: [issue.id], status: status, details: details)
+            }
+            if let assignee {
+                try database.writing { c in try IssueNotes.assign(c, issueID: issue.id, to: assignee.name, now: Date().timeIntervalSince1970) }
             }
             let state = try lifecycle.state(issueID: issue.id)
             var o = changeJSON(state.status, state.details)
             o["id"] = .string(String(issue.id))
+            o["assignedTo"] = IssueNotes.assigneeJSON(try database.reading { try IssueNotes.assignee($0, issueID: issue.id) })
             return .json(o)
         }
     }

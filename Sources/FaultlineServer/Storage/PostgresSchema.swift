@@ -41,6 +41,8 @@ enum PostgresSchema {
         "SELECT 1",
         // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
         PostgresLifecycleSchema.statements,
+        // 9: issue assignees and comments (Lifecycle/IssueNotes).
+        PostgresIssueNotesSchema.statements,
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

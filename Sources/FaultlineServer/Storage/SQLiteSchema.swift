@@ -42,6 +42,8 @@ enum SQLiteSchema {
         "SELECT 1",
         // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
         SQLiteLifecycleSchema.statements,
+        // 9: issue assignees and comments (Lifecycle/IssueNotes).
+        SQLiteIssueNotesSchema.statements,
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

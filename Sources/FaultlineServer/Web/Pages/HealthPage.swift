@@ -8,27 +8,13 @@ struct HealthPage {
     let project: ProjectRecord
     static let scanLimit = 20_000
 
-    struct Bucket { var started: Int64 = 0; var crashed: Int64 = 0 }
+    typealias Bucket = SessionTally
 
     func aggregate() throws -> [String: [String: Bucket]] {
         var out: [String: [String: Bucket]] = [:]
         for type in ["session", "sessions"] {
             for item in try ctx.queries.items(projectID: project.id, type: type, before: nil, limit: Self.scanLimit) {
-                guard let v = try? JSONParser.parse(item.payload) else { continue }
-                let release = v["attrs"]?["release"]?.stringValue ?? "(no release)"
-                let env = v["attrs"]?["environment"]?.stringValue ?? "production"
-                var b = out[release]?[env] ?? Bucket()
-                if type == "session" {
-                    if v["init"]?.boolValue == true { b.started += 1 }
-                    if v["status"]?.stringValue == "crashed" { b.crashed += 1 }
-                } else {
-                    for a in v["aggregates"]?.arrayValue ?? [] {
-                        let crashed = a["crashed"]?.int64Value ?? 0
-                        b.started += (a["exited"]?.int64Value ?? 0) + (a["errored"]?.int64Value ?? 0) + (a["abnormal"]?.int64Value ?? 0) + crashed
-                        b.crashed += crashed
-                    }
-                }
-                out[release, default: [:]][env] = b
+                ReleaseHealth.add(type: type, payload: item.payload, into: &out)
             }
         }
         return out

@@ -29,6 +29,7 @@ struct IssuePage {
         body += "<span class=\"tag\(status == "unresolved" ? "" : " resolved")\">\(HTML.esc(status + detail))</span>"
         if state.regressions > 0 { body += "<span class=\"tag unsym\">regressed \(state.regressions)×</span>" }
         body += actions(issue, status: status)
+        body += try triage(issue)
         let firstRelease = try ctx.queries.firstRelease(issueID: issue.id)
         body += EventSections.dl([
             ("occurrences", String(issue.count)), ("installs affected", String(try ctx.queries.installs(issueID: issue.id))),
@@ -73,6 +74,23 @@ struct IssuePage {
         return out
     }
 
+    /// Who it is assigned to, and the comments, each with its form.
+    func triage(_ issue: IssueRecord) throws -> String {
+        let (assignee, comments) = try ctx.store.reading { c in
+            (try IssueNotes.assignee(c, issueID: issue.id), try IssueNotes.comments(c, issueID: issue.id))
+        }
+        var out = "<div class=\"actions\"><form method=\"post\" action=\"/ui/issues/\(issue.id)/assign\">\(ctx.csrfField)"
+        out += "<label for=\"assignee\">Assigned to</label><input id=\"assignee\" name=\"assignee\" size=\"16\" value=\"\(HTML.esc(assignee ?? ""))\">"
+        out += "<button type=\"submit\">Assign</button></form></div>"
+        out += "<h2>Comments</h2>"
+        for c in comments {
+            out += "<div class=\"comment\"><p class=\"muted\">\(HTML.esc(c.author)) · \(HTML.time(c.created))</p><p>\(HTML.esc(c.text))</p></div>"
+        }
+        out += "<form method=\"post\" action=\"/ui/issues/\(issue.id)/comment\">\(ctx.csrfField)<label for=\"comment\">Add a comment</label>"
+        out += "<textarea id=\"comment\" name=\"text\" rows=\"3\" cols=\"60\" required></textarea><button type=\"submit\">Comment</button></form>"
+        return out
+    }
+
     func occurrences(_ issue: IssueRecord) throws -> String {
         let before = Int64(ctx.q("before"))
         let rows = try ctx.queries.occurrences(issueID: issue.id, before: before, limit: 50)
@@ -99,6 +117,22 @@ struct IssuePage {
                 details.ignoreCount = n
             }
             try ctx.store.writing { c in try IssueLifecycle.set(c, issueIDs: [issue.id], status: status, details: details, now: Date().timeIntervalSince1970) }
+        case "assign", "comment":
+            let f = WebUI.form(ctx.request.body)
+            let now = Date().timeIntervalSince1970
+            do {
+                if action == "assign" {
+                    let raw = f["assignee"]?.trimmingCharacters(in: .whitespaces) ?? ""
+                    let name = raw.isEmpty ? nil : try IssueNotes.validateAssignee(raw)
+                    try ctx.store.writing { c in try IssueNotes.assign(c, issueID: issue.id, to: name, now: now) }
+                } else {
+                    let text = try IssueNotes.validateComment(f["text"] ?? "")
+                    let author = ctx.session.principal
+                    try ctx.store.writing { c in _ = try IssueNotes.comment(c, issueID: issue.id, author: author, text: text, now: now) }
+                }
+            } catch let e as LifecycleError {
+                return WebUI.page(status: 400, WebLayout.errorPage("Not saved", e.description))
+            }
         case "merge":
             let f = WebUI.form(ctx.request.body)
             guard let intoID = Int64(f["into"]?.trimmingCharacters(in: .whitespaces) ?? ""), let target = try ctx.store.issue(id: intoID) else {
