@@ -9,7 +9,7 @@ enum AlertsCommand {
     static let usage = """
     usage: faultline alerts [--data-dir DIR | --database URL] add --project SLUG
                             (--webhook URL | --slack URL | --email ADDRESS)
-                            [--on new-issue,regression,frequency:N/M,symbolicated]
+                            [--on new-issue,regression,frequency:N/M,crash-free:P/M,symbolicated]
                             [--environment ENV] [--level LEVEL] [--release VERSION]
            faultline alerts [--data-dir DIR | --database URL] list [--project SLUG] [--deliveries]
            faultline alerts [--data-dir DIR | --database URL] remove RULE-ID
@@ -20,6 +20,7 @@ enum AlertsCommand {
       regression       a resolved issue occurs again in a release not older than its fix (or an
                        ignored issue comes back)
       frequency:N/M    N occurrences of one issue within M minutes
+      crash-free:P/M   a release's crash-free sessions below P % over the last M minutes (≥ 10 sessions)
       symbolicated     an issue this rule alerted about unsymbolicated was named by a late debug file
     After an alert about an issue, its further occurrences go out as one digest (serve
     --alert-digest-seconds). Email goes through the relay given to `faultline serve --smtp`.

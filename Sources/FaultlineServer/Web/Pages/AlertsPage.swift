@@ -38,7 +38,7 @@ struct AlertsPage {
         <label for="level">Level</label><input id="level" name="level" size="8">
         <label for="release">Release</label><input id="release" name="release" size="12">
         <button class="primary" type="submit">Add</button></form>
-        <p class="muted">Triggers: new-issue, regression, frequency:N/M (N events in M minutes), symbolicated (a late debug file named an issue this rule alerted about).</p>
+        <p class="muted">Triggers: new-issue, regression, frequency:N/M (N events in M minutes), crash-free:P/M (a release's crash-free sessions below P % over M minutes), symbolicated (a late debug file named an issue this rule alerted about).</p>
         """
         let deliveries = try admin.deliveries(project: project, limit: 100)
         body += "<h2>Deliveries</h2>"
