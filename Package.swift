@@ -7,7 +7,7 @@ import PackageDescription
 let package = Package(
     name: "Faultline",
     products: [
-        // What an app links: the SDK and the crash core (libc, libunwind, zlib, FoundationNetworking).
+        // What an app links: the SDK and the crash core (libc, libunwind, zlib, libcurl, FoundationNetworking).
         .library(name: "Faultline", targets: ["Faultline"]),
         .library(name: "FaultlineSymbolication", targets: ["FaultlineSymbolication"]),
         .library(name: "FaultlineServer", targets: ["FaultlineServer"]),
@@ -64,7 +64,9 @@ let package = Package(
         .target(name: "FaultlineCrashPickup", dependencies: ["FaultlineProtocol"]),
 
         // MARK: SDK (what apps import)
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads"]),
+        // CCurl: the SDK's own HTTP client (Transport/CurlClient.swift says why not URLSession); the
+        // libcurl FoundationNetworking already loads, so only its headers are new, at build time.
+        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads", "CCurl"]),
 
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
@@ -118,7 +120,7 @@ let package = Package(
                           path: "Benchmarks/faultline-logging-bench"),
 
         // MARK: Tests
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
         .testTarget(name: "ProtocolTests", dependencies: ["FaultlineProtocol"]),
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),

@@ -240,7 +240,7 @@ final class SDKState: Sendable {
         guard first else { return }
         // This runs on start's background thread (Faultline.prepareInBackground), not the app's.
         let transport = HTTPTransport(dsn: dsn, extraHeaders: headers)
-        // libcurl's global init (inside URLSession's) initialises OpenSSL, which registers its own
+        // libcurl's global init (CurlClient.libraryReady) initialises OpenSSL, which registers its own
         // atexit clean-up. Done before our exit hook is registered: our flush at exit then runs
         // while OpenSSL still works. An exit that comes while this thread is still here waits
         // for it (ExitHooks.waitForStartAtExit), so exit never tears OpenSSL down under a

@@ -206,6 +206,46 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertEqual(mask & (1 << (UInt64(SIGTERM) - 1)), 0, "SIGTERM is not ignored in the child: \(line)")
     }
 
+    /// Runs the crasher's `flush-report-memory` against `server`, its VmHWM read while it runs
+    /// (killed past 1 GiB, so a regression fails here rather than exhausting the machine).
+    func peakMemoryOfAFlush(against server: ScriptedHTTPServer) throws -> (PeakMemory.Measured, peak: Int) {
+        let m = try PeakMemory.run(crasher, ["flush-report-memory", "--data-dir", dataDir, "--dsn", server.dsn()],
+                                   environment: ["SWIFT_BACKTRACE": "enable=no"], limit: 1 << 30, timeout: 60)
+        let reported = m.outcome.stdout.split(separator: "\n").first { $0.hasPrefix("peak_rss_kib ") }
+            .flatMap { Int($0.split(separator: " ")[1]) }.map { $0 * 1024 } ?? 0
+        return (m, max(m.observedPeak, reported))
+    }
+
+    func testAnEndlessAnswerCostsTheAppItsCapNotTheBodyAndStillCounts() throws {
+        // Before: a 1 GiB body cost the app 5.3 GB, 8 GiB killed it. Now 64 KiB of each answer is
+        // read and the connection closed; the 200 still means delivered.
+        let mebibyte = Data(repeating: 0x78, count: 1 << 20)
+        for declared in [nil, Int64(8) << 30] {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            let server = try ScriptedHTTPServer { _ in .endless(200, chunk: mebibyte, declaredLength: declared) }
+            let (m, peak) = try peakMemoryOfAFlush(against: server)
+            let label = declared.map { "Content-Length \($0)" } ?? "chunked"
+            XCTAssertEqual(m.outcome.exitCode, 0, "\(label): \(m)")
+            XCTAssertTrue(m.outcome.stdout.contains("flushed"), "\(label): \(m)")
+            XCTAssertLessThan(peak, 100 << 20, "\(label): peak RSS \(peak >> 10) KiB")
+            XCTAssertGreaterThanOrEqual(items(server, type: "session").count, 2, "\(label): the session's start and end went out")
+            XCTAssertEqual(TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope"), [], "\(label): each 200 counted as delivered")
+            // What the app read (64 KiB) plus the two sockets' buffers, per request: not the 8 GiB offered.
+            XCTAssertLessThan(server.bodyBytesSent, (16 << 20) * server.requests.count, "\(label): the app hung up early")
+        }
+    }
+
+    func testAGzipBombAnswerIsNeverInflatedInTheApp() throws {
+        // Before: an 18.7 MB gzip bomb cost the app 8.5 GB. This one inflates to 16 GiB.
+        let bomb = GzipBomb.make(inflatedMiB: 16 << 10)
+        let server = try ScriptedHTTPServer { _ in .bytes(200, headers: ["Content-Encoding": "gzip", "Content-Type": "application/json"], body: bomb) }
+        let (m, peak) = try peakMemoryOfAFlush(against: server)
+        XCTAssertEqual(m.outcome.exitCode, 0, m.description)
+        XCTAssertLessThan(peak, 100 << 20, "peak RSS \(peak >> 10) KiB")
+        XCTAssertEqual(TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope"), [], "each 200 counted as delivered")
+        XCTAssertLessThan(server.bodyBytesSent, (16 << 20) * server.requests.count, "no answer was read whole (\(bomb.count) bytes each)")
+    }
+
     func testMalformedDSNTurnsTheSDKOffWithOneWarningAndTheAppRuns() throws {
         let o = try run("none", dsn: "definitely not a dsn")
         XCTAssertEqual(o.exitCode, 0)

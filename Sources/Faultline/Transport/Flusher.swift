@@ -10,7 +10,7 @@ final class Flusher: Sendable {
         var dropped = 0
         var split = 0
         var remaining = 0
-        var stoppedBy: String?  // "rate limit", "backoff", "retries exhausted"
+        var stoppedBy: String?  // "rate limit", "backoff", "retries exhausted", "redirect (HTTP 307) not followed"
     }
 
     static let attemptsPerFlush = 3
@@ -115,6 +115,13 @@ final class Flusher: Sendable {
                     outbox.countDrop(.rejectedByServer)
                     summary.dropped += 1
                     break attempts
+                case .redirected(let status, _):
+                    // An answer, not a failure to retry now: every envelope would get the same one.
+                    // Nothing is deleted; the pass stops and the next one waits out the back-off.
+                    state.withLock { s in s.backoff.failed(); s.retryAt = clock.now() + s.backoff.currentDelay }
+                    summary.stoppedBy = "redirect (HTTP \(status)) not followed"
+                    summary.remaining += queue.count + 1
+                    return summary
                 case .retryable:
                     let delay = state.withLock { s -> Double in s.backoff.failed(); return s.backoff.currentDelay }
                     if final || exiting.load(ordering: .relaxed) || attempt >= Self.attemptsPerFlush {

@@ -1,8 +1,7 @@
-// Sends one envelope over HTTP (URLSession, gzip) and says what the server's answer means.
+// Sends one envelope over HTTP (libcurl through CurlClient, gzip) and says what the server's
+// answer means. Rules for the answer (README, "Link the SDK"): only its status, Retry-After,
+// X-Sentry-Rate-Limits and at most 64 KiB of body are read; a redirect is never followed.
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import FaultlineProtocol
 import Synchronization
 
@@ -17,6 +16,9 @@ enum SendOutcome: Equatable {
     case rejected(status: Int)
     /// Network error, 408, 5xx: try again later.
     case retryable(reason: String)
+    /// 3xx: the server points elsewhere. Never followed (the body and X-Sentry-Auth stay with the
+    /// DSN's origin): the envelope stays queued and is retried with back-off, like a 5xx.
+    case redirected(status: Int, location: String?)
 }
 
 protocol EnvelopeSending: Sendable {
@@ -29,19 +31,12 @@ protocol EnvelopeSending: Sendable {
     func cancelInFlight()
 }
 
-/// Only the SDK's worker thread (one flush at a time) sends, so the lazy session needs no lock.
-final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
+/// Only the SDK's worker thread (one flush at a time) sends; `cancelInFlight` may come from any thread.
+final class HTTPTransport: EnvelopeSending, Sendable {
     let dsn: DSN
     let timeout: Double
     let extraHeaders: [String: String]
-    /// Created on first send (on the SDK's thread): URLSession's set-up costs milliseconds.
-    private lazy var session: URLSession = {
-        let config = URLSessionConfiguration.ephemeral
-        config.timeoutIntervalForRequest = timeout
-        config.timeoutIntervalForResource = timeout
-        config.httpMaximumConnectionsPerHost = 1
-        return URLSession(configuration: config)
-    }()
+    let client = CurlClient()
 
     init(dsn: DSN, timeout: Double = 15, extraHeaders: [String: String] = [:]) {
         self.dsn = dsn
@@ -49,53 +44,60 @@ final class HTTPTransport: EnvelopeSending, @unchecked Sendable {
         self.extraHeaders = extraHeaders
     }
 
-    func prepare() { _ = session }
+    func prepare() { _ = CurlClient.libraryReady }
 
-    private let inFlight = Mutex<URLSessionDataTask?>(nil)
-    func cancelInFlight() { inFlight.withLock { $0?.cancel() } }
+    func cancelInFlight() { client.cancel() }
 
     func send(_ body: Data) -> (SendOutcome, rateLimits: [RateLimits.Limit]) { send(body, timeout: timeout) }
 
     func send(_ body: Data, timeout: Double) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
-        var request = URLRequest(url: dsn.envelopeURL, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/x-sentry-envelope", forHTTPHeaderField: "Content-Type")
-        request.setValue(dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)"), forHTTPHeaderField: "X-Sentry-Auth")
-        for (k, v) in extraHeaders { request.setValue(v, forHTTPHeaderField: k) }
+        var headers: [(name: String, value: String)] = [
+            ("Content-Type", "application/x-sentry-envelope"),
+            ("X-Sentry-Auth", dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)")),
+        ]
+        headers += extraHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        var payload = body
         if let gz = Deflate.gzip(body) {
-            request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
-            request.httpBody = gz
-        } else {
-            request.httpBody = body
+            headers.append(("Content-Encoding", "gzip"))
+            payload = gz
         }
-        let (_, response, error) = roundTrip(request)
-        if let error { return (.retryable(reason: error), []) }
-        guard let http = response else { return (.retryable(reason: "no HTTP response"), []) }
-        let limits = RateLimits.parse(header: http.value(forHTTPHeaderField: "X-Sentry-Rate-Limits"))
-        return (Self.classify(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), limits: limits), limits)
+        let request = HTTPRequest(method: "POST", url: dsn.envelopeURL, headers: headers, body: payload, timeout: timeout)
+        switch client.perform(request) {
+        case .failure(let failure): return (.retryable(reason: failure.description), [])
+        case .success(let answer):
+            let limits = RateLimits.parse(header: answer.header("X-Sentry-Rate-Limits"))
+            return (Self.classify(answer, limits: limits), limits)
+        }
     }
 
-    /// One request on the session, waited for (bounded); the error as text, or the answer.
-    func roundTrip(_ request: URLRequest) -> (Data?, HTTPURLResponse?, String?) {
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: (Data?, URLResponse?, Error?) = (nil, nil, nil)
-        let task = session.dataTask(with: request) { d, r, e in result = (d, r, e); done.signal() }
-        inFlight.withLock { $0 = task }
-        defer { inFlight.withLock { $0 = nil } }
-        task.resume()
-        let wait = request.timeoutInterval
-        // libcurl's own timeout normally ends the request; this is the backstop.
-        if done.wait(timeout: .now() + wait + min(wait * 0.2, 1)) == .timedOut {
-            task.cancel()
-            return (nil, nil, "timed out after \(wait) s")
+    /// The answer's meaning; the first redirect also says on stderr why nothing arrives.
+    static func classify(_ answer: HTTPAnswer, limits: [RateLimits.Limit]) -> SendOutcome {
+        let outcome = classify(status: answer.status, retryAfter: answer.header("Retry-After"), limits: limits,
+                               location: answer.header("Location"))
+        if case .redirected(let status, let location) = outcome, !warnedAboutRedirect.exchange(true, ordering: .relaxed) {
+            // Once per process, whatever the Location (a server could vary it); its text is the
+            // server's, so it is shown printable and short.
+            let target = location.map { printable($0, limit: 200) } ?? "(no Location)"
+            Faultline.warnOnce("the server answered \(status) redirecting to \(target); Faultline never follows a "
+                + "redirect (an envelope and its key go only to the DSN's origin), so everything stays queued: "
+                + "point the DSN at the server itself")
         }
-        if let e = result.2 { return (nil, nil, e.localizedDescription) }
-        return (result.0, result.1 as? HTTPURLResponse, nil)
+        return outcome
+    }
+    private static let warnedAboutRedirect = Atomic<Bool>(false)
+
+    /// Control and format characters (terminal escapes, bidi overrides) shown as `?`, cut at `limit`.
+    private static func printable(_ text: String, limit: Int) -> String {
+        let shown = text.unicodeScalars.prefix(limit).map { u -> Character in
+            [.control, .format].contains(u.properties.generalCategory) ? "?" : Character(u)
+        }
+        return String(shown) + (text.unicodeScalars.count > limit ? "…" : "")
     }
 
-    static func classify(status: Int, retryAfter: String?, limits: [RateLimits.Limit]) -> SendOutcome {
+    static func classify(status: Int, retryAfter: String?, limits: [RateLimits.Limit], location: String? = nil) -> SendOutcome {
         switch status {
         case 200..<300: return .sent
+        case 300..<400: return .redirected(status: status, location: location)
         case 429:
             let seconds = retryAfter.flatMap(Double.init) ?? limits.map(\.seconds).max() ?? 60
             return .rateLimited(seconds: seconds, categories: [])

@@ -1,4 +1,5 @@
-// libcurl for the server's outgoing alerts (webhooks over HTTP(S), email over SMTP).
+// libcurl for the server's outgoing alerts (webhooks over HTTP(S), email over SMTP) and the SDK's
+// envelope and log-archive requests (Sources/Faultline/Transport/CurlClient.swift).
 // curl_easy_setopt is variadic, which Swift cannot call: one typed wrapper per argument kind.
 #include <curl/curl.h>
 

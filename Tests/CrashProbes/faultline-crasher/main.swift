@@ -49,6 +49,7 @@ let modes: [String: String] = [
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
+    "flush-report-memory": "like flush; at the very end, after the SDK's exit flush, print `peak_rss_kib N` (VmHWM)",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
     "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
     "span-segv": "send a `startup` transaction, then SIGSEGV inside request → db.query spans (--traceparent H)",
@@ -80,6 +81,16 @@ guard let mode = args.first, modes[mode] != nil else {
 
 if mode == "pre-start-thread-overflow" || mode == "pre-start-clone-overflow" {
     probe_spawn_thread_before_start(mode == "pre-start-clone-overflow" ? 1 : 0)
+}
+if mode == "flush-report-memory" {
+    // Registered before start: atexit runs newest first, so this runs after the SDK's exit flush
+    // (registered by start) and the figure covers every answer the SDK read.
+    atexit {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let kib = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first ?? "?"
+        print("peak_rss_kib \(kib)")
+        fflush(nil)
+    }
 }
 if let marker = option("--previous-handler") { probe_install_previous_handler(marker) }
 if args.contains("--recovering-handler") { probe_install_recovering_handler() }
@@ -198,7 +209,7 @@ case "log-and-wait":
 case "span-segv": TraceModes.spanSegv(traceparent: option("--traceparent"))
 case "trace-client": TraceModes.client(url: option("--url") ?? "http://127.0.0.1:9/")
 case "trace-serve": TraceModes.serveOnce()
-case "flush":
+case "flush", "flush-report-memory":
     print(Faultline.flush(timeout: 60) ? "flushed" : "flush timed out")
     exit(0)
 case "log-and-exit":

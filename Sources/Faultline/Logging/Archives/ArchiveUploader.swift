@@ -5,7 +5,8 @@
 // Rules:
 // - an archive is deleted only after a 2xx (stored, or already stored: the server deduplicates
 //   by checksum, so a resend after a kill -9 between its answer and our unlink stores nothing);
-// - network errors, 408 and 5xx keep the archive and back off (the transport's Backoff);
+// - network errors, 408, 5xx and 3xx (a redirect is never followed) keep the archive and back
+//   off (the transport's Backoff);
 //   429 keeps it until Retry-After;
 // - `X-Faultline-Log-Upload: off` keeps it and stops uploads (persisted, UploadSwitch); while
 //   off, one GET per `recheckInterval` asks whether it is on again;
@@ -23,7 +24,7 @@ struct ArchiveAnswer: Sendable {
     var logUpload: UploadSwitch.State?
 }
 
-/// The HTTP side, a seam for tests. `HTTPTransport` implements it on its own session.
+/// The HTTP side, a seam for tests. `HTTPTransport` implements it with its own client.
 protocol ArchivePosting: Sendable {
     func postArchive(_ body: Data, url: URL, headers: [String: String]) -> ArchiveAnswer
     func askArchiveSwitch(url: URL, headers: [String: String]) -> ArchiveAnswer
@@ -131,7 +132,7 @@ final class ArchiveUploader: Sendable {
                 state.withLock { $0.retryAt = clock.now() + seconds }
                 summary.stoppedBy = "rate limit"
                 return summary
-            case .retryable:
+            case .retryable, .redirected:
                 state.withLock { s in s.backoff.failed(); s.retryAt = clock.now() + s.backoff.currentDelay }
                 summary.stoppedBy = "backoff"
                 return summary

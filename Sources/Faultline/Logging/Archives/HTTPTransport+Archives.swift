@@ -1,37 +1,33 @@
-// The log-archive requests on the SDK's transport: the same session, timeout and answer
-// classification (429/Retry-After, 413, 4xx, 5xx) as envelopes. The body is already gzip, so it
-// is sent as it is (`application/gzip`), not compressed again.
+// The log-archive requests on the SDK's transport: the same client (bounded answer, no
+// redirects), timeout and answer classification (429/Retry-After, 413, 3xx, 4xx, 5xx) as
+// envelopes. The body is already gzip, so it is sent as it is (`application/gzip`), not
+// compressed again.
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import FaultlineProtocol
 
 extension HTTPTransport: ArchivePosting {
     func postArchive(_ body: Data, url: URL, headers: [String: String]) -> ArchiveAnswer {
-        var request = URLRequest(url: url, timeoutInterval: max(timeout, 60))
-        request.httpMethod = "POST"
-        request.setValue("application/gzip", forHTTPHeaderField: "Content-Type")
-        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
-        request.httpBody = body
-        return perform(request)
+        perform(HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/gzip")] + Self.ordered(headers),
+                            body: body, timeout: max(timeout, 60)))
     }
 
     func askArchiveSwitch(url: URL, headers: [String: String]) -> ArchiveAnswer {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = "GET"
-        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
-        return perform(request)
+        perform(HTTPRequest(method: "GET", url: url, headers: Self.ordered(headers), body: nil, timeout: timeout))
     }
 
-    private func perform(_ request: URLRequest) -> ArchiveAnswer {
-        let (data, response, error) = roundTrip(request)
-        if let error { return ArchiveAnswer(outcome: .retryable(reason: error), logUpload: nil) }
-        guard let http = response else { return ArchiveAnswer(outcome: .retryable(reason: "no HTTP response"), logUpload: nil) }
-        let limits = RateLimits.parse(header: http.value(forHTTPHeaderField: "X-Sentry-Rate-Limits"))
-        let outcome = Self.classify(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"), limits: limits)
-        let field = UploadSwitch.parse(http.value(forHTTPHeaderField: "X-Faultline-Log-Upload"))
-            ?? data.flatMap { try? JSONValue.parse($0) }.flatMap { UploadSwitch.parse($0["log_upload"]?.stringValue) }
-        return ArchiveAnswer(outcome: outcome, logUpload: field)
+    private static func ordered(_ headers: [String: String]) -> [(name: String, value: String)] {
+        headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    private func perform(_ request: HTTPRequest) -> ArchiveAnswer {
+        switch client.perform(request) {
+        case .failure(let failure): return ArchiveAnswer(outcome: .retryable(reason: failure.description), logUpload: nil)
+        case .success(let answer):
+            let limits = RateLimits.parse(header: answer.header("X-Sentry-Rate-Limits"))
+            // The JSON field only from a body that arrived whole and plain (≤ 64 KiB).
+            let field = UploadSwitch.parse(answer.header("X-Faultline-Log-Upload"))
+                ?? answer.completePlainBody.flatMap { try? JSONValue.parse($0) }.flatMap { UploadSwitch.parse($0["log_upload"]?.stringValue) }
+            return ArchiveAnswer(outcome: Self.classify(answer, limits: limits), logUpload: field)
+        }
     }
 }
