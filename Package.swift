@@ -29,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/System/CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CBrotli", path: "Sources/System/CBrotli", pkgConfig: "libbrotlidec",
+                       providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/System/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
@@ -73,7 +75,7 @@ let package = Package(
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl"]),
+                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli"]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
         .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),

@@ -34,7 +34,8 @@ enum ServeCommand {
                           used in the chunk-upload URL it hands out
       --debuginfod-upstream URL...
                           debuginfod servers (repeatable, or several URLs in one space-separated
-                          value; env FAULTLINE_DEBUGINFOD_UPSTREAM) asked in the background for the
+                          value; env FAULTLINE_DEBUGINFOD_UPSTREAM, else elfutils' DEBUGINFOD_URLS)
+                          asked in the background for the
                           debug file of a build-id that has frames and no file here; a file found is
                           stored and backfilled as if uploaded
       --debuginfod-retry SECONDS
@@ -127,6 +128,11 @@ enum ServeCommand {
                 return ExitCode.usage
             }
         }
+        // elfutils' variable, as `faultline symbolicate` reads it, when no upstream was named.
+        if config.debuginfodUpstreams.isEmpty, let urls = env["DEBUGINFOD_URLS"] {
+            config.debuginfodUpstreams = urls.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                .filter { $0.hasPrefix("http://") || $0.hasPrefix("https://") || $0.hasPrefix("file://") }
+        }
         if let url = smtpURL {
             config.alerts.smtp = SMTPSettings(url: url, from: smtpFrom, username: env["FAULTLINE_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
                                               password: env["FAULTLINE_SMTP_PASSWORD"], requireTLS: smtpRequireTLS)
@@ -141,6 +147,7 @@ enum ServeCommand {
         }
         let database = config.databaseURL.map { ", database: " + PostgresURL.redacted($0) } ?? ""
         var lines = ["faultline server listening on \(server.baseURL) (data: \(config.dataDirectory)\(database))"]
+        if !config.debuginfodUpstreams.isEmpty { lines.append("debuginfod upstreams: \(config.debuginfodUpstreams.joined(separator: " "))") }
         if let b = server.bootstrap {
             lines.append("created project '\(b.project.slug)' (id \(b.project.id))")
             lines.append("DSN: \(server.dsn(key: b.publicKey, project: b.project))")

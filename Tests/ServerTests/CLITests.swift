@@ -51,4 +51,32 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try TestSupport.run(exe, ["serve", "--port", "notaport"]).exitCode, 2)
         XCTAssertEqual(try TestSupport.run(exe, ["upload", "--help"]).exitCode, 0)
     }
+
+    func testServeTakesDEBUGINFOD_URLSUnlessAnUpstreamIsNamed() throws {
+        let dir = TestSupport.makeTemporaryDirectory("serve-debuginfod-env")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func banner(_ extra: [String], environment: [String: String]) throws -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: TestSupport.product("faultline"))
+            p.arguments = ["serve", "--data-dir", dir + "/data", "--port", "0"] + (try TestDatabase.serveArguments(dataDirectory: dir + "/data")) + extra
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let out = dir + "/out-\(UUID().uuidString.prefix(6))"
+            FileManager.default.createFile(atPath: out, contents: nil)
+            p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            defer { p.terminate(); p.waitUntilExit() }
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+                if text.contains("listening on") { return text }
+                usleep(20_000)
+            }
+            return (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        }
+        let fromEnv = try banner([], environment: ["DEBUGINFOD_URLS": "http://127.0.0.1:1/a ftp://ignored https://127.0.0.1:1/b"])
+        XCTAssertTrue(fromEnv.contains("debuginfod upstreams: http://127.0.0.1:1/a https://127.0.0.1:1/b"), fromEnv)
+        let named = try banner(["--debuginfod-upstream", "http://127.0.0.1:1/named"], environment: ["DEBUGINFOD_URLS": "http://127.0.0.1:1/a"])
+        XCTAssertTrue(named.contains("debuginfod upstreams: http://127.0.0.1:1/named\n"), named)
+    }
 }

@@ -43,4 +43,69 @@ final class ThirdPartyClientTests: XCTestCase {
         let titles = issues.arrayValue?.compactMap { $0["title"]?.stringValue } ?? []
         XCTAssertTrue(titles.contains { $0.contains("ZeroDivisionError") && $0.contains("divide") }, "\(titles)")
     }
+
+    /// sentry-sdk picks brotli whenever the `brotli` module imports (a common transitive
+    /// dependency) and drops the event on a 415 without retrying in gzip: every encoding it can
+    /// choose must be stored.
+    func testPythonSentrySDKEventsArriveInEveryCompressionItChooses() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        let probe = try TestSupport.run(python, ["-c", "import sentry_sdk, brotli"])
+        guard probe.exitCode == 0 else { return XCTFail("sentry-sdk or brotli is not installed (tools/setup pip installs both)") }
+        let server = try TestServer()
+        defer { server.stop() }
+        let dir = TestSupport.makeTemporaryDirectory("faultline-py-br")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = """
+        import sys, sentry_sdk
+        algo = sys.argv[2]
+        options = {} if algo == "default" else {"transport_compression_algo": algo}
+        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, release="py@2.0", _experiments=options)
+        def charge(order):
+            raise ValueError("card declined for " + order)
+        try:
+            charge("A-" + algo)
+        except ValueError:
+            print(sentry_sdk.capture_exception())
+        sentry_sdk.flush(10)
+        """
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        var ids: [String] = []
+        for algo in ["default", "br", "gzip"] {  // default: br, as brotli imports
+            let r = try TestSupport.run(python, [dir + "/send.py", server.dsn, algo], timeout: 60)
+            XCTAssertEqual(r.exitCode, 0, r.description)
+            ids += r.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.count == 32 }
+        }
+        XCTAssertEqual(ids.count, 3)
+        try server.waitUntilIdle()
+        for id in ids {
+            let e = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(id)/")
+            XCTAssertEqual(e["release"]?.stringValue, "py@2.0", "event \(id) stored")
+        }
+        XCTAssertEqual(try server.storedCount(), 3, "none dropped")
+    }
+
+    func testABrotliBombIsRefusedWhileDecodingAndAnUnknownEncodingNamesTheAcceptedOnes() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        // 1 GiB of zeros, brotli'd to a few hundred bytes, made at test time.
+        let path = TestSupport.makeTemporaryDirectory("brotli-bomb") + "/bomb.br"
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let made = try TestSupport.run(python, ["-c", "import brotli, sys; open(sys.argv[1], 'wb').write(brotli.compress(bytes(1 << 30), quality=1))", path],
+                                       timeout: 120)
+        XCTAssertEqual(made.exitCode, 0, made.description)
+        let bomb = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertLessThan(bomb.count, 1 << 20)
+        let before = PeakMemory.highWaterMark(of: getpid()) ?? 0
+        let refused = server.sendEnvelope(bomb, gzip: false, extraHeaders: ["Content-Encoding": "br"])
+        XCTAssertTrue([400, 413].contains(refused.status), refused.text)
+        // Decoded a piece at a time into the framing reader, which refuses the first over-long
+        // part: the gigabyte never exists in memory.
+        let after = PeakMemory.highWaterMark(of: getpid()) ?? 0
+        XCTAssertLessThan(after - before, 256 << 20, "peak RSS grew by \((after - before) >> 20) MiB")
+        let zstd = server.sendEnvelope(Data("x".utf8), gzip: false, extraHeaders: ["Content-Encoding": "zstd"])
+        XCTAssertEqual(zstd.status, 415)
+        XCTAssertTrue(zstd.text.contains("gzip, deflate, br"), zstd.text)
+        XCTAssertEqual(try server.storedCount(), 0)
+    }
 }

@@ -1,0 +1,2 @@
+// libbrotlidec: `Content-Encoding: br` bodies (sentry-python sends them when `brotli` is installed).
+#include <brotli/decode.h>
