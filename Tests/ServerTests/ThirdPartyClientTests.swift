@@ -108,4 +108,41 @@ final class ThirdPartyClientTests: XCTestCase {
         XCTAssertTrue(zstd.text.contains("gzip, deflate, br"), zstd.text)
         XCTAssertEqual(try server.storedCount(), 0)
     }
+
+    /// Messages group like Sentry's: by the template the `logging` integration sends (before
+    /// formatting), else by the text with its numbers and ids normalised; never all in one issue.
+    func testPythonMessagesGroupByTemplateAndPattern() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else { return XCTFail("sentry-sdk is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        let dir = TestSupport.makeTemporaryDirectory("faultline-py-messages")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = """
+        import logging, sys, sentry_sdk
+        from sentry_sdk.integrations.logging import LoggingIntegration
+        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False,
+                        integrations=[LoggingIntegration(level=None, event_level=logging.ERROR)])
+        log = logging.getLogger("payments")
+        log.error("payment failed for order %s", "A-1")
+        log.error("payment failed for order %s", "B-22")
+        log.error("refund refused for order %s", "A-1")
+        sentry_sdk.capture_message("disk 91% full on /var")
+        sentry_sdk.capture_message("disk 97% full on /var")
+        sentry_sdk.capture_message("cache warmed")
+        sentry_sdk.flush(10)
+        """
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        try server.waitUntilIdle()
+        XCTAssertEqual(try server.storedCount(), 6)
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        let counts = Dictionary(issues.compactMap { i in i["title"]?.stringValue.map { ($0, i["count"]?.int64Value ?? 0) } }) { a, _ in a }
+        XCTAssertEqual(issues.count, 4, "\(counts)")
+        XCTAssertEqual(counts.first { $0.key.hasPrefix("payment failed for order") }?.value, 2, "\(counts)")
+        XCTAssertEqual(counts.first { $0.key.hasPrefix("refund refused for order") }?.value, 1, "\(counts)")
+        XCTAssertEqual(counts.first { $0.key.hasPrefix("disk ") }?.value, 2, "\(counts)")
+        XCTAssertEqual(counts["cache warmed"], 1, "\(counts)")
+    }
 }

@@ -52,6 +52,12 @@ public enum Fingerprinter {
                 }
             }
         }
+        if components.isEmpty && !stack.messageGroup.isEmpty {
+            // A message: grouped by its template (or pattern), titled by what it said.
+            let hash = SHA1Hash.hex("v1\nmessage\n" + stack.messageGroup)
+            let title = stack.headline.isEmpty ? "(empty message)" : stack.headline
+            return Fingerprint(hash: hash, title: title, culprit: "message", symbolicated: false)
+        }
         if components.isEmpty { components = ["no-frames", stack.exceptionType] }
         let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n"))
         let where_ = culprit ?? "unknown location"

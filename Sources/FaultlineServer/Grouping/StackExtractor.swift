@@ -43,7 +43,28 @@ public enum StackExtractor {
         let all = raw.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }
         let inApp = all.filter(\.inApp)
         let chosen = Array((inApp.isEmpty ? all : inApp).prefix(groupingDepth))
+        if chosen.isEmpty && type.isEmpty, let message = messageGroup(of: event) {
+            return StackSignature(exceptionType: "", frames: [], headline: firstLine(message.text), messageGroup: message.group)
+        }
         return StackSignature(exceptionType: type, frames: chosen, headline: headline(of: event))
+    }
+
+    /// What groups a message event (no stack, no exception): its template when the SDK sent one
+    /// (`logentry.message`, before formatting: `payment failed for order %s`), else its text with
+    /// numbers, ids, hex and quoted values normalised (LogLineNormaliser, the log patterns' rule).
+    /// Two templates are two issues; one template with different values is one.
+    static func messageGroup(of event: JSONValue) -> (group: String, text: String)? {
+        let entry = event["logentry"] ?? event["message"]
+        let template = entry?["message"]?.stringValue
+        let formatted = entry?["formatted"]?.stringValue ?? event["message"]?.stringValue
+        if let t = template, !t.isEmpty { return ("template:" + String(t.prefix(1000)), formatted ?? t) }
+        if let f = formatted, !f.isEmpty { return ("pattern:" + LogLineNormaliser.pattern(String(f.prefix(1000))), f) }
+        return nil
+    }
+
+    static func firstLine(_ text: String) -> String {
+        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return line.count > 120 ? String(line.prefix(119)) + "…" : line
     }
 
     /// The exception's value when it says why (a crash message, or an error's description) —
@@ -53,8 +74,7 @@ public enum StackExtractor {
               let value = exception["value"]?.stringValue, !value.isEmpty else { return "" }
         let mechanism = exception["mechanism"]
         if mechanism?["type"]?.stringValue == "signalhandler" && mechanism?["data"]?["message_source"] == nil { return "" }
-        let line = value.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        return line.count > 120 ? String(line.prefix(119)) + "…" : line
+        return firstLine(value)
     }
 
     /// Same rule as the SDK (CrashEvent.isInApp) when the client did not say.

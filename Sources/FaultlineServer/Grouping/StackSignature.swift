@@ -54,23 +54,29 @@ public struct StackSignature: Sendable, Hashable {
     /// expression), for the issue title only: it often embeds a varying value, so it is part of
     /// neither the grouping hash nor the stack key. Empty when the event has no such message.
     public var headline: String
+    /// For a message without a stack or an exception (`capture_message`, a `logging` error): what
+    /// groups it (StackExtractor.messageGroup: its template, or its text as a pattern). Part of the
+    /// key; empty otherwise, and then not encoded, so stacks stored before it keep their keys.
+    public var messageGroup: String
 
-    public init(exceptionType: String, frames: [StackFrame], headline: String = "") {
+    public init(exceptionType: String, frames: [StackFrame], headline: String = "", messageGroup: String = "") {
         self.exceptionType = exceptionType
         self.frames = frames
         self.headline = headline
+        self.messageGroup = messageGroup
     }
 
     public var encoded: Data {
         var o: [String: JSONValue] = ["t": .string(exceptionType), "f": .array(frames.map(\.json))]
         if !headline.isEmpty { o["m"] = .string(headline) }
+        if !messageGroup.isEmpty { o["g"] = .string(messageGroup) }
         return JSONValue.object(o).serialized()
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
         guard let v = try? JSONParser.parse(data), let fs = v["f"]?.arrayValue else { return nil }
         return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
-                              headline: v["m"]?.stringValue ?? "")
+                              headline: v["m"]?.stringValue ?? "", messageGroup: v["g"]?.stringValue ?? "")
     }
 
     /// SHA-1 of the encoding without the headline: stable across restarts and servers, and the
