@@ -42,6 +42,16 @@ final class ThirdPartyClientTests: XCTestCase {
         XCTAssertEqual(issues.arrayValue?.count, 2)
         let titles = issues.arrayValue?.compactMap { $0["title"]?.stringValue } ?? []
         XCTAssertTrue(titles.contains { $0.contains("ZeroDivisionError") && $0.contains("divide") }, "\(titles)")
+
+        // The page shows a Python frame as the SDK resolved it: file, line, the source around it;
+        // no "not symbolicated" badge on an event that never needed symbolication.
+        let id = try XCTUnwrap(issues.arrayValue?.first { $0["title"]?.stringValue?.contains("ZeroDivisionError") == true }?["id"]?.stringValue)
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(id)", login).text
+        XCTAssertTrue(page.contains("send.py:5"), page)
+        XCTAssertTrue(page.contains("<span class=\"cur\">") && page.contains("return a / b"), page)
+        XCTAssertFalse(page.contains("not symbolicated"), page)
+        XCTAssertFalse(page.contains("(client symbol)"), page)
     }
 
     /// sentry-sdk picks brotli whenever the `brotli` module imports (a common transitive

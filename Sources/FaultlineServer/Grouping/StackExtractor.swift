@@ -16,6 +16,15 @@ public enum StackExtractor {
         return (excType, read.reversed().map(frame))
     }
 
+    /// The same frames, each with its JSON as the client sent it (what a page shows beyond what
+    /// grouping reads: a non-native frame's file, line and source context).
+    public static func framesWithJSON(of event: JSONValue) -> [(frame: StackFrame, json: JSONValue)] {
+        let (_, stacktrace) = SentryStackTrace.crashing(in: event)
+        guard let stacktrace else { return [] }
+        let read = SentryStackTrace.frames(of: stacktrace, images: DebugImageMap(event: event))
+        return read.reversed().map { (frame($0), $0.json) }
+    }
+
     static func frame(_ f: SentryStackTrace.Frame) -> StackFrame {
         let clientFunction = f.json["function"]?.stringValue
         let module = f.image?.codeFile ?? f.json["package"]?.stringValue

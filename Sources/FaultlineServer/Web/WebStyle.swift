@@ -45,6 +45,9 @@ enum WebStyle {
     .frame.inapp { border-left:3px solid var(--accent); background:#fafbff; }
     .frame.inapp .fn { font-weight:700; color:var(--fg); }
     .frame.own { opacity:.5; }
+    pre.source { margin:.3em 0 0 1.5em; font-size:.85em; white-space:pre-wrap; }
+    pre.source .cur { font-weight:700; background:#fff6d6; display:block; }
+    pre.source .ctx { color:var(--muted); display:block; }
     .frame .loc { color:var(--muted); margin-left:8px; }
     .frame .inl { margin:2px 0 0 22px; padding-left:8px; border-left:2px dashed #c5cbe0; }
     .frame .inl .badge { font-size:11px; color:var(--muted); margin-right:6px; }

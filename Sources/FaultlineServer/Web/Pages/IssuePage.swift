@@ -21,7 +21,12 @@ struct IssuePage {
 
         var body = "<h1><span class=\"muted\">\(HTML.esc(Lifecycle.shortID(projectSlug: project.slug, issueID: issue.id)))</span> \(HTML.esc(issue.title))</h1>"
         body += "<div class=\"culprit\">\(HTML.esc(issue.culprit))</div>"
-        body += issue.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
+        // The badge only where symbolication applies: events with native frames (a Python or
+        // JavaScript event arrives with its names, files and lines already).
+        let native = try occurrence.map { try StackExtractor.frames(of: StoredEvent.decode($0.compressedEvent)).frames.contains { $0.buildID != nil } } ?? true
+        if native {
+            body += issue.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
+        }
         var detail = ""
         if let r = state.details.inRelease { detail = state.details.inNextRelease ? " in the release after \(r)" : " in \(r)" }
         if let n = state.details.ignoreCount { detail = " for \(n) more events" }

@@ -9,7 +9,8 @@ enum StackView {
     /// Frames in `pending` are still being looked up (ReadSymbolication): shown by address, with a
     /// note that a reload shows them symbolicated.
     static func render(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = []) -> String {
-        let (_, frames) = StackExtractor.frames(of: event)
+        let withJSON = StackExtractor.framesWithJSON(of: event)
+        let frames = withJSON.map(\.frame)
         guard !frames.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
         var out = pending.isEmpty ? "" : "<p class=\"muted symbolicating\">Symbolicating… some frames are still being looked up; reload in a moment.</p>"
         out += "<div class=\"stack\">"
@@ -30,6 +31,10 @@ enum StackView {
                 }
             } else if isPending {
                 out += "<span class=\"fn\">\(HTML.esc(f.clientFunction ?? moduleName + "+0x" + String(f.offset, radix: 16)))</span><span class=\"loc\">(symbolicating…)</span>"
+            } else if f.buildID == nil, let fn = f.clientFunction, let source = SourceFrame(withJSON[n].json) {
+                // A non-native frame (Python, JavaScript, …): the client resolved it already.
+                out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">\(HTML.esc(source.location))</span>"
+                out += source.contextHTML
             } else if let fn = f.clientFunction {
                 out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol)</span>"
             } else {
@@ -49,5 +54,41 @@ enum StackView {
         if let l = r.line { s += ":\(l)" }
         if let c = r.column, c > 0 { s += ":\(c)" }
         return "<span class=\"loc\">\(s)</span>"
+    }
+}
+
+/// What a client-resolved (non-native) frame carries: file, line, column and source context.
+/// `vars` are not shown: they can hold secrets.
+struct SourceFrame {
+    var file: String
+    var line: Int64?
+    var column: Int64?
+    var pre: [String]
+    var context: String?
+    var post: [String]
+
+    init?(_ json: JSONValue) {
+        guard let file = json["filename"]?.stringValue ?? json["abs_path"]?.stringValue ?? json["module"]?.stringValue, !file.isEmpty else { return nil }
+        self.file = file
+        line = json["lineno"]?.int64Value
+        column = json["colno"]?.int64Value
+        pre = (json["pre_context"]?.arrayValue ?? []).suffix(5).compactMap(\.stringValue)
+        context = json["context_line"]?.stringValue
+        post = (json["post_context"]?.arrayValue ?? []).prefix(5).compactMap(\.stringValue)
+    }
+
+    var location: String { file + (line.map { ":\($0)" } ?? "") + (column.map { ":\($0)" } ?? "") }
+
+    /// The lines around the frame's, numbered, the frame's own emphasised (nothing when the client sent none).
+    var contextHTML: String {
+        guard let context else { return "" }
+        let first = (line ?? 1) - Int64(pre.count)
+        var rows = ""
+        for (i, text) in (pre + [context] + post).enumerated() {
+            let number = first + Int64(i)
+            let current = i == pre.count
+            rows += "<span class=\"\(current ? "cur" : "ctx")\">\(line == nil ? "" : String(number).padding(toLength: 6, withPad: " ", startingAt: 0))\(HTML.esc(HTML.clip(text, 300)))</span>\n"
+        }
+        return "<pre class=\"source\">\(rows)</pre>"
     }
 }
