@@ -23,6 +23,11 @@ enum LogsCommand {
             specific rule wins; 'clear' removes a rule). SDKs learn it from their next upload or
             check (X-Faultline-Log-Upload) and keep archives while it is off.
 
+    Counting uses a fixed number of counters (8192 per thread) and lines cut at 4 KiB; when
+    there are more distinct patterns than counters, a second pass counts the candidates exactly:
+    every count shown is exact (docs/SERVER.md, "Line patterns"). -n is at most 1000.
+    Text from uploads is printed with control and bidi characters escaped (\\u{1b}, \\u{202e});
+    --json escapes them as JSON does (\\u001b, \\u202e), the value is unchanged.
     Works on the data directory directly, also while the server runs.
     exit codes: 0 ok, 1 failure, 2 usage error, 3 no server data or no such project
     """
@@ -52,10 +57,7 @@ enum LogsCommand {
             }
         }
         guard let verb = positional.first else { return usageError() }
-        guard DatabaseOption.hasData(dataDirectory: dataDir, database: database) else {
-            printError("logs: no server data in \(dataDir) (run 'faultline serve' once, or pass --data-dir)")
-            return ExitCode.inputError
-        }
+        if let refused = DatabaseOption.refuseWithoutData("logs", dataDirectory: dataDir, database: database) { return refused }
         var sinceTime: Double?
         if let since {
             guard let t = LogArchives.parseTime(since) else { printError("logs: --since: give seconds since 1970, ISO 8601, or an age like 2h or 7d"); return ExitCode.usage }
@@ -65,7 +67,7 @@ enum LogsCommand {
         do {
             let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { store.close() }
-            guard let p = try store.project(idOrSlug: project) else { printError("logs: no project '\(project)'"); return ExitCode.inputError }
+            guard let p = try store.project(idOrSlug: project) else { printError("logs: no project '\(shown(project))'"); return ExitCode.inputError }
             let archives = try LogArchives.reader(store: store, dataDirectory: dataDir)
             switch verb {
             case "top":
@@ -73,25 +75,25 @@ enum LogsCommand {
                 q.projectID = p.id; q.release = release; q.since = sinceTime; q.minimumLevel = level; q.limit = n ?? 50
                 let tty = isatty(2) == 1
                 let started = Date()
-                var progress: (@Sendable (Int, Int) -> Void)?
+                var progress: (@Sendable (Int, Int, Int) -> Void)?
                 if tty {
-                    progress = { (done: Int, total: Int) -> Void in
-                        let text = "\rscanning archives: " + String(done) + "/" + String(total)
+                    progress = { (pass: Int, done: Int, total: Int) -> Void in
+                        let text = (pass == 1 ? "\rscanning archives: " : "\r\u{1b}[Kcounting candidates exactly: ") + String(done) + "/" + String(total)
                         FileHandle.standardError.write(Data(text.utf8))
                     }
                 }
                 let result = try archives.top(q, progress: progress)
                 if tty && result.archives > 0 { FileHandle.standardError.write(Data("\r\u{1b}[K".utf8)) }
-                if json { print(String(decoding: LogArchives.topJSON(result).serialized(), as: UTF8.self)); return ExitCode.ok }
+                if json { printJSON(LogArchives.topJSON(result)); return ExitCode.ok }
                 printTop(result, seconds: Date().timeIntervalSince(started))
             case "list":
                 var f = LogArchiveFilter(projectID: p.id, installID: install, release: release, since: sinceTime)
                 f.limit = n ?? 100
                 let list = try archives.list(f)
-                if json { print(String(decoding: JSONValue.array(list.map(LogArchives.json)).serialized(), as: UTF8.self)); return ExitCode.ok }
+                if json { printJSON(JSONValue.array(list.map(LogArchives.json))); return ExitCode.ok }
                 print("ID\tRECEIVED\tINSTALL\tRELEASE\tLINES\tBYTES(gz)\tNAME")
                 for a in list {
-                    print("\(a.id)\t\(LogLineTop.iso(a.received).prefix(19))\t\(a.installID.prefix(12))\t\(a.release ?? "-")\t\(a.lines)\t\(a.compressedBytes)\t\(a.clientName)")
+                    print("\(a.id)\t\(LogLineTop.iso(a.received).prefix(19))\t\(shown(String(a.installID.prefix(12))))\t\(shown(a.release ?? "-"))\t\(a.lines)\t\(a.compressedBytes)\t\(shown(a.clientName))")
                 }
             case "switch":
                 guard positional.count == 2 else { return usageError() }
@@ -105,10 +107,10 @@ enum LogsCommand {
                 default: return usageError()
                 }
                 let rules = try archives.rules(projectID: p.id)
-                if json { print(String(decoding: LogArchives.rulesJSON(rules, projectID: p.id).serialized(), as: UTF8.self)); return ExitCode.ok }
-                if rules.isEmpty { print("log upload is on for project '\(p.slug)' (no rules)") }
+                if json { printJSON(LogArchives.rulesJSON(rules, projectID: p.id)); return ExitCode.ok }
+                if rules.isEmpty { print("log upload is on for project '\(shown(p.slug))' (no rules)") }
                 for r in rules {
-                    let what = r.scope == .project ? "project '\(p.slug)'" : "\(r.scope.rawValue) \(r.value)"
+                    let what = r.scope == .project ? "project '\(shown(p.slug))'" : "\(r.scope.rawValue) \(shown(r.value))"
                     print("log upload \(r.enabled ? "on" : "off") for \(what)")
                 }
             default:
@@ -116,7 +118,7 @@ enum LogsCommand {
             }
             return ExitCode.ok
         } catch {
-            printError("logs: \(error)")
+            printError("logs: " + shown("\(error)"))
             return ExitCode.failure
         }
     }
@@ -125,14 +127,24 @@ enum LogsCommand {
         let mb = Double(r.uncompressedBytes) / 1e6
         print(String(format: "%d archives, %lld lines, %.1f MB of log in %.2f s (%.0f MB/s)%@", r.archives, r.lines, mb, seconds,
                      seconds > 0 ? mb / seconds : 0, r.unreadable > 0 ? ", \(r.unreadable) unreadable archive(s) skipped" : ""))
+        if r.truncatedLines > 0 { print("\(r.truncatedLines) line(s) longer than \(LogLineTop.maxLineBytes) bytes counted by their start (patterns end in …)") }
+        if r.sketchOverflowed { print("more distinct patterns than counters: counted again exactly for the candidates") }
+        if r.unlistedAtMost > 0 { print("every pattern not listed occurs at most \(r.unlistedAtMost) time(s)") }
         print("  COUNT  LEVEL     FIRST SEEN                LAST SEEN                 PATTERN")
         for p in r.patterns {
             let count = String(p.count)
-            print(String(repeating: " ", count: max(0, 7 - count.count)) + count + "  " + p.level.padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
-                  + p.firstSeen.padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + p.lastSeen.padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + p.pattern)
-            print("         e.g. " + p.example)
+            print(String(repeating: " ", count: max(0, 7 - count.count)) + count + "  " + shown(p.level).padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
+                  + shown(p.firstSeen).padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + shown(p.lastSeen).padding(toLength: 24, withPad: " ", startingAt: 0)
+                  + "  " + shown(p.pattern))
+            print("         e.g. " + shown(p.example))
         }
     }
+
+    // Every piece of stored text `logs` prints goes through `shown` or `printJSON` (TerminalText):
+    // log lines, names and releases come from anyone with a public key.
+    static func shown(_ s: String) -> String { TerminalText.visible(s) }
+
+    static func printJSON(_ v: JSONValue) { print(TerminalText.visibleJSON(String(decoding: v.serialized(), as: UTF8.self))) }
 
     static func usageError() -> Int32 {
         printError(usage)

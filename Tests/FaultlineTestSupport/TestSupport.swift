@@ -43,10 +43,6 @@ public enum TestSupport {
         public var stdout: String
         public var stderr: String
         public var duration: TimeInterval
-        /// The child's peak resident set size in bytes, as the kernel reported it when the child was
-        /// reaped (wait4's ru_maxrss: its VmHWM at exit, every moment included; `highWaterMark`
-        /// reads the same figure while a child runs).
-        public var peakResidentBytes = 0
         public var description: String {
             "exit=\(exitCode.map(String.init) ?? "-") signal=\(signal.map(String.init) ?? "-") (\(String(format: "%.2f", duration)) s)\nstdout: \(stdout.prefix(2000))\nstderr: \(stderr.prefix(4000))"
         }
@@ -54,7 +50,7 @@ public enum TestSupport {
 
     /// Runs a program to completion (killing it after `timeout`) and reports how it ended.
     ///
-    /// Spawned with posix_spawn and reaped with our own wait4: Foundation's Process learns of a
+    /// Spawned with posix_spawn and reaped with our own waitpid: Foundation's Process learns of a
     /// child's end through its SIGCHLD monitor, and once in a full-suite run it never did (the child
     /// a zombie, `isRunning` true for ever). A child gets default signal dispositions, an empty
     /// signal mask and no descriptors but stdio, as with Process.
@@ -107,9 +103,8 @@ public enum TestSupport {
         }
         let deadline = start.addingTimeInterval(timeout)
         var status: Int32 = 0
-        var usage = rusage()
         while true {
-            let r = wait4(pid, &status, WNOHANG, &usage)
+            let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }
             if r < 0 && errno != EINTR {
                 // Someone else reaped it: how it ended is unknown, never "exit 0".
@@ -117,7 +112,7 @@ public enum TestSupport {
             }
             if Date() >= deadline || watch?(pid) == false {
                 kill(-pid, SIGKILL)
-                while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 break
             }
             usleep(2_000)
@@ -127,19 +122,8 @@ public enum TestSupport {
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import (macros).
         let termSignal = status & 0x7f
         let signaled = termSignal != 0 && termSignal != 0x7f
-        var outcome = Outcome(exitCode: signaled ? nil : (status >> 8) & 0xff, signal: signaled ? termSignal : nil,
-                              stdout: out, stderr: err, duration: Date().timeIntervalSince(start))
-        outcome.peakResidentBytes = Int(usage.ru_maxrss) * 1024
-        return outcome
-    }
-
-    /// VmHWM of a running process in bytes (0 once it has exited or is unreadable).
-    public static func highWaterMark(_ pid: pid_t) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
-        }
-        return 0
+        return Outcome(exitCode: signaled ? nil : (status >> 8) & 0xff, signal: signaled ? termSignal : nil,
+                       stdout: out, stderr: err, duration: Date().timeIntervalSince(start))
     }
 
     /// Runs a shell command for test set-up (compilers); throws with its output on failure.

@@ -121,3 +121,17 @@ enum Corpus {
         }
     }
 }
+
+/// The test process's own memory: it hosts the server, so its peak is the server's.
+enum ServerMemory {
+    /// Runs `body` and returns the process's peak RSS while it ran (VmHWM, reset first through
+    /// `echo 5 > /proc/self/clear_refs`, Linux ≥ 4.0) and the RSS before it, in bytes.
+    static func peak(during body: () throws -> Void) throws -> (before: Int, peak: Int) {
+        let reset = FileHandle(forWritingAtPath: "/proc/self/clear_refs")
+        try XCTUnwrap(reset, "cannot reset VmHWM through /proc/self/clear_refs").write(contentsOf: Data("5".utf8))
+        try reset?.close()
+        let before = PeakMemory.highWaterMark(of: getpid()) ?? 0
+        try body()
+        return (before, PeakMemory.highWaterMark(of: getpid()) ?? 0)
+    }
+}

@@ -1,9 +1,10 @@
 // The `BackfillJobs` and `RetentionStore` parts of the store contract, on SQLite and on a real
 // PostgreSQL: a build-id is queued once; a job has one holder until its lease runs out; a holder
 // that lost its job writes nothing more; retention deletes in bounded batches, oldest first,
-// and leaves every issue's count equal to the occurrences it holds; the server's background
-// retention does the same end to end. `InstallWindows`: the install cap's windows are counted
-// atomically in the store, survive a restart, and (PostgreSQL) hold across nodes.
+// only until the stored bytes are within the cap, and leaves every issue's count equal to the
+// occurrences it holds; the server's background retention does the same end to end.
+// `InstallWindows`: the install cap's windows are counted atomically in the store, survive a
+// restart, and (PostgreSQL) hold across nodes.
 @testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
@@ -84,9 +85,13 @@ extension StoreConformance {
         XCTAssertEqual(issue.count, 30)
         let bytes = try store.retainedBytes()
         XCTAssertEqual(bytes, Int64(31 * Deflate.compress(Data("{}".utf8)).count + 10 * 100))
-        XCTAssertEqual(try store.nthOldestReceived(1).occurrence, 1000, "the ungrouped occurrence is not counted")
-        XCTAssertEqual(try store.nthOldestReceived(10).item, 1009)
-        XCTAssertNil(try store.nthOldestReceived(11).item)
+        // Oldest first across kinds, an occurrence before an item of the same time; the ungrouped one is not listed.
+        let oldest = try store.oldestRetained(limit: 100)
+        XCTAssertEqual(oldest.count, 40)
+        XCTAssertEqual(oldest.prefix(4).map(\.received), [1000, 1000, 1001, 1001])
+        XCTAssertEqual(oldest.prefix(4).map(\.kind), [.occurrence, .item, .occurrence, .item])
+        XCTAssertEqual(oldest.reduce(0) { $0 + $1.bytes }, bytes - Int64(Deflate.compress(Data("{}".utf8)).count))
+        XCTAssertEqual(try store.oldestRetained(limit: 3).map(\.received), [1000, 1000, 1001])
 
         // Bounded batches, oldest first; the issue's count, first seen and releases follow.
         XCTAssertEqual(try store.deleteOccurrences(receivedBefore: 1020, limit: 8), 8)
@@ -143,19 +148,44 @@ extension StoreConformance {
         limits.maxAgeDays = 0
         limits.maxTotalBytes = 25_000
         let capped = try Retention(store: store, limits: limits).sweep(now: now)
-        XCTAssertLessThanOrEqual(try store.retainedBytes(), 25_000)
-        XCTAssertGreaterThan(try store.retainedBytes(), 25_000 - 7 * 2 * 1000, "at most one batch of each kind more than needed")
-        // Oldest first across kinds: what is left is newer than anything deleted.
+        // 40,000 bytes over a cap of 25,000: the 15 oldest rows of 1,000 bytes go (e20, i20, … e26, i26, e27), not a row more.
+        XCTAssertEqual(try store.retainedBytes(), 25_000)
+        XCTAssertEqual(capped.occurrences, 8)
+        XCTAssertEqual(capped.items, 7)
         let issue = try XCTUnwrap(try store.issues(projectID: p.id, limit: 1, offset: 0).first)
         let left = try store.occurrences(issueID: issue.id, limit: 100, offset: 0)
+        XCTAssertEqual(left.count, 12)
         XCTAssertEqual(Int64(left.count), issue.count, "the count is what the issue holds")
-        XCTAssertEqual(capped.occurrences, 20 - left.count)
-        XCTAssertGreaterThan(capped.items, 0)
-        let oldestLeft = try XCTUnwrap(left.map(\.received).min())
-        XCTAssertEqual(try store.nthOldestReceived(1).occurrence, oldestLeft)
-        if let oldestItem = try store.nthOldestReceived(1).item {
-            XCTAssertGreaterThan(oldestItem, oldestLeft - 1.5, "items and events went in one order")
+        XCTAssertEqual(left.map(\.received).min(), now - 100 + 28)
+        XCTAssertEqual(try store.oldestRetained(limit: 1).first?.received, now - 100 + 27.5, "items and events went in one order")
+    }
+
+    /// The size cap deletes oldest first only until the stored bytes are within it (issue 29, item
+    /// 10: a 1 MiB cap over 1.42 MiB deleted all 300 events, a batch of 500 per kind at a time).
+    static func retentionStopsAtTheCap(_ store: any Store) throws {
+        let p = try store.createProject(slug: "cap", name: "Cap")
+        let frame = StackFrame(buildID: buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        var outcomes: [GroupingOutcome] = []
+        // 30 events of 1,000 bytes, received at t = 5000…5029: 30,000 bytes.
+        for i in 0..<30 {
+            var e = event(p.id, "c\(i)")
+            e.received = 5000 + Double(i)
+            e.compressedEvent = Data(repeating: UInt8(i), count: 1000)
+            let id = try XCTUnwrap(try store.storeIngest(event: e, items: []))
+            outcomes.append(outcome(try XCTUnwrap(try store.occurrence(id: id)), hash: "cap", frames: [frame]))
         }
+        try store.recordGrouping(outcomes)
+        XCTAssertEqual(try store.retainedBytes(), 30_000)
+        var limits = RetentionLimits()
+        limits.maxTotalBytes = 20_500  // about 2/3: 9 deletions leave 21,000 (over), 10 leave 20,000 (under)
+        let sweep = try Retention(store: store, limits: limits).sweep()
+        XCTAssertEqual(sweep.occurrences, 10, "only the 10 oldest go")
+        XCTAssertEqual(try store.retainedBytes(), 20_000)
+        let issue = try XCTUnwrap(try store.issues(projectID: p.id, limit: 1, offset: 0).first)
+        XCTAssertEqual(issue.count, 20)
+        let left = try store.occurrences(issueID: issue.id, limit: 100, offset: 0)
+        XCTAssertEqual(Set(left.map(\.received)), Set((10..<30).map { 5000 + Double($0) }), "the newest 20 stay")
+        XCTAssertEqual(try Retention(store: store, limits: limits).sweep().occurrences, 0, "within the cap: nothing more goes")
     }
 }
 
@@ -188,6 +218,7 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
     func testBackfillJobs() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.backfillJobs(s) }
     func testRetention() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retention(s) }
     func testRetentionPolicy() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retentionPolicy(s) }
+    func testRetentionStopsAtTheCap() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retentionStopsAtTheCap(s) }
     func testInstallWindows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.installWindows(s) }
 
     /// The per-install cap survives a restart: an install that used its window is still refused.
@@ -262,6 +293,7 @@ final class PostgresJobAndRetentionTests: XCTestCase {
     func testBackfillJobs() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.backfillJobs(s) }
     func testRetention() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retention(s) }
     func testRetentionPolicy() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retentionPolicy(s) }
+    func testRetentionStopsAtTheCap() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retentionStopsAtTheCap(s) }
     func testInstallWindows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.installWindows(s) }
 
     /// Two nodes admitting one install at once: exactly the cap is admitted, cluster-wide.

@@ -5,7 +5,7 @@
 // Token API (Authorization: Bearer <server token>):
 //   GET  /api/0/projects/P/log-archives/?install=&release=&since=&limit=&offset=   list, newest first
 //   GET  /api/0/projects/P/log-archives/<id>/download                                the .gz as stored
-//   GET  /api/0/projects/P/log-archives/top?release=&since=&level=&n=                 line patterns
+//   GET  /api/0/projects/P/log-archives/top?release=&since=&level=&n=                 line patterns (n ≤ 1000)
 //   GET  /api/0/projects/P/log-upload/                                                the switch rules
 //   POST /api/0/projects/P/log-upload/  {"enabled": false, "release": "…" | "install": "…"}  set a rule
 import Foundation
@@ -61,7 +61,8 @@ public final class LogArchives: @unchecked Sendable {
         return try store.logArchives(f).reversed().compactMap { files.path(of: $0.storageName) }
     }
 
-    public func top(_ q: LogTopQuery, progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> LogTopResult {
+    /// `progress(pass, done, total)`: see `LogLineTop.scan`.
+    public func top(_ q: LogTopQuery, progress: (@Sendable (Int, Int, Int) -> Void)? = nil) throws -> LogTopResult {
         LogLineTop.scan(paths: try paths(for: q), query: q, progress: progress)
     }
 
@@ -74,7 +75,8 @@ public final class LogArchives: @unchecked Sendable {
 
     public static func topJSON(_ r: LogTopResult) -> JSONValue {
         ["archives": .int(Int64(r.archives)), "lines": .int(r.lines), "uncompressed_bytes": .int(r.uncompressedBytes),
-         "unreadable_archives": .int(Int64(r.unreadable)),
+         "unreadable_archives": .int(Int64(r.unreadable)), "truncated_lines": .int(r.truncatedLines),
+         "sketch_overflowed": .bool(r.sketchOverflowed), "unlisted_at_most": .int(r.unlistedAtMost),
          "patterns": .array(r.patterns.map { p in
              ["level": .string(p.level), "pattern": .string(p.pattern), "count": .int(p.count),
               "first_seen": .string(p.firstSeen), "last_seen": .string(p.lastSeen), "example": .string(p.example)]
@@ -125,7 +127,7 @@ public final class LogArchives: @unchecked Sendable {
                 guard LogLineTop.levelRank(l) != nil else { return .detail(400, "level: one of \(LogLineTop.levels.joined(separator: ", "))") }
                 q.minimumLevel = l
             }
-            q.limit = min(max(Int(r.query["n"] ?? "") ?? 50, 1), 10_000)
+            q.limit = min(max(Int(r.query["n"] ?? "") ?? 50, 1), LogLineTop.maxListed)
             return .json(Self.topJSON(try top(q)))
         case 2 where tail[1] == "download":
             guard let id = Int64(tail[0]), let a = try store.logArchive(id: id), a.projectID == project.id,

@@ -22,12 +22,15 @@ public enum LogLineNormaliser {
     @inline(__always) static func isHex(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x66) }
     @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
-    /// Appends the pattern of `s` to `out`.
-    static func normalise(_ s: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+    /// Appends the pattern of `s` to `out`, stopping once `out` holds `limit` bytes (a pattern can
+    /// be longer than its message: `""` becomes `"<str>"`). Returns false when it stopped early.
+    @discardableResult
+    static func normalise(_ s: UnsafeBufferPointer<UInt8>, into out: inout [UInt8], limit: Int = .max) -> Bool {
         let n = s.count
         var i = 0
         var prevWord = false
         while i < n {
+            if out.count >= limit { return false }
             let b = s[i]
             if b == 0x22 || b == 0x27 {  // quoted string
                 var j = i + 1
@@ -59,6 +62,7 @@ public enum LogLineNormaliser {
             prevWord = isWordByte(b)
             i += 1
         }
+        return true
     }
 
     private static func uuidEnd(_ s: UnsafeBufferPointer<UInt8>, _ i: Int) -> Int? {

@@ -1,7 +1,9 @@
-// `logs top`: the most frequent line patterns across stored archives. Each archive is inflated
-// in memory in 32 KiB pieces (never unpacked to disk), split into lines, parsed as the file
-// log's format (LogLineFormat in the SDK) and counted by level + normalised message.
-// Archives are scanned on up to `parallelism` threads with a table each, merged at the end.
+// `logs top`: the most frequent line patterns across stored archives, in memory bounded by
+// constants, not by the archives: lines are read capped at `maxLineBytes` (LogLineReader) and
+// counted in a fixed number of counters (LogPatternSketch). Archives are scanned on up to
+// `parallelism` threads with a sketch each; the sketches are merged at the end. When more
+// distinct patterns arrived than there are counters, the counts are only bounds: a second pass
+// over the same archives counts the candidates exactly, so every count reported is exact.
 import FaultlineProtocol
 import Foundation
 
@@ -12,17 +14,21 @@ public struct LogTopQuery: Sendable {
     public var since: Double?
     /// Only lines at or above this level (TRACE … CRITICAL).
     public var minimumLevel: String?
+    /// Patterns listed, at most `LogLineTop.maxListed`.
     public var limit = 50
     public init() {}
 }
 
 public struct LogPatternCount: Sendable, Equatable {
     public var level: String
+    /// At most `LogLineTop.maxPatternBytes`; ends in `…` when the message or pattern was cut.
     public var pattern: String
+    /// Exact: the number of lines with this level and pattern.
     public var count: Int64
     /// Timestamps as written in the lines (ISO 8601 UTC).
     public var firstSeen: String
     public var lastSeen: String
+    /// The message of the earliest line, at most `LogLineTop.maxExampleBytes`.
     public var example: String
 }
 
@@ -33,148 +39,127 @@ public struct LogTopResult: Sendable {
     public var uncompressedBytes: Int64
     /// Archives that could not be read (missing file, corrupt gzip): skipped and counted.
     public var unreadable: Int
+    /// Lines longer than `LogLineTop.maxLineBytes`, counted by their first `maxLineBytes`.
+    public var truncatedLines: Int64
+    /// More distinct patterns than counters: a second pass made the counts exact.
+    public var sketchOverflowed: Bool
+    /// No pattern missing from `patterns` occurs more often than this (0: every pattern is listed).
+    public var unlistedAtMost: Int64
 }
 
 public enum LogLineTop {
     static let levels = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL"]
+    /// Bytes of a line that count; the rest is skipped as it is inflated.
+    public static let maxLineBytes = 4096
+    /// Bytes of a pattern (after normalisation, which can lengthen a message).
+    public static let maxPatternBytes = 4096
+    /// Bytes of a pattern's example message.
+    public static let maxExampleBytes = 1000
+    /// Bytes kept of a timestamp or level field.
+    static let maxFieldBytes = 64
+    /// Counters per scanning thread: with 4 KiB patterns and 1 KB examples, about 45 MB at most each.
+    public static let counters = 8192
+    /// Patterns a query may list.
+    public static let maxListed = 1000
 
     public static func levelRank(_ name: String) -> Int? { levels.firstIndex(of: name.uppercased()) }
 
-    struct Stats {
-        var count: Int64
-        var first: [UInt8]
-        var last: [UInt8]
-        var example: [UInt8]
+    /// Scans the archives at `paths` (absolute). `progress(pass, done, total)` is called after
+    /// each archive; pass 2 happens only when the sketch overflowed. `counters` is for tests.
+    public static func scan(paths: [String], query: LogTopQuery, parallelism: Int = 2, counters: Int = counters,
+                            progress: (@Sendable (Int, Int, Int) -> Void)? = nil) -> LogTopResult {
+        var filter = LogLineFilter()
+        filter.minRank = query.minimumLevel.flatMap(levelRank) ?? 0
+        filter.since = query.since.map { Array(iso($0).utf8) }
+        let limit = min(max(query.limit, 0), maxListed)
+        let capacity = max(counters, limit, 1)
+
+        let first = forEachArchive(paths, parallelism: parallelism, pass: 1, progress: progress,
+                                   make: { LogPatternSketch(capacity: capacity) }, filter: filter)
+        let bounds = LogPatternBounds(first.sinks)
+        var counted: [(LogPatternSketch.Counter, Int64)]
+        var unreadable = first.unreadable
+        // What is known of patterns that are not counted exactly: never held a counter (at most
+        // `missingAtMost`), or held one but are no candidate (at most their upper bound).
+        var uncountedAtMost: Int64 = 0
+        if !bounds.evicted {
+            counted = bounds.entries.map { ($0.counter, $0.upper) }
+        } else {
+            // Candidates: every pattern that could still be among the top `limit` — its upper bound
+            // reaches the limit-th largest lower bound. Counted exactly by a second pass.
+            let lowers = bounds.entries.map(\.lower).sorted(by: >)
+            let threshold = max(limit > 0 && lowers.count >= limit ? lowers[limit - 1] : 1, 1)
+            var tally = LogPatternTally()
+            uncountedAtMost = bounds.missingAtMost
+            for e in bounds.entries {
+                if e.upper >= threshold { tally.adopt(e.counter) } else { uncountedAtMost = max(uncountedAtMost, e.upper) }
+            }
+            let second = forEachArchive(paths, parallelism: parallelism, pass: 2, progress: progress, make: { tally }, filter: filter)
+            unreadable.formUnion(second.unreadable)
+            counted = LogPatternTally.merged(second.sinks)
+        }
+        counted.sort { a, b in a.1 != b.1 ? a.1 > b.1 : a.0.key.lexicographicallyPrecedes(b.0.key) }
+        let listed = counted.prefix(limit).filter { $0.1 > 0 }
+        let unlistedAtMost = max(uncountedAtMost, counted.dropFirst(listed.count).first?.1 ?? 0)
+        let patterns = listed.map { c, count -> LogPatternCount in
+            let tab = c.key.firstIndex(of: 9) ?? 0
+            return LogPatternCount(level: String(decoding: c.key[..<tab], as: UTF8.self), pattern: String(decoding: c.key[(tab + 1)...], as: UTF8.self),
+                                   count: count, firstSeen: String(decoding: c.first, as: UTF8.self), lastSeen: String(decoding: c.last, as: UTF8.self),
+                                   example: String(decoding: c.example, as: UTF8.self))
+        }
+        return LogTopResult(patterns: patterns, archives: paths.count, lines: first.totals.counted, uncompressedBytes: first.totals.inflatedBytes,
+                            unreadable: unreadable.count, truncatedLines: first.totals.truncated, sketchOverflowed: bounds.evicted,
+                            unlistedAtMost: unlistedAtMost)
     }
 
-    /// Scans the archives at `paths` (absolute). `progress(done, total)` is called after each.
-    public static func scan(paths: [String], query: LogTopQuery, parallelism: Int = 2,
-                            progress: (@Sendable (Int, Int) -> Void)? = nil) -> LogTopResult {
-        let minRank = query.minimumLevel.flatMap(levelRank) ?? 0
-        let since: [UInt8]? = query.since.map { Array(iso($0).utf8) }
+    /// Reads every archive into a sink of its thread's (made by `make`), on up to `parallelism`
+    /// threads, one archive at a time each. Returns the sinks, the totals and the indices of the
+    /// archives that could not be read.
+    static func forEachArchive<S: LogLineSink>(_ paths: [String], parallelism: Int, pass: Int, progress: (@Sendable (Int, Int, Int) -> Void)?,
+                                               make: () -> S, filter: LogLineFilter) -> (sinks: [S], totals: LogLineTotals, unreadable: Set<Int>) {
         let workers = max(1, min(parallelism, paths.count))
         let lock = NSLock()
-        nonisolated(unsafe) var tables: [[[UInt8]: Stats]] = []
-        nonisolated(unsafe) var totals = (lines: Int64(0), bytes: Int64(0), unreadable: 0, done: 0)
-        nonisolated(unsafe) var next = 0
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            var table: [[UInt8]: Stats] = [:]
-            var lines: Int64 = 0, bytes: Int64 = 0, unreadable = 0
+        nonisolated(unsafe) var sinks = (0..<workers).map { _ in make() }
+        nonisolated(unsafe) var totals = LogLineTotals()
+        nonisolated(unsafe) var unreadable = Set<Int>()
+        nonisolated(unsafe) var next = 0, done = 0
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            lock.lock()
+            var sink = sinks[w]
+            lock.unlock()
+            var mine = LogLineTotals()
+            var failed: [Int] = []
             while true {
                 lock.lock()
                 let i = next
                 next += 1
                 lock.unlock()
                 guard i < paths.count else { break }
+                // The compressed file whole (at most `LogArchiveLimits.maxCompressedBytes` as received).
                 if let data = FileManager.default.contents(atPath: paths[i]),
-                   let (l, b) = try? scanArchive(data, minRank: minRank, since: since, into: &table) {
-                    lines += l; bytes += b
-                } else { unreadable += 1 }
+                   let found = try? LogLineReader.read(data, filter: filter, into: &sink) {
+                    mine = mine + found
+                } else { failed.append(i) }
                 lock.lock()
-                totals.done += 1
-                let done = totals.done
+                done += 1
+                let d = done
                 lock.unlock()
-                progress?(done, paths.count)
+                progress?(pass, d, paths.count)
             }
             lock.lock()
-            tables.append(table)
-            totals.lines += lines; totals.bytes += bytes; totals.unreadable += unreadable
+            sinks[w] = sink
+            totals = totals + mine
+            unreadable.formUnion(failed)
             lock.unlock()
         }
-        var merged = tables.first ?? [:]
-        for t in tables.dropFirst() {
-            for (k, v) in t {
-                if var m = merged[k] {
-                    m.count += v.count
-                    if v.first.lexicographicallyPrecedes(m.first) { m.first = v.first; m.example = v.example }
-                    if m.last.lexicographicallyPrecedes(v.last) { m.last = v.last }
-                    merged[k] = m
-                } else { merged[k] = v }
-            }
-        }
-        let top = merged.sorted { a, b in a.value.count != b.value.count ? a.value.count > b.value.count : a.key.lexicographicallyPrecedes(b.key) }
-            .prefix(max(query.limit, 0))
-        let patterns = top.map { k, v -> LogPatternCount in
-            let tab = k.firstIndex(of: 9) ?? 0
-            return LogPatternCount(level: String(decoding: k[..<tab], as: UTF8.self), pattern: String(decoding: k[(tab + 1)...], as: UTF8.self),
-                                   count: v.count, firstSeen: String(decoding: v.first, as: UTF8.self), lastSeen: String(decoding: v.last, as: UTF8.self),
-                                   example: String(decoding: v.example, as: UTF8.self))
-        }
-        return LogTopResult(patterns: Array(patterns), archives: paths.count, lines: totals.lines, uncompressedBytes: totals.bytes, unreadable: totals.unreadable)
+        return (sinks, totals, unreadable)
     }
 
-    /// One archive into `table`. Returns lines counted and bytes inflated.
-    static func scanArchive(_ data: Data, minRank: Int, since: [UInt8]?, into table: inout [[UInt8]: Stats]) throws -> (Int64, Int64) {
-        var carry: [UInt8] = []
-        var key: [UInt8] = []
-        key.reserveCapacity(512)
-        var counted: Int64 = 0
-        func line(_ l: UnsafeBufferPointer<UInt8>) {
-            if count(l, minRank: minRank, since: since, key: &key, table: &table) { counted += 1 }
-        }
-        let total = try Inflate.inflate(data, limit: Int.max) { piece in
-            var start = 0
-            if !carry.isEmpty {
-                guard let nl = piece.firstIndex(of: 10) else { carry.append(contentsOf: piece); return }
-                carry.append(contentsOf: piece[..<nl])
-                carry.withUnsafeBufferPointer { line($0) }
-                carry.removeAll(keepingCapacity: true)
-                start = nl + 1
-            }
-            var i = start
-            while let nl = UnsafeBufferPointer(rebasing: piece[i...]).firstIndex(of: 10) {
-                line(UnsafeBufferPointer(rebasing: piece[i..<(i + nl)]))
-                i += nl + 1
-            }
-            if i < piece.count { carry.append(contentsOf: piece[i...]) }
-        }
-        if !carry.isEmpty { carry.withUnsafeBufferPointer { line($0) } }
-        return (counted, Int64(total))
-    }
-
-    /// Parses the seven TAB-separated fields; other lines count under level "-" whole.
-    @inline(__always)
-    static func count(_ l: UnsafeBufferPointer<UInt8>, minRank: Int, since: [UInt8]?, key: inout [UInt8], table: inout [[UInt8]: Stats]) -> Bool {
-        guard !l.isEmpty else { return false }
-        var tabs: (Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0)
-        var t = 0
-        for i in 0..<l.count where l[i] == 9 {
-            switch t { case 0: tabs.0 = i; case 1: tabs.1 = i; case 2: tabs.2 = i; case 3: tabs.3 = i; case 4: tabs.4 = i; default: tabs.5 = i }
-            t += 1
-            if t == 6 { break }
-        }
-        key.removeAll(keepingCapacity: true)
-        let ts: UnsafeBufferPointer<UInt8>
-        let message: UnsafeBufferPointer<UInt8>
-        if t == 6 {
-            let level = UnsafeBufferPointer(rebasing: l[(tabs.0 + 1)..<tabs.1])
-            if minRank > 0 {
-                guard let r = rank(level), r >= minRank else { return false }
-            }
-            ts = UnsafeBufferPointer(rebasing: l[0..<tabs.0])
-            if let since, ts.lexicographicallyPrecedes(since) { return false }
-            key.append(contentsOf: level)
-            message = UnsafeBufferPointer(rebasing: l[(tabs.4 + 1)..<tabs.5])
-        } else {
-            if minRank > 0 || since != nil { return false }
-            ts = UnsafeBufferPointer(start: nil, count: 0)
-            key.append(0x2d)
-            message = l
-        }
-        key.append(9)
-        LogLineNormaliser.normalise(message, into: &key)
-        if let at = table.index(forKey: key) {
-            table.values[at].count += 1
-            if !ts.isEmpty {
-                if ts.lexicographicallyPrecedes(table.values[at].first) || table.values[at].first.isEmpty {
-                    table.values[at].first = Array(ts); table.values[at].example = Array(message.prefix(1000))
-                }
-                if table.values[at].last.lexicographicallyPrecedes(ts) { table.values[at].last = Array(ts) }
-            }
-        } else {
-            table[key] = Stats(count: 1, first: Array(ts), last: Array(ts), example: Array(message.prefix(1000)))
-        }
-        return true
+    /// The first `maxExampleBytes` of a message, ending in `…` when cut here or at the line cap.
+    static func example(_ message: UnsafeBufferPointer<UInt8>, cut: Bool) -> [UInt8] {
+        guard message.count > maxExampleBytes || cut else { return Array(message) }
+        let keep = LogLineReader.utf8Boundary(message, min(message.count, maxExampleBytes))
+        return Array(message[..<keep]) + LogLineReader.ellipsis
     }
 
     private static let levelBytes: [[UInt8]] = levels.map { Array($0.utf8) }

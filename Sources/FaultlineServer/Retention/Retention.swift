@@ -1,5 +1,5 @@
 // Retention for events and items: in the background, occurrences and items older than the
-// configured age go, then the oldest while the stored bytes exceed the cap, then stacks no
+// configured age go, then the oldest until the stored bytes are within the cap, then stacks no
 // occurrence points at any more. Every deletion is a bounded batch in its own transaction, taken
 // under the "regrouping" claim, so grouping and backfill never see a half-recounted issue and
 // issue counts stay equal to the occurrences they hold. On several nodes, one sweeps at a time
@@ -59,24 +59,39 @@ public final class Retention: @unchecked Sendable {
             done.items += try repeatBatches { try self.store.deleteItems(receivedBefore: cutoff, limit: batch) }
         }
         if limits.maxTotalBytes > 0 {
-            while !isStopping, try store.retainedBytes() > limits.maxTotalBytes {
-                // Up to the batch-th oldest row of either kind goes from both, so deletion runs
-                // oldest first across events and items (a kind with fewer rows: all of them).
-                let (o, i) = try store.nthOldestReceived(batch)
-                let edge = min(o ?? .greatestFiniteMagnitude, i ?? .greatestFiniteMagnitude)
-                let cutoff = edge < .greatestFiniteMagnitude ? edge.nextUp : edge
-                let occurrences = try holdingGrouping { try self.store.deleteOccurrences(receivedBefore: cutoff, limit: batch) }
-                let items = try store.deleteItems(receivedBefore: cutoff, limit: batch)
-                // Nothing left that may go (ungrouped occurrences wait for grouping): stop here.
-                if occurrences + items == 0 { break }
-                done.occurrences += occurrences
-                done.items += items
-            }
+            let (occurrences, items) = try sweepOverCap(batch: batch)
+            done.occurrences += occurrences
+            done.items += items
         }
         // Stacks lose their last occurrence only to deletions like the ones above.
         if limits.isEnabled { done.stacks += try repeatBatches { try self.store.deleteOrphanedStacks(limit: batch) } }
         // Expired install-cap windows (no claim needed: nothing else reads an expired window).
         while !isStopping, try store.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
+        return done
+    }
+
+    /// While the stored bytes exceed the cap: the oldest rows of both kinds, in one order, just
+    /// enough of them that the bytes they free bring the total to the cap or under it — never a
+    /// whole batch regardless (that deleted all 300 events of 1.42 MiB under a 1 MiB cap).
+    /// The total is measured again before each batch, so rows stored meanwhile count too.
+    private func sweepOverCap(batch: Int) throws -> (occurrences: Int, items: Int) {
+        var done = (occurrences: 0, items: 0)
+        while !isStopping {
+            var excess = try store.retainedBytes() - limits.maxTotalBytes
+            guard excess > 0 else { break }
+            var occurrences: [Int64] = [], items: [Int64] = []
+            for row in try store.oldestRetained(limit: batch) {
+                guard excess > 0 else { break }
+                excess -= row.bytes
+                if row.kind == .occurrence { occurrences.append(row.id) } else { items.append(row.id) }
+            }
+            let o = occurrences.isEmpty ? 0 : try holdingGrouping { try self.store.deleteOccurrences(ids: occurrences) }
+            let i = try store.deleteItems(ids: items)
+            // Nothing left that may go (ungrouped occurrences wait for grouping): stop here.
+            if o + i == 0 { break }
+            done.occurrences += o
+            done.items += i
+        }
         return done
     }
 

@@ -49,12 +49,44 @@ extension PostgresStore: RetentionStore {
         }
     }
 
-    public func nthOldestReceived(_ n: Int) throws -> (occurrence: Double?, item: Double?) {
+    public func deleteOccurrences(ids: [Int64]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try pool.transaction { c in
+            var issues = Set<Int64>()
+            // One statement: the ids go as one text parameter, split and cast by the server.
+            let n = try c.query("""
+                DELETE FROM occurrences WHERE id = ANY(string_to_array($1, ',')::bigint[]) AND processed = 1
+                RETURNING \(IssueGroups.resolved("issue_id"))
+                """, .text(ids.map(String.init).joined(separator: ","))) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
+            // In id order on every node, so two recounts cannot deadlock on issue rows.
+            for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
+            return n
+        }
+    }
+
+    public func deleteItems(ids: [Int64]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try pool.transaction { c in
+            try c.query("DELETE FROM items WHERE id = ANY(string_to_array($1, ',')::bigint[])", .text(ids.map(String.init).joined(separator: ",")))
+        }
+    }
+
+    public func oldestRetained(limit: Int) throws -> [RetainedRow] {
+        // Each side is one limited range of its `received` index; only the union of the two is sorted.
+        // octet_length() of a TOASTed value reads its size from the TOAST pointer, not the value.
         try pool.transaction(readOnly: true) { c in
-            var out: (Double?, Double?) = (nil, nil)
-            try c.query("SELECT received FROM occurrences WHERE processed = 1 ORDER BY received LIMIT 1 OFFSET $1", .int(Int64(n - 1))) { out.0 = $0.double(0) }
-            try c.query("SELECT received FROM items ORDER BY received LIMIT 1 OFFSET $1", .int(Int64(n - 1))) { out.1 = $0.double(0) }
-            return out
+            var rows: [RetainedRow] = []
+            _ = try c.query("""
+                SELECT kind, id, received, bytes FROM (
+                  (SELECT 0 AS kind, id, received, octet_length(event)::bigint AS bytes FROM occurrences
+                   WHERE processed = 1 ORDER BY received, id LIMIT $1)
+                  UNION ALL
+                  (SELECT 1 AS kind, id, received, octet_length(payload)::bigint AS bytes FROM items ORDER BY received, id LIMIT $1)) r
+                ORDER BY received, kind, id LIMIT $1
+                """, .int(Int64(max(0, limit)))) {
+                rows.append(RetainedRow(kind: $0.int(0) == 0 ? .occurrence : .item, id: $0.int(1), received: $0.double(2), bytes: $0.int(3)))
+            }
+            return rows
         }
     }
 }

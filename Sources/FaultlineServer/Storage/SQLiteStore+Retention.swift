@@ -46,12 +46,51 @@ extension SQLiteStore: RetentionStore {
         }
     }
 
-    public func nthOldestReceived(_ n: Int) throws -> (occurrence: Double?, item: Double?) {
+    public func deleteOccurrences(ids: [Int64]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try writer.sync { c in
+            var issues = Set<Int64>()
+            var deleted = 0
+            for id in ids {
+                var found = false, issue: Int64?
+                try c.query("SELECT \(IssueGroups.resolved("issue_id")) FROM occurrences WHERE id = ? AND processed = 1", .int(id)) {
+                    found = true; issue = $0.isNull(0) ? nil : $0.int(0)
+                }
+                guard found else { continue }
+                deleted += try c.run("DELETE FROM occurrences WHERE id = ?", .int(id))
+                if let issue { issues.insert(issue) }
+            }
+            for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
+            return deleted
+        }
+    }
+
+    public func deleteItems(ids: [Int64]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try writer.sync { c in
+            var deleted = 0
+            for id in ids { deleted += try c.run("DELETE FROM items WHERE id = ?", .int(id)) }
+            return deleted
+        }
+    }
+
+    public func oldestRetained(limit: Int) throws -> [RetainedRow] {
+        // Each side is one limited range of its `received` index; only the union of the two is sorted.
+        // length() of a blob reads its size from the record header, not the blob.
         try read { c in
-            var out: (Double?, Double?) = (nil, nil)
-            try c.query("SELECT received FROM occurrences WHERE processed = 1 ORDER BY received LIMIT 1 OFFSET ?", .int(Int64(n - 1))) { out.0 = $0.double(0) }
-            try c.query("SELECT received FROM items ORDER BY received LIMIT 1 OFFSET ?", .int(Int64(n - 1))) { out.1 = $0.double(0) }
-            return out
+            var rows: [RetainedRow] = []
+            let n = SQLValue.int(Int64(max(0, limit)))
+            try c.query("""
+                SELECT kind, id, received, bytes FROM (
+                  SELECT * FROM (SELECT 0 AS kind, id, received, length(event) AS bytes FROM occurrences
+                                 WHERE processed = 1 ORDER BY received, id LIMIT ?)
+                  UNION ALL
+                  SELECT * FROM (SELECT 1 AS kind, id, received, length(payload) AS bytes FROM items ORDER BY received, id LIMIT ?))
+                ORDER BY received, kind, id LIMIT ?
+                """, n, n, n) {
+                rows.append(RetainedRow(kind: $0.int(0) == 0 ? .occurrence : .item, id: $0.int(1), received: $0.double(2), bytes: $0.int(3)))
+            }
+            return rows
         }
     }
 }
