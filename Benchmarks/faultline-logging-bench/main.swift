@@ -59,7 +59,8 @@ costLog.close()
 // 3. One trim of a 2 MiB file: a file just past the cap, then one synchronous (error) line, which
 // appends and trims; the same line without a trim is measured too and subtracted.
 let cap = 2 * 1024 * 1024
-let filler = Array(String(repeating: "2026-12-01T10:20:30.123Z\tINFO\t1:1\tf.swift:1\tf()\tfiller line of about a hundred bytes, like a real log line\n", count: 1).utf8)
+let filler = Array(
+    String(repeating: "2026-12-01T10:20:30.123Z\tINFO\t1:1\tf.swift:1\tf()\tfiller line of about a hundred bytes, like a real log line\n", count: 1).utf8)
 func syncLineNanoseconds(trimming: Bool) throws -> Double {
     let path = dir + "/trim.log"
     unlink(path)
@@ -98,6 +99,12 @@ func f(_ x: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f"
 print("faultline logging benchmark (\(ProcessInfo.processInfo.activeProcessorCount) CPUs)")
 print("file log, 1 thread:            \(Int(one)) lines/s (400,000 info lines with 2 attributes, flushed)")
 print("file log, 4 threads:           \(Int(four)) lines/s (4 × 100,000)")
-print("calling-thread cost of a line: median \(f(perLine.sorted()[perLine.count / 2], 0)) ns, p99 \(f(perLine.sorted()[perLine.count * 99 / 100], 0)) ns (batches of 500, 3 attributes; goal < 1000 ns)")
-print("one trim of a 2 MiB file:      \(f(trimMs)) ms (median of 15; synchronous line with trim \(f(median(trimmed) / 1e6)) ms, without \(f(median(plain) / 1e6)) ms)")
-print("stderr, 100 MB in 100-byte writes to /dev/null: without capture \(f(median(without))) s, with capture \(f(median(with))) s, ratio \(f(median(with) / median(without))) (median of 3 each, alternated)")
+print(
+    "calling-thread cost of a line: median \(f(perLine.sorted()[perLine.count / 2], 0)) ns, p99 \(f(perLine.sorted()[perLine.count * 99 / 100], 0)) ns (batches of 500, 3 attributes; goal < 1000 ns)"
+)
+print(
+    "one trim of a 2 MiB file:      \(f(trimMs)) ms (median of 15; synchronous line with trim \(f(median(trimmed) / 1e6)) ms, without \(f(median(plain) / 1e6)) ms)"
+)
+print(
+    "stderr, 100 MB in 100-byte writes to /dev/null: without capture \(f(median(without))) s, with capture \(f(median(with))) s, ratio \(f(median(with) / median(without))) (median of 3 each, alternated)"
+)

@@ -17,8 +17,10 @@ defer { try? FileManager.default.removeItem(atPath: dir) }
 let rssBeforeStart = rss()
 let t0 = now()
 // A DSN to a closed port: the SDK is fully on (log items buffered, worker running) but sending fails quietly.
-let result = Faultline.start(Options(dsn: "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1", release: "bench@1",
-                                     environment: "bench", dataDirectory: dir))
+let result = Faultline.start(
+    Options(
+        dsn: "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1", release: "bench@1",
+        environment: "bench", dataDirectory: dir))
 let startMs = Double(now() - t0) / 1e6
 precondition(result.crashHandlerInstalled)
 usleep(200_000)
@@ -87,17 +89,23 @@ if CommandLine.arguments.contains("--json") {  // for tools/measure-sdk, which t
         "log_info_call_median_ns": perCall[perCall.count / 2], "log_info_call_p99_ns": perCall[perCall.count * 99 / 100],
         "log_warning_batch_median_ns": warnSamples[warnSamples.count / 2],
         "start_ms": startMs, "crash_core_start_ms": Double(result.crashHandlerStartNanoseconds) / 1e6,
-        "rss_start_mib": Double(rssAtRest - rssBeforeStart) / 1048576,
+        "rss_start_mib": Double(rssAtRest - rssBeforeStart) / 1048576
     ]
     print(String(decoding: try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]), as: UTF8.self))
     exit(0)
 }
 func f(_ x: Double) -> String { String(format: "%.3f", x) }
 print("Log.info, 3 attributes (breadcrumb only): median \(f(samples[samples.count / 2] / 1000)) µs, p99 \(f(samples[samples.count * 99 / 100] / 1000)) µs")
-print("Log.info, 3 attributes, each call timed: median \(f(perCall[perCall.count / 2] / 1000)) µs, p99 \(f(perCall[perCall.count * 99 / 100] / 1000)) µs (100,000 calls, ~40 ns of clock reads included)")
-print("Log.warning, 3 attributes (breadcrumb + sent as log item): median \(f(warnSamples[warnSamples.count / 2] / 1000)) µs, p99 \(f(warnSamples[warnSamples.count * 99 / 100] / 1000)) µs")
+print(
+    "Log.info, 3 attributes, each call timed: median \(f(perCall[perCall.count / 2] / 1000)) µs, p99 \(f(perCall[perCall.count * 99 / 100] / 1000)) µs (100,000 calls, ~40 ns of clock reads included)"
+)
+print(
+    "Log.warning, 3 attributes (breadcrumb + sent as log item): median \(f(warnSamples[warnSamples.count / 2] / 1000)) µs, p99 \(f(warnSamples[warnSamples.count * 99 / 100] / 1000)) µs"
+)
 print("burst of 100,000 Log.warning: \(f(burstSeconds)) s on the calling thread")
 print("Faultline.start: \(f(startMs)) ms (crash core \(f(Double(result.crashHandlerStartNanoseconds) / 1e6)) ms)")
-print("RSS: +\(f(Double(rssAtRest - rssBeforeStart) / 1048576)) MiB at rest after start, +\(f(Double(rssAfterBurst - rssBeforeStart) / 1048576)) MiB right after the burst, +\(f(Double(rssAfterFlush - rssBeforeStart) / 1048576)) MiB after flushing it")
+print(
+    "RSS: +\(f(Double(rssAtRest - rssBeforeStart) / 1048576)) MiB at rest after start, +\(f(Double(rssAfterBurst - rssBeforeStart) / 1048576)) MiB right after the burst, +\(f(Double(rssAfterFlush - rssBeforeStart) / 1048576)) MiB after flushing it"
+)
 print("queue to disk: \(Int(durablePerSec)) envelopes/s durable (fsync), \(Int(bufferedPerSec)) envelopes/s without fsync (2 KB each)")
 print("dropped by the SDK so far: \(Faultline.droppedCounts)")

@@ -70,25 +70,39 @@ func hex(_ n: Int) -> String { (0..<n).map { _ in String(Int.random(in: 0..<16),
 func transactionBody() -> Data {
     let t = Date().timeIntervalSince1970, trace = hex(32), root = hex(16), eventID = hex(32)
     let spans: [JSONValue] = (0..<20).map { i in
-        ["trace_id": .string(trace), "span_id": .string(hex(16)), "parent_span_id": .string(root), "op": "db.query",
-         "description": .string("SELECT * FROM t WHERE id = \(i)"), "start_timestamp": .double(t + Double(i) * 0.001),
-         "timestamp": .double(t + Double(i) * 0.001 + 0.0005), "status": "ok", "data": ["db.system": "sqlite"]]
+        [
+            "trace_id": .string(trace), "span_id": .string(hex(16)), "parent_span_id": .string(root), "op": "db.query",
+            "description": .string("SELECT * FROM t WHERE id = \(i)"), "start_timestamp": .double(t + Double(i) * 0.001),
+            "timestamp": .double(t + Double(i) * 0.001 + 0.0005), "status": "ok", "data": ["db.system": "sqlite"]
+        ]
     }
-    let p: JSONValue = ["type": "transaction", "event_id": .string(eventID), "transaction": "GET /checkout", "platform": "native",
-                        "start_timestamp": .double(t), "timestamp": .double(t + 0.05),
-                        "contexts": ["trace": ["trace_id": .string(trace), "span_id": .string(root), "op": "http.server", "status": "ok"]],
-                        "spans": .array(spans)]
+    let p: JSONValue = [
+        "type": "transaction", "event_id": .string(eventID), "transaction": "GET /checkout", "platform": "native",
+        "start_timestamp": .double(t), "timestamp": .double(t + 0.05),
+        "contexts": ["trace": ["trace_id": .string(trace), "span_id": .string(root), "op": "http.server", "status": "ok"]],
+        "spans": .array(spans)
+    ]
     return Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "transaction", payload: p.serialized())]).serialized()
 }
 
 func eventBody() -> Data {
     let eventID = hex(32)
-    let frames: [JSONValue] = (0..<30).map { i in ["instruction_addr": .string(String(format: "0x%llx", 0x5555_0000_1000 + i * 0x40)), "package": "/usr/bin/app"] }
-    let e: JSONValue = ["event_id": .string(eventID), "timestamp": .double(Date().timeIntervalSince1970), "platform": "native", "level": "error",
-                        "exception": ["values": [["type": "SIGSEGV", "value": "Segfault", "stacktrace": ["frames": .array(frames)]]]],
-                        "debug_meta": ["images": [["type": "elf", "code_file": "/usr/bin/app", "code_id": "f1c3bcc0279865fe3058404b2831d9e64135386c",
-                                                   "image_addr": "0x555500000000", "image_size": 1048576]]],
-                        "contexts": ["trace": ["trace_id": .string(hex(32)), "span_id": .string(hex(16))]]]
+    let frames: [JSONValue] = (0..<30).map { i in
+        ["instruction_addr": .string(String(format: "0x%llx", 0x5555_0000_1000 + i * 0x40)), "package": "/usr/bin/app"]
+    }
+    let e: JSONValue = [
+        "event_id": .string(eventID), "timestamp": .double(Date().timeIntervalSince1970), "platform": "native", "level": "error",
+        "exception": ["values": [["type": "SIGSEGV", "value": "Segfault", "stacktrace": ["frames": .array(frames)]]]],
+        "debug_meta": [
+            "images": [
+                [
+                    "type": "elf", "code_file": "/usr/bin/app", "code_id": "f1c3bcc0279865fe3058404b2831d9e64135386c",
+                    "image_addr": "0x555500000000", "image_size": 1048576
+                ]
+            ]
+        ],
+        "contexts": ["trace": ["trace_id": .string(hex(32)), "span_id": .string(hex(16))]]
+    ]
     return Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "event", payload: e.serialized())]).serialized()
 }
 
@@ -100,10 +114,13 @@ func post(_ body: Data) -> Bool {
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     addr.sin_port = port.bigEndian
-    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    let ok = withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
     guard ok == 0 else { return false }
-    let head = "POST /api/\(project)/envelope/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/x-sentry-envelope\r\n" +
-        "X-Sentry-Auth: Sentry sentry_version=7, sentry_key=\(key)\r\nContent-Length: \(body.count)\r\n\r\n"
+    let head =
+        "POST /api/\(project)/envelope/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/x-sentry-envelope\r\n"
+        + "X-Sentry-Auth: Sentry sentry_version=7, sentry_key=\(key)\r\nContent-Length: \(body.count)\r\n\r\n"
     let request = Data(head.utf8) + body
     _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var buf = [UInt8](repeating: 0, count: 256)

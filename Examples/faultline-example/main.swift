@@ -14,8 +14,10 @@ func charge(cents: Int) throws {
 }
 
 let dsn = CommandLine.arguments.dropFirst().first
-let started = Faultline.start(Options(dsn: dsn, release: "example@1.0.0", environment: "demo",
-                                      service: "checkout", appID: "dev.faultline.example"))
+let started = Faultline.start(
+    Options(
+        dsn: dsn, release: "example@1.0.0", environment: "demo",
+        service: "checkout", appID: "dev.faultline.example"))
 for w in started.warnings { print("faultline:", w) }
 
 Log.info("checkout started", attributes: ["items": 3, "express": true])

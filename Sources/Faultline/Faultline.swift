@@ -105,8 +105,10 @@ public enum Faultline {
 
     /// Start's background half (the crash core's preparation thread, or a thread of its own when
     /// crashes are not captured): outbox, pickup of earlier crash reports, then sending.
-    private static func prepareInBackground(options: Options, dsn: DSN?, data: DataDirectory, context: ScopeContext,
-                                            preparation: StartPreparation) {
+    private static func prepareInBackground(
+        options: Options, dsn: DSN?, data: DataDirectory, context: ScopeContext,
+        preparation: StartPreparation
+    ) {
         var warnings: [String] = []
         let state = SDKState.shared
         let outbox: Outbox
@@ -124,21 +126,25 @@ public enum Faultline {
         // Reports of earlier runs; never this process's own (a crash in the meantime is being
         // written by this process's handler, and the next launch converts it).
         let header: (String) -> JSONValue = { eventID in envelopeHeader(eventID: eventID, dsn: dsn) }
-        var pickup = PendingCrashReports.convert(crashDirectory: data.crashes, corruptDirectory: data.corruptCrashes,
-                                                 outbox: outbox, sdkName: sdkName, envelopeHeader: header,
-                                                 skipping: CrashHandler.isStarted ? CrashHandler.nextCrashEventID : nil)
+        var pickup = PendingCrashReports.convert(
+            crashDirectory: data.crashes, corruptDirectory: data.corruptCrashes,
+            outbox: outbox, sdkName: sdkName, envelopeHeader: header,
+            skipping: CrashHandler.isStarted ? CrashHandler.nextCrashEventID : nil)
         if let dir = options.swiftBacktraceDirectory {
-            pickup.merge(PendingSwiftBacktraceLogs.convert(directory: dir, corruptDirectory: data.corruptCrashes, outbox: outbox,
-                                                           context: pickupContext(options, installID: context.installID),
-                                                           sdkName: sdkName, envelopeHeader: header))
+            pickup.merge(
+                PendingSwiftBacktraceLogs.convert(
+                    directory: dir, corruptDirectory: data.corruptCrashes, outbox: outbox,
+                    context: pickupContext(options, installID: context.installID),
+                    sdkName: sdkName, envelopeHeader: header))
         }
         if !pickup.setAside.isEmpty {
             warnings.append("\(pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
         }
         if let dsn {
-            let headers = ["X-Faultline-Install-Id": context.installID] .merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
-            state.startSending(dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
-                               markerDirectory: data.root + "/sessions", crashedSessions: pickup.previousSessionCrashed)
+            let headers = ["X-Faultline-Install-Id": context.installID].merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
+            state.startSending(
+                dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
+                markerDirectory: data.root + "/sessions", crashedSessions: pickup.previousSessionCrashed)
         }
         preparation.finish(pickup: pickup, warnings: warnings)
     }
@@ -229,8 +235,10 @@ final class SDKState: Sendable {
 
     /// Starts the worker once. Later starts change the log level and the crash context; the DSN,
     /// headers and outbox of the first start stay in use for the life of the process.
-    func startSending(dsn: DSN, outbox: Outbox, headers: [String: String], options: Options, context: ScopeContext,
-                      markerDirectory: String, crashedSessions: [String]) {
+    func startSending(
+        dsn: DSN, outbox: Outbox, headers: [String: String], options: Options, context: ScopeContext,
+        markerDirectory: String, crashedSessions: [String]
+    ) {
         // One worker per process, decided under the lock so two racing starts cannot make two.
         let first = inner.withLock { s -> Bool in
             if s.workerStarted { return false }
@@ -334,4 +342,3 @@ struct ScopeContext: Sendable {
         return w.bytes
     }
 }
-

@@ -47,8 +47,10 @@ public struct Options: Sendable {
     /// While the server has log upload switched off, how often to ask whether it is on again.
     public var logArchiveRecheckSeconds: Double = 300
 
-    public init(dsn: String? = nil, release: String? = nil, environment: String? = nil,
-                service: String? = nil, appID: String? = nil, dataDirectory: String? = nil) {
+    public init(
+        dsn: String? = nil, release: String? = nil, environment: String? = nil,
+        service: String? = nil, appID: String? = nil, dataDirectory: String? = nil
+    ) {
         self.dsn = dsn
         self.release = release
         self.environment = environment
@@ -61,7 +63,8 @@ public struct Options: Sendable {
         if let d = dataDirectory, !d.isEmpty { return d }
         // getenv, not ProcessInfo's environment dictionary (which copies every variable, on the app's thread at start).
         func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-        let base = env("XDG_STATE_HOME").flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            env("XDG_STATE_HOME").flatMap { $0.isEmpty ? nil : $0 }
             ?? (env("HOME").map { $0 + "/.local/state" } ?? NSTemporaryDirectory())
         let exe = CommandLine.arguments.first.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "app"
         return base + "/faultline/" + exe

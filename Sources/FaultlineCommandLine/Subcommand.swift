@@ -34,7 +34,7 @@ public enum ServerSideCommands {
         "logs": "stored log archives: most frequent line patterns, list, remote upload switch",
         "projects": "list and create projects and keys in a server's data directory",
         "alerts": "alert rules (webhook, Slack, email) on new issues, regressions, frequency",
-        "issues": "list, show, resolve and ignore issues from a terminal",
+        "issues": "list, show, resolve and ignore issues from a terminal"
     ]
 }
 
@@ -56,13 +56,13 @@ public enum CommandDispatch {
 
     public static func help(commands: [Subcommand]) -> String {
         var s = """
-        faultline \(FaultlineVersion.string) — crash reporting with symbolication for Swift, C and C++ on Linux
+            faultline \(FaultlineVersion.string) — crash reporting with symbolication for Swift, C and C++ on Linux
 
-        usage: faultline <command> [options]   (faultline <command> --help for details)
+            usage: faultline <command> [options]   (faultline <command> --help for details)
 
-        commands:
+            commands:
 
-        """
+            """
         for c in commands { s += "  " + c.name.paddedOrCut(toLength: 13) + c.summary + "\n" }
         s += "\nexit codes: 0 ok, 1 failure, 2 usage error, 3 input not found or unreadable, 4 partial result"
         return s

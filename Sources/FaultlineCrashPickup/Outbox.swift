@@ -33,7 +33,7 @@ public final class Outbox: Sendable {
     public let directory: String
     public let byteCap: Int
     private let sequence = Atomic<UInt64>(0)
-    private let drops = Mutex<[DropReason: Int]>([:])       // since start, never reset
+    private let drops = Mutex<[DropReason: Int]>([:])  // since start, never reset
     private let unreported = Mutex<[DropReason: Int]>([:])  // not yet sent as a client report
     private struct Index { var entries: [Entry] = []; var bytes = 0 }
     private let index = Mutex(Index())
@@ -46,7 +46,10 @@ public final class Outbox: Sendable {
         index.withLock { $0 = Index(entries: existing, bytes: existing.reduce(0) { $0 + $1.size }) }
         // Drops an earlier run counted but could not report (it was killed) are reported now.
         if let data = FileManager.default.contents(atPath: dropsFile), let saved = try? JSONValue.parse(data).objectValue {
-            let restored = Dictionary(uniqueKeysWithValues: saved.compactMap { k, v in DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int(min(max($0, 0), 1 << 48))) } } })   // a file's number: clamped
+            let restored = Dictionary(
+                uniqueKeysWithValues: saved.compactMap { k, v in
+                    DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int(min(max($0, 0), 1 << 48))) } }
+                })  // a file's number: clamped
             unreported.withLock { $0 = restored }
         }
     }
@@ -68,7 +71,9 @@ public final class Outbox: Sendable {
         clock_gettime(CLOCK_REALTIME, &ts)
         let seq = sequence.add(1, ordering: .relaxed).newValue
         let nanoseconds = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-        let kind = envelope.items.first?.type == "transaction" ? "transaction"  // traces go before crashes
+        let kind =
+            envelope.items.first?.type == "transaction"
+            ? "transaction"  // traces go before crashes
             : envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent")
         // `%020llu-%010llu-%@.envelope`: zero-padded so names sort by time, then sequence.
         let name = String(nanoseconds).zeroPadded(toLength: 20) + "-" + String(UInt64(seq)).zeroPadded(toLength: 10) + "-" + kind + ".envelope"
@@ -143,7 +148,9 @@ public final class Outbox: Sendable {
             counts[reason] = overflow ? Int.max : sum
         }
         drops.withLock { add(&$0) }
-        unreported.withLock { add(&$0); persistUnreported($0) }
+        unreported.withLock {
+            add(&$0); persistUnreported($0)
+        }
     }
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
@@ -151,6 +158,8 @@ public final class Outbox: Sendable {
 
     /// Drops not yet reported to the server; taking them resets this view but not the totals.
     public func takeDroppedCounts() -> [DropReason: Int] {
-        unreported.withLock { d in defer { d = [:]; persistUnreported([:]) }; return d }
+        unreported.withLock { d in
+            defer { d = [:]; persistUnreported([:]) }; return d
+        }
     }
 }

@@ -30,15 +30,18 @@ public struct PendingCrashFile: Sendable, Equatable {
     /// Swift log, one derived from its bytes, so converting it twice gives the same id). `context`
     /// fills what a Swift log does not say (release, install, ...). Throws on a corrupt file.
     public func event(from data: Data, context: JSONValue = .object([:]), sdkName: String = "faultline.swift") throws
-        -> (event: JSONValue, eventID: String, report: CrashReport?) {
+        -> (event: JSONValue, eventID: String, report: CrashReport?)
+    {
         switch kind {
         case .faultlineReport:
             let report = try CrashReport.parse(data)
             return (CrashEvent.make(from: report, sdkName: sdkName), report.eventID, report)
         case .swiftBacktraceLog:
             let eventID = SwiftBacktraceEvent.eventID(for: data)
-            return (SwiftBacktraceEvent.make(from: try SwiftBacktraceLog.parse(data), eventID: eventID, context: context, sdkName: sdkName),
-                    eventID, nil)
+            return (
+                SwiftBacktraceEvent.make(from: try SwiftBacktraceLog.parse(data), eventID: eventID, context: context, sdkName: sdkName),
+                eventID, nil
+            )
         }
     }
 

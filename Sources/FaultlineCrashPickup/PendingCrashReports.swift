@@ -8,8 +8,10 @@ package enum PendingCrashReports {
     /// crash or kill during pickup converts it again next time (the event id dedups on the server).
     /// `skipping`: the event id of the running process's own next report (the SDK converts in the
     /// background after its handler is installed; a crash meanwhile is left for the next launch).
-    package static func convert(crashDirectory: String, corruptDirectory: String, outbox: Outbox,
-                        sdkName: String, envelopeHeader: (String) -> JSONValue, skipping ownEventID: String? = nil) -> CrashPickup {
+    package static func convert(
+        crashDirectory: String, corruptDirectory: String, outbox: Outbox,
+        sdkName: String, envelopeHeader: (String) -> JSONValue, skipping ownEventID: String? = nil
+    ) -> CrashPickup {
         var result = CrashPickup()
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: crashDirectory) else { return result }

@@ -14,8 +14,10 @@ package enum PendingSwiftBacktraceLogs {
     /// and the server keeps one.
     /// `context`: what this launch knows that the crashed run most likely shared (release,
     /// environment, service, app id, install; not the session: the log does not say which one).
-    package static func convert(directory: String, corruptDirectory: String, outbox: Outbox, context: JSONValue,
-                                sdkName: String, envelopeHeader: (String) -> JSONValue) -> CrashPickup {
+    package static func convert(
+        directory: String, corruptDirectory: String, outbox: Outbox, context: JSONValue,
+        sdkName: String, envelopeHeader: (String) -> JSONValue
+    ) -> CrashPickup {
         var result = CrashPickup()
         let fm = FileManager.default
         // Every *.json here is a Swift log (the directory is the backtracer's, not Faultline's).

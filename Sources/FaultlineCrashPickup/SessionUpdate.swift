@@ -12,7 +12,7 @@ enum SessionUpdate {
         let ts = SentryTimestamp.rfc3339(report.timestamp)
         var s: [String: JSONValue] = [
             "sid": .string(sessionID), "status": "crashed", "errors": 1, "init": false,
-            "timestamp": .string(ts), "attrs": .object(attrs),
+            "timestamp": .string(ts), "attrs": .object(attrs)
         ]
         if let install = report.context["install_id"]?.stringValue { s["did"] = .string(install) }
         s["started"] = report.context["session_started"] ?? .string(ts)

@@ -31,8 +31,10 @@ public enum CrashEvent {
             // A context, not an attachment: the event stays one self-contained JSON document that
             // `faultline symbolicate`, the server's renderer and Sentry's UI all show; 16 KiB is far
             // below the 1 MiB event limit.
-            contexts["stderr"] = ["type": "stderr", "tail": .string(tail.text), "total_bytes": .int(Int64(tail.totalBytes)),
-                                  "truncated": .bool(tail.totalBytes > tail.text.utf8.count)]
+            contexts["stderr"] = [
+                "type": "stderr", "tail": .string(tail.text), "total_bytes": .int(Int64(tail.totalBytes)),
+                "truncated": .bool(tail.totalBytes > tail.text.utf8.count)
+            ]
         }
         event["contexts"] = .object(contexts)
         if let session = ctx["session_id"]?.stringValue { tags["session_id"] = .string(session); event["tags"] = .object(tags) }
@@ -40,8 +42,10 @@ public enum CrashEvent {
 
         let stacktrace = stacktraceJSON(r)
         var mechanismMeta: [String: JSONValue] = [
-            "signal": ["number": .int(Int64(r.signal.number)), "code": .int(Int64(r.signal.code)),
-                       "name": .string(r.signal.name), "code_name": .string(r.signal.codeName)],
+            "signal": [
+                "number": .int(Int64(r.signal.number)), "code": .int(Int64(r.signal.code)),
+                "name": .string(r.signal.name), "code_name": .string(r.signal.codeName)
+            ]
         ]
         if r.stackOverflow { mechanismMeta["faultline_stack_overflow"] = true }
         var type = r.signal.name
@@ -61,21 +65,29 @@ public enum CrashEvent {
         } else {
             mechanism["synthetic"] = true  // the type is only the signal's name
         }
-        event["exception"] = ["values": [[
-            "type": .string(type),
-            "value": .string(value),
-            "thread_id": .int(Int64(r.threadID)),
-            "mechanism": .object(mechanism),
-            "stacktrace": stacktrace,
-        ]]]
+        event["exception"] = [
+            "values": [
+                [
+                    "type": .string(type),
+                    "value": .string(value),
+                    "thread_id": .int(Int64(r.threadID)),
+                    "mechanism": .object(mechanism),
+                    "stacktrace": stacktrace
+                ]
+            ]
+        ]
         // Sentry's threads interface: the crashing thread first (its stack is the exception's),
         // then every other thread with its own stack and registers.
-        var threads: [JSONValue] = [[
-            "id": .int(Int64(r.threadID)), "name": .string(r.threadName), "crashed": true, "current": true,
-        ]]
+        var threads: [JSONValue] = [
+            [
+                "id": .int(Int64(r.threadID)), "name": .string(r.threadName), "crashed": true, "current": true
+            ]
+        ]
         for t in r.otherThreads {
-            var thread: [String: JSONValue] = ["id": .int(Int64(t.id)), "name": .string(t.name), "crashed": false, "current": false,
-                                               "state": .string(t.state)]
+            var thread: [String: JSONValue] = [
+                "id": .int(Int64(t.id)), "name": .string(t.name), "crashed": false, "current": false,
+                "state": .string(t.state)
+            ]
             if t.frames.isEmpty {
                 if let e = t.error { thread["faultline_error"] = .string(e) }
             } else {
@@ -105,13 +117,16 @@ public enum CrashEvent {
     /// and `trust: "async"`; their address is a resume function, exact, so symbolicators must not
     /// step back into the call instruction), then the executor's physical frames below.
     static func stacktraceJSON(_ r: CrashReport) -> JSONValue {
-        stacktraceJSON(frames: r.frames, registers: r.registers, omitted: r.omitted, report: r,
-                       async: r.asyncAfter.map { (after: $0, addresses: r.asyncFrames) })
+        stacktraceJSON(
+            frames: r.frames, registers: r.registers, omitted: r.omitted, report: r,
+            async: r.asyncAfter.map { (after: $0, addresses: r.asyncFrames) })
     }
 
-    static func stacktraceJSON(frames addresses: [FrameAddress], registers: [(name: String, value: Address)],
-                               omitted: CrashReport.OmittedFrames?, report r: CrashReport,
-                               async: (after: Int, addresses: [Address])? = nil) -> JSONValue {
+    static func stacktraceJSON(
+        frames addresses: [FrameAddress], registers: [(name: String, value: Address)],
+        omitted: CrashReport.OmittedFrames?, report r: CrashReport,
+        async: (after: Int, addresses: [Address])? = nil
+    ) -> JSONValue {
         var frames: [JSONValue] = []
         func frameJSON(_ a: Address) -> [String: JSONValue] {
             var frame: [String: JSONValue] = ["instruction_addr": .string(a.hex)]

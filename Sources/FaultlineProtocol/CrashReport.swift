@@ -140,10 +140,11 @@ public struct CrashReport: Sendable, Equatable {
         threadID = Int(j["thread"]?["tid"]?.int64Value ?? 0)
         threadName = j["thread"]?["name"]?.stringValue ?? ""
         guard let s = j["signal"], let num = s["number"]?.int64Value else { throw .missingField("signal.number") }
-        signal = Signal(number: Int(num), name: s["name"]?.stringValue ?? "SIG\(num)",
-                        code: Int(s["code"]?.int64Value ?? 0), codeName: s["code_name"]?.stringValue ?? "",
-                        faultAddress: Address(string: s["fault_address"]?.stringValue ?? "0") ?? Address(0),
-                        senderPID: Int(s["sender_pid"]?.int64Value ?? 0))
+        signal = Signal(
+            number: Int(num), name: s["name"]?.stringValue ?? "SIG\(num)",
+            code: Int(s["code"]?.int64Value ?? 0), codeName: s["code_name"]?.stringValue ?? "",
+            faultAddress: Address(string: s["fault_address"]?.stringValue ?? "0") ?? Address(0),
+            senderPID: Int(s["sender_pid"]?.int64Value ?? 0))
         if let m = j["message"], let text = m["text"]?.stringValue {
             message = CrashMessage(source: m["source"]?.stringValue ?? "", type: m["type"]?.stringValue ?? "", text: text)
         }
@@ -169,20 +170,23 @@ public struct CrashReport: Sendable, Equatable {
         modules = (j["modules"]?.arrayValue ?? []).compactMap { m in
             guard let path = m["path"]?.stringValue, let base = m["base"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
             // A negative size (a corrupt report) is clamped to 0, never trapped on.
-            return Module(path: path, base: base, size: UInt64(clamping: m["size"]?.int64Value ?? 0),
-                          buildID: m["build_id"]?.stringValue.flatMap(BuildID.init(hex:)))
+            return Module(
+                path: path, base: base, size: UInt64(clamping: m["size"]?.int64Value ?? 0),
+                buildID: m["build_id"]?.stringValue.flatMap(BuildID.init(hex:)))
         }
         breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []
         context = j["context"] ?? .object([:])
         if let t = j["trace"], let tid = t["trace_id"]?.stringValue, let sid = t["span_id"]?.stringValue,
-           tid.utf8.count == 32, sid.utf8.count == 16 {
+            tid.utf8.count == 32, sid.utf8.count == 16
+        {
             threadTrace = ThreadTrace(traceID: tid, spanID: sid)
         }
         for t in j["threads"]?.arrayValue ?? [] where t["crashed"]?.boolValue != true {
             guard let id = t["tid"]?.int64Value else { continue }
-            otherThreads.append(ThreadSnapshot(
-                id: Int(id), name: t["name"]?.stringValue ?? "", state: t["state"]?.stringValue ?? "unknown",
-                frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"]), error: t["error"]?.stringValue))
+            otherThreads.append(
+                ThreadSnapshot(
+                    id: Int(id), name: t["name"]?.stringValue ?? "", state: t["state"]?.stringValue ?? "unknown",
+                    frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"]), error: t["error"]?.stringValue))
         }
         threadsOmitted = Int(clamping: j["threads_omitted"]?.int64Value ?? 0)
         if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
@@ -205,6 +209,8 @@ public struct CrashReport: Sendable, Equatable {
     }
 
     /// x86_64 general registers in the order debuggers print them.
-    public static let registerOrder = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
-                                       "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags"]
+    public static let registerOrder = [
+        "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
+        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags"
+    ]
 }

@@ -118,8 +118,9 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
         guard !host.isEmpty, host.allSatisfy(unreserved) else { return nil }
         let path = b[end...]
         guard path.allSatisfy({ unreserved($0) || $0 == 0x2F }) else { return nil }
-        return URLParts(scheme: scheme, user: String(decoding: user, as: UTF8.self), host: String(decoding: host, as: UTF8.self),
-                        port: port, path: String(decoding: path, as: UTF8.self))
+        return URLParts(
+            scheme: scheme, user: String(decoding: user, as: UTF8.self), host: String(decoding: host, as: UTF8.self),
+            port: port, path: String(decoding: path, as: UTF8.self))
     }
 
     /// Nothing but spaces and tabs (and Unicode spaces): no DSN given, rather than a malformed one.

@@ -26,8 +26,10 @@ public struct DebugImage: Sendable, Hashable {
 
     /// The entry as Sentry's native SDKs write it (x86_64 ELF).
     public var json: JSONValue {
-        var image: [String: JSONValue] = ["type": "elf", "image_addr": .string(base.hex), "image_size": .int(Int64(clamping: size)),
-                                          "arch": "x86_64"]
+        var image: [String: JSONValue] = [
+            "type": "elf", "image_addr": .string(base.hex), "image_size": .int(Int64(clamping: size)),
+            "arch": "x86_64"
+        ]
         if let codeFile { image["code_file"] = .string(codeFile) }
         if let b = buildID {
             image["code_id"] = .string(b.hex)

@@ -29,7 +29,7 @@ public struct EventSkeleton: Sendable {
     public var fields: [String: JSONValue] {
         var e: [String: JSONValue] = [
             "event_id": .string(eventID), "timestamp": .double(timestamp), "platform": "native", "level": .string(level),
-            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)],
+            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)]
         ]
         if let logger { e["logger"] = .string(logger) }
         for (key, value) in [("release", release), ("environment", environment), ("server_name", serverName), ("dist", dist)] {

@@ -24,7 +24,7 @@ public enum FaultlineOwnFrames {
         // in builds before it moved into `faultline`).
         "_ZN9faultline20record_and_terminateEv", "faultline::record_and_terminate()", "faultline::record_and_terminate",
         "_ZN12_GLOBAL__N_120record_and_terminateEv", "(anonymous namespace)::record_and_terminate()",
-        "(anonymous namespace)::record_and_terminate",
+        "(anonymous namespace)::record_and_terminate"
     ]
 
     /// True for a function of ours, by its symbolicated name (demangled, mangled, or both).

@@ -7,7 +7,9 @@ public enum FrameAddress: Hashable, Sendable {
     case returnAddress(Address)
 
     public var address: Address {
-        switch self { case .programCounter(let a), .returnAddress(let a): return a }
+        switch self {
+        case .programCounter(let a), .returnAddress(let a): return a
+        }
     }
     /// The address to look up in debug info: inside the call instruction for return addresses.
     public var lookupAddress: Address {

@@ -300,7 +300,7 @@ extension JSONParser.Parser {
                 guard pos < bytes.count else { break }
                 switch bytes[pos] {
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     pos += 1
                 case UInt8(ascii: "u"):
                     pos += 1

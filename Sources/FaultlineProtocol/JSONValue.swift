@@ -12,13 +12,21 @@ public enum JSONValue: Hashable, Sendable, Codable {
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int64.self) {
+            self = .int(i)
+        } else if let d = try? c.decode(Double.self) {
+            self = .double(d)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -59,7 +67,11 @@ public enum JSONValue: Hashable, Sendable, Codable {
         }
     }
     public var doubleValue: Double? {
-        switch self { case .int(let i): return Double(i); case .double(let d): return d; default: return nil }
+        switch self {
+        case .int(let i): return Double(i);
+        case .double(let d): return d;
+        default: return nil
+        }
     }
 
     /// Parses JSON bytes with the one strict reader (`JSONParser`).
@@ -79,7 +91,8 @@ public enum JSONValue: Hashable, Sendable, Codable {
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
-                     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByFloatLiteral, ExpressibleByNilLiteral {
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByFloatLiteral, ExpressibleByNilLiteral
+{
     public init(stringLiteral v: String) { self = .string(v) }
     public init(integerLiteral v: Int64) { self = .int(v) }
     public init(booleanLiteral v: Bool) { self = .bool(v) }

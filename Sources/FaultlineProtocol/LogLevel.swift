@@ -8,8 +8,13 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable {
     /// The name as written in file logs and accepted by `faultline console --level`.
     public var name: String {
         switch self {
-        case .trace: "trace"; case .debug: "debug"; case .info: "info"; case .notice: "notice"
-        case .warning: "warning"; case .error: "error"; case .critical: "critical"
+        case .trace: "trace";
+        case .debug: "debug";
+        case .info: "info";
+        case .notice: "notice"
+        case .warning: "warning";
+        case .error: "error";
+        case .critical: "critical"
         }
     }
     /// Parses a level name (case-insensitive; `warn` and `fatal` accepted too).

@@ -33,9 +33,10 @@ public enum LogLineFormat {
         guard f.count == 7, let level = LogLevel(name: String(f[1])) else { return nil }
         let ids = f[2].split(separator: ":")
         guard ids.count == 2, let colon = f[3].lastIndex(of: ":") else { return nil }
-        return Line(timestamp: String(f[0]), level: level, pid: Int(ids[0]) ?? 0, threadID: Int(ids[1]) ?? 0,
-                    file: String(f[3][..<colon]), line: Int(f[3][f[3].index(after: colon)...]) ?? 0,
-                    function: String(f[4]), message: unescape(f[5]), attributes: String(f[6]))
+        return Line(
+            timestamp: String(f[0]), level: level, pid: Int(ids[0]) ?? 0, threadID: Int(ids[1]) ?? 0,
+            file: String(f[3][..<colon]), line: Int(f[3][f[3].index(after: colon)...]) ?? 0,
+            function: String(f[4]), message: unescape(f[5]), attributes: String(f[6]))
     }
 
     package static func unescape(_ s: Substring) -> String {

@@ -50,8 +50,9 @@ public enum SentryStackTrace {
             }
             if f["data"]?["faultline_async"]?.boolValue == true { isReturn = false }
             let a = Address(addr)
-            return Frame(index: i, address: isReturn ? .returnAddress(a) : .programCounter(a),
-                         image: images.image(for: addr, imageAddress: imageAddress), imageAddress: imageAddress, json: f)
+            return Frame(
+                index: i, address: isReturn ? .returnAddress(a) : .programCounter(a),
+                image: images.image(for: addr, imageAddress: imageAddress), imageAddress: imageAddress, json: f)
         }
     }
 

@@ -62,7 +62,8 @@ public enum SentryTimestamp {
         guard b.count >= 19, b.count <= 40 else { return nil }
         func digits(_ r: Range<Int>) -> Bool { r.allSatisfy { b[$0] >= 0x30 && b[$0] <= 0x39 } }
         guard digits(0..<4), b[4] == 0x2D, digits(5..<7), b[7] == 0x2D, digits(8..<10), b[10] == 0x54 || b[10] == 0x74,
-              digits(11..<13), b[13] == 0x3A, digits(14..<16), b[16] == 0x3A, digits(17..<19) else { return nil }
+            digits(11..<13), b[13] == 0x3A, digits(14..<16), b[16] == 0x3A, digits(17..<19)
+        else { return nil }
         var text = String(decoding: b[0..<19], as: UTF8.self)
         var i = 19
         var hasFraction = false

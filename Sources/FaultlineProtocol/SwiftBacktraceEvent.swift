@@ -7,8 +7,10 @@ public enum SwiftBacktraceEvent {
     /// same log twice (a pickup interrupted before the log was removed) dedups on the server.
     /// `context` has the shape of a crash report's `context` (release, environment, service,
     /// app_id, install_id, tags, contexts); the SDK passes what it knows at pickup.
-    public static func make(from log: SwiftBacktraceLog, eventID: String, context ctx: JSONValue = .object([:]),
-                            sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string) -> JSONValue {
+    public static func make(
+        from log: SwiftBacktraceLog, eventID: String, context ctx: JSONValue = .object([:]),
+        sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string
+    ) -> JSONValue {
         let executable = executablePath(log)
         var event: [String: JSONValue] = [
             "event_id": .string(eventID),
@@ -16,7 +18,7 @@ public enum SwiftBacktraceEvent {
             "platform": "native",
             "level": "fatal",
             "logger": "faultline.swift-backtrace",
-            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)],
+            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)]
         ]
         for key in ["release", "environment", "server_name", "dist"] {
             if let v = ctx[key]?.stringValue, !v.isEmpty { event[key] = .string(v) }
@@ -41,12 +43,15 @@ public enum SwiftBacktraceEvent {
         let crashed = log.crashedThreadIndex
         event["exception"] = ["values": [exceptionJSON(log, stacktrace: stacktraceJSON(log.threads[crashed], log: log, executable: executable))]]
         // The crashing thread's stack is the exception's (Sentry's rule: not in both places).
-        event["threads"] = ["values": .array(log.threads.enumerated().map { i, t in
-            var thread: [String: JSONValue] = ["id": .int(Int64(i)), "crashed": .bool(i == crashed), "current": .bool(i == crashed)]
-            if !t.name.isEmpty { thread["name"] = .string(t.name) }
-            if i != crashed { thread["stacktrace"] = stacktraceJSON(t, log: log, executable: executable) }
-            return .object(thread)
-        })]
+        event["threads"] = [
+            "values": .array(
+                log.threads.enumerated().map { i, t in
+                    var thread: [String: JSONValue] = ["id": .int(Int64(i)), "crashed": .bool(i == crashed), "current": .bool(i == crashed)]
+                    if !t.name.isEmpty { thread["name"] = .string(t.name) }
+                    if i != crashed { thread["stacktrace"] = stacktraceJSON(t, log: log, executable: executable) }
+                    return .object(thread)
+                })
+        ]
         event["debug_meta"] = ["images": .array(log.images.map { imageJSON($0, architecture: log.architecture) })]
         var extra: [String: JSONValue] = ["crash_log": "swift-backtrace"]
         if log.omittedThreads > 0 { extra["omitted_threads"] = .int(Int64(log.omittedThreads)) }
@@ -80,8 +85,10 @@ public enum SwiftBacktraceEvent {
         } else {
             mechanism["synthetic"] = true  // the type is only the signal's name
         }
-        return ["type": .string(type), "value": .string(value), "thread_id": .int(Int64(log.crashedThreadIndex)),
-                "mechanism": .object(mechanism), "stacktrace": stacktrace]
+        return [
+            "type": .string(type), "value": .string(value), "thread_id": .int(Int64(log.crashedThreadIndex)),
+            "mechanism": .object(mechanism), "stacktrace": stacktrace
+        ]
     }
 
     /// Caller first, one frame per address. The log's inlined entries are dropped (a symbolicator
@@ -129,7 +136,7 @@ public enum SwiftBacktraceEvent {
         var image: [String: JSONValue] = [
             "type": "elf", "code_file": .string(m.path ?? m.name), "image_addr": .string(m.base.hex),
             // The log gives the end of the text only: the size covers every code address.
-            "image_size": .int(Int64(clamping: m.endOfText.value &- m.base.value)), "arch": .string(architecture),
+            "image_size": .int(Int64(clamping: m.endOfText.value &- m.base.value)), "arch": .string(architecture)
         ]
         if let b = m.buildID {
             image["code_id"] = .string(b.hex)
@@ -142,7 +149,8 @@ public enum SwiftBacktraceEvent {
     static func functionName(_ description: String) -> String {
         // The last " + " (searched from the end, as NSString's backwards search did).
         if let start = description.indices.last(where: { description[$0...].hasPrefix(" + ") }),
-           description[description.index(start, offsetBy: 3)...].allSatisfy(\.isNumber) {
+            description[description.index(start, offsetBy: 3)...].allSatisfy(\.isNumber)
+        {
             return String(description[..<start])
         }
         return description
@@ -152,7 +160,8 @@ public enum SwiftBacktraceEvent {
     /// kernel cuts to 15 bytes), else the first image with a path.
     static func executablePath(_ log: SwiftBacktraceLog) -> String? {
         if let main = log.threads.first?.name, !main.isEmpty,
-           let m = log.images.first(where: { $0.name == main || ($0.name.hasPrefix(main) && main.utf8.count == 15) }) {
+            let m = log.images.first(where: { $0.name == main || ($0.name.hasPrefix(main) && main.utf8.count == 15) })
+        {
             return m.path ?? m.name
         }
         return log.images.first { $0.path != nil }?.path

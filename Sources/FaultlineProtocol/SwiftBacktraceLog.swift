@@ -139,13 +139,16 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         var regs: [Register] = []
         if let r = t["registers"]?.objectValue {
             // Object member order is lost in parsing; the backtracer's x86_64 order is restored.
-            let known = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
-                         "r12", "r13", "r14", "r15", "rip", "rflags", "cs", "fs", "gs"]
+            let known = [
+                "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
+                "r12", "r13", "r14", "r15", "rip", "rflags", "cs", "fs", "gs"
+            ]
             let order = known.filter { r[$0] != nil } + r.keys.filter { !known.contains($0) }.sorted()
             for name in order { if let v = r[name]?.stringValue.flatMap(Address.init(string:)) { regs.append(Register(name: name, value: v)) } }
         }
-        return Thread(name: t["name"]?.stringValue ?? "", crashed: t["crashed"]?.boolValue ?? false,
-                      registers: regs, frames: (t["frames"]?.arrayValue ?? []).compactMap(frame))
+        return Thread(
+            name: t["name"]?.stringValue ?? "", crashed: t["crashed"]?.boolValue ?? false,
+            registers: regs, frames: (t["frames"]?.arrayValue ?? []).compactMap(frame))
     }
 
     /// A frame of a kind this reader does not know, or without its address, is skipped.
@@ -178,8 +181,9 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         guard let base = i["baseAddress"]?.stringValue.flatMap(Address.init(string:)) else { return nil }
         let end = i["endOfText"]?.stringValue.flatMap(Address.init(string:)) ?? base
         let path = i["path"]?.stringValue
-        return Image(name: i["name"]?.stringValue ?? path.map(PathName.last) ?? "",
-                     path: path, buildID: i["buildId"]?.stringValue.flatMap(BuildID.init(hex:)), base: base, endOfText: end)
+        return Image(
+            name: i["name"]?.stringValue ?? path.map(PathName.last) ?? "",
+            path: path, buildID: i["buildId"]?.stringValue.flatMap(BuildID.init(hex:)), base: base, endOfText: end)
     }
 
     /// `2026-12-01T06:34:30.554110Z` (fractional seconds optional).
@@ -194,7 +198,8 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         }
         // A zone is required (`Z` or `±hh:mm`), as ISO8601DateFormatter's default options had it.
         guard whole.utf8.count > 19, let (text, _) = SentryTimestamp.canonical(whole),
-              let seconds = SentryTimestamp.seconds(canonical: Array(text.utf8)) else { return nil }
+            let seconds = SentryTimestamp.seconds(canonical: Array(text.utf8))
+        else { return nil }
         return seconds + fraction
     }
 
@@ -205,7 +210,7 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         let table: [(String, Int, String)] = [
             ("Illegal instruction", 4, "SIGILL"), ("Bad pointer dereference", 11, "SIGSEGV"), ("Aborted", 6, "SIGABRT"),
             ("Bus error", 7, "SIGBUS"), ("Floating point exception", 8, "SIGFPE"), ("System trap", 5, "SIGTRAP"),
-            ("Terminated", 3, "SIGQUIT"),
+            ("Terminated", 3, "SIGQUIT")
         ]
         if let hit = table.first(where: { $0.0 == description }) { return (hit.1, hit.2) }
         if description.hasPrefix("Signal "), let n = Int(description.dropFirst(7)) { return (n, "SIG\(n)") }

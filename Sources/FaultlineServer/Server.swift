@@ -68,14 +68,18 @@ public final class Server: @unchecked Sendable {
         var upstreamOptions = UpstreamFetcher.Options(urls: config.debuginfodUpstreams)
         upstreamOptions.retryInterval = config.debuginfodRetryInterval
         upstreamOptions.timeoutSeconds = config.debuginfodTimeout
-        let upstream = config.debuginfodUpstreams.isEmpty ? nil
+        let upstream =
+            config.debuginfodUpstreams.isEmpty
+            ? nil
             : UpstreamFetcher(options: upstreamOptions, dataDirectory: dir, store: store, debugFiles: debugFiles)
         self.upstream = upstream
-        let caching = CachingSymbolicator(base, isKnown: { id in
-            if files.hasSymbols(for: id) { return true }
-            upstream?.want(id)
-            return false
-        })
+        let caching = CachingSymbolicator(
+            base,
+            isKnown: { id in
+                if files.hasSymbols(for: id) { return true }
+                upstream?.want(id)
+                return false
+            })
         symbolicator = caching
         reads = ReadSymbolication(symbolicator: caching, budget: config.readSymbolicationBudget, threads: config.readSymbolicationThreads)
         processor = EventProcessor(store: store, symbolicator: symbolicator)
@@ -99,14 +103,18 @@ public final class Server: @unchecked Sendable {
         let store = self.store
         let sources = try SourceFiles(dataDirectory: dir, store: store, chunks: chunks)
         let httpBox = WeakHTTPServer()
-        let router = Router(store: store, ingest: ingest, chunks: chunks, assembler: assembler,
-                            read: ReadAPI(store: store, reads: reads), debuginfod: Debuginfod(files: debugFiles, sources: sources),
-                            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources,
-                            limits: config.limits, refusals: refusals, publicURL: config.publicURL, health: { [httpBox] in
-                                ["status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
-                                 "refused": .object(refusals.totals.mapValues { .int($0) }),
-                                 "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))]
-                            })
+        let router = Router(
+            store: store, ingest: ingest, chunks: chunks, assembler: assembler,
+            read: ReadAPI(store: store, reads: reads), debuginfod: Debuginfod(files: debugFiles, sources: sources),
+            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources,
+            limits: config.limits, refusals: refusals, publicURL: config.publicURL,
+            health: { [httpBox] in
+                [
+                    "status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
+                    "refused": .object(refusals.totals.mapValues { .int($0) }),
+                    "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))
+                ]
+            })
         // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from
         // `makeStore` that does not speak SQL serves the JSON API and ingest without them.
         if let webStore = store as? WebBackingStore {
@@ -132,7 +140,7 @@ public final class Server: @unchecked Sendable {
         if try store.projects().isEmpty {
             do {
                 bootstrap = try Self.createDefaults(store)
-            } catch where (try? store.projects().isEmpty) == false {
+            } catch  where (try? store.projects().isEmpty) == false {
                 // Another server on the same database created the defaults first: theirs stand.
             }
         }

@@ -28,8 +28,9 @@ public enum BacktraceText {
             do { return CrashEvent.make(from: try CrashReport(json: json)) } catch { throw .badReport(error.description) }
         }
         if SwiftBacktraceLog.isCandidate(json) {
-            do { return SwiftBacktraceEvent.make(from: try SwiftBacktraceLog(json: json), eventID: SwiftBacktraceEvent.eventID(for: data)) }
-            catch { throw .badReport(error.description) }
+            do { return SwiftBacktraceEvent.make(from: try SwiftBacktraceLog(json: json), eventID: SwiftBacktraceEvent.eventID(for: data)) } catch {
+                throw .badReport(error.description)
+            }
         }
         // An event must hold a stack to show: any other JSON printing nothing and exiting 0
         // would look like success.
@@ -72,12 +73,18 @@ public enum BacktraceText {
         // The other threads after the crashing one, whose stack is the exception's when it has one.
         let exceptionHasStack = (event["exception"]?["values"]?.arrayValue ?? []).contains { $0["stacktrace"] != nil }
         let threads = event["threads"]?["values"]?.arrayValue ?? []
-        for th in threads where crashedOnly ? (th["crashed"]?.boolValue == true && !exceptionHasStack)
-                                             : !(th["crashed"]?.boolValue == true && exceptionHasStack) {
+        for th in threads
+        where crashedOnly
+            ? (th["crashed"]?.boolValue == true && !exceptionHasStack)
+            : !(th["crashed"]?.boolValue == true && exceptionHasStack)
+        {
             let state = th["state"]?.stringValue.map { " (\($0))" } ?? ""
             out += "\nThread \(th["id"]?.int64Value ?? 0) \(th["name"]?.stringValue ?? "")\(state):\n"
-            if let st = th["stacktrace"] { out += render(stacktrace: st, showFaultlineFrames: showFaultlineFrames) }
-            else if let why = th["faultline_error"]?.stringValue { out += "    no stack: \(why)\n" }
+            if let st = th["stacktrace"] {
+                out += render(stacktrace: st, showFaultlineFrames: showFaultlineFrames)
+            } else if let why = th["faultline_error"]?.stringValue {
+                out += "    no stack: \(why)\n"
+            }
         }
         if let tail = event["contexts"]?["stderr"]?["tail"]?.stringValue {
             let cut = event["contexts"]?["stderr"]?["truncated"]?.boolValue == true
@@ -115,7 +122,8 @@ public enum BacktraceText {
                 }
             }
             if let status = f["data"]?["symbolicator_status"]?.stringValue, status != "symbolicated",
-               let reason = UnresolvedReason(rawValue: status) {
+                let reason = UnresolvedReason(rawValue: status)
+            {
                 line += " [\(reason.message)]"
             }
             if f["data"]?["faultline_symbol_table_only"]?.boolValue == true { line += " [symbol table only]" }

@@ -2,7 +2,7 @@
 // identical in memory and on disk.
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loaded, validated, immutable index over memory it owns: a mapped cache file, or the
@@ -45,9 +45,11 @@ final class DWARFIndex: @unchecked Sendable {
 
     /// Validates magic, version, size, build-id, checksum and every table's bounds; takes
     /// ownership of the memory (released with `release` on deinit, or on a thrown error).
-    init(memory: UnsafeRawPointer, length: Int, expectedBuildID: BuildID?,
-         verifyChecksum: Bool = true,
-         release: @escaping @Sendable (UnsafeRawPointer, Int) -> Void) throws(IndexLoadError) {
+    init(
+        memory: UnsafeRawPointer, length: Int, expectedBuildID: BuildID?,
+        verifyChecksum: Bool = true,
+        release: @escaping @Sendable (UnsafeRawPointer, Int) -> Void
+    ) throws(IndexLoadError) {
         self.storage = .file(base: memory, length: length, release: release)
         var ok = false
         defer { if !ok { release(memory, length) } }
@@ -78,12 +80,19 @@ final class DWARFIndex: @unchecked Sendable {
             let n = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: IndexFormat.tableOffset + a.rawValue * 16 + 8, as: UInt64.self))
             let (bytes, overflow) = n.multipliedReportingOverflow(by: UInt64(a.elementSize))
             guard !overflow, off >= UInt64(IndexFormat.headerSize), off % 8 == 0, off <= UInt64(length),
-                  bytes <= UInt64(length) - off else { throw .badTable("\(a) out of bounds") }
+                bytes <= UInt64(length) - off
+            else { throw .badTable("\(a) out of bounds") }
             slices.append((memory + Int(off), Int(n)))
         }
-        func u8(_ a: IndexArray) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt8.self), count: slices[a.rawValue].1) }
-        func u32(_ a: IndexArray) -> UnsafeBufferPointer<UInt32> { UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt32.self), count: slices[a.rawValue].1) }
-        func u64(_ a: IndexArray) -> UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt64.self), count: slices[a.rawValue].1) }
+        func u8(_ a: IndexArray) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt8.self), count: slices[a.rawValue].1)
+        }
+        func u32(_ a: IndexArray) -> UnsafeBufferPointer<UInt32> {
+            UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt32.self), count: slices[a.rawValue].1)
+        }
+        func u64(_ a: IndexArray) -> UnsafeBufferPointer<UInt64> {
+            UnsafeBufferPointer(start: slices[a.rawValue].0.assumingMemoryBound(to: UInt64.self), count: slices[a.rawValue].1)
+        }
         strings = u8(.strings); files = u32(.files)
         cuLow = u64(.cuLow); cuHigh = u64(.cuHigh); cuOfRange = u32(.cuOfRange)
         cuRowStart = u32(.cuRowStart); cuRowEnd = u32(.cuRowEnd)
@@ -170,7 +179,7 @@ final class DWARFIndex: @unchecked Sendable {
 
     /// Index of the last element `<= x` in a sorted buffer, or nil.
     @inline(__always) private static func lastNotAbove(_ a: UnsafeBufferPointer<UInt64>, _ lo: Int, _ hi: Int, _ x: UInt64) -> Int? {
-        var lo = lo, hi = hi   // search in [lo, hi)
+        var lo = lo, hi = hi  // search in [lo, hi)
         while lo < hi {
             let mid = (lo + hi) >> 1
             if a[mid] <= x { lo = mid + 1 } else { hi = mid }
@@ -186,7 +195,7 @@ final class DWARFIndex: @unchecked Sendable {
         let start = Int(cuRowStart[cu]), end = Int(cuRowEnd[cu])
         guard start <= end, end <= rowAddress.count, start < end else { return nil }
         guard let row = DWARFIndex.lastNotAbove(rowAddress, start, end, address), row >= start else { return nil }
-        return rowFile[row] == IndexTables.none ? nil : row   // an end-of-sequence row: a gap
+        return rowFile[row] == IndexTables.none ? nil : row  // an end-of-sequence row: a gap
     }
 
     /// The innermost scope at `address` (`none` in a gap).
@@ -200,7 +209,8 @@ final class DWARFIndex: @unchecked Sendable {
     /// has the same innermost (inline) scope: the closest one before it, else the closest after.
     func inferredLocation(_ address: UInt64) -> (file: UInt32, line: UInt32, column: UInt32)? {
         guard let row = lineRow(address), rowLine[row] == 0,
-              let r = DWARFIndex.lastNotAbove(cuLow, 0, cuLow.count, address), address < cuHigh[r] else { return nil }
+            let r = DWARFIndex.lastNotAbove(cuLow, 0, cuLow.count, address), address < cuHigh[r]
+        else { return nil }
         let cu = Int(cuOfRange[r])
         let start = Int(cuRowStart[cu]), end = Int(cuRowEnd[cu])
         let scope = innermostScope(address)
@@ -239,24 +249,30 @@ final class DWARFIndex: @unchecked Sendable {
         while scope != IndexTables.none, Int(scope) < scopeName.count, guardDepth < 512 {
             let s = Int(scope)
             let inlined = scopeFlags[s] & IndexTables.scopeIsInlined != 0
-            frames.append(IndexedFrame(name: scopeName[s], file: file, line: line, column: column,
-                                       isInlined: inlined, nameFromSymbolTable: false))
+            frames.append(
+                IndexedFrame(
+                    name: scopeName[s], file: file, line: line, column: column,
+                    isInlined: inlined, nameFromSymbolTable: false))
             // The caller's location is this inlined scope's call site.
             file = scopeCallFile[s]; line = scopeCallLine[s]; column = scopeCallColumn[s]
             scope = inlined ? scopeParent[s] : IndexTables.none
             guardDepth += 1
         }
         if frames.isEmpty, row != nil {
-            frames.append(IndexedFrame(name: IndexTables.none, file: file, line: line, column: column,
-                                       isInlined: false, nameFromSymbolTable: false))
+            frames.append(
+                IndexedFrame(
+                    name: IndexTables.none, file: file, line: line, column: column,
+                    isInlined: false, nameFromSymbolTable: false))
         }
         // Like llvm-symbolizer, the out-of-line frame is named after the ELF symbol covering the
         // address: it shows GCC clones (`.constprop.0`, `.cold`) as the linker sees them. A local
         // symbol also lends its STT_FILE name when DWARF gave the frame no file (line stays 0).
         if let sym = symbol(address) {
             if frames.isEmpty {
-                frames.append(IndexedFrame(name: symbolName[sym], file: symbolFile[sym], line: 0, column: 0,
-                                           isInlined: false, nameFromSymbolTable: true))
+                frames.append(
+                    IndexedFrame(
+                        name: symbolName[sym], file: symbolFile[sym], line: 0, column: 0,
+                        isInlined: false, nameFromSymbolTable: true))
             } else {
                 frames[frames.count - 1].name = symbolName[sym]
                 if frames[frames.count - 1].file == IndexTables.none { frames[frames.count - 1].file = symbolFile[sym] }

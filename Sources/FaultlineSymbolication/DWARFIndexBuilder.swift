@@ -8,7 +8,7 @@
 import CDw
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One address range of a scope, before flattening into segments.
@@ -59,7 +59,7 @@ struct UnitFiles {
         }
         set {
             let i = key &+ 1
-            guard let newValue, i >= 0, i < 1 << 20 else { return }   // a corrupt number is just not remembered
+            guard let newValue, i >= 0, i < 1 << 20 else { return }  // a corrupt number is just not remembered
             if i >= slots.count { slots.append(contentsOf: repeatElement(IndexTables.none, count: i + 1 - slots.count)) }
             slots[i] = newValue
         }
@@ -69,7 +69,7 @@ struct UnitFiles {
 struct DWARFIndexBuilder {
     var t = IndexTables()
     var pool = StringPool()
-    var fileIndex: [UInt32: UInt32] = [:]     // path string ref → file index
+    var fileIndex: [UInt32: UInt32] = [:]  // path string ref → file index
     /// The current unit's directory table when its DWARF is version 5 (see `join`).
     var currentDirectories: [String]? = nil
     var ranges: [ScopeRange] = []
@@ -99,16 +99,22 @@ struct DWARFIndexBuilder {
     /// - Parameter symbolsForUnitsOnly: a partial index keeps only the ELF symbols that can name an
     ///   address inside the parsed units' ranges (the caller rebuilds for any other address).
     /// - Parameter unitTable: `debugFile`'s units when the caller has scanned them already.
-    static func build(debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
-                      supplementary: String? = nil, symbolsOnly: Bool = false, symbolsForUnitsOnly: Bool = false,
-                      unitTable: UnitTable? = nil) -> IndexTables {
+    static func build(
+        debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
+        supplementary: String? = nil, symbolsOnly: Bool = false, symbolsForUnitsOnly: Bool = false,
+        unitTable: UnitTable? = nil
+    ) -> IndexTables {
         if !symbolsOnly, units == nil, path != nil,
-           let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary, units: unitTable) { return t }
+            let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary, units: unitTable)
+        {
+            return t
+        }
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
         if !symbolsOnly {
-            b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
-                                       releasePages: units == nil)
+            b.t.hasDWARF = b.walkUnits(
+                debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
+                releasePages: units == nil)
         }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
@@ -130,8 +136,10 @@ struct DWARFIndexBuilder {
     ///   are not read again; a partial index reads a few units and would only fault them back in).
     /// - Parameter preparedLineSections: the line-table sections, read by the caller after its own
     ///   `dwarf_begin_elf` (the two-thread build: libelf must not load a section on two threads).
-    mutating func walkUnits(_ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool,
-                            preparedLineSections: LineSections?? = nil) -> Bool {
+    mutating func walkUnits(
+        _ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool,
+        preparedLineSections: LineSections?? = nil
+    ) -> Bool {
         let releaser = releasePages ? UnitPageReleaser(elf) : nil
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
@@ -139,9 +147,9 @@ struct DWARFIndexBuilder {
         // offsets, not on one session's unit handles), so N units cost N header reads in all,
         // not N²/16 — a file with a million tiny units cannot stall the build.
         var offset: Dwarf_Off = only?.first ?? 0
-        var nextListed = 1   // with `only`: the next listed unit after the current one
+        var nextListed = 1  // with `only`: the next listed unit after the current one
         var finished = only?.isEmpty ?? false
-        var lineSections: LineSections?? = preparedLineSections   // read once, after libdw has inflated compressed sections
+        var lineSections: LineSections?? = preparedLineSections  // read once, after libdw has inflated compressed sections
         while !finished {
             guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
             if lineSections == nil { lineSections = readsLineTables ? LineSections(elf) : nil }
@@ -149,7 +157,7 @@ struct DWARFIndexBuilder {
             supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil
             finished = true
             var processed = 0
-            var interned: Dwarf_Off = 0   // with `only`: unit headers this session has read up to here
+            var interned: Dwarf_Off = 0  // with `only`: unit headers this session has read up to here
             while true {
                 var nextOffset: Dwarf_Off = 0
                 var headerSize = 0
@@ -158,13 +166,16 @@ struct DWARFIndexBuilder {
                 var addressSize: UInt8 = 0
                 var offsetSize: UInt8 = 0
                 // nil type signature/offset: non-nil would make libdw walk DWARF 4's .debug_types.
-                guard dwarf_next_unit(dwarf, offset, &nextOffset, &headerSize, &version, &abbrevOffset,
-                                      &addressSize, &offsetSize, nil, nil) == 0 else { break }
+                guard
+                    dwarf_next_unit(
+                        dwarf, offset, &nextOffset, &headerSize, &version, &abbrevOffset,
+                        &addressSize, &offsetSize, nil, nil) == 0
+                else { break }
                 if processed == DWARFIndexBuilder.unitsPerSession { finished = false; break }
                 let unitOffset = offset
                 guard nextOffset > unitOffset else { break }  // a corrupt length must not loop
                 offset = nextOffset
-                if let only {   // a partial index: jump to the next listed unit, or stop after this one
+                if let only {  // a partial index: jump to the next listed unit, or stop after this one
                     if nextListed < only.count { offset = only[nextListed]; nextListed += 1 } else { offset = .max }
                 }
                 processed += 1
@@ -199,7 +210,8 @@ struct DWARFIndexBuilder {
                 let rowStart = t.rowAddress.count
                 var files = UnitFileTable.libdw(nil, 0)
                 if !isSkeleton, let sections = lineSections ?? nil, let stmtList = udataAttr(&cudie, DW_AT_stmt_list),
-                   let table = LineTableReader.read(sections, offset: stmtList, addressSize: Int(addressSize), compDir: compDirC, rows: &lineRows) {
+                    let table = LineTableReader.read(sections, offset: stmtList, addressSize: Int(addressSize), compDir: compDirC, rows: &lineRows)
+                {
                     lineTableUnits.own += 1
                     files = .decoded(table)
                     currentDirectories = version >= 5 ? table.directoryStrings : nil
@@ -247,7 +259,7 @@ struct DWARFIndexBuilder {
     /// The parsed units' address ranges (root DIE, else line-table sequences), sorted and merged.
     func unitWindows() -> [(UInt64, UInt64)] {
         var out: [(UInt64, UInt64)] = []
-        for i in t.cuLow.indices {   // sorted by low in walkUnits
+        for i in t.cuLow.indices {  // sorted by low in walkUnits
             if let last = out.last, t.cuLow[i] <= last.1 { out[out.count - 1].1 = max(last.1, t.cuHigh[i]) } else { out.append((t.cuLow[i], t.cuHigh[i])) }
         }
         return out
@@ -265,7 +277,7 @@ struct DWARFIndexBuilder {
             var headerSize = 0
             guard dwarf_next_unit(dwarf, offset, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0, next > offset else { break }
             var die = Dwarf_Die()
-            _ = dwarf_offdie(dwarf, offset + Dwarf_Off(headerSize), &die)   // interns the units up to this one
+            _ = dwarf_offdie(dwarf, offset + Dwarf_Off(headerSize), &die)  // interns the units up to this one
             offset = next
             sinceRelease += 1
             if sinceRelease == UnitTable.unitsPerRelease { releaseFilePages(elf); sinceRelease = 0 }
@@ -397,7 +409,7 @@ struct DWARFIndexBuilder {
                 } else if Int(r.file) < files.count {
                     file = fileRef(table, Int(r.file), compDir: compDir, unitFiles: &unitFiles)
                 } else {
-                    file = fileRef(path: "??", unitFiles: &unitFiles, key: -1)   // as dwarf_line_file fails
+                    file = fileRef(path: "??", unitFiles: &unitFiles, key: -1)  // as dwarf_line_file fails
                 }
             }
             addresses[i] = r.address
@@ -414,8 +426,9 @@ struct DWARFIndexBuilder {
     private mutating func fileRef(_ files: UnitFileTable, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
         if let f = unitFiles[idx] { return f }
         guard let p = files.path(idx) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
-        return fileRef(path: DWARFIndexBuilder.join(p, compDir: compDir, version5Directories: currentDirectories),
-                       unitFiles: &unitFiles, key: idx)
+        return fileRef(
+            path: DWARFIndexBuilder.join(p, compDir: compDir, version5Directories: currentDirectories),
+            unitFiles: &unitFiles, key: idx)
     }
 
     /// The unit's directory table as libdw reads it (DWARF 5: entry 0 is the table's own first entry).
@@ -435,7 +448,8 @@ struct DWARFIndexBuilder {
     /// entry 0 unless another (different) entry also prefixes it.
     static func join(_ name: String, compDir: String?, version5Directories dirs: [String]?) -> String {
         if let dirs, let d0 = dirs.first, !d0.isEmpty, !d0.hasPrefix("/"), name.hasPrefix(d0 + "/"),
-           !dirs.dropFirst().contains(where: { $0 != d0 && !$0.isEmpty && name.hasPrefix($0 + "/") }) {
+            !dirs.dropFirst().contains(where: { $0 != d0 && !$0.isEmpty && name.hasPrefix($0 + "/") })
+        {
             return normalize(name, compDir: nil)
         }
         return normalize(name, compDir: compDir)
@@ -444,7 +458,9 @@ struct DWARFIndexBuilder {
     private mutating func fileRef(path: String, unitFiles: inout UnitFiles, key: Int) -> UInt32 {
         let s = pool.intern(path)
         let f: UInt32
-        if let existing = fileIndex[s] { f = existing } else {
+        if let existing = fileIndex[s] {
+            f = existing
+        } else {
             f = UInt32(t.files.count)
             t.files.append(s)
             fileIndex[s] = f
@@ -498,8 +514,9 @@ struct DWARFIndexBuilder {
         // so the origin's offset identifies it.
         var attr = Dwarf_Attribute()
         if cacheOriginNames, dwarf_hasattr(&die, UInt32(DW_AT_linkage_name)) == 0, dwarf_hasattr(&die, UInt32(DW_AT_MIPS_linkage_name)) == 0,
-           dwarf_hasattr(&die, UInt32(DW_AT_name)) == 0, dwarf_attr(&die, UInt32(DW_AT_abstract_origin), &attr) != nil,
-           DWARFIndexBuilder.isReferenceIntoThisFile(attr.form) {
+            dwarf_hasattr(&die, UInt32(DW_AT_name)) == 0, dwarf_attr(&die, UInt32(DW_AT_abstract_origin), &attr) != nil,
+            DWARFIndexBuilder.isReferenceIntoThisFile(attr.form)
+        {
             var origin = Dwarf_Die()
             if dwarf_formref_die(&attr, &origin) != nil {
                 let key = dwarf_dieoffset(&origin)
@@ -541,15 +558,19 @@ struct DWARFIndexBuilder {
         var next = Dwarf_Die()
         while chain.count < 16 {
             var cur = chain[chain.count - 1]
-            guard dwarf_attr(&cur, UInt32(DW_AT_abstract_origin), &attr) != nil
-                    || dwarf_attr(&cur, UInt32(DW_AT_specification), &attr) != nil else { break }
+            guard
+                dwarf_attr(&cur, UInt32(DW_AT_abstract_origin), &attr) != nil
+                    || dwarf_attr(&cur, UInt32(DW_AT_specification), &attr) != nil
+            else { break }
             if attr.form == UInt32(DW_FORM_ref_sup4) || attr.form == UInt32(DW_FORM_ref_sup8) {
                 guard let p = attr.valp else { break }
                 let size = attr.form == UInt32(DW_FORM_ref_sup4) ? 4 : 8
                 var off: UInt64 = 0
-                for i in 0..<size { off |= UInt64(p[i]) << (8 * UInt64(i)) }   // x86-64/aarch64: little-endian
+                for i in 0..<size { off |= UInt64(p[i]) << (8 * UInt64(i)) }  // x86-64/aarch64: little-endian
                 guard dwarf_offdie(sup, off, &next) != nil else { break }
-            } else if dwarf_formref_die(&attr, &next) == nil { break }
+            } else if dwarf_formref_die(&attr, &next) == nil {
+                break
+            }
             chain.append(next)
         }
         for a in [DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name] {
@@ -565,13 +586,13 @@ struct DWARFIndexBuilder {
     @inline(__always) private static func isLeafTag(_ tag: Int) -> Bool {
         switch tag {
         case DW_TAG_formal_parameter, DW_TAG_variable, DW_TAG_member, DW_TAG_base_type, DW_TAG_pointer_type,
-             DW_TAG_reference_type, DW_TAG_rvalue_reference_type, DW_TAG_const_type, DW_TAG_volatile_type,
-             DW_TAG_restrict_type, DW_TAG_typedef, DW_TAG_array_type, DW_TAG_subrange_type,
-             DW_TAG_enumeration_type, DW_TAG_enumerator, DW_TAG_subroutine_type, DW_TAG_unspecified_parameters,
-             DW_TAG_call_site, DW_TAG_call_site_parameter, DW_TAG_GNU_call_site, DW_TAG_GNU_call_site_parameter,
-             DW_TAG_label, DW_TAG_template_type_parameter, DW_TAG_template_value_parameter,
-             DW_TAG_inheritance, DW_TAG_ptr_to_member_type, DW_TAG_imported_declaration,
-             DW_TAG_imported_module, DW_TAG_unspecified_type, DW_TAG_atomic_type, DW_TAG_dwarf_procedure:
+            DW_TAG_reference_type, DW_TAG_rvalue_reference_type, DW_TAG_const_type, DW_TAG_volatile_type,
+            DW_TAG_restrict_type, DW_TAG_typedef, DW_TAG_array_type, DW_TAG_subrange_type,
+            DW_TAG_enumeration_type, DW_TAG_enumerator, DW_TAG_subroutine_type, DW_TAG_unspecified_parameters,
+            DW_TAG_call_site, DW_TAG_call_site_parameter, DW_TAG_GNU_call_site, DW_TAG_GNU_call_site_parameter,
+            DW_TAG_label, DW_TAG_template_type_parameter, DW_TAG_template_value_parameter,
+            DW_TAG_inheritance, DW_TAG_ptr_to_member_type, DW_TAG_imported_declaration,
+            DW_TAG_imported_module, DW_TAG_unspecified_type, DW_TAG_atomic_type, DW_TAG_dwarf_procedure:
             return true
         default:
             return false
@@ -591,8 +612,10 @@ struct DWARFIndexBuilder {
         }
     }
 
-    private mutating func walkDIEs(_ cudie: inout Dwarf_Die, files: UnitFileTable,
-                                   compDir: String?, unitFiles: inout UnitFiles) {
+    private mutating func walkDIEs(
+        _ cudie: inout Dwarf_Die, files: UnitFileTable,
+        compDir: String?, unitFiles: inout UnitFiles
+    ) {
         let skipTypes = DWARFIndexBuilder.typesHoldNoCode(&cudie)
         // Explicit stack: Swift's optimised code can nest deeply, and recursion per DIE is costly.
         var stack: [(die: Dwarf_Die, scope: UInt32, depth: Int32)] = []
@@ -633,7 +656,8 @@ struct DWARFIndexBuilder {
                         if dwarf_child(&die, &child) == 0 { stack.append((child, scope, depth)) }
                     }
                 } else if !DWARFIndexBuilder.isLeafTag(tag)
-                            && !(skipTypes && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type)) {
+                    && !(skipTypes && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type))
+                {
                     // Namespaces, modules, lexical blocks, classes: no frame of their own, but
                     // they contain functions (swiftc puts them in DW_TAG_module).
                     if dwarf_child(&die, &child) == 0 { stack.append((child, top.scope, top.depth)) }
@@ -650,7 +674,7 @@ struct DWARFIndexBuilder {
     mutating func sortRanges() {
         ranges.sort {
             if $0.low != $1.low { return $0.low < $1.low }
-            if $0.depth != $1.depth { return $0.depth < $1.depth }   // outer scope first
+            if $0.depth != $1.depth { return $0.depth < $1.depth }  // outer scope first
             if $0.high != $1.high { return $0.high > $1.high }
             return $0.scope < $1.scope
         }
@@ -728,7 +752,9 @@ struct DWARFIndexBuilder {
             t.symbolName.append(deduplicate ? pool.intern(cString: s.2) : pool.append(cString: s.2))
             var file = IndexTables.none
             if let f = s.3 {
-                if let known = fileOfName[UnsafeRawPointer(f)] { file = known } else {
+                if let known = fileOfName[UnsafeRawPointer(f)] {
+                    file = known
+                } else {
                     file = fileRef(path: String(cString: f), unitFiles: &noFiles, key: 0)
                     fileOfName[UnsafeRawPointer(f)] = file
                 }
@@ -741,10 +767,12 @@ struct DWARFIndexBuilder {
     /// those starting inside a window, and those at the highest address below each window's start.
     /// On the Python library a one-address index keeps a few dozen of its ~13,000 symbols; sorting
     /// and interning all of them was about half the work of a one-address cold run.
-    static func symbols(_ all: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)],
-                        naming windows: [(UInt64, UInt64)]) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
+    static func symbols(
+        _ all: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)],
+        naming windows: [(UInt64, UInt64)]
+    ) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
         guard !windows.isEmpty else { return [] }
-        var below = [UInt64?](repeating: nil, count: windows.count)   // highest symbol address below each window
+        var below = [UInt64?](repeating: nil, count: windows.count)  // highest symbol address below each window
         var kept: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
         for s in all {
             // The first window starting above the symbol; the one before it may contain it.
@@ -753,7 +781,7 @@ struct DWARFIndexBuilder {
             if lo > 0 && s.0 < windows[lo - 1].1 { kept.append(s); continue }
             if lo < windows.count, below[lo].map({ $0 < s.0 }) ?? true { below[lo] = s.0 }
         }
-        let edges = below.compactMap { $0 }.sorted()   // a sorted array: one generic Set type less to instantiate
+        let edges = below.compactMap { $0 }.sorted()  // a sorted array: one generic Set type less to instantiate
         if !edges.isEmpty {
             for s in all {
                 var lo = 0, hi = edges.count
@@ -793,9 +821,11 @@ struct DWARFIndexBuilder {
             // ELF64 in this machine's byte order (libelf has converted the section to it): read the
             // table in place; gelf_getsym's copy per entry was a visible share of a cold run.
             if gelf_getclass(file.elf) == ELFCLASS64, s.header.sh_entsize == UInt64(MemoryLayout<Elf64_Sym>.stride),
-               let base = data.pointee.d_buf, Int(bitPattern: base) % MemoryLayout<Elf64_Sym>.alignment == 0 {
-                let table = UnsafeBufferPointer(start: base.assumingMemoryBound(to: Elf64_Sym.self),
-                                                count: data.pointee.d_size / MemoryLayout<Elf64_Sym>.stride)
+                let base = data.pointee.d_buf, Int(bitPattern: base) % MemoryLayout<Elf64_Sym>.alignment == 0
+            {
+                let table = UnsafeBufferPointer(
+                    start: base.assumingMemoryBound(to: Elf64_Sym.self),
+                    count: data.pointee.d_size / MemoryLayout<Elf64_Sym>.stride)
                 out.reserveCapacity(table.count)
                 for sym in table { take(sym.st_value, sym.st_size, sym.st_name, sym.st_info, sym.st_shndx) }
             } else {
@@ -823,7 +853,8 @@ struct StringTable {
         self.elf = elf
         self.section = section
         if let scn = elf_getscn(elf, section), let data = elf_getdata(scn, nil), let buf = data.pointee.d_buf,
-           data.pointee.d_size > 0, buf.load(fromByteOffset: data.pointee.d_size - 1, as: UInt8.self) == 0 {
+            data.pointee.d_size > 0, buf.load(fromByteOffset: data.pointee.d_size - 1, as: UInt8.self) == 0
+        {
             base = UnsafePointer(buf.assumingMemoryBound(to: CChar.self))
             size = data.pointee.d_size
         } else {
@@ -873,13 +904,15 @@ final class UnitPageReleaser {
             guard gelf_getshdr(next, &header) != nil else { continue }
             let (end, overflow) = header.sh_offset.addingReportingOverflow(header.sh_size)
             guard header.sh_type == UInt32(SHT_PROGBITS),
-                  header.sh_flags & UInt64(SHF_COMPRESSED) == 0, !overflow, end <= UInt64(mappedSize),
-                  let name = elf_strptr(elf, shstrndx, Int(header.sh_name)) else { continue }
+                header.sh_flags & UInt64(SHF_COMPRESSED) == 0, !overflow, end <= UInt64(mappedSize),
+                let name = elf_strptr(elf, shstrndx, Int(header.sh_name))
+            else { continue }
             let range = (UnsafeRawPointer(base) + Int(header.sh_offset), Int(header.sh_size))
             // The data libdw reads must be these file bytes: a compressed section it inflated keeps
             // its file offset but its size and flags are the inflated ones (libelf updates them).
             guard strcmp(name, ".debug_info") == 0 || strcmp(name, ".debug_line") == 0,
-                  let data = elf_getdata(next, nil), UnsafeRawPointer(data.pointee.d_buf) == range.0 else { continue }
+                let data = elf_getdata(next, nil), UnsafeRawPointer(data.pointee.d_buf) == range.0
+            else { continue }
             if strcmp(name, ".debug_info") == 0 { foundInfo = range } else if strcmp(name, ".debug_line") == 0 { foundLine = range }
         }
         info = foundInfo

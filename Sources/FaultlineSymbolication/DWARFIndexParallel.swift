@@ -18,7 +18,7 @@ import CDw
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension DWARFIndexBuilder {
@@ -29,12 +29,15 @@ extension DWARFIndexBuilder {
     static let parallelThresholdBytes: UInt64 = 1 << 20
 
     /// Nil when one thread is the better choice (one CPU, a small file, an unreadable second handle).
-    static func buildInParallel(debugFile: ELFHandle, symbolSources: [ELFHandle],
-                                minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil,
-                                units scanned: UnitTable? = nil) -> IndexTables? {
+    static func buildInParallel(
+        debugFile: ELFHandle, symbolSources: [ELFHandle],
+        minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil,
+        units scanned: UnitTable? = nil
+    ) -> IndexTables? {
         guard ProcessInfo.processInfo.activeProcessorCount >= 2,
-              let units = scanned ?? UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
-              units.totalBytes >= minimumBytes else { return nil }
+            let units = scanned ?? UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
+            units.totalBytes >= minimumBytes
+        else { return nil }
         // Runs of units alternate between the threads in file order. Halves by bytes were 2:1 in time on the
         // Python library (the cost per byte differs between its early and late units); alternating
         // short runs averages that out, and a fixed assignment keeps the result the same from run to run.
@@ -79,8 +82,9 @@ extension DWARFIndexBuilder {
         // libelf's caches, warmed above, and take the serial tail off the critical path.
         other.symbolSources = symbolSources
         let secondHalf: @Sendable () -> Void = {
-            other.any = other.builder.walkUnits(other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary),
-                                                releasePages: true, preparedLineSections: lineSections)
+            other.any = other.builder.walkUnits(
+                other.handle.elf, only: second, supplementary: SupplementaryDwarf.opening(supplementary),
+                releasePages: true, preparedLineSections: lineSections)
             other.builder.sortRanges()
             other.builder.readSymbols(other.symbolSources, deduplicate: true)
             done.signal()
@@ -89,13 +93,14 @@ extension DWARFIndexBuilder {
         if !DetachedThread.start(secondHalf) { secondHalf() }
         var b = DWARFIndexBuilder()
         b.reserve(rows: rowsPerHalf, scopes: scopesPerHalf)
-        let any = b.walkUnits(debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary),
-                              releasePages: true, preparedLineSections: lineSections)
+        let any = b.walkUnits(
+            debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary),
+            releasePages: true, preparedLineSections: lineSections)
         b.sortRanges()
         done.wait()
         b.merge(other.builder)
         let otherMissing = other.builder.missingSplitUnits
-        other.builder = DWARFIndexBuilder()   // its tables are copied: free them before flattening (peak RSS)
+        other.builder = DWARFIndexBuilder()  // its tables are copied: free them before flattening (peak RSS)
         b.t.hasDWARF = any || other.any
         b.flattenScopes()
         b.t.strings = b.pool.bytes
@@ -130,7 +135,9 @@ extension DWARFIndexBuilder {
         var fileMap = [UInt32](repeating: IndexTables.none, count: o.t.files.count)
         for (i, sref) in o.t.files.enumerated() {
             let mine = stringMap[Int(sref)]
-            if let f = fileIndex[mine] { fileMap[i] = f } else {
+            if let f = fileIndex[mine] {
+                fileMap[i] = f
+            } else {
                 let f = UInt32(t.files.count)
                 t.files.append(mine)
                 fileIndex[mine] = f

@@ -1,15 +1,17 @@
 // Swift and C++ demangling through the runtimes every Swift program already loads.
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The Swift runtime's demangler (exported by libswiftCore and in its static archive alike). Its
 /// arguments are pointers and integers only, passed alike by the C and Swift conventions.
 @_silgen_name("swift_demangle")
-private func runtimeSwiftDemangle(_ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
-                                  _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?,
-                                  _ flags: UInt32) -> UnsafeMutablePointer<CChar>?
+private func runtimeSwiftDemangle(
+    _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int,
+    _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?,
+    _ flags: UInt32
+) -> UnsafeMutablePointer<CChar>?
 
 /// How much of a demangled name to show.
 public enum DemangleStyle: Sendable {
@@ -26,8 +28,10 @@ public enum DemangleStyle: Sendable {
 /// runtime either way); when it is missing the mangled name is returned unchanged. Stateless and
 /// thread-safe.
 public enum Demangler {
-    private typealias CxaDemangle = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<CChar>?
-
+    private typealias CxaDemangle =
+        @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<
+            CChar
+        >?
 
     private static let cxaDemangle: CxaDemangle? = {
         let handle = dlopen(nil, RTLD_NOW)
@@ -106,10 +110,15 @@ public enum Demangler {
         var i = s.startIndex
         while i < s.endIndex {
             let c = s[i]
-            if c == "<" { depth += 1 } else if c == ">" { depth = max(0, depth - 1) }
+            if c == "<" {
+                depth += 1
+            } else if c == ">" {
+                depth = max(0, depth - 1)
+            }
             // Swift accessors print their type after " : " ("Array.subscript.getter : (Int) -> A").
-            else if swift && c == " " && depth == 0 && s[i...].hasPrefix(" : ") { return String(s[s.startIndex..<i]) }
-            else if c == "(" && depth == 0 && i != s.startIndex && !s[s.startIndex..<i].hasSuffix("anonymous namespace") {
+            else if swift && c == " " && depth == 0 && s[i...].hasPrefix(" : ") {
+                return String(s[s.startIndex..<i])
+            } else if c == "(" && depth == 0 && i != s.startIndex && !s[s.startIndex..<i].hasSuffix("anonymous namespace") {
                 // "(anonymous namespace)" and "{lambda(…)#1}" are names, not parameter lists.
                 if s[s.startIndex..<i].last == "{" { i = s.index(after: i); continue }
                 let head = String(s[s.startIndex..<i])

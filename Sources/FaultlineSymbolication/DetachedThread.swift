@@ -16,10 +16,12 @@ enum DetachedThread {
         defer { pthread_attr_destroy(&attr) }
         pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let rc = pthread_create(&thread, &attr, { arg in
-            Unmanaged<Start>.fromOpaque(arg!).takeRetainedValue().body()
-            return nil
-        }, start)
+        let rc = pthread_create(
+            &thread, &attr,
+            { arg in
+                Unmanaged<Start>.fromOpaque(arg!).takeRetainedValue().body()
+                return nil
+            }, start)
         if rc != 0 { Unmanaged<Start>.fromOpaque(start).release() }
         return rc == 0
     }

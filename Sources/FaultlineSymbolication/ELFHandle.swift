@@ -2,7 +2,7 @@
 import CDw
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why an ELF file could not be read. Messages say what was wrong and what to do.
@@ -76,7 +76,10 @@ final class ELFHandle {
             return !overflow && end <= UInt64(fileSize)
         }
         if !fits(UInt64(ehdr.e_shoff), UInt64(ehdr.e_shnum) * UInt64(ehdr.e_shentsize))
-            || !fits(UInt64(ehdr.e_phoff), UInt64(ehdr.e_phnum) * UInt64(ehdr.e_phentsize)) { throw .truncated(path) }
+            || !fits(UInt64(ehdr.e_phoff), UInt64(ehdr.e_phnum) * UInt64(ehdr.e_phentsize))
+        {
+            throw .truncated(path)
+        }
         var scn: OpaquePointer? = nil
         while let s = elf_nextscn(elf, scn) {
             scn = s
@@ -176,8 +179,9 @@ final class ELFHandle {
         case ET_REL: kind = .relocatable
         default: kind = .other
         }
-        return ELFInfo(path: path, buildID: buildID, hasDebugInfo: hasDebug, hasSymbols: hasSyms, kind: kind,
-                       firstLoadAddress: firstLoadAddress, debugLink: debugLink, fileSize: fileSize,
-                       debugCompression: compression)
+        return ELFInfo(
+            path: path, buildID: buildID, hasDebugInfo: hasDebug, hasSymbols: hasSyms, kind: kind,
+            firstLoadAddress: firstLoadAddress, debugLink: debugLink, fileSize: fileSize,
+            debugCompression: compression)
     }
 }

@@ -2,7 +2,7 @@
 import CDw
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the symbolicator and the server need to know about an ELF file without parsing DWARF.

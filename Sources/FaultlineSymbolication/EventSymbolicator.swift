@@ -13,15 +13,17 @@ public enum EventSymbolicator {
     /// Returns the new event and how many original frames were resolved and not resolved.
     public static func symbolicate(event: JSONValue, with symbolicator: Symbolicator) -> (event: JSONValue, resolved: Int, unresolved: Int) {
         symbolicate(event: event) { image, address in
-            symbolicator.symbolicate(buildID: image.buildID, modulePath: image.codeFile,
-                                     relativeAddress: address.address.value &- image.base.value, isReturnAddress: address.isReturnAddress)
+            symbolicator.symbolicate(
+                buildID: image.buildID, modulePath: image.codeFile,
+                relativeAddress: address.address.value &- image.base.value, isReturnAddress: address.isReturnAddress)
         }
     }
 
     /// The same over any lookup: `lookup` gets each framed address with the image it lies in
     /// (FaultlineProtocol's `SentryStackTrace` decides both, as it does for the server).
     public static func symbolicate(event: JSONValue, lookup: (DebugImage, FrameAddress) -> SymbolicationOutcome)
-        -> (event: JSONValue, resolved: Int, unresolved: Int) {
+        -> (event: JSONValue, resolved: Int, unresolved: Int)
+    {
         let images = DebugImageMap(event: event)
         var resolved = 0, unresolved = 0
         func fix(_ container: JSONValue?) -> JSONValue? {
@@ -41,8 +43,10 @@ public enum EventSymbolicator {
         return (out, resolved, unresolved)
     }
 
-    static func symbolicate(stacktrace: JSONValue, images: DebugImageMap,
-                            lookup: (DebugImage, FrameAddress) -> SymbolicationOutcome) -> (JSONValue, Int, Int) {
+    static func symbolicate(
+        stacktrace: JSONValue, images: DebugImageMap,
+        lookup: (DebugImage, FrameAddress) -> SymbolicationOutcome
+    ) -> (JSONValue, Int, Int) {
         var st = stacktrace
         var out: [JSONValue] = []
         var resolved = 0, unresolved = 0

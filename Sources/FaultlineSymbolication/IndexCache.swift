@@ -1,7 +1,7 @@
 // Persisted indexes: one file per build-id and format version, mapped read-only when loaded.
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A directory of index files named `<build-id>.v<format>.fltidx`. Loading validates the file
@@ -48,8 +48,9 @@ struct IndexCache: Sendable {
             munmap(mem, length); discard(p); return nil
         }
         do {
-            return try DWARFIndex(memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID, verifyChecksum: false,
-                                  release: { p, n in munmap(UnsafeMutableRawPointer(mutating: p), n) })
+            return try DWARFIndex(
+                memory: UnsafeRawPointer(mem), length: length, expectedBuildID: buildID, verifyChecksum: false,
+                release: { p, n in munmap(UnsafeMutableRawPointer(mutating: p), n) })
         } catch {
             discard(p)
             return nil
@@ -61,7 +62,7 @@ struct IndexCache: Sendable {
     static func checksumMatches(_ base: UnsafeRawPointer, length: Int, releasing: Bool) -> Bool {
         guard length >= IndexFormat.headerSize else { return false }
         let stored = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        let stretch = 1 << 20   // a multiple of the page size
+        let stretch = 1 << 20  // a multiple of the page size
         var sum = IndexChecksum(payloadBytes: length - IndexFormat.headerSize)
         var offset = IndexFormat.headerSize
         while offset < length {

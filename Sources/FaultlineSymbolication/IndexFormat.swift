@@ -8,25 +8,25 @@
 // each inlined scope carries its call site, which is the location shown for its caller.
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The arrays of an index, in file order, with their element sizes.
 enum IndexArray: Int, CaseIterable {
-    case strings            // UInt8: NUL-terminated strings
-    case files              // UInt32: string offset of each file's full path
-    case cuLow, cuHigh      // UInt64: compile-unit address ranges, sorted by low
-    case cuOfRange          // UInt32: compile unit of each range
-    case cuRowStart, cuRowEnd // UInt32: each compile unit's slice of the row tables
-    case rowAddress         // UInt64: line rows, sorted by address within each unit
-    case rowFile            // UInt32: file index, or `none` for an end-of-sequence row
-    case rowLine, rowColumn // UInt32
-    case scopeName, scopeParent, scopeCallFile, scopeCallLine, scopeCallColumn, scopeFlags // UInt32
-    case segmentStart       // UInt64: start of each address range with one innermost scope
-    case segmentScope       // UInt32: that scope, or `none` for a gap
-    case symbolAddress, symbolSize // UInt64: ELF symbols, sorted, one per address
-    case symbolName         // UInt32
-    case symbolFile         // UInt32: file index of the STT_FILE before a local symbol, or none
+    case strings  // UInt8: NUL-terminated strings
+    case files  // UInt32: string offset of each file's full path
+    case cuLow, cuHigh  // UInt64: compile-unit address ranges, sorted by low
+    case cuOfRange  // UInt32: compile unit of each range
+    case cuRowStart, cuRowEnd  // UInt32: each compile unit's slice of the row tables
+    case rowAddress  // UInt64: line rows, sorted by address within each unit
+    case rowFile  // UInt32: file index, or `none` for an end-of-sequence row
+    case rowLine, rowColumn  // UInt32
+    case scopeName, scopeParent, scopeCallFile, scopeCallLine, scopeCallColumn, scopeFlags  // UInt32
+    case segmentStart  // UInt64: start of each address range with one innermost scope
+    case segmentScope  // UInt32: that scope, or `none` for a gap
+    case symbolAddress, symbolSize  // UInt64: ELF symbols, sorted, one per address
+    case symbolName  // UInt32
+    case symbolFile  // UInt32: file index of the STT_FILE before a local symbol, or none
 
     var elementSize: Int {
         switch self {
@@ -176,8 +176,8 @@ enum IndexFormat {
 struct IndexChecksum {
     private var h: UInt64
     private var h2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    private var words = 0                 // whole words summed so far
-    private var partial: UInt64 = 0       // bytes of an unfinished word, little-endian
+    private var words = 0  // whole words summed so far
+    private var partial: UInt64 = 0  // bytes of an unfinished word, little-endian
     private var partialCount = 0
 
     init(payloadBytes: Int) { h = 0x9E37_79B9_7F4A_7C15 ^ UInt64(payloadBytes) }

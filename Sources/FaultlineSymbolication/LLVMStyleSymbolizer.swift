@@ -7,7 +7,7 @@
 import Dispatch
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 public struct LLVMStyleSymbolizer {
@@ -60,7 +60,7 @@ public struct LLVMStyleSymbolizer {
             while a < b && isSpace(input[a]) { a += 1 }
             while b > a && isSpace(input[b - 1]) { b -= 1 }
             lineStart = lineEnd + 1
-            if a < b { body(a, b) }   // blank lines produce nothing
+            if a < b { body(a, b) }  // blank lines produce nothing
         }
     }
 
@@ -162,7 +162,7 @@ public struct LLVMStyleSymbolizer {
             }
             if part == 0 { found.first = all } else { found.second = all }
         }
-        if parts == 2 {   // the second half's slices start after the first half's frames
+        if parts == 2 {  // the second half's slices start after the first half's frames
             let base = Int32(found.first.count)
             for k in (order.count / 2)..<order.count { found.slices[Int(order[k].1)].start += base }
         }
@@ -219,7 +219,7 @@ public struct LLVMStyleSymbolizer {
     static func parseAddress(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UInt64? {
         var i = start
         if end - i > 5 && buf[i] == 67 && buf[i + 1] == 79 && buf[i + 2] == 68 && buf[i + 3] == 69 && (buf[i + 4] == 32 || buf[i + 4] == 9) {
-            i += 5   // "CODE "
+            i += 5  // "CODE "
             while i < end && (buf[i] == 32 || buf[i] == 9) { i += 1 }
         }
         // Only the first word is the address (llvm-symbolizer ignores what follows it).
@@ -277,7 +277,7 @@ public struct LLVMStyleSymbolizer {
 
     private func appendLocation(_ f: IndexedFrame, _ index: DWARFIndex, _ out: inout OutputBuffer) {
         guard let path = index.cString(index.fileString(f.file)) else {
-            out.append(63); out.append(63); out.append(58); out.append(48); out.append(58); out.append(48)   // ??:0:0
+            out.append(63); out.append(63); out.append(58); out.append(48); out.append(58); out.append(48)  // ??:0:0
             return
         }
         out.append(UnsafeRawBufferPointer(path))

@@ -13,7 +13,7 @@
 import CDw
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A root DIE's address range (a struct, not a tuple: a tuple's type metadata is built at run
@@ -26,8 +26,8 @@ struct UnitRange {
 
 /// Every code-bearing unit of a debug file with the address ranges its root DIE claims.
 struct UnitTable: Sendable {
-    var offsets: [UInt64] = []       // unit header offsets, in file order
-    var sizes: [UInt64] = []         // bytes of .debug_info per unit
+    var offsets: [UInt64] = []  // unit header offsets, in file order
+    var sizes: [UInt64] = []  // bytes of .debug_info per unit
     /// Address ranges sorted by low, with the unit (index into `offsets`) of each.
     var low: [UInt64] = [], high: [UInt64] = [], unit: [Int32] = []
     /// Running maximum of `high` (ranges of LTO units may overlap; the search walks back while it can).
@@ -59,14 +59,16 @@ struct UnitTable: Sendable {
             var next: Dwarf_Off = 0
             var headerSize = 0
             guard dwarf_next_unit(dwarf, offset, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0,
-                  next > offset else { break }
+                next > offset
+            else { break }
             let unitOffset = offset
             offset = next
             var cudie = Dwarf_Die()
             guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
             var unitType: UInt8 = 0
             guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil) == 0,
-                  unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || unitType == UInt8(DW_UT_skeleton) else { continue }
+                unitType == UInt8(DW_UT_compile) || unitType == UInt8(DW_UT_partial) || unitType == UInt8(DW_UT_skeleton)
+            else { continue }
             let own = DWARFIndexBuilder.unitRanges(&cudie)
             // Clang-module references (Swift binaries have dozens) hold no code: never parsed.
             if own.isEmpty && unitType == UInt8(DW_UT_skeleton) && DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) { continue }
@@ -170,18 +172,21 @@ final class LazyModuleSource: @unchecked Sendable {
     ///   open: a second mapping of the same file would count its pages in our memory twice.
     func build(units selected: Set<Int>?, allSymbols: Bool = false, openFiles: [ELFHandle]? = nil) -> DWARFIndex? {
         var sources: [ELFHandle]
-        if let openFiles, !openFiles.isEmpty { sources = openFiles } else {
+        if let openFiles, !openFiles.isEmpty {
+            sources = openFiles
+        } else {
             guard let debug = try? ELFHandle(path: debugPath) else { return nil }
             sources = [debug]
             if let m = modulePath, m != debugPath, let h = try? ELFHandle(path: m) { sources.append(h) }
         }
         let debug = sources[0]
         let offsets = selected.map { $0.sorted().map { units.offsets[$0] } }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
-                                             supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols,
-                                             unitTable: units)
+        var tables = DWARFIndexBuilder.build(
+            debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
+            supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols,
+            unitTable: units)
         tables.firstLoadAddress = firstLoadAddress
-        tables.hasDWARF = true   // a partial index may hold no unit at all, the file still has DWARF
+        tables.hasDWARF = true  // a partial index may hold no unit at all, the file still has DWARF
         if selected != nil { hasAllSymbols = allSymbols }
         return DWARFIndex.inMemory(consume tables, buildID: buildID)
     }

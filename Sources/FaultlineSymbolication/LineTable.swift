@@ -17,7 +17,7 @@
 // always libdw itself, so a unit is never answered worse than before.
 import CDw
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The bytes of .debug_line and of the string sections its DWARF 5 headers point into, as libdw
@@ -53,10 +53,11 @@ struct LineSections: @unchecked Sendable {
             // libdw's names: `.debug_x`, or `.zdebug_x` (GNU compression); the first section wins.
             let bare = name.hasPrefix(".zdebug_") ? String(name.dropFirst(2)) : name.hasPrefix(".debug_") ? String(name.dropFirst(1)) : ""
             guard let k = names.firstIndex(of: bare), !seen[k] else { continue }
-            guard header.sh_type != UInt32(SHT_NOBITS) else { continue }   // libdw skips these too
+            guard header.sh_type != UInt32(SHT_NOBITS) else { continue }  // libdw skips these too
             seen[k] = true
             guard header.sh_flags & UInt64(SHF_COMPRESSED) == 0, let data = elf_getdata(next, nil),
-                  let buf = data.pointee.d_buf, data.pointee.d_size > 0 else { continue }
+                let buf = data.pointee.d_buf, data.pointee.d_size > 0
+            else { continue }
             let bytes = UnsafeRawBufferPointer(start: buf, count: data.pointee.d_size)
             // A `.zdebug_` section libelf has not inflated still starts with its "ZLIB" header.
             if name.hasPrefix(".zdebug_"), bytes.count >= 4, bytes.loadUnaligned(as: UInt32.self) == 0x4249_4c5a { continue }
@@ -161,7 +162,7 @@ private struct ByteCursor {
                 if shift < 64 && b & 0x40 != 0 { value |= -1 << shift }
                 return value
             }
-            if shift >= 63 { return nil }   // values this wide are not line advances libdw keeps
+            if shift >= 63 { return nil }  // values this wide are not line advances libdw keeps
         }
         return nil
     }
@@ -183,11 +184,14 @@ enum LineTableReader {
     /// sorts them, and returns its file table; nil when libdw must read this unit instead.
     /// - Parameter compDir: the unit's DW_AT_comp_dir as libdw reads it (directory 0 before DWARF 5).
     /// - Parameter addressSize: the unit header's address size.
-    static func read(_ sections: LineSections, offset: UInt64, addressSize: Int, compDir: UnsafePointer<CChar>?,
-                     rows: inout [LineRow]) -> LineFileTable? {
+    static func read(
+        _ sections: LineSections, offset: UInt64, addressSize: Int, compDir: UnsafePointer<CChar>?,
+        rows: inout [LineRow]
+    ) -> LineFileTable? {
         rows.removeAll(keepingCapacity: true)
         guard addressSize == 4 || addressSize == 8, let base = sections.line.baseAddress,
-              offset < UInt64(sections.line.count) else { return nil }
+            offset < UInt64(sections.line.count)
+        else { return nil }
         let sectionStart = base.assumingMemoryBound(to: UInt8.self)
         var c = ByteCursor(p: sectionStart + Int(offset), end: sectionStart + sections.line.count)
         guard let header = readHeader(&c, addressSize: addressSize) else { return nil }
@@ -199,7 +203,7 @@ enum LineTableReader {
             return nil
         }
         sortAsLibdw(&rows)
-        if !rows.isEmpty { rows[rows.count - 1].isEnd = true }   // libdw marks the highest row so
+        if !rows.isEmpty { rows[rows.count - 1].isEnd = true }  // libdw marks the highest row so
         return files
     }
 
@@ -211,7 +215,7 @@ enum LineTableReader {
         var lineBase: Int64
         var lineRange: UInt64
         var opcodeBase: Int
-        var standardOpcodeLengths: UnsafePointer<UInt8>   // index 1..<opcodeBase
+        var standardOpcodeLengths: UnsafePointer<UInt8>  // index 1..<opcodeBase
         var programStart: UnsafePointer<UInt8>
         var unitEnd: UnsafePointer<UInt8>
     }
@@ -224,7 +228,7 @@ enum LineTableReader {
             length = l
             offsetSize = 8
         } else if length >= 0xffff_fff0 {
-            return nil   // reserved values
+            return nil  // reserved values
         }
         guard length <= UInt64(c.remaining) else { return nil }
         let unitEnd = c.p + Int(length)
@@ -247,15 +251,18 @@ enum LineTableReader {
         guard opcodeBase >= 10, c.remaining >= Int(opcodeBase) - 1 else { return nil }
         let lengths = c.p - 1
         c.p += Int(opcodeBase) - 1
-        return Header(version: Int(version), offsetSize: offsetSize, minimumInstructionLength: UInt64(minInst),
-                      defaultIsStmt: isStmt, lineBase: Int64(Int8(bitPattern: lineBase)), lineRange: UInt64(lineRange),
-                      opcodeBase: Int(opcodeBase), standardOpcodeLengths: lengths, programStart: programStart, unitEnd: unitEnd)
+        return Header(
+            version: Int(version), offsetSize: offsetSize, minimumInstructionLength: UInt64(minInst),
+            defaultIsStmt: isStmt, lineBase: Int64(Int8(bitPattern: lineBase)), lineRange: UInt64(lineRange),
+            opcodeBase: Int(opcodeBase), standardOpcodeLengths: lengths, programStart: programStart, unitEnd: unitEnd)
     }
 
     // MARK: Directory and file tables
 
-    private static func readFileTable(_ c: inout ByteCursor, header: Header, sections: LineSections,
-                                      compDir: UnsafePointer<CChar>?) -> LineFileTable? {
+    private static func readFileTable(
+        _ c: inout ByteCursor, header: Header, sections: LineSections,
+        compDir: UnsafePointer<CChar>?
+    ) -> LineFileTable? {
         var t = LineFileTable()
         // File 0: libdw's placeholder before DWARF 5; DWARF 5 replaces it with its first entry.
         t.fileName.append(nil)
@@ -273,14 +280,19 @@ enum LineTableReader {
                 guard c.remaining > 0 else { return nil }
                 if c.p.pointee == 0 { c.p += 1; break }
                 guard let name = c.cString(), let dir = c.uleb(), c.uleb() != nil, c.uleb() != nil,
-                      dir < UInt64(t.directories.count), t.fileName.count < 1 << 20 else { return nil }
+                    dir < UInt64(t.directories.count), t.fileName.count < 1 << 20
+                else { return nil }
                 t.fileName.append(name)
                 t.fileDirectory.append(name.first == UInt8(ascii: "/") ? -1 : Int(dir))
             }
         } else {
             guard let dirFormat = entryFormat(&c), let dirCount = c.uleb() else { return nil }
-            guard dirFormat.isEmpty ? dirCount == 0 : (dirFormat.contains { $0.content == DW_LNCT_path }
-                                                       && dirCount <= UInt64(c.remaining / dirFormat.count)) else { return nil }
+            guard
+                dirFormat.isEmpty
+                    ? dirCount == 0
+                    : (dirFormat.contains { $0.content == DW_LNCT_path }
+                        && dirCount <= UInt64(c.remaining / dirFormat.count))
+            else { return nil }
             for _ in 0..<dirCount {
                 guard let e = entry(&c, dirFormat, header: header, sections: sections), let path = e.path else { return nil }
                 t.directories.append(path)
@@ -290,12 +302,14 @@ enum LineTableReader {
                 guard fileCount == 0 else { return nil }
             } else {
                 guard fileFormat.contains(where: { $0.content == DW_LNCT_path }),
-                      fileFormat.contains(where: { $0.content == DW_LNCT_directory_index }),
-                      fileCount <= UInt64(c.remaining / fileFormat.count) else { return nil }
+                    fileFormat.contains(where: { $0.content == DW_LNCT_directory_index }),
+                    fileCount <= UInt64(c.remaining / fileFormat.count)
+                else { return nil }
             }
             for n in 0..<fileCount {
                 guard let e = entry(&c, fileFormat, header: header, sections: sections), let name = e.path,
-                      let dir = e.directory, dir < UInt64(t.directories.count) else { return nil }
+                    let dir = e.directory, dir < UInt64(t.directories.count)
+                else { return nil }
                 let d = name.first == UInt8(ascii: "/") ? -1 : Int(dir)
                 if n == 0 { t.fileName[0] = name; t.fileDirectory[0] = d } else { t.fileName.append(name); t.fileDirectory.append(d) }
             }
@@ -318,8 +332,10 @@ enum LineTableReader {
     }
 
     /// One directory or file entry: its path string and directory index; other fields skipped by size.
-    private static func entry(_ c: inout ByteCursor, _ format: [EntryField], header: Header,
-                              sections: LineSections) -> (path: UnsafeRawBufferPointer?, directory: UInt64?)? {
+    private static func entry(
+        _ c: inout ByteCursor, _ format: [EntryField], header: Header,
+        sections: LineSections
+    ) -> (path: UnsafeRawBufferPointer?, directory: UInt64?)? {
         var path: UnsafeRawBufferPointer? = nil
         var directory: UInt64? = nil
         for f in format {
@@ -328,9 +344,10 @@ enum LineTableReader {
                 case DW_FORM_string: guard let s = c.cString() else { return nil }; path = s
                 case DW_FORM_line_strp, DW_FORM_strp:
                     guard let off = c.fixed(header.offsetSize),
-                          let s = string(in: f.form == DW_FORM_line_strp ? sections.lineStr : sections.str, at: off) else { return nil }
+                        let s = string(in: f.form == DW_FORM_line_strp ? sections.lineStr : sections.str, at: off)
+                    else { return nil }
                     path = s
-                default: return nil   // strx needs the unit's string offsets; strp_sup a supplementary file
+                default: return nil  // strx needs the unit's string offsets; strp_sup a supplementary file
                 }
             } else if f.content == DW_LNCT_directory_index {
                 switch f.form {
@@ -403,9 +420,12 @@ enum LineTableReader {
         // registers do not fit goes to libdw. The file number is an unsigned int there as here.
         @inline(__always) func emit(_ isEnd: Bool) -> Bool {
             guard line >= Int64(Int32.min), line <= Int64(Int32.max), column <= 0xffff, isStmt <= 1, isa <= 0xff,
-                  discriminator < 1 << 24, rows.count < maxRows else { return false }
-            rows.append(LineRow(address: address, file: UInt32(truncatingIfNeeded: file), line: Int32(line),
-                                column: UInt16(column), isEnd: isEnd, order: UInt32(rows.count)))
+                discriminator < 1 << 24, rows.count < maxRows
+            else { return false }
+            rows.append(
+                LineRow(
+                    address: address, file: UInt32(truncatingIfNeeded: file), line: Int32(line),
+                    column: UInt16(column), isEnd: isEnd, order: UInt32(rows.count)))
             return true
         }
         // libdw computes `minimum_instr_len * advance` in unsigned int.
@@ -461,9 +481,9 @@ enum LineTableReader {
                     guard lengths[sub] == 1, let d = c.uleb(), d <= UInt64(UInt32.max), c.p == operandEnd else { return false }
                     discriminator = d
                 case DW_LNE_define_file:
-                    return false   // adds files after the header: left to libdw
+                    return false  // adds files after the header: left to libdw
                 default:
-                    c.p = operandEnd   // unknown (vendor) opcodes are skipped by their length
+                    c.p = operandEnd  // unknown (vendor) opcodes are skipped by their length
                 }
             } else if opcode <= DW_LNS_set_isa {
                 switch opcode {
@@ -474,7 +494,7 @@ enum LineTableReader {
                     guard lengths[opcode] == 1, let v = c.uleb(), v <= UInt64(UInt32.max), advance(v) else { return false }
                 case DW_LNS_advance_line:
                     guard lengths[opcode] == 1, let v = c.sleb(), v >= Int64(Int32.min), v <= Int64(Int32.max) else { return false }
-                    line += v   // |line| stays far below Int64's range: one Int32 per byte of program
+                    line += v  // |line| stays far below Int64's range: one Int32 per byte of program
                 case DW_LNS_set_file:
                     guard lengths[opcode] == 1, let v = c.uleb(), v <= UInt64(UInt32.max) else { return false }
                     file = v

@@ -20,8 +20,10 @@ final class LoadedModule: @unchecked Sendable {
     /// The debug file's path, for the split-DWARF note (`.dwp` beside it).
     let debugPath: String?
 
-    init(index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil,
-         notes: [String] = [], debugPath: String? = nil) {
+    init(
+        index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil,
+        notes: [String] = [], debugPath: String? = nil
+    ) {
         self.current = index
         self.firstLoadAddress = index.firstLoadAddress
         self.lazy = lazy
@@ -43,7 +45,8 @@ final class LoadedModule: @unchecked Sendable {
             let packages = [debugPath, debugPath.flatMap { $0.hasSuffix(".debug") ? String($0.dropLast(6)) : nil }]
                 .compactMap { $0 }.map { $0 + ".dwp" }.filter(DebugFileLocator.isRegularFile)
             if let dwp = packages.first {
-                text += "; \(dwp) is a DWARF package, which this libdw (elfutils 0.188) cannot read (elfutils 0.191 can): keep the .dwo files beside the binary or in the build directory"
+                text +=
+                    "; \(dwp) is a DWARF package, which this libdw (elfutils 0.188) cannot read (elfutils 0.191 can): keep the .dwo files beside the binary or in the build directory"
             } else {
                 text += "; the .dwo files are looked for beside the binary and under the unit's compilation directory"
             }
@@ -82,7 +85,7 @@ final class LoadedModule: @unchecked Sendable {
 
     /// Caller holds indexLock.
     private func replace(with next: DWARFIndex, full: Bool, parsed: Set<Int>) {
-        lock.withLock { names = [:] }   // string references belong to the old index
+        lock.withLock { names = [:] }  // string references belong to the old index
         current = next
         if full { lazy = nil; onFullIndex?(next) } else { lazy?.parsed = parsed }
     }
@@ -109,23 +112,26 @@ final class LoadedModule: @unchecked Sendable {
             if let loc = index.inferredLocation(address) {
                 raw[0].file = loc.file; raw[0].line = loc.line; raw[0].column = loc.column; inferred = true
             } else if name(raw[0].name, in: index).display?.hasPrefix("Swift runtime failure") == true,
-                      let k = raw.indices.dropFirst().first(where: { raw[$0].line != 0 && !raw[$0].nameFromSymbolTable }) {
+                let k = raw.indices.dropFirst().first(where: { raw[$0].line != 0 && !raw[$0].nameFromSymbolTable })
+            {
                 // The trap's artificial inlined frame (and the standard library's inlined checks
                 // between it and the user's code) have no line: the user's line is the first
                 // meaningful call site outward.
                 raw[0].file = raw[k].file; raw[0].line = raw[k].line; raw[0].column = raw[k].column; inferred = true
             }
         }
-        return .resolved(raw.enumerated().map { (k, f) in
-            let n = name(f.name, in: index)
-            // A symbol-table frame's STT_FILE name ("Swift.o") is an object file, not a source:
-            // address mode prints it like llvm-symbolizer, events and backtraces leave it out.
-            let file = f.nameFromSymbolTable ? nil : index.string(index.fileString(f.file))
-            var frame = SymbolicatedFrame(function: n.display, mangledFunction: n.raw, file: file,
-                                          line: file == nil ? nil : Int(f.line), column: file == nil ? nil : Int(f.column),
-                                          isInlined: f.isInlined, fromSymbolTable: f.nameFromSymbolTable)
-            frame.isInferred = inferred && k == 0
-            return frame
-        })
+        return .resolved(
+            raw.enumerated().map { (k, f) in
+                let n = name(f.name, in: index)
+                // A symbol-table frame's STT_FILE name ("Swift.o") is an object file, not a source:
+                // address mode prints it like llvm-symbolizer, events and backtraces leave it out.
+                let file = f.nameFromSymbolTable ? nil : index.string(index.fileString(f.file))
+                var frame = SymbolicatedFrame(
+                    function: n.display, mangledFunction: n.raw, file: file,
+                    line: file == nil ? nil : Int(f.line), column: file == nil ? nil : Int(f.column),
+                    isInlined: f.isInlined, fromSymbolTable: f.nameFromSymbolTable)
+                frame.isInferred = inferred && k == 0
+                return frame
+            })
     }
 }

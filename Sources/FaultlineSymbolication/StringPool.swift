@@ -5,7 +5,7 @@
 // and SipHash cost ~8% of the build. Here a lookup hashes the bytes where they lie (.debug_str,
 // or the blob itself) and compares them with memcmp.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Interns strings into the blob; pointers from .debug_str repeat, so they are cached first.

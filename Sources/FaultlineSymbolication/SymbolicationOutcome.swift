@@ -18,8 +18,10 @@ public struct SymbolicatedFrame: Sendable, Hashable {
     /// failure: …` frame, the user's line that trapped): a guess, as gdb makes it, not the table's word.
     public var isInferred: Bool = false
 
-    public init(function: String?, mangledFunction: String? = nil, file: String? = nil, line: Int? = nil,
-                column: Int? = nil, isInlined: Bool = false, fromSymbolTable: Bool = false) {
+    public init(
+        function: String?, mangledFunction: String? = nil, file: String? = nil, line: Int? = nil,
+        column: Int? = nil, isInlined: Bool = false, fromSymbolTable: Bool = false
+    ) {
         self.function = function
         self.mangledFunction = mangledFunction
         self.file = file

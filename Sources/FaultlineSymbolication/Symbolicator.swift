@@ -163,7 +163,9 @@ public final class Symbolicator: @unchecked Sendable {
         let loc = locator.locate(buildID: buildID, modulePath: modulePath)
         var notes: [String] = []
         if loc.debugFile == nil, let (file, link) = loc.missingSupplementary {
-            notes.append("debug file \(file) was made by dwz, and its supplementary file was not found (\(link.description); looked beside it, in the debug directories, /usr/lib/debug/.build-id and debuginfod); its DWARF is not used, ELF symbols only. Install or pass (--debug-file) the supplementary file.")
+            notes.append(
+                "debug file \(file) was made by dwz, and its supplementary file was not found (\(link.description); looked beside it, in the debug directories, /usr/lib/debug/.build-id and debuginfod); its DWARF is not used, ELF symbols only. Install or pass (--debug-file) the supplementary file."
+            )
         }
         guard let source = loc.debugFile ?? loc.symbolsOnlyFile else {
             if let buildID, let cache, let index = cache.load(buildID) { return .loaded(LoadedModule(index: index)) }
@@ -171,7 +173,7 @@ public final class Symbolicator: @unchecked Sendable {
             return .unresolved(loc.mismatched.isEmpty ? .missingDebugFile : .buildIDMismatch)
         }
         if loc.debugFile == nil, let buildID, let cache, let index = cache.load(buildID) {
-            return .loaded(LoadedModule(index: index, notes: notes))   // symbols-only index, still current
+            return .loaded(LoadedModule(index: index, notes: notes))  // symbols-only index, still current
         }
         guard let debug = try? ELFHandle(path: source) else { return .unresolved(.unreadableDebugFile) }
         var sources = [debug]
@@ -179,15 +181,18 @@ public final class Symbolicator: @unchecked Sendable {
         if let m = loc.moduleFile, m != source, let h = try? ELFHandle(path: m) { sources.append(h); module = h }
         // The module's own program headers are authoritative; a split debug file keeps copies.
         let firstLoad = (module ?? debug).firstLoadAddress
-        var scanned: UnitTable? = nil   // the lazy path's scan, reused by a full build
+        var scanned: UnitTable? = nil  // the lazy path's scan, reused by a full build
         if lazyColdPath, let hints, loc.debugFile != nil,
-           let lazy = lazyModule(sources, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad),
-                                 supplementary: loc.supplementaryFile, scanned: &scanned) {
+            let lazy = lazyModule(
+                sources, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad),
+                supplementary: loc.supplementaryFile, scanned: &scanned)
+        {
             return .loaded(lazy)
         }
-        var tables = DWARFIndexBuilder.build(debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil,
-                                             supplementary: loc.supplementaryFile, symbolsOnly: loc.debugFile == nil,
-                                             unitTable: scanned)
+        var tables = DWARFIndexBuilder.build(
+            debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil,
+            supplementary: loc.supplementaryFile, symbolsOnly: loc.debugFile == nil,
+            unitTable: scanned)
         tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         persist(index, buildID)
@@ -205,18 +210,22 @@ extension Symbolicator {
     /// A module over a partial index of the units covering `addresses`, or nil when they are
     /// most of the file (the caller then builds, and persists, the full index).
     /// - Parameter files: the open debug file, then the module file when it is another.
-    fileprivate func lazyModule(_ files: [ELFHandle], _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
-                                _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?,
-                                scanned: inout UnitTable?) -> LoadedModule? {
+    fileprivate func lazyModule(
+        _ files: [ELFHandle], _ debugPath: String, _ modulePath: String?, _ buildID: BuildID?,
+        _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?,
+        scanned: inout UnitTable?
+    ) -> LoadedModule? {
         guard let units = UnitTable.scan(files[0].elf) else { return nil }
         scanned = units
         guard let need = units.units(for: addresses, stopAbove: LazyModuleSource.fullIndexBytes(of: units)) else { return nil }
-        let source = LazyModuleSource(units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
-                                      firstLoadAddress: firstLoad, parsed: need)
+        let source = LazyModuleSource(
+            units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
+            firstLoadAddress: firstLoad, parsed: need)
         source.parallel = parallelFullBuild
         source.supplementaryPath = supplementary
         guard !source.wantsFullIndex(need),
-              let partial = source.build(units: need, allSymbols: addresses.contains { !units.covers($0) }, openFiles: files) else { return nil }
+            let partial = source.build(units: need, allSymbols: addresses.contains { !units.covers($0) }, openFiles: files)
+        else { return nil }
         let persist: @Sendable (DWARFIndex) -> Void = { [self] index in self.persist(index, buildID) }
         let module = LoadedModule(index: partial, lazy: source, onFullIndex: persist, debugPath: debugPath)
         if buildFullIndexInBackground {

@@ -39,8 +39,10 @@ public struct DebugFileScan: Sendable {
 
     /// "3 not ELF, 1 stripped" — empty when nothing was skipped.
     public var skippedDescription: String {
-        let words: [SkipReason: String] = [.notELF: "not ELF", .noBuildID: "without build-id", .noDebugInfo: "stripped",
-                                           .duplicateBuildID: "duplicate build-id", .unreadable: "unreadable"]
+        let words: [SkipReason: String] = [
+            .notELF: "not ELF", .noBuildID: "without build-id", .noDebugInfo: "stripped",
+            .duplicateBuildID: "duplicate build-id", .unreadable: "unreadable"
+        ]
         return SkipReason.allCases.compactMap { r in skipped[r].map { "\($0) \(words[r]!)" } }.joined(separator: ", ")
     }
 }

@@ -28,8 +28,10 @@ public struct SplitOutcome: Sendable {
     public var sizeAfter: Int64 = 0
 
     public var json: JSONValue {
-        var o: [String: JSONValue] = ["binary": .string(binary), "state": .string(state.rawValue),
-                                      "size_before": .int(sizeBefore), "size_after": .int(sizeAfter)]
+        var o: [String: JSONValue] = [
+            "binary": .string(binary), "state": .string(state.rawValue),
+            "size_before": .int(sizeBefore), "size_after": .int(sizeAfter)
+        ]
         o["build_id"] = buildID.map { .string($0.hex) } ?? .null
         o["debug_file"] = debugFile.map { .string($0) } ?? .null
         o["detail"] = detail.map { .string($0) } ?? .null

@@ -1,7 +1,7 @@
 // The client side of sentry-cli's chunk-upload protocol, over URLSession.
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import FaultlineServer
 import FaultlineProtocol
@@ -72,10 +72,11 @@ public final class UploadClient: @unchecked Sendable {
     public func options() throws -> Options {
         let o = try json("GET", "/api/0/organizations/\(org)/chunk-upload/")
         guard let url = o["url"]?.stringValue else { throw UploadClientError(description: "server did not say where to send chunks") }
-        return Options(url: url, chunkSize: Int(o["chunkSize"]?.int64Value ?? 8_388_608),
-                       chunksPerRequest: Int(o["chunksPerRequest"]?.int64Value ?? 64),
-                       maxRequestSize: Int(o["maxRequestSize"]?.int64Value ?? 33_554_432),
-                       gzip: o["compression"]?.arrayValue?.contains("gzip") ?? false)
+        return Options(
+            url: url, chunkSize: Int(o["chunkSize"]?.int64Value ?? 8_388_608),
+            chunksPerRequest: Int(o["chunksPerRequest"]?.int64Value ?? 64),
+            maxRequestSize: Int(o["maxRequestSize"]?.int64Value ?? 33_554_432),
+            gzip: o["compression"]?.arrayValue?.contains("gzip") ?? false)
     }
 
     /// Install and backfill state of each build-id (`GET /api/0/debug-files/status/`), what
@@ -107,7 +108,10 @@ public final class UploadClient: @unchecked Sendable {
             let boundary = "faultline-\(UUID().uuidString)"
             var body = Data()
             for (sha, data) in batch {
-                body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(o.gzip ? "file_gzip" : "file")\"; filename=\"\(sha)\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8))
+                body.append(
+                    Data(
+                        "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(o.gzip ? "file_gzip" : "file")\"; filename=\"\(sha)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                            .utf8))
                 body.append(data)
                 body.append(Data("\r\n".utf8))
             }

@@ -82,27 +82,35 @@ public struct UploadReport: Sendable {
             var o: [String: JSONValue] = [
                 "path": .string(f.candidate.path), "build_id": .string(f.candidate.summary.buildID.hex),
                 "debug_id": .string(f.candidate.summary.buildID.debugID.description), "size": .int(f.candidate.size),
-                "state": .string(f.state.rawValue), "error": f.error.map { .string($0) } ?? .null,
+                "state": .string(f.state.rawValue), "error": f.error.map { .string($0) } ?? .null
             ]
             if let s = f.sources {
-                o["sources"] = ["sent": .int(Int64(s.sent)), "bytes": .int(s.bytes), "missing": .int(Int64(s.missing)),
-                                "over_cap": .int(Int64(s.overCap)), "error": s.error.map { .string($0) } ?? .null]
+                o["sources"] = [
+                    "sent": .int(Int64(s.sent)), "bytes": .int(s.bytes), "missing": .int(Int64(s.missing)),
+                    "over_cap": .int(Int64(s.overCap)), "error": s.error.map { .string($0) } ?? .null
+                ]
             }
             if let b = f.backfill {
-                o["backfill"] = ["state": .string(b.state), "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
-                                 "issues_merged": .array(b.issuesMerged.map(Self.mergeJSON)), "error": b.error.map { .string($0) } ?? .null]
+                o["backfill"] = [
+                    "state": .string(b.state), "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
+                    "issues_merged": .array(b.issuesMerged.map(Self.mergeJSON)), "error": b.error.map { .string($0) } ?? .null
+                ]
             }
             return .object(o)
         }
         var waitJSON: JSONValue = .null
         if let wait {
-            waitJSON = ["state": .string(backfillsFailed > 0 ? "backfill_failed" : wait.rawValue),
-                        "seconds": .double(waitSeconds ?? 0), "occurrences_symbolicated": .int(occurrencesSymbolicated),
-                        "issues_merged": .array(issuesMerged.map(Self.mergeJSON))]
+            waitJSON = [
+                "state": .string(backfillsFailed > 0 ? "backfill_failed" : wait.rawValue),
+                "seconds": .double(waitSeconds ?? 0), "occurrences_symbolicated": .int(occurrencesSymbolicated),
+                "issues_merged": .array(issuesMerged.map(Self.mergeJSON))
+            ]
         }
-        return ["files": .array(fileList), "uploaded": .int(Int64(count(.uploaded))), "present": .int(Int64(count(.present))),
-                "failed": .int(Int64(count(.failed))), "skipped": .object(skipped), "wait": waitJSON,
-                "exit_code": .int(Int64(exit.rawValue))]
+        return [
+            "files": .array(fileList), "uploaded": .int(Int64(count(.uploaded))), "present": .int(Int64(count(.present))),
+            "failed": .int(Int64(count(.failed))), "skipped": .object(skipped), "wait": waitJSON,
+            "exit_code": .int(Int64(exit.rawValue))
+        ]
     }
 
     static func mergeJSON(_ m: IssueMerge) -> JSONValue { ["issue": .string(m.issue), "into": .string(m.into)] }

@@ -58,7 +58,9 @@ public struct UploadWaiter {
                 let s = status[outcomes[i].candidate.summary.buildID]
                 let installed = s?["installed"]?.boolValue ?? false
                 var b = BackfillOutcome(s?["backfill"] ?? .null)
-                if outcomes[i].state == .present, b.isFinished { b = BackfillOutcome(state: b.state == "failed" ? "failed" : "done", occurrencesSymbolicated: 0, issuesMerged: [], error: b.error) }
+                if outcomes[i].state == .present, b.isFinished {
+                    b = BackfillOutcome(state: b.state == "failed" ? "failed" : "done", occurrencesSymbolicated: 0, issuesMerged: [], error: b.error)
+                }
                 outcomes[i].backfill = b
                 if !installed || !b.isFinished { finished = false }
             }

@@ -57,9 +57,11 @@ public struct Uploader {
             chunks.append((SHA1Hash.hex(data), data))
         }
         let checksum = whole.finalizeHex()
-        let spec: JSONValue = ["name": .string((f.path as NSString).lastPathComponent),
-                               "debug_id": .string(f.summary.buildID.debugID.description),
-                               "chunks": .array(chunks.map { .string($0.sha1) })]
+        let spec: JSONValue = [
+            "name": .string((f.path as NSString).lastPathComponent),
+            "debug_id": .string(f.summary.buildID.debugID.description),
+            "chunks": .array(chunks.map { .string($0.sha1) })
+        ]
         var didUpload = false
         for attempt in 0..<60 {
             let reply = try client.assemble([checksum: spec])[checksum] ?? .null

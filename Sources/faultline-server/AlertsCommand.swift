@@ -7,26 +7,26 @@ import FaultlineProtocol
 
 enum AlertsCommand {
     static let usage = """
-    usage: faultline alerts [--data-dir DIR | --database URL] add --project SLUG
-                            (--webhook URL | --slack URL | --email ADDRESS)
-                            [--on new-issue,regression,frequency:N/M,crash-free:P/M,symbolicated]
-                            [--environment ENV] [--level LEVEL] [--release VERSION]
-           faultline alerts [--data-dir DIR | --database URL] list [--project SLUG] [--deliveries]
-           faultline alerts [--data-dir DIR | --database URL] remove RULE-ID
-           faultline alerts [--data-dir DIR | --database URL] test RULE-ID
+        usage: faultline alerts [--data-dir DIR | --database URL] add --project SLUG
+                                (--webhook URL | --slack URL | --email ADDRESS)
+                                [--on new-issue,regression,frequency:N/M,crash-free:P/M,symbolicated]
+                                [--environment ENV] [--level LEVEL] [--release VERSION]
+               faultline alerts [--data-dir DIR | --database URL] list [--project SLUG] [--deliveries]
+               faultline alerts [--data-dir DIR | --database URL] remove RULE-ID
+               faultline alerts [--data-dir DIR | --database URL] test RULE-ID
 
-    Rules are per project. Triggers (--on, default new-issue,regression):
-      new-issue        the first occurrence of an issue
-      regression       a resolved issue occurs again in a release not older than its fix (or an
-                       ignored issue comes back)
-      frequency:N/M    N occurrences of one issue within M minutes
-      crash-free:P/M   a release's crash-free sessions below P % over the last M minutes (≥ 10 sessions)
-      symbolicated     an issue this rule alerted about unsymbolicated was named by a late debug file
-    After an alert about an issue, its further occurrences go out as one digest (serve
-    --alert-digest-seconds). Email goes through the relay given to `faultline serve --smtp`.
-    `test` queues a test alert; `list --deliveries` shows each delivery with its state and last error.
-    Exit codes: 0 done, 1 failed, 2 usage, 3 bad input (unknown project or rule, bad target).
-    """
+        Rules are per project. Triggers (--on, default new-issue,regression):
+          new-issue        the first occurrence of an issue
+          regression       a resolved issue occurs again in a release not older than its fix (or an
+                           ignored issue comes back)
+          frequency:N/M    N occurrences of one issue within M minutes
+          crash-free:P/M   a release's crash-free sessions below P % over the last M minutes (≥ 10 sessions)
+          symbolicated     an issue this rule alerted about unsymbolicated was named by a late debug file
+        After an alert about an issue, its further occurrences go out as one digest (serve
+        --alert-digest-seconds). Email goes through the relay given to `faultline serve --smtp`.
+        `test` queues a test alert; `list --deliveries` shows each delivery with its state and last error.
+        Exit codes: 0 done, 1 failed, 2 usage, 3 bad input (unknown project or rule, bad target).
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()
@@ -75,8 +75,12 @@ enum AlertsCommand {
             case "list":
                 let p = try projectRecord(project)
                 for r in try admin.rules(project: p) {
-                    let filters = [r.environment.map { "environment=\($0)" }, r.level.map { "level=\($0)" }, r.release.map { "release=\($0)" }].compactMap { $0 }
-                    print("\(r.id)\tproject \(r.projectID)\t\(r.channel.rawValue)\t\(r.target)\t\(r.triggers.map(\.spelling).joined(separator: ","))\t\(filters.joined(separator: " "))")
+                    let filters = [r.environment.map { "environment=\($0)" }, r.level.map { "level=\($0)" }, r.release.map { "release=\($0)" }].compactMap {
+                        $0
+                    }
+                    print(
+                        "\(r.id)\tproject \(r.projectID)\t\(r.channel.rawValue)\t\(r.target)\t\(r.triggers.map(\.spelling).joined(separator: ","))\t\(filters.joined(separator: " "))"
+                    )
                 }
                 if showDeliveries {
                     for d in try admin.deliveries(project: p, limit: 200) {

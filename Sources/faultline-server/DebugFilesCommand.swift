@@ -7,21 +7,21 @@ import FaultlineUpload
 
 enum DebugFilesCommand {
     static let usage = """
-    usage: faultline debug-files split [--output DIR] [--json] PATH…
-           faultline debug-files upload …   (the same as faultline upload)
+        usage: faultline debug-files split [--output DIR] [--json] PATH…
+               faultline debug-files upload …   (the same as faultline upload)
 
-    split: for each ELF file with a build-id under PATH… (files or directories, links followed),
-    moves its DWARF and symbol table into DIR/.build-id/xx/rest.debug, strips the file in place
-    and adds a .gnu_debuglink to it (elfutils' eu-strip -f). Ship the stripped files; upload DIR
-    (faultline upload DIR) and keep it: faultline symbolicate --debug-dir DIR and gdb read it.
-    Files already split, and debug files themselves, are left alone.
+        split: for each ELF file with a build-id under PATH… (files or directories, links followed),
+        moves its DWARF and symbol table into DIR/.build-id/xx/rest.debug, strips the file in place
+        and adds a .gnu_debuglink to it (elfutils' eu-strip -f). Ship the stripped files; upload DIR
+        (faultline upload DIR) and keep it: faultline symbolicate --debug-dir DIR and gdb read it.
+        Files already split, and debug files themselves, are left alone.
 
-      --output DIR   the debug-file tree (default ./debug-files)
-      --json         one JSON object per file on stdout
+          --output DIR   the debug-file tree (default ./debug-files)
+          --json         one JSON object per file on stdout
 
-    exit codes: 0 every file split (or already split), 2 usage error, 3 a path is missing or no
-                ELF file with a build-id was found, 4 some files failed, 1 eu-strip is missing
-    """
+        exit codes: 0 every file split (or already split), 2 usage error, 3 a path is missing or no
+                    ELF file with a build-id was found, 4 some files failed, 1 eu-strip is missing
+        """
 
     static func run(_ args: [String]) -> Int32 {
         guard let sub = args.first else { printError("debug-files: which subcommand?\n\(usage)"); return ExitCode.usage }
@@ -40,7 +40,8 @@ enum DebugFilesCommand {
         while let a = it.next() {
             switch a {
             case "-h", "--help": print(usage); return ExitCode.ok
-            case "--output", "-o": guard let v = it.next() else { printError("debug-files split: --output needs a directory"); return ExitCode.usage }; output = v
+            case "--output", "-o":
+                guard let v = it.next() else { printError("debug-files split: --output needs a directory"); return ExitCode.usage }; output = v
             case "--json": json = true
             default:
                 if a.hasPrefix("-") { printError("debug-files split: unknown option '\(a)'\n\(usage)"); return ExitCode.usage }

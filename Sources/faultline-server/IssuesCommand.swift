@@ -7,16 +7,16 @@ import FaultlineProtocol
 
 enum IssuesCommand {
     static let usage = """
-    usage: faultline issues [--data-dir DIR | --database URL] list [--project SLUG] [--status STATUS] [--limit N]
-           faultline issues [--data-dir DIR | --database URL] show ISSUE-ID
-           faultline issues [--data-dir DIR | --database URL] resolve ISSUE-ID... [--in-release VERSION | --in-next-release]
-           faultline issues [--data-dir DIR | --database URL] reopen ISSUE-ID...
-           faultline issues [--data-dir DIR | --database URL] ignore ISSUE-ID... [--for-events N | --for-minutes M]
+        usage: faultline issues [--data-dir DIR | --database URL] list [--project SLUG] [--status STATUS] [--limit N]
+               faultline issues [--data-dir DIR | --database URL] show ISSUE-ID
+               faultline issues [--data-dir DIR | --database URL] resolve ISSUE-ID... [--in-release VERSION | --in-next-release]
+               faultline issues [--data-dir DIR | --database URL] reopen ISSUE-ID...
+               faultline issues [--data-dir DIR | --database URL] ignore ISSUE-ID... [--for-events N | --for-minutes M]
 
-    STATUS is unresolved (default), resolved, ignored or all. A resolved issue that occurs again in
-    a release not older than its fix reopens as a regression; an ignored one comes back after N more
-    events or M minutes. Exit codes: 0 done, 2 usage, 3 unknown project or issue.
-    """
+        STATUS is unresolved (default), resolved, ignored or all. A resolved issue that occurs again in
+        a release not older than its fix reopens as a regression; an ignored one comes back after N more
+        events or M minutes. Exit codes: 0 done, 2 usage, 3 unknown project or issue.
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()
@@ -62,7 +62,9 @@ enum IssuesCommand {
                     guard statusFilter == "all" || IssueStatus(sentry: statusFilter) == state.status else { continue }
                     limit -= 1
                     if limit < 0 { break }
-                    print("\(issue.id)\t\(Lifecycle.shortID(projectSlug: p.slug, issueID: issue.id))\t\(state.status.rawValue)\t\(issue.count)\t\(Self.printable(issue.title))")
+                    print(
+                        "\(issue.id)\t\(Lifecycle.shortID(projectSlug: p.slug, issueID: issue.id))\t\(state.status.rawValue)\t\(issue.count)\t\(Self.printable(issue.title))"
+                    )
                 }
             case "show":
                 guard positional.count == 2, let id = Int64(positional[1]) else { return usageError() }
@@ -99,10 +101,12 @@ enum IssuesCommand {
 
     /// Titles come from clients: control characters are shown, never sent to the terminal.
     static func printable(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.unicodeScalars.flatMap { u -> [Unicode.Scalar] in
-            u.properties.generalCategory == .control || u.properties.generalCategory == .format
-                ? Array("\\u{\(String(u.value, radix: 16))}".unicodeScalars) : [u]
-        }))
+        String(
+            String.UnicodeScalarView(
+                s.unicodeScalars.flatMap { u -> [Unicode.Scalar] in
+                    u.properties.generalCategory == .control || u.properties.generalCategory == .format
+                        ? Array("\\u{\(String(u.value, radix: 16))}".unicodeScalars) : [u]
+                }))
     }
 
     static func usageError() -> Int32 {

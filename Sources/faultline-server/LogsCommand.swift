@@ -7,30 +7,30 @@ import FaultlineProtocol
 
 enum LogsCommand {
     static let usage = """
-    usage: faultline logs top [--project P] [--release R] [--since T] [--level L] [-n 50] [--json]
-           faultline logs list [--project P] [--install ID] [--release R] [--since T] [-n 100] [--json]
-           faultline logs switch show|on|off|clear --project P [--release R | --install ID]
-           (every form takes --data-dir DIR; default $FAULTLINE_DATA_DIR or ~/.local/share/faultline;
-            with PostgreSQL also --database URL, env FAULTLINE_DATABASE_URL, as given to 'serve')
+        usage: faultline logs top [--project P] [--release R] [--since T] [--level L] [-n 50] [--json]
+               faultline logs list [--project P] [--install ID] [--release R] [--since T] [-n 100] [--json]
+               faultline logs switch show|on|off|clear --project P [--release R | --install ID]
+               (every form takes --data-dir DIR; default $FAULTLINE_DATA_DIR or ~/.local/share/faultline;
+                with PostgreSQL also --database URL, env FAULTLINE_DATABASE_URL, as given to 'serve')
 
-    top     counts log lines across stored archives by level and pattern: numbers, hex
-            addresses, UUIDs and quoted strings are normalised (docs/SERVER.md, "Line patterns"),
-            so 'order 17 failed' and 'order 42 failed' count as one. Streams through gzip; shows
-            progress on a terminal. --since takes seconds since 1970, ISO 8601, or an age (2h, 7d);
-            --level keeps lines at or above it (TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL).
-    list    the archives stored, newest first.
-    switch  turns log upload off or on for a project, one release or one install (the most
-            specific rule wins; 'clear' removes a rule). SDKs learn it from their next upload or
-            check (X-Faultline-Log-Upload) and keep archives while it is off.
+        top     counts log lines across stored archives by level and pattern: numbers, hex
+                addresses, UUIDs and quoted strings are normalised (docs/SERVER.md, "Line patterns"),
+                so 'order 17 failed' and 'order 42 failed' count as one. Streams through gzip; shows
+                progress on a terminal. --since takes seconds since 1970, ISO 8601, or an age (2h, 7d);
+                --level keeps lines at or above it (TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL).
+        list    the archives stored, newest first.
+        switch  turns log upload off or on for a project, one release or one install (the most
+                specific rule wins; 'clear' removes a rule). SDKs learn it from their next upload or
+                check (X-Faultline-Log-Upload) and keep archives while it is off.
 
-    Counting uses a fixed number of counters (8192 per thread) and lines cut at 4 KiB; when
-    there are more distinct patterns than counters, a second pass counts the candidates exactly:
-    every count shown is exact (docs/SERVER.md, "Line patterns"). -n is at most 1000.
-    Text from uploads is printed with control and bidi characters escaped (\\u{1b}, \\u{202e});
-    --json escapes them as JSON does (\\u001b, \\u202e), the value is unchanged.
-    Works on the data directory directly, also while the server runs.
-    exit codes: 0 ok, 1 failure, 2 usage error, 3 no server data or no such project
-    """
+        Counting uses a fixed number of counters (8192 per thread) and lines cut at 4 KiB; when
+        there are more distinct patterns than counters, a second pass counts the candidates exactly:
+        every count shown is exact (docs/SERVER.md, "Line patterns"). -n is at most 1000.
+        Text from uploads is printed with control and bidi characters escaped (\\u{1b}, \\u{202e});
+        --json escapes them as JSON does (\\u001b, \\u202e), the value is unchanged.
+        Works on the data directory directly, also while the server runs.
+        exit codes: 0 ok, 1 failure, 2 usage error, 3 no server data or no such project
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()
@@ -60,10 +60,14 @@ enum LogsCommand {
         if let refused = DatabaseOption.refuseWithoutData("logs", dataDirectory: dataDir, database: database) { return refused }
         var sinceTime: Double?
         if let since {
-            guard let t = LogArchives.parseTime(since) else { printError("logs: --since: give seconds since 1970, ISO 8601, or an age like 2h or 7d"); return ExitCode.usage }
+            guard let t = LogArchives.parseTime(since) else {
+                printError("logs: --since: give seconds since 1970, ISO 8601, or an age like 2h or 7d"); return ExitCode.usage
+            }
             sinceTime = t
         }
-        if let level, LogLineTop.levelRank(level) == nil { printError("logs: --level: one of TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL"); return ExitCode.usage }
+        if let level, LogLineTop.levelRank(level) == nil {
+            printError("logs: --level: one of TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL"); return ExitCode.usage
+        }
         do {
             let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { store.close() }
@@ -93,7 +97,9 @@ enum LogsCommand {
                 if json { printJSON(JSONValue.array(list.map(LogArchives.json))); return ExitCode.ok }
                 print("ID\tRECEIVED\tINSTALL\tRELEASE\tLINES\tBYTES(gz)\tNAME")
                 for a in list {
-                    print("\(a.id)\t\(LogLineTop.iso(a.received).prefix(19))\t\(shown(String(a.installID.prefix(12))))\t\(shown(a.release ?? "-"))\t\(a.lines)\t\(a.compressedBytes)\t\(shown(a.clientName))")
+                    print(
+                        "\(a.id)\t\(LogLineTop.iso(a.received).prefix(19))\t\(shown(String(a.installID.prefix(12))))\t\(shown(a.release ?? "-"))\t\(a.lines)\t\(a.compressedBytes)\t\(shown(a.clientName))"
+                    )
                 }
             case "switch":
                 guard positional.count == 2 else { return usageError() }
@@ -125,17 +131,21 @@ enum LogsCommand {
 
     static func printTop(_ r: LogTopResult, seconds: Double) {
         let mb = Double(r.uncompressedBytes) / 1e6
-        print(String(format: "%d archives, %lld lines, %.1f MB of log in %.2f s (%.0f MB/s)%@", r.archives, r.lines, mb, seconds,
-                     seconds > 0 ? mb / seconds : 0, r.unreadable > 0 ? ", \(r.unreadable) unreadable archive(s) skipped" : ""))
+        print(
+            String(
+                format: "%d archives, %lld lines, %.1f MB of log in %.2f s (%.0f MB/s)%@", r.archives, r.lines, mb, seconds,
+                seconds > 0 ? mb / seconds : 0, r.unreadable > 0 ? ", \(r.unreadable) unreadable archive(s) skipped" : ""))
         if r.truncatedLines > 0 { print("\(r.truncatedLines) line(s) longer than \(LogLineTop.maxLineBytes) bytes counted by their start (patterns end in …)") }
         if r.sketchOverflowed { print("more distinct patterns than counters: counted again exactly for the candidates") }
         if r.unlistedAtMost > 0 { print("every pattern not listed occurs at most \(r.unlistedAtMost) time(s)") }
         print("  COUNT  LEVEL     FIRST SEEN                LAST SEEN                 PATTERN")
         for p in r.patterns {
             let count = String(p.count)
-            print(String(repeating: " ", count: max(0, 7 - count.count)) + count + "  " + shown(p.level).padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
-                  + shown(p.firstSeen).padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + shown(p.lastSeen).padding(toLength: 24, withPad: " ", startingAt: 0)
-                  + "  " + shown(p.pattern))
+            print(
+                String(repeating: " ", count: max(0, 7 - count.count)) + count + "  " + shown(p.level).padding(toLength: 8, withPad: " ", startingAt: 0) + "  "
+                    + shown(p.firstSeen).padding(toLength: 24, withPad: " ", startingAt: 0) + "  "
+                    + shown(p.lastSeen).padding(toLength: 24, withPad: " ", startingAt: 0)
+                    + "  " + shown(p.pattern))
             print("         e.g. " + shown(p.example))
         }
     }

@@ -6,18 +6,18 @@ import FaultlineProtocol
 
 enum ProjectsCommand {
     static let usage = """
-    usage: faultline projects [--data-dir DIR] [--url URL] list
-           faultline projects [--data-dir DIR] [--url URL] create NAME [--app-id ID]…
-           faultline projects [--data-dir DIR] [--url URL] keys PROJECT [--create] [--app-id ID]…
-           faultline projects [--data-dir DIR] token create NAME
-           faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
-           faultline projects [--data-dir DIR] user list
+        usage: faultline projects [--data-dir DIR] [--url URL] list
+               faultline projects [--data-dir DIR] [--url URL] create NAME [--app-id ID]…
+               faultline projects [--data-dir DIR] [--url URL] keys PROJECT [--create] [--app-id ID]…
+               faultline projects [--data-dir DIR] token create NAME
+               faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
+               faultline projects [--data-dir DIR] user list
 
-    Works on the data directory directly (also while the server runs); with --database URL (env
-    FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
-    `faultline serve --database URL` uses. --url is the server's address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
-    server tokens start with 'flst_' and must never be embedded in an app.
-    """
+        Works on the data directory directly (also while the server runs); with --database URL (env
+        FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
+        `faultline serve --database URL` uses. --url is the server's address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
+        server tokens start with 'flst_' and must never be embedded in an app.
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var dataDir = ServerConfiguration.defaultDataDirectory()

@@ -6,70 +6,70 @@ import FaultlineProtocol
 
 enum ServeCommand {
     static let usage = """
-    usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
-                           [--install-cap N] [--durability full|normal] [--database URL]
-                           [--debug-files DIR] [--public-url URL] [--max-connections-per-ip N]
-                           [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
-                           [--debuginfod-timeout SECONDS] [--retention-days D] [--retention-max-bytes N]
-                           [--retention-interval SECONDS] [--backfill-batch N] [--read-symbolication-ms MS]
-                           [--smtp smtp://HOST:PORT] [--smtp-from ADDRESS] [--smtp-require-tls]
-                           [--alert-digest-seconds S] [--alerts-per-minute N]
+        usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
+                               [--install-cap N] [--durability full|normal] [--database URL]
+                               [--debug-files DIR] [--public-url URL] [--max-connections-per-ip N]
+                               [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
+                               [--debuginfod-timeout SECONDS] [--retention-days D] [--retention-max-bytes N]
+                               [--retention-interval SECONDS] [--backfill-batch N] [--read-symbolication-ms MS]
+                               [--smtp smtp://HOST:PORT] [--smtp-from ADDRESS] [--smtp-require-tls]
+                               [--alert-digest-seconds S] [--alerts-per-minute N]
 
-    Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
-    backfill, the JSON API and debuginfod on one port. On first start it creates the project
-    'default' and prints its DSN and a server token.
+        Runs ingest (Sentry envelopes), grouping, debug-file upload (sentry-cli protocol), automatic
+        backfill, the JSON API and debuginfod on one port. On first start it creates the project
+        'default' and prints its DSN and a server token.
 
-      --data-dir DIR      data directory (env FAULTLINE_DATA_DIR; default $XDG_DATA_HOME/faultline)
-      --host ADDR         IPv4 address to listen on (env FAULTLINE_HOST; default 127.0.0.1)
-      --port N            port, 0 for any free one (env FAULTLINE_PORT; default 8411)
-      --threads N         HTTP worker pool of N threads (default: a thread per connection)
-      --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
-      --durability MODE   full: fsync every commit (default); normal: survive process crashes only
-      --database URL      PostgreSQL instead of SQLite, e.g. postgres://faultline@db:5432/faultline
-                          (env FAULTLINE_DATABASE_URL); several servers may share one database
-                          (docs/SERVER.md "Several servers on PostgreSQL"). --store is the same option.
-      --debug-files DIR   debug files in DIR instead of <data>/debug: a directory several servers
-                          share (network filesystem; env FAULTLINE_DEBUG_FILES)
-      --public-url URL    how clients reach this server, e.g. behind a TLS proxy (env FAULTLINE_PUBLIC_URL);
-                          used in the chunk-upload URL it hands out
-      --debuginfod-upstream URL...
-                          debuginfod servers (repeatable, or several URLs in one space-separated
-                          value; env FAULTLINE_DEBUGINFOD_UPSTREAM, else elfutils' DEBUGINFOD_URLS)
-                          asked in the background for the
-                          debug file of a build-id that has frames and no file here; a file found is
-                          stored and backfilled as if uploaded
-      --debuginfod-retry SECONDS
-                          how long an upstream's "not found" or failure stands (default 3600)
-      --debuginfod-timeout SECONDS
-                          seconds without progress before an upstream is given up (default 10)
-      --retention-days D  delete events and items received more than D days ago (fractions
-                          allowed; env FAULTLINE_RETENTION_DAYS; default 0: keep them)
-      --retention-max-bytes N[K|M|G]
-                          delete the oldest events and items while their stored bytes exceed N
-                          (env FAULTLINE_RETENTION_MAX_BYTES; default 0: no cap)
-      --retention-interval SECONDS
-                          seconds between two retention sweeps (default 600)
-      --max-connections-per-ip N
-                          connections at once from one address (default 64; 0: no limit, for a
-                          server behind a load balancer, whose address every connection has)
-      --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
-                          point another server resumes from if this one dies (default 200)
-      --read-symbolication-ms MS
-                          how long a read (event JSON, issue stack, issue page) waits for frames
-                          whose module index is still being built off the HTTP threads; past it
-                          they are answered as pending (default 250; 0: never wait)
-      --smtp URL          the SMTP relay email alerts go through: smtp://HOST:PORT (STARTTLS when
-                          offered) or smtps://HOST:PORT (env FAULTLINE_SMTP_URL); credentials from
-                          FAULTLINE_SMTP_USER and FAULTLINE_SMTP_PASSWORD
-      --smtp-from ADDR    the sender of alert mails (env FAULTLINE_SMTP_FROM; default faultline@localhost)
-      --smtp-require-tls  never send without TLS
-      --alert-digest-seconds S
-                          after an alert about an issue, its further events wait S seconds and go
-                          out as one digest (default 600)
-      --alerts-per-minute N
-                          at most N alerts per rule per minute; more wait, none is dropped (default 30)
-    Alert rules: faultline alerts --help. Issue statuses and releases: the API (docs/SERVER.md).
-    """
+          --data-dir DIR      data directory (env FAULTLINE_DATA_DIR; default $XDG_DATA_HOME/faultline)
+          --host ADDR         IPv4 address to listen on (env FAULTLINE_HOST; default 127.0.0.1)
+          --port N            port, 0 for any free one (env FAULTLINE_PORT; default 8411)
+          --threads N         HTTP worker pool of N threads (default: a thread per connection)
+          --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
+          --durability MODE   full: fsync every commit (default); normal: survive process crashes only
+          --database URL      PostgreSQL instead of SQLite, e.g. postgres://faultline@db:5432/faultline
+                              (env FAULTLINE_DATABASE_URL); several servers may share one database
+                              (docs/SERVER.md "Several servers on PostgreSQL"). --store is the same option.
+          --debug-files DIR   debug files in DIR instead of <data>/debug: a directory several servers
+                              share (network filesystem; env FAULTLINE_DEBUG_FILES)
+          --public-url URL    how clients reach this server, e.g. behind a TLS proxy (env FAULTLINE_PUBLIC_URL);
+                              used in the chunk-upload URL it hands out
+          --debuginfod-upstream URL...
+                              debuginfod servers (repeatable, or several URLs in one space-separated
+                              value; env FAULTLINE_DEBUGINFOD_UPSTREAM, else elfutils' DEBUGINFOD_URLS)
+                              asked in the background for the
+                              debug file of a build-id that has frames and no file here; a file found is
+                              stored and backfilled as if uploaded
+          --debuginfod-retry SECONDS
+                              how long an upstream's "not found" or failure stands (default 3600)
+          --debuginfod-timeout SECONDS
+                              seconds without progress before an upstream is given up (default 10)
+          --retention-days D  delete events and items received more than D days ago (fractions
+                              allowed; env FAULTLINE_RETENTION_DAYS; default 0: keep them)
+          --retention-max-bytes N[K|M|G]
+                              delete the oldest events and items while their stored bytes exceed N
+                              (env FAULTLINE_RETENTION_MAX_BYTES; default 0: no cap)
+          --retention-interval SECONDS
+                              seconds between two retention sweeps (default 600)
+          --max-connections-per-ip N
+                              connections at once from one address (default 64; 0: no limit, for a
+                              server behind a load balancer, whose address every connection has)
+          --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
+                              point another server resumes from if this one dies (default 200)
+          --read-symbolication-ms MS
+                              how long a read (event JSON, issue stack, issue page) waits for frames
+                              whose module index is still being built off the HTTP threads; past it
+                              they are answered as pending (default 250; 0: never wait)
+          --smtp URL          the SMTP relay email alerts go through: smtp://HOST:PORT (STARTTLS when
+                              offered) or smtps://HOST:PORT (env FAULTLINE_SMTP_URL); credentials from
+                              FAULTLINE_SMTP_USER and FAULTLINE_SMTP_PASSWORD
+          --smtp-from ADDR    the sender of alert mails (env FAULTLINE_SMTP_FROM; default faultline@localhost)
+          --smtp-require-tls  never send without TLS
+          --alert-digest-seconds S
+                              after an alert about an issue, its further events wait S seconds and go
+                              out as one digest (default 600)
+          --alerts-per-minute N
+                              at most N alerts per rule per minute; more wait, none is dropped (default 30)
+        Alert rules: faultline alerts --help. Issue statuses and releases: the API (docs/SERVER.md).
+        """
 
     static func run(_ args: [String]) -> Int32 {
         let env = ProcessInfo.processInfo.environment
@@ -104,9 +104,11 @@ enum ServeCommand {
             case "--database", "--store":
                 guard let v = value(), PostgresURL.isPostgres(v) else { return missing(a) }
                 config.databaseURL = v
-            case "--retention-days": guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }; config.retention.maxAgeDays = v
+            case "--retention-days":
+                guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }; config.retention.maxAgeDays = v
             case "--retention-max-bytes": guard let v = value().flatMap(byteCount) else { return missing(a) }; config.retention.maxTotalBytes = v
-            case "--retention-interval": guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.retention.interval = v
+            case "--retention-interval":
+                guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.retention.interval = v
             case "--max-connections-per-ip": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.http.perIPConnectionLimit = v
             case "--backfill-batch": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.backfillBatchSize = v
             case "--read-symbolication-ms":
@@ -118,7 +120,8 @@ enum ServeCommand {
                 smtpURL = v
             case "--smtp-from": guard let v = value(), v.contains("@") else { return missing(a) }; smtpFrom = v
             case "--smtp-require-tls": smtpRequireTLS = true
-            case "--alert-digest-seconds": guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.alerts.digestInterval = v
+            case "--alert-digest-seconds":
+                guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.alerts.digestInterval = v
             case "--alerts-per-minute": guard let v = value().flatMap({ Int64($0) }), v > 0 else { return missing(a) }; config.alerts.perRulePerMinute = v
             case "--durability":
                 guard let v = value().flatMap(SQLiteStore.Durability.init(rawValue:)) else { return missing(a) }
@@ -134,8 +137,9 @@ enum ServeCommand {
                 .filter { $0.hasPrefix("http://") || $0.hasPrefix("https://") || $0.hasPrefix("file://") }
         }
         if let url = smtpURL {
-            config.alerts.smtp = SMTPSettings(url: url, from: smtpFrom, username: env["FAULTLINE_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
-                                              password: env["FAULTLINE_SMTP_PASSWORD"], requireTLS: smtpRequireTLS)
+            config.alerts.smtp = SMTPSettings(
+                url: url, from: smtpFrom, username: env["FAULTLINE_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
+                password: env["FAULTLINE_SMTP_PASSWORD"], requireTLS: smtpRequireTLS)
         }
         let server: Server
         do {

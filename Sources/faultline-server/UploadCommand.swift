@@ -7,36 +7,36 @@ import FaultlineProtocol
 
 enum UploadCommand {
     static let usage = """
-    usage: faultline upload [--url URL] [--token TOKEN] [--org ORG] [--project PROJECT]
-                            [--wait] [--timeout SECONDS] [--json] [--dry-run]
-                            [--include-sources] [--sources-max-bytes N] PATH…
+        usage: faultline upload [--url URL] [--token TOKEN] [--org ORG] [--project PROJECT]
+                                [--wait] [--timeout SECONDS] [--json] [--dry-run]
+                                [--include-sources] [--sources-max-bytes N] PATH…
 
-    Walks files and directories (symbolic links followed, each directory once) for ELF files that
-    have a GNU build-id and DWARF or a symbol table, keeps one file per build-id (the richest),
-    asks the server which it already has, and uploads the rest in gzip'd chunks (sentry-cli's
-    protocol). Files that are not ELF, have no build-id or are stripped are skipped and counted.
-    A progress bar on a terminal, one line per file otherwise.
+        Walks files and directories (symbolic links followed, each directory once) for ELF files that
+        have a GNU build-id and DWARF or a symbol table, keeps one file per build-id (the richest),
+        asks the server which it already has, and uploads the rest in gzip'd chunks (sentry-cli's
+        protocol). Files that are not ELF, have no build-id or are stripped are skipped and counted.
+        A progress bar on a terminal, one line per file otherwise.
 
-      --url URL          server (env FAULTLINE_URL; default http://127.0.0.1:8411)
-      --token TOKEN      server token, flst_… (env FAULTLINE_TOKEN)
-      --org ORG          organization slug (env FAULTLINE_ORG; default faultline)
-      --project PROJECT  project id or slug (env FAULTLINE_PROJECT; default 'default')
-      --wait             then wait until the server has installed every file and finished the
-                         backfills the uploads started; print how many earlier occurrences became
-                         symbolicated and which issues merged
-      --timeout SECONDS  how long --wait waits (default 300)
-      --include-sources  also send the source files each debug file's DWARF names (those present
-                         on this machine), for debuginfod's /source endpoint (gdb shows the lines)
-      --sources-max-bytes N  cap on the sources sent per debug file (default 16777216)
-      --json             print one JSON summary on stdout (progress goes to stderr)
-      --dry-run          list what would be sent; contact no server
+          --url URL          server (env FAULTLINE_URL; default http://127.0.0.1:8411)
+          --token TOKEN      server token, flst_… (env FAULTLINE_TOKEN)
+          --org ORG          organization slug (env FAULTLINE_ORG; default faultline)
+          --project PROJECT  project id or slug (env FAULTLINE_PROJECT; default 'default')
+          --wait             then wait until the server has installed every file and finished the
+                             backfills the uploads started; print how many earlier occurrences became
+                             symbolicated and which issues merged
+          --timeout SECONDS  how long --wait waits (default 300)
+          --include-sources  also send the source files each debug file's DWARF names (those present
+                             on this machine), for debuginfod's /source endpoint (gdb shows the lines)
+          --sources-max-bytes N  cap on the sources sent per debug file (default 16777216)
+          --json             print one JSON summary on stdout (progress goes to stderr)
+          --dry-run          list what would be sent; contact no server
 
-    exit codes: 0 every file is on the server (with --wait: installed, backfills done),
-                1 server or network failure (nothing sure), 2 usage error,
-                3 a path is missing or nothing to upload, 4 some files failed,
-                (also when sources were asked for and could not be sent),
-                5 uploaded, but a backfill failed (--wait), 6 uploaded, but --wait timed out
-    """
+        exit codes: 0 every file is on the server (with --wait: installed, backfills done),
+                    1 server or network failure (nothing sure), 2 usage error,
+                    3 a path is missing or nothing to upload, 4 some files failed,
+                    (also when sources were asked for and could not be sent),
+                    5 uploaded, but a backfill failed (--wait), 6 uploaded, but --wait timed out
+        """
 
     static func run(_ args: [String]) -> Int32 {
         let env = ProcessInfo.processInfo.environment
@@ -75,7 +75,9 @@ enum UploadCommand {
         if !scan.missing.isEmpty { return ExitCode.inputError }
         guard !scan.candidates.isEmpty else {
             let skipped = scan.skippedDescription.isEmpty ? "" : " (skipped \(scan.skippedDescription))"
-            printError("upload: no ELF files with a build-id and debug info or symbols under \(paths.map(DebugFileScanner.cleanPath).joined(separator: " "))\(skipped)")
+            printError(
+                "upload: no ELF files with a build-id and debug info or symbols under \(paths.map(DebugFileScanner.cleanPath).joined(separator: " "))\(skipped)"
+            )
             return ExitCode.inputError
         }
         if dryRun {

@@ -6,13 +6,15 @@ import Glibc
 import FaultlineCommandLine
 
 enum CommandRouter {
-    static let subcommands: [Subcommand] = [
-        Subcommand(name: "symbolicate", summary: "resolve crash reports, events or addresses to functions and lines", run: SymbolicateCommand.run),
-        Subcommand(name: "crashes", summary: "turn a directory of crash reports into crash events", run: CrashesCommand.run),
-        Subcommand(name: "console", summary: "follow file logs and stderr captures live (tail -F, colour, filters)", run: ConsoleCommand.run),
-    ] + ServerSideCommands.summaries.map { command in
-        Subcommand(name: command.key, summary: command.value) { ServerExecutable.replaceProcess(command: command.key, arguments: $0) }
-    }
+    static let subcommands: [Subcommand] =
+        [
+            Subcommand(name: "symbolicate", summary: "resolve crash reports, events or addresses to functions and lines", run: SymbolicateCommand.run),
+            Subcommand(name: "crashes", summary: "turn a directory of crash reports into crash events", run: CrashesCommand.run),
+            Subcommand(name: "console", summary: "follow file logs and stderr captures live (tail -F, colour, filters)", run: ConsoleCommand.run)
+        ]
+        + ServerSideCommands.summaries.map { command in
+            Subcommand(name: command.key, summary: command.value) { ServerExecutable.replaceProcess(command: command.key, arguments: $0) }
+        }
 
     static func run(_ args: [String]) -> Int32 {
         CommandDispatch.run(args, commands: subcommands, help: CommandDispatch.help(commands: subcommands))

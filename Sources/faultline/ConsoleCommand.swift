@@ -6,27 +6,27 @@ import FaultlineCommandLine
 
 enum ConsoleCommand {
     static let help = """
-    usage: faultline console FILE… [-n LINES] [--level LEVEL] [--grep TEXT] [--regex PATTERN]
-                            [--color auto|always|never] [--no-follow]
+        usage: faultline console FILE… [-n LINES] [--level LEVEL] [--grep TEXT] [--regex PATTERN]
+                                [--color auto|always|never] [--no-follow]
 
-    Shows the last lines of each file (default 10), then follows them like `tail -F`: a file log's
-    trim (the file is atomically replaced by its newer half) and truncation are followed without
-    repeating or losing lines, as long as the file is not trimmed twice within one 50 ms poll (a
-    whole cap of output in 50 ms); if it is, the lines no trim kept are gone and a dimmed note
-    says so. Lines in the file-log format are shown as
-    `TIMESTAMP LEVEL message {attributes} (file:line)`, coloured by level when stdout is a
-    terminal and NO_COLOR is not set; other lines (a stderr capture) are shown as they are.
+        Shows the last lines of each file (default 10), then follows them like `tail -F`: a file log's
+        trim (the file is atomically replaced by its newer half) and truncation are followed without
+        repeating or losing lines, as long as the file is not trimmed twice within one 50 ms poll (a
+        whole cap of output in 50 ms); if it is, the lines no trim kept are gone and a dimmed note
+        says so. Lines in the file-log format are shown as
+        `TIMESTAMP LEVEL message {attributes} (file:line)`, coloured by level when stdout is a
+        terminal and NO_COLOR is not set; other lines (a stderr capture) are shown as they are.
 
-      --level LEVEL    only lines at or above LEVEL (trace debug info notice warning error critical);
-                       lines without a level (stderr) are kept
-      --grep TEXT      only lines containing TEXT
-      --regex PATTERN  only lines matching the regular expression (Swift Regex syntax: ICU-like,
-                       matched by Unicode scalar)
-      --no-follow      print the last lines and exit
+          --level LEVEL    only lines at or above LEVEL (trace debug info notice warning error critical);
+                           lines without a level (stderr) are kept
+          --grep TEXT      only lines containing TEXT
+          --regex PATTERN  only lines matching the regular expression (Swift Regex syntax: ICU-like,
+                           matched by Unicode scalar)
+          --no-follow      print the last lines and exit
 
-    Ends with exit code 0 on Ctrl-C (SIGINT), SIGTERM, or when stdout is closed (a pipe into `head`).
-    exit codes: 0 ok, 2 usage error, 3 a file cannot be read
-    """
+        Ends with exit code 0 on Ctrl-C (SIGINT), SIGTERM, or when stdout is closed (a pipe into `head`).
+        exit codes: 0 ok, 2 usage error, 3 a file cannot be read
+        """
 
     nonisolated(unsafe) static var stop: sig_atomic_t = 0
 
@@ -46,7 +46,9 @@ enum ConsoleCommand {
             case "-h", "--help": print(help); return ExitCode.ok
             case "-n": guard let v = value().flatMap(Int.init), v >= 0 else { printError("-n needs a number"); return ExitCode.usage }; count = v
             case "--level":
-                guard let v = value().flatMap(LogLevel.init(name:)) else { printError("--level needs one of trace debug info notice warning error critical"); return ExitCode.usage }
+                guard let v = value().flatMap(LogLevel.init(name:)) else {
+                    printError("--level needs one of trace debug info notice warning error critical"); return ExitCode.usage
+                }
                 level = v
             case "--grep": guard let v = value() else { printError("--grep needs text"); return ExitCode.usage }; grep = v
             case "--regex":

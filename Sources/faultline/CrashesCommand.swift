@@ -8,17 +8,17 @@ import FaultlineCommandLine
 
 enum CrashesCommand {
     static let help = """
-    usage: faultline crashes DIR [--outbox OUTBOX] [--remove] [--pretty]
+        usage: faultline crashes DIR [--outbox OUTBOX] [--remove] [--pretty]
 
-    Reads every *.crash.json in DIR (oldest first), and every other *.json there as a Swift
-    runtime crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR), and prints one
-    Sentry crash event per line (JSON). With --outbox, writes each event as an envelope into
-    OUTBOX instead (the SDK's queue format; a DSN-configured app started with that data
-    directory sends them). With --remove, deletes each report once its event is written. A
-    corrupt or truncated report, or a *.json that is neither, is reported on stderr and skipped.
+        Reads every *.crash.json in DIR (oldest first), and every other *.json there as a Swift
+        runtime crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR), and prints one
+        Sentry crash event per line (JSON). With --outbox, writes each event as an envelope into
+        OUTBOX instead (the SDK's queue format; a DSN-configured app started with that data
+        directory sends them). With --remove, deletes each report once its event is written. A
+        corrupt or truncated report, or a *.json that is neither, is reported on stderr and skipped.
 
-    exit codes: 0 all converted, 3 DIR unreadable, 4 some reports were corrupt
-    """
+        exit codes: 0 all converted, 3 DIR unreadable, 4 some reports were corrupt
+        """
 
     static func run(_ args: [String]) -> Int32 {
         var dir: String?, outboxDir: String?, remove = false, pretty = false

@@ -145,8 +145,11 @@ final class LogFollower {
             // Keep whole lines: drop up to the first newline past the excess (a single line
             // longer than the limit is kept whole).
             let excess = shown.count - Self.shownLimit
-            if let nl = shown[excess...].dropLast().firstIndex(of: 10) { shown.removeFirst(nl + 1) }
-            else if let nl = shown.dropLast().lastIndex(of: 10) { shown.removeFirst(nl + 1) }
+            if let nl = shown[excess...].dropLast().firstIndex(of: 10) {
+                shown.removeFirst(nl + 1)
+            } else if let nl = shown.dropLast().lastIndex(of: 10) {
+                shown.removeFirst(nl + 1)
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 import FoundationEssentials
 import FaultlineCommandLine
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 enum ServerExecutable {
@@ -23,7 +23,9 @@ enum ServerExecutable {
     /// process received (`CommandLine.arguments` would have replaced invalid UTF-8 in file names).
     static func replaceProcess(command: String, arguments: [String]) -> Int32 {
         guard let target = path else {
-            printError("'\(command)' runs in \(ServerSideCommands.executableName), which could not be located (no /proc/self/exe); run it directly: \(ServerSideCommands.executableName) \(command) …")
+            printError(
+                "'\(command)' runs in \(ServerSideCommands.executableName), which could not be located (no /proc/self/exe); run it directly: \(ServerSideCommands.executableName) \(command) …"
+            )
             return ExitCode.failure
         }
         var argv: [UnsafeMutablePointer<CChar>?] = [strdup(target)]
@@ -32,8 +34,9 @@ enum ServerExecutable {
         execv(target, argv)
         let reason = String(cString: strerror(errno))
         argv.forEach { free($0) }
-        printError("'\(command)' runs in \(ServerSideCommands.executableName), which could not be started from \(target) (\(reason)); "
-                   + "install it beside faultline (swift build --product \(ServerSideCommands.executableName))")
+        printError(
+            "'\(command)' runs in \(ServerSideCommands.executableName), which could not be started from \(target) (\(reason)); "
+                + "install it beside faultline (swift build --product \(ServerSideCommands.executableName))")
         return ExitCode.failure
     }
 }

@@ -32,19 +32,25 @@ enum SymbolicateAddressMode {
         symbolizer.demangle = demangle
         symbolizer.demangleSwift = demangleSwift
         if !symbolizer.hasDWARF, let info = try? ELFInfo.read(path: object), info.hasUnreadableDebugInfo {
-            printError("\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'.")
+            printError(
+                "\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'."
+            )
         }
         for note in symbolizer.notes { printError("\(object): \(note)") }
         if symbolizer.unresolvedReason == .missingSupplementaryFile {
-            printError("\(object): its debug file was made by dwz and the supplementary file it names was not found, and it has no ELF symbols to fall back on; addresses print as ??")
+            printError(
+                "\(object): its debug file was made by dwz and the supplementary file it names was not found, and it has no ELF symbols to fall back on; addresses print as ??"
+            )
         } else if !symbolizer.hasDebugInformation {
             printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
         }
         final class WriteFailure: @unchecked Sendable { var failed = false }
         let output = WriteFailure()
-        let summary = input.withUnsafeBytes { symbolizer.run(input: $0) { bytes in
-            if !output.failed && !writeAll(1, bytes) { output.failed = true }
-        } }
+        let summary = input.withUnsafeBytes {
+            symbolizer.run(input: $0) { bytes in
+                if !output.failed && !writeAll(1, bytes) { output.failed = true }
+            }
+        }
         if output.failed { printError(standardOutputError()); return ExitCode.failure }
         if summary.invalidLines > 0 {
             printError("\(summary.invalidLines) input line(s) were not addresses (0x hex, decimal, 0 octal, 0b binary); they print ?? like llvm-symbolizer")

@@ -7,67 +7,67 @@ import FaultlineSymbolication
 
 enum SymbolicateCommand {
     static let help = """
-    usage: faultline symbolicate [options] REPORT.json...       report mode
-           faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
+        usage: faultline symbolicate [options] REPORT.json...       report mode
+               faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
 
-    Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it), a
-    Swift runtime JSON crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR; every
-    thread is printed, the crashing one first) or a Sentry event JSON ('-' for stdin) and prints
-    a backtrace: frame number, address, function,
-    file:line:column, inlined frames marked, and the module. --json prints the event with its
-    frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
-    Several reports are printed one after another, each under a `==> path <==` header; the exit
-    code is the worst of theirs.
+        Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it), a
+        Swift runtime JSON crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR; every
+        thread is printed, the crashing one first) or a Sentry event JSON ('-' for stdin) and prints
+        a backtrace: frame number, address, function,
+        file:line:column, inlined frames marked, and the module. --json prints the event with its
+        frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
+        Several reports are printed one after another, each under a `==> path <==` header; the exit
+        code is the worst of theirs.
 
-    Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
-    as llvm-symbolizer reads them (0x hex, 0b binary, a leading 0 octal, otherwise decimal), and
-    prints what `llvm-symbolizer --obj=FILE --inlines` prints: a function line and a
-    path:line:column line per frame, innermost first, then a blank line; `??` and `??:0:0` where
-    nothing is known. Swift and C++ names are demangled (--no-demangle-swift: C++ only, as
-    llvm-symbolizer does).
+        Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
+        as llvm-symbolizer reads them (0x hex, 0b binary, a leading 0 octal, otherwise decimal), and
+        prints what `llvm-symbolizer --obj=FILE --inlines` prints: a function line and a
+        path:line:column line per frame, innermost first, then a blank line; `??` and `??:0:0` where
+        nothing is known. Swift and C++ names are demangled (--no-demangle-swift: C++ only, as
+        llvm-symbolizer does).
 
-    Debug files are found by build-id, in order: --debug-file files; each --debug-dir in the
-    .build-id/xx/rest.debug layout; the module's own path; its .gnu_debuglink (beside it, in
-    .debug/, in each --debug-dir, under /usr/lib/debug); /usr/lib/debug/.build-id; last, the
-    debuginfod servers in DEBUGINFOD_URLS (space-separated; files and "not found" answers cached
-    under the cache directory's debuginfod/, or DEBUGINFOD_CACHE_PATH; DEBUGINFOD_TIMEOUT seconds
-    without progress, default 10). A file with another build-id is never used. A dwz'd debug
-    file's supplementary file (.gnu_debugaltlink, .debug_sup) is looked for at the path it names
-    (relative to the debug file), then by its build-id the same way; split DWARF .dwo files beside
-    the binary or under the unit's compilation directory (.dwp packages need elfutils 0.191+).
-    Without DWARF, ELF symbols give function names only.
+        Debug files are found by build-id, in order: --debug-file files; each --debug-dir in the
+        .build-id/xx/rest.debug layout; the module's own path; its .gnu_debuglink (beside it, in
+        .debug/, in each --debug-dir, under /usr/lib/debug); /usr/lib/debug/.build-id; last, the
+        debuginfod servers in DEBUGINFOD_URLS (space-separated; files and "not found" answers cached
+        under the cache directory's debuginfod/, or DEBUGINFOD_CACHE_PATH; DEBUGINFOD_TIMEOUT seconds
+        without progress, default 10). A file with another build-id is never used. A dwz'd debug
+        file's supplementary file (.gnu_debugaltlink, .debug_sup) is looked for at the path it names
+        (relative to the debug file), then by its build-id the same way; split DWARF .dwo files beside
+        the binary or under the unit's compilation directory (.dwp packages need elfutils 0.191+).
+        Without DWARF, ELF symbols give function names only.
 
-    options:
-      --obj FILE, -e FILE     address mode on FILE (an executable, a library or a debug file)
-      --debug-dir DIR         look for debug files in DIR (repeatable)
-      --debug-file FILE       use FILE as a debug file when its build-id matches (repeatable)
-      --cache-dir DIR         keep lookup indexes in DIR (default $XDG_CACHE_HOME/faultline,
-                              else ~/.cache/faultline)
-      --no-cache              neither read nor write persisted indexes
-      --rebuild-index         address mode: build FILE's index afresh and persist it
-      --no-system             do not search /usr/lib/debug
-      --no-debuginfod         do not ask the servers in DEBUGINFOD_URLS
-      --threads N             threads for building a large file's index: 2 (default, when two
-                              CPUs are available) or 1 (less CPU in all, more wall time)
-      --json                  report mode: print the symbolicated event as JSON
-      --crashed-only          report mode: print only the crashing thread (every thread by default)
-      --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
-      --no-demangle           print names as the binary spells them
-      --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
-      --inlines, -i, --functions, -f, --demangle, -C
-                              accepted for llvm-symbolizer compatibility (always on)
-      -h, --help              this help
+        options:
+          --obj FILE, -e FILE     address mode on FILE (an executable, a library or a debug file)
+          --debug-dir DIR         look for debug files in DIR (repeatable)
+          --debug-file FILE       use FILE as a debug file when its build-id matches (repeatable)
+          --cache-dir DIR         keep lookup indexes in DIR (default $XDG_CACHE_HOME/faultline,
+                                  else ~/.cache/faultline)
+          --no-cache              neither read nor write persisted indexes
+          --rebuild-index         address mode: build FILE's index afresh and persist it
+          --no-system             do not search /usr/lib/debug
+          --no-debuginfod         do not ask the servers in DEBUGINFOD_URLS
+          --threads N             threads for building a large file's index: 2 (default, when two
+                                  CPUs are available) or 1 (less CPU in all, more wall time)
+          --json                  report mode: print the symbolicated event as JSON
+          --crashed-only          report mode: print only the crashing thread (every thread by default)
+          --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
+          --no-demangle           print names as the binary spells them
+          --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
+          --inlines, -i, --functions, -f, --demangle, -C
+                                  accepted for llvm-symbolizer compatibility (always on)
+          -h, --help              this help
 
-    exit codes:
-      0  every frame or address resolved (address mode: the object was read; unknown
-         addresses print ?? as llvm-symbolizer does)
-      1  report mode: no frame could be resolved
-      2  usage error (unknown option, missing value, no addresses on stdin)
-      3  input not found or unreadable: missing file, a directory, not an ELF file,
-         truncated ELF, not a crash report, Swift crash log or event with stack frames
-      4  partial: some frames unresolved (report mode), or some input lines were not
-         addresses (address mode; they print ?? as in llvm-symbolizer)
-    """
+        exit codes:
+          0  every frame or address resolved (address mode: the object was read; unknown
+             addresses print ?? as llvm-symbolizer does)
+          1  report mode: no frame could be resolved
+          2  usage error (unknown option, missing value, no addresses on stdin)
+          3  input not found or unreadable: missing file, a directory, not an ELF file,
+             truncated ELF, not a crash report, Swift crash log or event with stack frames
+          4  partial: some frames unresolved (report mode), or some input lines were not
+             addresses (address mode; they print ?? as in llvm-symbolizer)
+        """
 
     struct Options {
         var object: String?
@@ -147,9 +147,10 @@ enum SymbolicateCommand {
         case .failure(let e): printError(e.message); return ExitCode.usage
         case .success(let o): options = o
         }
-        let locator = DebugFileLocator(explicitFiles: options.debugFiles, debugDirectories: options.debugDirs,
-                                       searchModulePath: true, searchSystem: !options.noSystem,
-                                       debuginfod: options.noDebuginfod ? nil : DebuginfodClient.fromEnvironment(cacheDirectory: options.cacheDir))
+        let locator = DebugFileLocator(
+            explicitFiles: options.debugFiles, debugDirectories: options.debugDirs,
+            searchModulePath: true, searchSystem: !options.noSystem,
+            debuginfod: options.noDebuginfod ? nil : DebuginfodClient.fromEnvironment(cacheDirectory: options.cacheDir))
         let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
         // A full index of a large file on two threads: on libpython (idle 2-core VM) 10k addresses
         // 0.56x of llvm-symbolizer's wall instead of 0.79x on one thread, for more CPU; peak RSS
@@ -160,22 +161,27 @@ enum SymbolicateCommand {
             if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {
                 symbolicator.removePersistedIndex(buildID: id)
             }
-            return SymbolicateAddressMode.run(object: object, addresses: options.addresses, demangle: options.demangle,
-                                              demangleSwift: options.demangleSwift, fullIndex: options.rebuildIndex, symbolicator: symbolicator)
+            return SymbolicateAddressMode.run(
+                object: object, addresses: options.addresses, demangle: options.demangle,
+                demangleSwift: options.demangleSwift, fullIndex: options.rebuildIndex, symbolicator: symbolicator)
         }
         guard !options.inputs.isEmpty else {
             printError("nothing to symbolicate: give a crash report or event, or --obj FILE; see --help")
             return ExitCode.usage
         }
         if options.inputs.count == 1 {
-            return SymbolicateReportMode.run(input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator)
+            return SymbolicateReportMode.run(
+                input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames,
+                symbolicator: symbolicator)
         }
         // Several reports (`faultline symbolicate crashes/*.crash.json`): one after another, each
         // under a header in text mode; the exit code is the worst of theirs.
         var codes: [Int32] = []
         for (i, input) in options.inputs.enumerated() {
             if !options.json { writeAll(1, Array(((i > 0 ? "\n" : "") + "==> \(input) <==\n").utf8)) }
-            codes.append(SymbolicateReportMode.run(input: input, json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator))
+            codes.append(
+                SymbolicateReportMode.run(
+                    input: input, json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator))
         }
         if codes.contains(ExitCode.inputError) { return ExitCode.inputError }
         if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }

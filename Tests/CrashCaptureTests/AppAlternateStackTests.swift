@@ -46,8 +46,9 @@ final class AppAlternateStackTests: XCTestCase {
                     XCTAssertEqual(r.signal.number, Int(SIGSEGV), label)
                     XCTAssertEqual(r.stackOverflow, how == "overflow", label)
                     let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable }, label)
-                    XCTAssertGreaterThan(r.frames.filter { exe.contains($0.address) }.count, how == "overflow" ? 100 : 2,
-                                         "\(label): the walk goes through the program's own frames")
+                    XCTAssertGreaterThan(
+                        r.frames.filter { exe.contains($0.address) }.count, how == "overflow" ? 100 : 2,
+                        "\(label): the walk goes through the program's own frames")
                 }
             }
         }

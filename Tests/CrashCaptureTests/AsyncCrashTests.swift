@@ -11,7 +11,8 @@ final class AsyncCrashTests: XCTestCase {
     let crasher = TestSupport.product("faultline-crasher")
     let faultline = TestSupport.product("faultline")
     // Swift's backtracer as the reference: JSON on stderr, every frame, crashing thread only.
-    static let swiftReference = "enable=yes,format=json,output-to=stderr,interactive=no,color=no,threads=crashed,images=none,registers=none,limit=none,demangle=no"
+    static let swiftReference =
+        "enable=yes,format=json,output-to=stderr,interactive=no,color=no,threads=crashed,images=none,registers=none,limit=none,demangle=no"
 
     override func setUp() { dataDir = TestSupport.makeTemporaryDirectory("async-crash") }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dataDir) }
@@ -24,8 +25,9 @@ final class AsyncCrashTests: XCTestCase {
 
     /// Swift's backtracer's frames of the crashed thread (kind, address, symbol, line).
     static func swiftFrames(_ stderr: String) throws -> [(kind: String, address: UInt64, symbol: String, line: Int?)] {
-        let line = try XCTUnwrap(stderr.split(separator: "\n").first { $0.hasPrefix("{") && $0.contains("\"crashReport\"") },
-                                 "Swift's backtracer wrote no JSON report:\n\(stderr.suffix(2000))")
+        let line = try XCTUnwrap(
+            stderr.split(separator: "\n").first { $0.hasPrefix("{") && $0.contains("\"crashReport\"") },
+            "Swift's backtracer wrote no JSON report:\n\(stderr.suffix(2000))")
         let json = try JSONValue.parse(Data(line.utf8))
         let thread = try XCTUnwrap(json["threads"]?.arrayValue?.first { $0["crashed"]?.boolValue == true })
         return (thread["frames"]?.arrayValue ?? []).compactMap { f in
@@ -54,8 +56,9 @@ final class AsyncCrashTests: XCTestCase {
         let reference = try Self.swiftFrames(outcome.stderr)
         let swiftAsync = reference.filter { $0.kind == "asyncResumePoint" }
         XCTAssertGreaterThanOrEqual(swiftAsync.count, expected.count, file: file, line: line)
-        XCTAssertEqual(report.asyncFrames.map(\.value), swiftAsync.map(\.address),
-                       "async frames differ from Swift's backtracer: \(swiftAsync.map(\.symbol))", file: file, line: line)
+        XCTAssertEqual(
+            report.asyncFrames.map(\.value), swiftAsync.map(\.address),
+            "async frames differ from Swift's backtracer: \(swiftAsync.map(\.symbol))", file: file, line: line)
         // The physical frame the chain starts from is the last one Swift's backtracer printed
         // before its first async frame.
         let lastPhysical = reference.lastIndex { $0.kind != "asyncResumePoint" && $0.kind != "truncated" && $0.kind != "omittedFrames" }
@@ -80,28 +83,38 @@ final class AsyncCrashTests: XCTestCase {
         XCTAssertFalse(text.contains("fl_thread_trampoline"), "Faultline's own frames are hidden by default:\n\(text)", file: file, line: line)
     }
 
-    // Lines in Tests/CrashProbes/faultline-crasher/SwiftFaults.swift: the await in asyncMiddle (50),
-    // asyncOuter (54), AsyncCounter.add (62).
+    /// The line of Tests/CrashProbes/faultline-crasher/SwiftFaults.swift holding `text` (the await
+    /// each async caller is suspended at), read from the source so an edit there moves no test.
+    static func faultsLine(_ text: String) -> Int {
+        let path = TestSupport.repositoryRoot().path + "/Tests/CrashProbes/faultline-crasher/SwiftFaults.swift"
+        let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        return (lines.firstIndex { $0.contains(text) } ?? -1) + 1
+    }
+    static let middle = ("asyncMiddle", faultsLine("let r = await asyncLeaf(v)"))
+    static let outer = ("asyncOuter", faultsLine("let r = await asyncMiddle(v)"))
+
     func testTaskForceUnwrapThreeAwaitsDeep() throws {
-        try checkAsyncCrash("async-task", callers: [("asyncMiddle", 50), ("asyncOuter", 54), ("startUnstructuredTask", 81)])
+        try checkAsyncCrash("async-task", callers: [Self.middle, Self.outer, ("startUnstructuredTask", Self.faultsLine("print(await asyncOuter(nothing()))"))])
     }
 
     func testDetachedTask() throws {
-        try checkAsyncCrash("async-detached", callers: [("asyncMiddle", 50), ("asyncOuter", 54)])
+        try checkAsyncCrash("async-detached", callers: [Self.middle, Self.outer])
     }
 
     func testTaskGroupChild() throws {
-        try checkAsyncCrash("async-group", callers: [("asyncMiddle", 50), ("asyncOuter", 54)])
+        try checkAsyncCrash("async-group", callers: [Self.middle, Self.outer])
     }
 
     func testActorMethod() throws {
-        try checkAsyncCrash("async-actor", callers: [("asyncMiddle", 50), ("asyncOuter", 54), ("AsyncCounter.add", 62)])
+        try checkAsyncCrash("async-actor", callers: [Self.middle, Self.outer, ("AsyncCounter.add", Self.faultsLine("let r = await asyncOuter(nothing())"))])
     }
 
     /// A corrupted chain ends with its reason, bounded, and the process still dies by its own signal.
     func testCorruptedAsyncContextEndsTheWalkWithAReason() throws {
-        for (mode, reason, count) in [("async-corrupt-unreadable", "unreadable context", 1), ("async-corrupt-loop", "loop", 1),
-                                      ("async-corrupt-misaligned", "misaligned context", 0)] {
+        for (mode, reason, count) in [
+            ("async-corrupt-unreadable", "unreadable context", 1), ("async-corrupt-loop", "loop", 1),
+            ("async-corrupt-misaligned", "misaligned context", 0)
+        ] {
             try? FileManager.default.removeItem(atPath: crashDir)
             let outcome = try TestSupport.run(crasher, [mode, "--data-dir", dataDir], environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 60)
             XCTAssertEqual(outcome.signal, SIGSEGV, "\(mode): \(outcome.description)")
@@ -142,8 +155,12 @@ final class AsyncCrashTests: XCTestCase {
             let exe = dataDir + "/asyncapp\(opt)"
             _ = try TestSupport.shell("swiftc -g \(opt) -module-name asyncapp '\(source)' -o '\(exe)' 2>&1")
             try? FileManager.default.removeItem(atPath: crashDir)
-            let outcome = try TestSupport.run(exe, [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir,
-                                                                     "SWIFT_BACKTRACE": Self.swiftReference], timeout: 120)
+            let outcome = try TestSupport.run(
+                exe, [],
+                environment: [
+                    "LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir,
+                    "SWIFT_BACKTRACE": Self.swiftReference
+                ], timeout: 120)
             XCTAssertEqual(outcome.signal, SIGILL, "\(opt): \(outcome.description)")
             let path = try onlyReportPath()
             let report = try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: path)))

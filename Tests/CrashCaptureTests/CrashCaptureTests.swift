@@ -14,10 +14,13 @@ final class CrashCaptureTests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(atPath: dataDir) }
 
     /// Crashes the crasher in `mode` (Swift's own backtracer off unless asked) and returns the outcome.
-    func crash(_ mode: String, _ extra: [String] = [], swiftBacktrace: String = "enable=no",
-               timeout: TimeInterval = 60) throws -> TestSupport.Outcome {
-        try TestSupport.run(crasher, [mode, "--data-dir", dataDir] + extra,
-                            environment: ["SWIFT_BACKTRACE": swiftBacktrace], timeout: timeout)
+    func crash(
+        _ mode: String, _ extra: [String] = [], swiftBacktrace: String = "enable=no",
+        timeout: TimeInterval = 60
+    ) throws -> TestSupport.Outcome {
+        try TestSupport.run(
+            crasher, [mode, "--data-dir", dataDir] + extra,
+            environment: ["SWIFT_BACKTRACE": swiftBacktrace], timeout: timeout)
     }
 
     func onlyReport(file: StaticString = #filePath, line: UInt = #line) throws -> CrashReport {
@@ -51,9 +54,11 @@ final class CrashCaptureTests: XCTestCase {
     // MARK: Signals from C
 
     func testEachCrashSignalFromCKillsWithThatSignalAndLeavesAReport() throws {
-        let cases: [(String, Int32, String)] = [("segv", SIGSEGV, "probe_segv"), ("bus", SIGBUS, "probe_bus"),
-                                                ("fpe", SIGFPE, "probe_fpe"), ("ill", SIGILL, "probe_ill"),
-                                                ("trap", SIGTRAP, "probe_trap"), ("abort", SIGABRT, "probe_abort")]
+        let cases: [(String, Int32, String)] = [
+            ("segv", SIGSEGV, "probe_segv"), ("bus", SIGBUS, "probe_bus"),
+            ("fpe", SIGFPE, "probe_fpe"), ("ill", SIGILL, "probe_ill"),
+            ("trap", SIGTRAP, "probe_trap"), ("abort", SIGABRT, "probe_abort")
+        ]
         for (mode, sig, function) in cases {
             try? FileManager.default.removeItem(atPath: crashDir)
             let o = try crash(mode)
@@ -119,8 +124,10 @@ final class CrashCaptureTests: XCTestCase {
     // MARK: Why it crashed
 
     func testSwiftFatalErrorMessageIsInTheReportAndTheEvent() throws {
-        for (mode, message, line) in [("swift-fatal", "crasher asked for fatalError", "main.swift"),
-                                      ("swift-force-unwrap", "Unexpectedly found nil while unwrapping an Optional value", "SwiftFaults.swift")] {
+        for (mode, message, line) in [
+            ("swift-fatal", "crasher asked for fatalError", "main.swift"),
+            ("swift-force-unwrap", "Unexpectedly found nil while unwrapping an Optional value", "SwiftFaults.swift")
+        ] {
             try? FileManager.default.removeItem(atPath: crashDir)
             let o = try crash(mode)
             XCTAssertEqual(o.signal, SIGILL, "\(mode): \(o)")
@@ -143,8 +150,9 @@ final class CrashCaptureTests: XCTestCase {
     func testUncaughtCxxExceptionTypeAndWhatAreInTheReportAndTheEvent() throws {
         let o = try crash("cxx-throw")
         XCTAssertEqual(o.signal, SIGABRT, o.description)
-        XCTAssertTrue(o.stderr.contains("terminate called after throwing an instance of 'std::out_of_range'"),
-                      "libstdc++'s own handler still runs after ours: \(o.stderr.prefix(500))")
+        XCTAssertTrue(
+            o.stderr.contains("terminate called after throwing an instance of 'std::out_of_range'"),
+            "libstdc++'s own handler still runs after ours: \(o.stderr.prefix(500))")
         let r = try onlyReport()
         XCTAssertEqual(r.message, CrashMessage(source: "c++", type: "std::out_of_range", text: "cache miss: zz"))
         let exception = try XCTUnwrap(CrashEvent.make(from: r)["exception"]?["values"]?[0])
@@ -229,9 +237,11 @@ final class CrashCaptureTests: XCTestCase {
         let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
         let parked = Dictionary(r.otherThreads.filter { $0.name.hasPrefix("park-") }.map { ($0.name, $0) }) { a, _ in a }
         XCTAssertEqual(Set(parked.keys), ["park-sleep", "park-cond", "park-read", "park-poll", "park-spin", "park-mutex", "park-pause", "park-blocked"])
-        let functions = ["park-sleep": "probe_park_sleep", "park-cond": "probe_park_cond_wait", "park-read": "probe_park_read",
-                         "park-poll": "probe_park_poll", "park-spin": "probe_park_spin", "park-mutex": "probe_park_mutex_wait",
-                         "park-pause": "probe_park_pause"]
+        let functions = [
+            "park-sleep": "probe_park_sleep", "park-cond": "probe_park_cond_wait", "park-read": "probe_park_read",
+            "park-poll": "probe_park_poll", "park-spin": "probe_park_spin", "park-mutex": "probe_park_mutex_wait",
+            "park-pause": "probe_park_pause"
+        ]
         for (name, function) in functions {
             let thread = try XCTUnwrap(parked[name])
             XCTAssertFalse(thread.frames.isEmpty, "\(name): \(thread.error ?? "")")
@@ -239,8 +249,9 @@ final class CrashCaptureTests: XCTestCase {
             XCTAssertEqual(thread.registers.count, 18, name)
             // Its own parking function is on its stack (symbolicated through the ELF symbol table).
             let range = try symbolRange(function)
-            XCTAssertTrue(thread.frames.contains { $0.address.value >= exe.base.value && range.contains($0.address.value - exe.base.value) },
-                          "\(name): \(function) is among its frames")
+            XCTAssertTrue(
+                thread.frames.contains { $0.address.value >= exe.base.value && range.contains($0.address.value - exe.base.value) },
+                "\(name): \(function) is among its frames")
         }
         XCTAssertEqual(parked["park-spin"]?.state, "running")
         XCTAssertEqual(parked["park-sleep"]?.state, "sleeping")
@@ -344,16 +355,19 @@ final class CrashCaptureTests: XCTestCase {
 
     /// Runs `threads` threads whose faults the app's own handler recovers, `stagger` µs apart,
     /// `runs` times: each run must end normally, promptly, with every fault recovered and no report.
-    func assertFaultsRecovered(threads: Int, staggerMicroseconds stagger: Int, runs: Int,
-                               file: StaticString = #filePath, line: UInt = #line) throws {
+    func assertFaultsRecovered(
+        threads: Int, staggerMicroseconds stagger: Int, runs: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         for run in 0..<runs {
             try? FileManager.default.removeItem(atPath: crashDir)
             let o = try crash("recover-threads", ["--recovering-handler", "--threads", "\(threads)", "--stagger-us", "\(stagger)"], timeout: 30)
             XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)", file: file, line: line)
             XCTAssertTrue(o.stdout.contains("recovered \(threads) of \(threads)"), "run \(run): \(o.stdout)", file: file, line: line)
             XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout", file: file, line: line)
-            XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report",
-                           file: file, line: line)
+            XCTAssertEqual(
+                TestSupport.files(in: crashDir, suffix: ".crash.json"), [], "run \(run): recovered faults leave no report",
+                file: file, line: line)
         }
     }
 
@@ -376,16 +390,18 @@ final class CrashCaptureTests: XCTestCase {
             XCTAssertLessThan(o.duration, 5, "run \(run): nobody waited out a timeout")
             let r = try onlyReport()
             let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
-            XCTAssertTrue(range.contains(r.frames[0].address.value - exe.base.value),
-                          "run \(run): the report is the real crash's, not the recovered fault's")
+            XCTAssertTrue(
+                range.contains(r.frames[0].address.value - exe.base.value),
+                "run \(run): the report is the real crash's, not the recovered fault's")
         }
     }
 
     func testNoSymbolIsBoundAfterTheFault() throws {
         // The loader prints each lazy binding under LD_DEBUG=bindings, on stderr, in order with
         // the marker the crasher writes just before it faults.
-        let o = try TestSupport.run(crasher, ["segv-marked", "--data-dir", dataDir],
-                                    environment: ["SWIFT_BACKTRACE": "enable=no", "LD_DEBUG": "bindings"], timeout: 60)
+        let o = try TestSupport.run(
+            crasher, ["segv-marked", "--data-dir", dataDir],
+            environment: ["SWIFT_BACKTRACE": "enable=no", "LD_DEBUG": "bindings"], timeout: 60)
         XCTAssertEqual(o.signal, SIGSEGV, o.description)
         _ = try onlyReport()
         let after = try XCTUnwrap(o.stderr.range(of: "faultline-test: faulting now"), "the marker is printed").upperBound
@@ -412,8 +428,9 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(c.signal, SIGSEGV, c.description)
         _ = try onlyReport()
         let cAfter = try XCTUnwrap(c.stderr.range(of: "faultline-test: faulting now"), "the marker is printed").upperBound
-        XCTAssertEqual(c.stderr[cAfter...].split(separator: "\n").filter { $0.contains("binding file") }.map(String.init), [],
-                       "symbols bound inside the preloaded crash handler")
+        XCTAssertEqual(
+            c.stderr[cAfter...].split(separator: "\n").filter { $0.contains("binding file") }.map(String.init), [],
+            "symbols bound inside the preloaded crash handler")
     }
 
     func testSwiftsOwnBacktracerStillRunsAfterOurs() throws {
@@ -443,14 +460,19 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(without.signal, SIGILL, without.description)
         XCTAssertTrue(without.stderr.contains("Backtracing"), "without Faultline Swift's backtracer prints: \(without.stderr.prefix(2000))")
         try FileManager.default.removeItem(atPath: crashDir)
-        let preloaded = try TestSupport.run(program, ["trap"], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir],
-                                            removingEnvironment: ["SWIFT_BACKTRACE"], timeout: 60)
+        let preloaded = try TestSupport.run(
+            program, ["trap"], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir],
+            removingEnvironment: ["SWIFT_BACKTRACE"], timeout: 60)
         XCTAssertEqual(preloaded.signal, SIGILL, preloaded.description)
         XCTAssertFalse(preloaded.stderr.contains("Backtracing"), preloaded.stderr)
         _ = try onlyReport()
         try FileManager.default.removeItem(atPath: crashDir)
-        let asked = try TestSupport.run(program, ["trap"], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir,
-                                                                        "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"], timeout: 120)
+        let asked = try TestSupport.run(
+            program, ["trap"],
+            environment: [
+                "LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir,
+                "SWIFT_BACKTRACE": "enable=yes,interactive=no,color=no"
+            ], timeout: 120)
         XCTAssertEqual(asked.signal, SIGILL, asked.description)
         XCTAssertTrue(asked.stderr.contains("Backtracing"), asked.stderr)
         _ = try onlyReport()
@@ -476,8 +498,9 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.unwindStoppedBy, "watchdog")
         let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
         let range = try symbolRange("probe_segv_while_loader_lock_held")
-        XCTAssertTrue(r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) },
-                      "the frame-pointer walk reaches the caller")
+        XCTAssertTrue(
+            r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) },
+            "the frame-pointer walk reaches the caller")
     }
 
     func testAsPIDOneTheProcessEndsExactlyAsWithoutFaultlineAndReports() throws {
@@ -488,9 +511,11 @@ final class CrashCaptureTests: XCTestCase {
         // a re-executed fault does. Each program must end the same way with and without the handler.
         let root = TestSupport.repositoryRoot()
         let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
-        let programs = ["abort": "#include <stdlib.h>\nint main(void) { abort(); }\n",
-                        "segv": "int main(void) { *(volatile int *)16 = 1; return 0; }\n",
-                        "assert": "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"]
+        let programs = [
+            "abort": "#include <stdlib.h>\nint main(void) { abort(); }\n",
+            "segv": "int main(void) { *(volatile int *)16 = 1; return 0; }\n",
+            "assert": "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"
+        ]
         for (name, source) in programs.sorted(by: { $0.key < $1.key }) {
             try source.write(toFile: "\(dataDir)/\(name).c", atomically: false, encoding: .utf8)
             _ = try TestSupport.shell("cc -g '\(dataDir)/\(name).c' -o '\(dataDir)/\(name)'")
@@ -508,8 +533,9 @@ final class CrashCaptureTests: XCTestCase {
         // The SDK-linked crasher as init: abort() ends by its fallback's fault, as the plain C
         // program's did without Faultline above; the report still names SIGABRT.
         try? FileManager.default.removeItem(atPath: crashDir)
-        let o = try TestSupport.run("/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", crasher, "abort", "--data-dir", dataDir],
-                                    environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 30)
+        let o = try TestSupport.run(
+            "/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", crasher, "abort", "--data-dir", dataDir],
+            environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 30)
         XCTAssertEqual(o.signal, SIGSEGV, "as init, abort() ends by its fallback's fault: \(o)")
         XCTAssertEqual(try onlyReport().signal.number, Int(SIGABRT))
     }
@@ -598,7 +624,9 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(summary["converted"]?.arrayValue?.compactMap(\.stringValue), [secondID])
         XCTAssertTrue(TestSupport.files(in: crashDir, suffix: ".crash.json").isEmpty, "reports are removed once queued")
 
-        let envelopes = try TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope").map { try Envelope.parse(Data(contentsOf: URL(fileURLWithPath: $0))) }
+        let envelopes = try TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope").map {
+            try Envelope.parse(Data(contentsOf: URL(fileURLWithPath: $0)))
+        }
         XCTAssertEqual(envelopes.count, 2)
         XCTAssertEqual(Set(envelopes.compactMap(\.eventID)), ids)
         for env in envelopes {
@@ -612,7 +640,8 @@ final class CrashCaptureTests: XCTestCase {
             XCTAssertFalse(frames.isEmpty)
             XCTAssertEqual(exc["stacktrace"]?["instruction_addr_adjustment"]?.stringValue, "all_but_first")
             let images = try XCTUnwrap(event["debug_meta"]?["images"]?.arrayValue)
-            let exe = try XCTUnwrap(images.first { $0["code_file"]?.stringValue == crasher || $0["code_file"]?.stringValue?.hasSuffix("/faultline-crasher") == true })
+            let exe = try XCTUnwrap(
+                images.first { $0["code_file"]?.stringValue == crasher || $0["code_file"]?.stringValue?.hasSuffix("/faultline-crasher") == true })
             let codeID = try XCTUnwrap(exe["code_id"]?.stringValue.flatMap(BuildID.init(hex:)))
             XCTAssertEqual(exe["debug_id"]?.stringValue, codeID.debugID.description)
             XCTAssertTrue(env.items.contains { $0.type == "session" }, "the crashed session is reported")
@@ -704,9 +733,12 @@ final class CrashCaptureTests: XCTestCase {
             // the watchdog. Its own imports are bound here at start like the rest.
             "fl_prewarm_unwinder",
             // The linker's bounds of the own-code section (report_writer.c): addresses, not calls.
-            "__start_faultline_own_code", "__stop_faultline_own_code",
+            "__start_faultline_own_code", "__stop_faultline_own_code"
         ]
-        let crashPath = ["handler", "handler_stack", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump", "async_unwind", "trace_slots"]
+        let crashPath = [
+            "handler", "handler_stack", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump",
+            "async_unwind", "trace_slots"
+        ]
         let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
         let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
         XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")
@@ -732,7 +764,8 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(offending, [], "crash-path objects import functions that are not async-signal-safe")
 
         // And everything on the list that they import is bound at start.
-        let binder = try String(contentsOf: TestSupport.repositoryRoot().appendingPathComponent("Sources/CFaultlineCrash/crash_path_binding.c"), encoding: .utf8)
+        let binder = try String(
+            contentsOf: TestSupport.repositoryRoot().appendingPathComponent("Sources/CFaultlineCrash/crash_path_binding.c"), encoding: .utf8)
         var imported = Set<String>()
         for object in crashPath { for s in try symbols(object + ".c.o", "-u") where allowed.contains(s.name) { imported.insert(s.name) } }
         let unbound = imported.filter { name in

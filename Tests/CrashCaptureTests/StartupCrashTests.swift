@@ -36,8 +36,9 @@ final class StartupCrashTests: XCTestCase {
         let root = TestSupport.repositoryRoot().path
         let programs = root + "/Fixtures/CrashPrograms"
         let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
-        _ = try TestSupport.shell("cc -g -O1 '\(programs)/startup.c' -o '\(dir)/startup-c' && c++ -g -O1 '\(programs)/startup.cpp' -o '\(dir)/startup-cxx'"
-                                  + " && swiftc -g '\(programs)/startup.swift' -o '\(dir)/startup-swift'")
+        _ = try TestSupport.shell(
+            "cc -g -O1 '\(programs)/startup.c' -o '\(dir)/startup-c' && c++ -g -O1 '\(programs)/startup.cpp' -o '\(dir)/startup-cxx'"
+                + " && swiftc -g '\(programs)/startup.swift' -o '\(dir)/startup-swift'")
         // (program, mode, signal, functions the symbolicated stack must name)
         let cases: [(String, String, Int32, [String])] = [
             ("startup-c", "abort", SIGABRT, ["abort", "parse_arguments", "main"]),
@@ -45,7 +46,7 @@ final class StartupCrashTests: XCTestCase {
             ("startup-c", "null", SIGSEGV, ["parse_arguments", "main"]),
             ("startup-cxx", "throw", SIGABRT, ["abort", "std::terminate()", "__cxa_throw", "load_settings", "main"]),
             ("startup-cxx", "null", SIGSEGV, ["load_settings", "main"]),
-            ("startup-swift", "trap", SIGILL, ["readConfiguration", "main"]),
+            ("startup-swift", "trap", SIGILL, ["readConfiguration", "main"])
         ]
         let env = ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir]
         let load = try CPULoad(workers: 2)

@@ -2,7 +2,7 @@
 // as on a loaded machine (the background preparation thread gets scheduled late, or not at all).
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `workers` shell busy loops, stopped by `stop()` (or when the test process exits: each loop
@@ -14,7 +14,9 @@ public final class CPULoad {
         for _ in 0..<workers {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/bin/sh")
-            p.arguments = ["-c", "end=$(( $(date +%s) + \(limit) )); while [ $(date +%s) -lt $end ]; do i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; done"]
+            p.arguments = [
+                "-c", "end=$(( $(date +%s) + \(limit) )); while [ $(date +%s) -lt $end ]; do i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; done"
+            ]
             try p.run()
             processes.append(p)
         }

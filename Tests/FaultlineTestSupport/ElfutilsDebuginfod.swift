@@ -3,7 +3,7 @@
 import Foundation
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 public final class ElfutilsDebuginfod {
@@ -66,7 +66,8 @@ public final class ElfutilsDebuginfod {
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        throw TestSupport.ShellError(command: "debuginfod -p \(port)", output: "did not listen within 30 s:\n" + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""))
+        throw TestSupport.ShellError(
+            command: "debuginfod -p \(port)", output: "did not listen within 30 s:\n" + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""))
     }
 
     /// Waits until the server answers 200 for the build-id's debuginfo (its scan has found it).
@@ -111,7 +112,9 @@ public final class ElfutilsDebuginfod {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = port.bigEndian
-        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard ok == 0 else { return nil }
         let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         guard write(fd, request, request.count) == request.count else { return nil }

@@ -12,7 +12,7 @@
 //     `retryingLostBinds`, which starts over with a fresh port when the child lost the bind.
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 public enum LoopbackPort {
@@ -73,7 +73,8 @@ public enum LoopbackPort {
         var inodes = Set<Substring>()
         for fd in (try? FileManager.default.contentsOfDirectory(atPath: fdDirectory)) ?? [] {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: fdDirectory + "/" + fd),
-                  target.hasPrefix("socket:[") else { continue }
+                target.hasPrefix("socket:[")
+            else { continue }
             inodes.insert(Substring(target.dropFirst("socket:[".count).dropLast()))
         }
         var ports = Set<UInt16>()
@@ -83,7 +84,8 @@ public enum LoopbackPort {
             for row in text.split(separator: "\n").dropFirst() {
                 let f = row.split(separator: " ")
                 guard f.count > 9, f[3] == "0A", inodes.contains(f[9]),
-                      let hex = f[1].split(separator: ":").last, let port = UInt16(hex, radix: 16) else { continue }
+                    let hex = f[1].split(separator: ":").last, let port = UInt16(hex, radix: 16)
+                else { continue }
                 ports.insert(port)
             }
         }

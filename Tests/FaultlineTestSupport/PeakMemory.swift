@@ -7,8 +7,8 @@ public enum PeakMemory {
     /// VmHWM (the resident set's high-water mark) of a live process, in bytes; nil once it is gone.
     public static func highWaterMark(of pid: pid_t) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) })
         else { return nil }
         return kib * 1024
     }
@@ -26,8 +26,10 @@ public enum PeakMemory {
     }
 
     /// Runs a program like `TestSupport.run`, reading its VmHWM as it runs; kills it past `limit` bytes.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                           limit: Int, timeout: TimeInterval = 60) throws -> Measured {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        limit: Int, timeout: TimeInterval = 60
+    ) throws -> Measured {
         var peak = 0
         var killed = false
         let outcome = try TestSupport.run(executable, arguments, environment: environment, timeout: timeout) { pid in

@@ -15,8 +15,10 @@ public enum RawHTTP {
         public var json: JSONValue? { try? JSONValue.parse(body) }
     }
 
-    public static func send(port: UInt16, method: String, path: String, headers: [String: String] = [:], body: Data = Data(),
-                     contentLength: Int? = nil) -> Response {
+    public static func send(
+        port: UInt16, method: String, path: String, headers: [String: String] = [:], body: Data = Data(),
+        contentLength: Int? = nil
+    ) -> Response {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         head += "Content-Length: \(contentLength ?? body.count)\r\n\r\n"
@@ -34,7 +36,9 @@ public enum RawHTTP {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = port.bigEndian
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard rc == 0 else { return Response(status: -1, headers: [:], body: Data()) }
         _ = bytes.withUnsafeBytes { raw -> Int in
             var off = 0

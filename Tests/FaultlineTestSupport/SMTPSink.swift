@@ -2,7 +2,7 @@
 // kernel chose and the script reports; each message it accepts lands in a directory we read.
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 public final class SMTPSink {
@@ -23,8 +23,11 @@ public final class SMTPSink {
         var found: UInt16?
         while found == nil && Date() < deadline && process.isRunning {
             let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }) { found = UInt16(line.dropFirst("listening ".count)) }
-            else { usleep(20_000) }
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }) {
+                found = UInt16(line.dropFirst("listening ".count))
+            } else {
+                usleep(20_000)
+            }
         }
         guard let found else {
             let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""

@@ -12,7 +12,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         public var method: String
         public var path: String
         public var headers: [String: String]  // lowercased names
-        public var body: Data                 // decoded if Content-Encoding: gzip
+        public var body: Data  // decoded if Content-Encoding: gzip
     }
     public enum Reply: Sendable {
         case status(Int, headers: [String: String] = [:], body: String = "{}")
@@ -46,7 +46,9 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = 0
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard bound == 0, listen(listener, 64) == 0 else { throw NSError(domain: "ScriptedHTTPServer", code: Int(errno)) }
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &len) } }
@@ -126,8 +128,9 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
             var body = Data(buffer[bodyStart..<(bodyStart + length)])
             buffer.removeFirst(bodyStart + length)
             if headers["content-encoding"] == "gzip", let g = ScriptedHTTPServer.gunzip(body) { body = g }
-            let request = Request(method: requestLine.first.map(String.init) ?? "", path: requestLine.count > 1 ? String(requestLine[1]) : "",
-                                  headers: headers, body: body)
+            let request = Request(
+                method: requestLine.first.map(String.init) ?? "", path: requestLine.count > 1 ? String(requestLine[1]) : "",
+                headers: headers, body: body)
             recorded.withLock { $0.append(request) }
             let reply = script.withLock { $0 }(request)
             var status = 200, extra: [String: String] = [:], text = "{}"
@@ -137,7 +140,8 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
             case .noAnswer: return
             case .bytes(let s, let h, let body):
                 guard sendHead(fd, status: s, headers: h, framing: "Content-Length: \(body.count)"),
-                      sendBody(fd, body) else { return }
+                    sendBody(fd, body)
+                else { return }
                 continue
             case .endless(let s, let h, let chunk, let declared):
                 guard !chunk.isEmpty else { return }

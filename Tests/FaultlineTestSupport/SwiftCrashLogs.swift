@@ -14,7 +14,7 @@ public enum SwiftCrashLogs {
     /// The fixtures and how each is built (force-unwrap optimized, so the trap names its failure).
     public static let fixtures: [String: [String]] = [
         "fatal-error": ["-Onone", "-g"], "force-unwrap": ["-O", "-g"],
-        "bad-pointer": ["-Onone", "-g"], "thread-crash": ["-Onone", "-g"],
+        "bad-pointer": ["-Onone", "-g"], "thread-crash": ["-Onone", "-g"]
     ]
 
     /// Compiles `Fixtures/SwiftBacktrace/<name>.swift` into `directory/<name>`.
@@ -32,9 +32,11 @@ public enum SwiftCrashLogs {
     public static func crash(_ program: String, logDirectory: String, arguments: [String] = []) throws -> Crash {
         try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
         let before = Set(TestSupport.files(in: logDirectory, suffix: ".json"))
-        let outcome = try TestSupport.run(program, arguments, environment: [
-            "SWIFT_BACKTRACE": "enable=yes,format=json,output-to=\(logDirectory),cache=no",
-        ], timeout: 120)
+        let outcome = try TestSupport.run(
+            program, arguments,
+            environment: [
+                "SWIFT_BACKTRACE": "enable=yes,format=json,output-to=\(logDirectory),cache=no"
+            ], timeout: 120)
         guard let log = TestSupport.files(in: logDirectory, suffix: ".json").first(where: { !before.contains($0) }) else {
             throw TestSupport.ShellError(command: "\(program) under SWIFT_BACKTRACE", output: "no JSON crash log written\n\(outcome)")
         }

@@ -57,9 +57,11 @@ public enum TestSupport {
     /// `watch`, when given, sees the child's pid at every poll (every 2 ms) while it runs; when it
     /// returns false the child's process group is killed (a test that measures the child bounds it).
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                           removingEnvironment: [String] = [], timeout: TimeInterval = 60,
-                           watch: ((pid_t) -> Bool)? = nil) throws -> Outcome {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        removingEnvironment: [String] = [], timeout: TimeInterval = 60,
+        watch: ((pid_t) -> Bool)? = nil
+    ) throws -> Outcome {
         var env = ProcessInfo.processInfo.environment
         for k in removingEnvironment { env[k] = nil }
         for (k, v) in environment { env[k] = v }
@@ -122,8 +124,9 @@ public enum TestSupport {
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import (macros).
         let termSignal = status & 0x7f
         let signaled = termSignal != 0 && termSignal != 0x7f
-        return Outcome(exitCode: signaled ? nil : (status >> 8) & 0xff, signal: signaled ? termSignal : nil,
-                       stdout: out, stderr: err, duration: Date().timeIntervalSince(start))
+        return Outcome(
+            exitCode: signaled ? nil : (status >> 8) & 0xff, signal: signaled ? termSignal : nil,
+            stdout: out, stderr: err, duration: Date().timeIntervalSince(start))
     }
 
     /// Runs a shell command for test set-up (compilers); throws with its output on failure.

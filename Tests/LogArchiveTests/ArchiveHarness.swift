@@ -15,8 +15,10 @@ final class ArchiveServer {
     var port: UInt16 { server.port }
     var dsn: String { "http://\(publicKey)@127.0.0.1:\(port)/\(projectID)" }
 
-    init(dataDirectory: String? = nil, port: UInt16 = 0, limits: LogArchiveLimits = LogArchiveLimits(), ingest: IngestLimits = IngestLimits(),
-         keys: (String, String)? = nil) throws {
+    init(
+        dataDirectory: String? = nil, port: UInt16 = 0, limits: LogArchiveLimits = LogArchiveLimits(), ingest: IngestLimits = IngestLimits(),
+        keys: (String, String)? = nil
+    ) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("archive-server")
         var config = ServerConfiguration(dataDirectory: self.dataDirectory)
         config.port = port
@@ -67,10 +69,14 @@ final class ArchiveServer {
         return out
     }
 
-    func upload(_ body: Data, name: String = "app-1.log.gz", sha: String? = nil, install: String = "install-1",
-                release: String? = "app@1.0", extra: [String: String] = [:], contentLength: Int? = nil) -> RawResponse {
-        var h = ["X-Sentry-Auth": "Sentry sentry_key=\(publicKey)", "X-Faultline-Install-Id": install,
-                 "X-Faultline-Archive-Name": name, "X-Faultline-Archive-Sha256": sha ?? SHA256Hash.hex(body), "Content-Type": "application/gzip"]
+    func upload(
+        _ body: Data, name: String = "app-1.log.gz", sha: String? = nil, install: String = "install-1",
+        release: String? = "app@1.0", extra: [String: String] = [:], contentLength: Int? = nil
+    ) -> RawResponse {
+        var h = [
+            "X-Sentry-Auth": "Sentry sentry_key=\(publicKey)", "X-Faultline-Install-Id": install,
+            "X-Faultline-Archive-Name": name, "X-Faultline-Archive-Sha256": sha ?? SHA256Hash.hex(body), "Content-Type": "application/gzip"
+        ]
         if let release { h["X-Faultline-Release"] = release }
         for (k, v) in extra { h[k] = v }
         return RawHTTP.send(port: port, method: "POST", path: "/api/\(projectID)/log-archive/", headers: h, body: body, contentLength: contentLength)
@@ -101,14 +107,16 @@ enum Corpus {
 
     static func gzip(_ text: String) -> Data { Deflate.gzip(Data(text.utf8))! }
 
-
     /// Every line of every `.gz` (and `.log`) in a folder, inflated.
     static func lines(inFolder dir: String) throws -> [String] {
         var out: [String] = []
         for n in ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted() {
             let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + n))
-            if n.hasSuffix(".log.gz") { out += try String(decoding: Inflate.inflate(data, limit: 1 << 30), as: UTF8.self).split(separator: "\n").map(String.init) }
-            else if n.hasSuffix(".log") { out += String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init) }
+            if n.hasSuffix(".log.gz") {
+                out += try String(decoding: Inflate.inflate(data, limit: 1 << 30), as: UTF8.self).split(separator: "\n").map(String.init)
+            } else if n.hasSuffix(".log") {
+                out += String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+            }
         }
         return out
     }

@@ -148,7 +148,10 @@ final class ArchiveProcessTests: XCTestCase {
         XCTAssertTrue(try String(contentsOfFile: out2, encoding: .utf8).contains("left "))
         XCTAssertEqual(try server.archives().count, 0, "off holds across the restart")
         // On again (the CLI flips it): the next start learns it and uploads what was kept.
-        let cli = try TestSupport.run(TestSupport.product("faultline"), ["logs", "switch", "on", "--release", "probe@1.0", "--data-dir", server.dataDirectory] + TestDatabase.serveArguments(dataDirectory: server.dataDirectory))
+        let cli = try TestSupport.run(
+            TestSupport.product("faultline"),
+            ["logs", "switch", "on", "--release", "probe@1.0", "--data-dir", server.dataDirectory]
+                + TestDatabase.serveArguments(dataDirectory: server.dataDirectory))
         XCTAssertEqual(cli.exitCode, 0, cli.description)
         let (r, out3) = try start(["upload", logDir, sdkDir, server.dsn, "s3", "0", "--wait", "40", "--recheck", "0.5"])
         try waitFor("the third run", timeout: 60) { !r.isRunning }

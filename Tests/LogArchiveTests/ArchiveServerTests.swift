@@ -34,8 +34,9 @@ final class ArchiveServerTests: XCTestCase {
         XCTAssertEqual(dl.status, 200)
         XCTAssertEqual(dl.body, body, "downloads the archive byte for byte")
         XCTAssertEqual(server.get("/api/0/projects/\(server.projectID)/log-archives/").status == 200, true)
-        XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/api/0/projects/\(server.projectID)/log-archives/").status, 401,
-                       "listing needs a server token")
+        XCTAssertEqual(
+            RawHTTP.send(port: server.port, method: "GET", path: "/api/0/projects/\(server.projectID)/log-archives/").status, 401,
+            "listing needs a server token")
     }
 
     func testHostileUploadsAreRefusedWith4xxAndWriteNothing() throws {
@@ -110,8 +111,9 @@ final class ArchiveServerTests: XCTestCase {
         let shown = try JSONValue.parse(server.get(base).body)
         XCTAssertEqual(shown["log_upload"]?.stringValue, "off")
         XCTAssertEqual(shown["rules"]?.arrayValue?.count, 3)
-        let probe = RawHTTP.send(port: server.port, method: "GET", path: "/api/\(server.projectID)/log-archive/",
-                                     headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "X-Faultline-Install-Id": "install-1"])
+        let probe = RawHTTP.send(
+            port: server.port, method: "GET", path: "/api/\(server.projectID)/log-archive/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "X-Faultline-Install-Id": "install-1"])
         XCTAssertEqual(probe.status, 200)
         XCTAssertEqual(probe.headers["x-faultline-log-upload"], "off")
     }
@@ -124,7 +126,7 @@ final class ArchiveServerTests: XCTestCase {
             ("user 3F2504E0-4F89-11D3-9A0C-0305E82C3301 logged in", "user <uuid> logged in"),
             ("opened \"/tmp/a b\" and 'x'", "opened \"<str>\" and '<str>'"),
             ("build deadbeef12 ok, v2 sha1", "build <hex> ok, v2 sha1"),
-            ("abc123 stays", "abc123 stays"),
+            ("abc123 stays", "abc123 stays")
         ]
         for (input, expected) in cases { XCTAssertEqual(LogLineNormaliser.pattern(input), expected, input) }
     }
@@ -141,7 +143,12 @@ final class ArchiveServerTests: XCTestCase {
         for body in [a, b, c] { let up = server.upload(Corpus.gzip(body), install: "i-\(body.count)"); XCTAssertEqual(up.status, 200, up.text) }
         let top = try JSONValue.parse(server.get("/api/0/projects/\(server.projectID)/log-archives/top?n=10").body)
         let got = (top["patterns"]?.arrayValue ?? []).map { "\($0["count"]!.int64Value!) \($0["level"]!.stringValue!) \($0["pattern"]!.stringValue!)" }
-        XCTAssertEqual(got, ["50 ERROR order <num> failed", "15 INFO fetched \"<str>\" in <num>ms", "7 WARNING retry <hex> for <uuid>", "1 - a stderr line without fields <num>"])
+        XCTAssertEqual(
+            got,
+            [
+                "50 ERROR order <num> failed", "15 INFO fetched \"<str>\" in <num>ms", "7 WARNING retry <hex> for <uuid>",
+                "1 - a stderr line without fields <num>"
+            ])
         let first = top["patterns"]?[0]
         XCTAssertEqual(first?["first_seen"]?.stringValue, "2026-12-01T10:00:00.000Z")
         XCTAssertEqual(first?["last_seen"]?.stringValue, "2026-12-02T09:00:19.000Z")
@@ -152,10 +159,14 @@ final class ArchiveServerTests: XCTestCase {
         XCTAssertEqual(warn["patterns"]?.arrayValue?.compactMap { $0["count"]?.int64Value }, [50, 7])
 
         // The CLI on the same data directory (while the server runs).
-        let cli = try TestSupport.run(TestSupport.product("faultline"), ["logs", "top", "--data-dir", server.dataDirectory, "--since", "2026-12-02T00:00:00Z", "--json"] + TestDatabase.serveArguments(dataDirectory: server.dataDirectory))
+        let cli = try TestSupport.run(
+            TestSupport.product("faultline"),
+            ["logs", "top", "--data-dir", server.dataDirectory, "--since", "2026-12-02T00:00:00Z", "--json"]
+                + TestDatabase.serveArguments(dataDirectory: server.dataDirectory))
         XCTAssertEqual(cli.exitCode, 0, cli.description)
         let viaCLI = try JSONValue.parse(Data(cli.stdout.utf8))
-        XCTAssertEqual(viaCLI["patterns"]?.arrayValue?.map { "\($0["count"]!.int64Value!) \($0["pattern"]!.stringValue!)" },
-                       ["20 order <num> failed", "15 fetched \"<str>\" in <num>ms", "7 retry <hex> for <uuid>"], "--since drops older lines and field-less ones")
+        XCTAssertEqual(
+            viaCLI["patterns"]?.arrayValue?.map { "\($0["count"]!.int64Value!) \($0["pattern"]!.stringValue!)" },
+            ["20 order <num> failed", "15 fetched \"<str>\" in <num>ms", "7 retry <hex> for <uuid>"], "--since drops older lines and field-less ones")
     }
 }

@@ -79,9 +79,10 @@ final class LogTopBoundsTests: XCTestCase {
         XCTAssertLessThanOrEqual(only.first?["example"]?.stringValue?.utf8.count ?? .max, LogLineTop.maxExampleBytes + 3)
 
         // The CLI on the same data directory: a child process, its VmHWM read while it runs (killed past the bound).
-        let cli = try PeakMemory.run(TestSupport.product("faultline"),
-                                     ["logs", "top", "-n", "3", "--json", "--data-dir", server.dataDirectory] + TestDatabase.serveArguments(dataDirectory: server.dataDirectory),
-                                     limit: 400 << 20, timeout: 300)
+        let cli = try PeakMemory.run(
+            TestSupport.product("faultline"),
+            ["logs", "top", "-n", "3", "--json", "--data-dir", server.dataDirectory] + TestDatabase.serveArguments(dataDirectory: server.dataDirectory),
+            limit: 400 << 20, timeout: 300)
         XCTAssertEqual(cli.outcome.exitCode, 0, cli.description)
         print("faultline logs top: peak RSS \(cli.observedPeak >> 20) MiB, \(String(format: "%.1f", cli.outcome.duration)) s")
         XCTAssertFalse(cli.killedAtLimit, "the CLI's peak RSS stays under 400 MiB")
@@ -91,9 +92,10 @@ final class LogTopBoundsTests: XCTestCase {
 
     private func assertHeavyHitters(_ top: JSONValue, file: StaticString = #filePath, line: UInt = #line) throws {
         let patterns = try XCTUnwrap(top["patterns"]?.arrayValue, file: file, line: line)
-        XCTAssertEqual(patterns.map { "\($0["count"]!.int64Value!) \($0["level"]!.stringValue!) \($0["pattern"]!.stringValue!)" },
-                       ["5000 ERROR order <num> failed", "1500 WARNING retry <num> of <num>", "800 INFO user \"<str>\" logged in"],
-                       "exact counts for the heavy hitters", file: file, line: line)
+        XCTAssertEqual(
+            patterns.map { "\($0["count"]!.int64Value!) \($0["level"]!.stringValue!) \($0["pattern"]!.stringValue!)" },
+            ["5000 ERROR order <num> failed", "1500 WARNING retry <num> of <num>", "800 INFO user \"<str>\" logged in"],
+            "exact counts for the heavy hitters", file: file, line: line)
         XCTAssertEqual(patterns.first?["first_seen"]?.stringValue, "2026-12-04T12:00:00.000Z", file: file, line: line)
         XCTAssertEqual(patterns.first?["last_seen"]?.stringValue, "2026-12-05T12:00:00.000Z", file: file, line: line)
         XCTAssertEqual(patterns.first?["example"]?.stringValue, "order 0 failed", file: file, line: line)
@@ -145,7 +147,9 @@ final class LogTopBoundsTests: XCTestCase {
         let r = LogLineTop.scan(paths: paths, query: q, parallelism: 2, counters: 64)
         XCTAssertTrue(r.sketchOverflowed)
         XCTAssertEqual(r.lines, 30_000)
-        let expected = truth.sorted { a, b in a.value.count != b.value.count ? a.value.count > b.value.count : Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8)) }
+        let expected = truth.sorted { a, b in
+            a.value.count != b.value.count ? a.value.count > b.value.count : Array(a.key.utf8).lexicographicallyPrecedes(Array(b.key.utf8))
+        }
         XCTAssertEqual(r.patterns.map { "\($0.level) \($0.pattern) \($0.count)" }, expected.prefix(10).map { "\($0.key) \($0.value.count)" })
         for p in r.patterns {
             XCTAssertEqual(p.firstSeen, truth["\(p.level) \(p.pattern)"]?.first)
@@ -168,7 +172,8 @@ final class LogTopBoundsTests: XCTestCase {
         let head = "2026-12-01T00:00:00.000Z\tWARNING\t1:1\tA.swift:1\tf()\t"
         var text = ""
         let infoHead = "2026-12-01T00:00:00.000Z\tINFO\t42:43\tApp/Orders.swift:10\tplace()\t"  // Corpus.line's
-        text += Corpus.line("2026-12-01T00:00:00.000Z", "INFO", String(repeating: "q", count: cap - infoHead.utf8.count - 1))  // the cap exactly, with its last TAB
+        // The cap exactly, with its last TAB.
+        text += Corpus.line("2026-12-01T00:00:00.000Z", "INFO", String(repeating: "q", count: cap - infoHead.utf8.count - 1))
         text += head + String(repeating: "é", count: 50_000) + "\t\n"  // 100 KB: crosses pieces, cut inside a 2-byte character
         text += head + String(repeating: "é", count: 50_000) + "\t\n"
         text += String(repeating: "z", count: 70_000) + "\n"  // not the file-log format: level "-"

@@ -153,9 +153,10 @@ final class ArchiveUploaderTests: XCTestCase {
     func archives() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".gz") }.sorted() }
 
     func uploader(_ t: ScriptedArchives, clock: FakeClock = FakeClock(), drops: DropCounter = DropCounter()) throws -> ArchiveUploader {
-        ArchiveUploader(directory: dir, dsn: try DSN(parsing: "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1"),
-                        metadata: .init(installID: "inst", appID: "app", release: "r 1/ü"), transport: t, clock: clock, recheckInterval: 60,
-                        drop: { drops.add($0) })
+        ArchiveUploader(
+            directory: dir, dsn: try DSN(parsing: "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1"),
+            metadata: .init(installID: "inst", appID: "app", release: "r 1/ü"), transport: t, clock: clock, recheckInterval: 60,
+            drop: { drops.add($0) })
     }
 
     final class DropCounter: @unchecked Sendable {

@@ -13,32 +13,32 @@ final class ConsoleCommandTests: XCTestCase {
         log.info("before start")
         // python's pty module runs the console on a real terminal, then sends Ctrl-C through it.
         let script = """
-        import os, pty, sys, time, select
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.environ.pop("NO_COLOR", None)
-            os.execv(sys.argv[1], [sys.argv[1], "console", sys.argv[2], "--level", "info"])
-        out = b""
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            r, _, _ = select.select([fd], [], [], 0.2)
-            if r:
-                try: chunk = os.read(fd, 65536)
-                except OSError: break
-                out += chunk
-                if b"before start" in out and not os.path.exists(sys.argv[4]): open(sys.argv[4], "w").close()
-            if os.path.exists(sys.argv[3]) and b"line 399 " in out: break
-        os.write(fd, b"\\x03")
-        end = time.time() + 5
-        while time.time() < end:
-            r, _, _ = select.select([fd], [], [], 0.2)
-            if r:
-                try: out += os.read(fd, 65536)
-                except OSError: break
-        _, status = os.waitpid(pid, 0)
-        sys.stdout.buffer.write(out)
-        sys.stderr.write("status=%d" % status)
-        """
+            import os, pty, sys, time, select
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.environ.pop("NO_COLOR", None)
+                os.execv(sys.argv[1], [sys.argv[1], "console", sys.argv[2], "--level", "info"])
+            out = b""
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                r, _, _ = select.select([fd], [], [], 0.2)
+                if r:
+                    try: chunk = os.read(fd, 65536)
+                    except OSError: break
+                    out += chunk
+                    if b"before start" in out and not os.path.exists(sys.argv[4]): open(sys.argv[4], "w").close()
+                if os.path.exists(sys.argv[3]) and b"line 399 " in out: break
+            os.write(fd, b"\\x03")
+            end = time.time() + 5
+            while time.time() < end:
+                r, _, _ = select.select([fd], [], [], 0.2)
+                if r:
+                    try: out += os.read(fd, 65536)
+                    except OSError: break
+            _, status = os.waitpid(pid, 0)
+            sys.stdout.buffer.write(out)
+            sys.stderr.write("status=%d" % status)
+            """
         try script.write(toFile: dir + "/drive.py", atomically: true, encoding: .utf8)
         let done = dir + "/done", ready = dir + "/ready"
         let driver = Process()

@@ -139,7 +139,8 @@ final class FileLogProcessTests: XCTestCase {
         XCTAssertLessThanOrEqual(tail.text.utf8.count, 16384 + 65536)
         // Exactly what the probe wrote to fd 2 (see its stderr-crash mode), counted also when the
         // capture thread reads more than the ring holds in one chunk.
-        let written = ["written by C stdio before the crash\n", "written by Swift FileHandle before the crash\n"]
+        let written =
+            ["written by C stdio before the crash\n", "written by Swift FileHandle before the crash\n"]
             + (0..<2000).map { "filler line \($0) to push old bytes out of the 16 KiB tail\n" } + ["the last line before the crash\n"]
         XCTAssertEqual(tail.totalBytes, written.reduce(0) { $0 + $1.utf8.count }, "total_bytes counts every byte written")
         XCTAssertEqual(captured, written.joined(), "stderr.log has every byte, also those the crash drained from the pipe")
@@ -177,7 +178,9 @@ final class FileLogProcessTests: XCTestCase {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(sock.utf8)) }
-        XCTAssertEqual(withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }, 0)
+        XCTAssertEqual(
+            withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }, 0
+        )
         let o = try TestSupport.run(probe, ["journal", sock])
         XCTAssertEqual(o.exitCode, 0, o.description)
         var buf = [UInt8](repeating: 0, count: 65536)
@@ -187,8 +190,10 @@ final class FileLogProcessTests: XCTestCase {
         let text = String(decoding: d, as: UTF8.self)
         XCTAssertTrue(text.hasPrefix("MESSAGE\n"), "multi-line message in binary form")
         XCTAssertEqual(Array(d[8..<16]), [24, 0, 0, 0, 0, 0, 0, 0], "little-endian length of 'journal line\\nsecond line'")
-        for field in ["PRIORITY=4\n", "SYSLOG_IDENTIFIER=faultline-log-probe\n", "CODE_FILE=faultline_log_probe/main.swift\n",
-                      "FAULTLINE_ATTR_ORDER_ID=A-7\n", "FAULTLINE_ATTR_TRIES=3\n", "FAULTLINE_SUBSYSTEM=dev.faultline\n"] {
+        for field in [
+            "PRIORITY=4\n", "SYSLOG_IDENTIFIER=faultline-log-probe\n", "CODE_FILE=faultline_log_probe/main.swift\n",
+            "FAULTLINE_ATTR_ORDER_ID=A-7\n", "FAULTLINE_ATTR_TRIES=3\n", "FAULTLINE_SUBSYSTEM=dev.faultline\n"
+        ] {
             XCTAssertTrue(text.contains(field), field)
         }
     }

@@ -34,7 +34,10 @@ final class LoggerTests: XCTestCase {
         XCTAssertEqual(errors.messages, ["e", "c"])
         XCTAssertFalse(LevelFilterLogger(minimum: .error, NullLogger()).isEnabled(.critical))
         var built = 0
-        LevelFilterLogger(minimum: .error, all).info({ built += 1; return "skipped" }())
+        LevelFilterLogger(minimum: .error, all).info(
+            {
+                built += 1; return "skipped"
+            }())
         XCTAssertEqual(built, 0, "a disabled level must not build its message")
     }
 
@@ -79,8 +82,10 @@ final class LoggerTests: XCTestCase {
         // the integral/non-finite forms): random bit patterns, random short decimals, i * 0.1 and
         // values at the edges of the fast path's range.
         var rng = SystemRandomNumberGenerator()
-        var values: [Double] = [0.1, -0.1, 0.3, 1e-4, 9.999999999999999e-5, 1e-5, 999999999999999.9, 1e15 - 0.5, 1e15, 5e-324,
-                                .pi, -.pi, .ulpOfOne, 1 / 3, 2 / 3, 0.1 + 0.2, 1e300, .infinity, .nan, -0.0, 123456.789e-3]
+        var values: [Double] = [
+            0.1, -0.1, 0.3, 1e-4, 9.999999999999999e-5, 1e-5, 999999999999999.9, 1e15 - 0.5, 1e15, 5e-324,
+            .pi, -.pi, .ulpOfOne, 1 / 3, 2 / 3, 0.1 + 0.2, 1e300, .infinity, .nan, -0.0, 123456.789e-3
+        ]
         for i in 0..<20_000 { values.append(Double(i) * 0.1); values.append(Double(i) * 0.01 - 50) }
         for _ in 0..<100_000 {
             values.append(Double(bitPattern: rng.next()))
@@ -129,8 +134,9 @@ final class LoggerTests: XCTestCase {
     }
 
     func testLineFormatRoundTripsAwkwardMessages() throws {
-        let e = LogEvent(level: .warning, message: "tab\there\nnew line \\ back \u{1} ctl é",
-                         attributes: ["b": true, "a": "x\ty", "n": 3], traceID: "5c1f0e3a9b7d4e2f8a6c3b1d0e9f7a24")
+        let e = LogEvent(
+            level: .warning, message: "tab\there\nnew line \\ back \u{1} ctl é",
+            attributes: ["b": true, "a": "x\ty", "n": 3], traceID: "5c1f0e3a9b7d4e2f8a6c3b1d0e9f7a24")
         let text = LogLineFormat.withLine(e, pid: 42, maxBytes: 4096) { String(decoding: $0, as: UTF8.self) }
         XCTAssertTrue(text.hasSuffix("\n"))
         XCTAssertEqual(text.dropLast().filter { $0 == "\n" }.count, 0)

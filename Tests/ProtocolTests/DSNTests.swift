@@ -6,9 +6,11 @@ import XCTest
 
 final class DSNTests: XCTestCase {
     func testPlainDSNsSplitByHandAgreeWithURLComponents() throws {
-        let plain = ["http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1", "https://key@sentry.example.com/42",
-                     "http://key:secret@host/7", "https://k@h:443/a/b/c/9", "http://k@h/prefix/", "http://k@h:09/3",
-                     "http://k@h", "http://k.e-y_~@host-name.example/p.a_t~h/12", "https://K@H/1"]
+        let plain = [
+            "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1", "https://key@sentry.example.com/42",
+            "http://key:secret@host/7", "https://k@h:443/a/b/c/9", "http://k@h/prefix/", "http://k@h:09/3",
+            "http://k@h", "http://k.e-y_~@host-name.example/p.a_t~h/12", "https://K@H/1"
+        ]
         for s in plain {
             let parts = try XCTUnwrap(DSN.plainParts(s), s)
             let c = try XCTUnwrap(URLComponents(string: s), s)
@@ -17,8 +19,10 @@ final class DSNTests: XCTestCase {
     }
 
     func testAnythingElseIsLeftToURLComponents() {
-        for s in ["http://k%41@h/1", "http://k@[::1]:9/1", "http://k@h/1?x=1", "http://k@h/1#f", "HTTP://k@h/1", "http://h/1",
-                  "http://a@b@h/1", "http://k@h:/1", "http://k@h:x/1", "http://k@/1", "definitely not a dsn", "http://k@h/ü"] {
+        for s in [
+            "http://k%41@h/1", "http://k@[::1]:9/1", "http://k@h/1?x=1", "http://k@h/1#f", "HTTP://k@h/1", "http://h/1",
+            "http://a@b@h/1", "http://k@h:/1", "http://k@h:x/1", "http://k@/1", "definitely not a dsn", "http://k@h/ü"
+        ] {
             XCTAssertNil(DSN.plainParts(s), s)
         }
     }

@@ -15,9 +15,11 @@ final class SentryTimestampTests: XCTestCase {
     }
 
     func testMalformedAndHostileStringsAreNilWithoutReachingTheFormatter() {
-        let hostile = ["2026-11-30T12:00:00." + String(repeating: "6", count: 100) + "5+01:00",
-                       "2026-11-30T12:00:00.Z", "2026-11-30T12:00:00.1234567890Z", "２０２６-11-30T12:00:00Z",
-                       "2026-11-30 12:00:00Z", "2026-11-30T12:00:00+0100", "2026-11-30T12:00:00Zjunk", "", "2026"]
+        let hostile = [
+            "2026-11-30T12:00:00." + String(repeating: "6", count: 100) + "5+01:00",
+            "2026-11-30T12:00:00.Z", "2026-11-30T12:00:00.1234567890Z", "２０２６-11-30T12:00:00Z",
+            "2026-11-30 12:00:00Z", "2026-11-30T12:00:00+0100", "2026-11-30T12:00:00Zjunk", "", "2026"
+        ]
         for s in hostile { XCTAssertNil(SentryTimestamp.seconds(rfc3339: s), s) }
     }
 
@@ -63,8 +65,10 @@ final class SentryTimestampTests: XCTestCase {
         let base = 1_796_106_870.0  // 2026-12-01T06:34:30Z
         XCTAssertEqual(SwiftBacktraceLog.seconds(iso8601: "2026-12-01T06:34:30Z"), base)
         XCTAssertEqual(SwiftBacktraceLog.seconds(iso8601: "2026-12-01T06:34:30.554110Z")!, base + 0.55411, accuracy: 1e-6)
-        for bad in ["2026-12-01T06:34:30.5e300Z", "2026-12-01T06:34:30.5e400Z", "2026-12-01T06:34:30.5+01:00Z",
-                    "2026-12-01T06:34:30.Z", "2026-12-01T06:34:30.1234567890Z", "2026-12-01T06:34:30.-5Z"] {
+        for bad in [
+            "2026-12-01T06:34:30.5e300Z", "2026-12-01T06:34:30.5e400Z", "2026-12-01T06:34:30.5+01:00Z",
+            "2026-12-01T06:34:30.Z", "2026-12-01T06:34:30.1234567890Z", "2026-12-01T06:34:30.-5Z"
+        ] {
             XCTAssertNil(SwiftBacktraceLog.seconds(iso8601: bad), bad)
         }
     }

@@ -12,8 +12,10 @@ final class StackReadingTests: XCTestCase {
             if t.hasPrefix("0x") || t.hasPrefix("0X") { t = t.dropFirst(2) }
             return t.isEmpty ? nil : UInt64(t, radix: 16)
         }
-        var cases = ["0x0", "0X7f3a1ebcc7d7", "0xffffffffffffffff", "0x1ffffffffffffffff", "0x00000000000000001", "0x", "0xg1",
-                     " 0x10 ", "0x+1", "0x-0", "+0x1", "1a2b", "0x1a2B", "0x١٢", "", "x10", "00x1", "0x10\n"]
+        var cases = [
+            "0x0", "0X7f3a1ebcc7d7", "0xffffffffffffffff", "0x1ffffffffffffffff", "0x00000000000000001", "0x", "0xg1",
+            " 0x10 ", "0x+1", "0x-0", "+0x1", "1a2b", "0x1a2B", "0x١٢", "", "x10", "00x1", "0x10\n"
+        ]
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("0123456789abcdefABCDEFxX +-g ")
         for _ in 0..<20_000 {
@@ -29,7 +31,7 @@ final class StackReadingTests: XCTestCase {
         let map = DebugImageMap([
             DebugImage(codeFile: "/b", base: Address(0x5000), size: 0x1000, buildID: nil),
             DebugImage(codeFile: "/a", base: Address(0x1000), size: 0, buildID: nil),
-            DebugImage(codeFile: "/c", base: Address(0x9000), size: 0, buildID: nil),
+            DebugImage(codeFile: "/c", base: Address(0x9000), size: 0, buildID: nil)
         ])
         XCTAssertEqual(map.image(containing: 0x0fff)?.codeFile, nil)
         XCTAssertEqual(map.image(containing: 0x1000)?.codeFile, "/a")
@@ -41,8 +43,9 @@ final class StackReadingTests: XCTestCase {
     }
 
     func testDebugImageRoundTrip() throws {
-        let image = DebugImage(codeFile: "/usr/lib/x.so", base: Address(0x7f00_0000_0000), size: 0x2000,
-                               buildID: BuildID(hex: "00112233445566778899aabbccddeeff00112233"))
+        let image = DebugImage(
+            codeFile: "/usr/lib/x.so", base: Address(0x7f00_0000_0000), size: 0x2000,
+            buildID: BuildID(hex: "00112233445566778899aabbccddeeff00112233"))
         XCTAssertEqual(DebugImage(json: try JSONValue.parse(image.json.serialized())), image)
         XCTAssertEqual(image.json["debug_id"]?.stringValue, image.buildID?.debugID.description)
     }

@@ -35,7 +35,9 @@ final class HostileAnswerTests: XCTestCase {
 
     func testAnEndlessBodyIsCutAtTheCapAndTheConnectionClosed() throws {
         for declared in [nil, Int64(8) << 30] {
-            let server = try ScriptedHTTPServer { _ in .endless(200, headers: ["Retry-After": "7"], chunk: HostileAnswerTests.mebibyte, declaredLength: declared) }
+            let server = try ScriptedHTTPServer { _ in
+                .endless(200, headers: ["Retry-After": "7"], chunk: HostileAnswerTests.mebibyte, declaredLength: declared)
+            }
             let answer = try get(server)
             XCTAssertEqual(answer.status, 200)
             XCTAssertEqual(answer.header("Retry-After"), "7", "headers are read as before")
@@ -61,12 +63,31 @@ final class HostileAnswerTests: XCTestCase {
     func testAnAnswerCutOffAtTheCapStillCountsAsItsStatus() throws {
         let endless: (Int, [String: String]) -> ScriptedHTTPServer.Reply = { .endless($0, headers: $1, chunk: HostileAnswerTests.mebibyte) }
         let cases: [(ScriptedHTTPServer.Reply, check: (Flusher.Summary, Outbox) -> Void)] = [
-            (endless(200, [:]), { s, o in XCTAssertEqual(s.sent, 1); XCTAssertTrue(o.pending().isEmpty) }),
-            (endless(429, ["Retry-After": "30"]), { s, o in XCTAssertEqual(s.stoppedBy, "rate limit"); XCTAssertEqual(o.pending().count, 1) }),
+            (
+                endless(200, [:]),
+                { s, o in
+                    XCTAssertEqual(s.sent, 1); XCTAssertTrue(o.pending().isEmpty)
+                }
+            ),
+            (
+                endless(429, ["Retry-After": "30"]),
+                { s, o in
+                    XCTAssertEqual(s.stoppedBy, "rate limit"); XCTAssertEqual(o.pending().count, 1)
+                }
+            ),
             (endless(200, ["X-Sentry-Rate-Limits": "60:error:key"]), { s, o in XCTAssertEqual(s.sent, 1) }),
-            (.bytes(400, body: Data(repeating: 0x7b, count: 10 << 20)), { s, o in
-                XCTAssertEqual(s.dropped, 1); XCTAssertEqual(o.droppedCounts[.rejectedByServer], 1) }),
-            (endless(503, [:]), { s, o in XCTAssertEqual(s.stoppedBy, "retries exhausted"); XCTAssertEqual(o.pending().count, 1) }),
+            (
+                .bytes(400, body: Data(repeating: 0x7b, count: 10 << 20)),
+                { s, o in
+                    XCTAssertEqual(s.dropped, 1); XCTAssertEqual(o.droppedCounts[.rejectedByServer], 1)
+                }
+            ),
+            (
+                endless(503, [:]),
+                { s, o in
+                    XCTAssertEqual(s.stoppedBy, "retries exhausted"); XCTAssertEqual(o.pending().count, 1)
+                }
+            )
         ]
         for (n, (reply, check)) in cases.enumerated() {
             let server = try ScriptedHTTPServer { _ in reply }
@@ -100,8 +121,9 @@ final class HostileAnswerTests: XCTestCase {
             clock.advance(Backoff.cap)
             server.setScript { _ in .status(200) }
             XCTAssertEqual(flusher.flushOnce().sent, 10, "\(status): all ten, once the server answers")
-            XCTAssertEqual(server.requests.compactMap { try? Envelope.parse($0.body).eventID }.dropFirst(),
-                           (0..<10).map { String(format: "%032x", $0) }[...], "in order")
+            XCTAssertEqual(
+                server.requests.compactMap { try? Envelope.parse($0.body).eventID }.dropFirst(),
+                (0..<10).map { String(format: "%032x", $0) }[...], "in order")
             XCTAssertNil(outbox.droppedCounts[.rejectedByServer])
             XCTAssertEqual(elsewhere.connectionCount, 0, "\(status): nothing went to the Location")
             XCTAssertTrue(elsewhere.requests.allSatisfy { $0.headers["x-sentry-auth"] == nil })
@@ -116,9 +138,10 @@ final class HostileAnswerTests: XCTestCase {
         let archive = archives + "/app.2026-12-01T00-00-00.log.gz"
         FileManager.default.createFile(atPath: archive, contents: Deflate.gzip(Data("a line\n".utf8)))
         let dropped = Mutex(0)
-        let uploader = ArchiveUploader(directory: archives, dsn: try DSN(parsing: server.dsn()), metadata: .init(installID: "i", appID: nil, release: nil),
-                                       transport: HTTPTransport(dsn: try DSN(parsing: server.dsn()), timeout: 5), clock: TestClock(),
-                                       drop: { n in dropped.withLock { $0 += n } })
+        let uploader = ArchiveUploader(
+            directory: archives, dsn: try DSN(parsing: server.dsn()), metadata: .init(installID: "i", appID: nil, release: nil),
+            transport: HTTPTransport(dsn: try DSN(parsing: server.dsn()), timeout: 5), clock: TestClock(),
+            drop: { n in dropped.withLock { $0 += n } })
         XCTAssertEqual(uploader.pass().stoppedBy, "backoff")
         XCTAssertTrue(FileManager.default.fileExists(atPath: archive), "the archive is kept")
         XCTAssertEqual(dropped.withLock { $0 }, 0)

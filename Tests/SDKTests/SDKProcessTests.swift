@@ -39,7 +39,8 @@ final class SDKProcessTests: XCTestCase {
         let refused = try RefusingPort()
         defer { refused.close() }
         let refusedPort = refused.port
-        var addr = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var addr = sockaddr_in(
+            sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let stalled = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(stalled) }
@@ -99,8 +100,9 @@ final class SDKProcessTests: XCTestCase {
         let server = try ScriptedHTTPServer()
         let crash = try run("segv", dsn: server.dsn())
         XCTAssertEqual(crash.signal, SIGSEGV)
-        let crashID = try XCTUnwrap(TestSupport.files(in: dataDir + "/crashes", suffix: ".crash.json").first
-            .map { try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: $0))).eventID })
+        let crashID = try XCTUnwrap(
+            TestSupport.files(in: dataDir + "/crashes", suffix: ".crash.json").first
+                .map { try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: $0))).eventID })
         let next = try run("none", dsn: server.dsn())
         XCTAssertEqual(next.exitCode, 0, next.description)
         let fatal = items(server, type: "event").filter { $0["level"]?.stringValue == "fatal" }
@@ -190,8 +192,9 @@ final class SDKProcessTests: XCTestCase {
         p.waitUntilExit()
         XCTAssertEqual(p.terminationReason, .uncaughtSignal)
         XCTAssertEqual(p.terminationStatus, SIGTERM)
-        XCTAssertEqual(items(server, type: "log").flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["body"]?.stringValue },
-                       ["waiting for SIGTERM"])
+        XCTAssertEqual(
+            items(server, type: "log").flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["body"]?.stringValue },
+            ["waiting for SIGTERM"])
         XCTAssertEqual(items(server, type: "session").last?["status"]?.stringValue, "exited")
     }
 
@@ -209,9 +212,11 @@ final class SDKProcessTests: XCTestCase {
     /// Runs the crasher's `flush-report-memory` against `server`, its VmHWM read while it runs
     /// (killed past 1 GiB, so a regression fails here rather than exhausting the machine).
     func peakMemoryOfAFlush(against server: ScriptedHTTPServer) throws -> (PeakMemory.Measured, peak: Int) {
-        let m = try PeakMemory.run(crasher, ["flush-report-memory", "--data-dir", dataDir, "--dsn", server.dsn()],
-                                   environment: ["SWIFT_BACKTRACE": "enable=no"], limit: 1 << 30, timeout: 60)
-        let reported = m.outcome.stdout.split(separator: "\n").first { $0.hasPrefix("peak_rss_kib ") }
+        let m = try PeakMemory.run(
+            crasher, ["flush-report-memory", "--data-dir", dataDir, "--dsn", server.dsn()],
+            environment: ["SWIFT_BACKTRACE": "enable=no"], limit: 1 << 30, timeout: 60)
+        let reported =
+            m.outcome.stdout.split(separator: "\n").first { $0.hasPrefix("peak_rss_kib ") }
             .flatMap { Int($0.split(separator: " ")[1]) }.map { $0 * 1024 } ?? 0
         return (m, max(m.observedPeak, reported))
     }

@@ -12,8 +12,9 @@ final class SwiftBacktracePickupTests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(atPath: work) }
 
     func launch(logs: String, dsn: String) throws -> TestSupport.Outcome {
-        try TestSupport.run(crasher, ["none", "--data-dir", work + "/data", "--dsn", dsn, "--swift-backtrace-dir", logs],
-                            environment: ["SWIFT_BACKTRACE": "enable=no"])
+        try TestSupport.run(
+            crasher, ["none", "--data-dir", work + "/data", "--dsn", dsn, "--swift-backtrace-dir", logs],
+            environment: ["SWIFT_BACKTRACE": "enable=no"])
     }
 
     func events(_ server: ScriptedHTTPServer) -> [JSONValue] {

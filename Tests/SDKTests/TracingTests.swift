@@ -7,7 +7,7 @@ import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import XCTest
 
@@ -93,7 +93,7 @@ final class TracingTests: XCTestCase {
             "wrong separators": "00_\(tid)_\(sid)_01",
             "empty": "",
             "absent": nil,
-            "two headers joined": "\(valid),\(valid)",
+            "two headers joined": "\(valid),\(valid)"
         ]
         for (why, header) in malformed {
             XCTAssertNil(header.flatMap { Traceparent(parsing: $0) }, why)
@@ -220,7 +220,9 @@ final class TracingTests: XCTestCase {
             XCTFail("rethrows")
         } catch let e as BoxedError { XCTAssertTrue(e === thrown) }
         do {
-            try await Trace.withSpan("async-fails") { _ in try await Task.sleep(nanoseconds: 1000); throw thrown }
+            try await Trace.withSpan("async-fails") { _ in
+                try await Task.sleep(nanoseconds: 1000); throw thrown
+            }
             XCTFail("rethrows")
         } catch let e as BoxedError { XCTAssertTrue(e === thrown) }
         let t = try queuedTransactions()
@@ -287,7 +289,9 @@ final class TracingTests: XCTestCase {
         Log.bootstrap(sink)
         defer { Log.bootstrap(NullLogger()) }
         Log.info("outside")
-        let id = Trace.withSpan("log-ids") { span in Log.info("inside"); return span.context.spanID.hex }
+        let id = Trace.withSpan("log-ids") { span in
+            Log.info("inside"); return span.context.spanID.hex
+        }
         let events = sink.events
         XCTAssertNil(events.first { $0.message == "outside" }?.spanID)
         XCTAssertEqual(events.first { $0.message == "inside" }?.spanID, id)
@@ -320,8 +324,9 @@ final class TracingTests: XCTestCase {
                 var preset = URLRequest(url: URL(string: base + "/preset")!)
                 preset.setValue("00-11111111111111111111111111111111-2222222222222222-01", forHTTPHeaderField: "traceparent")
                 let (kept, _) = try await session.data(for: preset)
-                XCTAssertTrue(String(decoding: kept, as: UTF8.self).hasPrefix("00-11111111111111111111111111111111-2222222222222222-01"),
-                              "an existing header is never overwritten")
+                XCTAssertTrue(
+                    String(decoding: kept, as: UTF8.self).hasPrefix("00-11111111111111111111111111111111-2222222222222222-01"),
+                    "an existing header is never overwritten")
                 let (_, missing) = try await session.data(from: URL(string: base + "/missing")!)
                 XCTAssertEqual((missing as? HTTPURLResponse)?.statusCode, 404)
             }
@@ -334,7 +339,8 @@ final class TracingTests: XCTestCase {
         XCTAssertEqual(echo["data"]?["http.response.status_code"]?.int64Value, 200)
         let missing = try XCTUnwrap(spans.first { $0["description"]?.stringValue?.hasSuffix("/missing") == true })
         XCTAssertEqual(missing["status"]?.stringValue, "not_found")
-        XCTAssertEqual(server.requests.first { $0.path.hasPrefix("/echo") }?.headers["traceparent"]?.contains(echo["span_id"]?.stringValue ?? "?"), true,
-                       "the header names the http.client span")
+        XCTAssertEqual(
+            server.requests.first { $0.path.hasPrefix("/echo") }?.headers["traceparent"]?.contains(echo["span_id"]?.stringValue ?? "?"), true,
+            "the header names the http.client span")
     }
 }

@@ -11,7 +11,11 @@ import XCTest
 final class TestClock: SDKClock, @unchecked Sendable {
     private let state = Mutex<(now: Double, sleeps: [Double])>((1_000_000, []))
     func now() -> Double { state.withLock { $0.now } }
-    func sleep(seconds: Double) { state.withLock { $0.now += seconds; $0.sleeps.append(seconds) } }
+    func sleep(seconds: Double) {
+        state.withLock {
+            $0.now += seconds; $0.sleeps.append(seconds)
+        }
+    }
     func advance(_ s: Double) { state.withLock { $0.now += s } }
     var sleeps: [Double] { state.withLock { $0.sleeps } }
 }
@@ -101,8 +105,9 @@ final class TransportTests: XCTestCase {
         outbox.enqueue(event(1))
         let logs: JSONValue = ["items": .array((0..<20).map { ["body": .string("line \($0)")] })]
         for _ in 0..<5 { outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: logs.serialized())])) }
-        XCTAssertTrue(outbox.pending().contains { $0.path.hasSuffix(String(format: "%032x", 1) + ".envelope") },
-                      "the oldest envelope, an event, survives while logs are evicted")
+        XCTAssertTrue(
+            outbox.pending().contains { $0.path.hasSuffix(String(format: "%032x", 1) + ".envelope") },
+            "the oldest envelope, an event, survives while logs are evicted")
         XCTAssertGreaterThan(outbox.droppedCounts[.queueOverflow] ?? 0, 0)
     }
 
@@ -143,8 +148,14 @@ final class TransportTests: XCTestCase {
         }
         let (outbox, flusher, _) = try make(server)
         let logs: [JSONValue] = (0..<100).map { ["body": .string("line \($0)")] }
-        outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: JSONValue.object(["items": .array(logs)]).serialized(),
-                                                                   extra: ["item_count": 100])]))
+        outbox.enqueue(
+            Envelope(
+                header: [:],
+                items: [
+                    Envelope.Item(
+                        type: "log", payload: JSONValue.object(["items": .array(logs)]).serialized(),
+                        extra: ["item_count": 100])
+                ]))
         _ = flusher.flushOnce()
         let delivered = server.requests.filter { _ in true }.compactMap { try? Envelope.parse($0.body) }
             .filter { ($0.items.first?.header["item_count"]?.int64Value ?? 0) <= 25 }
@@ -243,8 +254,9 @@ final class TransportTests: XCTestCase {
         XCTAssertLessThan(written, 20, "the disk filled up")
         XCTAssertEqual(written + (outbox.droppedCounts[.diskWriteFailed] ?? 0), 20, "every envelope is either on disk or counted")
         XCTAssertEqual(outbox.pending().count, written)
-        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/outbox").allSatisfy { !$0.hasSuffix(".tmp") },
-                      "a failed write leaves no partial file behind")
+        XCTAssertTrue(
+            try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/outbox").allSatisfy { !$0.hasSuffix(".tmp") },
+            "a failed write leaves no partial file behind")
     }
 
     func testDSNParsingAndServerTokenRefusal() throws {

@@ -20,12 +20,14 @@ final class AlertPagesTests: XCTestCase {
         let refused = server.postForm("/ui/projects/default/alerts/add", login, ["_csrf": login.csrf, "channel": "webhook", "target": "file:///etc/passwd"])
         XCTAssertEqual(refused.status, 400)
         XCTAssertTrue(refused.text.contains("http:// or https://"), refused.text)
-        let added = server.postForm("/ui/projects/default/alerts/add", login,
-                                    ["_csrf": login.csrf, "channel": "webhook", "target": "http://127.0.0.1:\(hook.port)/in", "on": "new-issue,frequency:10/5"])
+        let added = server.postForm(
+            "/ui/projects/default/alerts/add", login,
+            ["_csrf": login.csrf, "channel": "webhook", "target": "http://127.0.0.1:\(hook.port)/in", "on": "new-issue,frequency:10/5"])
         XCTAssertEqual(added.status, 303, added.text)
         page = server.page("/ui/projects/default/alerts", login)
         XCTAssertTrue(page.text.contains("new-issue, frequency:10/5"), page.text)
-        let rule = try XCTUnwrap(try server.server.alerts.map { try AlertAdministration(store: server.server.store, database: $0.database).rules(project: nil) }?.first)
+        let rule = try XCTUnwrap(
+            try server.server.alerts.map { try AlertAdministration(store: server.server.store, database: $0.database).rules(project: nil) }?.first)
         XCTAssertEqual(server.postForm("/ui/projects/default/alerts/test", login, ["_csrf": login.csrf, "rule": String(rule.id)]).status, 303)
         XCTAssertEqual(server.postForm("/ui/projects/default/alerts/test", login, ["rule": String(rule.id)]).status, 403, "no CSRF token, no test")
         server.server.alerts?.dispatcher.sendDue()

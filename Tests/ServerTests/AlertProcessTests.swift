@@ -16,23 +16,27 @@ enum AlertProcessSupport {
     }
 
     static func addRule(dataDir: String, databaseArguments: [String], hook: UInt16) throws {
-        let o = try TestSupport.run(TestSupport.product("faultline"), ["alerts", "--data-dir", dataDir] + databaseArguments
-            + ["add", "--project", "default", "--webhook", "http://127.0.0.1:\(hook)/alerts", "--on", "new-issue"])
+        let o = try TestSupport.run(
+            TestSupport.product("faultline"),
+            ["alerts", "--data-dir", dataDir] + databaseArguments
+                + ["add", "--project", "default", "--webhook", "http://127.0.0.1:\(hook)/alerts", "--on", "new-issue"])
         XCTAssertEqual(o.exitCode, 0, o.description)
     }
 
     static func sendIssues(port: UInt16, projectID: String, key: String, functions: [String]) {
         for fn in functions {
             let body = TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20], functions: ["main", fn]))
-            let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(projectID)/envelope/",
-                                 headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(key)"], body: body)
+            let r = RawHTTP.send(
+                port: port, method: "POST", path: "/api/\(projectID)/envelope/",
+                headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(key)"], body: body)
             XCTAssertEqual(r.status, 200, r.text)
         }
     }
 
     static func deliveries(port: UInt16, token: String) -> [JSONValue] {
-        let r = RawHTTP.send(port: port, method: "GET", path: "/api/0/projects/faultline/default/alerts/deliveries/",
-                             headers: ["Authorization": "Bearer \(token)"])
+        let r = RawHTTP.send(
+            port: port, method: "GET", path: "/api/0/projects/faultline/default/alerts/deliveries/",
+            headers: ["Authorization": "Bearer \(token)"])
         return (try? JSONValue.parse(r.body).arrayValue) ?? nil ?? []
     }
 

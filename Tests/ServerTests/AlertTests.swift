@@ -46,8 +46,9 @@ final class AlertTests: XCTestCase {
     }
 
     func addRule(_ server: TestServer, _ body: JSONValue) throws -> Int64 {
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
-                             headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: Data(body.jsonString.utf8))
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
+            headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: Data(body.jsonString.utf8))
         XCTAssertEqual(r.status, 201, r.text)
         return try JSONValue.parse(r.body)["id"]?.int64Value ?? 0
     }
@@ -58,9 +59,12 @@ final class AlertTests: XCTestCase {
         let (port, key, project) = (server.port, server.publicKey, server.projectID)
         DispatchQueue.concurrentPerform(iterations: min(8, count)) { worker in
             for i in stride(from: worker, to: count, by: 8) {
-                let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(project)/envelope/",
-                                     headers: ["Content-Type": "application/x-sentry-envelope",
-                                               "X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=tests/1.0, sentry_key=\(key)"], body: bodies[i])
+                let r = RawHTTP.send(
+                    port: port, method: "POST", path: "/api/\(project)/envelope/",
+                    headers: [
+                        "Content-Type": "application/x-sentry-envelope",
+                        "X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=tests/1.0, sentry_key=\(key)"
+                    ], body: bodies[i])
                 if r.status != 200 { failures.withLock { $0.append("\(r.status) \(r.text)") } }
             }
         }
@@ -165,8 +169,10 @@ final class AlertTests: XCTestCase {
         let server = try makeServer()
         defer { server.stop() }
         for bad in ["file:///etc/passwd", "gopher://127.0.0.1/", "ftp://127.0.0.1/x", "http://", "javascript:alert(1)"] {
-            let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
-                                 headers: ["Authorization": "Bearer \(server.token)"], body: Data(JSONValue.object(["channel": "webhook", "target": .string(bad)]).jsonString.utf8))
+            let r = RawHTTP.send(
+                port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
+                headers: ["Authorization": "Bearer \(server.token)"],
+                body: Data(JSONValue.object(["channel": "webhook", "target": .string(bad)]).jsonString.utf8))
             XCTAssertEqual(r.status, 400, "\(bad): \(r.text)")
         }
         hook.setScript { _ in .status(503, body: String(repeating: "x", count: 1 << 20)) }
@@ -242,8 +248,10 @@ final class AlertTests: XCTestCase {
         defer { server.stop() }
         _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "crash-free:95/60"])
         func session(_ release: String, crashed: Bool) -> Envelope.Item {
-            let payload: JSONValue = ["sid": .string(UUID().uuidString.lowercased()), "init": true, "status": .string(crashed ? "crashed" : "exited"),
-                                      "started": .string(SentryTimestamp.rfc3339(Date().timeIntervalSince1970)), "attrs": ["release": .string(release)]]
+            let payload: JSONValue = [
+                "sid": .string(UUID().uuidString.lowercased()), "init": true, "status": .string(crashed ? "crashed" : "exited"),
+                "started": .string(SentryTimestamp.rfc3339(Date().timeIntervalSince1970)), "attrs": ["release": .string(release)]
+            ]
             return Envelope.Item(type: "session", payload: payload.serialized())
         }
         for (release, crashed) in [("app@1.0", 2), ("app@2.0", 0)] {

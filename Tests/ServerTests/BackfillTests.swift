@@ -28,8 +28,9 @@ final class BackfillTests: XCTestCase {
         let deadline = Date().addingTimeInterval(30)
         var issues: [JSONValue] = []
         while Date() < deadline {
-            let r = RawHTTP.send(port: restarted.port, method: "GET", path: "/api/0/projects/faultline/\(project)/issues/",
-                                 headers: ["Authorization": "Bearer \(token)"])
+            let r = RawHTTP.send(
+                port: restarted.port, method: "GET", path: "/api/0/projects/faultline/\(project)/issues/",
+                headers: ["Authorization": "Bearer \(token)"])
             issues = (try? JSONValue.parse(r.body))?.arrayValue ?? []
             if issues.count == 1, issues[0]["symbolicated"]?.boolValue == true { break }
             usleep(50_000)
@@ -37,7 +38,6 @@ final class BackfillTests: XCTestCase {
         XCTAssertEqual(issues.count, 1)
         XCTAssertEqual(issues.first?["symbolicated"]?.boolValue, true, "the restart finished the lost backfill: \(issues)")
     }
-
 
     func testLateDebugFileResymbolicatesAndRegroupsEveryOccurrence() throws {
         let server = try TestServer()
@@ -54,8 +54,9 @@ final class BackfillTests: XCTestCase {
         for i in 0..<n {
             var event = Fixtures.crashEvent(program, release: "fixture@\(i % 2)")
             if i % 3 == 0 {
-                event = TestEvents.native(buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
-                                          offsets: [main + 8, middle + 4, leaf + 1], release: "fixture@\(i % 2)")
+                event = TestEvents.native(
+                    buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
+                    offsets: [main + 8, middle + 4, leaf + 1], release: "fixture@\(i % 2)")
             }
             XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event)).status, 200)
         }
@@ -122,13 +123,14 @@ final class BackfillTests: XCTestCase {
         let main = try XCTUnwrap(program.symbols["main"])
         func send(_ offsets: [UInt64], _ count: Int) {
             for _ in 0..<count {
-                let e = TestEvents.native(buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
-                                          offsets: offsets, functions: ["app_main", "app_crash"])
+                let e = TestEvents.native(
+                    buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
+                    offsets: offsets, functions: ["app_main", "app_crash"])
                 XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
             }
         }
-        send([main + 8, leaf], 7)          // really main → leaf
-        send([main + 8, middle + 4], 5)    // really main → middle
+        send([main + 8, leaf], 7)  // really main → leaf
+        send([main + 8, middle + 4], 5)  // really main → middle
         try server.waitUntilIdle()
         let before = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
         XCTAssertEqual(before.count, 1)

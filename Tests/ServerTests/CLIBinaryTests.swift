@@ -25,8 +25,9 @@ final class CLIBinaryTests: XCTestCase {
 
     func testTheFaultlineBinariesDefineNoneOfTheSDKsInterposers() throws {
         for binary in ["faultline", "faultline-server"] {
-            XCTAssertEqual(try definedInterposers(TestSupport.product(binary)), [],
-                           "the \(binary) executable links the SDK's crash core; depend on FaultlineCrashPickup, not Faultline")
+            XCTAssertEqual(
+                try definedInterposers(TestSupport.product(binary)), [],
+                "the \(binary) executable links the SDK's crash core; depend on FaultlineCrashPickup, not Faultline")
         }
     }
 
@@ -47,7 +48,8 @@ final class CLIBinaryTests: XCTestCase {
         let faultline = TestSupport.product("faultline")
         let libraries = try TestSupport.shell("ldd '\(faultline)'")
         for full in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"] {
-            XCTAssertFalse(libraries.contains(full), "faultline links \(full): a module it depends on imports Foundation, not FoundationEssentials\n\(libraries)")
+            XCTAssertFalse(
+                libraries.contains(full), "faultline links \(full): a module it depends on imports Foundation, not FoundationEssentials\n\(libraries)")
         }
         // A statically linked build has no libraries to list, but CoreFoundation's constructor
         // (the symbol table must be there for this to mean anything: our own entry point is).

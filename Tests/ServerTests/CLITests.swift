@@ -14,7 +14,8 @@ final class CLITests: XCTestCase {
         // No data yet: an input error, not a crash.
         XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir + "/none", "list"]).exitCode, 3)
 
-        let created = try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["--url", "http://127.0.0.1:9999", "create", "My App", "--app-id", "com.example.app"])
+        let created = try TestSupport.run(
+            exe, ["projects", "--data-dir", dir] + db + ["--url", "http://127.0.0.1:9999", "create", "My App", "--app-id", "com.example.app"])
         XCTAssertEqual(created.exitCode, 0, created.description)
         let dsnLine = try XCTUnwrap(created.stdout.split(separator: "\n").first { $0.hasPrefix("DSN: ") })
         let dsn = try DSN(parsing: String(dsnLine.dropFirst(5)))
@@ -37,9 +38,10 @@ final class CLITests: XCTestCase {
         defer { server.stop() }
         let t = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/api/0/projects/", headers: ["Authorization": "Bearer \(t)"]).status, 200)
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
-                             headers: ["X-Sentry-Auth": dsn.authHeader(client: "cli-test/1")],
-                             body: TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.example.app")))
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": dsn.authHeader(client: "cli-test/1")],
+            body: TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.example.app")))
         XCTAssertEqual(r.status, 200, r.text)
     }
 

@@ -40,15 +40,20 @@ final class ClusterTests: XCTestCase {
         }
 
         func send(_ event: JSONValue, to port: UInt16) -> RawHTTP.Response {
-            RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
-                         headers: ["Content-Type": "application/x-sentry-envelope",
-                                   "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"],
-                         body: TestEvents.envelope(event))
+            RawHTTP.send(
+                port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                headers: [
+                    "Content-Type": "application/x-sentry-envelope",
+                    "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"
+                ],
+                body: TestEvents.envelope(event))
         }
     }
 
     /// Waits until every stored occurrence of the project is grouped.
-    func waitGrouped(_ store: PostgresStore, project: Int64, atLeast: Int, timeout: TimeInterval = 90) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
+    func waitGrouped(_ store: PostgresStore, project: Int64, atLeast: Int, timeout: TimeInterval = 90) throws -> (
+        occurrences: Int64, processed: Int64, issues: Int64
+    ) {
         let deadline = Date().addingTimeInterval(timeout)
         var c = try store.counts(projectID: project)
         while Date() < deadline, c.processed < c.occurrences || c.occurrences < Int64(atLeast) {
@@ -82,8 +87,9 @@ final class ClusterTests: XCTestCase {
             DispatchQueue.global().async(group: group) {
                 for i in stride(from: worker, to: stacks, by: 4) {
                     let offsets = [main + UInt64(i % 8) + 1] + Array(repeating: middle + 4, count: 1 + i / 8) + [leaf]
-                    let event = TestEvents.native(buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
-                                                  offsets: offsets, release: "r1")
+                    let event = TestEvents.native(
+                        buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
+                        offsets: offsets, release: "r1")
                     if cluster.send(event, to: cluster.ports[i % 2]).status != 200 { refused.lock.lock(); refused.n += 1; refused.lock.unlock() }
                 }
             }
@@ -162,8 +168,9 @@ final class ClusterTests: XCTestCase {
             var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file_gzip\"; filename=\"\(sha)\"\r\n\r\n".utf8)
             body.append(Deflate.gzip(chunk)!)
             body.append(Data("\r\n--\(boundary)--\r\n".utf8))
-            let r = RawHTTP.send(port: cluster.ports[i], method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
-                                 headers: ["Authorization": "Bearer \(cluster.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
+            let r = RawHTTP.send(
+                port: cluster.ports[i], method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+                headers: ["Authorization": "Bearer \(cluster.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
             XCTAssertEqual(r.status, 200, r.text)
         }
         let checksum = SHA1Hash.hex(file)
@@ -171,8 +178,9 @@ final class ClusterTests: XCTestCase {
         var state: String?
         let deadline = Date().addingTimeInterval(60)
         repeat {  // polled as sentry-cli polls: "created"/"assembling" until "ok" or "error"
-            let r = RawHTTP.send(port: cluster.ports[2], method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                                 headers: ["Authorization": "Bearer \(cluster.token)"], body: spec.serialized())
+            let r = RawHTTP.send(
+                port: cluster.ports[2], method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                headers: ["Authorization": "Bearer \(cluster.token)"], body: spec.serialized())
             state = r.json?[checksum]?["state"]?.stringValue
             if state == "ok" || state == "error" || state == "not_found" { break }
             usleep(100_000)
@@ -192,8 +200,9 @@ final class ClusterTests: XCTestCase {
                 var n = 0
                 while Date() < stopAt {
                     let id = TestEvents.eventID()
-                    let event = TestEvents.native(eventID: id, buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture",
-                                                  base: 0x5600_0000_0000, offsets: [UInt64(0x40 + (worker * 7 + n) % 13)])
+                    let event = TestEvents.native(
+                        eventID: id, buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture",
+                        base: 0x5600_0000_0000, offsets: [UInt64(0x40 + (worker * 7 + n) % 13)])
                     let r = cluster.send(event, to: cluster.ports[(worker + n) % 3])
                     tally.lock.lock()
                     if r.status == 200 { tally.acked.append(id) } else { tally.failed += 1 }
@@ -214,8 +223,9 @@ final class ClusterTests: XCTestCase {
         // Every acknowledged event is readable through a surviving node, and the survivors group
         // what the dead node had stored but not grouped.
         for id in acked {
-            let r = RawHTTP.send(port: cluster.ports[0], method: "GET", path: "/api/0/projects/faultline/\(cluster.dsn.projectID)/events/\(id)/",
-                                 headers: ["Authorization": "Bearer \(cluster.token)"])
+            let r = RawHTTP.send(
+                port: cluster.ports[0], method: "GET", path: "/api/0/projects/faultline/\(cluster.dsn.projectID)/events/\(id)/",
+                headers: ["Authorization": "Bearer \(cluster.token)"])
             XCTAssertEqual(r.status, 200, "acknowledged event \(id) is missing after the kill -9 of a node")
         }
         let counts = try waitGrouped(store, project: project, atLeast: acked.count)

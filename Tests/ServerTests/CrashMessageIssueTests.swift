@@ -9,8 +9,9 @@ final class CrashMessageIssueTests: XCTestCase {
     func testIssueTitleShowsTheMessageAndVaryingMessagesShareOneIssue() throws {
         let dir = TestSupport.makeTemporaryDirectory("crash-message")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let o = try TestSupport.run(TestSupport.product("faultline-crasher"), ["cxx-throw", "--data-dir", dir],
-                                    environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let o = try TestSupport.run(
+            TestSupport.product("faultline-crasher"), ["cxx-throw", "--data-dir", dir],
+            environment: ["SWIFT_BACKTRACE": "enable=no"])
         XCTAssertEqual(o.signal, SIGABRT, o.description)
         let path = try XCTUnwrap(TestSupport.files(in: dir + "/crashes", suffix: ".crash.json").first, "the crash left a report")
         let report = try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: path)))

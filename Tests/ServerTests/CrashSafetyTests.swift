@@ -15,7 +15,9 @@ final class CrashSafetyTests: XCTestCase {
             out = dataDir + "-stdout-\(UUID().uuidString.prefix(6))"
             FileManager.default.createFile(atPath: out, contents: nil)
             process.executableURL = URL(fileURLWithPath: TestSupport.product("faultline"))
-            process.arguments = ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"] + (try TestDatabase.serveArguments(dataDirectory: dataDir)) + extra
+            process.arguments =
+                ["serve", "--data-dir", dataDir, "--port", "0", "--durability", "full", "--install-cap", "0"]
+                + (try TestDatabase.serveArguments(dataDirectory: dataDir)) + extra
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -29,7 +31,8 @@ final class CrashSafetyTests: XCTestCase {
                 usleep(20_000)
             }
             struct DidNotStart: Error, CustomStringConvertible { let description: String }
-            throw DidNotStart(description: "faultline serve did not start within \(timeout) s; its output: " + ((try? String(contentsOfFile: out, encoding: .utf8)) ?? ""))
+            throw DidNotStart(
+                description: "faultline serve did not start within \(timeout) s; its output: " + ((try? String(contentsOfFile: out, encoding: .utf8)) ?? ""))
         }
         func port(_ banner: String) -> UInt16? {
             guard let r = banner.range(of: "127.0.0.1:") else { return nil }
@@ -59,8 +62,9 @@ final class CrashSafetyTests: XCTestCase {
                 while Date() < stopAt.addingTimeInterval(1.0) {
                     let id = TestEvents.eventID()
                     let env = TestEvents.envelope(TestEvents.native(eventID: id, offsets: [UInt64(worker * 16 + n % 7) + 1]))
-                    let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
-                                         headers: ["X-Sentry-Auth": dsn.authHeader(client: "kill9/1")], body: env)
+                    let r = RawHTTP.send(
+                        port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                        headers: ["X-Sentry-Auth": dsn.authHeader(client: "kill9/1")], body: env)
                     tally.lock.lock()
                     if r.status == 200 { tally.acked.append(id) } else { tally.failed += 1 }
                     tally.lock.unlock()
@@ -83,16 +87,20 @@ final class CrashSafetyTests: XCTestCase {
         let port2 = try XCTUnwrap(second.port(banner2))
         defer { second.process.terminate(); second.process.waitUntilExit() }
         for id in ackedIDs {
-            let r = RawHTTP.send(port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/events/\(id)/",
-                                 headers: ["Authorization": "Bearer \(token)"])
+            let r = RawHTTP.send(
+                port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/events/\(id)/",
+                headers: ["Authorization": "Bearer \(token)"])
             XCTAssertEqual(r.status, 200, "acknowledged event \(id) is missing after kill -9")
         }
         // Everything stored gets grouped after the restart.
         let deadline = Date().addingTimeInterval(30)
         var project: JSONValue = .null
         while Date() < deadline {
-            project = RawHTTP.send(port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/",
-                                   headers: ["Authorization": "Bearer \(token)"]).json ?? .null
+            project =
+                RawHTTP.send(
+                    port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/",
+                    headers: ["Authorization": "Bearer \(token)"]
+                ).json ?? .null
             if let o = project["occurrences"]?.int64Value, o == project["processed"]?.int64Value { break }
             usleep(50_000)
         }
@@ -108,9 +116,10 @@ final class CrashSafetyTests: XCTestCase {
         let port = try XCTUnwrap(serve.port(banner))
         let dsn = try DSN(parsing: String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
         for i in 0..<40 {
-            let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
-                                 headers: ["X-Sentry-Auth": dsn.authHeader(client: "sigterm/1")],
-                                 body: TestEvents.envelope(TestEvents.native(offsets: [UInt64(i % 4) + 1])))
+            let r = RawHTTP.send(
+                port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                headers: ["X-Sentry-Auth": dsn.authHeader(client: "sigterm/1")],
+                body: TestEvents.envelope(TestEvents.native(offsets: [UInt64(i % 4) + 1])))
             XCTAssertEqual(r.status, 200)
         }
         kill(serve.process.processIdentifier, SIGTERM)

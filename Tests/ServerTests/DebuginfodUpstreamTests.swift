@@ -35,7 +35,9 @@ final class DebuginfodUpstreamTests: XCTestCase {
         let served = work + "/served"
         try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
         let program = try Fixtures.buildProgram(in: served)
-        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served) else {
+            throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it")
+        }
         defer { upstream.stop() }
         XCTAssertTrue(upstream.waitUntilServes(program.buildID), "debuginfod never served the fixture:\n\(upstream.log)")
 
@@ -75,18 +77,24 @@ final class DebuginfodUpstreamTests: XCTestCase {
         let served = work + "/served", later = work + "/later"
         for d in [served, later] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
         let program = try Fixtures.buildProgram(in: later)
-        guard let upstream = try ElfutilsDebuginfod(serving: served, rescanSeconds: 1) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served, rescanSeconds: 1) else {
+            throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it")
+        }
         defer { upstream.stop() }
         XCTAssertTrue(upstream.waitUntilUp(), upstream.log)
 
         let retry: TimeInterval = 4
-        let server = try TestServer { $0.debuginfodUpstreams = [upstream.url]; $0.debuginfodRetryInterval = retry }
+        let server = try TestServer {
+            $0.debuginfodUpstreams = [upstream.url]; $0.debuginfodRetryInterval = retry
+        }
         defer { server.stop() }
         let fetcher = try XCTUnwrap(server.server.upstream)
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program))).status, 200)
         try server.waitUntilIdle()
         waitIdle(fetcher)
-        guard case .notFound? = fetcher.state(of: program.buildID) else { return XCTFail("not found upstream: \(String(describing: fetcher.state(of: program.buildID)))") }
+        guard case .notFound? = fetcher.state(of: program.buildID) else {
+            return XCTFail("not found upstream: \(String(describing: fetcher.state(of: program.buildID)))")
+        }
         XCTAssertEqual(fetcher.queryCount, 1)
         let askedAt = Date()
 
@@ -132,7 +140,9 @@ final class DebuginfodUpstreamTests: XCTestCase {
         let work = TestSupport.makeTemporaryDirectory("faultline-upstream-dead")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let programs = try (0..<3).map { try Fixtures.buildProgram(in: work, variant: $0) }
-        let server = try TestServer { $0.debuginfodUpstreams = ["http://127.0.0.1:\(port)"]; $0.debuginfodTimeout = 3 }
+        let server = try TestServer {
+            $0.debuginfodUpstreams = ["http://127.0.0.1:\(port)"]; $0.debuginfodTimeout = 3
+        }
         let fetcher = try XCTUnwrap(server.server.upstream)
         let start = Date()
         for i in 0..<30 {
@@ -149,7 +159,8 @@ final class DebuginfodUpstreamTests: XCTestCase {
         // Let the worker give up (timeout) before the next test uses libdebuginfod.
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline && !fetcher.isIdle { usleep(50_000) }
-        if case .failed? = fetcher.state(of: programs[0].buildID) {} else {
+        if case .failed? = fetcher.state(of: programs[0].buildID) {
+        } else {
             XCTFail("a hanging upstream is a failure, retried later: \(String(describing: fetcher.state(of: programs[0].buildID)))")
         }
     }

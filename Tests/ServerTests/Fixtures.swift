@@ -7,11 +7,11 @@ import FaultlineTestSupport
 
 enum Fixtures {
     static let crasherSource = """
-    #include <stdio.h>
-    __attribute__((noinline)) int faultline_fixture_leaf(int *p) { return *p + 1; }
-    __attribute__((noinline)) int faultline_fixture_middle(int *p) { return faultline_fixture_leaf(p) * 2; }
-    int main(int argc, char **argv) { int *p = argc > 5 ? &argc : 0; printf("%d\\n", faultline_fixture_middle(p)); return 0; }
-    """
+        #include <stdio.h>
+        __attribute__((noinline)) int faultline_fixture_leaf(int *p) { return *p + 1; }
+        __attribute__((noinline)) int faultline_fixture_middle(int *p) { return faultline_fixture_leaf(p) * 2; }
+        int main(int argc, char **argv) { int *p = argc > 5 ? &argc : 0; printf("%d\\n", faultline_fixture_middle(p)); return 0; }
+        """
 
     struct Program {
         let path: String
@@ -22,7 +22,9 @@ enum Fixtures {
 
     /// Compiles the fixture with `cc -g -O1 -Wl,--build-id=sha1`; `variant` changes the build-id.
     static func buildProgram(in dir: String, variant: Int = 0) throws -> Program {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else { throw TestSupport.ShellError(command: "/usr/bin/cc", output: "no C compiler (tools/setup installs gcc)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else {
+            throw TestSupport.ShellError(command: "/usr/bin/cc", output: "no C compiler (tools/setup installs gcc)")
+        }
         let src = dir + "/fixture\(variant).c"
         let out = dir + "/fixture\(variant)"
         try (crasherSource + "\nint faultline_fixture_variant = \(variant);\n").write(toFile: src, atomically: false, encoding: .utf8)
@@ -43,7 +45,8 @@ enum Fixtures {
         let leaf = program.symbols["faultline_fixture_leaf"]!
         let middle = program.symbols["faultline_fixture_middle"]!
         let main = program.symbols["main"]!
-        return TestEvents.native(buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: base,
-                                 offsets: [main + 8, middle + 4, leaf], release: release)
+        return TestEvents.native(
+            buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: base,
+            offsets: [main + 8, middle + 4, leaf], release: release)
     }
 }

@@ -25,8 +25,9 @@ final class HostileInputDefectTests: XCTestCase {
     }
 
     func post(_ envelope: Data, key: String? = nil, headers extra: [String: String] = [:]) -> RawHTTP.Response {
-        RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                     headers: ingestHeaders(key: key, extra: extra), body: Deflate.gzip(envelope)!)
+        RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ingestHeaders(key: key, extra: extra), body: Deflate.gzip(envelope)!)
     }
 
     func items(_ list: [(String, String)]) -> Data {
@@ -130,7 +131,7 @@ final class HostileInputDefectTests: XCTestCase {
             ("POST", "/no/such/route", [:]),
             ("PUT", "/buildid/abcd/debuginfo", [:]),
             ("POST", "/api/\(server.projectID)/envelope/", [:]),  // key only inside the envelope
-            ("POST", "/api/\(server.projectID)/store/", ["Content-Encoding": "gzip"]),
+            ("POST", "/api/\(server.projectID)/store/", ["Content-Encoding": "gzip"])
         ]
         for (method, path, headers) in cases {
             var head = "\(method) \(path) HTTP/1.1\r\nHost: x\r\n"
@@ -188,9 +189,10 @@ final class HostileInputDefectTests: XCTestCase {
         for _ in 0..<60_000 { body.append(part) }
         body.append(Data("--b--\r\n".utf8))
         let start = Date()
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
-                             headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"],
-                             body: body)
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+            headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"],
+            body: body)
         let seconds = Date().timeIntervalSince(start)
         XCTAssertEqual(r.status, 400, r.text)
         XCTAssertTrue(r.text.contains("more than 64 parts"), r.text)
@@ -200,7 +202,9 @@ final class HostileInputDefectTests: XCTestCase {
     // MARK: 6. Debug files: temp files and chunks
 
     func testFailedInstallLeavesNoStagingFileAndFreesItsChunks() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else { throw TestSupport.ShellError(command: "cc", output: "no C compiler at /usr/bin/cc") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else {
+            throw TestSupport.ShellError(command: "cc", output: "no C compiler at /usr/bin/cc")
+        }
         let dir = TestSupport.makeTemporaryDirectory("fl-longid")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "int main(void){return 0;}\n".write(toFile: dir + "/m.c", atomically: false, encoding: .utf8)
@@ -244,8 +248,9 @@ final class HostileInputDefectTests: XCTestCase {
         // 37 ASCII hex digits and a fullwidth "０" (3 UTF-8 bytes): 40 bytes, not 40 hex digits.
         let checksum = String(repeating: "a", count: 37) + "\u{FF10}"
         let spec: JSONValue = [checksum: ["name": "x", "chunks": []]]
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                             headers: ["Authorization": "Bearer \(server.token)"], body: spec.serialized())
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+            headers: ["Authorization": "Bearer \(server.token)"], body: spec.serialized())
         XCTAssertEqual(r.status, 200, r.text)
         XCTAssertEqual(r.json?[checksum]?["state"]?.stringValue, "error", r.text)
     }

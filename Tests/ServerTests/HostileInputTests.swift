@@ -35,7 +35,8 @@ final class HostileInputTests: XCTestCase {
     // MARK: Authentication
 
     func testMissingKeyIsUnauthorized() {
-        assertRefused(RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/", body: envelope()), 401, mentioning: "public key")
+        assertRefused(
+            RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/", body: envelope()), 401, mentioning: "public key")
     }
 
     func testUnknownKeyIsUnauthorized() {
@@ -46,20 +47,23 @@ final class HostileInputTests: XCTestCase {
         // Headers announce 30 MiB but no body follows: the 401 must come from the headers alone
         // (an answer that waited for the body would time out here).
         let started = Date()
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
-                             headers: ["Content-Type": "multipart/form-data; boundary=x"], contentLength: 30 * 1024 * 1024)
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+            headers: ["Content-Type": "multipart/form-data; boundary=x"], contentLength: 30 * 1024 * 1024)
         assertRefused(r, 401, mentioning: "server token")
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
-        let ingest = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                                  headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(String(repeating: "b", count: 32))"],
-                                  contentLength: 200 * 1024)
+        let ingest = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(String(repeating: "b", count: 32))"],
+            contentLength: 200 * 1024)
         assertRefused(ingest, 401, mentioning: "unknown")
     }
 
     func testServerTokenIsRefusedOnIngest() {
         assertRefused(server.sendEnvelope(envelope(), key: server.token), 401, mentioning: "server token")
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                             headers: ["Authorization": "Bearer \(server.token)"], body: envelope())
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["Authorization": "Bearer \(server.token)"], body: envelope())
         assertRefused(r, 401, mentioning: "server token")
     }
 
@@ -72,8 +76,9 @@ final class HostileInputTests: XCTestCase {
     func testUnknownProjectAndPathLikeProjectNames() {
         assertRefused(server.sendEnvelope(envelope(), project: "999"), 404)
         for path in ["/api/..%2F..%2Fetc%2Fpasswd/envelope/", "/api/../../etc/envelope/", "/api/%00/envelope/"] {
-            let r = RawHTTP.send(port: server.port, method: "POST", path: path,
-                                 headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: envelope())
+            let r = RawHTTP.send(
+                port: server.port, method: "POST", path: path,
+                headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: envelope())
             XCTAssertTrue((400..<500).contains(r.status), "\(path): \(r.status)")
         }
         XCTAssertEqual(try server.storedCount(), 0)
@@ -88,7 +93,8 @@ final class HostileInputTests: XCTestCase {
 
     func testAppIDAllowlist() throws {
         let key = try server.server.store.createPublicKey(projectID: server.projectID, allowedAppIDs: ["com.example.app"])
-        assertRefused(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.evil")), key: key.key.value), 403, mentioning: "not allowed")
+        assertRefused(
+            server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.evil")), key: key.key.value), 403, mentioning: "not allowed")
         assertRefused(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1])), key: key.key.value), 403, mentioning: "app id")
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.example.app")), key: key.key.value).status, 200)
     }
@@ -105,13 +111,15 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(try server.storedCount(), 3)
         // Another install is not affected; the header names the install too.
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1], installID: "install-2"))).status, 200)
-        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1])), extraHeaders: ["X-Faultline-Install-Id": "install-1"]).status, 429)
+        XCTAssertEqual(
+            server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1])), extraHeaders: ["X-Faultline-Install-Id": "install-1"]).status, 429)
     }
 
     func testRequestSizeCap() {
         let big = Data(repeating: 0x41, count: 300 * 1024)
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                             headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: big)
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: big)
         assertRefused(r, 413)
     }
 
@@ -131,8 +139,9 @@ final class HostileInputTests: XCTestCase {
         let bomb = Deflate.gzip(Data("{}\n{\"type\":\"attachment\",\"length\":\(64 * 1024 * 1024)}\n".utf8) + Data(count: 64 * 1024 * 1024), level: 9)!
         XCTAssertLessThan(bomb.count, 256 * 1024)
         let start = Date()
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                             headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "gzip"], body: bomb)
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "gzip"], body: bomb)
         assertRefused(r, 413, mentioning: "decompressed")
         XCTAssertLessThan(Date().timeIntervalSince(start), 5)
     }
@@ -170,19 +179,22 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testCorruptGzipAndUnsupportedEncoding() {
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                             headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "gzip"],
-                             body: Data([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02, 0x03]))
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "gzip"],
+            body: Data([0x1f, 0x8b, 0x08, 0x00, 0x01, 0x02, 0x03]))
         assertRefused(r, 400, mentioning: "corrupt")
-        let br = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                              headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "br"], body: envelope())
+        let br = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "br"], body: envelope())
         assertRefused(br, 415)
     }
 
     func testHugeHeadersAreRefused() {
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                             headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "X-Junk": String(repeating: "j", count: 200 * 1024)],
-                             body: envelope())
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "X-Junk": String(repeating: "j", count: 200 * 1024)],
+            body: envelope())
         XCTAssertTrue((400..<500).contains(r.status) || r.status == -1, "status \(r.status)")
         XCTAssertEqual(try server.storedCount(), 0)
         XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/health").status, 200)

@@ -28,7 +28,9 @@ final class HostileLoadTests: XCTestCase {
         // Real threads (Dispatch's global queue would run only as many blocking loops as cores).
         func spawn(_ body: @escaping @Sendable () -> Void) {
             group.enter()
-            Thread.detachNewThread { body(); group.leave() }
+            Thread.detachNewThread {
+                body(); group.leave()
+            }
         }
         let counters = Counters()
 
@@ -84,8 +86,9 @@ final class HostileLoadTests: XCTestCase {
         while Date() < stop {
             let body = Deflate.gzip(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20])))!
             let t0 = Date()
-            let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(project)/envelope/",
-                                 headers: ["X-Sentry-Auth": "Sentry sentry_key=\(key)", "Content-Encoding": "gzip"], body: body)
+            let r = RawHTTP.send(
+                port: port, method: "POST", path: "/api/\(project)/envelope/",
+                headers: ["X-Sentry-Auth": "Sentry sentry_key=\(key)", "Content-Encoding": "gzip"], body: body)
             latencies.append(Date().timeIntervalSince(t0) * 1000)
             if r.status != 200 { failures += 1 }
             usleep(5_000)
@@ -95,9 +98,10 @@ final class HostileLoadTests: XCTestCase {
         let p50 = latencies[latencies.count / 2]
         let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
         let growth = peak.value - baseline
-        print("hostile load: \(latencies.count) legitimate events, p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, "
-              + "failures \(failures); \(counters.snapshot.hostileRequests) hostile requests, \(counters.snapshot.hostileRefusedConnect) refused connects; "
-              + "RSS baseline \(baseline / 1_048_576) MiB, peak \(peak.value / 1_048_576) MiB (+\(growth / 1_048_576) MiB)")
+        print(
+            "hostile load: \(latencies.count) legitimate events, p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, "
+                + "failures \(failures); \(counters.snapshot.hostileRequests) hostile requests, \(counters.snapshot.hostileRefusedConnect) refused connects; "
+                + "RSS baseline \(baseline / 1_048_576) MiB, peak \(peak.value / 1_048_576) MiB (+\(growth / 1_048_576) MiB)")
         XCTAssertGreaterThan(latencies.count, 50)
         XCTAssertEqual(failures, 0)
         // On PostgreSQL each ingest is three round trips to database processes that compete with the

@@ -55,22 +55,26 @@ final class IngestTests: XCTestCase {
     func testPlainDeflateQueryStringAndDSNAuthentication() throws {
         let event = TestEvents.native(offsets: [0x10])
         // Plain body, key in the query string.
-        var r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/?sentry_key=\(server.publicKey)&sentry_version=7",
-                             body: TestEvents.envelope(event))
+        var r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/?sentry_key=\(server.publicKey)&sentry_version=7",
+            body: TestEvents.envelope(event))
         XCTAssertEqual(r.status, 200, r.text)
         // A key only inside the envelope header's dsn is refused before the body is read (it
         // would mean buffering an anonymous body); the same deflate body with the header is taken.
         let e2 = TestEvents.native(offsets: [0x10])
         let deflated = Deflate.compress(TestEvents.envelope(e2, header: ["dsn": .string(server.dsn)]))
-        r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                         headers: ["Content-Encoding": "deflate"], body: deflated)
+        r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["Content-Encoding": "deflate"], body: deflated)
         XCTAssertEqual(r.status, 401, r.text)
-        r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                         headers: ["Content-Encoding": "deflate", "X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: deflated)
+        r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["Content-Encoding": "deflate", "X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: deflated)
         XCTAssertEqual(r.status, 200, r.text)
         // Legacy /store/ with a bare event.
-        r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/store/",
-                         headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: TestEvents.native(offsets: [0x10]).serialized())
+        r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/store/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: TestEvents.native(offsets: [0x10]).serialized())
         XCTAssertEqual(r.status, 200, r.text)
         XCTAssertEqual(try server.storedCount(), 3)
     }
@@ -79,8 +83,10 @@ final class IngestTests: XCTestCase {
         // ~5,000 images and ~5,000 frames (under the 1 MiB event cap): mapping must not be quadratic.
         var event = TestEvents.native(offsets: [1])
         let images: [JSONValue] = (0..<5000).map { i in
-            ["type": "elf", "code_id": .string(String(format: "%040x", i + 1)), "image_addr": .string("0x" + String(0x1000_0000 + i * 0x10000, radix: 16)),
-             "image_size": 0x10000]
+            [
+                "type": "elf", "code_id": .string(String(format: "%040x", i + 1)), "image_addr": .string("0x" + String(0x1000_0000 + i * 0x10000, radix: 16)),
+                "image_size": 0x10000
+            ]
         }
         let frames: [JSONValue] = (0..<5000).map { i in ["instruction_addr": .string("0x" + String(0x1000_0000 + (4999 - i) * 0x10000 + 0x10, radix: 16))] }
         event["debug_meta"] = ["images": .array(images)]
@@ -107,7 +113,7 @@ final class IngestTests: XCTestCase {
             Envelope.Item(type: "session", payload: Data(#"{"sid":"b","init":true,"status":"crashed"}"#.utf8)),
             Envelope.Item(type: "sessions", payload: Data(#"{"aggregates":[{"started":"2026-01-01T00:00:00Z","exited":2}]}"#.utf8)),
             Envelope.Item(type: "log", payload: Data("a log line".utf8)),
-            Envelope.Item(type: "client_report", payload: Data(#"{"discarded_events":[]}"#.utf8)),
+            Envelope.Item(type: "client_report", payload: Data(#"{"discarded_events":[]}"#.utf8))
         ]
         let body = Envelope(header: [:], items: items).serialized()
         XCTAssertEqual(server.sendEnvelope(body).status, 200)
@@ -146,9 +152,12 @@ final class GroupingIdempotenceTests: XCTestCase {
         let stack = StackExtractor.signature(of: event)
         let (data, key) = stack.encodedWithKey
         let fp = Fingerprinter.fingerprint(stack, symbolicator: server.server.symbolicator)
-        try server.server.store.recordGrouping([GroupingOutcome(occurrenceID: occurrence.id, projectID: server.projectID, stack: stack,
-                                                                stackEncoded: data, stackKey: key, fingerprint: fp,
-                                                                timestamp: occurrence.timestamp, release: nil)])
+        try server.server.store.recordGrouping([
+            GroupingOutcome(
+                occurrenceID: occurrence.id, projectID: server.projectID, stack: stack,
+                stackEncoded: data, stackKey: key, fingerprint: fp,
+                timestamp: occurrence.timestamp, release: nil)
+        ])
         let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/")
         XCTAssertEqual(issues[0]?["count"]?.int64Value, 1)
     }

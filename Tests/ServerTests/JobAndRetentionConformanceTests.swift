@@ -73,7 +73,9 @@ extension StoreConformance {
             var e = event(p.id, "e\(i)", release: "r\(i / 10)")
             e.received = 1000 + Double(i)
             e.timestamp = 1000 + Double(i)
-            let id = try XCTUnwrap(try store.storeIngest(event: e, items: i < 10 ? [IncomingItem(projectID: p.id, type: "log", received: 1000 + Double(i), payload: Data(count: 100))] : []))
+            let id = try XCTUnwrap(
+                try store.storeIngest(
+                    event: e, items: i < 10 ? [IncomingItem(projectID: p.id, type: "log", received: 1000 + Double(i), payload: Data(count: 100))] : []))
             outcomes.append(outcome(try XCTUnwrap(try store.occurrence(id: id)), hash: "one", frames: [i < 15 ? frame : frame2]))
         }
         // One more, not grouped yet: retention leaves it to grouping.
@@ -258,9 +260,11 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
         try again.start()
         defer { again.stop() }
         func send(_ install: String) -> Int {
-            RawHTTP.send(port: again.port, method: "POST", path: "/api/\(project)/envelope/",
-                         headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(key)"],
-                         body: TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: install))).status
+            RawHTTP.send(
+                port: again.port, method: "POST", path: "/api/\(project)/envelope/",
+                headers: ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(key)"],
+                body: TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: install))
+            ).status
         }
         XCTAssertEqual(send("install-1"), 429, "the window counted before the restart still holds")
         XCTAssertEqual(send("install-2"), 200)
@@ -268,7 +272,9 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
 
     /// The background sweep of a running server, configured as `--retention-days` configures it.
     func testTheServerPrunesOldEventsInTheBackground() throws {
-        let server = try TestServer { c in c.retention.maxAgeDays = 1; c.retention.interval = 0.2 }
+        let server = try TestServer { c in
+            c.retention.maxAgeDays = 1; c.retention.interval = 0.2
+        }
         defer { server.stop() }
         let old = TestEvents.eventID(), fresh = TestEvents.eventID()
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(eventID: old, offsets: [0x10]))).status, 200)

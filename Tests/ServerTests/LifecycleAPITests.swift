@@ -23,8 +23,10 @@ final class LifecycleAPITests: XCTestCase {
             XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
         }
         try server.waitUntilIdle()
-        let env = ["SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
-                   "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"]
+        let env = [
+            "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
+            "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
+        ]
         func run(_ args: [String]) throws -> TestSupport.Outcome {
             let o = try TestSupport.run(cli, args, environment: env, timeout: 60)
             XCTAssertEqual(o.exitCode, 0, "sentry-cli \(args.joined(separator: " ")): \(o)")
@@ -98,8 +100,9 @@ final class LifecycleAPITests: XCTestCase {
         XCTAssertEqual(assigned.status, 200, assigned.text)
         XCTAssertEqual(try server.getJSON("/api/0/issues/\(id)/")["assignedTo"]?["name"]?.stringValue, "alice")
         XCTAssertEqual(put(server, "/api/0/issues/\(id)/", ["assignedTo": .string("bob\u{1b}[2J")]).status, 400, "control characters refused")
-        let posted = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/issues/\(id)/comments/",
-                                  headers: ["Authorization": "Bearer \(server.token)"], body: Data(#"{"text": "seen on the EU nodes only <b>"}"#.utf8))
+        let posted = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/0/issues/\(id)/comments/",
+            headers: ["Authorization": "Bearer \(server.token)"], body: Data(#"{"text": "seen on the EU nodes only <b>"}"#.utf8))
         XCTAssertEqual(posted.status, 201, posted.text)
         let comments = try server.getJSON("/api/0/issues/\(id)/comments/").arrayValue ?? []
         XCTAssertEqual(comments.map { $0["text"]?.stringValue }, ["seen on the EU nodes only <b>"])

@@ -43,9 +43,12 @@ final class MultiNodeTests: XCTestCase {
                     e["event_id"] = .string(id)
                     let body = Deflate.gzip(TestEvents.envelope(.object(e)))!
                     let port = ports[(worker + i) % 2]
-                    let r = RawHTTP.send(port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
-                                         headers: ["Content-Type": "application/x-sentry-envelope", "Content-Encoding": "gzip",
-                                                   "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"], body: body)
+                    let r = RawHTTP.send(
+                        port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+                        headers: [
+                            "Content-Type": "application/x-sentry-envelope", "Content-Encoding": "gzip",
+                            "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"
+                        ], body: body)
                     tally.lock.lock()
                     if r.status == 200 { tally.acked.insert(id) } else { tally.refused += 1 }
                     tally.lock.unlock()
@@ -93,10 +96,13 @@ final class MultiNodeTests: XCTestCase {
         XCTAssertEqual(runs.first?.state, "done")
 
         // Node B sees the file node A installed: a new event on B groups symbolicated, into the same issue.
-        let late = RawHTTP.send(port: ports[1], method: "POST", path: "/api/\(dsn.projectID)/envelope/",
-                                headers: ["Content-Type": "application/x-sentry-envelope",
-                                          "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"],
-                                body: TestEvents.envelope(Fixtures.crashEvent(program)))
+        let late = RawHTTP.send(
+            port: ports[1], method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+            headers: [
+                "Content-Type": "application/x-sentry-envelope",
+                "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"
+            ],
+            body: TestEvents.envelope(Fixtures.crashEvent(program)))
         XCTAssertEqual(late.status, 200)
         let after = try waitGrouped()
         XCTAssertEqual(after.issues, 1, "node B symbolicated with the file node A installed")

@@ -22,8 +22,9 @@ final class OwnFramesTests: XCTestCase {
         XCTAssertEqual(crash.signal, SIGABRT, crash.description)
         let report = try XCTUnwrap(TestSupport.files(in: app + "/crashes", suffix: ".crash.json").first)
         let json = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: report)))
-        XCTAssertEqual(json["frames"]?.arrayValue?.filter { $0["faultline"]?.boolValue == true }.count, 1,
-                       "the crash core marks the terminate handler's frame by address")
+        XCTAssertEqual(
+            json["frames"]?.arrayValue?.filter { $0["faultline"]?.boolValue == true }.count, 1,
+            "the crash core marks the terminate handler's frame by address")
         for mode in ["logger-error", "span-error"] {
             let o = try TestSupport.run(crasher, [mode, "--data-dir", app, "--dsn", server.dsn], environment: env, timeout: 90)
             XCTAssertEqual(o.exitCode, 0, o.description)

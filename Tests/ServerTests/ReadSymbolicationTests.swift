@@ -33,7 +33,9 @@ final class GatedSymbolicator: FrameSymbolicating, @unchecked Sendable {
 }
 
 final class ReadSymbolicationTests: XCTestCase {
-    struct Stored { let dataDirectory: String; let eventID: String; let issueID: String; let program: Fixtures.Program; let work: String; let bootstrap: Bootstrap }
+    struct Stored {
+        let dataDirectory: String; let eventID: String; let issueID: String; let program: Fixtures.Program; let work: String; let bootstrap: Bootstrap
+    }
 
     /// A server that stored one crash of a real program and its debug file, stopped, with its
     /// persisted indexes removed.

@@ -85,8 +85,8 @@ final class ReleaseRecipeTests: XCTestCase {
         let tree = work + "/tree"
         try fm.createDirectory(atPath: tree + "/a/b", withIntermediateDirectories: true)
         try fm.copyItem(atPath: binary, toPath: tree + "/a/b/tinyapp")
-        try fm.copyItem(atPath: binary, toPath: tree + "/a/tinyapp-copy")                  // same build-id, another inode
-        try fm.createSymbolicLink(atPath: tree + "/a/b/loop", withDestinationPath: "..")     // a/b/loop → a: a loop
+        try fm.copyItem(atPath: binary, toPath: tree + "/a/tinyapp-copy")  // same build-id, another inode
+        try fm.createSymbolicLink(atPath: tree + "/a/b/loop", withDestinationPath: "..")  // a/b/loop → a: a loop
         try fm.createSymbolicLink(atPath: tree + "/again", withDestinationPath: "a")
         try fm.createSymbolicLink(atPath: tree + "/file-link", withDestinationPath: "a/b/tinyapp")
         try fm.createSymbolicLink(atPath: tree + "/dangling", withDestinationPath: "nowhere")
@@ -145,8 +145,12 @@ final class ReleaseRecipeTests: XCTestCase {
         // The stripped binary crashes (LD_PRELOAD handler: no SDK inside the package).
         let crashes = work + "/crashes"
         try fm.createDirectory(atPath: crashes, withIntermediateDirectories: true)
-        let crash = try TestSupport.run(shipped, ["7"], environment: ["LD_PRELOAD": try XCTUnwrap(Self.preloadLibrary),
-                                                                      "FAULTLINE_CRASH_DIR": crashes, "SWIFT_BACKTRACE": "enable=no"])
+        let crash = try TestSupport.run(
+            shipped, ["7"],
+            environment: [
+                "LD_PRELOAD": try XCTUnwrap(Self.preloadLibrary),
+                "FAULTLINE_CRASH_DIR": crashes, "SWIFT_BACKTRACE": "enable=no"
+            ])
         XCTAssertEqual(crash.signal, SIGILL, crash.description)
         let report = try XCTUnwrap(TestSupport.files(in: crashes, suffix: ".crash.json").first)
 
@@ -229,7 +233,8 @@ final class ReleaseRecipeTests: XCTestCase {
             let r = try TestSupport.run("/usr/bin/psql", ["-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", rename])
             XCTAssertEqual(r.exitCode, 0, r.description)
         } else {
-            _ = try TestSupport.shell("'\(python)' -c \"import sqlite3; c = sqlite3.connect('\(server.dataDirectory)/faultline.sqlite'); c.execute('\(rename)'); c.commit()\"")
+            _ = try TestSupport.shell(
+                "'\(python)' -c \"import sqlite3; c = sqlite3.connect('\(server.dataDirectory)/faultline.sqlite'); c.execute('\(rename)'); c.commit()\"")
         }
 
         let r = try upload(["--wait", "--json", "--timeout", "60", program.path])
@@ -250,7 +255,8 @@ final class ReleaseRecipeTests: XCTestCase {
         try slow.start()
         defer { slow.stop() }
         let token = try XCTUnwrap(slow.bootstrap?.serverToken)
-        let r = try TestSupport.run(faultline, ["upload", "--url", "http://127.0.0.1:\(slow.port)", "--token", token, "--wait", "--timeout", "0.5", program.path])
+        let r = try TestSupport.run(
+            faultline, ["upload", "--url", "http://127.0.0.1:\(slow.port)", "--token", token, "--wait", "--timeout", "0.5", program.path])
         XCTAssertEqual(r.exitCode, 6, r.description)
         XCTAssertTrue(r.stdout.contains("gave up waiting"), r.stdout)
         XCTAssertTrue(r.stdout.contains("1 uploaded"), r.stdout)
@@ -265,8 +271,9 @@ final class ReleaseRecipeTests: XCTestCase {
         let stripped = work + "/fixture-stripped"
         _ = try TestSupport.shell("objcopy --strip-debug '\(program.path)' '\(stripped)'")
         func gdbList(_ cache: String) throws -> TestSupport.Outcome {
-            try TestSupport.run(gdb, ["-nx", "-batch", "-iex", "set debuginfod enabled on", "-ex", "list faultline_fixture_leaf", stripped],
-                                environment: ["DEBUGINFOD_URLS": url, "DEBUGINFOD_CACHE_PATH": work + "/" + cache, "HOME": work], timeout: 120)
+            try TestSupport.run(
+                gdb, ["-nx", "-batch", "-iex", "set debuginfod enabled on", "-ex", "list faultline_fixture_leaf", stripped],
+                environment: ["DEBUGINFOD_URLS": url, "DEBUGINFOD_CACHE_PATH": work + "/" + cache, "HOME": work], timeout: 120)
         }
         let sourceLine = "faultline_fixture_leaf(int *p) { return *p + 1; }"
 

@@ -17,7 +17,9 @@ final class SQLiteWriterTests: XCTestCase {
         defer { writer.stop() }
         // Hold the writer in a first batch so the next jobs queue up and run as one batch.
         let hold = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
-        writer.async({ _ in holding.signal(); hold.wait() })
+        writer.async({ _ in
+            holding.signal(); hold.wait()
+        })
         holding.wait()
         struct Refused: Error {}
         let outcomes = Mutex<[Int: Bool]>([:])
@@ -26,17 +28,20 @@ final class SQLiteWriterTests: XCTestCase {
             group.enter()
             Thread.detachNewThread {  // a thread each: GCD's pool grows slowly past blocked workers
                 defer { group.leave() }
-                let ok = (try? writer.sync(rerunnable: true) { c -> Int in
-                    _ = try c.run("INSERT INTO t(v) VALUES(?)", .int(Int64(i)))
-                    if i == 5 { throw Refused() }  // after its insert: the insert must be undone too
-                    return i
-                }) != nil
+                let ok =
+                    (try? writer.sync(rerunnable: true) { c -> Int in
+                        _ = try c.run("INSERT INTO t(v) VALUES(?)", .int(Int64(i)))
+                        if i == 5 { throw Refused() }  // after its insert: the insert must be undone too
+                        return i
+                    }) != nil
                 outcomes.withLock { $0[i] = ok }
             }
         }
         // A job that is not an ingest's, in the same batch: it must run once and commit.
         let otherRuns = Mutex(0)
-        writer.async({ c in otherRuns.withLock { $0 += 1 }; _ = try c.run("INSERT INTO t(v) VALUES(100)") })
+        writer.async({ c in
+            otherRuns.withLock { $0 += 1 }; _ = try c.run("INSERT INTO t(v) VALUES(100)")
+        })
         // Every job queued (the writer is still held), then one batch.
         let deadline = Date().addingTimeInterval(30)
         while writer.queued < 9 && Date() < deadline { usleep(1000) }

@@ -5,8 +5,10 @@ import XCTest
 
 final class SentryAuthTests: XCTestCase {
     func testASCIIHeadersSplitAsTheCharacterRuleSays() {
-        var cases = ["Sentry sentry_key=abc, sentry_version=7, sentry_client=x/1.0", "sentry sentry_key=abc", "  SENTRY  sentry_key = abc ,",
-                     "sentry_key=abc", "Sentry ", "Sentryx sentry_key=1", "a=b=c, =d, e=, f", "\tk\t=\tv\t", "k=v,k=w", ""]
+        var cases = [
+            "Sentry sentry_key=abc, sentry_version=7, sentry_client=x/1.0", "sentry sentry_key=abc", "  SENTRY  sentry_key = abc ,",
+            "sentry_key=abc", "Sentry ", "Sentryx sentry_key=1", "a=b=c, =d, e=, f", "\tk\t=\tv\t", "k=v,k=w", ""
+        ]
         let alphabet = Array("Sentrysk_y= ,\t=ab7")
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<20_000 {

@@ -18,8 +18,10 @@ final class TestServer {
     var dsn: String { server.dsn(key: bootstrap.publicKey, project: bootstrap.project) }
 
     /// `restarting`: the bootstrap of the server that made `dataDirectory` (a restart creates none).
-    init(limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal,
-         restarting previous: Bootstrap? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    init(
+        limits: IngestLimits = IngestLimits(), dataDirectory: String? = nil, durability: SQLiteStore.Durability = .normal,
+        restarting previous: Bootstrap? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         self.dataDirectory = dataDirectory ?? TestSupport.makeTemporaryDirectory("faultline-server")
         var config = try ServerConfiguration.test(dataDirectory: self.dataDirectory)
         config.threads = 0  // the default: a thread per connection (as `faultline serve` runs)
@@ -63,12 +65,15 @@ final class TestServer {
     }
 
     func sendEnvelope(_ body: Data, gzip: Bool = true, key: String? = nil, project: String? = nil, extraHeaders: [String: String] = [:]) -> RawHTTP.Response {
-        var headers = ["Content-Type": "application/x-sentry-envelope",
-                       "X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=tests/1.0, sentry_key=\(key ?? publicKey)"]
+        var headers = [
+            "Content-Type": "application/x-sentry-envelope",
+            "X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=tests/1.0, sentry_key=\(key ?? publicKey)"
+        ]
         if gzip { headers["Content-Encoding"] = "gzip" }
         for (k, v) in extraHeaders { headers[k] = v }
-        return RawHTTP.send(port: port, method: "POST", path: "/api/\(project ?? String(projectID))/envelope/",
-                            headers: headers, body: gzip ? Deflate.gzip(body)! : body)
+        return RawHTTP.send(
+            port: port, method: "POST", path: "/api/\(project ?? String(projectID))/envelope/",
+            headers: headers, body: gzip ? Deflate.gzip(body)! : body)
     }
 
     func storedCount() throws -> Int64 { try server.store.totals().occurrences }
@@ -102,22 +107,38 @@ enum TestEvents {
     static func eventID() -> String { UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
 
     /// A native crash event with caller-first frames at module offsets of one image.
-    static func native(eventID: String = TestEvents.eventID(), buildID: String = "0123456789abcdef0123456789abcdef01234567",
-                       modulePath: String = "/opt/app/bin/app", base: UInt64 = 0x5555_0000_0000, offsets: [UInt64],
-                       release: String = "app@1.0", installID: String? = nil, appID: String? = nil, functions: [String?]? = nil) -> JSONValue {
+    static func native(
+        eventID: String = TestEvents.eventID(), buildID: String = "0123456789abcdef0123456789abcdef01234567",
+        modulePath: String = "/opt/app/bin/app", base: UInt64 = 0x5555_0000_0000, offsets: [UInt64],
+        release: String = "app@1.0", installID: String? = nil, appID: String? = nil, functions: [String?]? = nil
+    ) -> JSONValue {
         var frames: [JSONValue] = []
         for (i, off) in offsets.enumerated() {
-            var f: [String: JSONValue] = ["instruction_addr": .string("0x" + String(base + off, radix: 16)), "image_addr": .string("0x" + String(base, radix: 16))]
+            var f: [String: JSONValue] = [
+                "instruction_addr": .string("0x" + String(base + off, radix: 16)), "image_addr": .string("0x" + String(base, radix: 16))
+            ]
             if let fs = functions, i < fs.count, let fn = fs[i] { f["function"] = .string(fn) }
             frames.append(.object(f))
         }
         var event: [String: JSONValue] = [
             "event_id": .string(eventID), "timestamp": .double(Date().timeIntervalSince1970), "platform": "native", "level": "fatal",
             "release": .string(release),
-            "exception": ["values": [["type": "SIGSEGV", "value": "Segfault", "mechanism": ["type": "signalhandler", "handled": false],
-                                      "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all_but_first"]]]],
-            "debug_meta": ["images": [["type": "elf", "code_file": .string(modulePath), "code_id": .string(buildID),
-                                       "image_addr": .string("0x" + String(base, radix: 16)), "image_size": .int(64 * 1024 * 1024)]]],
+            "exception": [
+                "values": [
+                    [
+                        "type": "SIGSEGV", "value": "Segfault", "mechanism": ["type": "signalhandler", "handled": false],
+                        "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all_but_first"]
+                    ]
+                ]
+            ],
+            "debug_meta": [
+                "images": [
+                    [
+                        "type": "elf", "code_file": .string(modulePath), "code_id": .string(buildID),
+                        "image_addr": .string("0x" + String(base, radix: 16)), "image_size": .int(64 * 1024 * 1024)
+                    ]
+                ]
+            ]
         ]
         if let installID { event["user"] = ["id": .string(installID)] }
         if let appID { event["contexts"] = ["app": ["app_identifier": .string(appID)]] }
@@ -154,8 +175,9 @@ extension TestServer {
             body.append(Deflate.gzip(data)!); body.append(Data("\r\n".utf8))
         }
         body.append(Data("--\(boundary)--\r\n".utf8))
-        let up = RawHTTP.send(port: port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
-                              headers: ["Authorization": "Bearer \(token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
+        let up = RawHTTP.send(
+            port: port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+            headers: ["Authorization": "Bearer \(token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
         XCTAssertEqual(up.status, 200, up.text)
         let checksum = SHA1Hash.hex(file)
         let spec: JSONValue = [checksum: ["name": .string((path as NSString).lastPathComponent), "chunks": .array(chunks.map { .string($0.0) })]]
@@ -167,8 +189,9 @@ extension TestServer {
     static func assemble(_ spec: JSONValue, checksum: String, port: UInt16, token: String, timeout: TimeInterval = 60) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let r = RawHTTP.send(port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                                 headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
+            let r = RawHTTP.send(
+                port: port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                headers: ["Authorization": "Bearer \(token)"], body: spec.serialized())
             let state = r.json?[checksum]?["state"]?.stringValue
             if state != "created" && state != "assembling" || Date() > deadline { return state }
             usleep(20_000)

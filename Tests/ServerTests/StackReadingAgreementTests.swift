@@ -23,28 +23,30 @@ final class StackReadingAgreementTests: XCTestCase {
     /// D without a build-id. Frames caller-first, the innermost last.
     static func event(adjustment: String?) -> JSONValue {
         let frames: [JSONValue] = [
-            ["instruction_addr": "0x1010"],                                       // A
-            ["instruction_addr": .double(0x1068)],                                // A, as a whole-number double
-            ["instruction_addr": "0x5010"],                                       // B
-            ["instruction_addr": "0x5020", "image_addr": "0x5000"],               // B, named by the frame
-            ["instruction_addr": "0x6500"],                                       // after B's end: no image
-            ["instruction_addr": "0x0", "function": "<3 frames omitted>"],        // no address
-            ["instruction_addr": .int(0x20010)],                                  // D
-            ["instruction_addr": "0x9100"],                                       // C (last image, size 0)
+            ["instruction_addr": "0x1010"],  // A
+            ["instruction_addr": .double(0x1068)],  // A, as a whole-number double
+            ["instruction_addr": "0x5010"],  // B
+            ["instruction_addr": "0x5020", "image_addr": "0x5000"],  // B, named by the frame
+            ["instruction_addr": "0x6500"],  // after B's end: no image
+            ["instruction_addr": "0x0", "function": "<3 frames omitted>"],  // no address
+            ["instruction_addr": .int(0x20010)],  // D
+            ["instruction_addr": "0x9100"],  // C (last image, size 0)
             ["instruction_addr": "0x1fff", "data": ["faultline_inlined": true]],  // added by a symbolicator: not read
-            ["instruction_addr": "0x4ff0"],                                       // A (size 0, below B)
+            ["instruction_addr": "0x4ff0"]  // A (size 0, below B)
         ]
         var st: [String: JSONValue] = ["frames": .array(frames)]
         if let adjustment { st["instruction_addr_adjustment"] = .string(adjustment) }
         return [
             "event_id": "0123456789abcdef0123456789abcdef", "timestamp": .double(1_700_000_000), "platform": "native",
             "exception": ["values": [["type": "SIGSEGV", "stacktrace": .object(st)]]],
-            "debug_meta": ["images": [
-                ["type": "elf", "code_file": "/app/b.so", "image_addr": "0x5000", "image_size": .double(4096), "code_id": .string(buildB)],
-                ["type": "elf", "code_file": "/app/a", "image_addr": "0x1000", "image_size": 0, "code_id": .string(buildA)],
-                ["type": "elf", "code_file": "/app/c.so", "image_addr": "0x9000", "image_size": 0],
-                ["type": "elf", "code_file": "/app/d.so", "image_addr": "0x20000", "image_size": "0x100"],
-            ]],
+            "debug_meta": [
+                "images": [
+                    ["type": "elf", "code_file": "/app/b.so", "image_addr": "0x5000", "image_size": .double(4096), "code_id": .string(buildB)],
+                    ["type": "elf", "code_file": "/app/a", "image_addr": "0x1000", "image_size": 0, "code_id": .string(buildA)],
+                    ["type": "elf", "code_file": "/app/c.so", "image_addr": "0x9000", "image_size": 0],
+                    ["type": "elf", "code_file": "/app/d.so", "image_addr": "0x20000", "image_size": "0x100"]
+                ]
+            ]
         ]
     }
 
@@ -59,8 +61,11 @@ final class StackReadingAgreementTests: XCTestCase {
         var all: [Read] = []
         var next = reads.makeIterator()
         for f in out["exception"]?["values"]?[0]?["stacktrace"]?["frames"]?.arrayValue ?? [] {
-            if f["data"]?["symbolicator_status"]?.stringValue == UnresolvedReason.missingDebugFile.rawValue { all.append(next.next()!) }
-            else { all.append(Read(module: nil, offset: nil, isReturn: nil)) }
+            if f["data"]?["symbolicator_status"]?.stringValue == UnresolvedReason.missingDebugFile.rawValue {
+                all.append(next.next()!)
+            } else {
+                all.append(Read(module: nil, offset: nil, isReturn: nil))
+            }
         }
         return all
     }
@@ -88,7 +93,7 @@ final class StackReadingAgreementTests: XCTestCase {
                 Read(module: nil, offset: nil, isReturn: nil),
                 Read(module: "/app/d.so", offset: 0x10, isReturn: adjustment != "none"),
                 Read(module: "/app/c.so", offset: 0x100, isReturn: adjustment != "none"),
-                Read(module: "/app/a", offset: 0x3ff0, isReturn: !innermostIsPC),
+                Read(module: "/app/a", offset: 0x3ff0, isReturn: !innermostIsPC)
             ]
             XCTAssertEqual(server, expected, "adjustment \(adjustment ?? "absent")")
         }

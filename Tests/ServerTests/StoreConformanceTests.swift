@@ -26,25 +26,29 @@ enum StoreConformance {
     }
 
     static func event(_ projectID: Int64, _ eventID: String, release: String = "r1") -> IncomingEvent {
-        IncomingEvent(projectID: projectID, eventID: eventID, received: 100, timestamp: 90, release: release, installID: "i",
-                      compressedEvent: Deflate.compress(Data("{}".utf8)))
+        IncomingEvent(
+            projectID: projectID, eventID: eventID, received: 100, timestamp: 90, release: release, installID: "i",
+            compressedEvent: Deflate.compress(Data("{}".utf8)))
     }
 
     static func outcome(_ o: StoredOccurrence, hash: String, frames: [StackFrame]) -> GroupingOutcome {
         let stack = StackSignature(exceptionType: "SIGSEGV", frames: frames)
         let (data, key) = stack.encodedWithKey
-        return GroupingOutcome(occurrenceID: o.id, projectID: o.projectID, stack: stack, stackEncoded: data, stackKey: key,
-                               fingerprint: Fingerprint(hash: hash, title: "SIGSEGV in \(hash)", culprit: hash, symbolicated: false),
-                               timestamp: o.timestamp, release: o.release)
+        return GroupingOutcome(
+            occurrenceID: o.id, projectID: o.projectID, stack: stack, stackEncoded: data, stackKey: key,
+            fingerprint: Fingerprint(hash: hash, title: "SIGSEGV in \(hash)", culprit: hash, symbolicated: false),
+            timestamp: o.timestamp, release: o.release)
     }
 
     static func ingestGroupingAndRegrouping(_ store: any Store) throws {
         let p = try store.createProject(slug: "ingest", name: "Ingest")
         let a = try XCTUnwrap(try store.storeIngest(event: event(p.id, "a"), items: []))
         XCTAssertNil(try store.storeIngest(event: event(p.id, "a"), items: []), "an event id is stored once per project")
-        _ = try store.storeIngest(event: event(p.id, "b", release: "r2"), items: [
-            IncomingItem(projectID: p.id, type: "session", received: 100, payload: Data("{}".utf8), sessionsStarted: 2, sessionsCrashed: 1),
-        ])
+        _ = try store.storeIngest(
+            event: event(p.id, "b", release: "r2"),
+            items: [
+                IncomingItem(projectID: p.id, type: "session", received: 100, payload: Data("{}".utf8), sessionsStarted: 2, sessionsCrashed: 1)
+            ])
         XCTAssertEqual(try store.occurrence(id: a)?.eventID, "a")
         XCTAssertEqual(try store.occurrence(projectID: p.id, eventID: "b")?.release, "r2")
         let counts = try store.itemCounts(projectID: p.id)
@@ -88,8 +92,10 @@ enum StoreConformance {
 
     /// Every read of an issue (count, releases, occurrence lists newest first, an occurrence's
     /// issue, the web page's installs and first release) agrees with the rows it holds.
-    static func assertHolds(_ store: any Store, _ issueID: Int64, _ eventIDs: Set<String>, releases: Set<String>? = nil,
-                            file: StaticString = #filePath, line: UInt = #line) throws {
+    static func assertHolds(
+        _ store: any Store, _ issueID: Int64, _ eventIDs: Set<String>, releases: Set<String>? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let issue = try XCTUnwrap(try store.issue(id: issueID), file: file, line: line)
         XCTAssertEqual(issue.id, issueID, "live", file: file, line: line)
         XCTAssertEqual(issue.count, Int64(eventIDs.count), "recorded count", file: file, line: line)
@@ -120,15 +126,18 @@ enum StoreConformance {
         let plan: [(String, String, UInt64, String)] = [("a", "X", 1, "r1"), ("b", "X", 2, "r1"), ("c", "Y", 3, "r2"), ("d", "Y", 3, "r3"), ("e", "W", 4, "r4")]
         for (id, _, _, rel) in plan { _ = try store.storeIngest(event: event(p.id, id, release: rel), items: []) }
         let pending = try store.unprocessedOccurrences(limit: 10).filter { $0.projectID == p.id }
-        try store.recordGrouping(pending.map { o in
-            let (_, hash, off, _) = plan.first { $0.0 == o.eventID }!
-            return outcome(o, hash: hash, frames: [frame(off)])
-        })
+        try store.recordGrouping(
+            pending.map { o in
+                let (_, hash, off, _) = plan.first { $0.0 == o.eventID }!
+                return outcome(o, hash: hash, frames: [frame(off)])
+            })
         let byHash = Dictionary(uniqueKeysWithValues: try store.issues(projectID: p.id, limit: 10, offset: 0).map { ($0.fingerprint, $0.id) })
         let (x, y, w) = (byHash["X"]!, byHash["Y"]!, byHash["W"]!)
         let key = { (off: UInt64) in StackSignature(exceptionType: "SIGSEGV", frames: [frame(off)]).key }
         func regroup(_ off: UInt64, to hash: String) throws -> RegroupSummary {
-            try IssueMerger.apply([Regrouping(stackKey: key(off), projectID: p.id, fingerprint: Fingerprint(hash: hash, title: hash, culprit: hash, symbolicated: true))], in: store)
+            try IssueMerger.apply(
+                [Regrouping(stackKey: key(off), projectID: p.id, fingerprint: Fingerprint(hash: hash, title: hash, culprit: hash, symbolicated: true))],
+                in: store)
         }
 
         // Y's only stack goes to X: Y is merged, its rows stay and read as X's.
@@ -173,7 +182,8 @@ enum StoreConformance {
         // Retention deletes rows naming merged issues: the live issue is recounted.
         let left = try store.deleteOccurrences(receivedBefore: 1e12, limit: 3)
         XCTAssertEqual(left, 3)
-        let remaining = Set(try store.occurrences(issueID: z, limit: 10, offset: 0).map(\.eventID) + store.occurrences(issueID: v, limit: 10, offset: 0).map(\.eventID))
+        let remaining = Set(
+            try store.occurrences(issueID: z, limit: 10, offset: 0).map(\.eventID) + store.occurrences(issueID: v, limit: 10, offset: 0).map(\.eventID))
         XCTAssertEqual(remaining.count, 2)
         let total = try [z, v].map { try store.issue(id: $0)?.count ?? -1 }.reduce(0, +)
         XCTAssertEqual(total, 2, "counts equal the rows left")
@@ -201,11 +211,13 @@ enum StoreConformance {
         for i in 0..<n { _ = try store.storeIngest(event: event(p.id, "e\(i)"), items: []) }
         let pending = try store.unprocessedOccurrences(limit: n + 10).filter { $0.projectID == p.id }
         XCTAssertEqual(pending.count, n)
-        try store.recordGrouping(pending.map { o in
-            let frame = StackFrame(buildID: buildID, offset: UInt64(o.eventID.dropFirst())! + 1, isReturnAddress: false, inApp: true,
-                                   module: "/app", clientFunction: nil)
-            return outcome(o, hash: "H" + o.eventID, frames: [frame])
-        })
+        try store.recordGrouping(
+            pending.map { o in
+                let frame = StackFrame(
+                    buildID: buildID, offset: UInt64(o.eventID.dropFirst())! + 1, isReturnAddress: false, inApp: true,
+                    module: "/app", clientFunction: nil)
+                return outcome(o, hash: "H" + o.eventID, frames: [frame])
+            })
         let ids = try store.issues(projectID: p.id, limit: n + 10, offset: 0).map(\.id).sorted()
         XCTAssertEqual(ids.count, n)
         for id in ids.dropFirst() { try IssueMerger.merge(id, into: ids[0], in: store) }
@@ -240,7 +252,9 @@ enum StoreConformance {
         let second = StoreClaim(store: store, name: "w", role: "second")
         try first.acquire()
         let acquired = DispatchSemaphore(value: 0)
-        Thread { try? second.acquire(); acquired.signal() }.start()
+        Thread {
+            try? second.acquire(); acquired.signal()
+        }.start()
         XCTAssertEqual(acquired.wait(timeout: .now() + 0.3), .timedOut, "the second claimant waits while the first holds")
         first.release()
         XCTAssertEqual(acquired.wait(timeout: .now() + 10), .success)
@@ -331,7 +345,9 @@ final class SQLiteStoreConformanceTests: XCTestCase {
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
 
-    func testConcurrentGroupingOfOneNewCrash() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.concurrentGroupingOfOneNewCrash(s, s) }
+    func testConcurrentGroupingOfOneNewCrash() throws {
+        let s = try makeStore(); defer { s.close() }; try StoreConformance.concurrentGroupingOfOneNewCrash(s, s)
+    }
 
     func testANewerSchemaIsRefusedAndLeftAlone() throws {
         let path = dir + "/faultline.sqlite"
@@ -423,8 +439,11 @@ final class PostgresStoreConformanceTests: XCTestCase {
         let c = try PGConnection(url: url)
         try c.query("UPDATE faultline_schema SET version = $1", .int(Int64(PostgresSchema.version + 1)))
         XCTAssertThrowsError(try PostgresStore(url: url)) { error in
-            XCTAssertEqual(error as? StoreError, .newerSchema(path: PostgresURL.redacted(url), found: PostgresSchema.version + 1,
-                                                             supported: PostgresSchema.version))
+            XCTAssertEqual(
+                error as? StoreError,
+                .newerSchema(
+                    path: PostgresURL.redacted(url), found: PostgresSchema.version + 1,
+                    supported: PostgresSchema.version))
         }
         var version: Int64 = 0
         try c.query("SELECT version FROM faultline_schema") { version = $0.int(0) }

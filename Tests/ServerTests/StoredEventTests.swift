@@ -17,9 +17,10 @@ final class StoredEventTests: XCTestCase {
         let body = try XCTUnwrap(Deflate.gzip(envelope, level: level))
         let sent = try XCTUnwrap(EnvelopeReader.read(envelope).items.first { $0.type == "event" }).payload
         let id = try XCTUnwrap(JSONValue.parse(sent)["event_id"]?.stringValue)
-        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
-                             headers: ["Content-Encoding": "gzip", "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(server.publicKey)"],
-                             body: body)
+        let r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/envelope/",
+            headers: ["Content-Encoding": "gzip", "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(server.publicKey)"],
+            body: body)
         XCTAssertEqual(r.status, 200, r.text)
         let o = try XCTUnwrap(try server.server.store.occurrence(projectID: server.projectID, eventID: id))
         XCTAssertEqual(try StoredEvent.json(o.compressedEvent), sent, "the event reads back as sent")

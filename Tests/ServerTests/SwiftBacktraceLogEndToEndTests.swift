@@ -44,9 +44,10 @@ final class SwiftBacktraceLogEndToEndTests: XCTestCase {
         let unsymbolicated = try server.getJSON("/api/0/issues/\(issueID)/")
         XCTAssertFalse(unsymbolicated.jsonString.contains("fatal-error.swift"), "no source lines without the debug file")
 
-        let r = try TestSupport.run(faultline, ["upload", "--wait", "--json", work + "/debug"],
-                                    environment: ["FAULTLINE_URL": "http://127.0.0.1:\(server.port)", "FAULTLINE_TOKEN": server.token],
-                                    timeout: 120)
+        let r = try TestSupport.run(
+            faultline, ["upload", "--wait", "--json", work + "/debug"],
+            environment: ["FAULTLINE_URL": "http://127.0.0.1:\(server.port)", "FAULTLINE_TOKEN": server.token],
+            timeout: 120)
         XCTAssertEqual(r.exitCode, 0, r.description)
         let json = try JSONValue.parse(Data(r.stdout.utf8))
         XCTAssertEqual(json["wait"]?["occurrences_symbolicated"]?.int64Value, 1, r.stdout)
@@ -54,8 +55,9 @@ final class SwiftBacktraceLogEndToEndTests: XCTestCase {
         let issue = try server.getJSON("/api/0/issues/\(issueID)/")
         let frames = issue["stack"]?.arrayValue ?? []
         XCTAssertTrue(frames.contains { ($0["function"]?.stringValue ?? "").contains("swiftLogFixtureCheck") }, issue.jsonString)
-        XCTAssertTrue(frames.contains { ($0["filename"]?.stringValue ?? "").hasSuffix("fatal-error.swift") && $0["lineno"]?.int64Value == 5 },
-                      issue.jsonString)
+        XCTAssertTrue(
+            frames.contains { ($0["filename"]?.stringValue ?? "").hasSuffix("fatal-error.swift") && $0["lineno"]?.int64Value == 5 },
+            issue.jsonString)
         XCTAssertTrue(issue.jsonString.contains("Swift fatal error"), "the exception type names the failure: \(issue.jsonString)")
     }
 }

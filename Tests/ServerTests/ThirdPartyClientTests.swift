@@ -16,17 +16,17 @@ final class ThirdPartyClientTests: XCTestCase {
         let dir = TestSupport.makeTemporaryDirectory("faultline-py")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = """
-        import sys, sentry_sdk
-        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, release="py@1.0")
-        print(sentry_sdk.capture_message("hello from python"))
-        def divide(a, b):
-            return a / b
-        try:
-            divide(1, 0)
-        except ZeroDivisionError:
-            print(sentry_sdk.capture_exception())
-        sentry_sdk.flush(10)
-        """
+            import sys, sentry_sdk
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, release="py@1.0")
+            print(sentry_sdk.capture_message("hello from python"))
+            def divide(a, b):
+                return a / b
+            try:
+                divide(1, 0)
+            except ZeroDivisionError:
+                print(sentry_sdk.capture_exception())
+            sentry_sdk.flush(10)
+            """
         try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
         let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
         XCTAssertEqual(r.exitCode, 0, r.description)
@@ -66,18 +66,18 @@ final class ThirdPartyClientTests: XCTestCase {
         let dir = TestSupport.makeTemporaryDirectory("faultline-py-br")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = """
-        import sys, sentry_sdk
-        algo = sys.argv[2]
-        options = {} if algo == "default" else {"transport_compression_algo": algo}
-        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, release="py@2.0", _experiments=options)
-        def charge(order):
-            raise ValueError("card declined for " + order)
-        try:
-            charge("A-" + algo)
-        except ValueError:
-            print(sentry_sdk.capture_exception())
-        sentry_sdk.flush(10)
-        """
+            import sys, sentry_sdk
+            algo = sys.argv[2]
+            options = {} if algo == "default" else {"transport_compression_algo": algo}
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, release="py@2.0", _experiments=options)
+            def charge(order):
+                raise ValueError("card declined for " + order)
+            try:
+                charge("A-" + algo)
+            except ValueError:
+                print(sentry_sdk.capture_exception())
+            sentry_sdk.flush(10)
+            """
         try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
         var ids: [String] = []
         for algo in ["default", "br", "gzip"] {  // default: br, as brotli imports
@@ -101,8 +101,9 @@ final class ThirdPartyClientTests: XCTestCase {
         // 1 GiB of zeros, brotli'd to a few hundred bytes, made at test time.
         let path = TestSupport.makeTemporaryDirectory("brotli-bomb") + "/bomb.br"
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        let made = try TestSupport.run(python, ["-c", "import brotli, sys; open(sys.argv[1], 'wb').write(brotli.compress(bytes(1 << 30), quality=1))", path],
-                                       timeout: 120)
+        let made = try TestSupport.run(
+            python, ["-c", "import brotli, sys; open(sys.argv[1], 'wb').write(brotli.compress(bytes(1 << 30), quality=1))", path],
+            timeout: 120)
         XCTAssertEqual(made.exitCode, 0, made.description)
         let bomb = try Data(contentsOf: URL(fileURLWithPath: path))
         XCTAssertLessThan(bomb.count, 1 << 20)
@@ -129,19 +130,19 @@ final class ThirdPartyClientTests: XCTestCase {
         let dir = TestSupport.makeTemporaryDirectory("faultline-py-messages")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = """
-        import logging, sys, sentry_sdk
-        from sentry_sdk.integrations.logging import LoggingIntegration
-        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False,
-                        integrations=[LoggingIntegration(level=None, event_level=logging.ERROR)])
-        log = logging.getLogger("payments")
-        log.error("payment failed for order %s", "A-1")
-        log.error("payment failed for order %s", "B-22")
-        log.error("refund refused for order %s", "A-1")
-        sentry_sdk.capture_message("disk 91% full on /var")
-        sentry_sdk.capture_message("disk 97% full on /var")
-        sentry_sdk.capture_message("cache warmed")
-        sentry_sdk.flush(10)
-        """
+            import logging, sys, sentry_sdk
+            from sentry_sdk.integrations.logging import LoggingIntegration
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False,
+                            integrations=[LoggingIntegration(level=None, event_level=logging.ERROR)])
+            log = logging.getLogger("payments")
+            log.error("payment failed for order %s", "A-1")
+            log.error("payment failed for order %s", "B-22")
+            log.error("refund refused for order %s", "A-1")
+            sentry_sdk.capture_message("disk 91% full on /var")
+            sentry_sdk.capture_message("disk 97% full on /var")
+            sentry_sdk.capture_message("cache warmed")
+            sentry_sdk.flush(10)
+            """
         try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
         let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
         XCTAssertEqual(r.exitCode, 0, r.description)

@@ -19,10 +19,12 @@ final class TraceTests: XCTestCase {
 
     func transactionEnvelope(traceID: String, spanID: String, name: String, status: String, start: Double, children: [JSONValue] = []) -> Data {
         let eventID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let payload: JSONValue = ["type": "transaction", "event_id": .string(eventID), "transaction": .string(name),
-                                  "start_timestamp": .double(start), "timestamp": .double(start + 0.25),
-                                  "contexts": ["trace": ["trace_id": .string(traceID), "span_id": .string(spanID), "op": "task", "status": .string(status)]],
-                                  "spans": .array(children)]
+        let payload: JSONValue = [
+            "type": "transaction", "event_id": .string(eventID), "transaction": .string(name),
+            "start_timestamp": .double(start), "timestamp": .double(start + 0.25),
+            "contexts": ["trace": ["trace_id": .string(traceID), "span_id": .string(spanID), "op": "task", "status": .string(status)]],
+            "spans": .array(children)
+        ]
         return Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "transaction", payload: payload.serialized())]).serialized()
     }
 
@@ -36,17 +38,17 @@ final class TraceTests: XCTestCase {
         let dir = TestSupport.makeTemporaryDirectory("faultline-py-trace")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = """
-        import sys, time, sentry_sdk
-        sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, traces_sample_rate=1.0, release="py@1.0")
-        with sentry_sdk.start_transaction(op="task", name="upload") as t:
-            with t.start_child(op="db.query", name="SELECT 1") as q:
-                with q.start_child(op="serialize", name="rows to json"):
-                    time.sleep(0.01)
-            with t.start_child(op="http.client", name="PUT /blob") as h:
-                h.set_status("not_found")
-        print(t.trace_id)
-        sentry_sdk.flush(10)
-        """
+            import sys, time, sentry_sdk
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, traces_sample_rate=1.0, release="py@1.0")
+            with sentry_sdk.start_transaction(op="task", name="upload") as t:
+                with t.start_child(op="db.query", name="SELECT 1") as q:
+                    with q.start_child(op="serialize", name="rows to json"):
+                        time.sleep(0.01)
+                with t.start_child(op="http.client", name="PUT /blob") as h:
+                    h.set_status("not_found")
+            print(t.trace_id)
+            sentry_sdk.flush(10)
+            """
         try script.write(toFile: dir + "/trace.py", atomically: false, encoding: .utf8)
         let r = try TestSupport.run(python, [dir + "/trace.py", server.dsn], timeout: 60)
         XCTAssertEqual(r.exitCode, 0, r.description)
@@ -91,8 +93,9 @@ final class TraceTests: XCTestCase {
         }
         let port = try XCTUnwrap(portLine.map { String($0.dropFirst(5)) }, "trace-serve printed its port")
 
-        let client = try TestSupport.run(crasher, ["trace-client", "--url", "http://127.0.0.1:\(port)/work?user=1", "--data-dir", clientDir, "--dsn", server.dsn],
-                                         environment: env, timeout: 90)
+        let client = try TestSupport.run(
+            crasher, ["trace-client", "--url", "http://127.0.0.1:\(port)/work?user=1", "--data-dir", clientDir, "--dsn", server.dsn],
+            environment: env, timeout: 90)
         XCTAssertEqual(client.exitCode, 0, client.description)
         XCTAssertTrue(client.stdout.contains("status 200"), client.description)
         serve.waitUntilExit()
@@ -157,14 +160,25 @@ final class TraceTests: XCTestCase {
         defer { server.stop() }
         let now = Date().timeIntervalSince1970
         let traces = (0..<3).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
-        let child: JSONValue = ["span_id": "1111111111111111", "parent_span_id": "aaaaaaaaaaaaaaaa", "op": "db", "description": "q",
-                                "start_timestamp": .double(now), "timestamp": .double(now + 0.1), "trace_id": .string(traces[0])]
-        let backwards: JSONValue = ["span_id": "2222222222222222", "op": "db", "description": "ends before it starts",
-                                    "start_timestamp": .double(now + 1), "timestamp": .double(now)]
-        XCTAssertEqual(server.sendEnvelope(transactionEnvelope(traceID: traces[0], spanID: "aaaaaaaaaaaaaaaa", name: "checkout", status: "ok",
-                                                                start: now, children: [child, backwards])).status, 200)
-        XCTAssertEqual(server.sendEnvelope(transactionEnvelope(traceID: traces[1], spanID: "bbbbbbbbbbbbbbbb", name: "checkout", status: "internal_error", start: now)).status, 200)
-        XCTAssertEqual(server.sendEnvelope(transactionEnvelope(traceID: traces[2], spanID: "cccccccccccccccc", name: "search", status: "ok", start: now)).status, 200)
+        let child: JSONValue = [
+            "span_id": "1111111111111111", "parent_span_id": "aaaaaaaaaaaaaaaa", "op": "db", "description": "q",
+            "start_timestamp": .double(now), "timestamp": .double(now + 0.1), "trace_id": .string(traces[0])
+        ]
+        let backwards: JSONValue = [
+            "span_id": "2222222222222222", "op": "db", "description": "ends before it starts",
+            "start_timestamp": .double(now + 1), "timestamp": .double(now)
+        ]
+        XCTAssertEqual(
+            server.sendEnvelope(
+                transactionEnvelope(
+                    traceID: traces[0], spanID: "aaaaaaaaaaaaaaaa", name: "checkout", status: "ok",
+                    start: now, children: [child, backwards])
+            ).status, 200)
+        XCTAssertEqual(
+            server.sendEnvelope(transactionEnvelope(traceID: traces[1], spanID: "bbbbbbbbbbbbbbbb", name: "checkout", status: "internal_error", start: now))
+                .status, 200)
+        XCTAssertEqual(
+            server.sendEnvelope(transactionEnvelope(traceID: traces[2], spanID: "cccccccccccccccc", name: "search", status: "ok", start: now)).status, 200)
         let base = "/api/0/projects/faultline/\(server.projectID)/traces/"
         func ids(_ query: String) throws -> Set<String> { Set(try server.getJSON(base + query).arrayValue?.compactMap { $0["trace_id"]?.stringValue } ?? []) }
         XCTAssertEqual(try ids(""), Set(traces))

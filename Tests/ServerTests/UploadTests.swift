@@ -28,8 +28,9 @@ final class UploadTests: XCTestCase {
             body.append(Data("\r\n".utf8))
         }
         body.append(Data("--\(boundary)--\r\n".utf8))
-        return RawHTTP.send(port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
-                            headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
+        return RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
+            headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "multipart/form-data; boundary=\(boundary)"], body: body)
     }
 
     /// One assemble request; with `wait`, asked again while any file is `created` or `assembling`
@@ -37,8 +38,9 @@ final class UploadTests: XCTestCase {
     func assemble(_ files: JSONValue, wait: Bool = true) -> JSONValue? {
         let deadline = Date().addingTimeInterval(60)
         while true {
-            let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
-                                 headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: files.serialized())
+            let r = RawHTTP.send(
+                port: server.port, method: "POST", path: "/api/0/projects/faultline/default/files/difs/assemble/",
+                headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: files.serialized())
             XCTAssertEqual(r.status, 200, r.text)
             let pending = (r.json?.objectValue ?? [:]).values.contains { ["created", "assembling"].contains($0["state"]?.stringValue ?? "") }
             if !wait || !pending || Date() > deadline { return r.json }
@@ -101,8 +103,9 @@ final class UploadTests: XCTestCase {
         try s.start()
         defer { s.stop() }
         let token = try XCTUnwrap(s.bootstrap?.serverToken)
-        let r = RawHTTP.send(port: s.port, method: "GET", path: "/api/0/organizations/faultline/chunk-upload/",
-                             headers: ["Authorization": "Bearer \(token)"])
+        let r = RawHTTP.send(
+            port: s.port, method: "GET", path: "/api/0/organizations/faultline/chunk-upload/",
+            headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(r.json?["url"]?.stringValue, "https://errors.example.com/api/0/organizations/faultline/chunk-upload/")
     }
 
@@ -190,11 +193,16 @@ final class UploadTests: XCTestCase {
         let stripped = work + "/stripped"
         _ = try TestSupport.shell("objcopy --strip-debug '\(program.path)' '\(stripped)'")
         let env: [String: String] = ["DEBUGINFOD_URLS": "http://127.0.0.1:\(server.port)", "DEBUGINFOD_CACHE_PATH": work + "/gdb-cache", "HOME": work]
-        let withServer = try TestSupport.run(gdb, ["-nx", "-batch", "-iex", "set debuginfod enabled on",
-                                                    "-ex", "info line faultline_fixture_leaf", stripped], environment: env, timeout: 120)
+        let withServer = try TestSupport.run(
+            gdb,
+            [
+                "-nx", "-batch", "-iex", "set debuginfod enabled on",
+                "-ex", "info line faultline_fixture_leaf", stripped
+            ], environment: env, timeout: 120)
         XCTAssertTrue(withServer.stdout.contains("fixture0.c"), "gdb found the line through our debuginfod endpoint:\n\(withServer)")
-        let without = try TestSupport.run(gdb, ["-nx", "-batch", "-ex", "info line faultline_fixture_leaf", stripped],
-                                          environment: ["HOME": work], removingEnvironment: ["DEBUGINFOD_URLS"], timeout: 120)
+        let without = try TestSupport.run(
+            gdb, ["-nx", "-batch", "-ex", "info line faultline_fixture_leaf", stripped],
+            environment: ["HOME": work], removingEnvironment: ["DEBUGINFOD_URLS"], timeout: 120)
         XCTAssertFalse(without.stdout.contains("fixture0.c"), "without the server the stripped binary has no lines")
     }
 
@@ -203,8 +211,10 @@ final class UploadTests: XCTestCase {
             return XCTFail("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
         }
         let program = try Fixtures.buildProgram(in: work)
-        let env = ["SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
-                   "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"]
+        let env = [
+            "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
+            "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
+        ]
         // --wait: sentry-cli polls assemble until the server's assembly workers are done (without
         // it, it stops at `created`, as it does against Sentry).
         let r = try TestSupport.run(cli, ["debug-files", "upload", "--wait", program.path], environment: env, timeout: 120)

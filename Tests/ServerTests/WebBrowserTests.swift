@@ -48,7 +48,7 @@ final class WebBrowserTests: XCTestCase {
             ["op": "goto", "url": .string(base + "/ui/debug-files")],
             ["op": "eval", "save": "backfill", "expr": "[...document.querySelectorAll('tr.debug-file')].map(r => r.textContent)"],
             ["op": "eval", "save": "backfillState", "expr": "document.querySelector('td.backfill [data-state]')?.dataset.state"],
-            ["op": "screenshot", "path": .string(Self.screenshotDirectory + "/debug-files.png"), "save": "debugShot"],
+            ["op": "screenshot", "path": .string(Self.screenshotDirectory + "/debug-files.png"), "save": "debugShot"]
         ]
         let r = try Browser.run(steps)
         XCTAssertEqual(r.values["afterLogin"]?.stringValue, "/ui/projects")
@@ -62,7 +62,10 @@ final class WebBrowserTests: XCTestCase {
         XCTAssertEqual(r.values["inAppStyled"]?.stringValue, "700")
         XCTAssertEqual(r.values["stylesheetLoaded"]?.boolValue, true)
         let rows = (r.values["backfill"]?.arrayValue ?? []).compactMap(\.stringValue)
-        XCTAssertTrue(rows.contains { $0.contains(program.buildID.hex) && $0.contains("backfill done") && $0.contains("1 of 1 occurrences symbolicated") && $0.contains("by default") }, "\(rows)")
+        XCTAssertTrue(
+            rows.contains {
+                $0.contains(program.buildID.hex) && $0.contains("backfill done") && $0.contains("1 of 1 occurrences symbolicated") && $0.contains("by default")
+            }, "\(rows)")
         XCTAssertEqual(r.values["backfillState"]?.stringValue, "done")
         assertNotBlank(r.values["issuesShot"], "issues list")
         assertNotBlank(r.values["issueShot"], "issue page")
@@ -85,7 +88,11 @@ final class WebBrowserTests: XCTestCase {
         e["exception"] = ["values": .array(values)]
         e["request"] = ["url": .string("javascript:fetch('\(hit)/url');document.title='pwned'")]
         e["tags"] = .object(["x\" onmouseover=\"fetch('\(hit)/tagkey')": .string("' autofocus onfocus='fetch(`\(hit)/tag`)")])
-        e["breadcrumbs"] = ["values": [["message": .string("</li><script>fetch('\(hit)/crumb')</script>"), "category": .string("<iframe src=\"javascript:fetch('\(hit)/iframe')\">")]]]
+        e["breadcrumbs"] = [
+            "values": [
+                ["message": .string("</li><script>fetch('\(hit)/crumb')</script>"), "category": .string("<iframe src=\"javascript:fetch('\(hit)/iframe')\">")]
+            ]
+        ]
         e["environment"] = .string("<style>body{background:url(\(hit)/css)}</style>")
         e["release"] = .string("<meta http-equiv=refresh content=\"0;url=\(hit)/meta\">")
         server.ingest(e, items: [WebItems.log([("error", "<script>fetch('\(hit)/log')</script>", "r")], trace: "t", at: Date().timeIntervalSince1970)])
@@ -100,12 +107,20 @@ final class WebBrowserTests: XCTestCase {
         steps += [
             // Click every link and hover/focus everything a payload could hook, then look.
             ["op": "eval", "save": "jsLinks", "expr": "[...document.querySelectorAll('a')].filter(a => !/^https?:/.test(a.href)).map(a => a.href)"],
-            ["op": "eval", "save": "handlers", "expr": "[...document.querySelectorAll('*')].flatMap(el => [...el.attributes].filter(a => a.name.startsWith('on')).map(a => el.tagName + ' ' + a.name))"],
+            [
+                "op": "eval", "save": "handlers",
+                "expr":
+                    "[...document.querySelectorAll('*')].flatMap(el => [...el.attributes].filter(a => a.name.startsWith('on')).map(a => el.tagName + ' ' + a.name))"
+            ],
             ["op": "eval", "save": "scripts", "expr": "document.scripts.length"],
             ["op": "eval", "save": "shown", "expr": .string("document.body.innerText.includes(\"<script>fetch('\(hit)/type')\")")],
-            ["op": "eval", "save": "focus", "expr": "[...document.querySelectorAll('dd, dt, li, span')].forEach(e => { e.focus?.(); e.dispatchEvent(new MouseEvent('mouseover', {bubbles: true})) }); true"],
+            [
+                "op": "eval", "save": "focus",
+                "expr":
+                    "[...document.querySelectorAll('dd, dt, li, span')].forEach(e => { e.focus?.(); e.dispatchEvent(new MouseEvent('mouseover', {bubbles: true})) }); true"
+            ],
             ["op": "sleep", "seconds": 0.5],
-            ["op": "eval", "save": "title", "expr": "document.title"],
+            ["op": "eval", "save": "title", "expr": "document.title"]
         ]
         let r = try Browser.run(steps)
         XCTAssertEqual(canary.requests.map(\.path), [], "a payload ran and called the canary")
@@ -129,8 +144,10 @@ final class WebBrowserTests: XCTestCase {
                 : .status(204, body: "")
         }
         defer { canary.stop() }
-        let r = try Browser.run([["op": "goto", "url": .string("http://127.0.0.1:\(canary.port)/unsafe-page")], ["op": "sleep", "seconds": 0.5],
-                                 ["op": "eval", "save": "title", "expr": "document.title"]])
+        let r = try Browser.run([
+            ["op": "goto", "url": .string("http://127.0.0.1:\(canary.port)/unsafe-page")], ["op": "sleep", "seconds": 0.5],
+            ["op": "eval", "save": "title", "expr": "document.title"]
+        ])
         let hits = canary.requests.map(\.path)
         XCTAssertTrue(hits.contains("/ran"), "the canary saw \(hits): the XSS test could not fail")
         XCTAssertEqual(r.values["title"]?.stringValue, "pwned")

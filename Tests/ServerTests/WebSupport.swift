@@ -19,8 +19,9 @@ extension TestServer {
             XCTFail("login form sets no nonce cookie", file: file, line: line); return nil
         }
         let body = "_login=\(nonce)&token=\(token)"
-        let r = RawHTTP.send(port: port, method: "POST", path: "/ui/login",
-                             headers: ["Cookie": "fl_login=\(nonce)", "Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8))
+        let r = RawHTTP.send(
+            port: port, method: "POST", path: "/ui/login",
+            headers: ["Cookie": "fl_login=\(nonce)", "Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8))
         XCTAssertEqual(r.status, 303, r.text, file: file, line: line)
         guard let session = r.headers["set-cookie"]?.split(separator: ";").first.map(String.init) else {
             XCTFail("login set no session cookie", file: file, line: line); return nil
@@ -52,15 +53,19 @@ extension TestServer {
 enum WebItems {
     static func log(_ lines: [(level: String, body: String, release: String)], trace: String, at t: Double) -> Envelope.Item {
         let items: [JSONValue] = lines.map { l in
-            ["timestamp": .double(t), "trace_id": .string(trace), "level": .string(l.level), "body": .string(l.body),
-             "attributes": ["sentry.release": ["value": .string(l.release), "type": "string"]]]
+            [
+                "timestamp": .double(t), "trace_id": .string(trace), "level": .string(l.level), "body": .string(l.body),
+                "attributes": ["sentry.release": ["value": .string(l.release), "type": "string"]]
+            ]
         }
         return Envelope.Item(type: "log", payload: JSONValue.object(["items": .array(items)]).serialized())
     }
 
     static func session(release: String, environment: String, crashed: Bool) -> Envelope.Item {
-        let s: JSONValue = ["sid": .string(UUID().uuidString), "init": true, "status": .string(crashed ? "crashed" : "exited"),
-                            "attrs": ["release": .string(release), "environment": .string(environment)]]
+        let s: JSONValue = [
+            "sid": .string(UUID().uuidString), "init": true, "status": .string(crashed ? "crashed" : "exited"),
+            "attrs": ["release": .string(release), "environment": .string(environment)]
+        ]
         return Envelope.Item(type: "session", payload: s.serialized())
     }
 }
@@ -90,17 +95,20 @@ enum Browser {
             struct NoResult: Error {}
             throw NoResult()
         }
-        let r = Result(values: j["values"]?.objectValue ?? [:], requests: (j["requests"]?.arrayValue ?? []).compactMap(\.stringValue),
-                       dialogs: (j["dialogs"]?.arrayValue ?? []).compactMap(\.stringValue), error: j["error"]?.stringValue)
+        let r = Result(
+            values: j["values"]?.objectValue ?? [:], requests: (j["requests"]?.arrayValue ?? []).compactMap(\.stringValue),
+            dialogs: (j["dialogs"]?.arrayValue ?? []).compactMap(\.stringValue), error: j["error"]?.stringValue)
         if let e = r.error { XCTFail("browser: \(e)", file: file, line: line) }
         return r
     }
 
     static func loginSteps(_ server: TestServer) -> [JSONValue] {
         let base = "http://127.0.0.1:\(server.port)"
-        return [["op": "goto", "url": .string(base + "/ui/login")],
-                ["op": "fill", "selector": "#token", "value": .string(server.token)],
-                ["op": "submit", "selector": "form.login button[type=submit]"]]
+        return [
+            ["op": "goto", "url": .string(base + "/ui/login")],
+            ["op": "fill", "selector": "#token", "value": .string(server.token)],
+            ["op": "submit", "selector": "form.login button[type=submit]"]
+        ]
     }
 
 }

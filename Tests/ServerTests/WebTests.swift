@@ -13,10 +13,13 @@ final class WebTests: XCTestCase {
     override func tearDown() { server?.stop() }
 
     func richEvent(type: String = "SIGSEGV", release: String = "app@2.0", environment: String = "staging", trace: String = "trace-1") -> JSONValue {
-        var e = TestEvents.native(offsets: [0x1000, 0x2000, 0x3000], release: release, installID: "install-\(UUID().uuidString.prefix(6))",
-                                  functions: ["main", "app_middle", "app_leaf"])
+        var e = TestEvents.native(
+            offsets: [0x1000, 0x2000, 0x3000], release: release, installID: "install-\(UUID().uuidString.prefix(6))",
+            functions: ["main", "app_middle", "app_leaf"])
         e["environment"] = .string(environment)
-        e["breadcrumbs"] = ["values": [["timestamp": .double(Date().timeIntervalSince1970), "level": "info", "category": "ui", "message": "opened the settings screen"]]]
+        e["breadcrumbs"] = [
+            "values": [["timestamp": .double(Date().timeIntervalSince1970), "level": "info", "category": "ui", "message": "opened the settings screen"]]
+        ]
         e["tags"] = ["build_flavor": "nightly"]
         e["contexts"] = ["os": ["name": "Linux", "version": "6.1"], "trace": ["trace_id": .string(trace)]]
         e["request"] = ["url": "https://example.com/settings?x=1"]
@@ -37,14 +40,20 @@ final class WebTests: XCTestCase {
         server.stop(removeData: false)
         let store = try TestDatabase.openStore(dataDirectory: dir)
         let now = Date().timeIntervalSince1970
-        let id = try XCTUnwrap(try store.storeIngest(event: IncomingEvent(projectID: bootstrap.project.id, eventID: event["event_id"]!.stringValue!,
-                                                                          received: now, timestamp: now, release: nil, installID: nil,
-                                                                          compressedEvent: Deflate.compress(event.serialized())), items: []))
+        let id = try XCTUnwrap(
+            try store.storeIngest(
+                event: IncomingEvent(
+                    projectID: bootstrap.project.id, eventID: event["event_id"]!.stringValue!,
+                    received: now, timestamp: now, release: nil, installID: nil,
+                    compressedEvent: Deflate.compress(event.serialized())), items: []))
         let stack = StackExtractor.signature(of: event)
         let (data, key) = stack.encodedWithKey
-        try store.recordGrouping([GroupingOutcome(occurrenceID: id, projectID: bootstrap.project.id, stack: stack, stackEncoded: data, stackKey: key,
-                                                  fingerprint: Fingerprinter.fingerprint(stack, symbolicator: symbolicator),
-                                                  timestamp: now, release: nil, environment: nil)])
+        try store.recordGrouping([
+            GroupingOutcome(
+                occurrenceID: id, projectID: bootstrap.project.id, stack: stack, stackEncoded: data, stackKey: key,
+                fingerprint: Fingerprinter.fingerprint(stack, symbolicator: symbolicator),
+                timestamp: now, release: nil, environment: nil)
+        ])
         store.close()
         server = try TestServer(dataDirectory: dir, restarting: bootstrap)
         let login = try XCTUnwrap(server.webLogin())
@@ -69,16 +78,18 @@ final class WebTests: XCTestCase {
 
         let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")
         let nonce = String(form.headers["set-cookie"]!.split(separator: ";")[0].split(separator: "=")[1])
-        let wrong = RawHTTP.send(port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
-                                 body: Data("_login=\(nonce)&token=flst_000000000000000000000000000000000000000000000000".utf8))
+        let wrong = RawHTTP.send(
+            port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
+            body: Data("_login=\(nonce)&token=flst_000000000000000000000000000000000000000000000000".utf8))
         XCTAssertEqual(wrong.status, 401)
         XCTAssertNil(wrong.headers["set-cookie"].flatMap { $0.hasPrefix("fl_session=") ? $0 : nil })
         // Without the nonce cookie (a cross-site login form), the right token is refused too.
         let noNonce = RawHTTP.send(port: server.port, method: "POST", path: "/ui/login", body: Data("_login=\(nonce)&token=\(server.token)".utf8))
         XCTAssertEqual(noNonce.status, 403)
 
-        let ok = RawHTTP.send(port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
-                              body: Data("_login=\(nonce)&token=\(server.token)".utf8))
+        let ok = RawHTTP.send(
+            port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
+            body: Data("_login=\(nonce)&token=\(server.token)".utf8))
         XCTAssertEqual(ok.status, 303)
         let cookie = try XCTUnwrap(ok.headers["set-cookie"])
         XCTAssertTrue(cookie.hasPrefix("fl_session="), cookie)
@@ -107,8 +118,9 @@ final class WebTests: XCTestCase {
         func attempt(_ password: String) -> RawHTTP.Response {
             let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")
             let nonce = String(form.headers["set-cookie"]!.split(separator: ";")[0].split(separator: "=")[1])
-            return RawHTTP.send(port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
-                                body: Data("_login=\(nonce)&user=alice&password=\(password.replacingOccurrences(of: " ", with: "+"))".utf8))
+            return RawHTTP.send(
+                port: server.port, method: "POST", path: "/ui/login", headers: ["Cookie": "fl_login=\(nonce)"],
+                body: Data("_login=\(nonce)&user=alice&password=\(password.replacingOccurrences(of: " ", with: "+"))".utf8))
         }
         XCTAssertEqual(attempt("correct horse battery!").status, 401)
         let ok = attempt("correct horse battery")
@@ -119,7 +131,10 @@ final class WebTests: XCTestCase {
 
     func testEveryPageCarriesAStrictContentSecurityPolicy() throws {
         let login = try XCTUnwrap(server.webLogin())
-        for path in ["/ui/login", "/ui/projects", "/ui/projects/default/issues", "/ui/debug-files", "/ui/projects/default/health", "/ui/projects/default/logs", "/ui/issues/999"] {
+        for path in [
+            "/ui/login", "/ui/projects", "/ui/projects/default/issues", "/ui/debug-files", "/ui/projects/default/health", "/ui/projects/default/logs",
+            "/ui/issues/999"
+        ] {
             let r = server.page(path, login)
             let csp = r.headers["content-security-policy"] ?? ""
             XCTAssertTrue(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'") && csp.contains("style-src 'self'"), "\(path): \(csp)")
@@ -136,11 +151,16 @@ final class WebTests: XCTestCase {
 
     func testIssuesListIssuePageHealthAndLogsRenderFromTheStore() throws {
         let t = Date().timeIntervalSince1970
-        server.ingest(richEvent(), items: [WebItems.log([("error", "database connection lost", "app@2.0"), ("info", "user opened settings", "app@2.0")], trace: "trace-1", at: t),
-                                           WebItems.session(release: "app@2.0", environment: "staging", crashed: true),
-                                           WebItems.session(release: "app@2.0", environment: "staging", crashed: false)])
-        server.ingest(richEvent(type: "SIGABRT", release: "app@1.0", environment: "production", trace: "trace-2"),
-                      items: [WebItems.log([("warn", "other session line", "app@1.0")], trace: "trace-2", at: t)])
+        server.ingest(
+            richEvent(),
+            items: [
+                WebItems.log([("error", "database connection lost", "app@2.0"), ("info", "user opened settings", "app@2.0")], trace: "trace-1", at: t),
+                WebItems.session(release: "app@2.0", environment: "staging", crashed: true),
+                WebItems.session(release: "app@2.0", environment: "staging", crashed: false)
+            ])
+        server.ingest(
+            richEvent(type: "SIGABRT", release: "app@1.0", environment: "production", trace: "trace-2"),
+            items: [WebItems.log([("warn", "other session line", "app@1.0")], trace: "trace-2", at: t)])
         try server.waitUntilIdle()
         let login = try XCTUnwrap(server.webLogin())
 
@@ -165,9 +185,11 @@ final class WebTests: XCTestCase {
 
         let id = try XCTUnwrap(list.text.range(of: "href=\"/ui/issues/").map { String(list.text[$0.upperBound...].prefix(while: \.isNumber)) })
         let issue = server.page("/ui/issues/\(id)", login).text
-        for expected in ["app_leaf", "app_middle", "SEGV_MAPERR", "opened the settings screen", "rip", "0x55550000103a", "build_flavor", "nightly",
-                         "0123456789abcdef0123456789abcdef01234567", "missing", "Resolve", "Merge", "Occurrences", "os.name",
-                         "href=\"https://example.com/settings?x=1\"", "logs of this session"] {
+        for expected in [
+            "app_leaf", "app_middle", "SEGV_MAPERR", "opened the settings screen", "rip", "0x55550000103a", "build_flavor", "nightly",
+            "0123456789abcdef0123456789abcdef01234567", "missing", "Resolve", "Merge", "Occurrences", "os.name",
+            "href=\"https://example.com/settings?x=1\"", "logs of this session"
+        ] {
             XCTAssertTrue(issue.contains(expected), "issue page lacks \(expected)")
         }
         // Innermost first: the leaf comes before main in the stack.
@@ -227,7 +249,8 @@ final class WebTests: XCTestCase {
         let a = issues[0].id, b = issues[1].id
 
         XCTAssertEqual(server.postForm("/ui/issues/\(a)/resolve", login, [:]).status, 403)
-        XCTAssertEqual(server.postForm("/ui/issues/\(a)/resolve", login, ["_csrf": (login.csrf.hasPrefix("0") ? "1" : "0") + login.csrf.dropFirst()]).status, 403)
+        XCTAssertEqual(
+            server.postForm("/ui/issues/\(a)/resolve", login, ["_csrf": (login.csrf.hasPrefix("0") ? "1" : "0") + login.csrf.dropFirst()]).status, 403)
         XCTAssertEqual(server.postForm("/ui/issues/\(a)/resolve", nil, ["_csrf": login.csrf]).status, 403)
         XCTAssertTrue(server.page("/ui/issues/\(a)", login).text.contains(">Resolve<"))
         XCTAssertEqual(server.postForm("/ui/issues/\(a)/resolve", login, ["_csrf": login.csrf]).status, 303)
@@ -249,7 +272,9 @@ final class WebTests: XCTestCase {
         let login = try XCTUnwrap(server.webLogin())
         let first = server.page("/ui/projects/default/issues?sort=count", login).text
         func ids(_ html: String) -> [String] {
-            html.components(separatedBy: "<tr class=\"issue\"><td class=\"title\"><a href=\"/ui/issues/").dropFirst().map { String($0.prefix(while: \.isNumber)) }
+            html.components(separatedBy: "<tr class=\"issue\"><td class=\"title\"><a href=\"/ui/issues/").dropFirst().map {
+                String($0.prefix(while: \.isNumber))
+            }
         }
         XCTAssertEqual(ids(first).count, 50)
         let next = try XCTUnwrap(first.range(of: "rel=\"next\" href=\"").map { String(first[$0.upperBound...].prefix(while: { $0 != "\"" })) })

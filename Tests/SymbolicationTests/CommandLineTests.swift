@@ -49,9 +49,12 @@ final class CommandLineTests: XCTestCase {
         let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer)
         let d = try Fixtures.directory()
         let outer = try XCTUnwrap(try Fixtures.markers("c-O2")["c_outer"])
-        let lines = ["0x" + String(outer, radix: 16), "0X" + String(outer, radix: 16, uppercase: true), String(outer),
-                     "0" + String(outer, radix: 8), "0b" + String(outer, radix: 2), "+0x" + String(outer, radix: 16), "0x" + String(outer, radix: 16) + " trailing words",
-                     "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1"]
+        let lines = [
+            "0x" + String(outer, radix: 16), "0X" + String(outer, radix: 16, uppercase: true), String(outer),
+            "0" + String(outer, radix: 8), "0b" + String(outer, radix: 2), "+0x" + String(outer, radix: 16),
+            "0x" + String(outer, radix: 16) + " trailing words",
+            "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1"
+        ]
         let input = Data((lines.joined(separator: "\n") + "\n").utf8)
         let theirs = Fixtures.run(llvm, ["--obj=\(d)/c-O2.full", "--inlines"], stdin: input)
         let ours = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: input)
@@ -75,7 +78,7 @@ final class CommandLineTests: XCTestCase {
             ("\(d)/commands.txt", "not an ELF file"),
             (truncated, "truncated ELF file"),
             (d, "is a directory"),
-            ("\(d)/missing", "no such file"),
+            ("\(d)/missing", "no such file")
         ]
         for (path, message) in cases {
             let r = symbolicate(["--obj", path, "0x1000"])
@@ -99,8 +102,10 @@ final class CommandLineTests: XCTestCase {
             var bytes = original
             for _ in 0..<(1 + Int(rng.next() % 12)) {
                 // Half the damage in the section headers, half anywhere after the ELF header.
-                let i = rng.next() % 2 == 0 ? shoff + Int(rng.next() % UInt64(original.count - shoff))
-                                              : 64 + Int(rng.next() % UInt64(original.count - 64))
+                let i =
+                    rng.next() % 2 == 0
+                    ? shoff + Int(rng.next() % UInt64(original.count - shoff))
+                    : 64 + Int(rng.next() % UInt64(original.count - 64))
                 bytes[i] = UInt8(truncatingIfNeeded: rng.next())
             }
             let path = "\(dir)/damaged-\(trial)"
@@ -146,10 +151,12 @@ final class CommandLineTests: XCTestCase {
             "process": ["pid": 42, "executable": .string(module)],
             "thread": ["tid": 42, "name": "main"],
             "signal": ["number": 11, "name": "SIGSEGV", "code": 1, "code_name": "SEGV_MAPERR", "fault_address": "0x0"],
-            "frames": [["address": .string("0x" + String(pc, radix: 16)), "kind": "pc"],
-                       ["address": .string("0x" + String(ra, radix: 16)), "kind": "return"],
-                       ["address": "0x1234", "kind": "return"]],
-            "modules": .array(modules),
+            "frames": [
+                ["address": .string("0x" + String(pc, radix: 16)), "kind": "pc"],
+                ["address": .string("0x" + String(ra, radix: 16)), "kind": "return"],
+                ["address": "0x1234", "kind": "return"]
+            ],
+            "modules": .array(modules)
         ]
         return report.serialized()
     }
@@ -167,7 +174,9 @@ final class CommandLineTests: XCTestCase {
         let src = "inline_chain.c"
         let level4Line = try Fixtures.line("c_level4", in: src), outerLine = try Fixtures.line("c_outer", in: src)
         guard lines.count >= 8 else { return XCTFail(r.stdout) }
-        XCTAssertTrue(lines[1].hasPrefix("#0  0x0000555555555") && lines[1].contains(" in level4 at \(Fixtures.sourceDir)/\(src):\(level4Line):5 [inlined] (c-O2.stripped +0x"), lines[1])
+        XCTAssertTrue(
+            lines[1].hasPrefix("#0  0x0000555555555")
+                && lines[1].contains(" in level4 at \(Fixtures.sourceDir)/\(src):\(level4Line):5 [inlined] (c-O2.stripped +0x"), lines[1])
         XCTAssertTrue(lines[5].contains(" in entry_c at ") && !lines[5].contains("[inlined]"), lines[5])
         XCTAssertTrue(lines[6].contains(" in entry_c at \(Fixtures.sourceDir)/\(src):\(outerLine):5"), lines[6])
         XCTAssertTrue(lines[7].contains("?? ") && lines[7].contains("[not in any module]"), lines[7])
@@ -183,7 +192,8 @@ final class CommandLineTests: XCTestCase {
         let r = symbolicate([data + "/crashes/" + report])
         let lines = r.stdout.split(separator: "\n").map(String.init)
         XCTAssertTrue(lines.first?.hasPrefix("Assertion failed: value > 5 (thread ") == true, r.stdout)
-        XCTAssertTrue(lines.count > 2 && lines[1].hasPrefix("  reported at ") && lines[1].contains("crash_probes.c:") && lines[1].contains("probe_assert"), r.stdout)
+        XCTAssertTrue(
+            lines.count > 2 && lines[1].hasPrefix("  reported at ") && lines[1].contains("crash_probes.c:") && lines[1].contains("probe_assert"), r.stdout)
         XCTAssertEqual(lines.count > 2 ? lines[2] : "", "  ended by SIGABRT", r.stdout)
     }
 
@@ -193,7 +203,8 @@ final class CommandLineTests: XCTestCase {
         let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
         let crash = Fixtures.run(crasher, ["parked-threads-segv", "--data-dir", data], environment: ["SWIFT_BACKTRACE": "enable=no"])
         XCTAssertEqual(crash.status, SIGSEGV, crash.stderr)
-        let report = data + "/crashes/" + (try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: data + "/crashes").first { $0.hasSuffix(".crash.json") }))
+        let report =
+            data + "/crashes/" + (try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: data + "/crashes").first { $0.hasSuffix(".crash.json") }))
         let all = symbolicate([report]).stdout
         XCTAssertTrue(all.hasPrefix("SIGSEGV: "), "the crashing thread first: \(all.prefix(300))")
         let sleeper = try XCTUnwrap(all.range(of: "park-sleep (sleeping):\n"), all)

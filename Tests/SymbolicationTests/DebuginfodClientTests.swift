@@ -14,7 +14,9 @@ final class DebuginfodClientTests: XCTestCase {
         defer { for p in [served, cache] { try? FileManager.default.removeItem(atPath: p) } }
         try FileManager.default.copyItem(atPath: "\(d)/c-O2.debug", toPath: served + "/c-O2.debug")
         let id = try XCTUnwrap(try ELFInfo.read(path: "\(d)/c-O2.full").buildID)
-        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served) else {
+            throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it")
+        }
         var stopped = false
         defer { if !stopped { upstream.stop() } }
         XCTAssertTrue(upstream.waitUntilServes(id), upstream.log)
@@ -24,8 +26,9 @@ final class DebuginfodClientTests: XCTestCase {
         env["DEBUGINFOD_CACHE_PATH"] = nil
         env["DEBUGINFOD_URLS"] = upstream.url
         func run(_ extra: [String] = [], env: [String: String]) -> Fixtures.RunResult {
-            Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--cache-dir", cache, "--no-cache", "--no-system", "--obj", "\(d)/c-O2.bare", addr] + extra,
-                         environment: env)
+            Fixtures.run(
+                Fixtures.faultlineBinary, ["symbolicate", "--cache-dir", cache, "--no-cache", "--no-system", "--obj", "\(d)/c-O2.bare", addr] + extra,
+                environment: env)
         }
         let expected = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--no-system", "--obj", "\(d)/c-O2.full", addr]).stdout
         XCTAssertTrue(expected.contains("inline_chain.c:"), expected)
@@ -48,7 +51,9 @@ final class DebuginfodClientTests: XCTestCase {
         let served = Fixtures.temporaryDirectory("debuginfod-empty")
         let cache = Fixtures.temporaryDirectory("debuginfod-neg-cache")
         defer { for p in [served, cache] { try? FileManager.default.removeItem(atPath: p) } }
-        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served) else {
+            throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it")
+        }
         defer { upstream.stop() }
         XCTAssertTrue(upstream.waitUntilUp(), upstream.log)
         let id = BuildID(bytes: Array(repeating: 0xab, count: 20))

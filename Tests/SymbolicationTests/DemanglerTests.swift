@@ -4,8 +4,9 @@ import XCTest
 
 final class DemanglerTests: XCTestCase {
     func testSwift() {
-        XCTAssertEqual(Demangler.demangle("$s10SubscriptO7element_2atSiSaySiG_SitF"),
-                       "SubscriptO.element(_: Swift.Array<Swift.Int>, at: Swift.Int) -> Swift.Int")
+        XCTAssertEqual(
+            Demangler.demangle("$s10SubscriptO7element_2atSiSaySiG_SitF"),
+            "SubscriptO.element(_: Swift.Array<Swift.Int>, at: Swift.Int) -> Swift.Int")
         XCTAssertEqual(Demangler.demangle("$s10SubscriptO7element_2atSiSaySiG_SitF", style: .short), "SubscriptO.element(_:at:)")
         XCTAssertEqual(Demangler.demangle("$sSayxSicigSi_Tg5", style: .short), "Swift.Array.subscript.getter")
     }

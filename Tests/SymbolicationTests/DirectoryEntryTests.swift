@@ -22,7 +22,9 @@ final class DirectoryEntryTests: XCTestCase {
         int main(int c, char **v) { return fl_kill_it(c); }
         """.write(toFile: "\(root)/nptl/pthread_kill.c", atomically: false, encoding: .utf8)
         let exe = "\(root)/pk"
-        let cc = Fixtures.run("/usr/bin/env", ["sh", "-c", "cd \(root)/nptl && gcc -g -gdwarf-5 -O2 -I../include -fdebug-prefix-map=\(root)=. -Wl,--build-id -o \(exe) pthread_kill.c"])
+        let cc = Fixtures.run(
+            "/usr/bin/env",
+            ["sh", "-c", "cd \(root)/nptl && gcc -g -gdwarf-5 -O2 -I../include -fdebug-prefix-map=\(root)=. -Wl,--build-id -o \(exe) pthread_kill.c"])
         XCTAssertEqual(cc.status, 0, cc.stderr)
         let (lo, size) = try XCTUnwrap(Fixtures.functionSymbols(exe).first { $0.2 == "fl_kill_it" }.map { ($0.0, $0.1) })
         let addresses = (0..<max(size, 1)).map { "0x" + String(lo + $0, radix: 16) }
@@ -36,12 +38,15 @@ final class DirectoryEntryTests: XCTestCase {
             XCTAssertEqual(ours.stdout, theirs.stdout, "--obj mode is llvm-symbolizer's, byte for byte")
         }
         // Report mode reads the same index: the frame's file is the one llvm prints.
-        let symbolicator = Symbolicator(locator: DebugFileLocator(explicitFiles: [exe], searchSystem: false), indexCacheDirectory: root + "/cache", persistIndexes: false)
+        let symbolicator = Symbolicator(
+            locator: DebugFileLocator(explicitFiles: [exe], searchSystem: false), indexCacheDirectory: root + "/cache", persistIndexes: false)
         let id = try XCTUnwrap(try ELFInfo.read(path: exe).buildID)
         let frames = try XCTUnwrap(symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: lo, isReturnAddress: false).frames)
         XCTAssertEqual(frames.last?.file, "./nptl/pthread_kill.c")
-        XCTAssertEqual(DWARFIndexBuilder.join("./nptl/pthread_kill.c", compDir: "./nptl", version5Directories: ["./nptl", "../include"]), "./nptl/pthread_kill.c")
-        XCTAssertEqual(DWARFIndexBuilder.join("../include/scale.h", compDir: "./nptl", version5Directories: ["./nptl", "../include"]), "./nptl/../include/scale.h")
+        XCTAssertEqual(
+            DWARFIndexBuilder.join("./nptl/pthread_kill.c", compDir: "./nptl", version5Directories: ["./nptl", "../include"]), "./nptl/pthread_kill.c")
+        XCTAssertEqual(
+            DWARFIndexBuilder.join("../include/scale.h", compDir: "./nptl", version5Directories: ["./nptl", "../include"]), "./nptl/../include/scale.h")
         XCTAssertEqual(DWARFIndexBuilder.join("sub/x.c", compDir: "/src", version5Directories: nil), "/src/sub/x.c")
     }
 }

@@ -20,10 +20,12 @@ final class FixtureVariantTests: XCTestCase {
             Variant(name: "zlib-compressed", module: "\(d)/\(base).zlib", locator: none),
             Variant(name: "zlib-gnu .zdebug", module: "\(d)/\(base).zgnu", locator: none),
             Variant(name: "stripped+debuglink", module: "\(d)/\(base).stripped", locator: none),
-            Variant(name: "stripped+debug-dir", module: "\(d)/\(base).bare",
-                    locator: DebugFileLocator(debugDirectories: ["\(d)/debugdir"], searchSystem: false)),
-            Variant(name: "stripped+explicit split file", module: "\(d)/\(base).bare",
-                    locator: DebugFileLocator(explicitFiles: ["\(d)/\(base).debug"], searchSystem: false)),
+            Variant(
+                name: "stripped+debug-dir", module: "\(d)/\(base).bare",
+                locator: DebugFileLocator(debugDirectories: ["\(d)/debugdir"], searchSystem: false)),
+            Variant(
+                name: "stripped+explicit split file", module: "\(d)/\(base).bare",
+                locator: DebugFileLocator(explicitFiles: ["\(d)/\(base).debug"], searchSystem: false))
         ]
     }
 
@@ -36,14 +38,17 @@ final class FixtureVariantTests: XCTestCase {
     func frames(_ v: Variant, _ address: UInt64, isReturn: Bool = false) throws -> SymbolicationOutcome {
         let s = Symbolicator(locator: v.locator, indexCacheDirectory: nil, persistIndexes: false)
         let info = try ELFInfo.read(path: v.module)
-        return s.symbolicate(buildID: info.buildID, modulePath: v.module,
-                             relativeAddress: address - info.firstLoadAddress + (isReturn ? 1 : 0), isReturnAddress: isReturn)
+        return s.symbolicate(
+            buildID: info.buildID, modulePath: v.module,
+            relativeAddress: address - info.firstLoadAddress + (isReturn ? 1 : 0), isReturnAddress: isReturn)
     }
 
     typealias Expected = [(function: String, line: Int)]
 
-    func assertChain(_ outcome: SymbolicationOutcome, _ expected: Expected, file sourceFile: String,
-                     _ context: String, line: UInt = #line) {
+    func assertChain(
+        _ outcome: SymbolicationOutcome, _ expected: Expected, file sourceFile: String,
+        _ context: String, line: UInt = #line
+    ) {
         guard case .resolved(let got) = outcome else { return XCTFail("\(context): unresolved \(outcome)", line: line) }
         let gotPairs = got.map { "\($0.function ?? "??") \(($0.file as NSString?)?.lastPathComponent ?? "??"):\($0.line ?? 0)" }
         let wantPairs = expected.map { "\($0.function) \(sourceFile):\($0.line)" }
@@ -55,11 +60,13 @@ final class FixtureVariantTests: XCTestCase {
 
     func testCInlineChainOnEveryVariant() throws {
         let src = "inline_chain.c"
-        let deep: Expected = [("level4", try Fixtures.line("c_level4", in: src)),
-                              ("level3", try Fixtures.line("c_call_level4", in: src)),
-                              ("level2", try Fixtures.line("c_call_level3", in: src)),
-                              ("level1", try Fixtures.line("c_call_level2", in: src)),
-                              ("entry_c", try Fixtures.line("c_call_level1", in: src))]
+        let deep: Expected = [
+            ("level4", try Fixtures.line("c_level4", in: src)),
+            ("level3", try Fixtures.line("c_call_level4", in: src)),
+            ("level2", try Fixtures.line("c_call_level3", in: src)),
+            ("level1", try Fixtures.line("c_call_level2", in: src)),
+            ("entry_c", try Fixtures.line("c_call_level1", in: src))
+        ]
         let outer: Expected = [("entry_c", try Fixtures.line("c_outer", in: src))]
         let bases = try Fixtures.bases().filter { $0.hasPrefix("c-") }
         XCTAssertGreaterThanOrEqual(bases.count, 2)
@@ -101,8 +108,9 @@ final class FixtureVariantTests: XCTestCase {
         XCTAssertEqual(got.map(\.function), ["entry_c"])
         XCTAssertEqual(got.first?.fromSymbolTable, true)
         // With the split debug file in a debug directory, the readable DWARF is found instead.
-        let withDir = Variant(name: "zstd+dir", module: "\(d)/c-O2.zstd",
-                              locator: DebugFileLocator(debugDirectories: ["\(d)/debugdir"], searchSystem: false))
+        let withDir = Variant(
+            name: "zstd+dir", module: "\(d)/c-O2.zstd",
+            locator: DebugFileLocator(debugDirectories: ["\(d)/debugdir"], searchSystem: false))
         guard case .resolved(let deep) = try frames(withDir, try XCTUnwrap(m["c_level4"])) else { return XCTFail("unresolved") }
         XCTAssertEqual(deep.first?.function, "level4")
     }
@@ -111,9 +119,11 @@ final class FixtureVariantTests: XCTestCase {
 
     func testCxxTemplateLambdaChainOnEveryVariant() throws {
         let src = "templates.cpp"
-        let expected: Expected = [("geo::Box<int>::scaled(int) const", try Fixtures.line("cxx_scaled", in: src)),
-                                  ("operator()", try Fixtures.line("cxx_call_scaled", in: src)),
-                                  ("app::entry_cxx(int)", try Fixtures.line("cxx_call_lambda", in: src))]
+        let expected: Expected = [
+            ("geo::Box<int>::scaled(int) const", try Fixtures.line("cxx_scaled", in: src)),
+            ("operator()", try Fixtures.line("cxx_call_scaled", in: src)),
+            ("app::entry_cxx(int)", try Fixtures.line("cxx_call_lambda", in: src))
+        ]
         let m = try Fixtures.markers("cxx-O2")
         let addr = try XCTUnwrap(m["cxx_scaled"])
         for v in try variants("cxx-O2") {
@@ -134,8 +144,12 @@ final class FixtureVariantTests: XCTestCase {
         let d = try Fixtures.directory()
         let sym = try XCTUnwrap(Fixtures.functionSymbols("\(d)/swift-O.full").first { $0.2.hasSuffix("7element_2atSiSaySiG_SitF") })
         // The trap instructions (ud2) of the function are the bounds-check failures.
-        let dis = Fixtures.run("/usr/bin/objdump", ["-d", "--no-show-raw-insn", "--start-address=\(sym.0)",
-                                                     "--stop-address=\(sym.0 + sym.1)", "\(d)/swift-O.full"])
+        let dis = Fixtures.run(
+            "/usr/bin/objdump",
+            [
+                "-d", "--no-show-raw-insn", "--start-address=\(sym.0)",
+                "--stop-address=\(sym.0 + sym.1)", "\(d)/swift-O.full"
+            ])
         let traps = dis.stdout.split(separator: "\n").filter { $0.hasSuffix("ud2") }.compactMap {
             UInt64($0.split(separator: ":").first!.trimmingCharacters(in: .whitespaces), radix: 16)
         }
@@ -256,9 +270,11 @@ final class FixtureVariantTests: XCTestCase {
         }
         let shoff = original.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0x28, as: UInt64.self) }
         let shentsize = Int(original.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 0x3A, as: UInt16.self) })
-        for path in [try patched(0x28, UInt64.max - 8),                       // e_shoff
-                     try patched(0x20, UInt64.max - 8),                       // e_phoff
-                     try patched(Int(shoff) + shentsize + 0x18, UInt64.max - 8)] { // section 1's sh_offset
+        for path in [
+            try patched(0x28, UInt64.max - 8),  // e_shoff
+            try patched(0x20, UInt64.max - 8),  // e_phoff
+            try patched(Int(shoff) + shentsize + 0x18, UInt64.max - 8)
+        ] {  // section 1's sh_offset
             XCTAssertThrowsError(try ELFInfo.read(path: path), path)
         }
     }

@@ -39,14 +39,16 @@ final class IndexCacheTests: XCTestCase {
         let good = try Data(contentsOf: URL(fileURLWithPath: path))
 
         var flipped = good
-        flipped[flipped.count - 9] ^= 0x5a                  // payload bit rot: checksum catches it
+        flipped[flipped.count - 9] ^= 0x5a  // payload bit rot: checksum catches it
         var wrongVersion = good
-        wrongVersion[8] = 0xfe                             // another format version
+        wrongVersion[8] = 0xfe  // another format version
         var otherBuild = good
-        otherBuild[40] ^= 0xff                             // index of another build-id
-        let damaged: [(String, Data)] = [("flipped", flipped), ("truncated", good.prefix(good.count / 2)),
-                                         ("empty", Data()), ("version", wrongVersion), ("build-id", otherBuild),
-                                         ("garbage", Data(repeating: 0x41, count: 4096))]
+        otherBuild[40] ^= 0xff  // index of another build-id
+        let damaged: [(String, Data)] = [
+            ("flipped", flipped), ("truncated", good.prefix(good.count / 2)),
+            ("empty", Data()), ("version", wrongVersion), ("build-id", otherBuild),
+            ("garbage", Data(repeating: 0x41, count: 4096))
+        ]
         for (name, bytes) in damaged {
             try bytes.write(to: URL(fileURLWithPath: path))
             XCTAssertNil(IndexCache(directory: dir).load(id), "\(name) index was trusted")
@@ -84,8 +86,9 @@ final class IndexCacheTests: XCTestCase {
             let (x, y) = id.buildIDPathComponents
             try FileManager.default.createDirectory(atPath: "\(store)/.build-id/\(x)", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: "\(d)/c-O2.debug", toPath: "\(store)/.build-id/\(x)/\(y).debug")
-            XCTAssertEqual(s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false), .unresolved(.missingDebugFile),
-                           "the negative result is remembered until invalidated")
+            XCTAssertEqual(
+                s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false), .unresolved(.missingDebugFile),
+                "the negative result is remembered until invalidated")
             s.invalidate(buildID: id)
             guard case .resolved(let after) = s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false) else {
                 return XCTFail("not resolved after invalidate")

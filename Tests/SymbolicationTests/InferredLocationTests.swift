@@ -13,14 +13,16 @@ final class InferredLocationTests: XCTestCase {
         let exe = "\(d)/swift-O.full"
         guard FileManager.default.fileExists(atPath: exe) else { throw TestSupport.ShellError(command: "swiftc", output: "the Swift fixtures were not built") }
         let id = try XCTUnwrap(try ELFInfo.read(path: exe).buildID)
-        let symbolicator = Symbolicator(locator: DebugFileLocator(explicitFiles: [exe], searchSystem: false),
-                                        indexCacheDirectory: Fixtures.temporaryDirectory("inferred-cache"), persistIndexes: false)
+        let symbolicator = Symbolicator(
+            locator: DebugFileLocator(explicitFiles: [exe], searchSystem: false),
+            indexCacheDirectory: Fixtures.temporaryDirectory("inferred-cache"), persistIndexes: false)
         let (lo, size) = try XCTUnwrap(Fixtures.functionSymbols(exe).first { $0.2.contains("element") }.map { ($0.0, $0.1) })
         let subscriptLine = try Fixtures.line("swift_subscript", in: "subscript.swift")
         var inferredCount = 0, sawRuntimeFailure = false
         for a in lo..<(lo + size) {
             guard let objFrames = try symbolicator.symbolicate(objectFile: exe, address: a).frames,
-                  let report = symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: a, isReturnAddress: false).frames else { continue }
+                let report = symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: a, isReturnAddress: false).frames
+            else { continue }
             XCTAssertEqual(objFrames.count, report.count)
             XCTAssertFalse(objFrames.contains { $0.isInferred }, "--obj mode never infers")
             for (k, f) in report.enumerated() where k > 0 { XCTAssertFalse(f.isInferred); XCTAssertEqual(f, objFrames[k]) }

@@ -13,7 +13,9 @@ final class InstalledBuildDemanglingTests: XCTestCase {
         let staticBuild = Self.staticFaultline
         guard FileManager.default.isExecutableFile(atPath: staticBuild) else {
             // Not a skip: tools/test builds it; a run that did not is told how.
-            return XCTFail("no static release build at \(staticBuild): run `swift build -c release --static-swift-stdlib --product faultline --scratch-path .build/static-release` (tools/test does)")
+            return XCTFail(
+                "no static release build at \(staticBuild): run `swift build -c release --static-swift-stdlib --product faultline --scratch-path .build/static-release` (tools/test does)"
+            )
         }
         let linked = try TestSupport.shell("ldd '\(staticBuild)' || true")
         XCTAssertFalse(linked.contains("libswiftCore.so"), "the Swift runtime is linked statically:\n\(linked)")
@@ -32,8 +34,10 @@ final class InstalledBuildDemanglingTests: XCTestCase {
         """.write(toFile: dir + "/store.cpp", atomically: false, encoding: .utf8)
         _ = try TestSupport.shell("cd '\(dir)' && swiftc -g -module-name prog shop.swift -o shop && c++ -g -O1 store.cpp -o store")
 
-        for (binary, symbol, expected) in [("shop", "$s4prog4ShopV8checkoutyS2iF", "prog.Shop.checkout(Swift.Int) -> Swift.Int"),
-                                           ("store", "_ZN5store5totalIlEET_S1_", "long store::total<long>(long)")] {
+        for (binary, symbol, expected) in [
+            ("shop", "$s4prog4ShopV8checkoutyS2iF", "prog.Shop.checkout(Swift.Int) -> Swift.Int"),
+            ("store", "_ZN5store5totalIlEET_S1_", "long store::total<long>(long)")
+        ] {
             let nm = try TestSupport.shell("nm '\(dir)/\(binary)' | grep -F ' \(symbol)' | head -1")
             let address = "0x" + (nm.split(separator: " ").first.map(String.init) ?? "")
             let installed = try TestSupport.run(staticBuild, ["symbolicate", "--obj", dir + "/" + binary, address])

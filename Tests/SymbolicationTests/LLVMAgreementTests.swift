@@ -31,7 +31,7 @@ final class LLVMAgreementTests: XCTestCase {
             let object = "\(d)/\(base).full"
             var addresses = Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } }
             addresses = Array(Set(addresses)).sorted()
-            if addresses.count > 40_000 {   // keep the run short: an evenly spread subset
+            if addresses.count > 40_000 {  // keep the run short: an evenly spread subset
                 let step = addresses.count / 40_000 + 1
                 addresses = stride(from: 0, to: addresses.count, by: step).map { addresses[$0] }
             }
@@ -74,7 +74,9 @@ final class LLVMAgreementTests: XCTestCase {
     /// benchmark's (a function symbol uniformly, then an offset in it; fixed seed).
     func testPythonLibraryAgreement() throws {
         guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
-        let py = Fixtures.run("/usr/bin/env", ["python3", "-c", "import sysconfig,os;print(os.path.join(sysconfig.get_config_var('LIBDIR'),sysconfig.get_config_var('INSTSONAME')))"])
+        let py = Fixtures.run(
+            "/usr/bin/env",
+            ["python3", "-c", "import sysconfig,os;print(os.path.join(sysconfig.get_config_var('LIBDIR'),sysconfig.get_config_var('INSTSONAME')))"])
         let lib = py.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard py.status == 0 && FileManager.default.fileExists(atPath: lib) else { return XCTFail("no Python shared library at \(lib)") }
         var funcs: [UInt64: (UInt64, String)] = [:]
@@ -91,7 +93,9 @@ final class LLVMAgreementTests: XCTestCase {
         // docs/SYMBOLICATION.md); a regression shows here with an example.
         let allOurs = parseLLVMOutput(oursText), allTheirs = parseLLVMOutput(theirsText)
         XCTAssertEqual(allOurs.count, all.count)
-        if let i = zip(allOurs, allTheirs).map({ $0.map { "\($0.function)|\($0.location)" } == $1.map { "\($0.function)|\($0.location)" } }).firstIndex(of: false) {
+        if let i = zip(allOurs, allTheirs).map({ $0.map { "\($0.function)|\($0.location)" } == $1.map { "\($0.function)|\($0.location)" } }).firstIndex(
+            of: false)
+        {
             XCTFail("record \(i) (0x\(String(all[i], radix: 16))) differs: ours \(allOurs[i]) llvm \(allTheirs[i])")
         }
         // The bar, on the first 1,000.

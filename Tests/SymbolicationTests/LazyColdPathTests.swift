@@ -13,13 +13,13 @@ final class LazyColdPathTests: XCTestCase {
             var text = "static inline int helper\(u)(int x) { return x * \(u + 3) + (x >> 2); }\n"
             for f in 0..<6 {
                 text += """
-                __attribute__((noinline)) int unit\(u)_f\(f)(int x) {
-                    int s = 0;
-                    for (int i = 0; i < x; i++) s += helper\(u)(i ^ \(f));
-                    return s + \(f);
-                }
+                    __attribute__((noinline)) int unit\(u)_f\(f)(int x) {
+                        int s = 0;
+                        for (int i = 0; i < x; i++) s += helper\(u)(i ^ \(f));
+                        return s + \(f);
+                    }
 
-                """
+                    """
             }
             let path = "\(dir)/unit\(u).c"
             try? text.write(toFile: path, atomically: true, encoding: .utf8)

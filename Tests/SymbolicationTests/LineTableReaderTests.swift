@@ -56,9 +56,12 @@ final class LineTableReaderTests: XCTestCase {
         }
         if a.address.count != b.address.count { return "\(a.address.count) rows vs libdw \(b.address.count)" }
         for i in a.address.indices where a.address[i] != b.address[i] || a.file[i] != b.file[i] || a.line[i] != b.line[i] || a.column[i] != b.column[i] {
-            return "row \(i): 0x\(String(a.address[i], radix: 16)) \(a.file[i]):\(a.line[i]):\(a.column[i]) vs libdw 0x\(String(b.address[i], radix: 16)) \(b.file[i]):\(b.line[i]):\(b.column[i])"
+            return
+                "row \(i): 0x\(String(a.address[i], radix: 16)) \(a.file[i]):\(a.line[i]):\(a.column[i]) vs libdw 0x\(String(b.address[i], radix: 16)) \(b.file[i]):\(b.line[i]):\(b.column[i])"
         }
-        if let i = Array(zip(a.callFile, b.callFile)).firstIndex(where: { $0.0 != $0.1 }) { return "scope \(i) call file \(a.callFile[i]) vs libdw \(b.callFile[i])" }
+        if let i = Array(zip(a.callFile, b.callFile)).firstIndex(where: { $0.0 != $0.1 }) {
+            return "scope \(i) call file \(a.callFile[i]) vs libdw \(b.callFile[i])"
+        }
         return "scope count \(a.scopeCount) vs libdw \(b.scopeCount)"
     }
 
@@ -77,7 +80,12 @@ final class LineTableReaderTests: XCTestCase {
 
     static let libpython: String? = {
         var candidates = ["/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0"]
-        let r = Fixtures.run("/usr/bin/env", ["python3", "-c", "import sysconfig,os; print(os.path.join(sysconfig.get_config_var('LIBDIR') or '', sysconfig.get_config_var('INSTSONAME') or ''))"])
+        let r = Fixtures.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sysconfig,os; print(os.path.join(sysconfig.get_config_var('LIBDIR') or '', sysconfig.get_config_var('INSTSONAME') or ''))"
+            ])
         if r.status == 0 { candidates.append(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) }
         return candidates.first { FileManager.default.fileExists(atPath: $0) }
     }()
@@ -127,7 +135,7 @@ final class LineTableReaderTests: XCTestCase {
             ("g++", ["-g", "-O2", "-ffunction-sections", "\(src)/templates.cpp"]),
             (clang, ["-g", "-gdwarf-4", "-O2", "\(src)/inline_chain.c"]),
             (clang, ["-g", "-gdwarf-5", "-O2", "-ffunction-sections", "-Wl,--gc-sections", "\(src)/inline_chain.c", unused]),
-            (clang, ["-g", "-gdwarf-4", "-O0", "\(src)/inline_chain.c"]),
+            (clang, ["-g", "-gdwarf-4", "-O0", "\(src)/inline_chain.c"])
         ]
         for (i, (cc, args)) in builds.enumerated() {
             let out = "\(dir)/v\(i)"
@@ -195,7 +203,7 @@ final class LineTableReaderTests: XCTestCase {
             }
             h.append(0)
         } else {
-            h += [1]; uleb(1, into: &h); uleb(0x08, into: &h)                       // path: string
+            h += [1]; uleb(1, into: &h); uleb(0x08, into: &h)  // path: string
             uleb(3, into: &h); for d in ["/comp", "src", "/abs"] { cstr(d, into: &h) }
             h += [4]
             for (c, f) in [(1, 0x08), (2, 0x0f), (5, 0x1e), (4, 0x0f)] { uleb(UInt64(c), into: &h); uleb(UInt64(f), into: &h) }
@@ -208,25 +216,25 @@ final class LineTableReaderTests: XCTestCase {
         func setAddress(_ a: UInt64) { p += [0, 9, 2]; le(a, 8, into: &p) }
         func special(line: Int, address: Int) { p.append(UInt8((line + 5) + 14 * address + 14)) }
         setAddress(0x1000)
-        p.append(4); uleb(2, into: &p)                                                 // set_file 2
-        p.append(3); sleb(10, into: &p)                                                // advance_line
-        p.append(1); p.append(1)                                                       // copy twice: duplicate rows
+        p.append(4); uleb(2, into: &p)  // set_file 2
+        p.append(3); sleb(10, into: &p)  // advance_line
+        p.append(1); p.append(1)  // copy twice: duplicate rows
         special(line: 3, address: 2)
-        p.append(8); special(line: -2, address: 1)                                     // const_add_pc
-        p.append(9); le(0x0123, 2, into: &p); p.append(1)                              // fixed_advance_pc
-        p += [0, 2, 4, 5]; special(line: 0, address: 3)                                // discriminator 5
-        p.append(6); p.append(5); uleb(7, into: &p); special(line: 1, address: 1)      // negate_stmt, column 7
-        p += [0, 4, 0x80, 1, 2, 3]                                                     // unknown extended opcode
-        p += [13, 0x81, 0x01, 5]                                                       // unknown standard opcode
-        p += [10, 11, 7, 12, 3]                                                        // prologue, epilogue, block, isa 3
-        p.append(4); uleb(0, into: &p); special(line: 1, address: 1)                   // file 0
-        p.append(4); uleb(9, into: &p); special(line: 1, address: 1)                   // no file 9
+        p.append(8); special(line: -2, address: 1)  // const_add_pc
+        p.append(9); le(0x0123, 2, into: &p); p.append(1)  // fixed_advance_pc
+        p += [0, 2, 4, 5]; special(line: 0, address: 3)  // discriminator 5
+        p.append(6); p.append(5); uleb(7, into: &p); special(line: 1, address: 1)  // negate_stmt, column 7
+        p += [0, 4, 0x80, 1, 2, 3]  // unknown extended opcode
+        p += [13, 0x81, 0x01, 5]  // unknown standard opcode
+        p += [10, 11, 7, 12, 3]  // prologue, epilogue, block, isa 3
+        p.append(4); uleb(0, into: &p); special(line: 1, address: 1)  // file 0
+        p.append(4); uleb(9, into: &p); special(line: 1, address: 1)  // no file 9
         p.append(3); sleb(-20, into: &p); p.append(2); uleb(0x40, into: &p)
-        p += [0, 1, 1]                                                                 // end_sequence
-        setAddress(0x800)                                                              // below the first
+        p += [0, 1, 1]  // end_sequence
+        setAddress(0x800)  // below the first
         p.append(4); uleb(3, into: &p); p.append(1); special(line: 1, address: 1)
-        p.append(2); uleb(4, into: &p); p += [0, 1, 1]                                 // ends at 0x805
-        setAddress(0x805)                                                              // starts where it ended
+        p.append(2); uleb(4, into: &p); p += [0, 1, 1]  // ends at 0x805
+        setAddress(0x805)  // starts where it ended
         p.append(4); uleb(4, into: &p); p.append(1); p.append(2); uleb(2, into: &p); p += [0, 1, 1]
         var afterLength: [UInt8] = []
         le(UInt64(version), 2, into: &afterLength)
@@ -257,12 +265,12 @@ final class LineTableReaderTests: XCTestCase {
             for k in 0..<120 {
                 var bytes = [UInt8](original)
                 switch k % 4 {
-                case 0:   // one byte anywhere in the section
+                case 0:  // one byte anywhere in the section
                     bytes[start + Int(rng.next() % UInt64(size))] = UInt8(truncatingIfNeeded: rng.next())
-                case 1:   // a run of bytes in the first header (lengths, counts, forms)
+                case 1:  // a run of bytes in the first header (lengths, counts, forms)
                     let at = start + Int(rng.next() % UInt64(min(size, 64)))
                     for j in 0..<4 where at + j < start + size { bytes[at + j] = 0xff }
-                case 2:   // a unit length or header length pointing far beyond the section
+                case 2:  // a unit length or header length pointing far beyond the section
                     let at = start + (k % 8 == 2 ? 0 : 6 + Int(rng.next() % 6))
                     bytes[at] = 0xfe; bytes[at + 1] = 0xff; bytes[at + 2] = 0xff; bytes[at + 3] = 0x7f
                 default:  // the section cut short: its tail zeroed (the header still claims it)
@@ -283,7 +291,7 @@ final class LineTableReaderTests: XCTestCase {
     func testTruncatedProgramIsLeftToLibdw() throws {
         var rows: [LineRow] = []
         // DWARF 4 header, no directories or files, then DW_LNE_set_address cut after 3 bytes.
-        var unit: [UInt8] = [4, 0]                                   // version
+        var unit: [UInt8] = [4, 0]  // version
         let header: [UInt8] = [1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0]
         unit += [UInt8(header.count), 0, 0, 0] + header
         unit += [0, 9, 2, 0x10, 0x20, 0x30]

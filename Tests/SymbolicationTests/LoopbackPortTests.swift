@@ -15,10 +15,14 @@ final class LoopbackPortTests: XCTestCase {
         defer { taken.stop() }
         var offered: [UInt16] = []
         let start = Date()
-        guard let upstream = try ElfutilsDebuginfod(serving: served, candidatePorts: {
-            offered.append(offered.isEmpty ? taken.port : LoopbackPort.candidate())
-            return offered.last!
-        }) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        guard
+            let upstream = try ElfutilsDebuginfod(
+                serving: served,
+                candidatePorts: {
+                    offered.append(offered.isEmpty ? taken.port : LoopbackPort.candidate())
+                    return offered.last!
+                })
+        else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
         defer { upstream.stop() }
         XCTAssertLessThan(Date().timeIntervalSince(start), 10, "the lost bind was noticed from debuginfod's exit, not a timeout")
         XCTAssertEqual(offered.count, 2, "\(offered)")
@@ -35,7 +39,13 @@ final class LoopbackPortTests: XCTestCase {
         let taken = try ScriptedHTTPServer()
         defer { taken.stop() }
         var starts = 0
-        XCTAssertThrowsError(try ElfutilsDebuginfod(serving: served, candidatePorts: { starts += 1; return taken.port })) { error in
+        XCTAssertThrowsError(
+            try ElfutilsDebuginfod(
+                serving: served,
+                candidatePorts: {
+                    starts += 1; return taken.port
+                })
+        ) { error in
             XCTAssertEqual((error as? LoopbackPort.Lost)?.port, taken.port, "\(error)")
         }
         XCTAssertEqual(starts, 5)

@@ -12,8 +12,9 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
     }
 
     func ours(_ object: String, _ addresses: [UInt64], debugDirectories: [String] = [], cache: String? = nil) throws -> (text: String, notes: [String]) {
-        let s = Symbolicator(locator: DebugFileLocator(debugDirectories: debugDirectories, searchSystem: false),
-                             indexCacheDirectory: cache, persistIndexes: cache != nil)
+        let s = Symbolicator(
+            locator: DebugFileLocator(debugDirectories: debugDirectories, searchSystem: false),
+            indexCacheDirectory: cache, persistIndexes: cache != nil)
         var sym = try LLVMStyleSymbolizer(objectFile: object, symbolicator: s)
         sym.demangle = false
         let input = Array(addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n").utf8)
@@ -65,8 +66,9 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         let entry = try XCTUnwrap(Fixtures.functionSymbols("\(d)/orig/a").first { $0.2 == "entry_a" })
         let addrs = Array(stride(from: entry.0, to: entry.0 + entry.1, by: 3))
         for variant in ["rel", "sup5"] {
-            let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--no-demangle", "--obj", "\(d)/\(variant)/a"] +
-                                 addrs.map { "0x" + String($0, radix: 16) })
+            let r = Fixtures.run(
+                Fixtures.faultlineBinary,
+                ["symbolicate", "--no-cache", "--no-demangle", "--obj", "\(d)/\(variant)/a"] + addrs.map { "0x" + String($0, radix: 16) })
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertEqual(r.stdout, try llvm("\(d)/orig/a", addrs), variant)
         }
@@ -78,7 +80,8 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         let d = try Fixtures.directory() + "/supplementary"
         let addrs = everyByte("\(d)/orig/a")
         let (got, notes) = try ours("\(d)/missing/a", addrs)
-        XCTAssertFalse(got.contains("dwz_a.c") || got.contains("shared_inline.h") || got.contains("fl_shared"), "no DWARF answer without the supplementary file")
+        XCTAssertFalse(
+            got.contains("dwz_a.c") || got.contains("shared_inline.h") || got.contains("fl_shared"), "no DWARF answer without the supplementary file")
         XCTAssertTrue(got.contains("entry_a\n??:0:0"), "ELF symbols still name functions")
         XCTAssertEqual(notes.count, 1)
         XCTAssertTrue(notes.first?.contains("supplementary file was not found") == true && notes.first?.contains("common.debug") == true, "\(notes)")
@@ -98,7 +101,9 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         try FileManager.default.copyItem(atPath: "\(d)/rel/a", toPath: alone + "/a")
         try FileManager.default.copyItem(atPath: "\(d)/rel/common.debug", toPath: served + "/common.debug")
         let id = try XCTUnwrap(try ELFInfo.read(path: "\(d)/rel/common.debug").buildID)
-        guard let upstream = try ElfutilsDebuginfod(serving: served) else { throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it") }
+        guard let upstream = try ElfutilsDebuginfod(serving: served) else {
+            throw TestSupport.ShellError(command: "debuginfod", output: "not installed; tools/setup and .ci/run install it")
+        }
         defer { upstream.stop() }
         XCTAssertTrue(upstream.waitUntilServes(id), upstream.log)
         let entry = try XCTUnwrap(Fixtures.functionSymbols("\(d)/orig/a").first { $0.2 == "entry_a" })
@@ -108,8 +113,12 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
         func run(urls: String?) -> Fixtures.RunResult {
             var e = env
             e["DEBUGINFOD_URLS"] = urls
-            return Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--cache-dir", cache, "--no-cache", "--no-system", "--no-demangle",
-                                                            "--obj", alone + "/a"] + addrs.map { "0x" + String($0, radix: 16) }, environment: e)
+            return Fixtures.run(
+                Fixtures.faultlineBinary,
+                [
+                    "symbolicate", "--cache-dir", cache, "--no-cache", "--no-system", "--no-demangle",
+                    "--obj", alone + "/a"
+                ] + addrs.map { "0x" + String($0, radix: 16) }, environment: e)
         }
         let without = run(urls: nil)
         XCTAssertTrue(without.stderr.contains("supplementary file was not found"), without.stderr)
@@ -152,8 +161,9 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
             // The lazy cold path (a few addresses: a partial index of the skeleton's unit).
             let entry = try XCTUnwrap(Fixtures.functionSymbols("\(d)/\(variant)/a").first { $0.2 == "entry_a" })
             let few = Array(stride(from: entry.0, to: entry.0 + entry.1, by: 5))
-            let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--no-demangle", "--obj", "\(d)/\(variant)/a"] +
-                                 few.map { "0x" + String($0, radix: 16) })
+            let r = Fixtures.run(
+                Fixtures.faultlineBinary,
+                ["symbolicate", "--no-cache", "--no-demangle", "--obj", "\(d)/\(variant)/a"] + few.map { "0x" + String($0, radix: 16) })
             XCTAssertEqual(r.stdout, try llvm("\(d)/\(variant)/a", few), variant)
             XCTAssertEqual(r.stderr, "", variant)
         }
@@ -216,11 +226,11 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
             let id = try XCTUnwrap(try ELFInfo.read(path: path).buildID)
             let entry = try XCTUnwrap(Fixtures.functionSymbols(path).first { $0.2 == "entry_a" })
             let event = """
-            {"event_id":"0123456789abcdef0123456789abcdef","platform":"native","level":"fatal",
-             "exception":{"values":[{"type":"SIGSEGV","stacktrace":{"frames":[{"instruction_addr":"0x\(String(base + entry.0 + 1, radix: 16))"}],
-               "instruction_addr_adjustment":"none"}}]},
-             "debug_meta":{"images":[{"type":"elf","code_file":"\(path)","code_id":"\(id.hex)","image_addr":"0x\(String(base, radix: 16))","image_size":1048576}]}}
-            """
+                {"event_id":"0123456789abcdef0123456789abcdef","platform":"native","level":"fatal",
+                 "exception":{"values":[{"type":"SIGSEGV","stacktrace":{"frames":[{"instruction_addr":"0x\(String(base + entry.0 + 1, radix: 16))"}],
+                   "instruction_addr_adjustment":"none"}}]},
+                 "debug_meta":{"images":[{"type":"elf","code_file":"\(path)","code_id":"\(id.hex)","image_addr":"0x\(String(base, radix: 16))","image_size":1048576}]}}
+                """
             let file = Fixtures.temporaryDirectory("report-notes") + "/event.json"
             try event.write(toFile: file, atomically: true, encoding: .utf8)
             let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--no-cache", "--no-system", file])
@@ -247,11 +257,16 @@ final class SupplementaryAndSplitDWARFTests: XCTestCase {
     func testClangModuleReferencesAreNotMissingSplitUnits() throws {
         let crasher = URL(fileURLWithPath: Fixtures.faultlineBinary).deletingLastPathComponent().path + "/faultline-crasher"
         let dwarf = Fixtures.run("/bin/sh", ["-c", "readelf --debug-dump=info '\(crasher)' | grep -c 'dwo_name.*\\.pcm'"])
-        XCTAssertGreaterThan(Int(dwarf.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0,
-                             "the crasher no longer has clang-module references; this test needs a binary that does")
+        XCTAssertGreaterThan(
+            Int(dwarf.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 0,
+            "the crasher no longer has clang-module references; this test needs a binary that does")
         let cache = Fixtures.temporaryDirectory("pcm-cache")
-        let r = Fixtures.run(Fixtures.faultlineBinary, ["symbolicate", "--rebuild-index", "--cache-dir", cache, "--no-system",
-                                                       "--obj", crasher, "0x10"])
+        let r = Fixtures.run(
+            Fixtures.faultlineBinary,
+            [
+                "symbolicate", "--rebuild-index", "--cache-dir", cache, "--no-system",
+                "--obj", crasher, "0x10"
+            ])
         XCTAssertFalse(r.stderr.contains("split-DWARF"), r.stderr)
         let stored = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".fltidx") }
         XCTAssertEqual(stored.count, 1, "the full index of a Swift binary is persisted")

@@ -132,8 +132,9 @@ final class SwiftBacktraceLogTests: XCTestCase {
         }
         // The same log converted again gets the same event id: the server keeps one.
         let again = try TestSupport.run(faultline, ["crashes", dir])
-        XCTAssertEqual(again.stdout.split(separator: "\n").map { try? JSONValue.parse(Data($0.utf8))["event_id"] },
-                       events.map { $0["event_id"] })
+        XCTAssertEqual(
+            again.stdout.split(separator: "\n").map { try? JSONValue.parse(Data($0.utf8))["event_id"] },
+            events.map { $0["event_id"] })
     }
 
     /// `--remove` deletes a crash file only once its event reached the output: standard output

@@ -13,9 +13,11 @@ enum CrashHandler {
         final class Continuation { let run: @Sendable () -> Void; init(_ run: @escaping @Sendable () -> Void) { self.run = run } }
         let box = Unmanaged.passRetained(Continuation(then))
         var buffer = [CChar](repeating: 0, count: 512)
-        let rc = faultline_crash_start_then(crashDirectory, &buffer, buffer.count, { raw in
-            Unmanaged<Continuation>.fromOpaque(raw!).takeRetainedValue().run()
-        }, box.toOpaque())
+        let rc = faultline_crash_start_then(
+            crashDirectory, &buffer, buffer.count,
+            { raw in
+                Unmanaged<Continuation>.fromOpaque(raw!).takeRetainedValue().run()
+            }, box.toOpaque())
         if rc != 0 {
             box.release()
             throw StartError(description: String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))

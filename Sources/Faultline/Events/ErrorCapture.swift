@@ -9,8 +9,10 @@ extension Faultline {
     /// Records `error` as a non-fatal event with the calling thread's stack and recent breadcrumbs.
     /// Returns the event id, or nil when the SDK is not started.
     @discardableResult
-    public static func capture(_ error: any Error, attributes: [String: AttributeValue] = [:],
-                               file: StaticString = #fileID, line: UInt = #line) -> String? {
+    public static func capture(
+        _ error: any Error, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, line: UInt = #line
+    ) -> String? {
         // Taken on the calling thread before anything else, so the stack is the caller's.
         let returnAddresses = Thread.callStackReturnAddresses.map { $0.uint64Value }
         let state = SDKState.shared
@@ -39,14 +41,24 @@ extension Faultline {
         extra["code.lineno"] = .int(Int64(line))
         let typeName = String(reflecting: type(of: error))
         var event = context.eventBase(eventID: eventID, level: "error")
-        event["exception"] = ["values": [[
-            "type": .string(typeName),
-            "value": .string(String(describing: error)),
-            "mechanism": ["type": "faultline.capture", "handled": true],
-            "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all"],
-        ]]]
-        event["threads"] = ["values": [["id": .int(Int64(faultline_current_thread_id())), "current": true, "crashed": false,
-                                        "name": .string(Thread.current.name ?? "")]]]
+        event["exception"] = [
+            "values": [
+                [
+                    "type": .string(typeName),
+                    "value": .string(String(describing: error)),
+                    "mechanism": ["type": "faultline.capture", "handled": true],
+                    "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all"]
+                ]
+            ]
+        ]
+        event["threads"] = [
+            "values": [
+                [
+                    "id": .int(Int64(faultline_current_thread_id())), "current": true, "crashed": false,
+                    "name": .string(Thread.current.name ?? "")
+                ]
+            ]
+        ]
         event["debug_meta"] = ["images": .array(modules.map(\.json))]
         event["breadcrumbs"] = ["values": .array(BreadcrumbStore.shared.snapshot)]
         event["extra"] = .object(extra)
@@ -58,8 +70,9 @@ extension Faultline {
             contexts["trace"] = .object(trace)
             event["contexts"] = .object(contexts)
         }
-        let envelope = Envelope(header: Faultline.envelopeHeader(eventID: eventID, dsn: state.dsn),
-                                items: [Envelope.Item(type: "event", payload: JSONValue.object(event).serialized())])
+        let envelope = Envelope(
+            header: Faultline.envelopeHeader(eventID: eventID, dsn: state.dsn),
+            items: [Envelope.Item(type: "event", payload: JSONValue.object(event).serialized())])
         outbox.enqueue(envelope)
         SessionTracker.shared.recordError()
         Worker.shared?.wake()
@@ -79,8 +92,10 @@ extension ScopeContext {
         if let s = service { skeleton.tags["service"] = .string(s) }
         var app: [String: JSONValue] = ["type": "app"]
         if let a = appID { app["app_identifier"] = .string(a) }
-        skeleton.contexts = ["os": osContext, "app": .object(app),
-                             "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"]]
+        skeleton.contexts = [
+            "os": osContext, "app": .object(app),
+            "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"]
+        ]
         return skeleton.fields
     }
 }

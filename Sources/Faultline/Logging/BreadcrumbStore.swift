@@ -13,8 +13,10 @@ final class BreadcrumbStore: Sendable {
     /// text of a double with more than 15 digits or below 1e-4 aside). Too long for a slot: kept
     /// with a shortened message and no data rather than lost.
     func add(_ r: LogRecord) {
-        Self.add(Breadcrumb(level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
-                       timestamp: r.timestamp, traceID: r.traceID, spanID: r.spanID), attributes: r.attributes)
+        Self.add(
+            Breadcrumb(
+                level: r.level, message: r.message, file: r.file, function: r.function, line: r.line,
+                timestamp: r.timestamp, traceID: r.traceID, spanID: r.spanID), attributes: r.attributes)
     }
 
     /// The same for a line that has no `LogEvent` (the `Log` facade's breadcrumb-only path): the
@@ -44,8 +46,10 @@ final class BreadcrumbStore: Sendable {
     }
 
     /// The breadcrumb's JSON in `out`; its length, or nil if it does not fit.
-    static func write<A: Collection>(_ r: Breadcrumb, attributes: A, includeData: Bool,
-                                     into out: UnsafeMutableRawBufferPointer) -> Int?
+    static func write<A: Collection>(
+        _ r: Breadcrumb, attributes: A, includeData: Bool,
+        into out: UnsafeMutableRawBufferPointer
+    ) -> Int?
     where A.Element == (key: String, value: AttributeValue) {
         var w = SlotWriter(out)
         w.raw("{\"timestamp\":"); w.timestamp(r.timestamp)

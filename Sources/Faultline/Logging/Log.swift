@@ -6,7 +6,8 @@ import Synchronization
 
 /// A typed attribute value attached to a log line or an event.
 public enum AttributeValue: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-                            ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral {
+    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral
+{
     case string(String)
     case int(Int)
     case double(Double)
@@ -26,7 +27,12 @@ public enum AttributeValue: Sendable, Hashable, ExpressibleByStringLiteral, Expr
     }
     /// Sentry log attribute type names.
     var sentryType: String {
-        switch self { case .string: "string"; case .int: "integer"; case .double: "double"; case .bool: "boolean" }
+        switch self {
+        case .string: "string";
+        case .int: "integer";
+        case .double: "double";
+        case .bool: "boolean"
+        }
     }
 }
 
@@ -70,38 +76,52 @@ typealias LogRecord = LogEvent
 /// `Log.logger.info(…, attributes: dictionary)`.
 public enum Log {
     @inlinable
-    public static func trace(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func trace(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.trace, message(), attributes, file, function, line)
     }
     @inlinable
-    public static func debug(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func debug(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.debug, message(), attributes, file, function, line)
     }
     @inlinable
-    public static func info(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                            file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func info(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.info, message(), attributes, file, function, line)
     }
     @inlinable
-    public static func notice(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                              file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func notice(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.notice, message(), attributes, file, function, line)
     }
     @inlinable
-    public static func warning(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                               file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func warning(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.warning, message(), attributes, file, function, line)
     }
     @inlinable
-    public static func error(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                             file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func error(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.error, message(), attributes, file, function, line)
     }
     @inlinable
-    public static func critical(_ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
-                                file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public static func critical(
+        _ message: @autoclosure () -> String, attributes: KeyValuePairs<String, AttributeValue> = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         record(.critical, message(), attributes, file, function, line)
     }
 
@@ -126,8 +146,10 @@ public enum Log {
     /// `LogEvent` (and its dictionary) is built only when the line is also sent or an installed
     /// logger wants it.
     @usableFromInline
-    static func record(_ level: LogLevel, _ message: String, _ attributes: KeyValuePairs<String, AttributeValue>,
-                       _ file: StaticString, _ function: StaticString, _ line: UInt) {
+    static func record(
+        _ level: LogLevel, _ message: String, _ attributes: KeyValuePairs<String, AttributeValue>,
+        _ file: StaticString, _ function: StaticString, _ line: UInt
+    ) {
         let timestamp = LogTimestamp.now()
         var traceID: String?, spanID: String?
         if let c = Trace.current {
@@ -135,15 +157,18 @@ public enum Log {
             spanID = c.spanID.hex
             Trace.refreshThreadSlot(c)
         }
-        BreadcrumbStore.add(.init(level: level, message: message, file: file, function: function, line: line,
-                                  timestamp: timestamp, traceID: traceID, spanID: spanID), attributes: attributes)
+        BreadcrumbStore.add(
+            .init(
+                level: level, message: message, file: file, function: function, line: line,
+                timestamp: timestamp, traceID: traceID, spanID: spanID), attributes: attributes)
         let sent = LogBuffer.shared.sendLevel.map { level >= $0 } ?? false
         let sink = hasInstalled.load(ordering: .relaxed) ? installed.withLock({ $0 }).flatMap { $0.isEnabled(level) ? $0 : nil } : nil
         guard sent || sink != nil else { return }
         var dictionary = [String: AttributeValue](minimumCapacity: attributes.count)
         for (k, v) in attributes { dictionary[k] = v }  // a key given twice: the last value, as in the breadcrumb
-        let event = LogEvent(level: level, message: message, attributes: dictionary, file: file, function: function, line: line,
-                             timestamp: timestamp, traceID: traceID, spanID: spanID)
+        let event = LogEvent(
+            level: level, message: message, attributes: dictionary, file: file, function: function, line: line,
+            timestamp: timestamp, traceID: traceID, spanID: spanID)
         if sent { LogBuffer.shared.append(event) }
         sink?.log(event)
     }

@@ -30,7 +30,8 @@ final class SessionTracker: Sendable {
         for name in (try? fm.contentsOfDirectory(atPath: markerDirectory)) ?? [] where name.hasSuffix(".json") {
             let path = markerDirectory + "/" + name
             guard let data = fm.contents(atPath: path), let marker = try? JSONValue.parse(data),
-                  var previous = marker["session"], let sid = previous["sid"]?.stringValue else { unlink(path); continue }
+                var previous = marker["session"], let sid = previous["sid"]?.stringValue
+            else { unlink(path); continue }
             let pid = Int32(marker["pid"]?.int64Value ?? 0)
             if pid > 0, let started = marker["process_start"]?.stringValue, Self.processStart(pid) == started { continue }  // still running
             if sid != context.sessionID && !crashedSessions.contains(sid) {
@@ -61,7 +62,8 @@ final class SessionTracker: Sendable {
     /// tells a live process from a new one that reused the pid.
     static func processStart(_ pid: Int32) -> String? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         return fields.count > 19 ? String(fields[19]) : nil  // fields after "(comm)" start at field 3
     }
@@ -84,9 +86,11 @@ final class SessionTracker: Sendable {
         var attrs: [String: JSONValue] = [:]
         if let r = context.release { attrs["release"] = .string(r) }
         if let e = context.environment { attrs["environment"] = .string(e) }
-        return ["sid": .string(context.sessionID), "did": .string(context.installID), "init": .bool(initial),
-                "started": .string(iso(started)), "timestamp": .string(iso(Date())), "status": .string(status),
-                "errors": .int(Int64(errors)), "attrs": .object(attrs)]
+        return [
+            "sid": .string(context.sessionID), "did": .string(context.installID), "init": .bool(initial),
+            "started": .string(iso(started)), "timestamp": .string(iso(Date())), "status": .string(status),
+            "errors": .int(Int64(errors)), "attrs": .object(attrs)
+        ]
     }
 
     static func iso(_ d: Date) -> String { SentryTimestamp.rfc3339(d.timeIntervalSince1970) }

@@ -40,8 +40,9 @@ public final class Span: Sendable {
         } else {
             parentSpanID = nil
             let sampled = TraceSampler.sample()
-            context = SpanContext(traceID: .random(), spanID: spanID, flags: sampled ? .sampled : [],
-                                  tracestate: nil, span: nil)
+            context = SpanContext(
+                traceID: .random(), spanID: spanID, flags: sampled ? .sampled : [],
+                tracestate: nil, span: nil)
             transaction = sampled ? TransactionRecorder(rootSpanID: spanID) : nil
         }
         state = Mutex(State(attributes: attributes))

@@ -20,14 +20,18 @@ public enum Trace {
     /// Starts a span, a child of the current span (or of the trace continued by
     /// `withTraceparent`); with neither, the first span of a new trace. End it with `end()` or
     /// `end(error:)`. The crash core records it as the calling thread's span until it ends.
-    public static func startSpan(_ name: String, operation: String = "function",
-                                 attributes: [String: AttributeValue] = [:]) -> Span {
+    public static func startSpan(
+        _ name: String, operation: String = "function",
+        attributes: [String: AttributeValue] = [:]
+    ) -> Span {
         startSpan(name, operation: operation, attributes: attributes, parent: current)
     }
 
     /// Starts a span with an explicit parent (e.g. a context carried into a detached task).
-    public static func startSpan(_ name: String, operation: String = "function",
-                                 attributes: [String: AttributeValue] = [:], parent: SpanContext?) -> Span {
+    public static func startSpan(
+        _ name: String, operation: String = "function",
+        attributes: [String: AttributeValue] = [:], parent: SpanContext?
+    ) -> Span {
         let span = Span(name: name, operation: operation, attributes: attributes, parent: parent)
         ThreadSpanSlot.set(span.context)
         return span
@@ -36,9 +40,11 @@ public enum Trace {
     /// Runs `body` inside a new span that is current for it; a thrown error ends the span failed
     /// (`internal_error`) and is rethrown unchanged.
     @discardableResult
-    public static func withSpan<T>(_ name: String, operation: String = "function",
-                                             attributes: [String: AttributeValue] = [:],
-                                             _ body: (Span) throws -> T) rethrows -> T {
+    public static func withSpan<T>(
+        _ name: String, operation: String = "function",
+        attributes: [String: AttributeValue] = [:],
+        _ body: (Span) throws -> T
+    ) rethrows -> T {
         let span = startSpan(name, operation: operation, attributes: attributes)
         let c = SpanContext(span)
         do {
@@ -53,10 +59,12 @@ public enum Trace {
 
     /// The `async` form: the span stays current across `await` and in child tasks.
     @discardableResult
-    public static func withSpan<T>(_ name: String, operation: String = "function",
-                                             attributes: [String: AttributeValue] = [:],
-                                             isolation: isolated (any Actor)? = #isolation,
-                                             _ body: (Span) async throws -> T) async rethrows -> T {
+    public static func withSpan<T>(
+        _ name: String, operation: String = "function",
+        attributes: [String: AttributeValue] = [:],
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (Span) async throws -> T
+    ) async rethrows -> T {
         let span = startSpan(name, operation: operation, attributes: attributes)
         let c = SpanContext(span)
         do {
@@ -86,15 +94,19 @@ public enum Trace {
     /// spans started in `body` are children of the remote parent and keep its sampling decision.
     /// A malformed or absent header starts a fresh trace instead (W3C: restart, drop tracestate).
     @discardableResult
-    public static func withTraceparent<T>(_ header: String?, tracestate: String? = nil,
-                                                    _ body: () throws -> T) rethrows -> T {
+    public static func withTraceparent<T>(
+        _ header: String?, tracestate: String? = nil,
+        _ body: () throws -> T
+    ) rethrows -> T {
         try $current.withValue(continued(header, tracestate)) { try body() }
     }
 
     @discardableResult
-    public static func withTraceparent<T>(_ header: String?, tracestate: String? = nil,
-                                                    isolation: isolated (any Actor)? = #isolation,
-                                                    _ body: () async throws -> T) async rethrows -> T {
+    public static func withTraceparent<T>(
+        _ header: String?, tracestate: String? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> T
+    ) async rethrows -> T {
         try await $current.withValue(continued(header, tracestate)) { try await body() }
     }
 
@@ -105,20 +117,24 @@ public enum Trace {
     }
 
     @discardableResult
-    public static func withContext<T>(_ context: SpanContext?, isolation: isolated (any Actor)? = #isolation,
-                                                _ body: () async throws -> T) async rethrows -> T {
+    public static func withContext<T>(
+        _ context: SpanContext?, isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> T
+    ) async rethrows -> T {
         try await $current.withValue(context) { try await body() }
     }
 
     /// The context a header continues, or a fresh unsampled-or-sampled root when it is unusable.
     static func continued(_ header: String?, _ tracestate: String?) -> SpanContext {
         if let h = header, let p = Traceparent(parsing: h) {
-            return SpanContext(traceID: p.traceID, spanID: p.parentID, flags: p.flags.outgoing,
-                               tracestate: Tracestate.validated(tracestate), span: nil)
+            return SpanContext(
+                traceID: p.traceID, spanID: p.parentID, flags: p.flags.outgoing,
+                tracestate: Tracestate.validated(tracestate), span: nil)
         }
         let sampled = TraceSampler.sample()
-        return SpanContext(traceID: .random(), spanID: .random(), flags: sampled ? .sampled : [],
-                           tracestate: nil, span: nil)
+        return SpanContext(
+            traceID: .random(), spanID: .random(), flags: sampled ? .sampled : [],
+            tracestate: nil, span: nil)
     }
 
     /// Points the calling thread's crash-report slot at the current span when the slot names
@@ -139,7 +155,8 @@ public enum Trace {
 
 extension SpanContext {
     init(_ span: Span) {
-        self.init(traceID: span.context.traceID, spanID: span.context.spanID, flags: span.context.flags,
-                  tracestate: span.context.tracestate, span: span)
+        self.init(
+            traceID: span.context.traceID, spanID: span.context.spanID, flags: span.context.flags,
+            tracestate: span.context.tracestate, span: span)
     }
 }

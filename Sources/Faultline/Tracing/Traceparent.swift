@@ -19,11 +19,12 @@ public struct Traceparent: Sendable, Hashable {
         let t = raw.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
         let u = Array(t.reversed())
         guard u.count >= 55, u[2] == 0x2D, u[35] == 0x2D, u[52] == 0x2D,
-              let version = HexIDs.parse(u[0..<2]), version != 0xFF,
-              let high = HexIDs.parse(u[3..<19]), let low = HexIDs.parse(u[19..<35]),
-              let traceID = TraceID(high: high, low: low),
-              let parent = HexIDs.parse(u[36..<52]), let parentID = SpanID(parent),
-              let flags = HexIDs.parse(u[53..<55]) else { return nil }
+            let version = HexIDs.parse(u[0..<2]), version != 0xFF,
+            let high = HexIDs.parse(u[3..<19]), let low = HexIDs.parse(u[19..<35]),
+            let traceID = TraceID(high: high, low: low),
+            let parent = HexIDs.parse(u[36..<52]), let parentID = SpanID(parent),
+            let flags = HexIDs.parse(u[53..<55])
+        else { return nil }
         if version == 0 {
             guard u.count == 55 else { return nil }  // nothing may follow version 00's flags
         } else if u.count > 55 {

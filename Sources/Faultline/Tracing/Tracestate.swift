@@ -13,9 +13,10 @@ enum Tracestate {
             guard let eq = m.firstIndex(of: "="), eq != m.startIndex else { return nil }
             let key = m[..<eq], value = m[m.index(after: eq)...]
             guard key.utf8.count <= 256, key.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || "_-*/@".utf8.contains($0) }),
-                  let first = key.utf8.first, (0x61...0x7A).contains(first) || (0x30...0x39).contains(first),
-                  !value.isEmpty, value.utf8.count <= 256, value.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != 0x2C && $0 != 0x3D }),
-                  value.utf8.last != 0x20 else { return nil }
+                let first = key.utf8.first, (0x61...0x7A).contains(first) || (0x30...0x39).contains(first),
+                !value.isEmpty, value.utf8.count <= 256, value.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != 0x2C && $0 != 0x3D }),
+                value.utf8.last != 0x20
+            else { return nil }
         }
         return members.joined(separator: ",")
     }

@@ -2,7 +2,7 @@
 // requests made inside a trace and records each one as an `http.client` child span.
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Synchronization
 
@@ -35,7 +35,8 @@ public final class TracingURLProtocol: URLProtocol {
 
     public override class func canInit(with request: URLRequest) -> Bool {
         guard property(forKey: handledKey, in: request) == nil, let scheme = request.url?.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let context = Trace.current else { return false }
+            scheme == "http" || scheme == "https", let context = Trace.current
+        else { return false }
         handoff.withLock { $0[key(request), default: []].append(context) }
         return true
     }
@@ -63,8 +64,9 @@ public final class TracingURLProtocol: URLProtocol {
         url?.query = nil; url?.fragment = nil; url?.user = nil; url?.password = nil
         let plainURL = url?.string ?? ""
         if let context {
-            let span = Span(name: "\(method) \(plainURL)", operation: "http.client",
-                            attributes: ["http.request.method": .string(method), "url.full": .string(plainURL)], parent: context, bindsThread: false)
+            let span = Span(
+                name: "\(method) \(plainURL)", operation: "http.client",
+                attributes: ["http.request.method": .string(method), "url.full": .string(plainURL)], parent: context, bindsThread: false)
             self.span = span
             if outgoing.value(forHTTPHeaderField: "traceparent") == nil {
                 outgoing.setValue(span.traceparent, forHTTPHeaderField: "traceparent")

@@ -52,7 +52,7 @@ final class TransactionRecorder: Sendable {
         var trace: [String: JSONValue] = [
             "type": "trace", "trace_id": .string(traceID), "span_id": .string(root.span.context.spanID.hex),
             "op": .string(root.span.operation), "status": .string((root.state.status ?? .ok).rawValue),
-            "origin": "manual", "data": data(root.state),
+            "origin": "manual", "data": data(root.state)
         ]
         if let p = root.span.parentSpanID { trace["parent_span_id"] = .string(p.hex) }
         let spans: [JSONValue] = children.map { c in
@@ -60,7 +60,7 @@ final class TransactionRecorder: Sendable {
                 "trace_id": .string(traceID), "span_id": .string(c.span.context.spanID.hex),
                 "op": .string(c.span.operation), "description": .string(c.span.name),
                 "start_timestamp": time(c.span.start), "timestamp": time(c.end),
-                "status": .string((c.state.status ?? .ok).rawValue), "origin": "manual", "data": data(c.state),
+                "status": .string((c.state.status ?? .ok).rawValue), "origin": "manual", "data": data(c.state)
             ]
             if let p = c.span.parentSpanID { o["parent_span_id"] = .string(p.hex) }
             return .object(o)

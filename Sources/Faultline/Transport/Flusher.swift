@@ -80,8 +80,10 @@ final class Flusher: Sendable {
             var attempt = 0
             attempts: while true {
                 attempt += 1
-                let (outcome, rateLimits) = final ? transport.send(body.serialized(), timeout: Self.finalAttemptTimeout)
-                                                  : transport.send(body.serialized())
+                let (outcome, rateLimits) =
+                    final
+                    ? transport.send(body.serialized(), timeout: Self.finalAttemptTimeout)
+                    : transport.send(body.serialized())
                 if !rateLimits.isEmpty { state.withLock { $0.limits.apply(rateLimits, now: clock.now()) } }
                 switch outcome {
                 case .sent:
@@ -118,12 +120,16 @@ final class Flusher: Sendable {
                 case .redirected(let status, _):
                     // An answer, not a failure to retry now: every envelope would get the same one.
                     // Nothing is deleted; the pass stops and the next one waits out the back-off.
-                    state.withLock { s in s.backoff.failed(); s.retryAt = clock.now() + s.backoff.currentDelay }
+                    state.withLock { s in
+                        s.backoff.failed(); s.retryAt = clock.now() + s.backoff.currentDelay
+                    }
                     summary.stoppedBy = "redirect (HTTP \(status)) not followed"
                     summary.remaining += queue.count + 1
                     return summary
                 case .retryable:
-                    let delay = state.withLock { s -> Double in s.backoff.failed(); return s.backoff.currentDelay }
+                    let delay = state.withLock { s -> Double in
+                        s.backoff.failed(); return s.backoff.currentDelay
+                    }
                     if final || exiting.load(ordering: .relaxed) || attempt >= Self.attemptsPerFlush {
                         state.withLock { $0.retryAt = clock.now() + delay }
                         summary.stoppedBy = "retries exhausted"
@@ -141,12 +147,20 @@ final class Flusher: Sendable {
     /// Halves the log items of an envelope (a 413 answer). Nil if it cannot be split further.
     func split(_ envelope: Envelope) -> [Envelope]? {
         guard envelope.items.count == 1, let item = envelope.items.first, item.type == "log",
-              let payload = try? JSONValue.parse(item.payload), let logs = payload["items"]?.arrayValue, logs.count > 1 else { return nil }
+            let payload = try? JSONValue.parse(item.payload), let logs = payload["items"]?.arrayValue, logs.count > 1
+        else { return nil }
         let mid = logs.count / 2
         return [Array(logs[..<mid]), Array(logs[mid...])].map { part in
             let p: JSONValue = ["items": .array(part)]
-            return Envelope(header: envelope.header, items: [Envelope.Item(type: "log", payload: p.serialized(), extra: [
-                "item_count": .int(Int64(part.count)), "content_type": "application/vnd.sentry.items.log+json"])])
+            return Envelope(
+                header: envelope.header,
+                items: [
+                    Envelope.Item(
+                        type: "log", payload: p.serialized(),
+                        extra: [
+                            "item_count": .int(Int64(part.count)), "content_type": "application/vnd.sentry.items.log+json"
+                        ])
+                ])
         }
     }
 

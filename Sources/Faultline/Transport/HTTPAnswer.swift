@@ -22,8 +22,10 @@ struct HTTPAnswer: Sendable, Equatable {
     /// The longest header value kept (a longer one is cut: no header the SDK reads is that long).
     static let headerValueCap = 1024
     /// The headers the SDK reads; any other is skipped as it arrives.
-    static let keptHeaders: Set<String> = ["retry-after", "x-sentry-rate-limits", "location", "x-faultline-log-upload",
-                                           "content-encoding"]
+    static let keptHeaders: Set<String> = [
+        "retry-after", "x-sentry-rate-limits", "location", "x-faultline-log-upload",
+        "content-encoding"
+    ]
 
     var status: Int
     /// Lowercased names; only `keptHeaders`.

@@ -53,7 +53,7 @@ final class HTTPTransport: EnvelopeSending, Sendable {
     func send(_ body: Data, timeout: Double) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/x-sentry-envelope"),
-            ("X-Sentry-Auth", dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)")),
+            ("X-Sentry-Auth", dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)"))
         ]
         headers += extraHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         var payload = body
@@ -72,15 +72,17 @@ final class HTTPTransport: EnvelopeSending, Sendable {
 
     /// The answer's meaning; the first redirect also says on stderr why nothing arrives.
     static func classify(_ answer: HTTPAnswer, limits: [RateLimits.Limit]) -> SendOutcome {
-        let outcome = classify(status: answer.status, retryAfter: answer.header("Retry-After"), limits: limits,
-                               location: answer.header("Location"))
+        let outcome = classify(
+            status: answer.status, retryAfter: answer.header("Retry-After"), limits: limits,
+            location: answer.header("Location"))
         if case .redirected(let status, let location) = outcome, !warnedAboutRedirect.exchange(true, ordering: .relaxed) {
             // Once per process, whatever the Location (a server could vary it); its text is the
             // server's, so it is shown printable and short.
             let target = location.map { printable($0, limit: 200) } ?? "(no Location)"
-            Faultline.warnOnce("the server answered \(status) redirecting to \(target); Faultline never follows a "
-                + "redirect (an envelope and its key go only to the DSN's origin), so everything stays queued: "
-                + "point the DSN at the server itself")
+            Faultline.warnOnce(
+                "the server answered \(status) redirecting to \(target); Faultline never follows a "
+                    + "redirect (an envelope and its key go only to the DSN's origin), so everything stays queued: "
+                    + "point the DSN at the server itself")
         }
         return outcome
     }

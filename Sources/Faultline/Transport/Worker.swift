@@ -39,26 +39,28 @@ final class Worker: @unchecked Sendable {
     }
 
     func start() {
-        thread.start(prepare: { [self] in
-            Self.blockAppSignals()
-            setUp()
-            thread.update { $0.setUpDone = true }
-        }, next: { [self] p, stopping in
-            if p.lastRan { return .exit }
-            // Every 2 s, on demand, and once more when asked to stop (then it ends).
-            if !p.wakeRequested && !stopping && Date() < p.due { return .wait(until: p.due) }
-            p.wakeRequested = false
-            p.inProgress = true
-            p.lastRan = stopping
-            return .run { [self] in
-                pass()
-                thread.update { p in
-                    p.inProgress = false
-                    p.completed += 1
-                    p.due = Date().addingTimeInterval(Self.interval)
+        thread.start(
+            prepare: { [self] in
+                Self.blockAppSignals()
+                setUp()
+                thread.update { $0.setUpDone = true }
+            },
+            next: { [self] p, stopping in
+                if p.lastRan { return .exit }
+                // Every 2 s, on demand, and once more when asked to stop (then it ends).
+                if !p.wakeRequested && !stopping && Date() < p.due { return .wait(until: p.due) }
+                p.wakeRequested = false
+                p.inProgress = true
+                p.lastRan = stopping
+                return .run { [self] in
+                    pass()
+                    thread.update { p in
+                        p.inProgress = false
+                        p.completed += 1
+                        p.due = Date().addingTimeInterval(Self.interval)
+                    }
                 }
-            }
-        })
+            })
     }
 
     /// Signals the app handles itself go to the app's threads, not ours.
@@ -135,8 +137,11 @@ final class Worker: @unchecked Sendable {
         while start < records.count {
             let end = min(start + LogBuffer.batchSize, records.count)
             let payload = LogBuffer.itemPayload(records[start..<end], traceID: context?.traceID ?? newEventID(), context: context)
-            let item = Envelope.Item(type: "log", payload: payload, extra: [
-                "item_count": .int(Int64(end - start)), "content_type": "application/vnd.sentry.items.log+json"])
+            let item = Envelope.Item(
+                type: "log", payload: payload,
+                extra: [
+                    "item_count": .int(Int64(end - start)), "content_type": "application/vnd.sentry.items.log+json"
+                ])
             flusher.outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item]), sync: false)
             start = end
         }

@@ -19,9 +19,11 @@ public enum Deflate {
     }
 
     /// Level-1 zlib streams, reused (stored events: one compression per ingested event).
-    static let fastPool = ZStreamPool(scratchSize: 0, setUp: { z in
-        deflateInit_(z, 1, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
-    }, reset: { deflateReset($0) }, end: { deflateEnd($0) })
+    static let fastPool = ZStreamPool(
+        scratchSize: 0,
+        setUp: { z in
+            deflateInit_(z, 1, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        }, reset: { deflateReset($0) }, end: { deflateEnd($0) })
 
     /// The same bytes compress2 at level 1 produces, on a pooled stream; nil if zlib failed.
     static func pooledCompress(_ data: Data) -> Data? {
@@ -47,8 +49,11 @@ public enum Deflate {
     /// does not finish the stream.
     public static func gzip(_ data: Data, level: Int32 = 6) -> Data? {
         var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return nil }
         defer { deflateEnd(&stream) }
         // deflateBound is enough for one Z_FINISH call; the margin covers the gzip trailer.
         var out = Data(count: Int(deflateBound(&stream, uLong(data.count))) + 32)

@@ -31,12 +31,13 @@ public enum Inflate {
     /// a caller that frames as it goes never holds the whole output. Stops at `limit` bytes in
     /// total, and as soon as `sink` throws (its error is rethrown). Returns the bytes produced.
     @discardableResult
-    public static func inflate(_ data: Data, limit: Int, format: Format = .gzipOrZlib,
-                               sink: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Int {
+    public static func inflate(
+        _ data: Data, limit: Int, format: Format = .gzipOrZlib,
+        sink: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws -> Int {
         let pool = format == .raw ? rawPool : wrappedPool
         let result: Result<Int, Error>? = pool.with { s in
-            do { return (.success(try inflate(data, limit: limit, format: format, stream: s, sink: sink)), true) }
-            catch { return (.failure(error), false) }
+            do { return (.success(try inflate(data, limit: limit, format: format, stream: s, sink: sink)), true) } catch { return (.failure(error), false) }
         }
         guard let result else { throw Failure.corrupt("inflateInit failed") }
         return try result.get()
@@ -46,13 +47,17 @@ public enum Inflate {
     static let wrappedPool = pool(windowBits: 15 + 32)
     static let rawPool = pool(windowBits: -15)
     private static func pool(windowBits: Int32) -> ZStreamPool {
-        ZStreamPool(scratchSize: 32 * 1024, setUp: { z in
-            inflateInit2_(z, windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
-        }, reset: { inflateReset($0) }, end: { inflateEnd($0) })
+        ZStreamPool(
+            scratchSize: 32 * 1024,
+            setUp: { z in
+                inflateInit2_(z, windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+            }, reset: { inflateReset($0) }, end: { inflateEnd($0) })
     }
 
-    private static func inflate(_ data: Data, limit: Int, format: Format, stream s: ZStreamPool.Stream,
-                                sink: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Int {
+    private static func inflate(
+        _ data: Data, limit: Int, format: Format, stream s: ZStreamPool.Stream,
+        sink: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws -> Int {
         let stream = s.z
         // Uninitialised scratch, kept with the stream: zero-filling a buffer per call showed up in ingest profiles.
         let scratchSize = s.scratchSize
@@ -90,8 +95,8 @@ public enum Inflate {
 
     /// `Content-Encoding: deflate` is zlib-wrapped by the RFC but raw in some clients: accept both.
     public static func inflateHTTPDeflate(_ data: Data, limit: Int) throws(Failure) -> Data {
-        do { return try inflate(data, limit: limit, format: .gzipOrZlib) }
-        catch .tooLarge(let l) { throw .tooLarge(limit: l) }
-        catch { return try inflate(data, limit: limit, format: .raw) }
+        do { return try inflate(data, limit: limit, format: .gzipOrZlib) } catch .tooLarge(let l) { throw .tooLarge(limit: l) } catch {
+            return try inflate(data, limit: limit, format: .raw)
+        }
     }
 }

@@ -28,8 +28,10 @@ final class ZStreamPool: @unchecked Sendable {
     private let end: (UnsafeMutablePointer<z_stream>) -> Int32
     private let scratchSize: Int
 
-    init(keep: Int = 16, scratchSize: Int, setUp: @escaping (UnsafeMutablePointer<z_stream>) -> Bool,
-         reset: @escaping (UnsafeMutablePointer<z_stream>) -> Int32, end: @escaping (UnsafeMutablePointer<z_stream>) -> Int32) {
+    init(
+        keep: Int = 16, scratchSize: Int, setUp: @escaping (UnsafeMutablePointer<z_stream>) -> Bool,
+        reset: @escaping (UnsafeMutablePointer<z_stream>) -> Int32, end: @escaping (UnsafeMutablePointer<z_stream>) -> Int32
+    ) {
         self.keep = keep
         self.scratchSize = scratchSize
         self.setUp = setUp

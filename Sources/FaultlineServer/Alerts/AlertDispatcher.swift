@@ -21,8 +21,10 @@ final class AlertDispatcher: @unchecked Sendable {
     private let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):alerts"
     private let interval: Double
 
-    init(database: any SQLDatabase, smtp: SMTPSettings?, perRulePerMinute: Int64, sendTimeout: Int, interval: Double = 1,
-         enrich: @escaping @Sendable (JSONValue) -> JSONValue) {
+    init(
+        database: any SQLDatabase, smtp: SMTPSettings?, perRulePerMinute: Int64, sendTimeout: Int, interval: Double = 1,
+        enrich: @escaping @Sendable (JSONValue) -> JSONValue
+    ) {
         self.database = database; self.smtp = smtp; self.perRulePerMinute = perRulePerMinute; self.sendTimeout = sendTimeout
         self.interval = interval; self.enrich = enrich
     }
@@ -49,7 +51,8 @@ final class AlertDispatcher: @unchecked Sendable {
         while !worker.isStopping {
             let now = Date().timeIntervalSince1970
             guard let batch = try? database.writing({ [holder] c in try AlertRows.lease(c, holder: holder, now: now, lease: 120, limit: 20) }),
-                  !batch.isEmpty else { return }
+                !batch.isEmpty
+            else { return }
             for d in batch { send(d) }
         }
     }
@@ -86,8 +89,9 @@ final class AlertDispatcher: @unchecked Sendable {
             try CurlTransfer.postJSON(url: rule.target, body: Data(AlertMessage.slack(payload).jsonString.utf8), timeout: sendTimeout)
         case .email:
             guard let smtp else { throw CurlTransfer.Failure(description: "no SMTP relay configured (faultline serve --smtp smtp://HOST:PORT)") }
-            let message = AlertMessage.email(payload, from: smtp.from, to: rule.target, now: Date().timeIntervalSince1970,
-                                             messageID: "alert-\(deliveryID)-\(UUID().uuidString.lowercased())@faultline")
+            let message = AlertMessage.email(
+                payload, from: smtp.from, to: rule.target, now: Date().timeIntervalSince1970,
+                messageID: "alert-\(deliveryID)-\(UUID().uuidString.lowercased())@faultline")
             try CurlTransfer.mail(smtp, to: rule.target, message: message, timeout: sendTimeout)
         }
     }

@@ -85,10 +85,12 @@ final class AlertEvaluator: @unchecked Sendable {
             // assigned at ingest, grouping may finish them out of order.
             let cursor = try AlertRows.cursor(c) ?? (try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0)
             let firstWaiting = try c.first("SELECT min(id) FROM occurrences WHERE processed = 0") { $0.isNull(0) ? Int64.max : $0.int(0) } ?? Int64.max
-            let rows = try c.rows("""
+            let rows = try c.rows(
+                """
                 SELECT id, project_id, issue_id, received, release FROM occurrences
                 WHERE id > ? AND id < ? AND processed = 1 ORDER BY id LIMIT ?
-                """, [.int(cursor), .int(firstWaiting), .int(Int64(batchSize))]) { ($0.int(0), $0.int(1), $0.isNull(2) ? nil : $0.int(2), $0.double(3), $0.text(4)) }
+                """, [.int(cursor), .int(firstWaiting), .int(Int64(batchSize))]
+            ) { ($0.int(0), $0.int(1), $0.isNull(2) ? nil : $0.int(2), $0.double(3), $0.text(4)) }
             guard let last = rows.last?.0 else {
                 if try AlertRows.cursor(c) == nil { try AlertRows.setCursor(c, cursor) }
                 return (0, false)
@@ -130,9 +132,14 @@ final class AlertEvaluator: @unchecked Sendable {
             if isNew && rule.triggers.contains(.newIssue) { kinds.append((.newIssue, [:])) }
             if let (t, _) = transition, rule.triggers.contains(.regression) { kinds.append((t == .regression ? .regression : .unmuted, [:])) }
             for case .frequency(let n, let minutes) in rule.triggers {
-                let count = try c.first("SELECT count(*) FROM occurrences WHERE issue_id = ? AND received >= ?",
-                                        .int(issue.id), .double(now - Double(minutes) * 60)) { $0.int(0) } ?? 0
-                if count >= n, (try AlertRows.memory(c, ruleID: rule.id, issueID: issue.id, kind: .frequency)).map({ now - $0.lastSent >= Double(minutes) * 60 }) ?? true {
+                let count =
+                    try c.first(
+                        "SELECT count(*) FROM occurrences WHERE issue_id = ? AND received >= ?",
+                        .int(issue.id), .double(now - Double(minutes) * 60)
+                    ) { $0.int(0) } ?? 0
+                if count >= n,
+                    (try AlertRows.memory(c, ruleID: rule.id, issueID: issue.id, kind: .frequency)).map({ now - $0.lastSent >= Double(minutes) * 60 }) ?? true
+                {
                     kinds.append((.frequency, ["frequency": ["count": .int(Int64(n)), "minutes": .int(Int64(minutes)), "seen": .int(count)]]))
                 }
             }
@@ -142,8 +149,9 @@ final class AlertEvaluator: @unchecked Sendable {
                 continue
             }
             for (kind, extra) in kinds {
-                let payload = AlertMessage.payload(kind: kind, rule: rule, project: project, issue: issue, release: latest.release,
-                                                   extra: extra, publicURL: publicURL, now: now)
+                let payload = AlertMessage.payload(
+                    kind: kind, rule: rule, project: project, issue: issue, release: latest.release,
+                    extra: extra, publicURL: publicURL, now: now)
                 try AlertRows.enqueue(c, ruleID: rule.id, issueID: issue.id, kind: kind, payload: payload, now: now)
                 try AlertRows.remember(c, ruleID: rule.id, issueID: issue.id, kind: kind, sentAt: now, symbolicated: issue.symbolicated)
                 enqueued += 1
@@ -168,33 +176,45 @@ final class AlertEvaluator: @unchecked Sendable {
     private func periodic(_ c: any SQLSession, now: Double) throws -> Int {
         var enqueued = 0
         let rules = Dictionary(uniqueKeysWithValues: try AlertRows.rules(c).map { ($0.id, $0) })
-        let digests = try c.rows("""
+        let digests = try c.rows(
+            """
             SELECT rule_id, issue_id, suppressed FROM alert_memory WHERE kind = 'digest' AND suppressed > 0 AND last_sent <= ?
-            """, [.double(now - digestInterval)]) { ($0.int(0), $0.int(1), $0.int(2)) }
+            """, [.double(now - digestInterval)]
+        ) { ($0.int(0), $0.int(1), $0.int(2)) }
         for (ruleID, issueID, count) in digests {
-            guard let rule = rules[ruleID], let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(rule.projectID)) else { continue }
-            let payload = AlertMessage.payload(kind: .digest, rule: rule, project: project, issue: issue, release: nil,
-                                               extra: ["digest": ["events": .int(count), "since": .string(SentryTimestamp.rfc3339(now - digestInterval))]],
-                                               publicURL: publicURL, now: now)
+            guard let rule = rules[ruleID], let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(rule.projectID)) else {
+                continue
+            }
+            let payload = AlertMessage.payload(
+                kind: .digest, rule: rule, project: project, issue: issue, release: nil,
+                extra: ["digest": ["events": .int(count), "since": .string(SentryTimestamp.rfc3339(now - digestInterval))]],
+                publicURL: publicURL, now: now)
             try AlertRows.enqueue(c, ruleID: ruleID, issueID: issue.id, kind: .digest, payload: payload, now: now)
             try AlertRows.remember(c, ruleID: ruleID, issueID: issueID, kind: .digest, sentAt: now, symbolicated: issue.symbolicated)
             enqueued += 1
         }
         // Issues alerted about unsymbolicated that a late debug file has named (or merged).
-        let named = try c.rows("""
+        let named = try c.rows(
+            """
             SELECT m.rule_id, m.issue_id FROM alert_memory m JOIN issues i ON i.id = m.issue_id
             LEFT JOIN issues t ON t.id = i.merged_into
             WHERE m.kind = 'digest' AND m.symbolicated = 0 AND coalesce(t.symbolicated, i.symbolicated) = 1
-            """, []) { ($0.int(0), $0.int(1)) }
+            """, []
+        ) { ($0.int(0), $0.int(1)) }
         for (ruleID, issueID) in named {
             try c.execute("UPDATE alert_memory SET symbolicated = 1 WHERE rule_id = ? AND issue_id = ?", .int(ruleID), .int(issueID))
             guard let rule = rules[ruleID], rule.triggers.contains(.symbolicated), let issue = try store.issue(id: issueID),
-                  let project = try store.project(idOrSlug: String(rule.projectID)) else { continue }
-            let previous = try c.first("SELECT payload FROM alert_deliveries WHERE rule_id = ? AND issue_id = ? ORDER BY id LIMIT 1",
-                                       .int(ruleID), .int(issueID)) { $0.text(0) } ?? nil
+                let project = try store.project(idOrSlug: String(rule.projectID))
+            else { continue }
+            let previous =
+                try c.first(
+                    "SELECT payload FROM alert_deliveries WHERE rule_id = ? AND issue_id = ? ORDER BY id LIMIT 1",
+                    .int(ruleID), .int(issueID)
+                ) { $0.text(0) } ?? nil
             let before = previous.flatMap { try? JSONValue.parse(Data($0.utf8)) }?["issue"]?["title"]?.stringValue
-            let payload = AlertMessage.payload(kind: .symbolicated, rule: rule, project: project, issue: issue, release: nil,
-                                               extra: before.map { ["previous_title": .string($0)] } ?? [:], publicURL: publicURL, now: now)
+            let payload = AlertMessage.payload(
+                kind: .symbolicated, rule: rule, project: project, issue: issue, release: nil,
+                extra: before.map { ["previous_title": .string($0)] } ?? [:], publicURL: publicURL, now: now)
             try AlertRows.enqueue(c, ruleID: ruleID, issueID: issue.id, kind: .symbolicated, payload: payload, now: now)
             enqueued += 1
         }
@@ -227,12 +247,17 @@ final class AlertEvaluator: @unchecked Sendable {
                     guard t.started >= Self.minimumSessions, let rate = t.crashFreeRate, rate * 100 < percent else { continue }
                     let key = Self.releaseKey(release)
                     if let m = try AlertRows.memory(c, ruleID: rule.id, issueID: key, kind: .crashFree), now - m.lastSent < window { continue }
-                    let payload = AlertMessage.payload(kind: .crashFree, rule: rule, project: project, issue: nil, release: release,
-                                                       extra: ["release": .string(release),
-                                                               "crash_free": ["rate": .double(rate), "threshold_percent": .double(percent),
-                                                                              "minutes": .int(Int64(minutes)), "sessions": .int(t.started),
-                                                                              "crashed": .int(t.crashed)]],
-                                                       publicURL: publicURL, now: now)
+                    let payload = AlertMessage.payload(
+                        kind: .crashFree, rule: rule, project: project, issue: nil, release: release,
+                        extra: [
+                            "release": .string(release),
+                            "crash_free": [
+                                "rate": .double(rate), "threshold_percent": .double(percent),
+                                "minutes": .int(Int64(minutes)), "sessions": .int(t.started),
+                                "crashed": .int(t.crashed)
+                            ]
+                        ],
+                        publicURL: publicURL, now: now)
                     try AlertRows.enqueue(c, ruleID: rule.id, issueID: nil, kind: .crashFree, payload: payload, now: now)
                     try AlertRows.remember(c, ruleID: rule.id, issueID: key, kind: .crashFree, sentAt: now, symbolicated: true)
                     enqueued += 1

@@ -5,18 +5,20 @@ import FaultlineProtocol
 
 enum AlertMessage {
     /// The payload enqueued for `kind` about `issue` (nil for a test alert).
-    static func payload(kind: AlertKind, rule: AlertRule, project: ProjectRecord, issue: IssueRecord?, release: String?,
-                        extra: [String: JSONValue] = [:], publicURL: String?, now: Double) -> JSONValue {
+    static func payload(
+        kind: AlertKind, rule: AlertRule, project: ProjectRecord, issue: IssueRecord?, release: String?,
+        extra: [String: JSONValue] = [:], publicURL: String?, now: Double
+    ) -> JSONValue {
         var o: [String: JSONValue] = [
             "kind": .string(kind.rawValue), "rule": .int(rule.id), "created": .string(SentryTimestamp.rfc3339(now)),
-            "project": ["id": .int(project.id), "slug": .string(project.slug), "name": .string(project.name)],
+            "project": ["id": .int(project.id), "slug": .string(project.slug), "name": .string(project.name)]
         ]
         if let i = issue {
             var issueJSON: [String: JSONValue] = [
                 "id": .string(String(i.id)), "short_id": .string(Lifecycle.shortID(projectSlug: project.slug, issueID: i.id)),
                 "title": .string(i.title), "culprit": .string(i.culprit), "count": .int(i.count),
                 "first_seen": .string(SentryTimestamp.rfc3339(i.firstSeen)), "last_seen": .string(SentryTimestamp.rfc3339(i.lastSeen)),
-                "symbolicated": .bool(i.symbolicated),
+                "symbolicated": .bool(i.symbolicated)
             ]
             if let release { issueJSON["release"] = .string(release) }
             if let base = publicURL { issueJSON["url"] = .string(base + "/ui/issues/\(i.id)") }
@@ -51,13 +53,16 @@ enum AlertMessage {
     /// Title, culprit, release, counts, top frames and link as plain text lines.
     static func details(_ p: JSONValue) -> [String] {
         if let f = p["crash_free"] {
-            return ["Release:  \(oneLine(p["release"]?.stringValue ?? "?"))",
-                    "Sessions: \(f["sessions"]?.int64Value ?? 0), crashed \(f["crashed"]?.int64Value ?? 0), in the last \(f["minutes"]?.int64Value ?? 0) min"]
+            return [
+                "Release:  \(oneLine(p["release"]?.stringValue ?? "?"))",
+                "Sessions: \(f["sessions"]?.int64Value ?? 0), crashed \(f["crashed"]?.int64Value ?? 0), in the last \(f["minutes"]?.int64Value ?? 0) min"
+            ]
         }
         guard let issue = p["issue"] else { return ["This is a test: the channel works."] }
         var lines = ["Title:    \(oneLine(issue["title"]?.stringValue ?? ""))", "Culprit:  \(oneLine(issue["culprit"]?.stringValue ?? ""))"]
         if let r = issue["release"]?.stringValue { lines.append("Release:  \(oneLine(r))") }
-        lines.append("Events:   \(issue["count"]?.int64Value ?? 0) (first \(issue["first_seen"]?.stringValue ?? "?"), last \(issue["last_seen"]?.stringValue ?? "?"))")
+        lines.append(
+            "Events:   \(issue["count"]?.int64Value ?? 0) (first \(issue["first_seen"]?.stringValue ?? "?"), last \(issue["last_seen"]?.stringValue ?? "?"))")
         let frames = issue["top_frames"]?.arrayValue ?? []
         if !frames.isEmpty {
             lines.append("Top frames:")
@@ -71,9 +76,13 @@ enum AlertMessage {
     static func slack(_ p: JSONValue) -> JSONValue {
         let head = headline(p)
         let body = details(p).joined(separator: "\n")
-        return ["text": .string(head),
-                "blocks": [["type": "section", "text": ["type": "mrkdwn", "text": .string("*\(slackEscape(head))*")]],
-                           ["type": "section", "text": ["type": "mrkdwn", "text": .string("```\(slackEscape(body))```")]]]]
+        return [
+            "text": .string(head),
+            "blocks": [
+                ["type": "section", "text": ["type": "mrkdwn", "text": .string("*\(slackEscape(head))*")]],
+                ["type": "section", "text": ["type": "mrkdwn", "text": .string("```\(slackEscape(body))```")]]
+            ]
+        ]
     }
 
     /// An RFC 5322 message (UTF-8 body; the subject RFC 2047-encoded when not ASCII).
@@ -111,8 +120,10 @@ enum AlertMessage {
         var time = time_t(t)
         var parts = tm()
         gmtime_r(&time, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"], months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"],
+            months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(days[Int(parts.tm_wday)]), \(parts.tm_mday) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) +0000"
+        return
+            "\(days[Int(parts.tm_wday)]), \(parts.tm_mday) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) +0000"
     }
 }

@@ -26,22 +26,27 @@ enum AlertRows {
     static func rule(_ r: any SQLRow) -> AlertRule? {
         guard let channel = AlertChannel(rawValue: r.text(2) ?? "") else { return nil }
         let triggers = (r.text(4) ?? "").split(separator: ",").compactMap { AlertTrigger(spelling: String($0)) }
-        return AlertRule(id: r.int(0), projectID: r.int(1), channel: channel, target: r.text(3) ?? "", triggers: triggers,
-                         environment: r.text(5), level: r.text(6), release: r.text(7), created: r.double(8))
+        return AlertRule(
+            id: r.int(0), projectID: r.int(1), channel: channel, target: r.text(3) ?? "", triggers: triggers,
+            environment: r.text(5), level: r.text(6), release: r.text(7), created: r.double(8))
     }
 
     static func insert(_ c: any SQLSession, _ rule: AlertRule, now: Double) throws -> Int64 {
-        try c.first("""
+        try c.first(
+            """
             INSERT INTO alert_rules(project_id, channel, target, triggers, environment, level, release, created)
             VALUES(?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
             """, .int(rule.projectID), .text(rule.channel.rawValue), .text(rule.target), .text(rule.triggers.map(\.spelling).joined(separator: ",")),
             rule.environment.map(SQLValue.text) ?? .null, rule.level.map(SQLValue.text) ?? .null, rule.release.map(SQLValue.text) ?? .null,
-            .double(now)) { $0.int(0) } ?? 0
+            .double(now)
+        ) { $0.int(0) } ?? 0
     }
 
     static func rules(_ c: any SQLSession, projectID: Int64? = nil) throws -> [AlertRule] {
-        try c.rows("SELECT \(ruleColumns) FROM alert_rules WHERE CAST(? AS BIGINT) IS NULL OR project_id = ? ORDER BY id",
-                   [projectID.map(SQLValue.int) ?? .null, projectID.map(SQLValue.int) ?? .null], rule).compactMap { $0 }
+        try c.rows(
+            "SELECT \(ruleColumns) FROM alert_rules WHERE CAST(? AS BIGINT) IS NULL OR project_id = ? ORDER BY id",
+            [projectID.map(SQLValue.int) ?? .null, projectID.map(SQLValue.int) ?? .null], rule
+        ).compactMap { $0 }
     }
 
     static func rule(_ c: any SQLSession, id: Int64) throws -> AlertRule? {
@@ -60,21 +65,25 @@ enum AlertRows {
     static let deliveryColumns = "id, rule_id, issue_id, kind, payload, state, attempts, next_attempt, last_error, created, sent"
 
     static func delivery(_ r: any SQLRow) -> AlertDelivery {
-        AlertDelivery(id: r.int(0), ruleID: r.int(1), issueID: r.isNull(2) ? nil : r.int(2), kind: AlertKind(rawValue: r.text(3) ?? "") ?? .test,
-                      payload: (try? JSONValue.parse(Data((r.text(4) ?? "{}").utf8))) ?? .object([:]),
-                      state: AlertDelivery.State(rawValue: r.text(5) ?? "") ?? .pending, attempts: r.int(6), nextAttempt: r.double(7),
-                      lastError: r.text(8), created: r.double(9), sent: r.isNull(10) ? nil : r.double(10))
+        AlertDelivery(
+            id: r.int(0), ruleID: r.int(1), issueID: r.isNull(2) ? nil : r.int(2), kind: AlertKind(rawValue: r.text(3) ?? "") ?? .test,
+            payload: (try? JSONValue.parse(Data((r.text(4) ?? "{}").utf8))) ?? .object([:]),
+            state: AlertDelivery.State(rawValue: r.text(5) ?? "") ?? .pending, attempts: r.int(6), nextAttempt: r.double(7),
+            lastError: r.text(8), created: r.double(9), sent: r.isNull(10) ? nil : r.double(10))
     }
 
     @discardableResult
     static func enqueue(_ c: any SQLSession, ruleID: Int64, issueID: Int64?, kind: AlertKind, payload: JSONValue, now: Double) throws -> Int64 {
-        try c.first("""
+        try c.first(
+            """
             INSERT INTO alert_deliveries(rule_id, issue_id, kind, payload, state, next_attempt, created) VALUES(?, ?, ?, ?, 'pending', ?, ?) RETURNING id
-            """, .int(ruleID), issueID.map(SQLValue.int) ?? .null, .text(kind.rawValue), .text(payload.jsonString), .double(now), .double(now)) { $0.int(0) } ?? 0
+            """, .int(ruleID), issueID.map(SQLValue.int) ?? .null, .text(kind.rawValue), .text(payload.jsonString), .double(now), .double(now)
+        ) { $0.int(0) } ?? 0
     }
 
     static func deliveries(_ c: any SQLSession, projectID: Int64?, limit: Int) throws -> [AlertDelivery] {
-        try c.rows("""
+        try c.rows(
+            """
             SELECT \(deliveryColumns.split(separator: ",").map { "d." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
             FROM alert_deliveries d JOIN alert_rules r ON r.id = d.rule_id
             WHERE CAST(? AS BIGINT) IS NULL OR r.project_id = ? ORDER BY d.id DESC LIMIT ?
@@ -88,13 +97,16 @@ enum AlertRows {
     /// Takes up to `limit` due deliveries for `holder` for `lease` seconds: a delivery is sent by
     /// one node at a time, and one whose sender died is taken again when its lease runs out.
     static func lease(_ c: any SQLSession, holder: String, now: Double, lease: Double, limit: Int) throws -> [AlertDelivery] {
-        let due = try c.rows("""
+        let due = try c.rows(
+            """
             SELECT id FROM alert_deliveries WHERE state = 'pending' AND next_attempt <= ?
               AND (lease_expires IS NULL OR lease_expires < ?) ORDER BY id LIMIT ?
-            """, [.double(now), .double(now), .int(Int64(limit))]) { $0.int(0) }
+            """, [.double(now), .double(now), .int(Int64(limit))]
+        ) { $0.int(0) }
         var taken: [AlertDelivery] = []
         for id in due {
-            let n = try c.execute("""
+            let n = try c.execute(
+                """
                 UPDATE alert_deliveries SET holder = ?, lease_expires = ? WHERE id = ? AND state = 'pending'
                   AND (lease_expires IS NULL OR lease_expires < ?)
                 """, .text(holder), .double(now + lease), .int(id), .double(now))
@@ -104,12 +116,14 @@ enum AlertRows {
     }
 
     static func markSent(_ c: any SQLSession, id: Int64, now: Double) throws {
-        try c.execute("UPDATE alert_deliveries SET state = 'sent', sent = ?, attempts = attempts + 1, last_error = NULL, holder = NULL, lease_expires = NULL WHERE id = ?",
-                      .double(now), .int(id))
+        try c.execute(
+            "UPDATE alert_deliveries SET state = 'sent', sent = ?, attempts = attempts + 1, last_error = NULL, holder = NULL, lease_expires = NULL WHERE id = ?",
+            .double(now), .int(id))
     }
 
     static func markFailed(_ c: any SQLSession, id: Int64, error: String, retryAt: Double?) throws {
-        try c.execute("""
+        try c.execute(
+            """
             UPDATE alert_deliveries SET attempts = attempts + 1, last_error = ?, state = ?, next_attempt = coalesce(CAST(? AS DOUBLE PRECISION), next_attempt),
               holder = NULL, lease_expires = NULL WHERE id = ?
             """, .text(String(error.prefix(500))), .text(retryAt == nil ? "failed" : "pending"), retryAt.map(SQLValue.double) ?? .null, .int(id))
@@ -129,20 +143,24 @@ enum AlertRows {
     struct Memory { var lastSent: Double; var suppressed: Int64; var symbolicated: Bool }
 
     static func memory(_ c: any SQLSession, ruleID: Int64, issueID: Int64, kind: AlertKind) throws -> Memory? {
-        try c.first("SELECT last_sent, suppressed, symbolicated FROM alert_memory WHERE rule_id = ? AND issue_id = ? AND kind = ?",
-                    .int(ruleID), .int(issueID), .text(kind.rawValue)) { Memory(lastSent: $0.double(0), suppressed: $0.int(1), symbolicated: $0.int(2) != 0) }
+        try c.first(
+            "SELECT last_sent, suppressed, symbolicated FROM alert_memory WHERE rule_id = ? AND issue_id = ? AND kind = ?",
+            .int(ruleID), .int(issueID), .text(kind.rawValue)
+        ) { Memory(lastSent: $0.double(0), suppressed: $0.int(1), symbolicated: $0.int(2) != 0) }
     }
 
     static func remember(_ c: any SQLSession, ruleID: Int64, issueID: Int64, kind: AlertKind, sentAt: Double, symbolicated: Bool) throws {
-        try c.execute("""
+        try c.execute(
+            """
             INSERT INTO alert_memory(rule_id, issue_id, kind, last_sent, suppressed, symbolicated) VALUES(?, ?, ?, ?, 0, ?)
             ON CONFLICT(rule_id, issue_id, kind) DO UPDATE SET last_sent = excluded.last_sent, suppressed = 0
             """, .int(ruleID), .int(issueID), .text(kind.rawValue), .double(sentAt), .int(symbolicated ? 1 : 0))
     }
 
     static func suppress(_ c: any SQLSession, ruleID: Int64, issueID: Int64, kind: AlertKind, count: Int64) throws {
-        try c.execute("UPDATE alert_memory SET suppressed = suppressed + ? WHERE rule_id = ? AND issue_id = ? AND kind = ?",
-                      .int(count), .int(ruleID), .int(issueID), .text(kind.rawValue))
+        try c.execute(
+            "UPDATE alert_memory SET suppressed = suppressed + ? WHERE rule_id = ? AND issue_id = ? AND kind = ?",
+            .int(count), .int(ruleID), .int(issueID), .text(kind.rawValue))
     }
 
     static func cursor(_ c: any SQLSession) throws -> Int64? {

@@ -79,7 +79,8 @@ public enum AlertRuleError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case .badTrigger(let t): "unknown trigger '\(t)': use new-issue, regression, frequency:N/M (N events in M minutes), crash-free:P/M (a release's crash-free sessions below P % over M minutes) or symbolicated"
+        case .badTrigger(let t):
+            "unknown trigger '\(t)': use new-issue, regression, frequency:N/M (N events in M minutes), crash-free:P/M (a release's crash-free sessions below P % over M minutes) or symbolicated"
         case .badTarget(let t): t
         }
     }
@@ -98,8 +99,10 @@ public struct AlertRule: Sendable, Equatable {
     public var release: String?
     public var created: Double
 
-    public init(id: Int64 = 0, projectID: Int64, channel: AlertChannel, target: String, triggers: [AlertTrigger],
-                environment: String? = nil, level: String? = nil, release: String? = nil, created: Double = 0) {
+    public init(
+        id: Int64 = 0, projectID: Int64, channel: AlertChannel, target: String, triggers: [AlertTrigger],
+        environment: String? = nil, level: String? = nil, release: String? = nil, created: Double = 0
+    ) {
         self.id = id; self.projectID = projectID; self.channel = channel; self.target = target; self.triggers = triggers
         self.environment = environment; self.level = level; self.release = release; self.created = created
     }
@@ -112,13 +115,15 @@ public struct AlertRule: Sendable, Equatable {
         switch channel {
         case .webhook, .slack:
             guard let u = URLComponents(string: target), let scheme = u.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  let host = u.host, !host.isEmpty else {
+                let host = u.host, !host.isEmpty
+            else {
                 return .badTarget("a webhook must be an http:// or https:// URL with a host: \(target)")
             }
             return nil
         case .email:
             let parts = target.split(separator: "@")
-            guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !target.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," }) else {
+            guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !target.contains(where: { $0 == " " || $0 == "<" || $0 == ">" || $0 == "," })
+            else {
                 return .badTarget("not an email address: \(target)")
             }
             return nil

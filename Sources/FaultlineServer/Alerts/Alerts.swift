@@ -28,10 +28,13 @@ public final class Alerts: @unchecked Sendable {
     init(store: any Store, database: any SQLDatabase, configuration: AlertConfiguration, symbolicator: FrameSymbolicating, publicURL: String?) {
         self.store = store
         self.database = database
-        evaluator = AlertEvaluator(store: store, database: database, publicURL: publicURL, digestInterval: configuration.digestInterval,
-                                   interval: configuration.pollInterval)
-        dispatcher = AlertDispatcher(database: database, smtp: configuration.smtp, perRulePerMinute: configuration.perRulePerMinute,
-                                     sendTimeout: configuration.sendTimeout, interval: configuration.pollInterval) { payload in
+        evaluator = AlertEvaluator(
+            store: store, database: database, publicURL: publicURL, digestInterval: configuration.digestInterval,
+            interval: configuration.pollInterval)
+        dispatcher = AlertDispatcher(
+            database: database, smtp: configuration.smtp, perRulePerMinute: configuration.perRulePerMinute,
+            sendTimeout: configuration.sendTimeout, interval: configuration.pollInterval
+        ) { payload in
             Self.enrich(payload, store: store, symbolicator: symbolicator)
         }
         let dispatcher = self.dispatcher
@@ -52,18 +55,20 @@ public final class Alerts: @unchecked Sendable {
     /// frames from the latest occurrence.
     static func enrich(_ payload: JSONValue, store: any Store, symbolicator: FrameSymbolicating) -> JSONValue {
         guard var issueJSON = payload["issue"]?.objectValue, let id = issueJSON["id"]?.stringValue.flatMap(Int64.init),
-              let issue = try? store.issue(id: id) else { return payload }
+            let issue = try? store.issue(id: id)
+        else { return payload }
         issueJSON["title"] = .string(issue.title)
         issueJSON["culprit"] = .string(issue.culprit)
         issueJSON["count"] = .int(issue.count)
         issueJSON["symbolicated"] = .bool(issue.symbolicated)
         if let latest = try? store.occurrences(issueID: issue.id, limit: 1, offset: 0).first, let event = try? StoredEvent.decode(latest.compressedEvent) {
             let frames = EventRenderer.stack(of: event, symbolicator: symbolicator).filter { $0["in_app"]?.boolValue == true }.prefix(5)
-            issueJSON["top_frames"] = .array(frames.map { f in
-                var s = f["function"]?.stringValue ?? ((f["module"]?.stringValue).map { PathName.last($0) } ?? "?") + "+" + (f["offset"]?.stringValue ?? "")
-                if let file = f["filename"]?.stringValue { s += " (\(PathName.last(file))\(f["lineno"]?.int64Value.map { ":\($0)" } ?? ""))" }
-                return .string(s)
-            })
+            issueJSON["top_frames"] = .array(
+                frames.map { f in
+                    var s = f["function"]?.stringValue ?? ((f["module"]?.stringValue).map { PathName.last($0) } ?? "?") + "+" + (f["offset"]?.stringValue ?? "")
+                    if let file = f["filename"]?.stringValue { s += " (\(PathName.last(file))\(f["lineno"]?.int64Value.map { ":\($0)" } ?? ""))" }
+                    return .string(s)
+                })
         }
         var out = payload.objectValue ?? [:]
         out["issue"] = .object(issueJSON)
@@ -78,8 +83,10 @@ public final class Alerts: @unchecked Sendable {
             let admin = AlertAdministration(store: store, database: database)
             switch (r.method, path.first, path.count) {
             case ("GET", nil, _):
-                return .json(["rules": .array(try admin.rules(project: project).map(Self.ruleJSON)),
-                              "deliveries": .array(try admin.deliveries(project: project, limit: 100).map(Self.deliveryJSON))])
+                return .json([
+                    "rules": .array(try admin.rules(project: project).map(Self.ruleJSON)),
+                    "deliveries": .array(try admin.deliveries(project: project, limit: 100).map(Self.deliveryJSON))
+                ])
             case ("GET", "deliveries", 1):
                 let limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
                 return .json(.array(try admin.deliveries(project: project, limit: limit).map(Self.deliveryJSON)))
@@ -89,11 +96,14 @@ public final class Alerts: @unchecked Sendable {
                     return .detail(400, "channel must be webhook, slack or email")
                 }
                 let on = body["on"]?.stringValue ?? (body["on"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "new-issue,regression")
-                let rule = try admin.add(project: project, channel: channel, target: body["target"]?.stringValue ?? "", on: on,
-                                         environment: body["environment"]?.stringValue, level: body["level"]?.stringValue, release: body["release"]?.stringValue)
+                let rule = try admin.add(
+                    project: project, channel: channel, target: body["target"]?.stringValue ?? "", on: on,
+                    environment: body["environment"]?.stringValue, level: body["level"]?.stringValue, release: body["release"]?.stringValue)
                 return .json(Self.ruleJSON(rule), status: 201)
             case ("POST", let idText?, 2) where path[1] == "test" || path[1] == "remove":
-                guard let id = Int64(idText), let rule = try admin.rule(id: id), rule.projectID == project.id else { return .detail(404, "no alert rule \(idText)") }
+                guard let id = Int64(idText), let rule = try admin.rule(id: id), rule.projectID == project.id else {
+                    return .detail(404, "no alert rule \(idText)")
+                }
                 if path[1] == "remove" {
                     _ = try admin.remove(ruleID: id)
                     return .json(["removed": .int(id)])
@@ -112,17 +122,21 @@ public final class Alerts: @unchecked Sendable {
     }
 
     static func ruleJSON(_ rule: AlertRule) -> JSONValue {
-        ["id": .int(rule.id), "channel": .string(rule.channel.rawValue), "target": .string(rule.target),
-         "on": .array(rule.triggers.map { .string($0.spelling) }),
-         "environment": rule.environment.map(JSONValue.string) ?? .null, "level": rule.level.map(JSONValue.string) ?? .null,
-         "release": rule.release.map(JSONValue.string) ?? .null, "created": .string(SentryTimestamp.rfc3339(rule.created))]
+        [
+            "id": .int(rule.id), "channel": .string(rule.channel.rawValue), "target": .string(rule.target),
+            "on": .array(rule.triggers.map { .string($0.spelling) }),
+            "environment": rule.environment.map(JSONValue.string) ?? .null, "level": rule.level.map(JSONValue.string) ?? .null,
+            "release": rule.release.map(JSONValue.string) ?? .null, "created": .string(SentryTimestamp.rfc3339(rule.created))
+        ]
     }
 
     static func deliveryJSON(_ d: AlertDelivery) -> JSONValue {
-        ["id": .int(d.id), "rule": .int(d.ruleID), "issue": d.issueID.map { .string(String($0)) } ?? .null, "kind": .string(d.kind.rawValue),
-         "state": .string(d.state.rawValue), "attempts": .int(d.attempts), "last_error": d.lastError.map(JSONValue.string) ?? .null,
-         "created": .string(SentryTimestamp.rfc3339(d.created)), "sent": d.sent.map { .string(SentryTimestamp.rfc3339($0)) } ?? .null,
-         "headline": .string(AlertMessage.headline(d.payload))]
+        [
+            "id": .int(d.id), "rule": .int(d.ruleID), "issue": d.issueID.map { .string(String($0)) } ?? .null, "kind": .string(d.kind.rawValue),
+            "state": .string(d.state.rawValue), "attempts": .int(d.attempts), "last_error": d.lastError.map(JSONValue.string) ?? .null,
+            "created": .string(SentryTimestamp.rfc3339(d.created)), "sent": d.sent.map { .string(SentryTimestamp.rfc3339($0)) } ?? .null,
+            "headline": .string(AlertMessage.headline(d.payload))
+        ]
     }
 }
 
@@ -136,12 +150,15 @@ public struct AlertAdministration: Sendable {
     public init(store: SQLiteStore) { self.init(store: store, database: store) }
     public init(store: PostgresStore) { self.init(store: store, database: store) }
 
-    public func add(project: ProjectRecord, channel: AlertChannel, target: String, on: String,
-                    environment: String? = nil, level: String? = nil, release: String? = nil) throws -> AlertRule {
+    public func add(
+        project: ProjectRecord, channel: AlertChannel, target: String, on: String,
+        environment: String? = nil, level: String? = nil, release: String? = nil
+    ) throws -> AlertRule {
         if let problem = AlertRule.validate(channel: channel, target: target) { throw problem }
         let triggers = try AlertTrigger.parseList(on).get()
-        var rule = AlertRule(projectID: project.id, channel: channel, target: target, triggers: triggers,
-                             environment: environment, level: level, release: release, created: Date().timeIntervalSince1970)
+        var rule = AlertRule(
+            projectID: project.id, channel: channel, target: target, triggers: triggers,
+            environment: environment, level: level, release: release, created: Date().timeIntervalSince1970)
         let now = rule.created
         rule.id = try database.writing { [rule] c in try AlertRows.insert(c, rule, now: now) }
         return rule

@@ -104,8 +104,10 @@ public final class Assembler: @unchecked Sendable {
     }
 
     func state(_ s: String, missing: [String] = [], detail: String? = nil, dif: JSONValue? = nil) -> JSONValue {
-        ["state": .string(s), "missingChunks": .array(missing.map { .string($0) }),
-         "detail": detail.map { .string($0) } ?? .null, "dif": dif ?? .null]
+        [
+            "state": .string(s), "missingChunks": .array(missing.map { .string($0) }),
+            "detail": detail.map { .string($0) } ?? .null, "dif": dif ?? .null
+        ]
     }
 
     func assemble(checksum: String, spec: JSONValue) -> JSONValue {
@@ -119,7 +121,8 @@ public final class Assembler: @unchecked Sendable {
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
         if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id),
-           FileManager.default.fileExists(atPath: debugFiles.debugInfoPath(id)) || FileManager.default.fileExists(atPath: debugFiles.executablePath(id)) {
+            FileManager.default.fileExists(atPath: debugFiles.debugInfoPath(id)) || FileManager.default.fileExists(atPath: debugFiles.executablePath(id))
+        {
             return state("ok", dif: dif(record, name: name))
         }
         if let running { return state(running ? "assembling" : "created") }
@@ -159,12 +162,14 @@ public final class Assembler: @unchecked Sendable {
             // (a concurrent assembly sharing a chunk is told it is missing and re-sends it).
             chunks.remove(chunkList)
         case .success(let summary):
-            let record = DebugFileRecord(buildID: summary.buildID, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
-                                         isExecutable: summary.isExecutable, size: 0, name: Self.displayName(name), uploaded: Date().timeIntervalSince1970)
+            let record = DebugFileRecord(
+                buildID: summary.buildID, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
+                isExecutable: summary.isExecutable, size: 0, name: Self.displayName(name), uploaded: Date().timeIntervalSince1970)
             do {
                 var r = record
-                r.size = Int64((try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(summary.buildID))[.size] as? Int)
-                               ?? (try? FileManager.default.attributesOfItem(atPath: debugFiles.executablePath(summary.buildID))[.size] as? Int) ?? 0)
+                r.size = Int64(
+                    (try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(summary.buildID))[.size] as? Int)
+                        ?? (try? FileManager.default.attributesOfItem(atPath: debugFiles.executablePath(summary.buildID))[.size] as? Int) ?? 0)
                 try store.recordDebugFile(r)
                 // The backfill is queued before the upload is recorded, which is what makes polls
                 // answer `ok`: a client that then asks for the status never sees "no backfill".
@@ -195,7 +200,9 @@ public final class Assembler: @unchecked Sendable {
             chunkHasher.update(data)
             if chunkHasher.finalizeHex() != c { damaged.append(c); continue }
             total += Int64(data.count)
-            if total > ChunkUpload.maxFileSize { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("file exceeds \(ChunkUpload.maxFileSize) bytes") }
+            if total > ChunkUpload.maxFileSize {
+                try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("file exceeds \(ChunkUpload.maxFileSize) bytes")
+            }
             hasher.update(data)
             // The throwing write: the old `write(_:)` traps on an error (a full disk), which here
             // would stop the server on an assembly worker.
@@ -245,11 +252,13 @@ public final class Assembler: @unchecked Sendable {
         if r.hasDebugInfo { features.append("debug") }
         if r.hasSymbols { features.append("symtab") }
         if r.isExecutable { features.append("unwind") }
-        return ["id": .string(r.buildID.hex), "uuid": .string(r.buildID.debugID.description),
-                "debugId": .string(r.buildID.debugID.description), "codeId": .string(r.buildID.hex),
-                "objectName": .string(r.name.isEmpty ? Self.displayName(name) : r.name), "cpuName": "x86_64",
-                "symbolType": "elf", "headers": [:], "size": .int(r.size), "sha1": "", "dateCreated": "",
-                // symbolic's ObjectKind names: "dbg" for a debug companion, "exe" for a file with code.
-                "data": ["type": r.isExecutable ? "exe" : "dbg", "features": .array(features)]]
+        return [
+            "id": .string(r.buildID.hex), "uuid": .string(r.buildID.debugID.description),
+            "debugId": .string(r.buildID.debugID.description), "codeId": .string(r.buildID.hex),
+            "objectName": .string(r.name.isEmpty ? Self.displayName(name) : r.name), "cpuName": "x86_64",
+            "symbolType": "elf", "headers": [:], "size": .int(r.size), "sha1": "", "dateCreated": "",
+            // symbolic's ObjectKind names: "dbg" for a debug companion, "exe" for a file with code.
+            "data": ["type": r.isExecutable ? "exe" : "dbg", "features": .array(features)]
+        ]
     }
 }

@@ -62,7 +62,7 @@ public final class ChunkUpload: @unchecked Sendable {
             "concurrency": 4,
             "hashAlgorithm": "sha1",
             "compression": ["gzip"],
-            "accept": ["debug_files"],
+            "accept": ["debug_files"]
         ]
     }
 
@@ -89,8 +89,9 @@ public final class ChunkUpload: @unchecked Sendable {
     public func receive(_ request: HTTPRequest) -> HTTPResponse {
         expireIfDue()
         let parts: [MultipartPart]
-        do { parts = try Multipart.parse(request.body, contentType: request.header("content-type"), maxParts: Self.chunksPerRequest) }
-        catch { return .detail(400, error.description) }
+        do { parts = try Multipart.parse(request.body, contentType: request.header("content-type"), maxParts: Self.chunksPerRequest) } catch {
+            return .detail(400, error.description)
+        }
         guard !parts.isEmpty else { return .detail(400, "no chunks in the request") }
         for (i, part) in parts.enumerated() {
             guard let claimed = part.filename?.lowercased(), Self.isSHA1(claimed) else {
@@ -98,8 +99,7 @@ public final class ChunkUpload: @unchecked Sendable {
             }
             var data = part.body
             if part.name == "file_gzip" || part.contentType?.lowercased().contains("gzip") == true {
-                do { data = try Inflate.inflate(data, limit: Self.chunkSize) }
-                catch { return .detail(400, "chunk \(i): \(error)") }
+                do { data = try Inflate.inflate(data, limit: Self.chunkSize) } catch { return .detail(400, "chunk \(i): \(error)") }
             }
             guard data.count <= Self.chunkSize else { return .detail(400, "chunk \(i) is larger than \(Self.chunkSize) bytes") }
             let actual = SHA1Hash.hex(data)

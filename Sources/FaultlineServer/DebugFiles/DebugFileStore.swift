@@ -93,7 +93,10 @@ public final class DebugFileStore: @unchecked Sendable {
         for (i, t) in targets.enumerated() {
             // Keep the richer file when one is already in place: a stripped upload never replaces DWARF.
             if t.hasSuffix(".debug"), fm.fileExists(atPath: t), !summary.hasDebugInfo,
-               let old = try? ELFSummary.read(path: t), old.hasDebugInfo { continue }
+                let old = try? ELFSummary.read(path: t), old.hasDebugInfo
+            {
+                continue
+            }
             if i == targets.count - 1 {
                 if rename(path, t) != 0 { throw CocoaError(.fileWriteUnknown) }
             } else {

@@ -84,8 +84,9 @@ public enum Multipart {
                 guard let next = find(delimiter, from: contentStart) else {
                     return .failure(.malformed("part is not terminated by the boundary"))
                 }
-                var part = MultipartPart(name: nil, filename: nil, contentType: nil,
-                                         body: Data(UnsafeRawBufferPointer(rebasing: raw[contentStart..<next])))
+                var part = MultipartPart(
+                    name: nil, filename: nil, contentType: nil,
+                    body: Data(UnsafeRawBufferPointer(rebasing: raw[contentStart..<next])))
                 readHeaders(headerText, into: &part)
                 parts.append(part)
                 pos = next + delimiter.count

@@ -143,14 +143,17 @@ public final class EventProcessor: @unchecked Sendable {
         var memo: [StackSignature: (Fingerprint, Data, String)] = [:]
         if encodings.count > 4096 { encodings.removeAll(keepingCapacity: true) }
         let outcomes = jobs.map { j -> GroupingOutcome in
-            let m = memo[j.stack] ?? {
-                let (data, key) = encodings[j.stack] ?? j.stack.encodedWithKey
-                encodings[j.stack] = (data, key)
-                return PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
-            }()
+            let m =
+                memo[j.stack]
+                ?? {
+                    let (data, key) = encodings[j.stack] ?? j.stack.encodedWithKey
+                    encodings[j.stack] = (data, key)
+                    return PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
+                }()
             memo[j.stack] = m
-            return GroupingOutcome(occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
-                                   fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment)
+            return GroupingOutcome(
+                occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
+                fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment)
         }
         try PhaseClock.time(.groupingStore, count: outcomes.count) { try store.recordGrouping(outcomes) }
     }
@@ -165,8 +168,9 @@ public final class EventProcessor: @unchecked Sendable {
             lastBatch = ids
             let jobs = rows.map { o -> Job in
                 let decoded = try? StoredEvent.decode(o.compressedEvent)
-                return Job(occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:])),
-                           timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment))
+                return Job(
+                    occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:])),
+                    timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment))
             }
             process(jobs)
         }

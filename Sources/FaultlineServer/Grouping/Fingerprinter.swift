@@ -24,8 +24,9 @@ public enum Fingerprinter {
         var culprit: String?
         for frame in stack.frames {
             if let b = frame.buildID,
-               let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
-               resolved.contains(where: { $0.function != nil }) {
+                let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
+                resolved.contains(where: { $0.function != nil })
+            {
                 // Faultline's own frames (thread-start wrapper, handler) never group an issue.
                 if resolved.allSatisfy({ FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) }) { continue }
                 resolvedAny = true
@@ -62,8 +63,10 @@ public enum Fingerprinter {
         let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n"))
         let where_ = culprit ?? "unknown location"
         // "std::out_of_range: cache miss: zz in lookup()"; the message is shown, never hashed.
-        let what = stack.headline.isEmpty ? stack.exceptionType
-                 : stack.exceptionType.isEmpty ? stack.headline : "\(stack.exceptionType): \(stack.headline)"
+        let what =
+            stack.headline.isEmpty
+            ? stack.exceptionType
+            : stack.exceptionType.isEmpty ? stack.headline : "\(stack.exceptionType): \(stack.headline)"
         let title = what.isEmpty ? where_ : "\(what) in \(where_)"
         return Fingerprint(hash: hash, title: title, culprit: where_, symbolicated: resolvedAny)
     }

@@ -30,8 +30,9 @@ public enum StackExtractor {
         let module = f.image?.codeFile ?? f.json["package"]?.stringValue
         let own = FaultlineOwnFrames.isMarked(f.json) || module.map(FaultlineOwnFrames.isOwn(modulePath:)) ?? false
         guard let address = f.address else {
-            var frame = StackFrame(buildID: nil, offset: 0, isReturnAddress: false, inApp: !own && (f.json["in_app"]?.boolValue ?? false),
-                                   module: f.json["package"]?.stringValue, clientFunction: clientFunction)
+            var frame = StackFrame(
+                buildID: nil, offset: 0, isReturnAddress: false, inApp: !own && (f.json["in_app"]?.boolValue ?? false),
+                module: f.json["package"]?.stringValue, clientFunction: clientFunction)
             frame.isFaultline = own
             return frame
         }
@@ -39,8 +40,9 @@ public enum StackExtractor {
         // Without a known image, the frame's own image_addr (if below the address) still gives an offset.
         let addr = address.address.value
         let base = f.image?.base.value ?? f.imageAddress ?? 0
-        var frame = StackFrame(buildID: f.image?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: address.isReturnAddress,
-                               inApp: inApp, module: module, clientFunction: clientFunction, isAsync: f.isAsync)
+        var frame = StackFrame(
+            buildID: f.image?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: address.isReturnAddress,
+            inApp: inApp, module: module, clientFunction: clientFunction, isAsync: f.isAsync)
         frame.isFaultline = own
         return frame
     }
@@ -80,7 +82,8 @@ public enum StackExtractor {
     /// not a bare signal's "SIGSEGV / SEGV_MAPERR at 0x10". First line, at most 120 characters.
     static func headline(of event: JSONValue) -> String {
         guard let exception = event["exception"]?["values"]?.arrayValue?.last,
-              let value = exception["value"]?.stringValue, !value.isEmpty else { return "" }
+            let value = exception["value"]?.stringValue, !value.isEmpty
+        else { return "" }
         let mechanism = exception["mechanism"]
         if mechanism?["type"]?.stringValue == "signalhandler" && mechanism?["data"]?["message_source"] == nil { return "" }
         return firstLine(value)

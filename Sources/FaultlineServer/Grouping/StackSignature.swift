@@ -75,8 +75,9 @@ public struct StackSignature: Sendable, Hashable {
 
     public static func decode(_ data: Data) -> StackSignature? {
         guard let v = try? JSONParser.parse(data), let fs = v["f"]?.arrayValue else { return nil }
-        return StackSignature(exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
-                              headline: v["m"]?.stringValue ?? "", messageGroup: v["g"]?.stringValue ?? "")
+        return StackSignature(
+            exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
+            headline: v["m"]?.stringValue ?? "", messageGroup: v["g"]?.stringValue ?? "")
     }
 
     /// SHA-1 of the encoding without the headline: stable across restarts and servers, and the

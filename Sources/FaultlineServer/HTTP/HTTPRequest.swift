@@ -15,8 +15,10 @@ public struct HTTPRequest: Sendable {
     public let headers: [String: String]
     public var body: Data
 
-    public init(method: String, path: String, query: [String: String] = [:], queryValues: [String: [String]]? = nil,
-                headers: [String: String] = [:], body: Data = Data()) {
+    public init(
+        method: String, path: String, query: [String: String] = [:], queryValues: [String: [String]]? = nil,
+        headers: [String: String] = [:], body: Data = Data()
+    ) {
         self.method = method
         self.path = path
         self.query = query

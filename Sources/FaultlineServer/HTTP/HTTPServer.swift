@@ -43,13 +43,17 @@ public final class HTTPServer: @unchecked Sendable {
     public func start(_ options: Options) throws {
         let me = Unmanaged.passUnretained(self).toOpaque()
         errno = 0
-        let limits = faultline_http_limits(threads: options.threads, connection_limit: options.connectionLimit,
-                                           per_ip_connection_limit: options.perIPConnectionLimit,
-                                           idle_timeout_seconds: options.timeoutSeconds,
-                                           header_deadline_seconds: options.headerDeadlineSeconds,
-                                           connection_memory_limit: options.connectionMemoryLimit)
-        guard let d = faultline_http_start(options.host, options.port, limits,
-                                           faultlineAccessHandler, me, faultlineRequestCompleted, me) else {
+        let limits = faultline_http_limits(
+            threads: options.threads, connection_limit: options.connectionLimit,
+            per_ip_connection_limit: options.perIPConnectionLimit,
+            idle_timeout_seconds: options.timeoutSeconds,
+            header_deadline_seconds: options.headerDeadlineSeconds,
+            connection_memory_limit: options.connectionMemoryLimit)
+        guard
+            let d = faultline_http_start(
+                options.host, options.port, limits,
+                faultlineAccessHandler, me, faultlineRequestCompleted, me)
+        else {
             throw StartError.cannotListen(host: options.host, port: options.port, errno: errno)
         }
         daemon = d
@@ -84,8 +88,10 @@ final class HTTPRequestState {
 }
 
 /// Collects headers and query arguments (C callback; plain global function for Swift 6).
-func faultlineCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
-                           _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?) -> MHD_Result {
+func faultlineCollectValue(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
     guard let cls, let key else { return MHD_Result.YES }
     let state = Unmanaged<HTTPRequestState>.fromOpaque(cls).takeUnretainedValue()
     let k = String(cString: key)
@@ -110,16 +116,19 @@ func faultlineCollectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKin
 
 /// libmicrohttpd's access handler: first call sets up state, later calls append body chunks,
 /// the final call (no more data) runs the handler and queues its response.
-func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
-                            _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
-                            _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
-                            _ uploadDataSize: UnsafeMutablePointer<Int>?,
-                            _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+func faultlineAccessHandler(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+    _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
     guard let cls, let connection, let conCls else { return MHD_Result.NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     if conCls.pointee == nil {
-        let state = HTTPRequestState(method: method.map { String(cString: $0) } ?? "GET",
-                                     path: url.map { String(cString: $0) } ?? "/")
+        let state = HTTPRequestState(
+            method: method.map { String(cString: $0) } ?? "GET",
+            path: url.map { String(cString: $0) } ?? "/")
         let opaque = Unmanaged.passRetained(state).toOpaque()
         conCls.pointee = opaque
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, faultlineCollectValue, opaque)
@@ -161,8 +170,9 @@ func faultlineAccessHandler(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
     if state.overLimit {
         response = .detail(413, "request body larger than \(state.limit) bytes")
     } else {
-        let request = HTTPRequest(method: state.method, path: state.path, query: state.query, queryValues: state.queryValues,
-                                  headers: state.headers, body: state.body)
+        let request = HTTPRequest(
+            method: state.method, path: state.path, query: state.query, queryValues: state.queryValues,
+            headers: state.headers, body: state.body)
         response = PhaseClock.time(.httpHandler) { server.handler.handle(request) }
     }
     return queue(response, on: connection)
@@ -194,9 +204,11 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
 }
 
 /// Frees the per-request state (MHD_OPTION_NOTIFY_COMPLETED).
-func faultlineRequestCompleted(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
-                               _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                               _ code: MHD_RequestTerminationCode) {
+func faultlineRequestCompleted(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_RequestTerminationCode
+) {
     if let connection { faultline_http_request_finished(connection) }
     guard let conCls, let p = conCls.pointee else { return }
     Unmanaged<HTTPRequestState>.fromOpaque(p).release()

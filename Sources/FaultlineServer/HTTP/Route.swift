@@ -15,8 +15,10 @@ struct Route: Sendable {
     let refusal: (status: Int, message: String)?
     let handler: Handler
 
-    init(_ methods: Set<String>?, _ pattern: String, _ credential: Credential, body: BodyRule = .none,
-         refusal: (status: Int, message: String)? = (405, "method not allowed"), _ handler: @escaping Handler) {
+    init(
+        _ methods: Set<String>?, _ pattern: String, _ credential: Credential, body: BodyRule = .none,
+        refusal: (status: Int, message: String)? = (405, "method not allowed"), _ handler: @escaping Handler
+    ) {
         self.methods = methods; self.pattern = RoutePattern(pattern); self.credential = credential
         self.body = body; self.refusal = refusal; self.handler = handler
     }

@@ -27,9 +27,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
     /// Alert rules and deliveries (Alerts/); set once by Server before start.
     var alerts: Alerts?
 
-    init(store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
-         status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
-         health: @escaping @Sendable () -> JSONValue) {
+    init(
+        store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
+        status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
+        health: @escaping @Sendable () -> JSONValue
+    ) {
         self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler; self.refusals = refusals
         self.read = read; self.debuginfod = debuginfod; self.status = status; self.sources = sources; self.limits = limits; self.health = health
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
@@ -54,7 +56,8 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET", "HEAD"], "/buildid/**", .anyone) { router, r, _ in router.debuginfod.handle(r.pathComponents) },
 
         // Uploads (sentry-cli's chunked upload and assemble, bundled sources)
-        Route(["GET", "POST"], "/api/0/organizations/*/chunk-upload", .serverToken, body: .upload(maxBytes: ChunkUpload.maxRequestSize + 1024 * 1024)) { router, r, c in
+        Route(["GET", "POST"], "/api/0/organizations/*/chunk-upload", .serverToken, body: .upload(maxBytes: ChunkUpload.maxRequestSize + 1024 * 1024)) {
+            router, r, c in
             guard r.method == "GET" else { return router.chunks.receive(r) }
             // Behind a TLS proxy the Host header names the inside: use the configured public URL.
             let base = router.publicURL ?? "http://\(r.header("host") ?? "127.0.0.1")"
@@ -129,7 +132,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         // Sentry ingest: /api/<project>/envelope/ and /api/<project>/store/
         Route(["POST"], "/api/*/envelope|store", .publicKey, body: .ingest, refusal: (405, "ingest takes POST")) { router, r, c in
             router.ingest.handle(r, project: c[0], endpoint: c[1] == "envelope" ? .envelope : .store)
-        },
+        }
     ]
 
     var lifecycleAPI: LifecycleAPI? { lifecycle.map(LifecycleAPI.init) }

@@ -94,7 +94,9 @@ public enum EnvelopeDecoder {
     static func framed(_ body: Data, limits: IngestLimits, format: Inflate.Format) throws(IngestError) -> (Envelope, Int) {
         var reader = EnvelopeReader(limits: limits.envelope)
         do {
-            let inflated = try PhaseClock.time(.inflateAndFrame) { try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) } }
+            let inflated = try PhaseClock.time(.inflateAndFrame) {
+                try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) }
+            }
             return (try reader.finish(), inflated)
         } catch let e as Envelope.ParseError {
             throw refusal(e)
@@ -133,7 +135,9 @@ public enum EnvelopeDecoder {
         for (i, item) in env.items.enumerated() {
             switch item.type {
             case "event":
-                out.event = try PhaseClock.time(.parseEvent) { () throws(IngestError) -> JSONValue in try event(item.payload, limits: limits, what: "item \(i) (event)") }
+                out.event = try PhaseClock.time(.parseEvent) { () throws(IngestError) -> JSONValue in
+                    try event(item.payload, limits: limits, what: "item \(i) (event)")
+                }
                 out.eventBytes = item.payload
             case let t where keptItemTypes.contains(t):
                 // Validated without building a document (no JSON tree for a client's blob); session
@@ -160,9 +164,11 @@ public enum EnvelopeDecoder {
 
     /// Top-level event members ingest reads (ids, time, release, install and app ids, the stack and
     /// its modules). The rest is validated but not built; the stored bytes are the client's own.
-    static let eventFieldsRead: Set<String> = ["event_id", "timestamp", "release", "environment", "platform", "user", "tags", "contexts",
-                                               "exception", "threads", "stacktrace", "debug_meta",
-                                               "logentry", "message"]  // a message event's grouping (StackExtractor.messageGroup)
+    static let eventFieldsRead: Set<String> = [
+        "event_id", "timestamp", "release", "environment", "platform", "user", "tags", "contexts",
+        "exception", "threads", "stacktrace", "debug_meta",
+        "logentry", "message"
+    ]  // a message event's grouping (StackExtractor.messageGroup)
 
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }

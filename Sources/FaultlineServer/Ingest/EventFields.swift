@@ -24,7 +24,6 @@ enum EventFields {
         return nil
     }
 
-
     /// Without an event: the `did` (distinct id) of a `session` item, which SDKs set to the install.
     static func installID(items: [Envelope.Item]) -> String? {
         for item in items where item.type == "session" {

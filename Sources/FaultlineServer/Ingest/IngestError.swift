@@ -2,13 +2,13 @@
 import Foundation
 
 public enum IngestError: Error, Equatable, CustomStringConvertible {
-    case malformed(String)              // 400
-    case unauthorized(String)           // 401
-    case forbidden(String)              // 403
-    case unknownProject(String)         // 404
-    case tooLarge(String)               // 413
-    case unsupportedEncoding(String)    // 415
-    case rateLimited(retryAfter: Int)   // 429
+    case malformed(String)  // 400
+    case unauthorized(String)  // 401
+    case forbidden(String)  // 403
+    case unknownProject(String)  // 404
+    case tooLarge(String)  // 413
+    case unsupportedEncoding(String)  // 415
+    case rateLimited(retryAfter: Int)  // 429
 
     public var status: Int {
         switch self {

@@ -55,7 +55,8 @@ public final class IngestHandler: @unchecked Sendable {
         let publicKey = try PhaseClock.time(.ingestAuth) { try authorize(k, project: project) }
         let submission: DecodedSubmission
         do {
-            submission = endpoint == .envelope
+            submission =
+                endpoint == .envelope
                 ? try EnvelopeDecoder.envelope(of: request, limits: limits)
                 : try EnvelopeDecoder.storeBody(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limits: limits)
         } catch {
@@ -74,31 +75,38 @@ public final class IngestHandler: @unchecked Sendable {
         if units > 0 && !publicKey.allowedAppIDs.isEmpty {
             guard let app = EventFields.appID(event: submission.event, request: request) else {
                 refusals?.record("ingest.app-id")
-                throw IngestError.forbidden("this key only accepts submissions from \(publicKey.allowedAppIDs.joined(separator: ", ")); the request names no app id (contexts.app.app_identifier or X-Faultline-App-Id)")
+                throw IngestError.forbidden(
+                    "this key only accepts submissions from \(publicKey.allowedAppIDs.joined(separator: ", ")); the request names no app id (contexts.app.app_identifier or X-Faultline-App-Id)"
+                )
             }
             guard publicKey.allowedAppIDs.contains(app) else {
                 refusals?.record("ingest.app-id")
                 throw IngestError.forbidden("app id '\(app)' is not allowed for this key")
             }
         }
-        if units > 0, let install = InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items)),
-           let retry = volume.admit(projectID: project.id, installID: install, count: units, now: now) {
+        if units > 0,
+            let install = InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items)),
+            let retry = volume.admit(projectID: project.id, installID: install, count: units, now: now)
+        {
             refusals?.record("ingest.install-cap")
             throw IngestError.rateLimited(retryAfter: retry)
         }
         if let event = submission.event, let bytes = submission.eventBytes {
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
-            incoming = IncomingEvent(projectID: project.id, eventID: eventID!, received: now,
-                                     timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
-                                     release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
-                                     compressedEvent: StoredEvent.encode(eventBytes: bytes, gzipBody: submission.items.isEmpty ? submission.compressedBody : nil,
-                                                                         inflatedBytes: submission.inflatedBytes))
+            incoming = IncomingEvent(
+                projectID: project.id, eventID: eventID!, received: now,
+                timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
+                release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
+                compressedEvent: StoredEvent.encode(
+                    eventBytes: bytes, gzipBody: submission.items.isEmpty ? submission.compressedBody : nil,
+                    inflatedBytes: submission.inflatedBytes))
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event) }
         }
         // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.
-        let (otherItems, transactions) = try TransactionIngest.split(submission.items, projectID: project.id, received: now,
-                                                                     envelopeEventID: submission.envelopeHeader["event_id"]?.stringValue)
+        let (otherItems, transactions) = try TransactionIngest.split(
+            submission.items, projectID: project.id, received: now,
+            envelopeEventID: submission.envelopeHeader["event_id"]?.stringValue)
         let items = otherItems.map { item in
             var rec = IncomingItem(projectID: project.id, type: item.type, received: now, payload: item.payload)
             // Validated while decoding; a failure here cannot happen, and would count nothing.
@@ -111,9 +119,11 @@ public final class IngestHandler: @unchecked Sendable {
         }
         let occurrenceID = try PhaseClock.time(.storeWait) { try store.storeIngest(event: incoming, items: items) }
         if let occurrenceID, let incoming, let signature {
-            processor.submit(.init(occurrenceID: occurrenceID, projectID: project.id, stack: signature,
-                                   timestamp: incoming.timestamp, release: incoming.release,
-                                   environment: submission.event.map(EventFields.environment)))
+            processor.submit(
+                .init(
+                    occurrenceID: occurrenceID, projectID: project.id, stack: signature,
+                    timestamp: incoming.timestamp, release: incoming.release,
+                    environment: submission.event.map(EventFields.environment)))
         }
         return eventID ?? ""
     }

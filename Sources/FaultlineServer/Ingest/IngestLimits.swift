@@ -14,10 +14,12 @@ public struct IngestLimits: Sendable {
     public var maxItems = 100
     /// Payload cap per kept item type other than `event`, checked against the declared `length`
     /// before any payload byte is kept, or as a length-less payload grows.
-    public var maxItemBytes: [String: Int] = ["session": 64 * 1024, "sessions": 256 * 1024,
-                                              "client_report": 64 * 1024, "log": 1024 * 1024,
-                                              // Sentry's 1 MB event limit; ~1000 spans (the SDKs' own cap) fit.
-                                              "transaction": 1024 * 1024]
+    public var maxItemBytes: [String: Int] = [
+        "session": 64 * 1024, "sessions": 256 * 1024,
+        "client_report": 64 * 1024, "log": 1024 * 1024,
+        // Sentry's 1 MB event limit; ~1000 spans (the SDKs' own cap) fit.
+        "transaction": 1024 * 1024
+    ]
     /// All kept payloads of one envelope together (event included).
     public var maxKeptBytes = 4 * 1024 * 1024
     /// One count (`exited`, `errored`, `abnormal`, `crashed`) of one `sessions` aggregate; larger

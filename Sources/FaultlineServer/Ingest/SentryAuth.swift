@@ -33,7 +33,10 @@ public enum SentryAuth {
             func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
             while i < b.count && b[i] == 0x20 { i += 1 }
             if b.count - i >= 7, b[i] | 0x20 == 0x73, b[i + 1] | 0x20 == 0x65, b[i + 2] | 0x20 == 0x6E, b[i + 3] | 0x20 == 0x74,
-               b[i + 4] | 0x20 == 0x72, b[i + 5] | 0x20 == 0x79, b[i + 6] == 0x20 { i += 7 }  // "sentry "
+                b[i + 4] | 0x20 == 0x72, b[i + 5] | 0x20 == 0x79, b[i + 6] == 0x20
+            {
+                i += 7
+            }  // "sentry "
             var out: [String: String] = [:]
             while i < b.count {
                 var end = i
@@ -59,7 +62,10 @@ public enum SentryAuth {
     public static func key(in request: HTTPRequest) -> String? {
         if let h = request.header("x-sentry-auth"), let k = fields(ofHeader: h)["sentry_key"], !k.isEmpty { return k }
         if let auth = request.header("authorization"), auth.lowercased().hasPrefix("sentry "),
-           let k = fields(ofHeader: auth)["sentry_key"], !k.isEmpty { return k }
+            let k = fields(ofHeader: auth)["sentry_key"], !k.isEmpty
+        {
+            return k
+        }
         if let k = request.query["sentry_key"], !k.isEmpty { return k }
         return nil
     }

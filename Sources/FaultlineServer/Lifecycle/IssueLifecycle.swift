@@ -23,16 +23,20 @@ enum LifecycleTransition: String, Sendable {
 
 enum IssueLifecycle {
     static func state(_ c: any SQLSession, issueID: Int64) throws -> IssueState {
-        let row = try c.first("""
+        let row = try c.first(
+            """
             SELECT coalesce(s.status, 'unresolved'), coalesce(s.changed, 0), d.resolved_in, coalesce(d.resolved_in_next, 0),
                    d.ignore_count, d.ignore_until, coalesce(d.regressions, 0)
             FROM (SELECT CAST(? AS BIGINT) AS id) i
             LEFT JOIN web_issue_status s ON s.issue_id = i.id LEFT JOIN issue_status_details d ON d.issue_id = i.id
-            """, .int(issueID)) { r in
-            IssueState(status: IssueStatus(rawValue: r.text(0) ?? "") ?? .unresolved,
-                       details: IssueStatusDetails(inRelease: r.text(2), inNextRelease: r.int(3) != 0, ignoreCount: r.isNull(4) ? nil : r.int(4),
-                                                   ignoreUntil: r.isNull(5) ? nil : r.double(5)),
-                       changed: r.double(1), regressions: r.int(6))
+            """, .int(issueID)
+        ) { r in
+            IssueState(
+                status: IssueStatus(rawValue: r.text(0) ?? "") ?? .unresolved,
+                details: IssueStatusDetails(
+                    inRelease: r.text(2), inNextRelease: r.int(3) != 0, ignoreCount: r.isNull(4) ? nil : r.int(4),
+                    ignoreUntil: r.isNull(5) ? nil : r.double(5)),
+                changed: r.double(1), regressions: r.int(6))
         }
         return row ?? IssueState(status: .unresolved, details: IssueStatusDetails(), changed: 0, regressions: 0)
     }
@@ -47,11 +51,13 @@ enum IssueLifecycle {
                 d.inRelease = try project.flatMap { try ReleaseOrder.newest(c, projectID: $0) }
             }
             let countNow = try c.first("SELECT count FROM issues WHERE id = ?", .int(id)) { $0.int(0) } ?? 0
-            try c.execute("""
+            try c.execute(
+                """
                 INSERT INTO web_issue_status(issue_id, status, changed) VALUES(?, ?, ?)
                 ON CONFLICT(issue_id) DO UPDATE SET status = excluded.status, changed = excluded.changed
                 """, .int(id), .text(status.rawValue), .double(now))
-            try c.execute("""
+            try c.execute(
+                """
                 INSERT INTO issue_status_details(issue_id, resolved_in, resolved_in_next, ignore_until, ignore_count, count_at_ignore)
                 VALUES(?, ?, ?, ?, ?, ?)
                 ON CONFLICT(issue_id) DO UPDATE SET resolved_in = excluded.resolved_in, resolved_in_next = excluded.resolved_in_next,
@@ -68,8 +74,10 @@ enum IssueLifecycle {
     /// when the release is not older than the one it was resolved in (any release when it was
     /// resolved without one; a newer one when resolved "in the next release"), and brings an
     /// ignored issue back when its count ran out. Returns what happened, if anything.
-    static func occurred(_ c: any SQLSession, issueID: Int64, projectID: Int64, release: String?, received: Double,
-                         now: Double) throws -> LifecycleTransition? {
+    static func occurred(
+        _ c: any SQLSession, issueID: Int64, projectID: Int64, release: String?, received: Double,
+        now: Double
+    ) throws -> LifecycleTransition? {
         let s = try state(c, issueID: issueID)
         switch s.status {
         case .unresolved:
@@ -85,8 +93,10 @@ enum IssueLifecycle {
             return .regression
         case .ignored:
             if let n = s.details.ignoreCount {
-                let counts = try c.first("SELECT i.count, coalesce(d.count_at_ignore, 0) FROM issues i LEFT JOIN issue_status_details d ON d.issue_id = i.id WHERE i.id = ?",
-                                         .int(issueID)) { ($0.int(0), $0.int(1)) }
+                let counts = try c.first(
+                    "SELECT i.count, coalesce(d.count_at_ignore, 0) FROM issues i LEFT JOIN issue_status_details d ON d.issue_id = i.id WHERE i.id = ?",
+                    .int(issueID)
+                ) { ($0.int(0), $0.int(1)) }
                 if let (count, base) = counts, count - base > n {
                     try reopen(c, issueID: issueID, now: now, regression: false)
                     return .unmuted
@@ -98,11 +108,13 @@ enum IssueLifecycle {
 
     /// Ignored issues whose time ran out, brought back (returned, for their alerts).
     static func expireIgnores(_ c: any SQLSession, now: Double) throws -> [(issueID: Int64, projectID: Int64)] {
-        let due = try c.rows("""
+        let due = try c.rows(
+            """
             SELECT s.issue_id, i.project_id FROM web_issue_status s JOIN issue_status_details d ON d.issue_id = s.issue_id
             JOIN issues i ON i.id = s.issue_id
             WHERE s.status = 'ignored' AND d.ignore_until IS NOT NULL AND d.ignore_until <= ?
-            """, [.double(now)]) { ($0.int(0), $0.int(1)) }
+            """, [.double(now)]
+        ) { ($0.int(0), $0.int(1)) }
         for (id, _) in due { try reopen(c, issueID: id, now: now, regression: false) }
         return due.map { (issueID: $0.0, projectID: $0.1) }
     }
@@ -110,10 +122,12 @@ enum IssueLifecycle {
     private static func reopen(_ c: any SQLSession, issueID: Int64, now: Double, regression: Bool) throws {
         try c.execute("UPDATE web_issue_status SET status = 'unresolved', changed = ? WHERE issue_id = ?", .double(now), .int(issueID))
         if regression {
-            try c.execute("UPDATE issue_status_details SET regressions = regressions + 1, last_regression = ? WHERE issue_id = ?",
-                          .double(now), .int(issueID))
+            try c.execute(
+                "UPDATE issue_status_details SET regressions = regressions + 1, last_regression = ? WHERE issue_id = ?",
+                .double(now), .int(issueID))
         }
-        try c.execute("""
+        try c.execute(
+            """
             UPDATE issue_status_details SET resolved_in = NULL, resolved_in_next = 0, ignore_until = NULL, ignore_count = NULL
             WHERE issue_id = ?
             """, .int(issueID))

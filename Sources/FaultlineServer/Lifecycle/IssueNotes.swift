@@ -19,7 +19,8 @@ enum IssueNotes {
     static func validateAssignee(_ name: String) throws(LifecycleError) -> String {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.count <= maxAssigneeBytes,
-              !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw .badRequest("assignedTo must be a name of 1–\(maxAssigneeBytes) bytes without control characters")
         }
         return trimmed
@@ -42,7 +43,8 @@ enum IssueNotes {
             try c.execute("DELETE FROM issue_assignees WHERE issue_id = ?", .int(issueID))
             return
         }
-        try c.execute("""
+        try c.execute(
+            """
             INSERT INTO issue_assignees(issue_id, assignee, changed) VALUES(?, ?, ?)
             ON CONFLICT(issue_id) DO UPDATE SET assignee = excluded.assignee, changed = excluded.changed
             """, .int(issueID), .text(name), .double(now))
@@ -50,20 +52,26 @@ enum IssueNotes {
 
     @discardableResult
     static func comment(_ c: any SQLSession, issueID: Int64, author: String, text: String, now: Double) throws -> Int64 {
-        try c.first("INSERT INTO issue_comments(issue_id, author, text, created) VALUES(?, ?, ?, ?) RETURNING id",
-                    .int(issueID), .text(author), .text(text), .double(now)) { $0.int(0) } ?? 0
+        try c.first(
+            "INSERT INTO issue_comments(issue_id, author, text, created) VALUES(?, ?, ?, ?) RETURNING id",
+            .int(issueID), .text(author), .text(text), .double(now)
+        ) { $0.int(0) } ?? 0
     }
 
     static func comments(_ c: any SQLSession, issueID: Int64, limit: Int = 500) throws -> [IssueComment] {
-        try c.rows("SELECT id, issue_id, author, text, created FROM issue_comments WHERE issue_id = ? ORDER BY id LIMIT ?",
-                   [.int(issueID), .int(Int64(limit))]) { r in
+        try c.rows(
+            "SELECT id, issue_id, author, text, created FROM issue_comments WHERE issue_id = ? ORDER BY id LIMIT ?",
+            [.int(issueID), .int(Int64(limit))]
+        ) { r in
             IssueComment(id: r.int(0), issueID: r.int(1), author: r.text(2) ?? "", text: r.text(3) ?? "", created: r.double(4))
         }
     }
 
     static func commentJSON(_ c: IssueComment) -> JSONValue {
-        ["id": .string(String(c.id)), "type": "note", "data": ["text": .string(c.text)], "text": .string(c.text),
-         "user": ["name": .string(c.author)], "dateCreated": .string(SentryTimestamp.rfc3339(c.created))]
+        [
+            "id": .string(String(c.id)), "type": "note", "data": ["text": .string(c.text)], "text": .string(c.text),
+            "user": ["name": .string(c.author)], "dateCreated": .string(SentryTimestamp.rfc3339(c.created))
+        ]
     }
 
     static func assigneeJSON(_ name: String?) -> JSONValue {

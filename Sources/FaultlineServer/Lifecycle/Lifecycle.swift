@@ -38,12 +38,14 @@ public final class Lifecycle: @unchecked Sendable {
             "shortId": .string(Self.shortID(projectSlug: projectSlug, issueID: issue.id)),
             "status": .string(s.status.rawValue), "statusDetails": s.details.json,
             "firstSeen": .string(SentryTimestamp.rfc3339(issue.firstSeen)), "lastSeen": .string(SentryTimestamp.rfc3339(issue.lastSeen)),
-            "level": "error", "regressions": .int(s.regressions),
+            "level": "error", "regressions": .int(s.regressions)
         ]
         if let base = publicURL { o["permalink"] = .string(base + "/ui/issues/\(issue.id)") }
         let (assignee, comments) = try database.reading { c in
-            (try IssueNotes.assignee(c, issueID: issue.id),
-             try c.first("SELECT count(*) FROM issue_comments WHERE issue_id = ?", .int(issue.id)) { $0.int(0) } ?? 0)
+            (
+                try IssueNotes.assignee(c, issueID: issue.id),
+                try c.first("SELECT count(*) FROM issue_comments WHERE issue_id = ?", .int(issue.id)) { $0.int(0) } ?? 0
+            )
         }
         o["assignedTo"] = IssueNotes.assigneeJSON(assignee)
         o["numComments"] = .int(comments)

@@ -115,12 +115,17 @@ struct LifecycleAPI {
                     filter = status
                 }
                 ids = try database.reading { c in
-                    try c.rows("""
+                    try c.rows(
+                        """
                         SELECT i.id FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
                         WHERE i.project_id = ? AND i.merged_into IS NULL AND (CAST(? AS TEXT) IS NULL OR coalesce(s.status, 'unresolved') = ?)
                         ORDER BY i.id LIMIT ?
-                        """, [.int(project.id), filter.map { .text($0.rawValue) } ?? .null, filter.map { .text($0.rawValue) } ?? .null,
-                              .int(Int64(Self.maxBulkIDs))]) { $0.int(0) }
+                        """,
+                        [
+                            .int(project.id), filter.map { .text($0.rawValue) } ?? .null, filter.map { .text($0.rawValue) } ?? .null,
+                            .int(Int64(Self.maxBulkIDs))
+                        ]
+                    ) { $0.int(0) }
                 }
             }
             try lifecycle.update(issueIDs: ids, status: status, details: details)
@@ -134,7 +139,7 @@ struct LifecycleAPI {
         return .json([
             "version": "0",
             "user": ["id": "1", "name": .string("server token \(prefix)…"), "username": "faultline", "email": "faultline@localhost"],
-            "auth": ["scopes": ["org:read", "project:read", "project:write", "project:releases", "event:read", "event:write", "event:admin"]],
+            "auth": ["scopes": ["org:read", "project:read", "project:write", "project:releases", "event:read", "event:write", "event:admin"]]
         ])
     }
 
@@ -196,7 +201,8 @@ struct LifecycleAPI {
                 }
                 let name = body["name"]?.stringValue
                 let id = try database.writing { c in
-                    try projects.map { try ReleaseRows.addDeploy(c, projectID: $0.id, version: version, environment: environment, name: name, now: now) }.first ?? 0
+                    try projects.map { try ReleaseRows.addDeploy(c, projectID: $0.id, version: version, environment: environment, name: name, now: now) }.first
+                        ?? 0
                 }
                 return .json(deployJSON(DeployRecord(id: id, version: version, environment: environment, name: name, created: now)), status: 201)
             default:
@@ -206,7 +212,8 @@ struct LifecycleAPI {
     }
 
     static func isValidVersion(_ v: String) -> Bool {
-        !v.isEmpty && v.utf8.count <= 200 && !v.contains("/") && v != "." && v != ".." && !v.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        !v.isEmpty && v.utf8.count <= 200 && !v.contains("/") && v != "." && v != ".."
+            && !v.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     private func projectsNamed(_ json: JSONValue?) throws -> [ProjectRecord] {
@@ -227,8 +234,10 @@ struct LifecycleAPI {
 
     private func releaseJSON(_ version: String, projects: [ProjectRecord]) throws -> JSONValue {
         let (records, deploys) = try database.reading { c in
-            (try ReleaseRows.releases(c, projectIDs: projects.map(\.id), version: version),
-             try ReleaseRows.deploys(c, projectIDs: projects.map(\.id), version: version))
+            (
+                try ReleaseRows.releases(c, projectIDs: projects.map(\.id), version: version),
+                try ReleaseRows.deploys(c, projectIDs: projects.map(\.id), version: version)
+            )
         }
         let created = records.map(\.created).min() ?? Date().timeIntervalSince1970
         let released = records.compactMap(\.dateReleased).min()
@@ -239,12 +248,14 @@ struct LifecycleAPI {
             "dateReleased": released.map { .string(SentryTimestamp.rfc3339($0)) } ?? .null,
             "newGroups": 0, "commitCount": 0, "lastCommit": .null, "firstEvent": .null, "lastEvent": .null,
             "deployCount": .int(Int64(deploys.count)), "lastDeploy": deploys.last.map(deployJSON) ?? .null,
-            "projects": .array(owning.map { ["id": .int($0.id), "slug": .string($0.slug), "name": .string($0.name)] }),
+            "projects": .array(owning.map { ["id": .int($0.id), "slug": .string($0.slug), "name": .string($0.name)] })
         ]
     }
 
     private func deployJSON(_ d: DeployRecord) -> JSONValue {
-        ["id": .string(String(d.id)), "environment": .string(d.environment), "name": d.name.map(JSONValue.string) ?? .null,
-         "url": .null, "dateStarted": .null, "dateFinished": .string(SentryTimestamp.rfc3339(d.created))]
+        [
+            "id": .string(String(d.id)), "environment": .string(d.environment), "name": d.name.map(JSONValue.string) ?? .null,
+            "url": .null, "dateStarted": .null, "dateFinished": .string(SentryTimestamp.rfc3339(d.created))
+        ]
     }
 }

@@ -40,8 +40,10 @@ enum ReleaseHealth {
     static func byRelease(_ c: any SQLSession, projectID: Int64, since: Double, limit: Int) throws -> [String: SessionTally] {
         var tally: [String: [String: SessionTally]] = [:]
         for type in ["session", "sessions"] {
-            let rows = try c.rows("SELECT payload FROM items WHERE project_id = ? AND type = ? AND received >= ? ORDER BY id DESC LIMIT ?",
-                                  [.int(projectID), .text(type), .double(since), .int(Int64(limit))]) { $0.blob(0) }
+            let rows = try c.rows(
+                "SELECT payload FROM items WHERE project_id = ? AND type = ? AND received >= ? ORDER BY id DESC LIMIT ?",
+                [.int(projectID), .text(type), .double(since), .int(Int64(limit))]
+            ) { $0.blob(0) }
             for payload in rows { add(type: type, payload: payload, into: &tally) }
         }
         return tally.mapValues { envs in

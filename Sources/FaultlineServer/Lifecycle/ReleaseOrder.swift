@@ -7,8 +7,9 @@ import Foundation
 enum ReleaseOrder {
     /// Records `version` for the project if it is new (first seen now).
     static func note(_ c: any SQLSession, projectID: Int64, version: String, now: Double) throws {
-        try c.execute("INSERT INTO releases(project_id, version, created) VALUES(?, ?, ?) ON CONFLICT(project_id, version) DO NOTHING",
-                      .int(projectID), .text(version), .double(now))
+        try c.execute(
+            "INSERT INTO releases(project_id, version, created) VALUES(?, ?, ?) ON CONFLICT(project_id, version) DO NOTHING",
+            .int(projectID), .text(version), .double(now))
     }
 
     /// The newest release of the project, nil when none is known.

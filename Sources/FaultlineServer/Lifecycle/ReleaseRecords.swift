@@ -31,10 +31,12 @@ enum ReleaseRows {
     static func releases(_ c: any SQLSession, projectIDs: [Int64], version: String? = nil) throws -> [ReleaseRecord] {
         var out: [ReleaseRecord] = []
         for p in projectIDs {
-            out += try c.rows("""
+            out += try c.rows(
+                """
                 SELECT project_id, version, created, date_released FROM releases
                 WHERE project_id = ? AND (CAST(? AS TEXT) IS NULL OR version = ?) ORDER BY created DESC LIMIT 1000
-                """, [.int(p), version.map(SQLValue.text) ?? .null, version.map(SQLValue.text) ?? .null]) { r in
+                """, [.int(p), version.map(SQLValue.text) ?? .null, version.map(SQLValue.text) ?? .null]
+            ) { r in
                 ReleaseRecord(projectID: r.int(0), version: r.text(1) ?? "", created: r.double(2), dateReleased: r.isNull(3) ? nil : r.double(3))
             }
         }
@@ -42,15 +44,19 @@ enum ReleaseRows {
     }
 
     static func addDeploy(_ c: any SQLSession, projectID: Int64, version: String, environment: String, name: String?, now: Double) throws -> Int64 {
-        try c.first("INSERT INTO release_deploys(project_id, version, environment, name, created) VALUES(?, ?, ?, ?, ?) RETURNING id",
-                    .int(projectID), .text(version), .text(environment), name.map(SQLValue.text) ?? .null, .double(now)) { $0.int(0) } ?? 0
+        try c.first(
+            "INSERT INTO release_deploys(project_id, version, environment, name, created) VALUES(?, ?, ?, ?, ?) RETURNING id",
+            .int(projectID), .text(version), .text(environment), name.map(SQLValue.text) ?? .null, .double(now)
+        ) { $0.int(0) } ?? 0
     }
 
     static func deploys(_ c: any SQLSession, projectIDs: [Int64], version: String) throws -> [DeployRecord] {
         var out: [DeployRecord] = []
         for p in projectIDs {
-            out += try c.rows("SELECT id, version, environment, name, created FROM release_deploys WHERE project_id = ? AND version = ? ORDER BY id",
-                              [.int(p), .text(version)]) { r in
+            out += try c.rows(
+                "SELECT id, version, environment, name, created FROM release_deploys WHERE project_id = ? AND version = ? ORDER BY id",
+                [.int(p), .text(version)]
+            ) { r in
                 DeployRecord(id: r.int(0), version: r.text(1) ?? "", environment: r.text(2) ?? "", name: r.text(3), created: r.double(4))
             }
         }

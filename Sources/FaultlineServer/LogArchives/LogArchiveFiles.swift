@@ -15,7 +15,8 @@ final class LogArchiveFiles: Sendable {
     func path(of storageName: String) -> String? {
         let parts = storageName.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].allSatisfy(\.isNumber), parts[1].count == 8, parts[1].allSatisfy(\.isNumber),
-              parts[2].count == 35, parts[2].hasSuffix(".gz"), parts[2].dropLast(3).allSatisfy(\.isHexDigit) else { return nil }
+            parts[2].count == 35, parts[2].hasSuffix(".gz"), parts[2].dropLast(3).allSatisfy(\.isHexDigit)
+        else { return nil }
         return root + "/" + storageName
     }
 

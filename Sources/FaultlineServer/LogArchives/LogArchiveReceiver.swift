@@ -21,8 +21,10 @@ final class LogArchiveReceiver: @unchecked Sendable {
     let retention: LogArchiveRetention
     let refusals: Refusals?
 
-    init(store: Store & LogArchiveStore, files: LogArchiveFiles, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
-         retention: LogArchiveRetention, refusals: Refusals?) {
+    init(
+        store: Store & LogArchiveStore, files: LogArchiveFiles, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
+        retention: LogArchiveRetention, refusals: Refusals?
+    ) {
         self.store = store; self.files = files; self.limits = limits; self.volume = volume; self.retention = retention; self.refusals = refusals
     }
 
@@ -65,15 +67,23 @@ final class LogArchiveReceiver: @unchecked Sendable {
         var release: String?
         if let raw = r.header("x-faultline-release") {
             guard let v = Self.decodeText(raw, maxBytes: 200) else {
-                return .failure(.init(refuse(400, "log-archive.metadata", "X-Faultline-Release must be percent-encoded UTF-8 without control characters, at most 200 bytes")))
+                return .failure(
+                    .init(
+                        refuse(400, "log-archive.metadata", "X-Faultline-Release must be percent-encoded UTF-8 without control characters, at most 200 bytes")))
             }
             release = v
         }
         var name = "", sha = ""
         if forUpload {
             guard let raw = r.header("x-faultline-archive-name"), let n = Self.decodeText(raw, maxBytes: limits.maxNameBytes),
-                  !n.contains("/"), n != ".", n != ".." else {
-                return .failure(.init(refuse(400, "log-archive.name", "X-Faultline-Archive-Name must be a plain file name: percent-encoded UTF-8, 1–\(limits.maxNameBytes) bytes, no '/', NUL or control characters")))
+                !n.contains("/"), n != ".", n != ".."
+            else {
+                return .failure(
+                    .init(
+                        refuse(
+                            400, "log-archive.name",
+                            "X-Faultline-Archive-Name must be a plain file name: percent-encoded UTF-8, 1–\(limits.maxNameBytes) bytes, no '/', NUL or control characters"
+                        )))
             }
             guard let s = r.header("x-faultline-archive-sha256")?.lowercased(), s.utf8.count == 64, s.allSatisfy(\.isHexDigit) else {
                 return .failure(.init(refuse(400, "log-archive.metadata", "X-Faultline-Archive-Sha256 must be the 64-hex SHA-256 of the body")))
@@ -116,8 +126,9 @@ final class LogArchiveReceiver: @unchecked Sendable {
     }
 
     private func switchedOff() -> HTTPResponse {
-        .json(["detail": "log upload is switched off for this project, release or install; keep the archive", "log_upload": "off"],
-              status: 403, headers: [Self.switchHeader(false)])
+        .json(
+            ["detail": "log upload is switched off for this project, release or install; keep the archive", "log_upload": "off"],
+            status: 403, headers: [Self.switchHeader(false)])
     }
 
     private func isEnabled(_ h: Head) -> Bool {
@@ -150,9 +161,10 @@ final class LogArchiveReceiver: @unchecked Sendable {
         }
         let now = Date().timeIntervalSince1970
         let storage = try files.store(body, projectID: head.project.id, received: now)
-        let record = LogArchiveRecord(id: 0, projectID: head.project.id, installID: head.installID, appID: head.appID, release: head.release,
-                                      clientName: head.clientName, sha256: head.sha256, compressedBytes: Int64(body.count),
-                                      uncompressedBytes: Int64(inflated), lines: lines, received: now, storageName: storage)
+        let record = LogArchiveRecord(
+            id: 0, projectID: head.project.id, installID: head.installID, appID: head.appID, release: head.release,
+            clientName: head.clientName, sha256: head.sha256, compressedBytes: Int64(body.count),
+            uncompressedBytes: Int64(inflated), lines: lines, received: now, storageName: storage)
         let id: Int64?
         do { id = try store.recordLogArchive(record) } catch { files.remove(storage); throw error }
         guard let id else {
@@ -162,16 +174,20 @@ final class LogArchiveReceiver: @unchecked Sendable {
             return .json(["id": .string(String(existing?.id ?? 0)), "duplicate": true, "log_upload": "on"], headers: ok)
         }
         try? retention.run(now: now, minimumInterval: 10)
-        return .json(["id": .string(String(id)), "duplicate": false, "log_upload": "on", "lines": .int(lines),
-                      "uncompressed_bytes": .int(Int64(inflated))], headers: ok)
+        return .json(
+            [
+                "id": .string(String(id)), "duplicate": false, "log_upload": "on", "lines": .int(lines),
+                "uncompressed_bytes": .int(Int64(inflated))
+            ], headers: ok)
     }
 
     // MARK: header values
 
     static func isToken(_ s: String, max: Int) -> Bool {
-        !s.isEmpty && s.utf8.count <= max && s.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2e || b == 0x5f || b == 0x2d
-        }
+        !s.isEmpty && s.utf8.count <= max
+            && s.utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2e || b == 0x5f || b == 0x2d
+            }
     }
 
     /// Percent-decodes to bytes, then requires UTF-8 without control characters (NUL included).
@@ -183,11 +199,14 @@ final class LogArchiveReceiver: @unchecked Sendable {
                 guard it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) else { return nil }
                 bytes.append(v)
                 it = it.dropFirst(2)
-            } else { bytes.append(b) }
+            } else {
+                bytes.append(b)
+            }
             if bytes.count > maxBytes { return nil }
         }
         guard !bytes.isEmpty, !bytes.contains(where: { $0 < 0x20 || $0 == 0x7f }),
-              let s = String(validating: bytes, as: UTF8.self) else { return nil }
+            let s = String(validating: bytes, as: UTF8.self)
+        else { return nil }
         return s
     }
 }

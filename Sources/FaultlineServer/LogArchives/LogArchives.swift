@@ -21,8 +21,10 @@ public final class LogArchives: @unchecked Sendable {
     /// `maintenance`: sweep orphan files and run retention now. Only the server does that: a
     /// CLI reading the same data directory while the server runs must not sweep a file the
     /// server has written but not yet recorded.
-    init(store: Store & LogArchiveStore, dataDirectory: String, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
-         refusals: Refusals?, maintenance: Bool = true) throws {
+    init(
+        store: Store & LogArchiveStore, dataDirectory: String, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
+        refusals: Refusals?, maintenance: Bool = true
+    ) throws {
         self.store = store
         self.limits = limits
         try store.prepareLogArchiveTables()
@@ -37,8 +39,9 @@ public final class LogArchives: @unchecked Sendable {
 
     /// For the CLI: reads (and switch rules) on a data directory, no sweeping, no retention.
     public static func reader(store: any Store & LogArchiveStore, dataDirectory: String) throws -> LogArchives {
-        try LogArchives(store: store, dataDirectory: dataDirectory, limits: LogArchiveLimits(),
-                        volume: InstallVolumeLimiter(limit: 0, windowSeconds: 1), refusals: nil, maintenance: false)
+        try LogArchives(
+            store: store, dataDirectory: dataDirectory, limits: LogArchiveLimits(),
+            volume: InstallVolumeLimiter(limit: 0, windowSeconds: 1), refusals: nil, maintenance: false)
     }
 
     public func list(_ filter: LogArchiveFilter) throws -> [LogArchiveRecord] { try store.logArchives(filter) }
@@ -67,29 +70,41 @@ public final class LogArchives: @unchecked Sendable {
     }
 
     static func archiveJSON(_ a: LogArchiveRecord) -> JSONValue {
-        ["id": .string(String(a.id)), "project": .string(String(a.projectID)), "install_id": .string(a.installID),
-         "app_id": a.appID.map { .string($0) } ?? .null, "release": a.release.map { .string($0) } ?? .null,
-         "name": .string(a.clientName), "sha256": .string(a.sha256), "compressed_bytes": .int(a.compressedBytes),
-         "uncompressed_bytes": .int(a.uncompressedBytes), "lines": .int(a.lines), "received": .double(a.received)]
+        [
+            "id": .string(String(a.id)), "project": .string(String(a.projectID)), "install_id": .string(a.installID),
+            "app_id": a.appID.map { .string($0) } ?? .null, "release": a.release.map { .string($0) } ?? .null,
+            "name": .string(a.clientName), "sha256": .string(a.sha256), "compressed_bytes": .int(a.compressedBytes),
+            "uncompressed_bytes": .int(a.uncompressedBytes), "lines": .int(a.lines), "received": .double(a.received)
+        ]
     }
 
     public static func topJSON(_ r: LogTopResult) -> JSONValue {
-        ["archives": .int(Int64(r.archives)), "lines": .int(r.lines), "uncompressed_bytes": .int(r.uncompressedBytes),
-         "unreadable_archives": .int(Int64(r.unreadable)), "truncated_lines": .int(r.truncatedLines),
-         "sketch_overflowed": .bool(r.sketchOverflowed), "unlisted_at_most": .int(r.unlistedAtMost),
-         "patterns": .array(r.patterns.map { p in
-             ["level": .string(p.level), "pattern": .string(p.pattern), "count": .int(p.count),
-              "first_seen": .string(p.firstSeen), "last_seen": .string(p.lastSeen), "example": .string(p.example)]
-         })]
+        [
+            "archives": .int(Int64(r.archives)), "lines": .int(r.lines), "uncompressed_bytes": .int(r.uncompressedBytes),
+            "unreadable_archives": .int(Int64(r.unreadable)), "truncated_lines": .int(r.truncatedLines),
+            "sketch_overflowed": .bool(r.sketchOverflowed), "unlisted_at_most": .int(r.unlistedAtMost),
+            "patterns": .array(
+                r.patterns.map { p in
+                    [
+                        "level": .string(p.level), "pattern": .string(p.pattern), "count": .int(p.count),
+                        "first_seen": .string(p.firstSeen), "last_seen": .string(p.lastSeen), "example": .string(p.example)
+                    ]
+                })
+        ]
     }
 
     public static func rulesJSON(_ rules: [LogUploadRule], projectID: Int64) -> JSONValue {
         let project = rules.first { $0.scope == .project }?.enabled ?? true
-        return ["project": .string(String(projectID)), "log_upload": .string(project ? "on" : "off"),
-                "rules": .array(rules.map { r in
-                    ["scope": .string(r.scope.rawValue), "value": r.scope == .project ? .null : .string(r.value),
-                     "log_upload": .string(r.enabled ? "on" : "off"), "changed": .double(r.changed)]
-                })]
+        return [
+            "project": .string(String(projectID)), "log_upload": .string(project ? "on" : "off"),
+            "rules": .array(
+                rules.map { r in
+                    [
+                        "scope": .string(r.scope.rawValue), "value": r.scope == .project ? .null : .string(r.value),
+                        "log_upload": .string(r.enabled ? "on" : "off"), "changed": .double(r.changed)
+                    ]
+                })
+        ]
     }
 
     // MARK: routes
@@ -110,8 +125,9 @@ public final class LogArchives: @unchecked Sendable {
         guard r.method == "GET" else { return .detail(405, "method not allowed") }
         switch tail.count {
         case 0:
-            var f = LogArchiveFilter(projectID: project.id, installID: r.query["install"], release: r.query["release"],
-                                     since: r.query["since"].flatMap { Self.parseTime($0) })
+            var f = LogArchiveFilter(
+                projectID: project.id, installID: r.query["install"], release: r.query["release"],
+                since: r.query["since"].flatMap { Self.parseTime($0) })
             f.limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
             f.offset = min(max(Int(r.query["offset"] ?? "") ?? 0, 0), 1 << 40)
             return .json(.array(try store.logArchives(f).map(Self.archiveJSON)))
@@ -131,12 +147,17 @@ public final class LogArchives: @unchecked Sendable {
             return .json(Self.topJSON(try top(q)))
         case 2 where tail[1] == "download":
             guard let id = Int64(tail[0]), let a = try store.logArchive(id: id), a.projectID == project.id,
-                  let path = files.path(of: a.storageName) else { return .detail(404, "no such archive") }
+                let path = files.path(of: a.storageName)
+            else { return .detail(404, "no such archive") }
             var st = stat()
             guard stat(path, &st) == 0 else { return .detail(404, "the archive's file is gone (retention)") }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/gzip"),
-                                                       ("Content-Disposition", "attachment; filename=\"log-archive-\(a.id).log.gz\"")],
-                                body: .file(path: path, size: Int64(st.st_size)))
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", "application/gzip"),
+                    ("Content-Disposition", "attachment; filename=\"log-archive-\(a.id).log.gz\"")
+                ],
+                body: .file(path: path, size: Int64(st.st_size)))
         default:
             return .detail(404, "no such endpoint: \(r.path)")
         }
@@ -147,9 +168,13 @@ public final class LogArchives: @unchecked Sendable {
             return .detail(400, "send {\"enabled\": true|false} with optional \"release\" or \"install\"; {\"clear\": true} removes the rule")
         }
         let scope: LogUploadRule.Scope, value: String
-        if let rel = body["release"]?.stringValue { scope = .release; value = rel }
-        else if let inst = body["install"]?.stringValue { scope = .install; value = inst }
-        else { scope = .project; value = "" }
+        if let rel = body["release"]?.stringValue {
+            scope = .release; value = rel
+        } else if let inst = body["install"]?.stringValue {
+            scope = .install; value = inst
+        } else {
+            scope = .project; value = ""
+        }
         if body["clear"]?.boolValue == true {
             try store.removeLogUploadRule(projectID: project.id, scope: scope, value: value)
         } else {
@@ -162,7 +187,13 @@ public final class LogArchives: @unchecked Sendable {
     public static func parseTime(_ s: String, now: Double = Date().timeIntervalSince1970) -> Double? {
         if let v = Double(s) { return v }
         if let unit = s.last, let n = Double(s.dropLast()), n >= 0 {
-            switch unit { case "s": return now - n; case "m": return now - n * 60; case "h": return now - n * 3600; case "d": return now - n * 86_400; default: break }
+            switch unit {
+            case "s": return now - n;
+            case "m": return now - n * 60;
+            case "h": return now - n * 3600;
+            case "d": return now - n * 86_400;
+            default: break
+            }
         }
         let f = ISO8601DateFormatter()
         if let d = f.date(from: s) { return d.timeIntervalSince1970 }

@@ -71,8 +71,7 @@ enum LogLineReader {
                     }
                 } else {
                     let room = cap - carry.count
-                    if segment.count > room { carry.append(contentsOf: segment[..<room]); carryCut = true }
-                    else { carry.append(contentsOf: segment) }
+                    if segment.count > room { carry.append(contentsOf: segment[..<room]); carryCut = true } else { carry.append(contentsOf: segment) }
                     if newline != nil { flushCarry() }
                 }
                 i = end + 1
@@ -85,13 +84,22 @@ enum LogLineReader {
 
     /// Parses the seven TAB-separated fields; other lines count under level "-" whole. A line cut
     /// inside its message (five TABs within the cap) still counts under its level.
-    static func parse<S: LogLineSink>(_ l: UnsafeBufferPointer<UInt8>, cut: Bool, filter: LogLineFilter,
-                                      key: inout [UInt8], sink: inout S) -> Bool {
+    static func parse<S: LogLineSink>(
+        _ l: UnsafeBufferPointer<UInt8>, cut: Bool, filter: LogLineFilter,
+        key: inout [UInt8], sink: inout S
+    ) -> Bool {
         guard !l.isEmpty else { return false }
         var tabs: (Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0)
         var t = 0
         for i in 0..<l.count where l[i] == 9 {
-            switch t { case 0: tabs.0 = i; case 1: tabs.1 = i; case 2: tabs.2 = i; case 3: tabs.3 = i; case 4: tabs.4 = i; default: tabs.5 = i }
+            switch t {
+            case 0: tabs.0 = i;
+            case 1: tabs.1 = i;
+            case 2: tabs.2 = i;
+            case 3: tabs.3 = i;
+            case 4: tabs.4 = i;
+            default: tabs.5 = i
+            }
             t += 1
             if t == 6 { break }
         }

@@ -66,16 +66,19 @@ public enum LogLineTop {
 
     /// Scans the archives at `paths` (absolute). `progress(pass, done, total)` is called after
     /// each archive; pass 2 happens only when the sketch overflowed. `counters` is for tests.
-    public static func scan(paths: [String], query: LogTopQuery, parallelism: Int = 2, counters: Int = counters,
-                            progress: (@Sendable (Int, Int, Int) -> Void)? = nil) -> LogTopResult {
+    public static func scan(
+        paths: [String], query: LogTopQuery, parallelism: Int = 2, counters: Int = counters,
+        progress: (@Sendable (Int, Int, Int) -> Void)? = nil
+    ) -> LogTopResult {
         var filter = LogLineFilter()
         filter.minRank = query.minimumLevel.flatMap(levelRank) ?? 0
         filter.since = query.since.map { Array(iso($0).utf8) }
         let limit = min(max(query.limit, 0), maxListed)
         let capacity = max(counters, limit, 1)
 
-        let first = forEachArchive(paths, parallelism: parallelism, pass: 1, progress: progress,
-                                   make: { LogPatternSketch(capacity: capacity) }, filter: filter)
+        let first = forEachArchive(
+            paths, parallelism: parallelism, pass: 1, progress: progress,
+            make: { LogPatternSketch(capacity: capacity) }, filter: filter)
         let bounds = LogPatternBounds(first.sinks)
         var counted: [(LogPatternSketch.Counter, Int64)]
         var unreadable = first.unreadable
@@ -103,20 +106,24 @@ public enum LogLineTop {
         let unlistedAtMost = max(uncountedAtMost, counted.dropFirst(listed.count).first?.1 ?? 0)
         let patterns = listed.map { c, count -> LogPatternCount in
             let tab = c.key.firstIndex(of: 9) ?? 0
-            return LogPatternCount(level: String(decoding: c.key[..<tab], as: UTF8.self), pattern: String(decoding: c.key[(tab + 1)...], as: UTF8.self),
-                                   count: count, firstSeen: String(decoding: c.first, as: UTF8.self), lastSeen: String(decoding: c.last, as: UTF8.self),
-                                   example: String(decoding: c.example, as: UTF8.self))
+            return LogPatternCount(
+                level: String(decoding: c.key[..<tab], as: UTF8.self), pattern: String(decoding: c.key[(tab + 1)...], as: UTF8.self),
+                count: count, firstSeen: String(decoding: c.first, as: UTF8.self), lastSeen: String(decoding: c.last, as: UTF8.self),
+                example: String(decoding: c.example, as: UTF8.self))
         }
-        return LogTopResult(patterns: patterns, archives: paths.count, lines: first.totals.counted, uncompressedBytes: first.totals.inflatedBytes,
-                            unreadable: unreadable.count, truncatedLines: first.totals.truncated, sketchOverflowed: bounds.evicted,
-                            unlistedAtMost: unlistedAtMost)
+        return LogTopResult(
+            patterns: patterns, archives: paths.count, lines: first.totals.counted, uncompressedBytes: first.totals.inflatedBytes,
+            unreadable: unreadable.count, truncatedLines: first.totals.truncated, sketchOverflowed: bounds.evicted,
+            unlistedAtMost: unlistedAtMost)
     }
 
     /// Reads every archive into a sink of its thread's (made by `make`), on up to `parallelism`
     /// threads, one archive at a time each. Returns the sinks, the totals and the indices of the
     /// archives that could not be read.
-    static func forEachArchive<S: LogLineSink>(_ paths: [String], parallelism: Int, pass: Int, progress: (@Sendable (Int, Int, Int) -> Void)?,
-                                               make: () -> S, filter: LogLineFilter) -> (sinks: [S], totals: LogLineTotals, unreadable: Set<Int>) {
+    static func forEachArchive<S: LogLineSink>(
+        _ paths: [String], parallelism: Int, pass: Int, progress: (@Sendable (Int, Int, Int) -> Void)?,
+        make: () -> S, filter: LogLineFilter
+    ) -> (sinks: [S], totals: LogLineTotals, unreadable: Set<Int>) {
         let workers = max(1, min(parallelism, paths.count))
         let lock = NSLock()
         nonisolated(unsafe) var sinks = (0..<workers).map { _ in make() }
@@ -137,9 +144,12 @@ public enum LogLineTop {
                 guard i < paths.count else { break }
                 // The compressed file whole (at most `LogArchiveLimits.maxCompressedBytes` as received).
                 if let data = FileManager.default.contents(atPath: paths[i]),
-                   let found = try? LogLineReader.read(data, filter: filter, into: &sink) {
+                    let found = try? LogLineReader.read(data, filter: filter, into: &sink)
+                {
                     mine = mine + found
-                } else { failed.append(i) }
+                } else {
+                    failed.append(i)
+                }
                 lock.lock()
                 done += 1
                 let d = done
@@ -175,7 +185,8 @@ public enum LogLineTop {
         var tm = tm()
         gmtime_r(&time, &tm)
         let ms = Int((t - t.rounded(.down)) * 1000)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-                      Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), ms)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
+            Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), ms)
     }
 }

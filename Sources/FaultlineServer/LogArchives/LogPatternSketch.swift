@@ -48,8 +48,9 @@ struct LogPatternSketch: LogLineSink {
             if !heap.isEmpty { siftDown(place[c]) }
             return
         }
-        let fresh = Counter(key: key, count: 1, error: 0, first: Array(timestamp), last: Array(timestamp),
-                            example: LogLineTop.example(message, cut: cut))
+        let fresh = Counter(
+            key: key, count: 1, error: 0, first: Array(timestamp), last: Array(timestamp),
+            example: LogLineTop.example(message, cut: cut))
         if counters.count < capacity {
             slots[key] = counters.count
             counters.append(fresh)
@@ -87,8 +88,10 @@ struct LogPatternSketch: LogLineSink {
 
     /// `other`'s first and last seen and example into `c`, by the rules of `see`.
     static func combine(_ c: inout Counter, _ other: Counter) {
-        if !other.first.isEmpty, c.first.isEmpty || other.first.lexicographicallyPrecedes(c.first)
-            || (other.first == c.first && other.example.lexicographicallyPrecedes(c.example)) {
+        if !other.first.isEmpty,
+            c.first.isEmpty || other.first.lexicographicallyPrecedes(c.first)
+                || (other.first == c.first && other.example.lexicographicallyPrecedes(c.example))
+        {
             c.first = other.first; c.example = other.example
         } else if c.example.isEmpty {
             c.example = other.example

@@ -6,17 +6,20 @@ import Foundation
 enum SQLLogArchiveStore {
     static func record(_ db: some SQLDatabase, _ a: LogArchiveRecord) throws -> Int64? {
         try db.writing { c in
-            try c.rows("""
+            try c.rows(
+                """
                 INSERT INTO log_archives(\(LogArchiveRows.insertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(project_id, sha256) DO NOTHING RETURNING id
-                """, LogArchiveRows.values(a)) { $0.int(0) }.first
+                """, LogArchiveRows.values(a)
+            ) { $0.int(0) }.first
         }
     }
 
     static func archive(_ db: some SQLDatabase, projectID: Int64, sha256: String) throws -> LogArchiveRecord? {
         try db.reading { c in
-            try c.first("SELECT \(LogArchiveRows.columns) FROM log_archives WHERE project_id = ? AND sha256 = ?", .int(projectID), .text(sha256),
-                        map: LogArchiveRows.archive)
+            try c.first(
+                "SELECT \(LogArchiveRows.columns) FROM log_archives WHERE project_id = ? AND sha256 = ?", .int(projectID), .text(sha256),
+                map: LogArchiveRows.archive)
         }
     }
 
@@ -26,7 +29,8 @@ enum SQLLogArchiveStore {
 
     static func archives(_ db: some SQLDatabase, _ f: LogArchiveFilter) throws -> [LogArchiveRecord] {
         try db.reading { c in
-            try c.rows("""
+            try c.rows(
+                """
                 SELECT \(LogArchiveRows.columns) FROM log_archives
                 WHERE (CAST(?1 AS BIGINT) IS NULL OR project_id = ?1) AND (CAST(?2 AS TEXT) IS NULL OR install_id = ?2)
                   AND (CAST(?3 AS TEXT) IS NULL OR release = ?3) AND (CAST(?4 AS DOUBLE PRECISION) IS NULL OR received >= ?4)
@@ -58,7 +62,8 @@ enum SQLLogArchiveStore {
 
     static func setRule(_ db: some SQLDatabase, _ r: LogUploadRule) throws {
         try db.writing { c in
-            try c.execute("""
+            try c.execute(
+                """
                 INSERT INTO log_upload_rules(project_id, scope, value, enabled, changed) VALUES(?, ?, ?, ?, ?)
                 ON CONFLICT(project_id, scope, value) DO UPDATE SET enabled = excluded.enabled, changed = excluded.changed
                 """, .int(r.projectID), .text(r.scope.rawValue), .text(r.value), .int(r.enabled ? 1 : 0), .double(r.changed))
@@ -73,8 +78,10 @@ enum SQLLogArchiveStore {
 
     static func rules(_ db: some SQLDatabase, projectID: Int64?) throws -> [LogUploadRule] {
         try db.reading { c in
-            try c.rows("SELECT project_id, scope, value, enabled, changed FROM log_upload_rules WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY project_id, scope, value",
-                       projectID.map { .int($0) } ?? .null, map: LogArchiveRows.rule).compactMap { $0 }
+            try c.rows(
+                "SELECT project_id, scope, value, enabled, changed FROM log_upload_rules WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY project_id, scope, value",
+                projectID.map { .int($0) } ?? .null, map: LogArchiveRows.rule
+            ).compactMap { $0 }
         }
     }
 }
@@ -83,7 +90,9 @@ enum SQLLogArchiveStore {
 extension SQLBackedStore {
     private var db: any SQLDatabase { sqlBacking.database }
     public func recordLogArchive(_ a: LogArchiveRecord) throws -> Int64? { try SQLLogArchiveStore.record(db, a) }
-    public func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(db, projectID: projectID, sha256: sha256) }
+    public func logArchive(projectID: Int64, sha256: String) throws -> LogArchiveRecord? {
+        try SQLLogArchiveStore.archive(db, projectID: projectID, sha256: sha256)
+    }
     public func logArchive(id: Int64) throws -> LogArchiveRecord? { try SQLLogArchiveStore.archive(db, id: id) }
     public func logArchives(_ f: LogArchiveFilter) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.archives(db, f) }
     public func oldestLogArchives(limit: Int) throws -> [LogArchiveRecord] { try SQLLogArchiveStore.oldest(db, limit: limit) }

@@ -11,8 +11,9 @@ public enum PhaseClock {
     /// A fixed list of phases, reported in this order.
     public enum Phase: Int, CaseIterable, Sendable {
         case httpHandler, ingestAuth, inflateAndFrame, parseEvent, storeCompress, stackSignature, storeWait,
-             writerJobs, writerCommit, writerBatch, groupingFingerprint, groupingStore,
-             backfillPrepare, backfillClaimWait, backfillStacksQuery, backfillFingerprint, backfillApply, regroupLookup, regroupMerge, regroupMove, regroupRecount, backfillRecord
+            writerJobs, writerCommit, writerBatch, groupingFingerprint, groupingStore,
+            backfillPrepare, backfillClaimWait, backfillStacksQuery, backfillFingerprint, backfillApply, regroupLookup, regroupMerge, regroupMove,
+            regroupRecount, backfillRecord
     }
 
     /// Per phase: calls (or items), wall and CPU nanoseconds. A lock is fine: only when enabled.
@@ -59,8 +60,11 @@ public enum PhaseClock {
         for p in Phase.allCases {
             let (n, w, c) = t[p.rawValue]
             guard n > 0 else { continue }
-            lines.append("\(p)".padding(toLength: 24, withPad: " ", startingAt: 0) + String(format: " %8d %11.1f %9.1f %13.1f %12.1f", n, Double(w) / 1e6, Double(c) / 1e6,
-                                Double(w) / 1e3 / Double(n), Double(c) / 1e3 / Double(n)))
+            lines.append(
+                "\(p)".padding(toLength: 24, withPad: " ", startingAt: 0)
+                    + String(
+                        format: " %8d %11.1f %9.1f %13.1f %12.1f", n, Double(w) / 1e6, Double(c) / 1e6,
+                        Double(w) / 1e3 / Double(n), Double(c) / 1e3 / Double(n)))
         }
         return lines.joined(separator: "\n") + "\n"
     }

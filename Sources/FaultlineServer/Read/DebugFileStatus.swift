@@ -26,8 +26,10 @@ public struct DebugFileStatus: Sendable {
 
     func status(_ id: BuildID) throws -> JSONValue {
         let record = try store.debugFile(buildID: id)
-        let installed = record != nil && (FileManager.default.fileExists(atPath: files.debugInfoPath(id))
-                                          || FileManager.default.fileExists(atPath: files.executablePath(id)))
+        let installed =
+            record != nil
+            && (FileManager.default.fileExists(atPath: files.debugInfoPath(id))
+                || FileManager.default.fileExists(atPath: files.executablePath(id)))
         var backfill: JSONValue = ["state": "none"]
         switch backfiller.progress(of: id) {
         case .queued: backfill = ["state": "queued"]
@@ -36,13 +38,17 @@ public struct DebugFileStatus: Sendable {
             if let b = try store.latestBackfill(buildID: id) {
                 // A record left "running" or "queued" by a server that was killed is re-run at
                 // start; while idle here it can only be a run that has not been picked up.
-                backfill = ["state": .string(b.state), "occurrences": .int(b.occurrences),
-                            "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
-                            "issues_merged": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
-                            "error": b.error.map { .string($0) } ?? .null]
+                backfill = [
+                    "state": .string(b.state), "occurrences": .int(b.occurrences),
+                    "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
+                    "issues_merged": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
+                    "error": b.error.map { .string($0) } ?? .null
+                ]
             }
         }
-        return ["build_id": .string(id.hex), "installed": .bool(installed),
-                "has_debug_info": .bool(record?.hasDebugInfo ?? false), "backfill": backfill]
+        return [
+            "build_id": .string(id.hex), "installed": .bool(installed),
+            "has_debug_info": .bool(record?.hasDebugInfo ?? false), "backfill": backfill
+        ]
     }
 }

@@ -20,11 +20,13 @@ public struct Debuginfod: Sendable {
             // gdb asks for the absolute path its DWARF names: /buildid/<id>/source/usr/src/app/main.c
             let wanted = "/" + p.dropFirst(3).joined(separator: "/")
             guard p.count > 3, let found = sources?.lookup(id, path: wanted) else { return .detail(404, "no source \(wanted) for build-id \(id.hex)") }
-            return HTTPResponse(status: 200, headers: [
-                ("Content-Type", "application/octet-stream"),
-                ("X-DEBUGINFOD-SIZE", String(found.size)),
-                ("X-DEBUGINFOD-FILE", "/buildid/\(id.hex)/source\(wanted)"),
-            ], body: .file(path: found.file, size: found.size))
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    ("Content-Type", "application/octet-stream"),
+                    ("X-DEBUGINFOD-SIZE", String(found.size)),
+                    ("X-DEBUGINFOD-FILE", "/buildid/\(id.hex)/source\(wanted)")
+                ], body: .file(path: found.file, size: found.size))
         }
         guard p.count == 3 else { return .detail(404, "not found") }
         let path: String
@@ -36,10 +38,12 @@ public struct Debuginfod: Sendable {
         guard let attrs = try? FileManager.default.attributesOfItem(atPath: path), let size = attrs[.size] as? Int else {
             return .detail(404, "no \(p[2]) for build-id \(id.hex)")
         }
-        return HTTPResponse(status: 200, headers: [
-            ("Content-Type", "application/octet-stream"),
-            ("X-DEBUGINFOD-SIZE", String(size)),
-            ("X-DEBUGINFOD-FILE", "/buildid/\(id.hex)/\(p[2])"),
-        ], body: .file(path: path, size: Int64(size)))
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "application/octet-stream"),
+                ("X-DEBUGINFOD-SIZE", String(size)),
+                ("X-DEBUGINFOD-FILE", "/buildid/\(id.hex)/\(p[2])")
+            ], body: .file(path: path, size: Int64(size)))
     }
 }

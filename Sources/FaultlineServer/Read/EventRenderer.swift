@@ -9,8 +9,10 @@ public enum EventRenderer {
     /// callers carry `async: true`; Faultline's own frames (thread-start wrapper, handler) are
     /// left out unless `faultlineFrames`. Frames in `pending` (ReadSymbolication still looking them
     /// up) are shown unsymbolicated with `symbolicator_status: "pending"`.
-    public static func stack(of event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = [],
-                             faultlineFrames: Bool = false) -> [JSONValue] {
+    public static func stack(
+        of event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = [],
+        faultlineFrames: Bool = false
+    ) -> [JSONValue] {
         let (_, frames) = StackExtractor.frames(of: event)
         var out: [JSONValue] = []
         for f in frames {
@@ -31,7 +33,8 @@ public enum EventRenderer {
                 continue
             }
             // Without a build-id there is nothing to look up: in no image, or in one without an id.
-            let outcome = f.buildID.map { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) }
+            let outcome =
+                f.buildID.map { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) }
                 ?? .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)
             switch outcome {
             case .resolved(let resolved):

@@ -28,18 +28,20 @@ public final class ReadAPI: @unchecked Sendable {
         let keys = try store.publicKeys(projectID: p.id).map { k -> JSONValue in
             ["public_key": .string(k.key.value), "allowed_app_ids": .array(k.allowedAppIDs.map { .string($0) })]
         }
-        return ["id": .string(String(p.id)), "slug": .string(p.slug), "name": .string(p.name),
-                "occurrences": .int(c.occurrences), "processed": .int(c.processed), "issues": .int(c.issues),
-                "items": .object(items.byType.mapValues { .int($0) }),
-                "sessions": ["total": .int(items.sessionsTotal), "crashed": .int(items.sessionsCrashed), "crash_free_rate": crashFree],
-                "keys": .array(keys)]
+        return [
+            "id": .string(String(p.id)), "slug": .string(p.slug), "name": .string(p.name),
+            "occurrences": .int(c.occurrences), "processed": .int(c.processed), "issues": .int(c.issues),
+            "items": .object(items.byType.mapValues { .int($0) }),
+            "sessions": ["total": .int(items.sessionsTotal), "crashed": .int(items.sessionsCrashed), "crash_free_rate": crashFree],
+            "keys": .array(keys)
+        ]
     }
 
     func issueJSON(_ i: IssueRecord, withStack: Bool, project: ProjectRecord? = nil) throws -> JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(String(i.id)), "project": .string(String(i.projectID)), "title": .string(i.title), "culprit": .string(i.culprit),
             "fingerprint": .string(i.fingerprint), "first_seen": .double(i.firstSeen), "last_seen": .double(i.lastSeen),
-            "count": .int(i.count), "releases": .array(i.releases.map { .string($0) }), "symbolicated": .bool(i.symbolicated),
+            "count": .int(i.count), "releases": .array(i.releases.map { .string($0) }), "symbolicated": .bool(i.symbolicated)
         ]
         if let lifecycle, let p = try project ?? store.project(idOrSlug: String(i.projectID)) {
             for (k, v) in try lifecycle.sentryFields(i, projectSlug: p.slug, publicURL: publicURL) { o[k] = v }
@@ -55,13 +57,15 @@ public final class ReadAPI: @unchecked Sendable {
     }
 
     func occurrenceJSON(_ o: StoredOccurrence) -> JSONValue {
-        ["id": .string(String(o.id)), "event_id": .string(o.eventID), "received": .double(o.received), "timestamp": .double(o.timestamp),
-         "release": o.release.map { .string($0) } ?? .null, "issue": o.issueID.map { .string(String($0)) } ?? .null]
+        [
+            "id": .string(String(o.id)), "event_id": .string(o.eventID), "received": .double(o.received), "timestamp": .double(o.timestamp),
+            "release": o.release.map { .string($0) } ?? .null, "issue": o.issueID.map { .string(String($0)) } ?? .null
+        ]
     }
 
     func limitOffset(_ r: HTTPRequest) -> (Int, Int) {
         let limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
-        let offset = min(max(Int(r.query["offset"] ?? "") ?? 0, 0), 1 << 40)   // no row count comes near; no overflow downstream
+        let offset = min(max(Int(r.query["offset"] ?? "") ?? 0, 0), 1 << 40)  // no row count comes near; no overflow downstream
         return (limit, offset)
     }
 
@@ -114,24 +118,32 @@ public final class ReadAPI: @unchecked Sendable {
     }
 
     func debugFiles() throws -> HTTPResponse {
-        .json(.array(try store.debugFiles().map { d -> JSONValue in
-            ["build_id": .string(d.buildID.hex), "debug_id": .string(d.buildID.debugID.description), "name": .string(d.name),
-             "has_debug_info": .bool(d.hasDebugInfo), "has_symbols": .bool(d.hasSymbols), "is_executable": .bool(d.isExecutable),
-             "size": .int(d.size), "uploaded": .double(d.uploaded)]
-        }))
+        .json(
+            .array(
+                try store.debugFiles().map { d -> JSONValue in
+                    [
+                        "build_id": .string(d.buildID.hex), "debug_id": .string(d.buildID.debugID.description), "name": .string(d.name),
+                        "has_debug_info": .bool(d.hasDebugInfo), "has_symbols": .bool(d.hasSymbols), "is_executable": .bool(d.isExecutable),
+                        "size": .int(d.size), "uploaded": .double(d.uploaded)
+                    ]
+                }))
     }
 
     func backfills(_ r: HTTPRequest) throws -> HTTPResponse {
         let (limit, _) = limitOffset(r)
-        return .json(.array(try store.backfills(limit: limit).map { b -> JSONValue in
-            ["id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
-             "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),
-             "addresses_symbolicated": .int(b.addressesSymbolicated), "issues_merged": .int(b.issuesMerged),
-             "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
-             "merges": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
-             "error": b.error.map { .string($0) } ?? .null,
-             "started": .double(b.started), "finished": b.finished.map { .double($0) } ?? .null,
-             "seconds": b.finished.map { .double($0 - b.started) } ?? .null]
-        }))
+        return .json(
+            .array(
+                try store.backfills(limit: limit).map { b -> JSONValue in
+                    [
+                        "id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
+                        "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),
+                        "addresses_symbolicated": .int(b.addressesSymbolicated), "issues_merged": .int(b.issuesMerged),
+                        "occurrences_symbolicated": .int(b.occurrencesSymbolicated),
+                        "merges": .array(b.merges.map { ["issue": .string(String($0.issue)), "into": .string(String($0.into))] }),
+                        "error": b.error.map { .string($0) } ?? .null,
+                        "started": .double(b.started), "finished": b.finished.map { .double($0) } ?? .null,
+                        "seconds": b.finished.map { .double($0 - b.started) } ?? .null
+                    ]
+                }))
     }
 }

@@ -19,9 +19,10 @@ enum BackfillRows {
 
     static func record(_ r: any SQLRow) -> BackfillRecord? {
         guard let b = r.text(1).flatMap(BuildID.init(hex:)) else { return nil }
-        var rec = BackfillRecord(id: r.int(0), buildID: b, state: r.text(2) ?? "", stacks: r.int(3), occurrences: r.int(4),
-                                 occurrencesDone: r.int(5), addressesSymbolicated: r.int(6), issuesMerged: r.int(7),
-                                 started: r.double(8), finished: r.isNull(9) ? nil : r.double(9))
+        var rec = BackfillRecord(
+            id: r.int(0), buildID: b, state: r.text(2) ?? "", stacks: r.int(3), occurrences: r.int(4),
+            occurrencesDone: r.int(5), addressesSymbolicated: r.int(6), issuesMerged: r.int(7),
+            started: r.double(8), finished: r.isNull(9) ? nil : r.double(9))
         rec.occurrencesSymbolicated = r.isNull(10) ? 0 : r.int(10)
         rec.merges = (r.text(11) ?? "").split(separator: ",").compactMap { pair in
             let p = pair.split(separator: ">")

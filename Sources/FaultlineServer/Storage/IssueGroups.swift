@@ -42,7 +42,9 @@ enum IssueGroups {
     /// `columns` of the newest occurrences of an issue with `id < before`, `limit` after skipping
     /// `offset`. One member (the common case) is one index range; several are one limited range per
     /// member, merged: a plain `IN` would sort every occurrence of a large merged issue per page.
-    static func newestFirst(columns: String, issue: Int64, members: [Int64], before: Int64 = Int64.max, limit: Int, offset: Int = 0) -> (sql: String, args: [SQLValue]) {
+    static func newestFirst(columns: String, issue: Int64, members: [Int64], before: Int64 = Int64.max, limit: Int, offset: Int = 0) -> (
+        sql: String, args: [SQLValue]
+    ) {
         // limit and offset come from a request: added without overflow.
         let (sum, overflow) = Int64(limit).addingReportingOverflow(Int64(offset))
         let take = overflow ? Int64.max : sum
@@ -50,16 +52,20 @@ enum IssueGroups {
         // (SQLite caps a compound SELECT at 500 terms, and one issue can absorb thousands).
         if members.count <= 1 || members.count > listedMembers {
             let m = isMember("issue_id", members, issue: issue)
-            return ("SELECT \(columns) FROM occurrences WHERE \(m.sql) AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?",
-                    m.args + [.int(before), .int(Int64(limit)), .int(Int64(offset))])
+            return (
+                "SELECT \(columns) FROM occurrences WHERE \(m.sql) AND id < ? ORDER BY id DESC LIMIT ? OFFSET ?",
+                m.args + [.int(before), .int(Int64(limit)), .int(Int64(offset))]
+            )
         }
         var parts: [String] = [], args: [SQLValue] = []
         for (i, id) in members.enumerated() {
             parts.append("SELECT * FROM (SELECT \(columns) FROM occurrences WHERE issue_id = ? AND id < ? ORDER BY id DESC LIMIT ?) AS m\(i)")
             args += [.int(id), .int(before), .int(take)]
         }
-        return ("SELECT * FROM (\(parts.joined(separator: " UNION ALL "))) AS g ORDER BY id DESC LIMIT ? OFFSET ?",
-                args + [.int(Int64(limit)), .int(Int64(offset))])
+        return (
+            "SELECT * FROM (\(parts.joined(separator: " UNION ALL "))) AS g ORDER BY id DESC LIMIT ? OFFSET ?",
+            args + [.int(Int64(limit)), .int(Int64(offset))]
+        )
     }
 
     /// Count, first/last seen and releases of a live issue from the occurrences it holds now. A
@@ -71,20 +77,23 @@ enum IssueGroups {
         try c.execute("DELETE FROM issue_releases WHERE issue_id = ?", .int(id))
         guard !members.isEmpty else {
             if let live = try c.rows("SELECT merged_into FROM issues WHERE id = ?", [.int(id)], { $0.int(0) }).first, live != 0, live != id,
-               try !self.members(c, live).isEmpty {
+                try !self.members(c, live).isEmpty
+            {
                 try recount(c, live)
             }
             return
         }
         let m = isMember("o.issue_id", members, issue: id)
         // One pass over the occurrences for all three (three subqueries read them three times).
-        try c.execute("""
+        try c.execute(
+            """
             UPDATE issues SET (count, first_seen, last_seen) =
               (SELECT count(*), coalesce(min(o.timestamp), issues.first_seen), coalesce(max(o.timestamp), issues.last_seen)
                FROM occurrences o WHERE \(m.sql))
             WHERE id = ?
             """, m.args + [.int(id)], row: nil)
-        try c.execute("""
+        try c.execute(
+            """
             INSERT INTO issue_releases(issue_id, release) SELECT DISTINCT CAST(? AS BIGINT), o.release FROM occurrences o
             WHERE \(m.sql) AND o.release IS NOT NULL
             """, [.int(id)] + m.args, row: nil)

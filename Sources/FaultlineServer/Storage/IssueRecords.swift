@@ -17,8 +17,10 @@ public struct GroupingOutcome: Sendable {
     /// with the grouping for the web pages' environment filter. nil records none.
     public var environment: String?
 
-    public init(occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
-                fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil) {
+    public init(
+        occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
+        fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil
+    ) {
         self.occurrenceID = occurrenceID; self.projectID = projectID; self.stack = stack; self.stackEncoded = stackEncoded
         self.stackKey = stackKey; self.fingerprint = fingerprint; self.timestamp = timestamp; self.release = release
         self.environment = environment

@@ -104,19 +104,22 @@ final class PGConnection: @unchecked Sendable {
             guard let d else { return nil }
             let p = UnsafeMutablePointer<CChar>.allocate(capacity: max(d.count, 1))
             d.withUnsafeBytes { raw in
-                if let base = raw.baseAddress { p.withMemoryRebound(to: UInt8.self, capacity: d.count) { $0.update(from: base.assumingMemoryBound(to: UInt8.self), count: d.count) } }
+                if let base = raw.baseAddress {
+                    p.withMemoryRebound(to: UInt8.self, capacity: d.count) { $0.update(from: base.assumingMemoryBound(to: UInt8.self), count: d.count) }
+                }
             }
             return p
         }
         defer { for p in pointers { p?.deallocate() } }
         let raw = pointers.map { UnsafePointer($0) }
-        let r = try check(raw.withUnsafeBufferPointer { vals in
-            lengths.withUnsafeBufferPointer { lens in
-                formats.withUnsafeBufferPointer { fmts in
-                    PQexecPrepared(conn, name, Int32(params.count), vals.baseAddress, lens.baseAddress, fmts.baseAddress, 0)
+        let r = try check(
+            raw.withUnsafeBufferPointer { vals in
+                lengths.withUnsafeBufferPointer { lens in
+                    formats.withUnsafeBufferPointer { fmts in
+                        PQexecPrepared(conn, name, Int32(params.count), vals.baseAddress, lens.baseAddress, fmts.baseAddress, 0)
+                    }
                 }
-            }
-        })
+            })
         defer { PQclear(r) }
         let n = PQntuples(r)
         if let row {

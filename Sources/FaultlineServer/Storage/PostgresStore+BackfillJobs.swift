@@ -19,8 +19,10 @@ extension PostgresStore: BackfillJobs {
             try c.query("SELECT id FROM backfills WHERE build_id = $1 AND state = 'queued' ORDER BY id LIMIT 1", .text(buildID.hex)) { queued = $0.int(0) }
             if let queued { return queued }
             var id: Int64 = 0
-            try c.query("INSERT INTO backfills(build_id, state, started) VALUES($1, 'queued', $2) RETURNING id",
-                        .text(buildID.hex), .double(Date().timeIntervalSince1970)) { id = $0.int(0) }
+            try c.query(
+                "INSERT INTO backfills(build_id, state, started) VALUES($1, 'queued', $2) RETURNING id",
+                .text(buildID.hex), .double(Date().timeIntervalSince1970)
+            ) { id = $0.int(0) }
             return id
         }
     }
@@ -28,13 +30,15 @@ extension PostgresStore: BackfillJobs {
     public func claimBackfill(holder: String, lease: Double) throws -> BackfillJob? {
         try pool.transaction { c in
             var id: Int64?
-            try c.query("""
+            try c.query(
+                """
                 UPDATE backfills SET state = 'running', holder = $1, lease_expires = \(Self.now) + $2::double precision
                 WHERE id = (SELECT id FROM backfills
                             WHERE state = 'queued' OR (state = 'running' AND coalesce(lease_expires, 0) <= \(Self.now))
                             ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
                 RETURNING id
-                """, .text(holder), .double(lease)) { id = $0.int(0) }
+                """, .text(holder), .double(lease)
+            ) { id = $0.int(0) }
             guard let id else { return nil }
             var job: BackfillJob?
             try c.query(BackfillRows.jobSelect + " WHERE b.id = $1", .int(id)) { job = BackfillRows.job($0) }
@@ -44,15 +48,17 @@ extension PostgresStore: BackfillJobs {
 
     public func renewBackfill(id: Int64, holder: String, lease: Double) throws -> Bool {
         try pool.transaction { c in
-            try c.query("UPDATE backfills SET lease_expires = \(Self.now) + $1::double precision WHERE id = $2 AND holder = $3 AND state = 'running'",
-                        .double(lease), .int(id), .text(holder)) > 0
+            try c.query(
+                "UPDATE backfills SET lease_expires = \(Self.now) + $1::double precision WHERE id = $2 AND holder = $3 AND state = 'running'",
+                .double(lease), .int(id), .text(holder)) > 0
         }
     }
 
     public func saveBackfill(_ b: BackfillRecord, resumeAfter: String?, holder: String) throws -> Bool {
         let finished = b.state == "done" || b.state == "failed"
         return try pool.transaction { c in
-            let changed = try c.query("""
+            let changed = try c.query(
+                """
                 UPDATE backfills SET state = $1, stacks = $2, occurrences = $3, occurrences_done = $4, addresses = $5, issues_merged = $6,
                   finished = $7, resume_after = $8, lease_expires = CASE WHEN $9::int = 1 THEN NULL ELSE lease_expires END
                 WHERE id = $10 AND holder = $11 AND state = 'running'
@@ -62,7 +68,8 @@ extension PostgresStore: BackfillJobs {
             guard changed > 0 else { return false }
             // The outcome so far, also while running: a run that takes the job over continues from it.
             let merges = b.merges.map { "\($0.issue)>\($0.into)" }.joined(separator: ",")
-            try c.query("""
+            try c.query(
+                """
                 INSERT INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES($1, $2, $3, $4)
                 ON CONFLICT(backfill_id) DO UPDATE SET occurrences_symbolicated = EXCLUDED.occurrences_symbolicated,
                   merges = EXCLUDED.merges, error = EXCLUDED.error

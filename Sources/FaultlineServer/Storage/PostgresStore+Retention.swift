@@ -5,11 +5,13 @@ extension PostgresStore: RetentionStore {
     public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
         try pool.transaction { c in
             var issues = Set<Int64>()
-            let n = try c.query("""
+            let n = try c.query(
+                """
                 DELETE FROM occurrences WHERE id IN (
                   SELECT id FROM occurrences WHERE received < $1 AND processed = 1 ORDER BY received LIMIT $2)
                 RETURNING \(IssueGroups.resolved("issue_id"))
-                """, .double(cutoff), .int(Int64(limit))) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
+                """, .double(cutoff), .int(Int64(limit))
+            ) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
             // Each row's live issue (a row may name an issue merged into it: IssueGroups), recounted
             // in id order on every node, so two recounts cannot deadlock on issue rows.
             for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
@@ -19,16 +21,19 @@ extension PostgresStore: RetentionStore {
 
     public func deleteItems(receivedBefore cutoff: Double, limit: Int) throws -> Int {
         try pool.transaction { c in
-            try c.query("DELETE FROM items WHERE id IN (SELECT id FROM items WHERE received < $1 ORDER BY received LIMIT $2)",
-                        .double(cutoff), .int(Int64(limit)))
+            try c.query(
+                "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE received < $1 ORDER BY received LIMIT $2)",
+                .double(cutoff), .int(Int64(limit)))
         }
     }
 
     public func deleteOrphanedStacks(limit: Int) throws -> Int {
         try pool.transaction { c in
             var orphans: [(String, Data)] = []
-            try c.query("SELECT key, signature FROM stacks s WHERE NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.stack_key = s.key) LIMIT $1",
-                        .int(Int64(limit))) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
+            try c.query(
+                "SELECT key, signature FROM stacks s WHERE NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.stack_key = s.key) LIMIT $1",
+                .int(Int64(limit))
+            ) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
             for (key, signature) in orphans {
                 // Module rows are keyed (build_id, stack_key): the signature names the build-ids.
                 for b in StackSignature.decode(signature)?.buildIDs ?? [] {
@@ -54,10 +59,12 @@ extension PostgresStore: RetentionStore {
         return try pool.transaction { c in
             var issues = Set<Int64>()
             // One statement: the ids go as one text parameter, split and cast by the server.
-            let n = try c.query("""
+            let n = try c.query(
+                """
                 DELETE FROM occurrences WHERE id = ANY(string_to_array($1, ',')::bigint[]) AND processed = 1
                 RETURNING \(IssueGroups.resolved("issue_id"))
-                """, .text(ids.map(String.init).joined(separator: ","))) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
+                """, .text(ids.map(String.init).joined(separator: ","))
+            ) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
             // In id order on every node, so two recounts cannot deadlock on issue rows.
             for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
             return n
@@ -76,14 +83,16 @@ extension PostgresStore: RetentionStore {
         // octet_length() of a TOASTed value reads its size from the TOAST pointer, not the value.
         try pool.transaction(readOnly: true) { c in
             var rows: [RetainedRow] = []
-            _ = try c.query("""
+            _ = try c.query(
+                """
                 SELECT kind, id, received, bytes FROM (
                   (SELECT 0 AS kind, id, received, octet_length(event)::bigint AS bytes FROM occurrences
                    WHERE processed = 1 ORDER BY received, id LIMIT $1)
                   UNION ALL
                   (SELECT 1 AS kind, id, received, octet_length(payload)::bigint AS bytes FROM items ORDER BY received, id LIMIT $1)) r
                 ORDER BY received, kind, id LIMIT $1
-                """, .int(Int64(max(0, limit)))) {
+                """, .int(Int64(max(0, limit)))
+            ) {
                 rows.append(RetainedRow(kind: $0.int(0) == 0 ? .occurrence : .item, id: $0.int(1), received: $0.double(2), bytes: $0.int(3)))
             }
             return rows

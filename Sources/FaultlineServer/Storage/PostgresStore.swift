@@ -19,8 +19,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
     ///     crash of our process (PostgreSQL has it), not a crash of the database's machine — the
     ///     same promise as SQLite's `.normal`.
     public init(url: String, connections: Int = 20, durability: SQLiteStore.Durability = .full) throws {
-        pool = PostgresPool(url: url, size: connections,
-                            sessionSetup: durability == .normal ? "SET synchronous_commit = off" : nil)
+        pool = PostgresPool(
+            url: url, size: connections,
+            sessionSetup: durability == .normal ? "SET synchronous_commit = off" : nil)
         try PostgresSchema.migrate(pool)
     }
 
@@ -41,20 +42,24 @@ public final class PostgresStore: Store, @unchecked Sendable {
         try write { c in
             var id: Int64?
             if let e = event {
-                try c.query("""
+                try c.query(
+                    """
                     INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event)
                     VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
-                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent)) { id = $0.int(0) }
+                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent)
+                ) { id = $0.int(0) }
                 if let id, let trace = e.traceID {
                     _ = try c.query(PostgresPlaceholders.numbered(SQLTraceStore.linkSQL), SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
                 }
             }
             for item in items {
-                try c.query("INSERT INTO items(project_id, type, received, payload) VALUES($1, $2, $3, $4)",
-                            .int(item.projectID), .text(item.type), .double(item.received), .blob(item.payload))
+                try c.query(
+                    "INSERT INTO items(project_id, type, received, payload) VALUES($1, $2, $3, $4)",
+                    .int(item.projectID), .text(item.type), .double(item.received), .blob(item.payload))
                 if item.sessionsStarted != 0 || item.sessionsCrashed != 0 {
-                    try c.query("""
+                    try c.query(
+                        """
                         INSERT INTO session_counts(project_id, total, crashed) VALUES($1, $2, $3)
                         ON CONFLICT(project_id) DO UPDATE SET total = session_counts.total + EXCLUDED.total,
                           crashed = session_counts.crashed + EXCLUDED.crashed
@@ -79,8 +84,11 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 // Claims the occurrence: a second node grouping the same row waits on this row lock,
                 // then finds it processed and skips it (no double count).
                 let key = o.stackKey
-                guard try c.query("UPDATE occurrences SET processed = 1, stack_key = $2 WHERE id = $1 AND processed = 0",
-                                  .int(o.occurrenceID), .text(key)) > 0 else { continue }
+                guard
+                    try c.query(
+                        "UPDATE occurrences SET processed = 1, stack_key = $2 WHERE id = $1 AND processed = 0",
+                        .int(o.occurrenceID), .text(key)) > 0
+                else { continue }
                 if !knownStacks.contains(key) {
                     knownStacks.insert(key)
                     if try c.query("INSERT INTO stacks(key, signature) VALUES($1, $2) ON CONFLICT DO NOTHING", .text(key), .blob(o.stackEncoded)) > 0 {
@@ -104,14 +112,16 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     static func upsertIssue(_ c: PGConnection, projectID: Int64, fingerprint f: Fingerprint, timestamp: Double, count: Int64) throws -> Int64 {
         var id: Int64 = 0
-        try c.query("""
+        try c.query(
+            """
             INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
             VALUES($1, $2, $3, $4, $5, $5, $6, $7)
             ON CONFLICT(project_id, fingerprint) DO UPDATE SET
               first_seen = least(issues.first_seen, EXCLUDED.first_seen), last_seen = greatest(issues.last_seen, EXCLUDED.last_seen),
               count = issues.count + EXCLUDED.count
             RETURNING id
-            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)) { id = $0.int(0) }
+            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)
+        ) { id = $0.int(0) }
         return id
     }
 
@@ -129,7 +139,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     public func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
         try write { c in
-            try c.query("""
+            try c.query(
+                """
                 INSERT INTO claims(name, holder, expires) VALUES($1, $2, extract(epoch FROM clock_timestamp()) + $3::double precision)
                 ON CONFLICT(name) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires
                 WHERE claims.holder = EXCLUDED.holder OR claims.expires <= extract(epoch FROM clock_timestamp())
@@ -139,8 +150,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     public func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
         try write { c in
-            try c.query("UPDATE claims SET expires = extract(epoch FROM clock_timestamp()) + $1::double precision WHERE name = $2 AND holder = $3",
-                        .double(duration), .text(name), .text(holder)) > 0
+            try c.query(
+                "UPDATE claims SET expires = extract(epoch FROM clock_timestamp()) + $1::double precision WHERE name = $2 AND holder = $3",
+                .double(duration), .text(name), .text(holder)) > 0
         }
     }
 
@@ -151,22 +163,26 @@ public final class PostgresStore: Store, @unchecked Sendable {
     public func createBackfill(buildID: BuildID) throws -> Int64 {
         try write { c in
             var id: Int64 = 0
-            try c.query("INSERT INTO backfills(build_id, state, started) VALUES($1, 'queued', $2) RETURNING id",
-                        .text(buildID.hex), .double(Date().timeIntervalSince1970)) { id = $0.int(0) }
+            try c.query(
+                "INSERT INTO backfills(build_id, state, started) VALUES($1, 'queued', $2) RETURNING id",
+                .text(buildID.hex), .double(Date().timeIntervalSince1970)
+            ) { id = $0.int(0) }
             return id
         }
     }
 
     public func updateBackfill(_ b: BackfillRecord) throws {
         try write { c in
-            try c.query("""
+            try c.query(
+                """
                 UPDATE backfills SET state = $1, stacks = $2, occurrences = $3, occurrences_done = $4, addresses = $5, issues_merged = $6, finished = $7
                 WHERE id = $8
                 """, .text(b.state), .int(b.stacks), .int(b.occurrences), .int(b.occurrencesDone), .int(b.addressesSymbolicated),
                 .int(b.issuesMerged), b.finished.map { .double($0) } ?? .null, .int(b.id))
             if b.state == "done" || b.state == "failed" {
                 let merges = b.merges.map { "\($0.issue)>\($0.into)" }.joined(separator: ",")
-                try c.query("""
+                try c.query(
+                    """
                     INSERT INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES($1, $2, $3, $4)
                     ON CONFLICT(backfill_id) DO UPDATE SET occurrences_symbolicated = EXCLUDED.occurrences_symbolicated,
                       merges = EXCLUDED.merges, error = EXCLUDED.error

@@ -34,8 +34,11 @@ extension SQLBackedStore {
 
     public func createProject(slug: String, name: String) throws -> ProjectRecord {
         try db.writing { c in
-            let id = try c.rows("INSERT INTO projects(slug, name, created) VALUES(?, ?, ?) RETURNING id",
-                                [.text(slug), .text(name), .double(Date().timeIntervalSince1970)]) { $0.int(0) }.first ?? 0
+            let id =
+                try c.rows(
+                    "INSERT INTO projects(slug, name, created) VALUES(?, ?, ?) RETURNING id",
+                    [.text(slug), .text(name), .double(Date().timeIntervalSince1970)]
+                ) { $0.int(0) }.first ?? 0
             return ProjectRecord(id: id, slug: slug, name: name)
         }
     }
@@ -53,8 +56,9 @@ extension SQLBackedStore {
     public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
         let record = PublicKeyRecord(key: Keys.newPublicKey(), projectID: projectID, allowedAppIDs: allowedAppIDs)
         try db.writing { c in
-            try c.execute("INSERT INTO public_keys(key, project_id, app_ids, created) VALUES(?, ?, ?, ?)",
-                          .text(record.key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
+            try c.execute(
+                "INSERT INTO public_keys(key, project_id, app_ids, created) VALUES(?, ?, ?, ?)",
+                .text(record.key.value), .int(projectID), .text(allowedAppIDs.joined(separator: ",")), .double(Date().timeIntervalSince1970))
         }
         cache.remember(record)
         return record
@@ -62,8 +66,9 @@ extension SQLBackedStore {
 
     public func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord] {
         try db.reading { c in
-            try c.rows("SELECT \(SQLCredentials.keyColumns) FROM public_keys WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY created, key",
-                       projectID.map { .int($0) } ?? .null, map: SQLCredentials.key)
+            try c.rows(
+                "SELECT \(SQLCredentials.keyColumns) FROM public_keys WHERE CAST(?1 AS BIGINT) IS NULL OR project_id = ?1 ORDER BY created, key",
+                projectID.map { .int($0) } ?? .null, map: SQLCredentials.key)
         }
     }
 
@@ -79,8 +84,9 @@ extension SQLBackedStore {
     public func createServerToken(name: String) throws -> String {
         let token = Keys.newServerToken()
         try db.writing { c in
-            try c.execute("INSERT INTO server_tokens(hash, name, prefix, created) VALUES(?, ?, ?, ?)",
-                          .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
+            try c.execute(
+                "INSERT INTO server_tokens(hash, name, prefix, created) VALUES(?, ?, ?, ?)",
+                .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
         }
         return token
     }

@@ -58,7 +58,9 @@ extension SQLiteConnection: SQLSession {
     func execute(_ sql: String, _ args: [SQLValue], row: ((any SQLRow) throws -> Void)?) throws -> Int {
         guard let row else { return try run(sql, args) }
         var n = 0
-        try query(sql, args) { n += 1; try row($0) }
+        try query(sql, args) {
+            n += 1; try row($0)
+        }
         return n
     }
 }

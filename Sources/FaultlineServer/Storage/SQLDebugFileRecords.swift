@@ -8,7 +8,8 @@ enum SQLDebugFileRecords {
     static func record(_ db: some SQLDatabase, _ d: DebugFileRecord) throws {
         let greatest = db.dialect.greatest
         try db.writing { c in
-            try c.execute("""
+            try c.execute(
+                """
                 INSERT INTO debug_files(build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded)
                 VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(build_id) DO UPDATE SET
                   has_debug_info = \(greatest)(debug_files.has_debug_info, excluded.has_debug_info),
@@ -24,8 +25,9 @@ enum SQLDebugFileRecords {
 
     static func debugFile(_ r: any SQLRow) -> DebugFileRecord? {
         guard let b = r.text(0).flatMap(BuildID.init(hex:)) else { return nil }
-        return DebugFileRecord(buildID: b, hasDebugInfo: r.int(1) != 0, hasSymbols: r.int(2) != 0, isExecutable: r.int(3) != 0,
-                               size: r.int(4), name: r.text(5) ?? "", uploaded: r.double(6))
+        return DebugFileRecord(
+            buildID: b, hasDebugInfo: r.int(1) != 0, hasSymbols: r.int(2) != 0, isExecutable: r.int(3) != 0,
+            size: r.int(4), name: r.text(5) ?? "", uploaded: r.double(6))
     }
 
     static func debugFile(_ db: some SQLDatabase, buildID: BuildID) throws -> DebugFileRecord? {
@@ -38,8 +40,9 @@ enum SQLDebugFileRecords {
 
     static func recordUpload(_ db: some SQLDatabase, checksum: String, buildID: BuildID) throws {
         try db.writing { c in
-            try c.execute("INSERT INTO uploads(checksum, build_id, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
-                          .text(checksum), .text(buildID.hex), .double(Date().timeIntervalSince1970))
+            try c.execute(
+                "INSERT INTO uploads(checksum, build_id, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
+                .text(checksum), .text(buildID.hex), .double(Date().timeIntervalSince1970))
         }
     }
 
@@ -52,7 +55,8 @@ enum SQLDebugFileRecords {
     static func recordSourceFiles(_ db: some SQLDatabase, buildID: BuildID, _ files: [SourceFileRecord]) throws {
         try db.writing { c in
             for f in files {
-                try c.execute("""
+                try c.execute(
+                    """
                     INSERT INTO source_files(build_id, path, sha1, size) VALUES(?, ?, ?, ?)
                     ON CONFLICT(build_id, path) DO UPDATE SET sha1 = excluded.sha1, size = excluded.size
                     """, .text(buildID.hex), .text(f.path), .text(f.sha1), .int(f.size))
@@ -72,12 +76,14 @@ enum SQLDebugFileRecords {
         try db.reading { c in
             // Counted in stack-key order from the (stack_key, project_id, issue_id) index alone, signatures
             // joined after: grouping by the signature blob sorted 100,000 rows with their blobs (0.3 s).
-            try c.rows("""
+            try c.rows(
+                """
                 SELECT n.stack_key, s.signature, n.project_id, n.occurrences FROM
                   (SELECT m.stack_key, o.project_id, count(*) AS occurrences FROM stack_modules m
                    JOIN occurrences o ON o.stack_key = m.stack_key WHERE m.build_id = ? GROUP BY m.stack_key, o.project_id) AS n
                 JOIN stacks s ON s.key = n.stack_key
-                """, .text(buildID.hex)) { r in
+                """, .text(buildID.hex)
+            ) { r in
                 StackSignature.decode(r.blob(1)).map { StoredStack(signature: $0, projectID: r.int(2), occurrences: r.int(3)) }
             }.compactMap { $0 }
         }
@@ -92,7 +98,9 @@ extension SQLBackedStore {
     public func debugFiles() throws -> [DebugFileRecord] { try SQLDebugFileRecords.debugFiles(db) }
     public func recordUpload(checksum: String, buildID: BuildID) throws { try SQLDebugFileRecords.recordUpload(db, checksum: checksum, buildID: buildID) }
     public func uploadedBuildID(checksum: String) throws -> BuildID? { try SQLDebugFileRecords.uploadedBuildID(db, checksum: checksum) }
-    public func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws { try SQLDebugFileRecords.recordSourceFiles(db, buildID: buildID, files) }
+    public func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws {
+        try SQLDebugFileRecords.recordSourceFiles(db, buildID: buildID, files)
+    }
     public func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord? { try SQLDebugFileRecords.sourceFile(db, buildID: buildID, path: path) }
     public func stacks(referencing buildID: BuildID) throws -> [StoredStack] { try SQLDebugFileRecords.stacks(db, referencing: buildID) }
 }

@@ -21,9 +21,11 @@ extension SQLBackedStore {
 
     public func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord] {
         try db.reading { c in
-            try c.rows("SELECT id FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0 ORDER BY last_seen DESC, id DESC LIMIT ? OFFSET ?",
-                       .int(projectID), .int(Int64(limit)), .int(Int64(offset))) { $0.int(0) }
-                .compactMap { try SQLStoreReads.issue(c, id: $0) }
+            try c.rows(
+                "SELECT id FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0 ORDER BY last_seen DESC, id DESC LIMIT ? OFFSET ?",
+                .int(projectID), .int(Int64(limit)), .int(Int64(offset))
+            ) { $0.int(0) }
+            .compactMap { try SQLStoreReads.issue(c, id: $0) }
         }
     }
 
@@ -41,7 +43,8 @@ extension SQLBackedStore {
 
     public func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence] {
         try db.reading { c in
-            let q = IssueGroups.newestFirst(columns: OccurrenceRows.columns, issue: issueID, members: try IssueGroups.members(c, issueID), limit: limit, offset: offset)
+            let q = IssueGroups.newestFirst(
+                columns: OccurrenceRows.columns, issue: issueID, members: try IssueGroups.members(c, issueID), limit: limit, offset: offset)
             return try c.rows(q.sql, q.args, OccurrenceRows.occurrence)
         }
     }
@@ -61,7 +64,8 @@ extension SQLBackedStore {
             // Counted from indexes only (the partial index holds just the ungrouped rows).
             let all = try c.first("SELECT count(*) FROM occurrences WHERE project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
             let ungrouped = try c.first("SELECT count(*) FROM occurrences WHERE processed = 0 AND project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
-            let issues = try c.first("SELECT count(*) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)) { $0.int(0) } ?? 0
+            let issues =
+                try c.first("SELECT count(*) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)) { $0.int(0) } ?? 0
             return (all, all - ungrouped, issues)
         }
     }
@@ -69,7 +73,9 @@ extension SQLBackedStore {
     public func itemCounts(projectID: Int64) throws -> ItemCounts {
         try db.reading { c in
             var counts = ItemCounts(byType: [:], sessionsTotal: 0, sessionsCrashed: 0)
-            try c.execute("SELECT type, count(*) FROM items WHERE project_id = ? GROUP BY type", [.int(projectID)]) { counts.byType[$0.text(0) ?? ""] = $0.int(1) }
+            try c.execute("SELECT type, count(*) FROM items WHERE project_id = ? GROUP BY type", [.int(projectID)]) {
+                counts.byType[$0.text(0) ?? ""] = $0.int(1)
+            }
             try c.execute("SELECT total, crashed FROM session_counts WHERE project_id = ?", [.int(projectID)]) {
                 counts.sessionsTotal = $0.int(0); counts.sessionsCrashed = $0.int(1)
             }

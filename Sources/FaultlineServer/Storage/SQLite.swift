@@ -69,7 +69,9 @@ final class SQLiteConnection: @unchecked Sendable {
             case .double(let v): rc = sqlite3_bind_double(stmt, idx, v)
             case .text(let v): rc = sqlite3_bind_text(stmt, idx, v, -1, SQLITE_TRANSIENT)
             case .blob(let v):
-                rc = v.withUnsafeBytes { sqlite3_bind_blob64(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count), SQLITE_TRANSIENT) }
+                rc = v.withUnsafeBytes {
+                    sqlite3_bind_blob64(stmt, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64($0.count), SQLITE_TRANSIENT)
+                }
             }
             if rc != SQLITE_OK { throw error(rc) }
         }

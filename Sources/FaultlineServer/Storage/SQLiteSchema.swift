@@ -43,7 +43,7 @@ enum SQLiteSchema {
         // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
         SQLiteLifecycleSchema.statements,
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
-        SQLiteIssueNotesSchema.statements,
+        SQLiteIssueNotesSchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
@@ -60,59 +60,59 @@ enum SQLiteSchema {
 
     /// Version 1.
     static let statements = """
-    CREATE TABLE IF NOT EXISTS projects(
-        id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, created REAL NOT NULL);
-    CREATE TABLE IF NOT EXISTS public_keys(
-        key TEXT PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
-        app_ids TEXT NOT NULL DEFAULT '', created REAL NOT NULL);
-    CREATE TABLE IF NOT EXISTS server_tokens(
-        hash TEXT PRIMARY KEY, name TEXT NOT NULL, prefix TEXT NOT NULL, created REAL NOT NULL);
-    CREATE TABLE IF NOT EXISTS occurrences(
-        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, event_id TEXT NOT NULL,
-        received REAL NOT NULL, timestamp REAL NOT NULL, release TEXT, install_id TEXT,
-        event BLOB NOT NULL, processed INTEGER NOT NULL DEFAULT 0,
-        issue_id INTEGER, stack_key TEXT,
-        UNIQUE(project_id, event_id));
-    CREATE INDEX IF NOT EXISTS occurrences_unprocessed ON occurrences(id) WHERE processed = 0;
-    CREATE INDEX IF NOT EXISTS occurrences_issue ON occurrences(issue_id, id);
-    CREATE INDEX IF NOT EXISTS occurrences_stack ON occurrences(stack_key, project_id, issue_id);
-    CREATE TABLE IF NOT EXISTS stacks(key TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS stack_modules(
-        build_id TEXT NOT NULL, stack_key TEXT NOT NULL, PRIMARY KEY(build_id, stack_key)) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS issues(
-        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, fingerprint TEXT NOT NULL,
-        title TEXT NOT NULL, culprit TEXT NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
-        count INTEGER NOT NULL DEFAULT 0, symbolicated INTEGER NOT NULL DEFAULT 0, merged_into INTEGER,
-        UNIQUE(project_id, fingerprint));
-    -- Merged issues only (empty until a merge, so ingest never writes it): a merge re-points the
-    -- issues merged into the one it empties, which without it scanned every issue per merge.
-    CREATE INDEX IF NOT EXISTS issues_merged ON issues(merged_into) WHERE merged_into IS NOT NULL;
-    CREATE TABLE IF NOT EXISTS issue_releases(
-        issue_id INTEGER NOT NULL, release TEXT NOT NULL, PRIMARY KEY(issue_id, release)) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS items(
-        id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, type TEXT NOT NULL,
-        received REAL NOT NULL, payload BLOB NOT NULL);
-    CREATE INDEX IF NOT EXISTS items_type ON items(project_id, type);
-    CREATE TABLE IF NOT EXISTS session_counts(
-        project_id INTEGER PRIMARY KEY, total INTEGER NOT NULL DEFAULT 0, crashed INTEGER NOT NULL DEFAULT 0);
-    CREATE TABLE IF NOT EXISTS debug_files(
-        build_id TEXT PRIMARY KEY, has_debug_info INTEGER NOT NULL, has_symbols INTEGER NOT NULL,
-        is_executable INTEGER NOT NULL, size INTEGER NOT NULL, name TEXT NOT NULL, uploaded REAL NOT NULL);
-    CREATE TABLE IF NOT EXISTS uploads(
-        checksum TEXT PRIMARY KEY, build_id TEXT NOT NULL, uploaded REAL NOT NULL) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS backfills(
-        id INTEGER PRIMARY KEY, build_id TEXT NOT NULL, state TEXT NOT NULL, stacks INTEGER NOT NULL DEFAULT 0,
-        occurrences INTEGER NOT NULL DEFAULT 0, occurrences_done INTEGER NOT NULL DEFAULT 0,
-        addresses INTEGER NOT NULL DEFAULT 0, issues_merged INTEGER NOT NULL DEFAULT 0,
-        started REAL NOT NULL, finished REAL);
-    -- What a finished or failed backfill did, for `faultline upload --wait`. A table of its own
-    -- rather than new columns, so data directories made before it need no migration.
-    CREATE TABLE IF NOT EXISTS backfill_outcomes(
-        backfill_id INTEGER PRIMARY KEY, occurrences_symbolicated INTEGER NOT NULL DEFAULT 0,
-        merges TEXT NOT NULL DEFAULT '', error TEXT);
-    CREATE TABLE IF NOT EXISTS source_files(
-        build_id TEXT NOT NULL, path TEXT NOT NULL, sha1 TEXT NOT NULL, size INTEGER NOT NULL,
-        PRIMARY KEY(build_id, path)) WITHOUT ROWID;
-    CREATE INDEX IF NOT EXISTS backfills_build_id ON backfills(build_id, id);
-    """
+        CREATE TABLE IF NOT EXISTS projects(
+            id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, created REAL NOT NULL);
+        CREATE TABLE IF NOT EXISTS public_keys(
+            key TEXT PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+            app_ids TEXT NOT NULL DEFAULT '', created REAL NOT NULL);
+        CREATE TABLE IF NOT EXISTS server_tokens(
+            hash TEXT PRIMARY KEY, name TEXT NOT NULL, prefix TEXT NOT NULL, created REAL NOT NULL);
+        CREATE TABLE IF NOT EXISTS occurrences(
+            id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, event_id TEXT NOT NULL,
+            received REAL NOT NULL, timestamp REAL NOT NULL, release TEXT, install_id TEXT,
+            event BLOB NOT NULL, processed INTEGER NOT NULL DEFAULT 0,
+            issue_id INTEGER, stack_key TEXT,
+            UNIQUE(project_id, event_id));
+        CREATE INDEX IF NOT EXISTS occurrences_unprocessed ON occurrences(id) WHERE processed = 0;
+        CREATE INDEX IF NOT EXISTS occurrences_issue ON occurrences(issue_id, id);
+        CREATE INDEX IF NOT EXISTS occurrences_stack ON occurrences(stack_key, project_id, issue_id);
+        CREATE TABLE IF NOT EXISTS stacks(key TEXT PRIMARY KEY, signature BLOB NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS stack_modules(
+            build_id TEXT NOT NULL, stack_key TEXT NOT NULL, PRIMARY KEY(build_id, stack_key)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS issues(
+            id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, fingerprint TEXT NOT NULL,
+            title TEXT NOT NULL, culprit TEXT NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
+            count INTEGER NOT NULL DEFAULT 0, symbolicated INTEGER NOT NULL DEFAULT 0, merged_into INTEGER,
+            UNIQUE(project_id, fingerprint));
+        -- Merged issues only (empty until a merge, so ingest never writes it): a merge re-points the
+        -- issues merged into the one it empties, which without it scanned every issue per merge.
+        CREATE INDEX IF NOT EXISTS issues_merged ON issues(merged_into) WHERE merged_into IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS issue_releases(
+            issue_id INTEGER NOT NULL, release TEXT NOT NULL, PRIMARY KEY(issue_id, release)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS items(
+            id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, type TEXT NOT NULL,
+            received REAL NOT NULL, payload BLOB NOT NULL);
+        CREATE INDEX IF NOT EXISTS items_type ON items(project_id, type);
+        CREATE TABLE IF NOT EXISTS session_counts(
+            project_id INTEGER PRIMARY KEY, total INTEGER NOT NULL DEFAULT 0, crashed INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE IF NOT EXISTS debug_files(
+            build_id TEXT PRIMARY KEY, has_debug_info INTEGER NOT NULL, has_symbols INTEGER NOT NULL,
+            is_executable INTEGER NOT NULL, size INTEGER NOT NULL, name TEXT NOT NULL, uploaded REAL NOT NULL);
+        CREATE TABLE IF NOT EXISTS uploads(
+            checksum TEXT PRIMARY KEY, build_id TEXT NOT NULL, uploaded REAL NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS backfills(
+            id INTEGER PRIMARY KEY, build_id TEXT NOT NULL, state TEXT NOT NULL, stacks INTEGER NOT NULL DEFAULT 0,
+            occurrences INTEGER NOT NULL DEFAULT 0, occurrences_done INTEGER NOT NULL DEFAULT 0,
+            addresses INTEGER NOT NULL DEFAULT 0, issues_merged INTEGER NOT NULL DEFAULT 0,
+            started REAL NOT NULL, finished REAL);
+        -- What a finished or failed backfill did, for `faultline upload --wait`. A table of its own
+        -- rather than new columns, so data directories made before it need no migration.
+        CREATE TABLE IF NOT EXISTS backfill_outcomes(
+            backfill_id INTEGER PRIMARY KEY, occurrences_symbolicated INTEGER NOT NULL DEFAULT 0,
+            merges TEXT NOT NULL DEFAULT '', error TEXT);
+        CREATE TABLE IF NOT EXISTS source_files(
+            build_id TEXT NOT NULL, path TEXT NOT NULL, sha1 TEXT NOT NULL, size INTEGER NOT NULL,
+            PRIMARY KEY(build_id, path)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS backfills_build_id ON backfills(build_id, id);
+        """
 }

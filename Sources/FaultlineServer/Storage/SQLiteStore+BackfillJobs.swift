@@ -19,10 +19,12 @@ extension SQLiteStore: BackfillJobs {
         let now = Date().timeIntervalSince1970
         return try writer.sync { c in
             var id: Int64?
-            try c.query("""
+            try c.query(
+                """
                 SELECT id FROM backfills WHERE state = 'queued' OR (state = 'running' AND coalesce(lease_expires, 0) <= ?)
                 ORDER BY id LIMIT 1
-                """, .double(now)) { id = $0.int(0) }
+                """, .double(now)
+            ) { id = $0.int(0) }
             guard let id else { return nil }
             try c.run("UPDATE backfills SET state = 'running', holder = ?, lease_expires = ? WHERE id = ?", .text(holder), .double(now + lease), .int(id))
             var job: BackfillJob?
@@ -34,15 +36,17 @@ extension SQLiteStore: BackfillJobs {
     public func renewBackfill(id: Int64, holder: String, lease: Double) throws -> Bool {
         let expires = Date().timeIntervalSince1970 + lease
         return try writer.sync { c in
-            try c.run("UPDATE backfills SET lease_expires = ? WHERE id = ? AND holder = ? AND state = 'running'",
-                      .double(expires), .int(id), .text(holder)) > 0
+            try c.run(
+                "UPDATE backfills SET lease_expires = ? WHERE id = ? AND holder = ? AND state = 'running'",
+                .double(expires), .int(id), .text(holder)) > 0
         }
     }
 
     public func saveBackfill(_ b: BackfillRecord, resumeAfter: String?, holder: String) throws -> Bool {
         let finished = b.state == "done" || b.state == "failed"
         return try writer.sync { c in
-            let changed = try c.run("""
+            let changed = try c.run(
+                """
                 UPDATE backfills SET state = ?, stacks = ?, occurrences = ?, occurrences_done = ?, addresses = ?, issues_merged = ?, finished = ?,
                   resume_after = ?, lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END
                 WHERE id = ? AND holder = ? AND state = 'running'
@@ -52,8 +56,9 @@ extension SQLiteStore: BackfillJobs {
             guard changed > 0 else { return false }
             // The outcome so far, also while running: a run that takes the job over continues from it.
             let merges = b.merges.map { "\($0.issue)>\($0.into)" }.joined(separator: ",")
-            try c.run("INSERT OR REPLACE INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES(?, ?, ?, ?)",
-                      .int(b.id), .int(b.occurrencesSymbolicated), .text(merges), b.error.map { .text($0) } ?? .null)
+            try c.run(
+                "INSERT OR REPLACE INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES(?, ?, ?, ?)",
+                .int(b.id), .int(b.occurrencesSymbolicated), .text(merges), b.error.map { .text($0) } ?? .null)
             return true
         }
     }

@@ -6,8 +6,10 @@ extension SQLiteStore: RetentionStore {
         try writer.sync { c in
             var rows: [(id: Int64, issue: Int64?)] = []
             // Each row's live issue (a row may name an issue merged into it: IssueGroups).
-            try c.query("SELECT id, \(IssueGroups.resolved("issue_id")) FROM occurrences WHERE received < ? AND processed = 1 ORDER BY received LIMIT ?",
-                        .double(cutoff), .int(Int64(limit))) { rows.append(($0.int(0), $0.isNull(1) ? nil : $0.int(1))) }
+            try c.query(
+                "SELECT id, \(IssueGroups.resolved("issue_id")) FROM occurrences WHERE received < ? AND processed = 1 ORDER BY received LIMIT ?",
+                .double(cutoff), .int(Int64(limit))
+            ) { rows.append(($0.int(0), $0.isNull(1) ? nil : $0.int(1))) }
             for r in rows { try c.run("DELETE FROM occurrences WHERE id = ?", .int(r.id)) }
             for issue in Set(rows.compactMap(\.issue)) { try IssueGroups.recount(c, issue) }
             return rows.count
@@ -16,16 +18,19 @@ extension SQLiteStore: RetentionStore {
 
     public func deleteItems(receivedBefore cutoff: Double, limit: Int) throws -> Int {
         try writer.sync { c in
-            try c.run("DELETE FROM items WHERE id IN (SELECT id FROM items WHERE received < ? ORDER BY received LIMIT ?)",
-                      .double(cutoff), .int(Int64(limit)))
+            try c.run(
+                "DELETE FROM items WHERE id IN (SELECT id FROM items WHERE received < ? ORDER BY received LIMIT ?)",
+                .double(cutoff), .int(Int64(limit)))
         }
     }
 
     public func deleteOrphanedStacks(limit: Int) throws -> Int {
         try writer.sync { c in
             var orphans: [(String, Data)] = []
-            try c.query("SELECT key, signature FROM stacks s WHERE NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.stack_key = s.key) LIMIT ?",
-                        .int(Int64(limit))) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
+            try c.query(
+                "SELECT key, signature FROM stacks s WHERE NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.stack_key = s.key) LIMIT ?",
+                .int(Int64(limit))
+            ) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
             for (key, signature) in orphans {
                 // Module rows are keyed (build_id, stack_key): the signature names the build-ids.
                 for b in StackSignature.decode(signature)?.buildIDs ?? [] {
@@ -80,14 +85,16 @@ extension SQLiteStore: RetentionStore {
         try read { c in
             var rows: [RetainedRow] = []
             let n = SQLValue.int(Int64(max(0, limit)))
-            try c.query("""
+            try c.query(
+                """
                 SELECT kind, id, received, bytes FROM (
                   SELECT * FROM (SELECT 0 AS kind, id, received, length(event) AS bytes FROM occurrences
                                  WHERE processed = 1 ORDER BY received, id LIMIT ?)
                   UNION ALL
                   SELECT * FROM (SELECT 1 AS kind, id, received, length(payload) AS bytes FROM items ORDER BY received, id LIMIT ?))
                 ORDER BY received, kind, id LIMIT ?
-                """, n, n, n) {
+                """, n, n, n
+            ) {
                 rows.append(RetainedRow(kind: $0.int(0) == 0 ? .occurrence : .item, id: $0.int(1), received: $0.double(2), bytes: $0.int(3)))
             }
             return rows

@@ -70,7 +70,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try writer.sync(rerunnable: true) { c in
             var id: Int64?
             if let e = event {
-                let changed = try c.run("""
+                let changed = try c.run(
+                    """
                     INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event)
                     VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, event_id) DO NOTHING
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
@@ -81,10 +82,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 }
             }
             for item in items {
-                try c.run("INSERT INTO items(project_id, type, received, payload) VALUES(?, ?, ?, ?)",
-                          .int(item.projectID), .text(item.type), .double(item.received), .blob(item.payload))
+                try c.run(
+                    "INSERT INTO items(project_id, type, received, payload) VALUES(?, ?, ?, ?)",
+                    .int(item.projectID), .text(item.type), .double(item.received), .blob(item.payload))
                 if item.sessionsStarted != 0 || item.sessionsCrashed != 0 {
-                    try c.run("""
+                    try c.run(
+                        """
                         INSERT INTO session_counts(project_id, total, crashed) VALUES(?1, ?2, ?3)
                         ON CONFLICT(project_id) DO UPDATE SET total = total + ?2, crashed = crashed + ?3
                         """, .int(item.projectID), .int(item.sessionsStarted), .int(item.sessionsCrashed))
@@ -131,13 +134,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     static func upsertIssue(_ c: SQLiteConnection, projectID: Int64, fingerprint f: Fingerprint, timestamp: Double, count: Int64) throws -> Int64 {
         var id: Int64 = 0
-        try c.query("""
+        try c.query(
+            """
             INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
             VALUES(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
             ON CONFLICT(project_id, fingerprint) DO UPDATE SET
               first_seen = min(first_seen, ?5), last_seen = max(last_seen, ?5), count = count + ?6
             RETURNING id
-            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)) { id = $0.int(0) }
+            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)
+        ) { id = $0.int(0) }
         return id
     }
 
@@ -156,7 +161,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
         let now = Date().timeIntervalSince1970
         return try writer.sync { c in
-            try c.run("""
+            try c.run(
+                """
                 INSERT INTO claims(name, holder, expires) VALUES(?1, ?2, ?3)
                 ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
                 WHERE claims.holder = excluded.holder OR claims.expires <= ?4
@@ -184,7 +190,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func updateBackfill(_ b: BackfillRecord) throws {
         try writer.sync { c in
-            try c.run("""
+            try c.run(
+                """
                 UPDATE backfills SET state = ?, stacks = ?, occurrences = ?, occurrences_done = ?, addresses = ?, issues_merged = ?, finished = ?
                 WHERE id = ?
                 """, .text(b.state), .int(b.stacks), .int(b.occurrences), .int(b.occurrencesDone), .int(b.addressesSymbolicated),
@@ -192,8 +199,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             if b.state == "done" || b.state == "failed" {
                 // "issue>into,issue>into": ids only, so no escaping is needed.
                 let merges = b.merges.map { "\($0.issue)>\($0.into)" }.joined(separator: ",")
-                try c.run("INSERT OR REPLACE INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES(?, ?, ?, ?)",
-                          .int(b.id), .int(b.occurrencesSymbolicated), .text(merges), b.error.map { .text($0) } ?? .null)
+                try c.run(
+                    "INSERT OR REPLACE INTO backfill_outcomes(backfill_id, occurrences_symbolicated, merges, error) VALUES(?, ?, ?, ?)",
+                    .int(b.id), .int(b.occurrencesSymbolicated), .text(merges), b.error.map { .text($0) } ?? .null)
             }
         }
     }

@@ -53,10 +53,12 @@ final class SQLiteWriter: @unchecked Sendable {
     func sync<T>(rerunnable: Bool = false, _ job: @escaping (SQLiteConnection) throws -> T) throws -> T {
         let sem = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: Result<T, Error>?
-        enqueue({ c in result = .success(try job(c)) }, done: { err in
-            if let err { result = .failure(err) }
-            sem.signal()
-        }, rerunnable: rerunnable)
+        enqueue(
+            { c in result = .success(try job(c)) },
+            done: { err in
+                if let err { result = .failure(err) }
+                sem.signal()
+            }, rerunnable: rerunnable)
         sem.wait()
         return try result!.get()
     }

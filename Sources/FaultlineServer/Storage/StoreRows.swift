@@ -6,9 +6,10 @@ enum IssueRows {
 
     /// Without releases (a second query adds them).
     static func issue(_ r: any SQLRow) -> IssueRecord {
-        IssueRecord(id: r.int(0), projectID: r.int(1), fingerprint: r.text(2) ?? "", title: r.text(3) ?? "", culprit: r.text(4) ?? "",
-                    firstSeen: r.double(5), lastSeen: r.double(6), count: r.int(7), releases: [], symbolicated: r.int(8) != 0,
-                    mergedInto: r.isNull(9) ? nil : r.int(9))
+        IssueRecord(
+            id: r.int(0), projectID: r.int(1), fingerprint: r.text(2) ?? "", title: r.text(3) ?? "", culprit: r.text(4) ?? "",
+            firstSeen: r.double(5), lastSeen: r.double(6), count: r.int(7), releases: [], symbolicated: r.int(8) != 0,
+            mergedInto: r.isNull(9) ? nil : r.int(9))
     }
 }
 
@@ -18,7 +19,8 @@ enum OccurrenceRows {
     static let select = "SELECT \(columns) FROM occurrences"
 
     static func occurrence(_ r: any SQLRow) -> StoredOccurrence {
-        StoredOccurrence(id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
-                         release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
+        StoredOccurrence(
+            id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
+            release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
     }
 }

@@ -20,7 +20,8 @@ public enum StoredEvent {
     /// event compressed here.
     static func encode(eventBytes: Data, gzipBody body: Data?, inflatedBytes: Int) -> Data {
         if let body, isGzip(body), inflatedBytes - eventBytes.count <= maxEnvelopeOverhead,
-           body.count * minCompressionRatio <= eventBytes.count {
+            body.count * minCompressionRatio <= eventBytes.count
+        {
             return body
         }
         return PhaseClock.time(.storeCompress) { Deflate.compress(eventBytes) }

@@ -7,13 +7,16 @@ enum SQLTraceStore {
         guard !transactions.isEmpty else { return }
         try db.writing { c in
             for t in transactions {
-                let inserted = try c.rows("""
+                let inserted = try c.rows(
+                    """
                     INSERT INTO transactions(\(TraceRows.transactionInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
-                    """, TraceRows.transactionValues(t)) { $0.int(0) }
+                    """, TraceRows.transactionValues(t)
+                ) { $0.int(0) }
                 guard let row = inserted.first else { continue }  // the same transaction sent twice
                 for s in [t.root] + t.spans {
-                    try c.execute("""
+                    try c.execute(
+                        """
                         INSERT INTO spans(\(TraceRows.spanInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT(project_id, trace_id, span_id) DO UPDATE SET transaction_row = excluded.transaction_row,
                           parent_span_id = excluded.parent_span_id, name = excluded.name, op = excluded.op, status = excluded.status,
@@ -36,17 +39,23 @@ enum SQLTraceStore {
 
     static func trace(_ db: some SQLDatabase, projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
         try db.reading { c in
-            let spans = try c.rows("SELECT \(TraceRows.spanColumns) FROM spans WHERE project_id = ? AND trace_id = ? ORDER BY start",
-                                   .int(projectID), .text(traceID)) { TraceRows.span($0, traceID: traceID) }
-            let occurrences = try c.rows("SELECT occurrence_id, event_id, span_id FROM occurrence_traces WHERE project_id = ? AND trace_id = ? ORDER BY occurrence_id",
-                                         .int(projectID), .text(traceID), map: TraceRows.occurrence)
+            let spans = try c.rows(
+                "SELECT \(TraceRows.spanColumns) FROM spans WHERE project_id = ? AND trace_id = ? ORDER BY start",
+                .int(projectID), .text(traceID)
+            ) { TraceRows.span($0, traceID: traceID) }
+            let occurrences = try c.rows(
+                "SELECT occurrence_id, event_id, span_id FROM occurrence_traces WHERE project_id = ? AND trace_id = ? ORDER BY occurrence_id",
+                .int(projectID), .text(traceID), map: TraceRows.occurrence)
             return (spans, occurrences)
         }
     }
 
-    static func recentTransactions(_ db: some SQLDatabase, projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {
+    static func recentTransactions(_ db: some SQLDatabase, projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws
+        -> [TransactionSummary]
+    {
         try db.reading { c in
-            try c.rows("""
+            try c.rows(
+                """
                 SELECT \(TraceRows.transactionColumns) FROM transactions
                 WHERE project_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR name = ?2) AND (CAST(?3 AS TEXT) IS NULL OR coalesce(status, 'ok') = ?3)
                 ORDER BY received DESC, id DESC LIMIT ?4 OFFSET ?5
@@ -56,7 +65,9 @@ enum SQLTraceStore {
 
     static func traceOf(_ db: some SQLDatabase, occurrenceID: Int64) throws -> (traceID: String, spanID: String?)? {
         try db.reading { c in
-            try c.first("SELECT trace_id, span_id FROM occurrence_traces WHERE occurrence_id = ?", .int(occurrenceID)) { (traceID: $0.text(0) ?? "", spanID: $0.text(1)) }
+            try c.first("SELECT trace_id, span_id FROM occurrence_traces WHERE occurrence_id = ?", .int(occurrenceID)) {
+                (traceID: $0.text(0) ?? "", spanID: $0.text(1))
+            }
         }
     }
 

@@ -13,12 +13,16 @@ struct TraceAPI {
         guard let traces = store as? TraceStore else { return .detail(404, "this store keeps no traces") }
         if p.count == 4 {
             let list = try traces.recentTransactions(projectID: project.id, name: r.query["name"], status: r.query["status"], limit: limit, offset: offset)
-            return .json(.array(list.map { t in
-                ["trace_id": .string(t.traceID), "span_id": .string(t.spanID), "transaction": .string(t.name),
-                 "op": t.op.map { .string($0) } ?? .null, "status": .string(t.status ?? "ok"), "start": .double(t.start), "end": .double(t.end),
-                 "duration_ms": .double(Self.ms(t.end - t.start)), "span_count": .int(t.spanCount), "received": .double(t.received),
-                 "url": .string(Self.path(p[1], project.id, t.traceID))]
-            }))
+            return .json(
+                .array(
+                    list.map { t in
+                        [
+                            "trace_id": .string(t.traceID), "span_id": .string(t.spanID), "transaction": .string(t.name),
+                            "op": t.op.map { .string($0) } ?? .null, "status": .string(t.status ?? "ok"), "start": .double(t.start), "end": .double(t.end),
+                            "duration_ms": .double(Self.ms(t.end - t.start)), "span_count": .int(t.spanCount), "received": .double(t.received),
+                            "url": .string(Self.path(p[1], project.id, t.traceID))
+                        ]
+                    }))
         }
         guard let traceID = TransactionDecoder.hexID(p[4], 32) else { return .detail(400, "a trace id is 32 hex digits") }
         let (spans, occurrences) = try traces.trace(projectID: project.id, traceID: traceID)
@@ -49,7 +53,7 @@ struct TraceAPI {
                 "span_id": .string(s.spanID), "parent_span_id": s.parentSpanID.map { .string($0) } ?? .null,
                 "name": .string(s.name), "op": s.op.map { .string($0) } ?? .null, "status": .string(s.status ?? "ok"),
                 "start": .double(s.start), "end": .double(s.end), "duration_ms": .double(ms(s.end - s.start)),
-                "transaction": .bool(s.isTransaction),
+                "transaction": .bool(s.isTransaction)
             ]
             if let d = s.data, let v = try? JSONValue.parse(Data(d.utf8)) { o["data"] = v }
             if let occ = occurrencesBySpan[s.spanID] { o["occurrences"] = .array(occ.map { .string($0.eventID) }) }
@@ -60,13 +64,18 @@ struct TraceAPI {
         }
         let rootNodes = roots.sorted { $0.start < $1.start }.map { node($0, depth: 0) }
         let start = spans.map(\.start).min() ?? 0, end = spans.map(\.end).max() ?? 0
-        return ["trace_id": .string(traceID), "span_count": .int(Int64(spans.count)), "start": .double(start), "end": .double(end),
-                "duration_ms": .double(ms(end - start)), "roots": .array(rootNodes),
-                "occurrences": .array(occurrences.map { o in
-                    ["event_id": .string(o.eventID), "span_id": o.spanID.map { .string($0) } ?? .null,
-                     "span_stored": .bool(o.spanID.map(ids.contains) ?? false),
-                     "url": .string("/api/0/projects/\(org)/\(projectID)/events/\(o.eventID)/")]
-                })]
+        return [
+            "trace_id": .string(traceID), "span_count": .int(Int64(spans.count)), "start": .double(start), "end": .double(end),
+            "duration_ms": .double(ms(end - start)), "roots": .array(rootNodes),
+            "occurrences": .array(
+                occurrences.map { o in
+                    [
+                        "event_id": .string(o.eventID), "span_id": o.spanID.map { .string($0) } ?? .null,
+                        "span_stored": .bool(o.spanID.map(ids.contains) ?? false),
+                        "url": .string("/api/0/projects/\(org)/\(projectID)/events/\(o.eventID)/")
+                    ]
+                })
+        ]
     }
 
     /// What an occurrence shows of its trace: the ids and where the trace is read.

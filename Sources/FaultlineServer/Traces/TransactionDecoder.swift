@@ -45,38 +45,46 @@ public enum TransactionDecoder {
         guard let start = EventFields.timestamp(v["start_timestamp"]), let end = EventFields.timestamp(v["timestamp"]), start <= end else {
             throw .malformed("transaction: start_timestamp and timestamp are required, start first")
         }
-        let root = SpanRecord(traceID: traceID, spanID: spanID, parentSpanID: hexID(trace?["parent_span_id"]?.stringValue, 16),
-                              name: v["transaction"]?.stringValue ?? "<unnamed>", op: trace?["op"]?.stringValue,
-                              status: status(trace?["status"]), start: start, end: end, isTransaction: true,
-                              data: trace?["data"].map { String(decoding: $0.serialized(), as: UTF8.self) })
+        let root = SpanRecord(
+            traceID: traceID, spanID: spanID, parentSpanID: hexID(trace?["parent_span_id"]?.stringValue, 16),
+            name: v["transaction"]?.stringValue ?? "<unnamed>", op: trace?["op"]?.stringValue,
+            status: status(trace?["status"]), start: start, end: end, isTransaction: true,
+            data: trace?["data"].map { String(decoding: $0.serialized(), as: UTF8.self) })
         var spans: [SpanRecord] = [], invalid = 0
         for s in v["spans"]?.arrayValue ?? [] {
             guard let sid = hexID(s["span_id"]?.stringValue, 16), let st = EventFields.timestamp(s["start_timestamp"]),
-                  let en = EventFields.timestamp(s["timestamp"]), st <= en else { invalid += 1; continue }
+                let en = EventFields.timestamp(s["timestamp"]), st <= en
+            else { invalid += 1; continue }
             // A child of another trace cannot be drawn in this one.
             if let t = s["trace_id"]?.stringValue, hexID(t, 32) != traceID { invalid += 1; continue }
             var data = s["data"]?.objectValue ?? [:]
             if let tags = s["tags"]?.objectValue, !tags.isEmpty { data["tags"] = .object(tags) }
-            spans.append(SpanRecord(traceID: traceID, spanID: sid, parentSpanID: hexID(s["parent_span_id"]?.stringValue, 16) ?? spanID,
-                                    name: s["description"]?.stringValue ?? s["op"]?.stringValue ?? "", op: s["op"]?.stringValue,
-                                    status: status(s["status"]), start: st, end: en, isTransaction: false,
-                                    data: data.isEmpty ? nil : String(decoding: JSONValue.object(data).serialized(), as: UTF8.self)))
+            spans.append(
+                SpanRecord(
+                    traceID: traceID, spanID: sid, parentSpanID: hexID(s["parent_span_id"]?.stringValue, 16) ?? spanID,
+                    name: s["description"]?.stringValue ?? s["op"]?.stringValue ?? "", op: s["op"]?.stringValue,
+                    status: status(s["status"]), start: st, end: en, isTransaction: false,
+                    data: data.isEmpty ? nil : String(decoding: JSONValue.object(data).serialized(), as: UTF8.self)))
         }
-        let eventID = EnvelopeDecoder.normalisedEventID(envelopeEventID) ?? EnvelopeDecoder.normalisedEventID(v["event_id"]?.stringValue) ?? Keys.randomHex(bytes: 16)
+        let eventID =
+            EnvelopeDecoder.normalisedEventID(envelopeEventID) ?? EnvelopeDecoder.normalisedEventID(v["event_id"]?.stringValue) ?? Keys.randomHex(bytes: 16)
         return IncomingTransaction(projectID: projectID, eventID: eventID, received: received, root: root, spans: spans, invalidSpans: invalid)
     }
 
     /// Lowercase hex of the given length (upper case is folded; Sentry ids are case-insensitive).
     static func hexID(_ s: String?, _ length: Int) -> String? {
         guard let s = s?.lowercased(), s.utf8.count == length, s.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
-              s.utf8.contains(where: { $0 != 48 }) else { return nil }
+            s.utf8.contains(where: { $0 != 48 })
+        else { return nil }
         return s
     }
 
     /// Relay's reading of `status`: the names, `success`/`failure`, or the integer codes 0–16.
-    static let statusNames = ["ok", "cancelled", "unknown_error", "invalid_argument", "deadline_exceeded", "not_found",
-                              "already_exists", "permission_denied", "resource_exhausted", "failed_precondition", "aborted",
-                              "out_of_range", "unimplemented", "internal_error", "unavailable", "data_loss", "unauthenticated"]
+    static let statusNames = [
+        "ok", "cancelled", "unknown_error", "invalid_argument", "deadline_exceeded", "not_found",
+        "already_exists", "permission_denied", "resource_exhausted", "failed_precondition", "aborted",
+        "out_of_range", "unimplemented", "internal_error", "unavailable", "data_loss", "unauthenticated"
+    ]
     static func status(_ v: JSONValue?) -> String? {
         if let n = v?.int64Value, n >= 0, n < statusNames.count { return statusNames[Int(n)] }
         guard let s = v?.stringValue else { return nil }

@@ -6,12 +6,15 @@ import FaultlineProtocol
 enum TransactionIngest {
     /// Separates `transaction` items (decoded and validated) from the items stored as they are.
     static func split(_ items: [Envelope.Item], projectID: Int64, received: Double, envelopeEventID: String?) throws(IngestError)
-        -> (rest: [Envelope.Item], transactions: [IncomingTransaction]) {
+        -> (rest: [Envelope.Item], transactions: [IncomingTransaction])
+    {
         var rest: [Envelope.Item] = [], transactions: [IncomingTransaction] = []
         for item in items {
             if item.type == "transaction" {
-                transactions.append(try TransactionDecoder.decode(item.payload, projectID: projectID, received: received,
-                                                                  envelopeEventID: envelopeEventID))
+                transactions.append(
+                    try TransactionDecoder.decode(
+                        item.payload, projectID: projectID, received: received,
+                        envelopeEventID: envelopeEventID))
             } else {
                 rest.append(item)
             }

@@ -57,9 +57,10 @@ public final class UpstreamFetcher: @unchecked Sendable {
         self.options = options
         self.store = store
         self.debugFiles = debugFiles
-        client = DebuginfodClient(urls: options.urls, cacheDirectory: dataDirectory + "/debuginfod-cache",
-                                  timeoutSeconds: options.timeoutSeconds, maxTimeSeconds: options.maxTimeSeconds,
-                                  negativeRetrySeconds: Int(options.retryInterval.rounded(.up)))
+        client = DebuginfodClient(
+            urls: options.urls, cacheDirectory: dataDirectory + "/debuginfod-cache",
+            timeoutSeconds: options.timeoutSeconds, maxTimeSeconds: options.maxTimeSeconds,
+            negativeRetrySeconds: Int(options.retryInterval.rounded(.up)))
     }
 
     /// A frame needs `id` and the server has no file: queue it unless it is queued, was fetched,
@@ -96,7 +97,9 @@ public final class UpstreamFetcher: @unchecked Sendable {
     /// Returns at once even while a query waits on a slow upstream: the worker stores nothing
     /// after this (it checks `stopping` under `installLock` before touching the store).
     public func stop() {
-        worker.requestStop { q in q.stopped = true; q.ids.removeAll() }
+        worker.requestStop { q in
+            q.stopped = true; q.ids.removeAll()
+        }
         installLock.lock(); installLock.unlock()
     }
 
@@ -111,7 +114,9 @@ public final class UpstreamFetcher: @unchecked Sendable {
         case .notFound: next = .notFound(retryAt: Date().addingTimeInterval(options.retryInterval))
         case .failed(let e): next = .failed(errno: e, retryAt: Date().addingTimeInterval(options.retryInterval))
         }
-        worker.update { q in q.states[id] = next; q.running = false }
+        worker.update { q in
+            q.states[id] = next; q.running = false
+        }
     }
 
     /// Moves the fetched file out of libdebuginfod's cache into the debug-file store, records it
@@ -131,9 +136,10 @@ public final class UpstreamFetcher: @unchecked Sendable {
         }
         do { try debugFiles.install(staged, summary: summary) } catch { unlink(staged); return negative }
         let size = (try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(id))[.size] as? Int) ?? 0
-        let record = DebugFileRecord(buildID: id, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
-                                     isExecutable: summary.isExecutable, size: Int64(size), name: "debuginfod",
-                                     uploaded: Date().timeIntervalSince1970)
+        let record = DebugFileRecord(
+            buildID: id, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
+            isExecutable: summary.isExecutable, size: Int64(size), name: "debuginfod",
+            uploaded: Date().timeIntervalSince1970)
         do { try store.recordDebugFile(record) } catch { return negative }
         onNewDebugFile?(summary)
         return .fetched

@@ -30,7 +30,8 @@ enum HTML {
     static func safeExternalURL(_ s: String) -> String? {
         let t = s.trimmingCharacters(in: .whitespaces)
         guard let u = URL(string: t), let scheme = u.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              u.host?.isEmpty == false, !t.unicodeScalars.contains(where: { $0.value < 0x21 }) else { return nil }
+            u.host?.isEmpty == false, !t.unicodeScalars.contains(where: { $0.value < 0x21 })
+        else { return nil }
         return esc(t)
     }
 

@@ -8,7 +8,8 @@ enum SVGChart {
         guard !counts.isEmpty else { return "" }
         let maxV = max(counts.max() ?? 1, 1)
         let bw = Double(width) / Double(counts.count)
-        var s = "<svg class=\"spark\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"occurrences per day\">"
+        var s =
+            "<svg class=\"spark\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"occurrences per day\">"
         for (i, c) in counts.enumerated() {
             let h = c == 0 ? 1.0 : max(2.0, Double(height) * Double(c) / Double(maxV))
             s += String(format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"", Double(i) * bw + 0.5, Double(height) - h, max(1, bw - 1), h)

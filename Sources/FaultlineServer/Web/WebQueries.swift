@@ -9,7 +9,7 @@ import FaultlineProtocol
 struct IssueQuery {
     enum Sort: String, CaseIterable { case lastSeen = "last_seen", firstSeen = "first_seen", count }
     var sort: Sort = .lastSeen
-    var status: String = "unresolved"   // unresolved | resolved | all
+    var status: String = "unresolved"  // unresolved | resolved | all
     var release: String = ""
     var environment: String = ""
     var text: String = ""
@@ -129,7 +129,8 @@ final class WebQueries: @unchecked Sendable {
             sql += " AND i.id IN (SELECT issue_id FROM issue_releases WHERE release = \(p(.text(q.release))))"
         }
         if !q.environment.isEmpty {
-            sql += " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key JOIN issues g ON g.id = o.issue_id WHERE e.environment = \(p(.text(q.environment))))"
+            sql +=
+                " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key JOIN issues g ON g.id = o.issue_id WHERE e.environment = \(p(.text(q.environment))))"
         }
         if !q.text.isEmpty {
             sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
@@ -144,8 +145,10 @@ final class WebQueries: @unchecked Sendable {
     /// Releases and environments seen in a project, for the filter menus.
     func releases(projectID: Int64) throws -> [String] {
         try store.reading { c in
-            try c.rows("SELECT DISTINCT r.release FROM issue_releases r JOIN issues i ON i.id = r.issue_id WHERE i.project_id = ? ORDER BY 1 DESC LIMIT 200",
-                       .int(projectID)) { $0.text(0) ?? "" }
+            try c.rows(
+                "SELECT DISTINCT r.release FROM issue_releases r JOIN issues i ON i.id = r.issue_id WHERE i.project_id = ? ORDER BY 1 DESC LIMIT 200",
+                .int(projectID)
+            ) { $0.text(0) ?? "" }
         }
     }
 
@@ -154,7 +157,8 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func status(issueID: Int64) throws -> String {
-        try store.reading { c in try c.first("SELECT status FROM web_issue_status WHERE issue_id = ?", .int(issueID)) { $0.text(0) ?? "unresolved" } } ?? "unresolved"
+        try store.reading { c in try c.first("SELECT status FROM web_issue_status WHERE issue_id = ?", .int(issueID)) { $0.text(0) ?? "unresolved" } }
+            ?? "unresolved"
     }
 
     func installs(issueID: Int64) throws -> Int64 { try store.reading { try Self.installs($0, issueID: issueID) } }
@@ -168,7 +172,8 @@ final class WebQueries: @unchecked Sendable {
     func firstRelease(issueID: Int64) throws -> String? {
         try store.reading { c in
             let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
-            return try c.rows("SELECT release FROM occurrences WHERE \(m.sql) AND release IS NOT NULL ORDER BY timestamp LIMIT 1", m.args) { $0.text(0) }.first ?? nil
+            return try c.rows("SELECT release FROM occurrences WHERE \(m.sql) AND release IS NOT NULL ORDER BY timestamp LIMIT 1", m.args) { $0.text(0) }.first
+                ?? nil
         }
     }
 
@@ -177,8 +182,9 @@ final class WebQueries: @unchecked Sendable {
     /// Newest first, keyset on id (`before`), without reading the event blobs.
     func occurrences(issueID: Int64, before: Int64?, limit: Int) throws -> [OccurrenceRow] {
         try store.reading { c in
-            let q = IssueGroups.newestFirst(columns: "id, event_id, timestamp, release, install_id", issue: issueID, members: try IssueGroups.members(c, issueID),
-                                            before: before ?? Int64.max, limit: limit)
+            let q = IssueGroups.newestFirst(
+                columns: "id, event_id, timestamp, release, install_id", issue: issueID, members: try IssueGroups.members(c, issueID),
+                before: before ?? Int64.max, limit: limit)
             return try c.rows(q.sql, q.args) { r in
                 OccurrenceRow(id: r.int(0), eventID: r.text(1) ?? "", timestamp: r.double(2), release: r.text(3), installID: r.text(4))
             }
@@ -205,8 +211,9 @@ final class WebQueries: @unchecked Sendable {
 
     func recordUploader(buildID: String, tokenName: String) throws {
         try store.writing { c in
-            try c.execute("INSERT INTO web_upload_tokens(build_id, token_name, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
-                          .text(buildID), .text(tokenName), .double(Date().timeIntervalSince1970))
+            try c.execute(
+                "INSERT INTO web_upload_tokens(build_id, token_name, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
+                .text(buildID), .text(tokenName), .double(Date().timeIntervalSince1970))
         }
     }
 
@@ -229,12 +236,14 @@ final class WebQueries: @unchecked Sendable {
     /// Issues whose stored stacks go through a build-id (what a debug file makes readable).
     func issues(referencing buildID: String, limit: Int) throws -> [(id: Int64, title: String, symbolicated: Bool)] {
         try store.reading { c in
-            try c.rows("""
+            try c.rows(
+                """
                 SELECT i.id, i.title, i.symbolicated FROM issues i WHERE i.merged_into IS NULL AND i.id IN (
                   SELECT coalesce(g.merged_into, g.id) FROM stack_modules m JOIN occurrences o ON o.stack_key = m.stack_key
                   JOIN issues g ON g.id = o.issue_id WHERE m.build_id = ?)
                 ORDER BY i.last_seen DESC LIMIT ?
-                """, .text(buildID), .int(Int64(limit))) { (id: $0.int(0), title: $0.text(1) ?? "", symbolicated: $0.int(2) != 0) }
+                """, .text(buildID), .int(Int64(limit))
+            ) { (id: $0.int(0), title: $0.text(1) ?? "", symbolicated: $0.int(2) != 0) }
         }
     }
 
@@ -243,8 +252,10 @@ final class WebQueries: @unchecked Sendable {
     /// Newest items of one type, keyset on id; payloads as stored.
     func items(projectID: Int64, type: String, before: Int64?, limit: Int) throws -> [(id: Int64, received: Double, payload: Data)] {
         try store.reading { c in
-            try c.rows("SELECT id, received, payload FROM items WHERE project_id = ? AND type = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                       .int(projectID), .text(type), .int(before ?? Int64.max), .int(Int64(limit))) { (id: $0.int(0), received: $0.double(1), payload: $0.blob(2)) }
+            try c.rows(
+                "SELECT id, received, payload FROM items WHERE project_id = ? AND type = ? AND id < ? ORDER BY id DESC LIMIT ?",
+                .int(projectID), .text(type), .int(before ?? Int64.max), .int(Int64(limit))
+            ) { (id: $0.int(0), received: $0.double(1), payload: $0.blob(2)) }
         }
     }
 
@@ -252,13 +263,16 @@ final class WebQueries: @unchecked Sendable {
 
     func user(_ name: String) throws -> WebUser? {
         try store.reading { c in
-            try c.first("SELECT name, salt, hash FROM web_users WHERE name = ?", .text(name)) { WebUser(name: $0.text(0) ?? "", salt: $0.blob(1), hash: $0.blob(2)) }
+            try c.first("SELECT name, salt, hash FROM web_users WHERE name = ?", .text(name)) {
+                WebUser(name: $0.text(0) ?? "", salt: $0.blob(1), hash: $0.blob(2))
+            }
         }
     }
 
     func setUser(_ u: WebUser) throws {
         try store.writing { c in
-            try c.execute("""
+            try c.execute(
+                """
                 INSERT INTO web_users(name, salt, hash, created) VALUES(?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET salt = excluded.salt, hash = excluded.hash, created = excluded.created
                 """, .text(u.name), .blob(u.salt), .blob(u.hash), .double(Date().timeIntervalSince1970))
@@ -286,8 +300,10 @@ final class WebQueries: @unchecked Sendable {
     func indexEnvironments(batch: Int = 2000, through bound: Int64 = .max) throws -> Int {
         let rows: [(id: Int64, key: String?, event: Data)] = try store.reading { c in
             let last = try c.first("SELECT value FROM web_state WHERE key = 'env_indexed'") { $0.int(0) } ?? 0
-            return try c.rows("SELECT id, stack_key, event FROM occurrences WHERE id > ? AND id <= ? AND processed = 1 ORDER BY id LIMIT ?",
-                              .int(last), .int(bound), .int(Int64(batch))) { (id: $0.int(0), key: $0.text(1), event: $0.blob(2)) }
+            return try c.rows(
+                "SELECT id, stack_key, event FROM occurrences WHERE id > ? AND id <= ? AND processed = 1 ORDER BY id LIMIT ?",
+                .int(last), .int(bound), .int(Int64(batch))
+            ) { (id: $0.int(0), key: $0.text(1), event: $0.blob(2)) }
         }
         guard let maxID = rows.last?.id else { return 0 }
         var pairs = Set<[String]>()

@@ -27,7 +27,7 @@ public final class WebUI: @unchecked Sendable {
         ("X-Content-Type-Options", "nosniff"),
         ("X-Frame-Options", "DENY"),
         ("Referrer-Policy", "no-referrer"),
-        ("Cross-Origin-Opener-Policy", "same-origin"),
+        ("Cross-Origin-Opener-Policy", "same-origin")
     ]
 
     init(store: WebBackingStore, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
@@ -87,11 +87,14 @@ public final class WebUI: @unchecked Sendable {
     func route(_ r: HTTPRequest) throws -> HTTPResponse {
         let p = Array(r.pathComponents.dropFirst())  // after "ui"
         if p == ["static", "app.css"] {
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "max-age=300")],
-                                body: .data(Data(WebStyle.css.utf8)))
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "max-age=300")],
+                body: .data(Data(WebStyle.css.utf8)))
         }
         if p == ["login"] { return try LoginPage(ui: self).handle(r) }
-        guard r.method == "GET" || r.method == "HEAD" || r.method == "POST" else { return Self.page(status: 405, WebLayout.errorPage("Method not allowed", r.method)) }
+        guard r.method == "GET" || r.method == "HEAD" || r.method == "POST" else {
+            return Self.page(status: 405, WebLayout.errorPage("Method not allowed", r.method))
+        }
         guard let session = sessions.session(for: r) else {
             guard r.method != "POST" else { return Self.page(status: 403, WebLayout.errorPage("Not logged in", "Log in again.")) }
             return Self.redirect("/ui/login")
@@ -105,8 +108,12 @@ public final class WebUI: @unchecked Sendable {
         case ["logout"]:
             guard r.method == "POST" else { return Self.page(status: 405, WebLayout.errorPage("Method not allowed", "Log out with the button.")) }
             sessions.end(session.id)
-            return HTTPResponse(status: 303, headers: [("Location", "/ui/login"),
-                                                       ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, "", secure: isSecure(r), maxAge: 0))])
+            return HTTPResponse(
+                status: 303,
+                headers: [
+                    ("Location", "/ui/login"),
+                    ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, "", secure: isSecure(r), maxAge: 0))
+                ])
         case ["projects"]: return try ProjectsPage(ctx: ctx).render()
         case ["debug-files"]: return try DebugFilesPage(ctx: ctx).render()
         case let x where x.count == 3 && x[0] == "projects":

@@ -2,7 +2,7 @@
 // candidate files; the locator alone decides whether a candidate is the module's.
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Finds the file holding DWARF for a module by asking its `sources` in order. The standard chain
@@ -21,8 +21,10 @@ public struct DebugFileLocator: Sendable {
 
     public init(sources: [any DebugFileSource]) { self.sources = sources }
 
-    public init(explicitFiles: [String] = [], debugDirectories: [String] = [], searchModulePath: Bool = true, searchSystem: Bool = true,
-                systemDebugRoot: String = SystemDebugSource.defaultRoot, debuginfod: DebuginfodClient? = nil) {
+    public init(
+        explicitFiles: [String] = [], debugDirectories: [String] = [], searchModulePath: Bool = true, searchSystem: Bool = true,
+        systemDebugRoot: String = SystemDebugSource.defaultRoot, debuginfod: DebuginfodClient? = nil
+    ) {
         var s: [any DebugFileSource] = [ExplicitFileSource(files: explicitFiles), BuildIDDirectorySource(directories: debugDirectories)]
         if searchModulePath {
             s.append(ModulePathSource())
@@ -94,7 +96,8 @@ public struct DebugFileLocator: Sendable {
             for c in source.candidates(for: request) where consider(c) { break search }
         }
         if let modulePath, Self.isRegularFile(modulePath), let info = try? ELFInfo.read(path: modulePath),
-           buildID == nil || info.buildID == buildID {
+            buildID == nil || info.buildID == buildID
+        {
             loc.moduleFile = modulePath
         }
         return loc
@@ -107,7 +110,9 @@ public struct DebugFileLocator: Sendable {
     /// the link's build-id or `.debug_sup` checksum.
     public func locateSupplementary(_ link: SupplementaryLink, debugFile: String) -> String? {
         var paths: [String] = []
-        if link.name.hasPrefix("/") { paths.append(link.name) } else if !link.name.isEmpty {
+        if link.name.hasPrefix("/") {
+            paths.append(link.name)
+        } else if !link.name.isEmpty {
             let dir = debugFile.contains("/") ? String(debugFile[..<debugFile.lastIndex(of: "/")!]) : "."
             paths.append(dir + "/" + link.name)
         }

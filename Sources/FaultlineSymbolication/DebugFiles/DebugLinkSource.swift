@@ -11,8 +11,9 @@ public struct DebugLinkSource: DebugFileSource {
 
     public func candidates(for request: DebugFileRequest) -> [DebugFileCandidate] {
         guard let modulePath = request.modulePath, DebugFileLocator.isRegularFile(modulePath),
-              let info = try? ELFInfo.read(path: modulePath), request.buildID == nil || info.buildID == request.buildID,
-              let link = info.debugLink else { return [] }
+            let info = try? ELFInfo.read(path: modulePath), request.buildID == nil || info.buildID == request.buildID,
+            let link = info.debugLink
+        else { return [] }
         let dir = modulePath.contains("/") ? String(modulePath[..<modulePath.lastIndex(of: "/")!]) : "."
         var paths = ["\(dir)/\(link.name)", "\(dir)/.debug/\(link.name)"]
         paths += directories.map { "\($0)/\(link.name)" }

@@ -2,7 +2,7 @@
 import FoundationEssentials
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// libdebuginfod, opened with dlopen on the first query rather than linked: linking it loads
@@ -25,8 +25,9 @@ enum LibDebuginfod {
         guard let h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL) else { return nil }
         func sym<T>(_ name: String, _: T.Type) -> T? { dlsym(h, name).map { unsafeBitCast($0, to: T.self) } }
         guard let b = sym("debuginfod_begin", Begin.self), let e = sym("debuginfod_end", End.self),
-              let p = sym("debuginfod_set_progressfn", SetProgress.self),
-              let d = sym("debuginfod_find_debuginfo", Find.self), let x = sym("debuginfod_find_executable", Find.self) else { return nil }
+            let p = sym("debuginfod_set_progressfn", SetProgress.self),
+            let d = sym("debuginfod_find_debuginfo", Find.self), let x = sym("debuginfod_find_executable", Find.self)
+        else { return nil }
         return Functions(begin: b, end: e, setProgress: p, findDebuginfo: d, findExecutable: x)
     }()
 }
@@ -67,7 +68,8 @@ public final class DebuginfodClient: @unchecked Sendable {
         let urls = (variable("DEBUGINFOD_URLS") ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard !urls.isEmpty else { return nil }
         let timeout = variable("DEBUGINFOD_TIMEOUT").flatMap { Int($0) } ?? 10
-        let cache = variable("DEBUGINFOD_CACHE_PATH").flatMap { $0.isEmpty ? nil : $0 }
+        let cache =
+            variable("DEBUGINFOD_CACHE_PATH").flatMap { $0.isEmpty ? nil : $0 }
             ?? (cacheDirectory ?? IndexCache.defaultDirectory) + "/debuginfod"
         return DebuginfodClient(urls: urls, cacheDirectory: cache, timeoutSeconds: timeout)
     }

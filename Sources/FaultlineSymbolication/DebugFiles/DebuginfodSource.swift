@@ -4,7 +4,7 @@
 import FoundationEssentials
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The chain's last source: asks the client for the build-id's debuginfo.

@@ -6,7 +6,7 @@
 import CDw
 import FaultlineProtocol
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a debug file says about its supplementary file.
@@ -31,8 +31,9 @@ public struct SupplementaryLink: Sendable, Hashable {
     /// Parses `.gnu_debugaltlink`: a NUL-terminated path, then the build-id bytes.
     static func parseAltLink(_ bytes: [UInt8]) -> SupplementaryLink? {
         guard let nul = bytes.firstIndex(of: 0), nul > 0 else { return nil }
-        return SupplementaryLink(kind: .gnuDebugAltLink, name: String(decoding: bytes[..<nul], as: UTF8.self),
-                                 identity: Array(bytes[(nul + 1)...]))
+        return SupplementaryLink(
+            kind: .gnuDebugAltLink, name: String(decoding: bytes[..<nul], as: UTF8.self),
+            identity: Array(bytes[(nul + 1)...]))
     }
 
     /// Parses `.debug_sup` (DWARF 5, 7.3.6): version (2 bytes, 5), is_supplementary (1 byte),

@@ -26,7 +26,6 @@ func crasherOption(_ name: String, in args: [String]) -> String? {
     return x
 }
 
-
 /// Resident set size from /proc/self/statm.
 func residentBytes() -> Int {
     guard let s = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
@@ -78,5 +77,7 @@ actor AsyncCounter {
 /// `Task { }` from a nonisolated function: on the global executor (from main.swift's top level it
 /// would inherit the main actor, which the waiting main thread blocks).
 func startUnstructuredTask(_ done: DispatchSemaphore) {
-    Task { print(await asyncOuter(nothing())); done.signal() }
+    Task {
+        print(await asyncOuter(nothing())); done.signal()
+    }
 }

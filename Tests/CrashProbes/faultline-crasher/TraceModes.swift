@@ -4,7 +4,7 @@ import CCrashProbes
 import Faultline
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 enum TraceModes {

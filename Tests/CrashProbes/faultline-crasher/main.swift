@@ -60,7 +60,8 @@ let modes: [String: String] = [
     "segv-before-preparation": "SIGSEGV right after start, its background preparation held back 3 s (the crashing thread pre-warms libunwind)",
     "segv-after-preparation": "the same SIGSEGV from the same call site, once start's preparation is done and 100 ms have passed",
     "segv-during-preparation": "SIGSEGV raised on start's preparing thread inside its libunwind pre-warm (frame pointers, with the reason)",
-    "timed-segv": "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
+    "timed-segv":
+        "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
     "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
     "async-detached": "the same under Task.detached",
     "async-group": "the same in a task-group child",
@@ -68,7 +69,7 @@ let modes: [String: String] = [
     "async-corrupt-unreadable": "SIGSEGV in an async function whose context's Parent points at unmapped memory",
     "async-corrupt-loop": "SIGSEGV in an async function whose context's Parent points at itself",
     "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
-    "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
+    "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)"
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -101,8 +102,9 @@ if mode == "segv-before-preparation" { faultline_crash_delay_preparation_for_tes
 if mode == "segv-during-preparation" { faultline_crash_fault_during_preparation_for_testing(SIGSEGV) }
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
-var options = Options(dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
-                      service: "faultline-crasher", appID: "dev.faultline.crasher", dataDirectory: option("--data-dir"))
+var options = Options(
+    dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
+    service: "faultline-crasher", appID: "dev.faultline.crasher", dataDirectory: option("--data-dir"))
 options.swiftBacktraceDirectory = option("--swift-backtrace-dir")
 let result = Faultline.start(options)
 let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
@@ -127,7 +129,7 @@ var summary: [String: Any] = [
     "start_ns": startNanoseconds,
     "crash_core_start_ns": result.crashHandlerStartNanoseconds,
     "rss_delta_bytes": rssAfter - rssBefore,
-    "reserved_bytes": faultline_crash_reserved_bytes(),
+    "reserved_bytes": faultline_crash_reserved_bytes()
 ]
 if !early {
     summary["converted"] = result.pickup.converted
@@ -157,7 +159,9 @@ case "thread-segv": probe_segv_on_pthread(0)
 case "thread-stack-overflow": probe_segv_on_pthread(1)
 case "task-stack-overflow":
     let done = DispatchSemaphore(value: 0)
-    Task.detached { print(recurseForever(0)); done.signal() }
+    Task.detached {
+        print(recurseForever(0)); done.signal()
+    }
     done.wait()
 case "dispatch-stack-overflow":
     DispatchQueue.global().async { print(recurseForever(0)) }
@@ -182,8 +186,9 @@ case "recover-then-segv":
     probe_touch_guard_page()
     probe_segv()
 case "recover-threads", "recover-while-crashing":
-    probe_recover_on_threads(Int32(option("--threads").flatMap(Int32.init) ?? 2),
-                             Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
+    probe_recover_on_threads(
+        Int32(option("--threads").flatMap(Int32.init) ?? 2),
+        Int32(option("--stagger-us").flatMap(Int32.init) ?? 0), mode == "recover-while-crashing" ? 1 : 0)
     exit(0)
 case "segv-marked":
     // Start's background work binds symbols of its own (normal context, another thread): the C
@@ -233,7 +238,9 @@ case "async-task", "timed-async":
     done.wait()
 case "async-detached":
     let done = DispatchSemaphore(value: 0)
-    Task.detached { print(await asyncOuter(nothing())); done.signal() }
+    Task.detached {
+        print(await asyncOuter(nothing())); done.signal()
+    }
     done.wait()
 case "async-group":
     let done = DispatchSemaphore(value: 0)
@@ -248,12 +255,16 @@ case "async-group":
 case "async-actor":
     let done = DispatchSemaphore(value: 0)
     let counter = AsyncCounter()
-    Task.detached { print(await counter.add()); done.signal() }
+    Task.detached {
+        print(await counter.add()); done.signal()
+    }
     done.wait()
 case "async-corrupt-unreadable", "async-corrupt-loop", "async-corrupt-misaligned":
     let how: Int32 = mode.hasSuffix("unreadable") ? 1 : mode.hasSuffix("loop") ? 2 : 3
     let done = DispatchSemaphore(value: 0)
-    Task.detached { print(await asyncCorruptCaller(how)); done.signal() }
+    Task.detached {
+        print(await asyncCorruptCaller(how)); done.signal()
+    }
     done.wait()
 case "timed-segv":
     // Measures a crash in a running program, not one within a millisecond of start (while start's

@@ -17,7 +17,6 @@ let args = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? { args.firstIndex(of: name).flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil } }
 guard let mode = args.first else { print("usage: see the comment in main.swift"); exit(2) }
 
-
 switch mode {
 case "write":
     let path = args[1], n = Int(args[2])!
@@ -86,8 +85,9 @@ case "log-fork":
     print("forked \(forks)"); fflush(nil)
     exit(0)
 case "journal":
-    let j = JournalLogger(identifier: "faultline-log-probe", subsystem: "dev.faultline", category: "tests",
-                          socketPath: args[1])
+    let j = JournalLogger(
+        identifier: "faultline-log-probe", subsystem: "dev.faultline", category: "tests",
+        socketPath: args[1])
     j.warning("journal line\nsecond line", attributes: ["order.id": "A-7", "tries": 3])
 default:
     print("unknown mode \(mode)"); exit(2)

@@ -16,7 +16,8 @@ struct ArchiveChecksum {
         0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
         0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
         0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
+    ]
 
     /// The lowercase hex digest of `data`.
     static func hex(_ data: Data) -> String {
@@ -33,7 +34,9 @@ struct ArchiveChecksum {
                 let take = min(64 - block.count, raw.count)
                 block.append(contentsOf: raw[0..<take])
                 i = take
-                if block.count == 64 { block.withUnsafeBytes { compress(UnsafeRawBufferPointer(rebasing: $0[0..<64])) }; block.removeAll(keepingCapacity: true) }
+                if block.count == 64 {
+                    block.withUnsafeBytes { compress(UnsafeRawBufferPointer(rebasing: $0[0..<64])) }; block.removeAll(keepingCapacity: true)
+                }
             }
             while i + 64 <= raw.count { compress(UnsafeRawBufferPointer(rebasing: raw[i..<(i + 64)])); i += 64 }
             if i < raw.count { block.append(contentsOf: raw[i...]) }

@@ -13,7 +13,9 @@ enum ArchiveDrops {
     }
 
     static func handOver(to outbox: Outbox) {
-        let n = early.withLock { v -> Int in defer { v = 0 }; return v }
+        let n = early.withLock { v -> Int in
+            defer { v = 0 }; return v
+        }
         if n > 0 { outbox.countDrop(.logArchiveEvicted, n) }
     }
 }

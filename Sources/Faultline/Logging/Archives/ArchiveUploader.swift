@@ -56,8 +56,10 @@ final class ArchiveUploader: Sendable {
     private let state = Mutex(State())
     private let drop: @Sendable (Int) -> Void
 
-    init(directory: String, dsn: DSN, metadata: Metadata, transport: any ArchivePosting, clock: any SDKClock = SystemClock(),
-         recheckInterval: Double = 300, drop: @escaping @Sendable (Int) -> Void) {
+    init(
+        directory: String, dsn: DSN, metadata: Metadata, transport: any ArchivePosting, clock: any SDKClock = SystemClock(),
+        recheckInterval: Double = 300, drop: @escaping @Sendable (Int) -> Void
+    ) {
         folder = ArchiveDirectory(path: directory, baseName: "")
         url = Self.endpoint(dsn)
         self.metadata = metadata
@@ -110,7 +112,8 @@ final class ArchiveUploader: Sendable {
             guard uploadSwitch.current == .on else { summary.stoppedBy = "switched off"; return summary }
         }
         if state.withLock({ $0.retryAt }) > now { summary.stoppedBy = "backoff"; return summary }
-        let archives = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".log.gz") && !$0.hasPrefix(".") }.sorted() ?? []
+        let archives =
+            (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".log.gz") && !$0.hasPrefix(".") }.sorted() ?? []
         for name in archives {
             if shouldStop() { summary.stoppedBy = "stopping"; break }
             let path = folder.path + "/" + name
@@ -133,7 +136,9 @@ final class ArchiveUploader: Sendable {
                 summary.stoppedBy = "rate limit"
                 return summary
             case .retryable, .redirected:
-                state.withLock { s in s.backoff.failed(); s.retryAt = clock.now() + s.backoff.currentDelay }
+                state.withLock { s in
+                    s.backoff.failed(); s.retryAt = clock.now() + s.backoff.currentDelay
+                }
                 summary.stoppedBy = "backoff"
                 return summary
             case .rejected, .tooLarge:

@@ -7,8 +7,10 @@ import FaultlineProtocol
 
 extension HTTPTransport: ArchivePosting {
     func postArchive(_ body: Data, url: URL, headers: [String: String]) -> ArchiveAnswer {
-        perform(HTTPRequest(method: "POST", url: url, headers: [("Content-Type", "application/gzip")] + Self.ordered(headers),
-                            body: body, timeout: max(timeout, 60)))
+        perform(
+            HTTPRequest(
+                method: "POST", url: url, headers: [("Content-Type", "application/gzip")] + Self.ordered(headers),
+                body: body, timeout: max(timeout, 60)))
     }
 
     func askArchiveSwitch(url: URL, headers: [String: String]) -> ArchiveAnswer {
@@ -25,7 +27,8 @@ extension HTTPTransport: ArchivePosting {
         case .success(let answer):
             let limits = RateLimits.parse(header: answer.header("X-Sentry-Rate-Limits"))
             // The JSON field only from a body that arrived whole and plain (≤ 64 KiB).
-            let field = UploadSwitch.parse(answer.header("X-Faultline-Log-Upload"))
+            let field =
+                UploadSwitch.parse(answer.header("X-Faultline-Log-Upload"))
                 ?? answer.completePlainBody.flatMap { try? JSONValue.parse($0) }.flatMap { UploadSwitch.parse($0["log_upload"]?.stringValue) }
             return ArchiveAnswer(outcome: Self.classify(answer, limits: limits), logUpload: field)
         }

@@ -58,7 +58,7 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
         var fd: Int32 = -1
         var name = ""
         var size = 0
-        var opened = 0.0       // monotonic seconds
+        var opened = 0.0  // monotonic seconds
         var closed = false
         var failing = false
     }
@@ -170,7 +170,9 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
     /// Appends the queued bytes, rolling at line boundaries so no file passes the size cap
     /// (unless one line alone does). Caller holds the active-file lock.
     private func drain(_ a: inout Active) {
-        let batch = queue.withLock { q -> [UInt8] in defer { q.removeAll(keepingCapacity: true) }; return q }
+        let batch = queue.withLock { q -> [UInt8] in
+            defer { q.removeAll(keepingCapacity: true) }; return q
+        }
         guard !batch.isEmpty, !a.closed else { return }
         batch.withUnsafeBytes { raw in
             var rest = raw[...]

@@ -22,7 +22,9 @@ final class UploadSwitch: Sendable {
 
     /// Records what the server said; written through (atomically, fsync'd) when it changed.
     func set(_ new: State) {
-        let changed = state.withLock { s -> Bool in defer { s = new }; return s != new }
+        let changed = state.withLock { s -> Bool in
+            defer { s = new }; return s != new
+        }
         if changed { try? AtomicFile.write(Data(new.rawValue.utf8), to: file, sync: true) }
     }
 

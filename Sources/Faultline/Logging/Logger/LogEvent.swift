@@ -34,10 +34,12 @@ public struct LogEvent: Sendable {
     public var traceID: String?
     public var spanID: String?
 
-    public init(level: LogLevel, message: String, attributes: [String: AttributeValue] = [:],
-                file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line,
-                timestamp: LogTimestamp = .now(), threadID: Int = LogEvent.currentThreadID,
-                traceID: String? = nil, spanID: String? = nil) {
+    public init(
+        level: LogLevel, message: String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line,
+        timestamp: LogTimestamp = .now(), threadID: Int = LogEvent.currentThreadID,
+        traceID: String? = nil, spanID: String? = nil
+    ) {
         self.level = level
         self.message = message
         self.attributes = attributes

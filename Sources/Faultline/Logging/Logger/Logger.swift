@@ -32,37 +32,53 @@ extension Logger {
     public func isEnabled(_ level: LogLevel) -> Bool { true }
 
     /// Builds the event (only if the level is enabled) and logs it.
-    public func log(level: LogLevel, _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                    file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func log(
+        level: LogLevel, _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         guard isEnabled(level) else { return }
         log(LogEvent(level: level, message: message(), attributes: attributes, file: file, function: function, line: line))
     }
-    public func trace(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                      file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func trace(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .trace, message(), attributes: attributes, file: file, function: function, line: line)
     }
-    public func debug(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                      file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func debug(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .debug, message(), attributes: attributes, file: file, function: function, line: line)
     }
-    public func info(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                     file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func info(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .info, message(), attributes: attributes, file: file, function: function, line: line)
     }
-    public func notice(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                       file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func notice(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .notice, message(), attributes: attributes, file: file, function: function, line: line)
     }
-    public func warning(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func warning(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .warning, message(), attributes: attributes, file: file, function: function, line: line)
     }
-    public func error(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                      file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func error(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .error, message(), attributes: attributes, file: file, function: function, line: line)
     }
-    public func critical(_ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
-                         file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line) {
+    public func critical(
+        _ message: @autoclosure () -> String, attributes: [String: AttributeValue] = [:],
+        file: StaticString = #fileID, function: StaticString = #function, line: UInt = #line
+    ) {
         log(level: .critical, message(), attributes: attributes, file: file, function: function, line: line)
     }
 }

@@ -31,7 +31,7 @@ public final class FileLogger: Logger, @unchecked Sendable {
 
     private struct State {
         var file: CappedFile
-        var failing: Int32 = 0        // errno of the outage in progress, 0 when writing works
+        var failing: Int32 = 0  // errno of the outage in progress, 0 when writing works
         var droppedInOutage = 0
         var droppedTotal = 0
         var closed = false
@@ -135,14 +135,16 @@ public final class FileLogger: Logger, @unchecked Sendable {
         if s.failing == 0 {
             s.failing = error
             // Reported once per outage; the next success writes a line saying how much was lost.
-            let text = "faultline: cannot write the file log \(configuration.path): \(String(cString: strerror(error))); lines are dropped until writing works again\n"
+            let text =
+                "faultline: cannot write the file log \(configuration.path): \(String(cString: strerror(error))); lines are dropped until writing works again\n"
             _ = text.utf8CString.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count - 1) }
         }
     }
 
     private func recovered(_ s: inout State) {
-        let note = LogEvent(level: .warning, message: "\(s.droppedInOutage) log lines were dropped: \(String(cString: strerror(s.failing)))",
-                            attributes: ["faultline.dropped_lines": .int(s.droppedInOutage)])
+        let note = LogEvent(
+            level: .warning, message: "\(s.droppedInOutage) log lines were dropped: \(String(cString: strerror(s.failing)))",
+            attributes: ["faultline.dropped_lines": .int(s.droppedInOutage)])
         s.failing = 0
         s.droppedInOutage = 0
         LogLineFormat.withLine(note, pid: pid, maxBytes: maxLine) { line in _ = s.file.append([line]) }

@@ -22,9 +22,11 @@ public final class JournalLogger: Logger, @unchecked Sendable {
     /// Whether the journal socket exists on this machine.
     public static var isAvailable: Bool { access(defaultSocket, W_OK) == 0 }
 
-    public init(identifier: String = ((CommandLine.arguments.first ?? "app") as NSString).lastPathComponent,
-                subsystem: String? = nil, category: String? = nil,
-                minimumLevel: LogLevel = .trace, socketPath: String = JournalLogger.defaultSocket) {
+    public init(
+        identifier: String = ((CommandLine.arguments.first ?? "app") as NSString).lastPathComponent,
+        subsystem: String? = nil, category: String? = nil,
+        minimumLevel: LogLevel = .trace, socketPath: String = JournalLogger.defaultSocket
+    ) {
         self.identifier = identifier
         self.minimumLevel = minimumLevel
         var f: [String: String] = [:]
@@ -47,7 +49,14 @@ public final class JournalLogger: Logger, @unchecked Sendable {
 
     /// syslog priorities: critical 2, error 3, warning 4, notice 5, info 6, debug and trace 7.
     static func priority(_ l: LogLevel) -> Int {
-        switch l { case .critical: 2; case .error: 3; case .warning: 4; case .notice: 5; case .info: 6; case .debug, .trace: 7 }
+        switch l {
+        case .critical: 2;
+        case .error: 3;
+        case .warning: 4;
+        case .notice: 5;
+        case .info: 6;
+        case .debug, .trace: 7
+        }
     }
 
     /// The datagram for one event (journal native format; binary form for values with a newline).

@@ -112,7 +112,9 @@ struct LineWriter {
         case 0..<0x20, 0x7F:
             let hex: StaticString = "0123456789abcdef"
             byte(0x5C); byte(0x75); byte(0x30); byte(0x30)
-            hex.withUTF8Buffer { h in byte(h[Int(b >> 4)]); byte(h[Int(b & 15)]) }
+            hex.withUTF8Buffer { h in
+                byte(h[Int(b >> 4)]); byte(h[Int(b & 15)])
+            }
         default: byte(b)
         }
     }

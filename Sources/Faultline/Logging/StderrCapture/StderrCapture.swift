@@ -34,7 +34,7 @@ public enum StderrCapture {
         public var forwarding: Bool
     }
 
-    nonisolated(unsafe) static var originalFD: Int32 = -1   // set before the pipe replaces fd 2
+    nonisolated(unsafe) static var originalFD: Int32 = -1  // set before the pipe replaces fd 2
     private static let running = Mutex<Status?>(nil)
     private static let stopRequested = Atomic<Bool>(false)
     private static let finished = DispatchSemaphore(value: 0)
@@ -77,7 +77,7 @@ public enum StderrCapture {
         file.onReopen = { faultline_stderr_tail_set_file($0) }
         faultline_stderr_tail_set_file(file.fd)
         fflush(nil)
-        dup2(fds[1], 2)   // dup2 clears CLOEXEC: children inherit the capturing stderr
+        dup2(fds[1], 2)  // dup2 clears CLOEXEC: children inherit the capturing stderr
         close(fds[1])
         pthread_atfork(nil, nil, stderrCaptureAfterForkChild)
         let status = Status(file: path, tailBytes: tailBytes, forwarding: original >= 0)
@@ -112,7 +112,9 @@ public enum StderrCapture {
     public static func stop() {
         guard running.withLock({ $0 }) != nil, !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
         fflush(nil)
-        if originalFD >= 0 { dup2(originalFD, 2) } else {
+        if originalFD >= 0 {
+            dup2(originalFD, 2)
+        } else {
             let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
             if null >= 0 { dup2(null, 2); close(null) }
         }

@@ -11,7 +11,8 @@ struct DebugFilesPage {
         let files = try ctx.store.debugFiles().reversed()
         let uploaders = try ctx.queries.uploaders()
         var live = false
-        var body = "<h1>Debug files</h1><table><thead><tr><th>File</th><th>Build-id</th><th>Size</th><th>Contents</th><th>Uploaded</th><th>Backfill</th><th>Issues it makes readable</th></tr></thead><tbody>"
+        var body =
+            "<h1>Debug files</h1><table><thead><tr><th>File</th><th>Build-id</th><th>Size</th><th>Contents</th><th>Uploaded</th><th>Backfill</th><th>Issues it makes readable</th></tr></thead><tbody>"
         for d in files {
             let kinds = [d.hasDebugInfo ? "DWARF" : nil, d.hasSymbols ? "symbols" : nil, d.isExecutable ? "code" : nil].compactMap { $0 }
             let who = uploaders[d.buildID.hex].map { " by \(HTML.esc($0.tokenName))" } ?? ""
@@ -27,11 +28,13 @@ struct DebugFilesPage {
                 }
             case .idle:
                 if let b = try ctx.store.latestBackfill(buildID: d.buildID) {
-                    backfill = "<span class=\"tag \(b.state == "done" ? "sym" : (b.state == "failed" ? "unsym" : ""))\" data-state=\"\(HTML.esc(b.state))\">backfill \(HTML.esc(b.state))</span>"
+                    backfill =
+                        "<span class=\"tag \(b.state == "done" ? "sym" : (b.state == "failed" ? "unsym" : ""))\" data-state=\"\(HTML.esc(b.state))\">backfill \(HTML.esc(b.state))</span>"
                     backfill += "<div class=\"muted\">\(b.occurrencesSymbolicated) of \(b.occurrences) occurrences symbolicated"
                     backfill += b.finished.map { String(format: " in %.2f s", $0 - b.started) } ?? ""
                     if !b.merges.isEmpty {
-                        backfill += "; merged " + b.merges.prefix(10).map { "<a href=\"/ui/issues/\($0.into)\">#\($0.issue)→#\($0.into)</a>" }.joined(separator: " ")
+                        backfill +=
+                            "; merged " + b.merges.prefix(10).map { "<a href=\"/ui/issues/\($0.into)\">#\($0.issue)→#\($0.into)</a>" }.joined(separator: " ")
                     }
                     backfill += "</div>"
                     if let e = b.error { backfill += "<div class=\"error\">\(HTML.esc(e))</div>" }
@@ -42,9 +45,9 @@ struct DebugFilesPage {
             let issues = try ctx.queries.issues(referencing: d.buildID.hex, limit: 5)
             let issueLinks = issues.map { "<div><a href=\"/ui/issues/\($0.id)\">\(HTML.esc(HTML.clip($0.title, 80)))</a></div>" }.joined()
             body += """
-            <tr class="debug-file"><td>\(HTML.esc(d.name))</td><td><code>\(HTML.esc(d.buildID.hex))</code></td><td class="num">\(HTML.bytes(d.size))</td>
-            <td>\(kinds.joined(separator: ", "))</td><td>\(HTML.time(d.uploaded))\(who)</td><td class="backfill">\(backfill)</td><td>\(issueLinks)</td></tr>
-            """
+                <tr class="debug-file"><td>\(HTML.esc(d.name))</td><td><code>\(HTML.esc(d.buildID.hex))</code></td><td class="num">\(HTML.bytes(d.size))</td>
+                <td>\(kinds.joined(separator: ", "))</td><td>\(HTML.time(d.uploaded))\(who)</td><td class="backfill">\(backfill)</td><td>\(issueLinks)</td></tr>
+                """
         }
         if files.isEmpty { body += "<tr><td colspan=\"7\" class=\"muted\">No debug files yet: <code>faultline upload --wait PATH</code>.</td></tr>" }
         body += "</tbody></table>"

@@ -31,7 +31,8 @@ enum EventSections {
             let level = b["level"]?.stringValue ?? "info"
             let cls = ["fatal", "error", "warning", "warn", "info", "debug"].contains(level) ? "lvl-\(level)" : ""
             out += "<li><span class=\"muted\">\(HTML.esc(timestamp(b["timestamp"])))</span><span class=\"\(cls)\">\(HTML.esc(level))</span>"
-            out += "<span>\(HTML.esc(b["category"]?.stringValue ?? ""))</span><span>\(HTML.esc(b["message"]?.stringValue ?? b["data"].map { $0.jsonString } ?? ""))</span></li>"
+            out +=
+                "<span>\(HTML.esc(b["category"]?.stringValue ?? ""))</span><span>\(HTML.esc(b["message"]?.stringValue ?? b["data"].map { $0.jsonString } ?? ""))</span></li>"
         }
         return out + "</ol>"
     }

@@ -30,7 +30,8 @@ struct HealthPage {
         if rows.isEmpty {
             body += "<p class=\"muted\">No sessions yet. The SDK sends them when release health is on.</p>"
         } else {
-            body += "<table class=\"health\"><thead><tr><th>Release</th><th>Environment</th><th>Sessions</th><th>Crashed</th><th>Crash-free</th><th></th></tr></thead><tbody>"
+            body +=
+                "<table class=\"health\"><thead><tr><th>Release</th><th>Environment</th><th>Sessions</th><th>Crashed</th><th>Crash-free</th><th></th></tr></thead><tbody>"
             for (i, (rel, env, b)) in rows.enumerated() {
                 body += "<tr><td>\(HTML.esc(rel))</td><td>\(HTML.esc(env))</td><td class=\"num\">\(b.started)</td><td class=\"num\">\(b.crashed)</td>"
                 body += "<td class=\"num\">" + String(format: "%.2f %%", rates[i] * 100) + "</td><td>\(SVGChart.rateBars([rates[i]]))</td></tr>"

@@ -39,18 +39,21 @@ struct IssuePage {
         body += EventSections.dl([
             ("occurrences", String(issue.count)), ("installs affected", String(try ctx.queries.installs(issueID: issue.id))),
             ("first seen", HTML.time(issue.firstSeen)), ("last seen", HTML.time(issue.lastSeen)),
-            ("first release", firstRelease ?? "—"), ("releases", issue.releases.joined(separator: ", ")),
+            ("first release", firstRelease ?? "—"), ("releases", issue.releases.joined(separator: ", "))
         ])
         if let o = occurrence {
             let event = try StoredEvent.decode(o.compressedEvent)
             body += "<h2>Occurrence <code>\(HTML.esc(o.eventID))</code></h2><p class=\"muted\">\(HTML.time(o.timestamp))"
             body += o.release.map { " · release \(HTML.esc($0))" } ?? ""
             if let trace = event["contexts"]?["trace"]?["trace_id"]?.stringValue {
-                body += " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(exactly: o.timestamp.rounded(.down)) ?? 0)\">logs of this session around this time</a>"
+                body +=
+                    " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(exactly: o.timestamp.rounded(.down)) ?? 0)\">logs of this session around this time</a>"
             }
             body += "</p>"
             body += EventSections.exception(event)
-            body += "<h2>Stack (most recent call first)</h2>" + StackView.render(event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)))
+            body +=
+                "<h2>Stack (most recent call first)</h2>"
+                + StackView.render(event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)))
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
             body += EventSections.tagsAndContexts(event)
@@ -67,15 +70,17 @@ struct IssuePage {
         var out = "<div class=\"actions\">"
         if status == "unresolved" {
             out += button("resolve", "Resolve", primary: true) + button("resolve-next", "Resolve in next release")
-            out += button("ignore", "Ignore", extra: "<label for=\"for-events\">for events</label><input id=\"for-events\" name=\"events\" inputmode=\"numeric\" size=\"5\">")
+            out += button(
+                "ignore", "Ignore",
+                extra: "<label for=\"for-events\">for events</label><input id=\"for-events\" name=\"events\" inputmode=\"numeric\" size=\"5\">")
         } else {
             out += button("reopen", "Reopen", primary: true)
         }
         out += """
-        <form method="post" action="/ui/issues/\(issue.id)/merge">\(ctx.csrfField)<label for="into">Merge into issue</label>
-        <input id="into" name="into" inputmode="numeric" size="8" required><button type="submit">Merge</button></form>
-        </div>
-        """
+            <form method="post" action="/ui/issues/\(issue.id)/merge">\(ctx.csrfField)<label for="into">Merge into issue</label>
+            <input id="into" name="into" inputmode="numeric" size="8" required><button type="submit">Merge</button></form>
+            </div>
+            """
         return out
     }
 

@@ -28,34 +28,39 @@ struct IssuesPage {
         }
         var filters = "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/issues\">"
         filters += "<input type=\"search\" name=\"q\" placeholder=\"search title or culprit\" value=\"\(HTML.esc(q.text))\">"
-        filters += "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status) + option("all", "All", q.status) + "</select>"
+        filters +=
+            "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
+            + option("all", "All", q.status) + "</select>"
         filters += "<select name=\"release\">" + option("", "All releases", q.release)
         for r in try ctx.queries.releases(projectID: project.id) { filters += option(r, r, q.release) }
         filters += "</select><select name=\"environment\">" + option("", "All environments", q.environment)
         for e in try ctx.queries.environments() { filters += option(e, e, q.environment) }
-        filters += "</select><select name=\"sort\">" + option("last_seen", "Last seen", q.sort.rawValue) + option("first_seen", "First seen", q.sort.rawValue)
+        filters +=
+            "</select><select name=\"sort\">" + option("last_seen", "Last seen", q.sort.rawValue) + option("first_seen", "First seen", q.sort.rawValue)
             + option("count", "Most occurrences", q.sort.rawValue) + "</select><button type=\"submit\">Apply</button></form>"
 
         var body = "<h1>Issues · \(HTML.esc(project.name))</h1>" + filters
-        body += "<table class=\"issues\"><thead><tr><th>Issue</th><th>Occurrences</th><th>Installs</th><th>Last \(WebQueries.sparkDays) days</th><th>First seen</th><th>Last seen</th><th>Releases</th></tr></thead><tbody>"
+        body +=
+            "<table class=\"issues\"><thead><tr><th>Issue</th><th>Occurrences</th><th>Installs</th><th>Last \(WebQueries.sparkDays) days</th><th>First seen</th><th>Last seen</th><th>Releases</th></tr></thead><tbody>"
         for row in rows {
             let i = row.issue
             let sym = i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
             let status = row.status == "resolved" ? " <span class=\"tag resolved\">resolved</span>" : ""
             let releases = i.releases.prefix(4).map { "<span class=\"tag\">\(HTML.esc(HTML.clip($0, 40)))</span>" }.joined() + (i.releases.count > 4 ? "…" : "")
             body += """
-            <tr class="issue"><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clip(i.title, 160)))</a>\(status)
-            <div class="culprit">\(HTML.esc(HTML.clip(i.culprit, 200)))</div>\(sym)</td>
-            <td class="num">\(i.count)</td><td class="num">\(row.installs)</td><td>\(SVGChart.sparkline(row.perDay))</td>
-            <td title="\(HTML.time(i.firstSeen))">\(HTML.ago(i.firstSeen))</td><td title="\(HTML.time(i.lastSeen))">\(HTML.ago(i.lastSeen))</td><td>\(releases)</td></tr>
-            """
+                <tr class="issue"><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clip(i.title, 160)))</a>\(status)
+                <div class="culprit">\(HTML.esc(HTML.clip(i.culprit, 200)))</div>\(sym)</td>
+                <td class="num">\(i.count)</td><td class="num">\(row.installs)</td><td>\(SVGChart.sparkline(row.perDay))</td>
+                <td title="\(HTML.time(i.firstSeen))">\(HTML.ago(i.firstSeen))</td><td title="\(HTML.time(i.lastSeen))">\(HTML.ago(i.lastSeen))</td><td>\(releases)</td></tr>
+                """
         }
         if rows.isEmpty { body += "<tr><td colspan=\"7\" class=\"muted\">No issues match.</td></tr>" }
         body += "</tbody></table>"
         if rows.count == q.limit, let last = rows.last {
             var link = "/ui/projects/\(slug)/issues?sort=\(q.sort.rawValue)&status=\(HTML.q(q.status))&release=\(HTML.q(q.release))"
             link += "&environment=\(HTML.q(q.environment))&q=\(HTML.q(q.text))&after=\(HTML.q("\(last.sortValue)_\(last.issue.id)"))"
-            body += "<div class=\"pager\"><a href=\"/ui/projects/\(slug)/issues\">First page</a><a rel=\"next\" href=\"\(HTML.esc(link))\">Next page →</a></div>"
+            body +=
+                "<div class=\"pager\"><a href=\"/ui/projects/\(slug)/issues\">First page</a><a rel=\"next\" href=\"\(HTML.esc(link))\">Next page →</a></div>"
         }
         return ctx.layout("Issues", body, project: project)
     }

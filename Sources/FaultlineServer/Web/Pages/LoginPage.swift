@@ -14,19 +14,20 @@ struct LoginPage {
     func form(error: String?, request r: HTTPRequest, status: Int = 200) -> HTTPResponse {
         let nonce = WebSessions.random()
         let body = """
-        <form class="login" method="post" action="/ui/login">
-        <h1>Log in</h1>
-        \(error.map { "<p class=\"error\">\(HTML.esc($0))</p>" } ?? "")
-        <input type="hidden" name="_login" value="\(nonce)">
-        <label for="token">Server token</label><input id="token" name="token" type="password" autocomplete="off" placeholder="flst_…">
-        <p class="muted">or a user added with <code>faultline projects user add</code>:</p>
-        <label for="user">User</label><input id="user" name="user" autocomplete="username">
-        <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
-        <p><button class="primary" type="submit">Log in</button></p>
-        </form>
-        """
-        return WebUI.page(status: status, WebLayout.page(title: "Log in", body: body, user: nil, csrfField: ""),
-                          headers: [("Set-Cookie", WebSessions.setCookie(WebSessions.loginCookieName, nonce, secure: ui.isSecure(r), maxAge: 1800))])
+            <form class="login" method="post" action="/ui/login">
+            <h1>Log in</h1>
+            \(error.map { "<p class=\"error\">\(HTML.esc($0))</p>" } ?? "")
+            <input type="hidden" name="_login" value="\(nonce)">
+            <label for="token">Server token</label><input id="token" name="token" type="password" autocomplete="off" placeholder="flst_…">
+            <p class="muted">or a user added with <code>faultline projects user add</code>:</p>
+            <label for="user">User</label><input id="user" name="user" autocomplete="username">
+            <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+            <p><button class="primary" type="submit">Log in</button></p>
+            </form>
+            """
+        return WebUI.page(
+            status: status, WebLayout.page(title: "Log in", body: body, user: nil, csrfField: ""),
+            headers: [("Set-Cookie", WebSessions.setCookie(WebSessions.loginCookieName, nonce, secure: ui.isSecure(r), maxAge: 1800))])
     }
 
     func login(_ r: HTTPRequest) throws -> HTTPResponse {
@@ -42,8 +43,10 @@ struct LoginPage {
         }
         guard let principal else { return form(error: "Unknown token, user or password.", request: r, status: 401) }
         let s = ui.sessions.create(principal: principal)
-        return WebUI.redirect("/ui/projects", headers: [
-            ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, s.id, secure: ui.isSecure(r), maxAge: Int(WebSessions.lifetime))),
-        ])
+        return WebUI.redirect(
+            "/ui/projects",
+            headers: [
+                ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, s.id, secure: ui.isSecure(r), maxAge: Int(WebSessions.lifetime)))
+            ])
     }
 }

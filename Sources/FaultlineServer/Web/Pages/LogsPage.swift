@@ -23,9 +23,10 @@ struct LogsPage {
         for item in items {
             guard let v = try? JSONParser.parse(item.payload) else { continue }
             for l in v["items"]?.arrayValue ?? [] {
-                let line = Line(timestamp: l["timestamp"]?.doubleValue ?? item.received, level: l["level"]?.stringValue ?? "info",
-                                body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
-                                trace: l["trace_id"]?.stringValue ?? "")
+                let line = Line(
+                    timestamp: l["timestamp"]?.doubleValue ?? item.received, level: l["level"]?.stringValue ?? "info",
+                    body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
+                    trace: l["trace_id"]?.stringValue ?? "")
                 if !level.isEmpty && line.level != level { continue }
                 if !release.isEmpty && line.release != release { continue }
                 if !trace.isEmpty && line.trace != trace { continue }
@@ -42,11 +43,15 @@ struct LogsPage {
         var body = "<h1>Logs · \(HTML.esc(project.name))</h1>"
         body += "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/logs\"><select name=\"level\">"
         for l in ["", "trace", "debug", "info", "warn", "error", "fatal"] { body += option(l, level) }
-        body += "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
+        body +=
+            "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
         if !trace.isEmpty { body += "<input type=\"hidden\" name=\"trace\" value=\"\(HTML.esc(trace))\">" }
         if let around { body += "<input type=\"hidden\" name=\"around\" value=\"\(Int64(around))\">" }
         body += "<button type=\"submit\">Filter</button></form>"
-        if !trace.isEmpty { body += "<p class=\"muted\">Session \(HTML.esc(trace))\(around.map { " within 5 min of \(HTML.time($0))" } ?? "") · <a href=\"/ui/projects/\(slug)/logs\">all logs</a></p>" }
+        if !trace.isEmpty {
+            body +=
+                "<p class=\"muted\">Session \(HTML.esc(trace))\(around.map { " within 5 min of \(HTML.time($0))" } ?? "") · <a href=\"/ui/projects/\(slug)/logs\">all logs</a></p>"
+        }
         body += "<ol class=\"timeline logs\">"
         for l in lines.prefix(Self.linesPerPage) {
             body += "<li><span class=\"muted\">\(HTML.time(l.timestamp))</span><span class=\"lvl-\(HTML.esc(l.level))\">\(HTML.esc(l.level))</span>"

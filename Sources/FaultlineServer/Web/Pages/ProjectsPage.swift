@@ -12,15 +12,15 @@ struct ProjectsPage {
             let rate = items.sessionsTotal > 0 ? String(format: "%.2f %%", 100 * (1 - Double(items.sessionsCrashed) / Double(items.sessionsTotal))) : "—"
             let slug = HTML.q(p.slug)
             rows += """
-            <tr><td class="title"><a href="/ui/projects/\(slug)/issues">\(HTML.esc(p.name))</a> <span class="muted">\(HTML.esc(p.slug))</span></td>
-            <td class="num">\(c.issues)</td><td class="num">\(c.occurrences)</td><td class="num">\(rate)</td>
-            <td><a href="/ui/projects/\(slug)/health">health</a> · <a href="/ui/projects/\(slug)/logs">logs</a></td></tr>
-            """
+                <tr><td class="title"><a href="/ui/projects/\(slug)/issues">\(HTML.esc(p.name))</a> <span class="muted">\(HTML.esc(p.slug))</span></td>
+                <td class="num">\(c.issues)</td><td class="num">\(c.occurrences)</td><td class="num">\(rate)</td>
+                <td><a href="/ui/projects/\(slug)/health">health</a> · <a href="/ui/projects/\(slug)/logs">logs</a></td></tr>
+                """
         }
         let body = """
-        <h1>Projects</h1>
-        <table><thead><tr><th>Project</th><th>Issues</th><th>Occurrences</th><th>Crash-free sessions</th><th></th></tr></thead><tbody>\(rows)</tbody></table>
-        """
+            <h1>Projects</h1>
+            <table><thead><tr><th>Project</th><th>Issues</th><th>Occurrences</th><th>Crash-free sessions</th><th></th></tr></thead><tbody>\(rows)</tbody></table>
+            """
         return ctx.layout("Projects", body)
     }
 }

@@ -16,21 +16,28 @@ enum StackView {
         out += "<div class=\"stack\">"
         for (n, f) in frames.enumerated() {
             let isPending = f.buildID.map { pending.contains(FrameLookup(buildID: $0, offset: f.offset, isReturnAddress: f.isReturnAddress)) } ?? false
-            let resolved = isPending ? [] : f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames } ?? []
+            let resolved =
+                isPending
+                ? []
+                : f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames }
+                    ?? []
             let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
             // Faultline's own frames (FaultlineOwnFrames) stay visible, dimmed: they explain the
             // stack's shape (the terminate handler between a throw and abort) but are never the app's.
-            let own = f.isFaultline || (!resolved.isEmpty && resolved.allSatisfy { FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) })
+            let own =
+                f.isFaultline || (!resolved.isEmpty && resolved.allSatisfy { FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) })
             let classes = "frame " + (f.inApp && !own ? "inapp" : "system") + (own ? " own" : "") + (n == 0 ? " crashed" : "")
             out += "<div class=\"\(classes)\"" + (own ? " title=\"Faultline's own code\">" : ">")
             // The symbolicator lists inlined frames innermost first and the physical function last.
             if let physical = resolved.last {
                 out += "<span class=\"fn\">\(HTML.esc(physical.function ?? "?"))</span>" + location(physical)
                 for inl in resolved.dropLast() {
-                    out += "<div class=\"inl\"><span class=\"badge\">inlined</span><span class=\"fn\">\(HTML.esc(inl.function ?? "?"))</span>\(location(inl))</div>"
+                    out +=
+                        "<div class=\"inl\"><span class=\"badge\">inlined</span><span class=\"fn\">\(HTML.esc(inl.function ?? "?"))</span>\(location(inl))</div>"
                 }
             } else if isPending {
-                out += "<span class=\"fn\">\(HTML.esc(f.clientFunction ?? moduleName + "+0x" + String(f.offset, radix: 16)))</span><span class=\"loc\">(symbolicating…)</span>"
+                out +=
+                    "<span class=\"fn\">\(HTML.esc(f.clientFunction ?? moduleName + "+0x" + String(f.offset, radix: 16)))</span><span class=\"loc\">(symbolicating…)</span>"
             } else if f.buildID == nil, let fn = f.clientFunction, let source = SourceFrame(withJSON[n].json) {
                 // A non-native frame (Python, JavaScript, …): the client resolved it already.
                 out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">\(HTML.esc(source.location))</span>"
@@ -87,7 +94,8 @@ struct SourceFrame {
         for (i, text) in (pre + [context] + post).enumerated() {
             let number = first + Int64(i)
             let current = i == pre.count
-            rows += "<span class=\"\(current ? "cur" : "ctx")\">\(line == nil ? "" : String(number).padding(toLength: 6, withPad: " ", startingAt: 0))\(HTML.esc(HTML.clip(text, 300)))</span>\n"
+            rows +=
+                "<span class=\"\(current ? "cur" : "ctx")\">\(line == nil ? "" : String(number).padding(toLength: 6, withPad: " ", startingAt: 0))\(HTML.esc(HTML.clip(text, 300)))</span>\n"
         }
         return "<pre class=\"source\">\(rows)</pre>"
     }
