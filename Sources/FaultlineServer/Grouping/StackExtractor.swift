@@ -21,8 +21,12 @@ public enum StackExtractor {
     public static func framesWithJSON(of event: JSONValue) -> [(frame: StackFrame, json: JSONValue)] {
         let (_, stacktrace) = SentryStackTrace.crashing(in: event)
         guard let stacktrace else { return [] }
-        let read = SentryStackTrace.frames(of: stacktrace, images: DebugImageMap(event: event))
-        return read.reversed().map { (frame($0), $0.json) }
+        return framesWithJSON(of: stacktrace, images: DebugImageMap(event: event))
+    }
+
+    /// Any stacktrace of the event (another thread's), innermost first.
+    public static func framesWithJSON(of stacktrace: JSONValue, images: DebugImageMap) -> [(frame: StackFrame, json: JSONValue)] {
+        SentryStackTrace.frames(of: stacktrace, images: images).reversed().map { (frame($0), $0.json) }
     }
 
     static func frame(_ f: SentryStackTrace.Frame) -> StackFrame {

@@ -54,6 +54,7 @@ struct IssuePage {
             body +=
                 "<h2>Stack (most recent call first)</h2>"
                 + StackView.render(event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)))
+            body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [])
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
             body += EventSections.tagsAndContexts(event)

@@ -9,7 +9,38 @@ enum StackView {
     /// Frames in `pending` are still being looked up (ReadSymbolication): shown by address, with a
     /// note that a reload shows them symbolicated.
     static func render(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = []) -> String {
-        let withJSON = StackExtractor.framesWithJSON(of: event)
+        render(StackExtractor.framesWithJSON(of: event), symbolicator: symbolicator, pending: pending)
+    }
+
+    /// Every other thread the event carries (`threads.values` with a stacktrace, the crashed one
+    /// left out: it is the stack above), each under its id, name and state, folded.
+    static func threads(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup>) -> String {
+        let threads = (event["threads"]?["values"]?.arrayValue ?? []).filter { $0["crashed"]?.boolValue != true }
+        guard !threads.isEmpty else { return "" }
+        let images = DebugImageMap(event: event)
+        var out = "<h2>Threads (\(threads.count) more)</h2>"
+        for t in threads.prefix(200) {
+            let id = t["id"]?.int64Value.map(String.init) ?? t["id"]?.stringValue ?? "?"
+            let name = t["name"]?.stringValue ?? ""
+            var label = "thread \(HTML.esc(id))" + (name.isEmpty ? "" : " · \(HTML.esc(HTML.clip(name, 60)))")
+            if let state = t["state"]?.stringValue ?? t["data"]?["state"]?.stringValue { label += " <span class=\"muted\">(\(HTML.esc(state)))</span>" }
+            out += "<details class=\"thread\"><summary>\(label)</summary>"
+            if let st = t["stacktrace"], st["frames"]?.arrayValue?.isEmpty == false {
+                out += render(StackExtractor.framesWithJSON(of: st, images: images), symbolicator: symbolicator, pending: pending, crashed: false)
+            } else {
+                let why = t["faultline_error"]?.stringValue ?? "no stack"
+                out += "<p class=\"muted\">\(HTML.esc(why))</p>"
+            }
+            out += "</details>"
+        }
+        if threads.count > 200 { out += "<p class=\"muted\">\(threads.count - 200) more threads are in the event JSON.</p>" }
+        return out
+    }
+
+    static func render(
+        _ withJSON: [(frame: StackFrame, json: JSONValue)], symbolicator: FrameSymbolicating, pending: Set<FrameLookup>,
+        crashed: Bool = true
+    ) -> String {
         let frames = withJSON.map(\.frame)
         guard !frames.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
         var out = pending.isEmpty ? "" : "<p class=\"muted symbolicating\">Symbolicating… some frames are still being looked up; reload in a moment.</p>"
@@ -26,7 +57,7 @@ enum StackView {
             // stack's shape (the terminate handler between a throw and abort) but are never the app's.
             let own =
                 f.isFaultline || (!resolved.isEmpty && resolved.allSatisfy { FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) })
-            let classes = "frame " + (f.inApp && !own ? "inapp" : "system") + (own ? " own" : "") + (n == 0 ? " crashed" : "")
+            let classes = "frame " + (f.inApp && !own ? "inapp" : "system") + (own ? " own" : "") + (n == 0 && crashed ? " crashed" : "")
             out += "<div class=\"\(classes)\"" + (own ? " title=\"Faultline's own code\">" : ">")
             // The symbolicator lists inlined frames innermost first and the physical function last.
             if let physical = resolved.last {
