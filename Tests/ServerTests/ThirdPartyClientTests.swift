@@ -156,4 +156,46 @@ final class ThirdPartyClientTests: XCTestCase {
         XCTAssertEqual(counts.first { $0.key.hasPrefix("disk ") }?.value, 2, "\(counts)")
         XCTAssertEqual(counts["cache warmed"], 1, "\(counts)")
     }
+
+    /// sentry-sdk's `before_send` setting `fingerprint` groups as the SDK says; `{{ default }}`
+    /// keeps the server's grouping and splits it further.
+    func testTheSDKsFingerprintWins() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else { return XCTFail("sentry-sdk is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        let dir = TestSupport.makeTemporaryDirectory("faultline-py-fingerprint")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = """
+            import sys, sentry_sdk
+            def before_send(event, hint):
+                tenant = event.get("tags", {}).get("tenant")
+                if tenant == "grouped":
+                    event["fingerprint"] = ["database-unavailable"]
+                elif tenant:
+                    event["fingerprint"] = ["{{ default }}", tenant]
+                return event
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, before_send=before_send)
+            def connect():
+                raise ConnectionError("db down")
+            def query():
+                raise TimeoutError("db slow")
+            for fn, tenant in [(connect, "grouped"), (query, "grouped"), (connect, "eu"), (connect, "us"), (connect, "eu")]:
+                with sentry_sdk.new_scope() as scope:
+                    scope.set_tag("tenant", tenant)
+                    try:
+                        fn()
+                    except Exception as e:
+                        sentry_sdk.capture_exception(e)
+            sentry_sdk.flush(10)
+            """
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        try server.waitUntilIdle()
+        XCTAssertEqual(try server.storedCount(), 5)
+        let counts = (try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []).compactMap { $0["count"]?.int64Value }
+        // database-unavailable: 2 (two different errors, one issue); connect + eu: 2; connect + us: 1.
+        XCTAssertEqual(counts.sorted(), [1, 2, 2])
+    }
 }

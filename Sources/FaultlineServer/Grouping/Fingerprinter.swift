@@ -19,6 +19,19 @@ public enum Fingerprinter {
     /// 3. `<build-id>+0x<offset>` (module path when there is no build-id).
     /// Addresses never enter the hash once a name is known, so rebuilds of the same code group together.
     public static func fingerprint(_ stack: StackSignature, symbolicator: FrameSymbolicating) -> Fingerprint {
+        var computed = defaultFingerprint(stack, symbolicator: symbolicator)
+        guard !stack.clientFingerprint.isEmpty else { return computed }
+        // The SDK's fingerprint wins; `{{ default }}` in it stands for the grouping above.
+        let parts = stack.clientFingerprint.map { isDefaultMarker($0) ? "default:" + computed.hash : "client:" + $0 }
+        computed.hash = SHA1Hash.hex("v1\nfingerprint\n" + parts.joined(separator: "\n"))
+        return computed
+    }
+
+    static func isDefaultMarker(_ s: String) -> Bool {
+        s.filter { !$0.isWhitespace } == "{{default}}"
+    }
+
+    static func defaultFingerprint(_ stack: StackSignature, symbolicator: FrameSymbolicating) -> Fingerprint {
         var components: [String] = []
         var resolvedAny = false
         var culprit: String?

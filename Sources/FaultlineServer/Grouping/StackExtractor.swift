@@ -53,6 +53,21 @@ public enum StackExtractor {
 
     /// The frames grouping keeps: innermost in-app frames, or innermost frames when none is in-app.
     public static func signature(of event: JSONValue) -> StackSignature {
+        var signature = defaultSignature(of: event)
+        signature.clientFingerprint = clientFingerprint(of: event)
+        return signature
+    }
+
+    /// The SDK's `fingerprint`: at most 16 strings of at most 200 bytes (numbers are read as
+    /// their text, as Sentry does); anything else is ignored and the default grouping applies.
+    static func clientFingerprint(of event: JSONValue) -> [String] {
+        guard let list = event["fingerprint"]?.arrayValue, !list.isEmpty, list.count <= 16 else { return [] }
+        let parts = list.compactMap { v -> String? in v.stringValue ?? v.int64Value.map(String.init) }
+        guard parts.count == list.count, parts.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 200 }) else { return [] }
+        return parts
+    }
+
+    static func defaultSignature(of event: JSONValue) -> StackSignature {
         let (type, raw) = frames(of: event)
         // Faultline's own frames never group an issue nor name its culprit.
         let all = raw.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }

@@ -58,6 +58,10 @@ public struct StackSignature: Sendable, Hashable {
     /// groups it (StackExtractor.messageGroup: its template, or its text as a pattern). Part of the
     /// key; empty otherwise, and then not encoded, so stacks stored before it keep their keys.
     public var messageGroup: String
+    /// The client's `fingerprint` (Sentry's: a list of strings, `{{ default }}` standing for the
+    /// grouping the server would compute). Part of the key; empty when the client sent none, and
+    /// then not encoded.
+    public var clientFingerprint: [String] = []
 
     public init(exceptionType: String, frames: [StackFrame], headline: String = "", messageGroup: String = "") {
         self.exceptionType = exceptionType
@@ -70,14 +74,17 @@ public struct StackSignature: Sendable, Hashable {
         var o: [String: JSONValue] = ["t": .string(exceptionType), "f": .array(frames.map(\.json))]
         if !headline.isEmpty { o["m"] = .string(headline) }
         if !messageGroup.isEmpty { o["g"] = .string(messageGroup) }
+        if !clientFingerprint.isEmpty { o["p"] = .array(clientFingerprint.map(JSONValue.string)) }
         return JSONValue.object(o).serialized()
     }
 
     public static func decode(_ data: Data) -> StackSignature? {
         guard let v = try? JSONParser.parse(data), let fs = v["f"]?.arrayValue else { return nil }
-        return StackSignature(
+        var signature = StackSignature(
             exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
             headline: v["m"]?.stringValue ?? "", messageGroup: v["g"]?.stringValue ?? "")
+        signature.clientFingerprint = v["p"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return signature
     }
 
     /// SHA-1 of the encoding without the headline: stable across restarts and servers, and the

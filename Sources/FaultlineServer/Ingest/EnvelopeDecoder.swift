@@ -167,8 +167,8 @@ public enum EnvelopeDecoder {
     static let eventFieldsRead: Set<String> = [
         "event_id", "timestamp", "release", "environment", "platform", "user", "tags", "contexts",
         "exception", "threads", "stacktrace", "debug_meta",
-        "logentry", "message"
-    ]  // a message event's grouping (StackExtractor.messageGroup)
+        "logentry", "message", "fingerprint"  // grouping of messages and the client's own fingerprint
+    ]
 
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }
