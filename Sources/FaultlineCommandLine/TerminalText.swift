@@ -3,6 +3,8 @@
 // escapes, so a log line cannot retitle the window, clear the screen or reorder what follows
 // (docs/SERVER.md, "Limits").
 
+import FaultlineProtocol
+
 /// Visible escapes for control and bidi characters, for text and for JSON output.
 public enum TerminalText {
     /// The characters escaped:
@@ -11,10 +13,7 @@ public enum TerminalText {
     /// - DEL U+007F and the C1 controls U+0080–U+009F (U+009B is CSI to some terminals);
     /// - the bidi embeddings and overrides U+202A–U+202E, isolates U+2066–U+2069 and the marks
     ///   U+200E, U+200F and U+061C (they reorder what a terminal or page shows after them).
-    public static func needsEscape(_ v: UInt32) -> Bool {
-        v < 0x20 || (v >= 0x7F && v <= 0x9F) || (v >= 0x202A && v <= 0x202E) || (v >= 0x2066 && v <= 0x2069)
-            || v == 0x200E || v == 0x200F || v == 0x061C
-    }
+    public static func needsEscape(_ v: UInt32) -> Bool { DisplayControls.isControl(v) || DisplayControls.isBidi(v) }
 
     /// `s` with each such character written as Swift spells it, `\u{1b}`. A backslash is left as
     /// it is: the escape is for reading, `--json` gives the exact text.

@@ -116,7 +116,7 @@ final class HostileInputDefectTests: XCTestCase {
         // Install cap 3 per window: the session's did is the install (one already counted).
         XCTAssertEqual(post(session).status, 200)
         XCTAssertEqual(post(items([("client_report", "{}")]), headers: ["X-Faultline-Install-Id": "install-9"]).status, 200)
-        let r = post(items([("log", "hello")]), headers: ["X-Faultline-Install-Id": "install-9"])
+        let r = post(items([("log", #"{"items":[]}"#)]), headers: ["X-Faultline-Install-Id": "install-9"])
         XCTAssertEqual(r.status, 429, r.text)
         XCTAssertNotNil(r.headers["retry-after"])
     }

@@ -112,7 +112,7 @@ final class IngestTests: XCTestCase {
             Envelope.Item(type: "session", payload: Data(#"{"sid":"a","init":true,"status":"ok"}"#.utf8)),
             Envelope.Item(type: "session", payload: Data(#"{"sid":"b","init":true,"status":"crashed"}"#.utf8)),
             Envelope.Item(type: "sessions", payload: Data(#"{"aggregates":[{"started":"2026-01-01T00:00:00Z","exited":2}]}"#.utf8)),
-            Envelope.Item(type: "log", payload: Data("a log line".utf8)),
+            Envelope.Item(type: "log", payload: Data(#"{"items":[{"timestamp":1764547200,"level":"info","body":"a log line"}]}"#.utf8)),
             Envelope.Item(type: "client_report", payload: Data(#"{"discarded_events":[]}"#.utf8))
         ]
         let body = Envelope(header: [:], items: items).serialized()

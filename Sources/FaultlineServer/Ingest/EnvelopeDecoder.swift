@@ -142,9 +142,8 @@ public enum EnvelopeDecoder {
             case let t where keptItemTypes.contains(t):
                 // Validated without building a document (no JSON tree for a client's blob); session
                 // items are small (capped) and read by SessionCounting.
-                if t != "log" {
-                    do { try JSONParser.validate(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
-                }
+                // Every kept item is JSON (`log` items included: the pages and the API parse them).
+                do { try JSONParser.validate(item.payload) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
                 if t == "sessions" || t == "session" {
                     do { _ = try SessionCounting.counts(item, limits: limits) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
                 }
@@ -182,7 +181,8 @@ public enum EnvelopeDecoder {
     public static func normalisedEventID(_ s: String?) -> String? {
         guard let s else { return nil }
         let h = s.lowercased().filter { $0 != "-" }
-        guard h.count == 32, h.allSatisfy({ $0.isHexDigit }) else { return nil }
+        // ASCII only: Character.isHexDigit also takes fullwidth digits (U+FF10…).
+        guard h.count == 32, h.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else { return nil }
         return h
     }
 }

@@ -1,6 +1,7 @@
 // Escaping for the web pages. Every value that came from an event, a debug file or a user is
 // attacker-controlled: it enters a page only through these functions, never by interpolation.
 import Foundation
+import FaultlineProtocol
 
 enum HTML {
     /// Text content and quoted attribute values: the five characters that can end a text run
@@ -19,6 +20,12 @@ enum HTML {
             case "\t", "\n": out.unicodeScalars.append(ch)
             default:
                 if ch.value < 0x20 || ch.value == 0x7f { continue }
+                // Bidirectional controls would reorder what follows them (a title, a link's
+                // text), and C1 controls: shown as what they are instead (DisplayControls).
+                if DisplayControls.isBidi(ch.value) || DisplayControls.isControl(ch.value) {
+                    out += "[U+" + String(ch.value, radix: 16, uppercase: true) + "]"
+                    continue
+                }
                 out.unicodeScalars.append(ch)
             }
         }

@@ -17,6 +17,8 @@ public final class WebUI: @unchecked Sendable {
     let sessions = WebSessions()
     /// Cookies get `Secure` when browsers reach us over TLS (public URL https).
     let publicURLIsHTTPS: Bool
+    /// Password logins: failures per user name, one hash at a time (LoginThrottle).
+    let loginThrottle = LoginThrottle()
     /// The environment indexer; its state is when the next pass is due.
     private let indexer = WorkerThread(name: "faultline-web-indexer", state: Date.distantPast)
 

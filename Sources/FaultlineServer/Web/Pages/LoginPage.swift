@@ -5,6 +5,8 @@ import Foundation
 
 struct LoginPage {
     let ui: WebUI
+    /// The salt an unknown user's password is hashed with (never matches: no stored hash is empty).
+    static let decoySalt = Data(repeating: 0x5a, count: 16)
 
     func handle(_ r: HTTPRequest) throws -> HTTPResponse {
         if r.method == "POST" { return try login(r) }
@@ -39,7 +41,24 @@ struct LoginPage {
         if let token = f["token"]?.trimmingCharacters(in: .whitespaces), !token.isEmpty {
             if try ui.store.isServerToken(token) { principal = "token " + ((try ui.queries.tokenName(token: token)) ?? "?") }
         } else if let name = f["user"], !name.isEmpty, let password = f["password"] {
-            if let u = try ui.queries.user(name), WebSessions.hashPassword(password, salt: u.salt) == u.hash { principal = u.name }
+            if let wait = ui.loginThrottle.lockedFor(name) {
+                return form(error: "Too many failed logins for this user; try again in \(Int(wait.rounded(.up))) s.", request: r, status: 429)
+            }
+            let user = try ui.queries.user(name)
+            // An unknown name costs the same hash as a known one, so timing tells neither apart.
+            guard
+                let matches = ui.loginThrottle.hashing({
+                    WebSessions.hashPassword(password, salt: user?.salt ?? LoginPage.decoySalt) == (user?.hash ?? Data())
+                })
+            else {
+                return form(error: "The server is busy checking other logins; try again in a moment.", request: r, status: 503)
+            }
+            if let user, matches {
+                principal = user.name
+                ui.loginThrottle.recordSuccess(name)
+            } else {
+                ui.loginThrottle.recordFailure(name)
+            }
         }
         guard let principal else { return form(error: "Unknown token, user or password.", request: r, status: 401) }
         let s = ui.sessions.create(principal: principal)

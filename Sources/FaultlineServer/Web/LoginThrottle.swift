@@ -1,0 +1,61 @@
+// What an anonymous client can make a password login cost: failures per user name are counted
+// in a window and lock that name for the rest of it (known and unknown names alike, so the
+// answer tells neither apart), and password hashes (PBKDF2, about 70 ms of CPU each) run one at a
+// time, so a crowd of guessers holds at most one core and queues behind it — ingest keeps the rest.
+import Foundation
+import Synchronization
+
+final class LoginThrottle: Sendable {
+    /// Failed logins per user name within `window` before the name is locked until the window ends.
+    let maxFailures: Int
+    let window: Double
+    /// Names tracked at once; the oldest window is forgotten first (bounded memory).
+    let maxTracked = 10_000
+    /// How long a login waits for the hashing slot before it is refused (503).
+    let slotWait: Double
+
+    private struct Entry { var failures: Int; var windowStart: Double }
+    private let entries = Mutex<[String: Entry]>([:])
+    private let hashing = Mutex<Bool>(false)
+
+    init(maxFailures: Int = 10, window: Double = 900, slotWait: Double = 5) {
+        self.maxFailures = maxFailures
+        self.window = window
+        self.slotWait = slotWait
+    }
+
+    /// Seconds until `name` may try again, nil when it may now.
+    func lockedFor(_ name: String, now: Double = Date().timeIntervalSince1970) -> Double? {
+        entries.withLock { e in
+            guard let entry = e[name], now - entry.windowStart < window, entry.failures >= maxFailures else { return nil }
+            return entry.windowStart + window - now
+        }
+    }
+
+    func recordFailure(_ name: String, now: Double = Date().timeIntervalSince1970) {
+        entries.withLock { e in
+            var entry = e[name] ?? Entry(failures: 0, windowStart: now)
+            if now - entry.windowStart >= window { entry = Entry(failures: 0, windowStart: now) }
+            entry.failures += 1
+            e[name] = entry
+            if e.count > maxTracked, let oldest = e.min(by: { $0.value.windowStart < $1.value.windowStart })?.key { e[oldest] = nil }
+        }
+    }
+
+    func recordSuccess(_ name: String) { _ = entries.withLock { $0.removeValue(forKey: name) } }
+
+    /// Runs `body` holding the one hashing slot; nil when the slot stayed busy for `slotWait`.
+    func hashing<T>(_ body: () throws -> T) rethrows -> T? {
+        let deadline = Date().addingTimeInterval(slotWait)
+        while !hashing.withLock({ busy -> Bool in
+            if busy { return false }
+            busy = true
+            return true
+        }) {
+            if Date() > deadline { return nil }
+            usleep(2_000)
+        }
+        defer { hashing.withLock { $0 = false } }
+        return try body()
+    }
+}
