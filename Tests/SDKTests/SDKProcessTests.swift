@@ -164,7 +164,14 @@ final class SDKProcessTests: XCTestCase {
             p.arguments = ["capture-loop", "--count", "12", "--data-dir", dataDir, "--dsn", server.dsn()]
             p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             try p.run()
-            usleep(UInt32(60_000 + round * 40_000))
+            // Killed mid-loop, at a different point each round: once it has queued round + 2
+            // events (read from its output, not timed, so a loaded machine kills at the same place).
+            let deadline = Date().addingTimeInterval(60)
+            while p.isRunning && Date() < deadline {
+                let captured = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("captured ") }.count
+                if captured >= round + 2 { break }
+                usleep(2_000)
+            }
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
             // Only ids the process printed after capture returned count as queued.
