@@ -50,7 +50,10 @@ final class AlertDispatcher: @unchecked Sendable {
     func sendDue() {
         while !worker.isStopping {
             let now = Date().timeIntervalSince1970
-            guard let batch = try? database.writing({ [holder] c in try AlertRows.lease(c, holder: holder, now: now, lease: 120, limit: 20) }),
+            // One at a time: its lease (a send's whole timeout, twice over) never runs out while
+            // it waits behind others, so no other node takes it meanwhile.
+            let lease = Double(sendTimeout) * 2 + 60
+            guard let batch = try? database.writing({ [holder] c in try AlertRows.lease(c, holder: holder, now: now, lease: lease, limit: 1) }),
                 !batch.isEmpty
             else { return }
             for d in batch { send(d) }

@@ -28,6 +28,11 @@ final class AlertEvaluator: @unchecked Sendable {
     /// Session items read per project and check, newest first.
     static let sessionScanLimit = 50_000
     private var lastCrashFreeCheck: Double = 0
+    /// This round's per-project, per-window tallies (worker thread only).
+    private var crashFreeTallies: [String: [String: SessionTally]]?
+    /// How long a gap in the occurrence ids is waited for (an ingest transaction still open).
+    var gapSettleSeconds: Double = 10
+    private var claimDuration: Double { max(30, interval * 10) }
     private let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):alerting"
     private let interval: Double
 
@@ -55,14 +60,25 @@ final class AlertEvaluator: @unchecked Sendable {
     /// alerts that are due, and ignores whose time ran out. Runs only while this node holds the claim.
     func tick(periodic runPeriodic: Bool = true) {
         do {
-            guard try store.acquireClaim("alerting", holder: holder, duration: max(10, interval * 10)) else { return }
+            guard try store.acquireClaim("alerting", holder: holder, duration: claimDuration) else { return }
             var enqueued = 0
             while !worker.isStopping {
+                // Held for the whole round: a long backlog must not outlive the claim.
+                guard try store.renewClaim("alerting", holder: holder, duration: claimDuration) else { break }
                 let (n, more) = try evaluateBatch()
                 enqueued += n
                 if !more { break }
             }
-            if runPeriodic { enqueued += try database.writing { [self] c in try periodic(c, now: Date().timeIntervalSince1970) } }
+            if runPeriodic {
+                let now = Date().timeIntervalSince1970
+                // Session tallies are read outside the write transaction (they scan a window).
+                crashFreeTallies = nil
+                if now - lastCrashFreeCheck >= crashFreeCheckInterval {
+                    lastCrashFreeCheck = now
+                    crashFreeTallies = try crashFreeTallies(now: now)
+                }
+                enqueued += try database.writing { [self] c in try periodic(c, now: now) }
+            }
             if enqueued > 0 { onEnqueued() }
         } catch {
             FileHandle.standardError.write(Data("faultline: alert evaluation failed, will retry: \(error)\n".utf8))
@@ -83,24 +99,42 @@ final class AlertEvaluator: @unchecked Sendable {
         return try database.writing { [self] c in
             // Behind the cursor, and never past an occurrence grouping has not placed yet: ids are
             // assigned at ingest, grouping may finish them out of order.
-            let cursor = try AlertRows.cursor(c) ?? (try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0)
+            let stored = try AlertRows.cursor(c)
             let firstWaiting = try c.first("SELECT min(id) FROM occurrences WHERE processed = 0") { $0.isNull(0) ? Int64.max : $0.int(0) } ?? Int64.max
+            let start =
+                try stored
+                ?? min(try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0, firstWaiting - 1)
             let rows = try c.rows(
                 """
                 SELECT id, project_id, issue_id, received, release FROM occurrences
                 WHERE id > ? AND id < ? AND processed = 1 ORDER BY id LIMIT ?
-                """, [.int(cursor), .int(firstWaiting), .int(Int64(batchSize))]
+                """, [.int(start), .int(firstWaiting), .int(Int64(batchSize))]
             ) { ($0.int(0), $0.int(1), $0.isNull(2) ? nil : $0.int(2), $0.double(3), $0.text(4)) }
-            guard let last = rows.last?.0 else {
-                if try AlertRows.cursor(c) == nil { try AlertRows.setCursor(c, cursor) }
+            // A gap in the ids may be an ingest transaction that has not committed yet (PostgreSQL
+            // hands ids out before commit; SQLite has one writer and none): stop before a young gap
+            // and look again next round. Old gaps are deletions, duplicates or rollbacks.
+            var taken: [(Int64, Int64, Int64?, Double, String?)] = []
+            var expected = start + 1
+            for row in rows {
+                if row.0 != expected && now - row.3 < gapSettleSeconds { break }
+                taken.append(row)
+                expected = row.0 + 1
+            }
+            guard let last = taken.last?.0 else {
+                if stored == nil { try AlertRows.setCursor(c, start, expecting: nil) }
                 return (0, false)
             }
             var byIssue: [Int64: Seen] = [:]
             var order: [Int64] = []
-            for (id, project, issue, received, release) in rows {
-                if let release { try ReleaseOrder.note(c, projectID: project, version: release, now: now) }
+            for (id, project, issue, received, release) in taken {
+                // First heard of at the occurrence's own time, so two releases first seen in one
+                // batch keep the order their events came in.
+                if let release { try ReleaseOrder.note(c, projectID: project, version: release, now: received) }
                 guard let issue else { continue }
-                if byIssue[issue] == nil { order.append(issue); byIssue[issue] = Seen(projectID: project, issueID: issue, occurrences: []) }
+                if byIssue[issue] == nil {
+                    order.append(issue)
+                    byIssue[issue] = Seen(projectID: project, issueID: issue, occurrences: [])
+                }
                 byIssue[issue]?.occurrences.append((id, received, release))
             }
             var enqueued = 0
@@ -108,8 +142,10 @@ final class AlertEvaluator: @unchecked Sendable {
                 guard let seen = byIssue[issueID] else { continue }
                 enqueued += try evaluate(c, seen, rules: rules.filter { $0.projectID == seen.projectID }, now: now)
             }
-            try AlertRows.setCursor(c, last)
-            return (enqueued, rows.count == batchSize)
+            // Conditional: if another node moved the cursor meanwhile (its claim overlapped ours),
+            // this transaction rolls back instead of queueing the same alerts twice.
+            try AlertRows.setCursor(c, last, expecting: stored)
+            return (enqueued, taken.count == rows.count && rows.count == batchSize)
         }
     }
 
@@ -121,7 +157,7 @@ final class AlertEvaluator: @unchecked Sendable {
                 transition = (t, o.release)
             }
         }
-        guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try store.project(idOrSlug: String(seen.projectID)) else { return 0 }
+        guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try Self.project(store, id: seen.projectID) else { return 0 }
         let first = try c.first("SELECT min(id) FROM occurrences WHERE issue_id = ?", .int(issue.id)) { $0.int(0) }
         let isNew = first.map { id in seen.occurrences.contains { $0.id == id } } ?? false
         var enqueued = 0
@@ -182,7 +218,7 @@ final class AlertEvaluator: @unchecked Sendable {
             """, [.double(now - digestInterval)]
         ) { ($0.int(0), $0.int(1), $0.int(2)) }
         for (ruleID, issueID, count) in digests {
-            guard let rule = rules[ruleID], let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(rule.projectID)) else {
+            guard let rule = rules[ruleID], let issue = try store.issue(id: issueID), let project = try Self.project(store, id: rule.projectID) else {
                 continue
             }
             let payload = AlertMessage.payload(
@@ -204,7 +240,7 @@ final class AlertEvaluator: @unchecked Sendable {
         for (ruleID, issueID) in named {
             try c.execute("UPDATE alert_memory SET symbolicated = 1 WHERE rule_id = ? AND issue_id = ?", .int(ruleID), .int(issueID))
             guard let rule = rules[ruleID], rule.triggers.contains(.symbolicated), let issue = try store.issue(id: issueID),
-                let project = try store.project(idOrSlug: String(rule.projectID))
+                let project = try Self.project(store, id: rule.projectID)
             else { continue }
             let previous =
                 try c.first(
@@ -218,12 +254,11 @@ final class AlertEvaluator: @unchecked Sendable {
             try AlertRows.enqueue(c, ruleID: ruleID, issueID: issue.id, kind: .symbolicated, payload: payload, now: now)
             enqueued += 1
         }
-        if now - lastCrashFreeCheck >= crashFreeCheckInterval {
-            lastCrashFreeCheck = now
-            enqueued += try crashFree(c, rules: Array(rules.values), now: now)
+        if let tallies = crashFreeTallies {
+            enqueued += try crashFree(c, rules: Array(rules.values), tallies: tallies, now: now)
         }
         for (issueID, projectID) in try IssueLifecycle.expireIgnores(c, now: now) {
-            guard let issue = try store.issue(id: issueID), let project = try store.project(idOrSlug: String(projectID)) else { continue }
+            guard let issue = try store.issue(id: issueID), let project = try Self.project(store, id: projectID) else { continue }
             for rule in rules.values where rule.projectID == projectID && rule.triggers.contains(.regression) {
                 let payload = AlertMessage.payload(kind: .unmuted, rule: rule, project: project, issue: issue, release: nil, publicURL: publicURL, now: now)
                 try AlertRows.enqueue(c, ruleID: rule.id, issueID: issueID, kind: .unmuted, payload: payload, now: now)
@@ -233,15 +268,36 @@ final class AlertEvaluator: @unchecked Sendable {
         return enqueued
     }
 
+    /// The key of one (project, window) tally.
+    static func tallyKey(_ projectID: Int64, _ minutes: Int) -> String { "\(projectID)/\(minutes)" }
+
+    /// Session tallies per release for every (project, window) a crash-free rule asks about, read
+    /// in one read transaction.
+    private func crashFreeTallies(now: Double) throws -> [String: [String: SessionTally]] {
+        let rules = try database.reading { try AlertRows.rules($0) }
+        var out: [String: [String: SessionTally]] = [:]
+        let dialect = database.dialect
+        try database.reading { c in
+            for rule in rules {
+                for case .crashFree(_, let minutes) in rule.triggers where out[Self.tallyKey(rule.projectID, minutes)] == nil {
+                    out[Self.tallyKey(rule.projectID, minutes)] = try ReleaseHealth.byRelease(
+                        c, dialect: dialect, projectID: rule.projectID, since: now - Double(minutes) * 60, limit: Self.sessionScanLimit)
+                }
+            }
+        }
+        return out
+    }
+
     /// Releases whose crash-free session rate over a rule's window is below its threshold: one
     /// alert per rule and release per window.
-    private func crashFree(_ c: any SQLSession, rules: [AlertRule], now: Double) throws -> Int {
+    private func crashFree(_ c: any SQLSession, rules: [AlertRule], tallies: [String: [String: SessionTally]], now: Double) throws -> Int {
         var enqueued = 0
         for rule in rules {
             for case .crashFree(let percent, let minutes) in rule.triggers {
-                guard let project = try store.project(idOrSlug: String(rule.projectID)) else { continue }
+                guard let project = try Self.project(store, id: rule.projectID), let tally = tallies[Self.tallyKey(rule.projectID, minutes)] else {
+                    continue
+                }
                 let window = Double(minutes) * 60
-                let tally = try ReleaseHealth.byRelease(c, projectID: rule.projectID, since: now - window, limit: Self.sessionScanLimit)
                 for (release, t) in tally.sorted(by: { $0.key < $1.key }) {
                     if let only = rule.release, only != release { continue }
                     guard t.started >= Self.minimumSessions, let rate = t.crashFreeRate, rate * 100 < percent else { continue }
@@ -252,9 +308,8 @@ final class AlertEvaluator: @unchecked Sendable {
                         extra: [
                             "release": .string(release),
                             "crash_free": [
-                                "rate": .double(rate), "threshold_percent": .double(percent),
-                                "minutes": .int(Int64(minutes)), "sessions": .int(t.started),
-                                "crashed": .int(t.crashed)
+                                "rate": .double(rate), "threshold_percent": .double(percent), "minutes": .int(Int64(minutes)),
+                                "sessions": .int(t.started), "crashed": .int(t.crashed)
                             ]
                         ],
                         publicURL: publicURL, now: now)
@@ -265,6 +320,11 @@ final class AlertEvaluator: @unchecked Sendable {
             }
         }
         return enqueued
+    }
+
+    /// The project with this id (never one whose slug happens to be those digits).
+    static func project(_ store: any Store, id: Int64) throws -> ProjectRecord? {
+        try store.projects().first { $0.id == id }
     }
 
     /// A release's key in the rules' memory (which is keyed by issue id): a 63-bit FNV-1a hash,

@@ -77,7 +77,7 @@ enum AlertMessage {
         let head = headline(p)
         let body = details(p).joined(separator: "\n")
         return [
-            "text": .string(head),
+            "text": .string(slackEscape(head)),  // `<!channel>` in a crash title must not ping anyone
             "blocks": [
                 ["type": "section", "text": ["type": "mrkdwn", "text": .string("*\(slackEscape(head))*")]],
                 ["type": "section", "text": ["type": "mrkdwn", "text": .string("```\(slackEscape(body))```")]]
@@ -113,7 +113,20 @@ enum AlertMessage {
     static func encodedHeader(_ s: String) -> String {
         let clean = oneLine(s)
         if clean.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7f }) { return clean }
-        return "=?UTF-8?B?" + Data(clean.utf8).base64EncodedString() + "?="
+        // RFC 2047: encoded words of at most 75 characters (45 bytes of UTF-8 each, cut between
+        // characters), folded onto continuation lines.
+        var words: [String] = []
+        var chunk = Data()
+        for ch in clean {
+            let bytes = Data(String(ch).utf8)
+            if chunk.count + bytes.count > 45 {
+                words.append("=?UTF-8?B?" + chunk.base64EncodedString() + "?=")
+                chunk = Data()
+            }
+            chunk += bytes
+        }
+        if !chunk.isEmpty { words.append("=?UTF-8?B?" + chunk.base64EncodedString() + "?=") }
+        return words.joined(separator: "\r\n ")
     }
 
     static func rfc5322Date(_ t: Double) -> String {

@@ -167,7 +167,19 @@ enum AlertRows {
         try c.first("SELECT value FROM alert_cursor WHERE name = 'occurrences'") { $0.int(0) }
     }
 
-    static func setCursor(_ c: any SQLSession, _ value: Int64) throws {
-        try c.execute("INSERT INTO alert_cursor(name, value) VALUES('occurrences', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value", .int(value))
+    /// Moves the cursor from `expecting` (nil: it does not exist yet) to `value`; throws when
+    /// another evaluator moved it meanwhile, so the caller's transaction rolls back.
+    static func setCursor(_ c: any SQLSession, _ value: Int64, expecting: Int64?) throws {
+        let changed: Int
+        if let old = expecting {
+            changed = try c.execute("UPDATE alert_cursor SET value = ? WHERE name = 'occurrences' AND value = ?", .int(value), .int(old))
+        } else {
+            changed = try c.execute("INSERT INTO alert_cursor(name, value) VALUES('occurrences', ?) ON CONFLICT(name) DO NOTHING", .int(value))
+        }
+        guard changed == 1 else { throw CursorMoved() }
+    }
+
+    struct CursorMoved: Error, CustomStringConvertible {
+        var description: String { "another server evaluated these occurrences meanwhile; this round is undone" }
     }
 }

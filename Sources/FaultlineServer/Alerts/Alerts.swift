@@ -173,7 +173,7 @@ public struct AlertAdministration: Sendable {
 
     /// Queues a test alert for the rule; a running server sends it within its poll interval.
     public func test(ruleID: Int64) throws -> Int64 {
-        guard let rule = try rule(id: ruleID), let project = try store.project(idOrSlug: String(rule.projectID)) else {
+        guard let rule = try rule(id: ruleID), let project = try AlertEvaluator.project(store, id: rule.projectID) else {
             throw AlertRuleError.badTarget("no alert rule \(ruleID)")
         }
         let now = Date().timeIntervalSince1970

@@ -112,7 +112,9 @@ enum CurlTransfer {
             defer { curl_slist_free_all(recipients) }
             try check(fl_curl_set_string(h, CURLOPT_URL, settings.url), "bad SMTP URL")
             try check(fl_curl_set_string(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps"), "protocols")
-            fl_curl_set_long(h, CURLOPT_USE_SSL, settings.requireTLS ? Int(CURLUSESSL_ALL.rawValue) : Int(CURLUSESSL_TRY.rawValue))
+            // Credentials never go in the clear: with them, TLS is required (a stripped STARTTLS fails).
+            let requireTLS = settings.requireTLS || settings.username != nil || settings.password != nil
+            fl_curl_set_long(h, CURLOPT_USE_SSL, requireTLS ? Int(CURLUSESSL_ALL.rawValue) : Int(CURLUSESSL_TRY.rawValue))
             if let u = settings.username { fl_curl_set_string(h, CURLOPT_USERNAME, u) }
             if let p = settings.password { fl_curl_set_string(h, CURLOPT_PASSWORD, p) }
             fl_curl_set_string(h, CURLOPT_MAIL_FROM, "<\(settings.from)>")
@@ -121,7 +123,7 @@ enum CurlTransfer {
             fl_curl_set_pointer(h, CURLOPT_READDATA, context)
             fl_curl_set_long(h, CURLOPT_UPLOAD, 1)
             fl_curl_set_long(h, CURLOPT_INFILESIZE, buffers.outgoing.count)
-            try check(curl_easy_perform(h), "SMTP \(settings.url)")
+            try withExtendedLifetime(buffers) { try check(curl_easy_perform(h), "SMTP \(settings.url)") }
         }
     }
 }

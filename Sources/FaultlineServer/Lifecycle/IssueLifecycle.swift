@@ -97,7 +97,7 @@ enum IssueLifecycle {
                     "SELECT i.count, coalesce(d.count_at_ignore, 0) FROM issues i LEFT JOIN issue_status_details d ON d.issue_id = i.id WHERE i.id = ?",
                     .int(issueID)
                 ) { ($0.int(0), $0.int(1)) }
-                if let (count, base) = counts, count - base > n {
+                if let (count, base) = counts, count - base >= n {
                     try reopen(c, issueID: issueID, now: now, regression: false)
                     return .unmuted
                 }
@@ -122,9 +122,13 @@ enum IssueLifecycle {
     private static func reopen(_ c: any SQLSession, issueID: Int64, now: Double, regression: Bool) throws {
         try c.execute("UPDATE web_issue_status SET status = 'unresolved', changed = ? WHERE issue_id = ?", .double(now), .int(issueID))
         if regression {
+            // Upserted: a status set before the details table existed has no row yet.
             try c.execute(
-                "UPDATE issue_status_details SET regressions = regressions + 1, last_regression = ? WHERE issue_id = ?",
-                .double(now), .int(issueID))
+                """
+                INSERT INTO issue_status_details(issue_id, regressions, last_regression) VALUES(?, 1, ?)
+                ON CONFLICT(issue_id) DO UPDATE SET regressions = issue_status_details.regressions + 1,
+                  last_regression = excluded.last_regression
+                """, .int(issueID), .double(now))
         }
         try c.execute(
             """

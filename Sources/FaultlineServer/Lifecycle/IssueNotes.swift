@@ -27,7 +27,7 @@ enum IssueNotes {
     }
 
     static func validateComment(_ text: String) throws(LifecycleError) -> String {
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, text.utf8.count <= maxCommentBytes else {
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, text.utf8.count <= maxCommentBytes, !text.contains("\0") else {
             throw .badRequest("a comment must hold 1–\(maxCommentBytes) bytes of text")
         }
         return text

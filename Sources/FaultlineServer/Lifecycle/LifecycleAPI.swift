@@ -14,6 +14,8 @@ struct LifecycleAPI {
     var database: any SQLDatabase { lifecycle.database }
     /// The most ids one bulk update takes (Sentry pages bulk updates by 100; sentry-cli sends one page).
     static let maxBulkIDs = 1000
+    /// The most issues one "every issue" update changes (sentry-cli's `--all`).
+    static let maxAllIssues = 100_000
 
     private func answer(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch let e as LifecycleError {
@@ -31,6 +33,9 @@ struct LifecycleAPI {
 
     private func statusChange(_ body: JSONValue) throws -> (IssueStatus, IssueStatusDetails)? {
         guard let raw = body["status"] else { return nil }
+        if raw.stringValue == "resolvedInNextRelease" {  // Sentry's shortcut
+            return (.resolved, IssueStatusDetails(inNextRelease: true))
+        }
         guard let s = raw.stringValue, let status = IssueStatus(sentry: s) else {
             throw LifecycleError.badRequest("status must be one of resolved, unresolved, ignored")
         }
@@ -114,18 +119,27 @@ struct LifecycleAPI {
                     guard let status = IssueStatus(sentry: s) else { throw LifecycleError.badRequest("status must be resolved, unresolved, ignored or muted") }
                     filter = status
                 }
-                ids = try database.reading { c in
-                    try c.rows(
-                        """
-                        SELECT i.id FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
-                        WHERE i.project_id = ? AND i.merged_into IS NULL AND (CAST(? AS TEXT) IS NULL OR coalesce(s.status, 'unresolved') = ?)
-                        ORDER BY i.id LIMIT ?
-                        """,
-                        [
-                            .int(project.id), filter.map { .text($0.rawValue) } ?? .null, filter.map { .text($0.rawValue) } ?? .null,
-                            .int(Int64(Self.maxBulkIDs))
-                        ]
-                    ) { $0.int(0) }
+                // Every matching issue, a page at a time by id (so an update that changes what
+                // matches neither repeats nor skips one), up to `maxAllIssues`.
+                var after: Int64 = 0
+                while ids.count < Self.maxAllIssues {
+                    let page = try database.reading { c in
+                        try c.rows(
+                            """
+                            SELECT i.id FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
+                            WHERE i.project_id = ? AND i.merged_into IS NULL AND i.id > ?
+                              AND (CAST(? AS TEXT) IS NULL OR coalesce(s.status, 'unresolved') = ?)
+                            ORDER BY i.id LIMIT ?
+                            """,
+                            [
+                                .int(project.id), .int(after), filter.map { .text($0.rawValue) } ?? .null, filter.map { .text($0.rawValue) } ?? .null,
+                                .int(Int64(Self.maxBulkIDs))
+                            ]
+                        ) { $0.int(0) }
+                    }
+                    guard let last = page.last else { break }
+                    ids += page
+                    after = last
                 }
             }
             try lifecycle.update(issueIDs: ids, status: status, details: details)

@@ -35,16 +35,21 @@ enum ReleaseHealth {
         tally[release, default: [:]][env] = b
     }
 
+    /// A session item larger than this is not read for alerts (a session update is ~200 bytes; an
+    /// aggregate of a few hundred buckets a few KiB): what one check can cost stays bounded.
+    static let maxItemBytes = 64 * 1024
+
     /// Per release (all environments together) over the session items received since `since`,
-    /// newest first, at most `limit` items.
-    static func byRelease(_ c: any SQLSession, projectID: Int64, since: Double, limit: Int) throws -> [String: SessionTally] {
+    /// newest first, at most `limit` items, each read and dropped in turn.
+    static func byRelease(_ c: any SQLSession, dialect: SQLDialect, projectID: Int64, since: Double, limit: Int) throws -> [String: SessionTally] {
         var tally: [String: [String: SessionTally]] = [:]
         for type in ["session", "sessions"] {
-            let rows = try c.rows(
-                "SELECT payload FROM items WHERE project_id = ? AND type = ? AND received >= ? ORDER BY id DESC LIMIT ?",
-                [.int(projectID), .text(type), .double(since), .int(Int64(limit))]
-            ) { $0.blob(0) }
-            for payload in rows { add(type: type, payload: payload, into: &tally) }
+            try c.execute(
+                """
+                SELECT payload FROM items WHERE project_id = ? AND type = ? AND received >= ? AND \(dialect.byteLength)(payload) <= ?
+                ORDER BY id DESC LIMIT ?
+                """, [.int(projectID), .text(type), .double(since), .int(Int64(maxItemBytes)), .int(Int64(limit))]
+            ) { row in add(type: type, payload: row.blob(0), into: &tally) }
         }
         return tally.mapValues { envs in
             envs.values.reduce(into: SessionTally()) { sum, t in

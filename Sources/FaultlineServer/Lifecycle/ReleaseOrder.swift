@@ -29,6 +29,6 @@ enum ReleaseOrder {
             try c.first("SELECT created FROM releases WHERE project_id = ? AND version = ?", .int(projectID), .text(v)) { $0.double(0) } ?? now
         }
         let (a, b) = (try created(release), try created(other))
-        return a != b ? a > b : release > other
+        return a > b  // first heard of at the same moment: no order, so not newer
     }
 }

@@ -14,6 +14,9 @@ enum SQLDialect: Sendable {
     /// The larger of two values: SQLite's two-argument `max`, PostgreSQL's `greatest`.
     var greatest: String { self == .sqlite ? "max" : "greatest" }
 
+    /// The size in bytes of a blob column: `length` (of a BLOB) / `octet_length`.
+    var byteLength: String { self == .sqlite ? "length" : "octet_length" }
+
     /// `instr` / `strpos`: the 1-based position of a substring, 0 when absent.
     var position: String { self == .sqlite ? "instr" : "strpos" }
 

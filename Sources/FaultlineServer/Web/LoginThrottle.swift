@@ -25,14 +25,19 @@ final class LoginThrottle: Sendable {
     }
 
     /// Seconds until `name` may try again, nil when it may now.
+    /// A name's key: its first 256 bytes (memory stays bounded whatever names are sent).
+    static func key(_ name: String) -> String { String(decoding: name.utf8.prefix(256), as: UTF8.self) }
+
     func lockedFor(_ name: String, now: Double = Date().timeIntervalSince1970) -> Double? {
-        entries.withLock { e in
+        let name = Self.key(name)
+        return entries.withLock { e in
             guard let entry = e[name], now - entry.windowStart < window, entry.failures >= maxFailures else { return nil }
             return entry.windowStart + window - now
         }
     }
 
     func recordFailure(_ name: String, now: Double = Date().timeIntervalSince1970) {
+        let name = Self.key(name)
         entries.withLock { e in
             var entry = e[name] ?? Entry(failures: 0, windowStart: now)
             if now - entry.windowStart >= window { entry = Entry(failures: 0, windowStart: now) }
@@ -42,7 +47,7 @@ final class LoginThrottle: Sendable {
         }
     }
 
-    func recordSuccess(_ name: String) { _ = entries.withLock { $0.removeValue(forKey: name) } }
+    func recordSuccess(_ name: String) { _ = entries.withLock { $0.removeValue(forKey: Self.key(name)) } }
 
     /// Runs `body` holding the one hashing slot; nil when the slot stayed busy for `slotWait`.
     func hashing<T>(_ body: () throws -> T) rethrows -> T? {
