@@ -61,7 +61,9 @@ final class LogTopBoundsTests: XCTestCase {
         let top = try XCTUnwrap(answer)
         XCTAssertEqual(top.status, 200, top.text)
         print("logs top via the API: server RSS \(api.before >> 20) MiB before, peak \(api.peak >> 20) MiB; answer \(top.body.count) bytes")
-        XCTAssertLessThan(api.peak, 400 << 20, "the server's peak RSS while it answers")
+        // The server runs in this test process, whose resident set already holds what earlier
+        // tests left: what the answer costs is the growth of the peak over that.
+        XCTAssertLessThan(api.peak - api.before, 300 << 20, "the server's peak RSS grew by \((api.peak - api.before) >> 20) MiB while it answered")
         XCTAssertLessThan(top.body.count, 64 << 10, "the answer holds patterns cut at 4 KiB, not a 200 MiB line")
         try assertHeavyHitters(JSONValue.parse(top.body))
 
@@ -69,7 +71,7 @@ final class LogTopBoundsTests: XCTestCase {
         var criticalAnswer: RawResponse?
         let filtered = try ServerMemory.peak { criticalAnswer = server.get("/api/0/projects/\(server.projectID)/log-archives/top?level=critical") }
         let critical = try XCTUnwrap(criticalAnswer)
-        XCTAssertLessThan(filtered.peak, 400 << 20)
+        XCTAssertLessThan(filtered.peak - filtered.before, 300 << 20)
         let only = try XCTUnwrap(try JSONValue.parse(critical.body)["patterns"]?.arrayValue)
         XCTAssertEqual(only.count, 1, String(critical.text.prefix(500)))
         let pattern = try XCTUnwrap(only.first?["pattern"]?.stringValue)
