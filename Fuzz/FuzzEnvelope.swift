@@ -1,19 +1,21 @@
 // libFuzzer target: envelope reader and ingest decoding of every item type.
 // First byte: content encoding (0 identity, 1 gzip of the rest, 2 deflate of the rest, 3 the
-// rest sent as already-gzip'd bytes, 4 a /store/ body); the rest is the body.
+// rest sent as already-gzip'd bytes, 4 a /store/ body, 5 the rest sent as brotli bytes: the
+// brotli decoder's input); the rest is the body.
 import Foundation
 import FaultlineProtocol
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
-    let mode = data[0] % 5
+    let mode = data[0] % 6
     var body = Data(bytes: data + 1, count: size - 1)
     var headers = ["X-Sentry-Auth": "Sentry sentry_key=0123456789abcdef0123456789abcdef"]
     switch mode {
     case 1: body = Deflate.gzip(body) ?? body; headers["Content-Encoding"] = "gzip"
     case 2: body = Deflate.compress(body); headers["Content-Encoding"] = "deflate"
     case 3: headers["Content-Encoding"] = "gzip"
+    case 5: headers["Content-Encoding"] = "br"
     default: break
     }
     var limits = IngestLimits()
