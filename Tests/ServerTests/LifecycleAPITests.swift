@@ -83,6 +83,8 @@ final class LifecycleAPITests: XCTestCase {
         XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "closed"]).status, 400)
         XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "ignored", "statusDetails": ["ignoreCount": -1]]).status, 400)
         XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "ignored", "statusDetails": ["ignoreUntil": "tomorrow"]]).status, 400)
+        XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "ignored", "statusDetails": ["ignoreDuration": 1e308]]).status, 400)
+        XCTAssertEqual(put(server, "/api/0/issues/\(ids[0])/", ["status": "ignored", "statusDetails": ["ignoreUntil": "99999-01-01T00:00:00Z"]]).status, 400)
         XCTAssertEqual(put(server, "/api/0/issues/99999999/", ["status": "resolved"]).status, 404)
         XCTAssertEqual(put(server, "/api/0/projects/faultline/default/issues/?id=99999999", ["status": "resolved"]).status, 400)
         let unauthenticated = RawHTTP.send(port: server.port, method: "PUT", path: "/api/0/issues/\(ids[0])/", body: Data("{\"status\":\"resolved\"}".utf8))

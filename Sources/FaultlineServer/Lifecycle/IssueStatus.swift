@@ -46,11 +46,14 @@ public struct IssueStatusDetails: Sendable, Equatable {
             ignoreCount = n
         }
         if let v = json["ignoreDuration"] {
-            guard let minutes = v.doubleValue, minutes > 0 else { throw .badRequest("statusDetails.ignoreDuration must be positive minutes") }
-            ignoreUntil = now + minutes * 60
+            // Bounded, so the time it gives is one every later conversion (RFC 3339, pages) can take.
+            guard let minutes = v.doubleValue, minutes > 0, let until = EventFields.timestamp(.double(now + minutes * 60)) else {
+                throw .badRequest("statusDetails.ignoreDuration must be positive minutes ending before the year 10000")
+            }
+            ignoreUntil = until
         }
         if let v = json["ignoreUntil"] {
-            guard let s = v.stringValue, let t = SentryTimestamp.seconds(rfc3339: s) else {
+            guard let s = v.stringValue, let t = EventFields.timestamp(.string(s)) else {
                 throw .badRequest("statusDetails.ignoreUntil must be an RFC 3339 time")
             }
             ignoreUntil = t

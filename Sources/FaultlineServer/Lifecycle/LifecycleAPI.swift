@@ -176,7 +176,7 @@ struct LifecycleAPI {
                 }
                 let projects = try scoped.map { [$0] } ?? projectsNamed(body["projects"])
                 guard !projects.isEmpty else { throw LifecycleError.badRequest("name the release's projects: {\"projects\": [\"slug\"]}") }
-                let released = body["dateReleased"]?.stringValue.flatMap(SentryTimestamp.seconds(rfc3339:))
+                let released = EventFields.timestamp(body["dateReleased"])
                 try database.writing { c in
                     for p in projects { try ReleaseRows.create(c, projectID: p.id, version: version, dateReleased: released, now: now) }
                 }
@@ -194,7 +194,7 @@ struct LifecycleAPI {
                 if r.method == "PUT" {
                     let body = try parseBody(r)
                     if let raw = body["dateReleased"] {
-                        guard let s = raw.stringValue, let at = SentryTimestamp.seconds(rfc3339: s) else {
+                        guard raw.stringValue != nil, let at = EventFields.timestamp(raw) else {
                             throw LifecycleError.badRequest("dateReleased must be an RFC 3339 time")
                         }
                         try database.writing { c in for p in projects { try ReleaseRows.finalize(c, projectID: p.id, version: version, at: at) } }

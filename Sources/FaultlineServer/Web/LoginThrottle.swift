@@ -1,6 +1,6 @@
 // What an anonymous client can make a password login cost: failures per user name are counted
 // in a window and lock that name for the rest of it (known and unknown names alike, so the
-// answer tells neither apart), and password hashes (PBKDF2, about 70 ms of CPU each) run one at a
+// answer tells neither apart), and password hashes (PBKDF2, costly by design) run one at a
 // time, so a crowd of guessers holds at most one core and queues behind it — ingest keeps the rest.
 import Foundation
 import Synchronization
