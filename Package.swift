@@ -122,7 +122,8 @@ let package = Package(
                           path: "Benchmarks/faultline-logging-bench"),
 
         // MARK: Tests
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "CTestOutput", path: "Tests/CTestOutput"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib", "CTestOutput"], path: "Tests/FaultlineTestSupport"),
         .testTarget(name: "ProtocolTests", dependencies: ["FaultlineProtocol"]),
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),

@@ -226,8 +226,8 @@ void fl_fill_module_cache(fl_module_cache *cache);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
 void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
-int fl_on_roomy_stack(void);                                   // handler_stack.c
-int fl_run_on_fresh_stack(void (*fn)(void *), void *argument);  // handler_stack.c
+typedef void (*fl_signal_entry)(int signo, siginfo_t *info, void *context);
+void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void *context);  // handler_stack.c
 
 int fl_copy_context(char *out, size_t capacity, uint32_t *length);
 int fl_trace_slot_read(long tid, uint64_t *trace_high, uint64_t *trace_low, uint64_t *span);  // trace_slots.c

@@ -434,24 +434,11 @@ static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     fl_chain(signo, info, context);
 }
 
-typedef struct {
-    int signo;
-    siginfo_t *info;
-    void *context;
-} fl_signal_call;
-
-// Runs on the crashing thread, on a fresh stack (handler_stack.c); compromised context.
-static void fl_handle_crash_call(void *raw) {
-    fl_signal_call *call = raw;
-    fl_handle_crash(call->signo, call->info, call->context);
-}
-
 // Runs on the crashing thread; compromised context. The entry point the kernel calls: it needs
-// only a few hundred bytes of whatever stack it was entered on before it moves to a stack of its
+// under two hundred bytes of whatever stack it was entered on before it moves to a stack of its
 // own when that one is not ours (handler_stack.c says why).
 FL_OWN_CODE void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
-    fl_signal_call call = {signo, info, context};
-    if (fl_on_roomy_stack() || fl_run_on_fresh_stack(fl_handle_crash_call, &call) != 0) fl_handle_crash(signo, info, context);
+    fl_run_on_roomy_stack(fl_handle_crash, signo, info, context);
     errno = saved_errno;
 }

@@ -12,8 +12,8 @@
 // the mapping released if the handler returns (a recovered fault, or a crash ending by the
 // default action after the return).
 //
-// Rules: as handler.c (signal-safety(7)): raw syscalls only, no libc state, errno untouched by
-// the caller's measure (the caller saves it before this file runs).
+// Rules: as handler.c (signal-safety(7)): system calls made inline only, no libc state, errno
+// untouched.
 #include "crash_internal.h"
 
 #include <stdint.h>
@@ -52,17 +52,37 @@ __attribute__((naked, noinline)) static void fl_call_with_stack(void *argument, 
 #error "fl_call_with_stack: no stack switch for this architecture"
 #endif
 
-// Runs on a thread in a signal handler; compromised context. 1 when the handler already runs on
-// an alternate stack with room for the whole crash path.
-int fl_on_roomy_stack(void) {
-    stack_t current;
-    if (syscall(SYS_sigaltstack, NULL, &current) != 0) return 0;
-    return (current.ss_flags & SS_ONSTACK) && current.ss_size >= FL_ALTSTACK_SIZE;
+// Runs in a signal handler; compromised context. A system call made inline, without libc's
+// syscall() (whose frame and stack-passed sixth argument cost the entry stack bytes it may not
+// have) and without touching errno. Returns the kernel's answer: -errno on failure.
+__attribute__((always_inline)) static inline long fl_entry_syscall(long number, long a, long b, long c, long d, long e, long f) {
+#if defined(__x86_64__)
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    long result;
+    __asm__ volatile("syscall" : "=a"(result) : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+    return result;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = number;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    register long x3 __asm__("x3") = d;
+    register long x4 __asm__("x4") = e;
+    register long x5 __asm__("x5") = f;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+    return x0;
+#endif
 }
 
+// What the fresh stack's first frame needs; it lives at the top of the fresh mapping itself, so
+// the entry stack holds none of it.
 typedef struct {
-    void (*fn)(void *);
-    void *argument;
+    fl_signal_entry fn;
+    int signo;
+    siginfo_t *info;
+    void *context;
     stack_t fresh;
 } fl_fresh_stack_call;
 
@@ -70,28 +90,42 @@ typedef struct {
 // new alternate stack for this thread (it refuses while the thread runs on the registered one).
 static void fl_enter_fresh_stack(void *raw) {
     fl_fresh_stack_call *call = raw;
-    syscall(SYS_sigaltstack, &call->fresh, NULL);
-    call->fn(call->argument);
+    fl_entry_syscall(SYS_sigaltstack, (long)&call->fresh, 0, 0, 0, 0, 0);
+    call->fn(call->signo, call->info, call->context);
 }
 
-// Runs on a thread in a signal handler; compromised context. Returns 0 once fn(argument) has run
-// on a fresh stack, -1 (fn not run) when none could be mapped.
-int fl_run_on_fresh_stack(void (*fn)(void *), void *argument) {
+// Runs on a thread in a signal handler; compromised context. Calls fn(signo, info, context) on a
+// stack with room for the whole crash path: the alternate stack it was entered on when that is
+// at least FL_ALTSTACK_SIZE long, else a freshly mapped one (or, when none can be mapped, the
+// entry stack after all). Its own frame on the entry stack is a few dozen bytes: one stack_t and
+// the registers it saves (the test of this is AppAlternateStackTests).
+void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void *context) {
     stack_t entry;
-    int have_entry = syscall(SYS_sigaltstack, NULL, &entry) == 0;
+    int have_entry = fl_entry_syscall(SYS_sigaltstack, 0, (long)&entry, 0, 0, 0, 0) == 0;
+    if (have_entry && (entry.ss_flags & SS_ONSTACK) && entry.ss_size >= FL_ALTSTACK_SIZE) {
+        fn(signo, info, context);
+        return;
+    }
     size_t length = FL_HANDLER_STACK_SIZE + FL_GUARD_SIZE;
-    long mapped = syscall(SYS_mmap, NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mapped == -1) return -1;
+    long mapped = fl_entry_syscall(SYS_mmap, 0, (long)length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped < 0 && mapped > -4096) {
+        fn(signo, info, context);
+        return;
+    }
     char *base = (char *)(uintptr_t)mapped;
-    syscall(SYS_mprotect, base, FL_GUARD_SIZE, PROT_NONE);  // an overflow of ours faults, not scribbles
-    fl_fresh_stack_call call = {fn, argument, {.ss_sp = base + FL_GUARD_SIZE, .ss_flags = 0, .ss_size = FL_HANDLER_STACK_SIZE}};
-    fl_call_with_stack(&call, fl_enter_fresh_stack, base + length);
+    fl_entry_syscall(SYS_mprotect, (long)base, FL_GUARD_SIZE, PROT_NONE, 0, 0, 0);  // an overflow of ours faults, not scribbles
+    fl_fresh_stack_call *call = (fl_fresh_stack_call *)(base + length - ((sizeof(fl_fresh_stack_call) + 63) & ~(size_t)63));
+    call->fn = fn;
+    call->signo = signo;
+    call->info = info;
+    call->context = context;
+    call->fresh = (stack_t){.ss_sp = base + FL_GUARD_SIZE, .ss_flags = 0, .ss_size = FL_HANDLER_STACK_SIZE - (base + length - (char *)call)};
+    fl_call_with_stack(call, fl_enter_fresh_stack, call);
     if (have_entry) {
         // Back on the entry stack: the app's alternate stack again (rt_sigreturn would restore it
         // too; doing it here lets the mapping go now).
         entry.ss_flags &= ~SS_ONSTACK;
-        syscall(SYS_sigaltstack, &entry, NULL);
+        fl_entry_syscall(SYS_sigaltstack, (long)&entry, 0, 0, 0, 0, 0);
     }
-    syscall(SYS_munmap, base, length);
-    return 0;
+    fl_entry_syscall(SYS_munmap, (long)base, (long)length, 0, 0, 0, 0);
 }

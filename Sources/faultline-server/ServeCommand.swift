@@ -141,6 +141,7 @@ enum ServeCommand {
                 url: url, from: smtpFrom, username: env["FAULTLINE_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
                 password: env["FAULTLINE_SMTP_PASSWORD"], requireTLS: smtpRequireTLS)
         }
+        let shutdown = ShutdownSignal.install()
         let server: Server
         do {
             server = try Server(config: config)
@@ -159,7 +160,7 @@ enum ServeCommand {
         }
         print(lines.joined(separator: "\n"))
         fflush(nil)
-        ShutdownSignal.wait()
+        shutdown.wait()
         print("faultline server stopping")
         fflush(nil)
         server.stop()

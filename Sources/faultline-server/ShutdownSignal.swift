@@ -1,22 +1,40 @@
-// Waiting for SIGTERM or SIGINT without work in a signal handler.
+// Waiting for SIGTERM or SIGINT without work in a signal handler, and without a window in which
+// either is lost.
 import Foundation
 import FaultlineCommandLine
 import FaultlineServer
 import FaultlineProtocol
 
-/// Blocks until SIGTERM or SIGINT (dispatch sources, so no work happens in a signal handler).
-enum ShutdownSignal {
-    static func wait() {
-        let sem = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { sem.signal() }
-            s.resume()
-            sources.append(s)
+/// The write end of the self-pipe; the handler's only state (set once, before the handler is).
+private nonisolated(unsafe) var shutdownPipeWriteEnd: Int32 = -1
+
+/// A stop request is one byte in a pipe, written by a plain handler (write(2) is async-signal-safe).
+/// Installed before the server announces itself, so a supervisor (or a test) that sends SIGTERM as
+/// soon as it reads "listening on" is never ignored: the byte waits in the pipe until `wait()`.
+struct ShutdownSignal {
+    private let readEnd: Int32
+
+    static func install() -> ShutdownSignal {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { fatalError("serve: pipe() failed: \(String(cString: strerror(errno)))") }
+        _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        shutdownPipeWriteEnd = fds[1]
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in
+            var byte: UInt8 = 1
+            _ = write(shutdownPipeWriteEnd, &byte, 1)
         }
-        sem.wait()
-        for s in sources { s.cancel() }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        for sig in [SIGTERM, SIGINT] { sigaction(sig, &action, nil) }
+        return ShutdownSignal(readEnd: fds[0])
+    }
+
+    /// Blocks until SIGTERM or SIGINT has arrived (at any time since `install()`).
+    func wait() {
+        var byte: UInt8 = 0
+        while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
     }
 }

@@ -40,7 +40,7 @@ final class AppAlternateStackTests: XCTestCase {
                     let o = try TestSupport.run(program, [String(size), how, thread], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir])
                     XCTAssertEqual(o.signal, SIGSEGV, "\(label): dies as it would have: \(o)")
                     let reports = TestSupport.files(in: crashDir, suffix: ".crash.json")
-                    XCTAssertEqual(reports.count, 1, "\(label): a report")
+                    XCTAssertEqual(reports.count, 1, "\(label): a report (the program: \(o))")
                     guard let path = reports.first else { continue }
                     let r = try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
                     XCTAssertEqual(r.signal.number, Int(SIGSEGV), label)

@@ -23,8 +23,7 @@ public final class CPULoad {
     }
 
     public func stop() {
-        for p in processes where p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        for p in processes { p.waitUntilExit() }
+        for p in processes { p.end(with: SIGKILL) }
         processes = []
     }
 

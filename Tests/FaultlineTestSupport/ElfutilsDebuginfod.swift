@@ -55,7 +55,7 @@ public final class ElfutilsDebuginfod {
             let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             // Its last words before exit(1) when it could not listen (noticed even before the exit is).
             if exited || log.contains("cannot start http server") {
-                process.waitUntilExit()
+                process.awaitEnd()
                 let lines = log.split(separator: "\n")
                 if log.contains("Address already in use") {
                     throw LoopbackPort.Lost(port: port, detail: String(lines.last { $0.contains("Failed to bind") } ?? ""))
@@ -64,8 +64,7 @@ public final class ElfutilsDebuginfod {
             }
             usleep(10_000)
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.end(with: SIGKILL)
         throw TestSupport.ShellError(
             command: "debuginfod -p \(port)", output: "did not listen within 30 s:\n" + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""))
     }
@@ -96,8 +95,7 @@ public final class ElfutilsDebuginfod {
     public var log: String { (try? String(contentsOfFile: work + "/log", encoding: .utf8)) ?? "" }
 
     public func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
+        process.end()
         try? FileManager.default.removeItem(atPath: work)
     }
 

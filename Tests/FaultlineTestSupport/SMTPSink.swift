@@ -46,7 +46,7 @@ public final class SMTPSink {
     }
 
     public func stop() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        process.end()
         try? FileManager.default.removeItem(atPath: directory)
         try? FileManager.default.removeItem(atPath: directory + ".out")
     }

@@ -34,7 +34,7 @@ final class ArchiveProcessTests: XCTestCase {
         XCTFail("timed out after \(timeout) s waiting for \(what)")
     }
 
-    func kill9(_ p: Process) { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+    func kill9(_ p: Process) { p.end(with: SIGKILL) }
 
     /// Lines of the server's stored archives (downloaded) for one tag.
     func storedSequence(_ s: ArchiveServer, tag: String) throws -> [Int] {

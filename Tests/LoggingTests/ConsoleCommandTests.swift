@@ -62,7 +62,7 @@ final class ConsoleCommandTests: XCTestCase {
         log.close()
         FileManager.default.createFile(atPath: done, contents: nil)
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        driver.waitUntilExit()
+        driver.awaitEnd()
         let status = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertEqual(status, "status=0", "exits cleanly on Ctrl-C")
         XCTAssertTrue(text.contains("\u{1B}["), "coloured on a terminal")
@@ -97,8 +97,6 @@ final class ConsoleCommandTests: XCTestCase {
         while p.isRunning && Date() < deadline { usleep(20_000) }
         XCTAssertFalse(p.isRunning, "console must end when nobody reads its output")
         if p.isRunning { p.terminate() }
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
-        XCTAssertEqual(p.terminationReason, .exit)
+        XCTAssertEqual(p.awaitEnd(), ProcessEnd(exitCode: 0, signal: nil))
     }
 }

@@ -50,14 +50,14 @@ final class FileLogProcessTests: XCTestCase {
         }
         // Without trimming: every line exactly once, each thread's lines in order.
         let a = try start("A", cap: "\(64 << 20)"), b = try start("B", cap: "\(64 << 20)")
-        a.waitUntilExit(); b.waitUntilExit()
+        a.awaitEnd(); b.awaitEnd()
         var seq = sequences(try lines(path))
         XCTAssertEqual(seq.count, 8)
         for (k, v) in seq { XCTAssertEqual(v, Array(0..<1500), k) }
         // With trimming by both processes: whole lines only, each thread's kept lines a contiguous newer run.
         unlink(path)
         let c = try start("C", cap: "131072"), d = try start("D", cap: "131072")
-        c.waitUntilExit(); d.waitUntilExit()
+        c.awaitEnd(); d.awaitEnd()
         let ls = try lines(path)
         XCTAssertTrue(ls.allSatisfy { LogLineFormat.parse($0) != nil }, "no torn line")
         seq = sequences(ls)
@@ -74,8 +74,7 @@ final class FileLogProcessTests: XCTestCase {
             p.standardOutput = FileHandle.nullDevice
             try p.run()
             usleep(UInt32(100_000 + round * 37_000))
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            p.end(with: SIGKILL)
             let ls = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
             // Only the line being written at the kill may be short; everything before it is whole.
             XCTAssertTrue(ls.dropLast().allSatisfy { LogLineFormat.parse($0) != nil }, "round \(round)")

@@ -134,8 +134,7 @@ final class SDKProcessTests: XCTestCase {
         p.standardOutput = FileHandle.nullDevice
         try p.run()
         usleep(500_000)
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        p.end(with: SIGKILL)
         XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)
         XCTAssertTrue(items(server, type: "session").contains { $0["status"]?.stringValue == "abnormal" })
     }
@@ -144,8 +143,7 @@ final class SDKProcessTests: XCTestCase {
         let server = try ScriptedHTTPServer()
         let a = try startWaitingInstance(server)
         XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)  // B starts and ends while A runs
-        kill(a.processIdentifier, SIGTERM)
-        a.waitUntilExit()
+        a.end(with: SIGTERM)
         let statuses = items(server, type: "session").compactMap { $0["status"]?.stringValue }
         XCTAssertFalse(statuses.contains("abnormal"), "A was alive when B started: \(statuses)")
         XCTAssertEqual(statuses.filter { $0 == "exited" }.count, 2, "\(statuses)")
@@ -172,8 +170,7 @@ final class SDKProcessTests: XCTestCase {
                 if captured >= round + 2 { break }
                 usleep(2_000)
             }
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            p.end(with: SIGKILL)
             // Only ids the process printed after capture returned count as queued.
             printed += try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
                 .filter { $0.hasPrefix("captured ") && $0.count == 41 }.map { String($0.dropFirst(9)) }
@@ -195,10 +192,7 @@ final class SDKProcessTests: XCTestCase {
     func testSIGTERMFlushesEndsTheSessionAndStillKillsBySIGTERM() throws {
         let server = try ScriptedHTTPServer()
         let p = try startWaitingInstance(server)
-        kill(p.processIdentifier, SIGTERM)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationReason, .uncaughtSignal)
-        XCTAssertEqual(p.terminationStatus, SIGTERM)
+        XCTAssertEqual(p.end(with: SIGTERM), ProcessEnd(exitCode: nil, signal: SIGTERM))
         XCTAssertEqual(
             items(server, type: "log").flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["body"]?.stringValue },
             ["waiting for SIGTERM"])

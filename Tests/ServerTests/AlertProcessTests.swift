@@ -72,12 +72,11 @@ final class AlertRestartTests: XCTestCase {
             let d = S.deliveries(port: port, token: token)
             return d.count == 5 && d.allSatisfy { $0["attempts"]?.int64Value == 1 && $0["state"]?.stringValue == "pending" }
         }
-        kill(node.process.processIdentifier, SIGKILL)
-        node.process.waitUntilExit()
+        node.process.end(with: SIGKILL)
         hook.setScript { _ in .status(200) }
 
         node = try S.Node(dataDir: dataDir)
-        defer { node.process.terminate(); node.process.waitUntilExit() }
+        defer { node.process.end() }
         let again = try XCTUnwrap(node.port(try node.banner()))
         S.wait("every queued alert sent after the restart") {
             let d = S.deliveries(port: again, token: token)
@@ -100,10 +99,10 @@ final class AlertClusterTests: XCTestCase {
         let hook = try ScriptedHTTPServer()
         defer { hook.stop() }
         let a = try S.Node(dataDir: work + "/a", extra: ["--database", url])
-        defer { a.process.terminate(); a.process.waitUntilExit() }
+        defer { a.process.end() }
         let bannerA = try a.banner()
         let b = try S.Node(dataDir: work + "/b", extra: ["--database", url])
-        defer { b.process.terminate(); b.process.waitUntilExit() }
+        defer { b.process.end() }
         let ports = [try XCTUnwrap(a.port(bannerA)), try XCTUnwrap(b.port(try b.banner()))]
         let token = try XCTUnwrap(S.token(bannerA))
         let dsn = try DSN(parsing: String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))

@@ -67,14 +67,17 @@ final class CLITests: XCTestCase {
             p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             p.standardError = FileHandle.nullDevice
             try p.run()
-            defer { p.terminate(); p.waitUntilExit() }
             let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-                if text.contains("listening on") { return text }
+            var text = ""
+            while Date() < deadline && !text.contains("listening on") {
                 usleep(20_000)
+                text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
             }
-            return (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            // SIGTERM the moment the banner is out (as a supervisor may): a clean stop, never ignored.
+            XCTAssertEqual(p.end(with: SIGTERM), ProcessEnd(exitCode: 0, signal: nil), "serve stops on SIGTERM right after its banner")
+            text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            XCTAssertTrue(text.hasSuffix("faultline server stopping\n"), text)
+            return text
         }
         let fromEnv = try banner([], environment: ["DEBUGINFOD_URLS": "http://127.0.0.1:1/a ftp://ignored https://127.0.0.1:1/b"])
         XCTAssertTrue(fromEnv.contains("debuginfod upstreams: http://127.0.0.1:1/a https://127.0.0.1:1/b"), fromEnv)

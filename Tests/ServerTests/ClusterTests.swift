@@ -36,7 +36,7 @@ final class ClusterTests: XCTestCase {
         }
 
         func stop() {
-            for n in nodes where n.process.isRunning { n.process.terminate(); n.process.waitUntilExit() }
+            for n in nodes { n.process.end() }
         }
 
         func send(_ event: JSONValue, to port: UInt16) -> RawHTTP.Response {
@@ -113,8 +113,7 @@ final class ClusterTests: XCTestCase {
         let holderPID = try XCTUnwrap(job.holder?.split(separator: ":").dropFirst().first.flatMap { Int32($0) })
         let victim = try XCTUnwrap(cluster.nodes.firstIndex { $0.process.processIdentifier == holderPID }, "holder \(job.holder ?? "") is a node")
         kill(holderPID, SIGKILL)
-        cluster.nodes[victim].process.waitUntilExit()
-        XCTAssertEqual(cluster.nodes[victim].process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(cluster.nodes[victim].process.awaitEnd().signal, SIGKILL)
         let survivorPID = cluster.nodes[1 - victim].process.processIdentifier
 
         // The survivor takes the job over once the dead node's lease (6 s) runs out, and finishes it.
@@ -213,9 +212,8 @@ final class ClusterTests: XCTestCase {
         }
         Thread.sleep(forTimeInterval: 1.0)
         kill(cluster.nodes[1].process.processIdentifier, SIGKILL)
-        cluster.nodes[1].process.waitUntilExit()
+        XCTAssertEqual(cluster.nodes[1].process.awaitEnd().signal, SIGKILL)
         XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
-        XCTAssertEqual(cluster.nodes[1].process.terminationReason, .uncaughtSignal)
         tally.lock.lock(); let acked = tally.acked; tally.lock.unlock()
         XCTAssertGreaterThan(acked.count, 30, "the burst was acknowledged in part before the kill")
         XCTAssertGreaterThan(tally.failed, 0, "some requests went to the killed node")

@@ -76,16 +76,16 @@ final class CrashSafetyTests: XCTestCase {
         // Kill in the middle of the burst.
         Thread.sleep(forTimeInterval: 0.8)
         kill(first.process.processIdentifier, SIGKILL)
-        first.process.waitUntilExit()
+        let firstEnd = first.process.awaitEnd()
         group.wait()
-        XCTAssertEqual(first.process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(firstEnd.signal, SIGKILL, firstEnd.description)
         tally.lock.lock(); let ackedIDs = tally.acked; tally.lock.unlock()
         XCTAssertGreaterThan(ackedIDs.count, 20, "the burst should have been acknowledged in part before the kill")
 
         let second = try ServeProcess(dataDir: dir)
         let banner2 = try second.banner()
         let port2 = try XCTUnwrap(second.port(banner2))
-        defer { second.process.terminate(); second.process.waitUntilExit() }
+        defer { second.process.end() }
         for id in ackedIDs {
             let r = RawHTTP.send(
                 port: port2, method: "GET", path: "/api/0/projects/faultline/\(dsn.projectID)/events/\(id)/",
@@ -122,10 +122,7 @@ final class CrashSafetyTests: XCTestCase {
                 body: TestEvents.envelope(TestEvents.native(offsets: [UInt64(i % 4) + 1])))
             XCTAssertEqual(r.status, 200)
         }
-        kill(serve.process.processIdentifier, SIGTERM)
-        serve.process.waitUntilExit()
-        XCTAssertEqual(serve.process.terminationReason, .exit)
-        XCTAssertEqual(serve.process.terminationStatus, 0)
+        XCTAssertEqual(serve.process.end(with: SIGTERM), ProcessEnd(exitCode: 0, signal: nil), "a clean stop on SIGTERM")
         let store = try TestDatabase.openStore(dataDirectory: dir)
         defer { store.close() }
         let totals = try store.totals()

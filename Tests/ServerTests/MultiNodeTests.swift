@@ -20,10 +20,10 @@ final class MultiNodeTests: XCTestCase {
         let program = try Fixtures.buildProgram(in: work)
 
         let a = try Node(dataDir: work + "/a", extra: ["--database", url, "--debug-files", shared])
-        defer { a.process.terminate(); a.process.waitUntilExit() }
+        defer { a.process.end() }
         let bannerA = try a.banner()
         let b = try Node(dataDir: work + "/b", extra: ["--database", url, "--debug-files", shared])
-        defer { b.process.terminate(); b.process.waitUntilExit() }
+        defer { b.process.end() }
         let bannerB = try b.banner()
         XCTAssertFalse(bannerB.contains("created project"), "the second node uses the first node's project: \(bannerB)")
         let ports = [try XCTUnwrap(a.port(bannerA)), try XCTUnwrap(b.port(bannerB))]

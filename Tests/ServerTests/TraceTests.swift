@@ -98,8 +98,7 @@ final class TraceTests: XCTestCase {
             environment: env, timeout: 90)
         XCTAssertEqual(client.exitCode, 0, client.description)
         XCTAssertTrue(client.stdout.contains("status 200"), client.description)
-        serve.waitUntilExit()
-        XCTAssertEqual(serve.terminationStatus, 0)
+        XCTAssertEqual(serve.awaitEnd(), ProcessEnd(exitCode: 0, signal: nil))
         let traceID = try XCTUnwrap(client.stdout.split(separator: "\n").first { $0.hasPrefix("trace ") }.map { String($0.dropFirst(6)) })
 
         let trace = try server.getJSON(tracePath(server, traceID))

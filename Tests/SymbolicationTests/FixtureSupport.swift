@@ -97,9 +97,10 @@ enum Fixtures {
         DispatchQueue.global().async(group: g) { e.data = err.fileHandleForReading.readDataToEndOfFile() }
         if let stdin { inp.fileHandleForWriting.write(stdin) }
         try? inp.fileHandleForWriting.close()
-        p.waitUntilExit()
+        let end = p.awaitEnd(timeout: 300)
         g.wait()
-        return RunResult(status: p.terminationStatus, stdout: String(decoding: o.data, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
+        return RunResult(
+            status: end.exitCode ?? 128 + (end.signal ?? 0), stdout: String(decoding: o.data, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
     }
 
     /// Everything this test process writes lives under one directory, removed when it exits.

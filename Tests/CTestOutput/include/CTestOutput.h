@@ -1,0 +1,1 @@
+// No declarations: the target's only content is a load-time constructor (line_buffered_output.c).
