@@ -70,11 +70,24 @@ final class HostileInputTests: XCTestCase {
     func testKeyOfAnotherProjectIsForbidden() throws {
         let other = try server.server.store.createProject(slug: "other", name: "Other")
         let key = try server.server.store.createPublicKey(projectID: other.id, allowedAppIDs: [])
-        assertRefused(server.sendEnvelope(envelope(), key: key.key.value), 403, mentioning: "another project")
+        assertRefused(server.sendEnvelope(envelope(), key: key.key.value), 403, mentioning: "not for project")
+    }
+
+    /// Issue 29 item 14: a public key cannot tell which other projects exist. Sent to the key's
+    /// own project it is accepted; sent to another project that exists, and to one that does not,
+    /// the answer is the same status and the same words but for the name the request gave.
+    func testAKeyCannotEnumerateProjects() throws {
+        _ = try server.server.store.createProject(slug: "secret", name: "Secret")
+        let existing = server.sendEnvelope(envelope(), project: "secret")
+        let missing = server.sendEnvelope(envelope(), project: "absent")
+        XCTAssertEqual(existing.status, 403, existing.text)
+        XCTAssertEqual(missing.status, existing.status, missing.text)
+        XCTAssertEqual(missing.text.replacingOccurrences(of: "absent", with: "secret"), existing.text)
+        XCTAssertEqual(try server.storedCount(), 0)
     }
 
     func testUnknownProjectAndPathLikeProjectNames() {
-        assertRefused(server.sendEnvelope(envelope(), project: "999"), 404)
+        assertRefused(server.sendEnvelope(envelope(), project: "999"), 403)
         for path in ["/api/..%2F..%2Fetc%2Fpasswd/envelope/", "/api/../../etc/envelope/", "/api/%00/envelope/"] {
             let r = RawHTTP.send(
                 port: server.port, method: "POST", path: path,

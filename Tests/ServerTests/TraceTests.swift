@@ -3,7 +3,7 @@
 // to its trace, the recent-traces list with its filters, and retention by age.
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 
@@ -196,5 +196,61 @@ final class TraceTests: XCTestCase {
         XCTAssertEqual(try TraceRetention(store: server.server.store, days: 7).sweep(now: now + 8 * 86_400), 3)
         XCTAssertEqual(server.get(base + traces[0] + "/").status, 404)
         XCTAssertEqual(try ids(""), [])
+    }
+
+    /// Issue 29 item 19: a client can send a transaction whose root names one of its own spans as
+    /// parent, so no span is a root. Every span is still in the tree, once, and the one that
+    /// starts the cycle's subtree says why it is a root.
+    func testSpansWhoseParentsFormACycleAreAllShownOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let now = Date().timeIntervalSince1970
+        let traceID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        func span(_ id: String, parent: String, _ name: String, _ offset: Double) -> JSONValue {
+            [
+                "span_id": .string(id), "parent_span_id": .string(parent), "op": "db", "description": .string(name),
+                "start_timestamp": .double(now + offset), "timestamp": .double(now + offset + 0.01), "trace_id": .string(traceID)
+            ]
+        }
+        let payload: JSONValue = [
+            "type": "transaction", "event_id": .string(TestEvents.eventID()), "transaction": "loop",
+            "start_timestamp": .double(now), "timestamp": .double(now + 0.25),
+            "contexts": ["trace": ["trace_id": .string(traceID), "span_id": "aaaaaaaaaaaaaaaa", "parent_span_id": "cccccccccccccccc", "op": "task"]],
+            "spans": [
+                span("bbbbbbbbbbbbbbbb", parent: "aaaaaaaaaaaaaaaa", "b", 0.01), span("cccccccccccccccc", parent: "bbbbbbbbbbbbbbbb", "c", 0.02),
+                span("dddddddddddddddd", parent: "aaaaaaaaaaaaaaaa", "d", 0.03)
+            ]
+        ]
+        let envelope = Envelope(header: [:], items: [Envelope.Item(type: "transaction", payload: payload.serialized())]).serialized()
+        XCTAssertEqual(server.sendEnvelope(envelope).status, 200)
+        let tree = try server.getJSON(tracePath(server, traceID))
+        XCTAssertEqual(tree["span_count"]?.int64Value, 4)
+        func ids(_ node: JSONValue) -> [String] { [node["span_id"]?.stringValue ?? ""] + (node["children"]?.arrayValue ?? []).flatMap(ids) }
+        let roots = tree["roots"]?.arrayValue ?? []
+        XCTAssertEqual(roots.flatMap(ids).sorted(), ["aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "cccccccccccccccc", "dddddddddddddddd"], "\(tree)")
+        XCTAssertEqual(roots.count, 1)
+        XCTAssertEqual(roots.first?["detached"]?.stringValue, "its parent chain is a cycle")
+        XCTAssertEqual(roots.first?["span_id"]?.stringValue, "aaaaaaaaaaaaaaaa", "the earliest span of the cycle starts the subtree")
+    }
+
+    /// A parent chain deeper than the tree's depth cap still shows every span once: what hangs
+    /// below the cap continues as a root of its own, saying so.
+    func testAChainDeeperThanTheDepthCapShowsEverySpanOnce() {
+        func id(_ i: Int) -> String { String(format: "%016x", i + 1) }
+        var spans: [SpanRecord] = []
+        for i in 0..<600 {
+            let parent: String? = i == 0 ? nil : id(i - 1)
+            spans.append(
+                SpanRecord(
+                    traceID: String(repeating: "e", count: 32), spanID: id(i), parentSpanID: parent, name: "s\(i)", op: nil, status: nil,
+                    start: Double(i), end: Double(i) + 0.5, isTransaction: i == 0, data: nil))
+        }
+        let tree = TraceAPI.tree(traceID: String(repeating: "e", count: 32), spans: spans, occurrences: [], org: "o", projectID: 1)
+        func ids(_ node: JSONValue) -> [String] { [node["span_id"]?.stringValue ?? ""] + (node["children"]?.arrayValue ?? []).flatMap(ids) }
+        let roots = tree["roots"]?.arrayValue ?? []
+        XCTAssertEqual(roots.flatMap(ids).count, 600)
+        XCTAssertEqual(Set(roots.flatMap(ids)).count, 600)
+        XCTAssertNil(roots.first?["detached"])
+        XCTAssertEqual(roots.dropFirst().compactMap { $0["detached"]?.stringValue }, ["deeper than 256 levels below its root", "deeper than 256 levels below its root"])
     }
 }

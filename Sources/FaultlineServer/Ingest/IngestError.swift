@@ -5,7 +5,6 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
     case malformed(String)  // 400
     case unauthorized(String)  // 401
     case forbidden(String)  // 403
-    case unknownProject(String)  // 404
     case tooLarge(String)  // 413
     case unsupportedEncoding(String)  // 415
     case rateLimited(retryAfter: Int)  // 429
@@ -15,7 +14,6 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
         case .malformed: return 400
         case .unauthorized: return 401
         case .forbidden: return 403
-        case .unknownProject: return 404
         case .tooLarge: return 413
         case .unsupportedEncoding: return 415
         case .rateLimited: return 429
@@ -24,7 +22,7 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .malformed(let s), .unauthorized(let s), .forbidden(let s), .unknownProject(let s), .tooLarge(let s), .unsupportedEncoding(let s):
+        case .malformed(let s), .unauthorized(let s), .forbidden(let s), .tooLarge(let s), .unsupportedEncoding(let s):
             return s
         case .rateLimited(let s): return "this install sent too many events; retry after \(s) s"
         }

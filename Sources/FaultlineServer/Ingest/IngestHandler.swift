@@ -43,7 +43,6 @@ public final class IngestHandler: @unchecked Sendable {
     }
 
     func ingest(_ request: HTTPRequest, project projectRef: String, endpoint: Endpoint) throws -> String {
-        guard let project = try project(projectRef) else { throw IngestError.unknownProject("no project '\(projectRef)'") }
         if let bearer = request.bearerToken, ServerToken.looksLikeServerToken(bearer) {
             throw IngestError.unauthorized("server tokens are refused on ingest; send with the project's public key (DSN)")
         }
@@ -52,7 +51,7 @@ public final class IngestHandler: @unchecked Sendable {
         guard let k = SentryAuth.key(in: request) else {
             throw IngestError.unauthorized("missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
         }
-        let publicKey = try PhaseClock.time(.ingestAuth) { try authorize(k, project: project) }
+        let (publicKey, project) = try PhaseClock.time(.ingestAuth) { try authorize(k, projectRef: projectRef) }
         let submission: DecodedSubmission
         do {
             submission =
@@ -128,12 +127,17 @@ public final class IngestHandler: @unchecked Sendable {
         return eventID ?? ""
     }
 
-    private func authorize(_ key: String, project: ProjectRecord) throws -> PublicKeyRecord {
+    /// The key first, then the project it must belong to. A key answers the same for a project
+    /// that exists and one that does not: public keys ship inside apps, so what a key may learn
+    /// is its own project, never which other projects exist.
+    private func authorize(_ key: String, projectRef: String) throws -> (PublicKeyRecord, ProjectRecord) {
         if ServerToken.looksLikeServerToken(key) {
             throw IngestError.unauthorized("server tokens are refused on ingest; send with the project's public key (DSN)")
         }
         guard let record = try store.publicKey(key) else { throw IngestError.unauthorized("unknown public key") }
-        guard record.projectID == project.id else { throw IngestError.forbidden("this public key belongs to another project") }
-        return record
+        guard let project = try project(projectRef), record.projectID == project.id else {
+            throw IngestError.forbidden("this public key is not for project '\(projectRef)'")
+        }
+        return (record, project)
     }
 }

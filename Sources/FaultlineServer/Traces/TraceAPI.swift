@@ -37,7 +37,9 @@ struct TraceAPI {
     }
 
     /// Spans nest under their parent; a span whose parent was never stored (a remote caller that
-    /// does not report here, or a process that crashed before sending) is a root.
+    /// does not report here, or a process that crashed before sending) is a root. Every stored
+    /// span appears exactly once: one in a parent cycle (A under B under A, which a client can
+    /// send), or below the depth cap, is shown as a root of its own with `detached` saying why.
     static func tree(traceID: String, spans: [SpanRecord], occurrences: [TracedOccurrence], org: String, projectID: Int64) -> JSONValue {
         let ids = Set(spans.map(\.spanID))
         var children: [String: [SpanRecord]] = [:]
@@ -47,7 +49,7 @@ struct TraceAPI {
         }
         let occurrencesBySpan = Dictionary(grouping: occurrences) { $0.spanID ?? "" }
         var seen = Set<String>()
-        func node(_ s: SpanRecord, depth: Int) -> JSONValue {
+        func node(_ s: SpanRecord, depth: Int, detached: String? = nil) -> JSONValue {
             seen.insert(s.spanID)
             var o: [String: JSONValue] = [
                 "span_id": .string(s.spanID), "parent_span_id": s.parentSpanID.map { .string($0) } ?? .null,
@@ -57,12 +59,35 @@ struct TraceAPI {
             ]
             if let d = s.data, let v = try? JSONValue.parse(Data(d.utf8)) { o["data"] = v }
             if let occ = occurrencesBySpan[s.spanID] { o["occurrences"] = .array(occ.map { .string($0.eventID) }) }
+            if let detached { o["detached"] = .string(detached) }
             // Depth-capped: a client could send a parent chain thousands deep.
-            let kids = depth < 256 ? (children[s.spanID] ?? []).sorted { $0.start < $1.start }.filter { !seen.contains($0.spanID) } : []
-            o["children"] = .array(kids.map { node($0, depth: depth + 1) })
+            let kids = (children[s.spanID] ?? []).sorted { $0.start < $1.start }.filter { !seen.contains($0.spanID) }
+            o["children"] = .array(depth < 256 ? kids.map { node($0, depth: depth + 1) } : [])
             return .object(o)
         }
-        let rootNodes = roots.sorted { $0.start < $1.start }.map { node($0, depth: 0) }
+        var rootNodes = roots.sorted { $0.start < $1.start }.map { node($0, depth: 0) }
+        // What no root reached: cycles, and what hung below the depth cap. The earliest unshown
+        // span starts the next subtree, until every span is shown.
+        let unshown = spans.filter { !seen.contains($0.spanID) }.sorted { ($0.start, $0.spanID) < ($1.start, $1.spanID) }
+        let byID = Dictionary(spans.map { ($0.spanID, $0) }, uniquingKeysWith: { a, _ in a })
+        var reachesARoot: [String: Bool] = [:]  // memoised along each parent chain walked
+        func chainEndsAtARoot(_ s: SpanRecord) -> Bool {
+            var path: [String] = [], onPath = Set<String>(), current = s, verdict = true
+            while true {
+                if let known = reachesARoot[current.spanID] { verdict = known; break }
+                if onPath.contains(current.spanID) { verdict = false; break }
+                path.append(current.spanID)
+                onPath.insert(current.spanID)
+                guard let p = current.parentSpanID, p != current.spanID, let parent = byID[p] else { break }
+                current = parent
+            }
+            for id in path { reachesARoot[id] = verdict }
+            return verdict
+        }
+        for next in unshown where !seen.contains(next.spanID) {
+            let why = chainEndsAtARoot(next) ? "deeper than 256 levels below its root" : "its parent chain is a cycle"
+            rootNodes.append(node(next, depth: 0, detached: why))
+        }
         let start = spans.map(\.start).min() ?? 0, end = spans.map(\.end).max() ?? 0
         return [
             "trace_id": .string(traceID), "span_count": .int(Int64(spans.count)), "start": .double(start), "end": .double(end),
