@@ -251,6 +251,7 @@ final class TraceTests: XCTestCase {
         XCTAssertEqual(roots.flatMap(ids).count, 600)
         XCTAssertEqual(Set(roots.flatMap(ids)).count, 600)
         XCTAssertNil(roots.first?["detached"])
-        XCTAssertEqual(roots.dropFirst().compactMap { $0["detached"]?.stringValue }, ["deeper than 256 levels below its root", "deeper than 256 levels below its root"])
+        XCTAssertEqual(
+            roots.dropFirst().compactMap { $0["detached"]?.stringValue }, ["deeper than 256 levels below its root", "deeper than 256 levels below its root"])
     }
 }
