@@ -249,13 +249,35 @@ final class WebQueries: @unchecked Sendable {
 
     // MARK: Items (logs, sessions)
 
-    /// Newest items of one type, keyset on id; payloads as stored.
-    func items(projectID: Int64, type: String, before: Int64?, limit: Int) throws -> [(id: Int64, received: Double, payload: Data)] {
-        try store.reading { c in
-            try c.rows(
-                "SELECT id, received, payload FROM items WHERE project_id = ? AND type = ? AND id < ? ORDER BY id DESC LIMIT ?",
-                .int(projectID), .text(type), .int(before ?? Int64.max), .int(Int64(limit))
-            ) { (id: $0.int(0), received: $0.double(1), payload: $0.blob(2)) }
+    /// Newest items of one type, keyset on id, handed to `visit` one at a time and read a few at
+    /// a time, until `maxItems` items or `maxBytes` payload bytes have been read. Items larger
+    /// than `maxItemBytes` are passed over unread. What a page view holds is one small batch,
+    /// whatever clients stored. Returns the id of the last item read when the scan stopped early
+    /// (the next page's cursor), nil when it reached the oldest item.
+    func scanItems(
+        projectID: Int64, type: String, before: Int64?, maxItems: Int, maxBytes: Int, maxItemBytes: Int = .max,
+        _ visit: (_ id: Int64, _ received: Double, _ payload: Data) throws -> Void
+    ) throws -> Int64? {
+        let batch = 8
+        var cursor = before ?? Int64.max, read = 0, bytes = 0
+        while true {
+            let rows = try store.reading { c in
+                try c.rows(
+                    """
+                    SELECT id, received, payload FROM items WHERE project_id = ? AND type = ? AND id < ?
+                    AND \(store.dialect.byteLength)(payload) <= ? ORDER BY id DESC LIMIT ?
+                    """,
+                    .int(projectID), .text(type), .int(cursor), .int(Int64(min(maxItemBytes, Int(Int32.max)))), .int(Int64(batch))
+                ) { (id: $0.int(0), received: $0.double(1), payload: $0.blob(2)) }
+            }
+            for row in rows {
+                try visit(row.id, row.received, row.payload)
+                cursor = row.id
+                read += 1
+                bytes += row.payload.count
+                if read >= maxItems || bytes >= maxBytes { return row.id }
+            }
+            if rows.count < batch { return nil }
         }
     }
 

@@ -1,5 +1,7 @@
 // /ui/projects/<slug>/health: crash-free session rate per release and environment, from the
-// `session`/`sessions` items the SDKs send (the most recent 20,000 items), with a bar chart.
+// `session`/`sessions` items the SDKs send, with a bar chart. One view reads at most the newest
+// 20,000 items of each type and 32 MiB, streamed, and passes over items larger than the
+// crash-free alert reads (ReleaseHealth.maxItemBytes), so the page and the alert agree.
 import Foundation
 import FaultlineProtocol
 
@@ -7,21 +9,26 @@ struct HealthPage {
     let ctx: WebContext
     let project: ProjectRecord
     static let scanLimit = 20_000
+    static let scanBytes = 32 * 1024 * 1024
 
     typealias Bucket = SessionTally
 
-    func aggregate() throws -> [String: [String: Bucket]] {
+    /// The tallies, and whether older items were left unread (the page says so).
+    func aggregate() throws -> (tally: [String: [String: Bucket]], cut: Bool) {
         var out: [String: [String: Bucket]] = [:]
+        var cut = false
         for type in ["session", "sessions"] {
-            for item in try ctx.queries.items(projectID: project.id, type: type, before: nil, limit: Self.scanLimit) {
-                ReleaseHealth.add(type: type, payload: item.payload, into: &out)
-            }
+            let stoppedAt = try ctx.queries.scanItems(
+                projectID: project.id, type: type, before: nil, maxItems: Self.scanLimit, maxBytes: Self.scanBytes,
+                maxItemBytes: ReleaseHealth.maxItemBytes
+            ) { _, _, payload in ReleaseHealth.add(type: type, payload: payload, into: &out) }
+            cut = cut || stoppedAt != nil
         }
-        return out
+        return (out, cut)
     }
 
     func render() throws -> HTTPResponse {
-        let data = try aggregate()
+        let (data, cut) = try aggregate()
         var rows: [(String, String, Bucket)] = []
         for (rel, envs) in data { for (env, b) in envs where b.started > 0 { rows.append((rel, env, b)) } }
         rows.sort { ($0.0, $0.1) > ($1.0, $1.1) }
@@ -38,6 +45,7 @@ struct HealthPage {
             }
             body += "</tbody></table>"
         }
+        if cut { body += "<p class=\"muted\">From the newest session items only; older ones are not counted here.</p>" }
         return ctx.layout("Release health", body, project: project)
     }
 }

@@ -1,6 +1,7 @@
 // /ui/projects/<slug>/logs: the `log` items SDKs send, newest first, filtered by level, release,
-// text, and (from an occurrence) by trace id around a time. Scans a bounded number of items per
-// page and pages backwards by item id.
+// text, and (from an occurrence) by trace id around a time. One view reads a bounded number of
+// items and bytes, keeps only the lines it shows, and cuts each shown body: what clients stored
+// cannot make a view cost more than that (docs/SERVER.md "Limits"). Pages backwards by item id.
 import Foundation
 import FaultlineProtocol
 
@@ -8,7 +9,10 @@ struct LogsPage {
     let ctx: WebContext
     let project: ProjectRecord
     static let itemsPerPage = 300
+    static let bytesPerPage = 8 * 1024 * 1024
     static let linesPerPage = 300
+    /// A longer body is shown cut, with its full size.
+    static let shownBodyBytes = 4096
     /// "Around this time" from an occurrence: five minutes either side.
     static let window: Double = 300
 
@@ -18,31 +22,38 @@ struct LogsPage {
         let level = ctx.q("level"), release = ctx.q("release"), text = ctx.q("q"), trace = ctx.q("trace")
         // A query string number: only a finite time within the timestamps ingest keeps.
         let around = Double(ctx.q("around")).flatMap { $0.isFinite && $0 >= 0 && $0 <= EventFields.latestTimestamp ? $0 : nil }
-        let items = try ctx.queries.items(projectID: project.id, type: "log", before: Int64(ctx.q("before")), limit: Self.itemsPerPage)
         var lines: [Line] = []
-        for item in items {
-            guard let v = try? JSONParser.parse(item.payload) else { continue }
+        // Only the newest `linesPerPage` matches are shown: trimmed whenever twice that many are held.
+        func keepNewest() {
+            lines.sort { $0.timestamp > $1.timestamp }
+            lines.removeLast(max(0, lines.count - Self.linesPerPage))
+        }
+        let older = try ctx.queries.scanItems(
+            projectID: project.id, type: "log", before: Int64(ctx.q("before")), maxItems: Self.itemsPerPage, maxBytes: Self.bytesPerPage
+        ) { _, received, payload in
+            guard let v = try? JSONParser.parse(payload) else { return }
             for l in v["items"]?.arrayValue ?? [] {
                 let line = Line(
-                    timestamp: l["timestamp"]?.doubleValue ?? item.received, level: l["level"]?.stringValue ?? "info",
+                    timestamp: l["timestamp"]?.doubleValue ?? received, level: l["level"]?.stringValue ?? "info",
                     body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
                     trace: l["trace_id"]?.stringValue ?? "")
-                if !level.isEmpty && line.level != level { continue }
+                if !level.isEmpty && !Self.sameLevel(line.level, level) { continue }
                 if !release.isEmpty && line.release != release { continue }
                 if !trace.isEmpty && line.trace != trace { continue }
                 if let around, abs(line.timestamp - around) > Self.window { continue }
                 if !text.isEmpty && !line.body.localizedCaseInsensitiveContains(text) { continue }
                 lines.append(line)
+                if lines.count >= 2 * Self.linesPerPage { keepNewest() }
             }
         }
-        lines.sort { $0.timestamp > $1.timestamp }
+        keepNewest()
         let slug = HTML.q(project.slug)
         func option(_ value: String, _ current: String) -> String {
             "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(value.isEmpty ? "any level" : value))</option>"
         }
         var body = "<h1>Logs · \(HTML.esc(project.name))</h1>"
         body += "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/logs\"><select name=\"level\">"
-        for l in ["", "trace", "debug", "info", "warn", "error", "fatal"] { body += option(l, level) }
+        for l in ["", "trace", "debug", "info", "warning", "error", "fatal"] { body += option(l, level) }
         body +=
             "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
         if !trace.isEmpty { body += "<input type=\"hidden\" name=\"trace\" value=\"\(HTML.esc(trace))\">" }
@@ -53,17 +64,31 @@ struct LogsPage {
                 "<p class=\"muted\">Session \(HTML.esc(trace))\(around.map { " within 5 min of \(HTML.time($0))" } ?? "") · <a href=\"/ui/projects/\(slug)/logs\">all logs</a></p>"
         }
         body += "<ol class=\"timeline logs\">"
-        for l in lines.prefix(Self.linesPerPage) {
+        for l in lines {
             body += "<li><span class=\"muted\">\(HTML.time(l.timestamp))</span><span class=\"lvl-\(HTML.esc(l.level))\">\(HTML.esc(l.level))</span>"
-            body += "<span>\(HTML.esc(l.release))</span><span>\(HTML.esc(l.body))</span></li>"
+            body += "<span>\(HTML.esc(l.release))</span><span>\(HTML.esc(Self.shown(l.body)))</span></li>"
         }
         if lines.isEmpty { body += "<li class=\"muted\">No log lines match.</li>" }
         body += "</ol>"
-        if items.count == Self.itemsPerPage, let last = items.last {
-            var link = "/ui/projects/\(slug)/logs?before=\(last.id)&level=\(HTML.q(level))&release=\(HTML.q(release))&q=\(HTML.q(text))&trace=\(HTML.q(trace))"
+        if let older {
+            var link = "/ui/projects/\(slug)/logs?before=\(older)&level=\(HTML.q(level))&release=\(HTML.q(release))&q=\(HTML.q(text))&trace=\(HTML.q(trace))"
             if let around { link += "&around=\(Int64(around))" }
             body += "<div class=\"pager\"><a href=\"\(HTML.esc(link))\">Older →</a></div>"
         }
         return ctx.layout("Logs", body, project: project)
+    }
+
+    /// Levels compare by meaning: `warn` is `warning`, `fatal` is `critical` (LogLevel's aliases).
+    static func sameLevel(_ a: String, _ b: String) -> Bool {
+        guard let x = LogLevel(name: a), let y = LogLevel(name: b) else { return a.lowercased() == b.lowercased() }
+        return x == y
+    }
+
+    /// A body as shown: whole up to `shownBodyBytes`, else cut at a character boundary with its size.
+    static func shown(_ body: String) -> String {
+        guard body.utf8.count > shownBodyBytes else { return body }
+        var cut = body.utf8.prefix(shownBodyBytes)
+        while !cut.isEmpty, String(cut) == nil { cut = cut.dropLast() }
+        return (String(cut) ?? "") + " … (\(body.utf8.count) bytes)"
     }
 }
