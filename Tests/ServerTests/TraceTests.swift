@@ -254,4 +254,32 @@ final class TraceTests: XCTestCase {
         XCTAssertEqual(
             roots.dropFirst().compactMap { $0["detached"]?.stringValue }, ["deeper than 256 levels below its root", "deeper than 256 levels below its root"])
     }
+
+    /// Issue 29 item 8: a trace id is the client's to choose, so transactions can pile spans into
+    /// one trace without end. A trace keeps at most TraceLimits.maxSpansPerTrace spans (later
+    /// transactions are stored, their spans beyond the cap are not), so a read stays bounded.
+    func testOneTraceHoldsAtMostTheSpanCap() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let now = Date().timeIntervalSince1970
+        let traceID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let perTransaction = 999
+        let transactions = TraceLimits.maxSpansPerTrace / (perTransaction + 1) + 2
+        for t in 0..<transactions {
+            let root = String(format: "%08x%08x", t + 1, 0)
+            let spans: [JSONValue] = (0..<perTransaction).map { n in
+                [
+                    "span_id": .string(String(format: "%08x%08x", t + 1, n + 1)), "parent_span_id": .string(root), "op": "db",
+                    "description": "q", "start_timestamp": .double(now), "timestamp": .double(now + 0.001)
+                ]
+            }
+            let envelope = transactionEnvelope(traceID: traceID, spanID: root, name: "t\(t)", status: "ok", start: now, children: spans)
+            XCTAssertEqual(server.sendEnvelope(envelope).status, 200)
+        }
+        let tree = try server.getJSON(tracePath(server, traceID))
+        XCTAssertEqual(tree["span_count"]?.int64Value, Int64(TraceLimits.maxSpansPerTrace), "\(transactions) transactions of \(perTransaction + 1) spans")
+        XCTAssertNil(tree["cut"], "nothing beyond the cap was stored")
+        let list = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/traces/?limit=100")
+        XCTAssertEqual(list.arrayValue?.count, transactions, "every transaction is still listed")
+    }
 }

@@ -14,7 +14,11 @@ enum SQLTraceStore {
                     """, TraceRows.transactionValues(t)
                 ) { $0.int(0) }
                 guard let row = inserted.first else { continue }  // the same transaction sent twice
-                for s in [t.root] + t.spans {
+                let stored = try c.rows(
+                    "SELECT count(*) FROM (SELECT 1 FROM spans WHERE project_id = ? AND trace_id = ? LIMIT ?) AS held",
+                    .int(t.projectID), .text(t.root.traceID), .int(Int64(TraceLimits.maxSpansPerTrace))
+                ) { $0.int(0) }.first ?? 0
+                for s in ([t.root] + t.spans).prefix(max(0, TraceLimits.maxSpansPerTrace - Int(stored))) {
                     try c.execute(
                         """
                         INSERT INTO spans(\(TraceRows.spanInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -37,16 +41,19 @@ enum SQLTraceStore {
         [.int(occurrenceID), .int(projectID), .text(eventID), .text(traceID), .nullable(spanID)]
     }
 
-    static func trace(_ db: some SQLDatabase, projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
+    static func trace(_ db: some SQLDatabase, projectID: Int64, traceID: String) throws -> StoredTrace {
         try db.reading { c in
-            let spans = try c.rows(
-                "SELECT \(TraceRows.spanColumns) FROM spans WHERE project_id = ? AND trace_id = ? ORDER BY start",
-                .int(projectID), .text(traceID)
+            var spans = try c.rows(
+                "SELECT \(TraceRows.spanColumns) FROM spans WHERE project_id = ? AND trace_id = ? ORDER BY start LIMIT ?",
+                .int(projectID), .text(traceID), .int(Int64(TraceLimits.maxSpansPerTrace + 1))
             ) { TraceRows.span($0, traceID: traceID) }
-            let occurrences = try c.rows(
-                "SELECT occurrence_id, event_id, span_id FROM occurrence_traces WHERE project_id = ? AND trace_id = ? ORDER BY occurrence_id",
-                .int(projectID), .text(traceID), map: TraceRows.occurrence)
-            return (spans, occurrences)
+            var occurrences = try c.rows(
+                "SELECT occurrence_id, event_id, span_id FROM occurrence_traces WHERE project_id = ? AND trace_id = ? ORDER BY occurrence_id LIMIT ?",
+                .int(projectID), .text(traceID), .int(Int64(TraceLimits.maxOccurrencesPerTrace + 1)), map: TraceRows.occurrence)
+            let cut = spans.count > TraceLimits.maxSpansPerTrace || occurrences.count > TraceLimits.maxOccurrencesPerTrace
+            spans = Array(spans.prefix(TraceLimits.maxSpansPerTrace))
+            occurrences = Array(occurrences.prefix(TraceLimits.maxOccurrencesPerTrace))
+            return StoredTrace(spans: spans, occurrences: occurrences, cut: cut)
         }
     }
 
@@ -87,7 +94,7 @@ extension SQLBackedStore {
         let values = SQLTraceStore.linkValues(occurrenceID, projectID, eventID, traceID, spanID)
         try db.writing { c in try c.execute(SQLTraceStore.linkSQL, values, row: nil) }
     }
-    public func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence]) {
+    public func trace(projectID: Int64, traceID: String) throws -> StoredTrace {
         try SQLTraceStore.trace(db, projectID: projectID, traceID: traceID)
     }
     public func recentTransactions(projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary] {

@@ -25,9 +25,11 @@ struct TraceAPI {
                     }))
         }
         guard let traceID = TransactionDecoder.hexID(p[4], 32) else { return .detail(400, "a trace id is 32 hex digits") }
-        let (spans, occurrences) = try traces.trace(projectID: project.id, traceID: traceID)
-        guard !spans.isEmpty || !occurrences.isEmpty else { return .detail(404, "no such trace") }
-        return .json(Self.tree(traceID: traceID, spans: spans, occurrences: occurrences, org: p[1], projectID: project.id))
+        let stored = try traces.trace(projectID: project.id, traceID: traceID)
+        guard !stored.spans.isEmpty || !stored.occurrences.isEmpty else { return .detail(404, "no such trace") }
+        var tree = Self.tree(traceID: traceID, spans: stored.spans, occurrences: stored.occurrences, org: p[1], projectID: project.id)
+        if stored.cut { tree["cut"] = .bool(true) }
+        return .json(tree)
     }
 
     static func ms(_ seconds: Double) -> Double { (seconds * 1_000_000).rounded() / 1000 }

@@ -21,13 +21,20 @@ public struct TracedOccurrence: Sendable, Equatable {
     public var spanID: String?
 }
 
+/// One trace as read: earliest spans first; `cut` when more were stored than one read returns.
+public struct StoredTrace: Sendable {
+    public var spans: [SpanRecord]
+    public var occurrences: [TracedOccurrence]
+    public var cut: Bool
+}
+
 public protocol TraceStore: AnyObject, Sendable {
     /// Stores transactions and their spans, indexed by trace id. A span sent twice is kept once.
     func storeTransactions(_ transactions: [IncomingTransaction]) throws
     /// Remembers that an occurrence belongs to a trace (from its `contexts.trace`).
     func linkOccurrence(occurrenceID: Int64, projectID: Int64, eventID: String, traceID: String, spanID: String?) throws
-    /// Every stored span of one trace, and the occurrences inside it.
-    func trace(projectID: Int64, traceID: String) throws -> (spans: [SpanRecord], occurrences: [TracedOccurrence])
+    /// The stored spans of one trace and the occurrences inside it, each at most TraceLimits' cap.
+    func trace(projectID: Int64, traceID: String) throws -> StoredTrace
     /// The most recently received transactions, optionally only those with this name / status.
     func recentTransactions(projectID: Int64, name: String?, status: String?, limit: Int, offset: Int) throws -> [TransactionSummary]
     /// The trace an occurrence belongs to, if it named one.
