@@ -14,10 +14,11 @@ enum SQLTraceStore {
                     """, TraceRows.transactionValues(t)
                 ) { $0.int(0) }
                 guard let row = inserted.first else { continue }  // the same transaction sent twice
-                let stored = try c.rows(
-                    "SELECT count(*) FROM (SELECT 1 FROM spans WHERE project_id = ? AND trace_id = ? LIMIT ?) AS held",
-                    .int(t.projectID), .text(t.root.traceID), .int(Int64(TraceLimits.maxSpansPerTrace))
-                ) { $0.int(0) }.first ?? 0
+                let stored =
+                    try c.rows(
+                        "SELECT count(*) FROM (SELECT 1 FROM spans WHERE project_id = ? AND trace_id = ? LIMIT ?) AS held",
+                        .int(t.projectID), .text(t.root.traceID), .int(Int64(TraceLimits.maxSpansPerTrace))
+                    ) { $0.int(0) }.first ?? 0
                 for s in ([t.root] + t.spans).prefix(max(0, TraceLimits.maxSpansPerTrace - Int(stored))) {
                     try c.execute(
                         """
