@@ -68,6 +68,9 @@ public final class Server: @unchecked Sendable {
         var upstreamOptions = UpstreamFetcher.Options(urls: config.debuginfodUpstreams)
         upstreamOptions.retryInterval = config.debuginfodRetryInterval
         upstreamOptions.timeoutSeconds = config.debuginfodTimeout
+        upstreamOptions.queriesPerWindow = config.debuginfodQueriesPerHour
+        upstreamOptions.bytesPerWindow = config.debuginfodBytesPerHour
+        upstreamOptions.maxFileBytes = config.debuginfodMaxFileBytes
         let upstream =
             config.debuginfodUpstreams.isEmpty
             ? nil

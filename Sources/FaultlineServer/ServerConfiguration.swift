@@ -48,6 +48,11 @@ public struct ServerConfiguration: Sendable {
     public var debuginfodRetryInterval: TimeInterval = 3600
     /// Seconds without progress before an upstream is given up.
     public var debuginfodTimeout: Int = 10
+    /// What clients can make the server fetch from upstreams (a frame may name any build-id):
+    /// queries and bytes per hour, and the largest file taken (UpstreamFetcher.Options).
+    public var debuginfodQueriesPerHour = 240
+    public var debuginfodBytesPerHour: Int64 = 4 << 30
+    public var debuginfodMaxFileBytes: Int64 = 1 << 30
     /// How alerts go out: the SMTP relay, digests, rate limits (Alerts/).
     public var alerts = AlertConfiguration()
 

@@ -10,7 +10,8 @@ enum ServeCommand {
                                [--install-cap N] [--durability full|normal] [--database URL]
                                [--debug-files DIR] [--public-url URL] [--max-connections-per-ip N]
                                [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
-                               [--debuginfod-timeout SECONDS] [--retention-days D] [--retention-max-bytes N]
+                               [--debuginfod-timeout SECONDS] [--debuginfod-budget QUERIES,BYTES]
+                               [--debuginfod-max-file-size N] [--retention-days D] [--retention-max-bytes N]
                                [--retention-interval SECONDS] [--backfill-batch N] [--read-symbolication-ms MS]
                                [--smtp smtp://HOST:PORT] [--smtp-from ADDRESS] [--smtp-require-tls]
                                [--alert-digest-seconds S] [--alerts-per-minute N]
@@ -42,6 +43,11 @@ enum ServeCommand {
                               how long an upstream's "not found" or failure stands (default 3600)
           --debuginfod-timeout SECONDS
                               seconds without progress before an upstream is given up (default 10)
+          --debuginfod-budget QUERIES,BYTES
+                              at most this many upstream queries and bytes downloaded per hour, e.g.
+                              240,4G (the default); past either, build-ids wait for the next hour
+          --debuginfod-max-file-size N
+                              take no upstream file larger than N bytes (512M, 2G; default 1G)
           --retention-days D  delete events and items received more than D days ago (fractions
                               allowed; env FAULTLINE_RETENTION_DAYS; default 0: keep them)
           --retention-max-bytes N[K|M|G]
@@ -101,6 +107,12 @@ enum ServeCommand {
                 config.debuginfodUpstreams += v.split(separator: " ").map(String.init)
             case "--debuginfod-retry": guard let v = value().flatMap({ Double($0) }), v >= 0 else { return missing(a) }; config.debuginfodRetryInterval = v
             case "--debuginfod-timeout": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.debuginfodTimeout = v
+            case "--debuginfod-budget":
+                let parts = value()?.split(separator: ",").map(String.init) ?? []
+                guard parts.count == 2, let q = Int(parts[0]), q > 0, let b = byteCount(parts[1]), b > 0 else { return missing(a) }
+                (config.debuginfodQueriesPerHour, config.debuginfodBytesPerHour) = (q, b)
+            case "--debuginfod-max-file-size":
+                guard let v = value().flatMap({ byteCount($0) }), v > 0 else { return missing(a) }; config.debuginfodMaxFileBytes = v
             case "--database", "--store":
                 guard let v = value(), PostgresURL.isPostgres(v) else { return missing(a) }
                 config.databaseURL = v

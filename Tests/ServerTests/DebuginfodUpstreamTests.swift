@@ -164,4 +164,60 @@ final class DebuginfodUpstreamTests: XCTestCase {
             XCTFail("a hanging upstream is a failure, retried later: \(String(describing: fetcher.state(of: programs[0].buildID)))")
         }
     }
+
+    /// Issue 29 item 9: any client can name any build-id in a frame, so what the server asks its
+    /// upstreams for is budgeted: past the queries per hour, wanted build-ids wait (queued) for
+    /// the next window instead of each costing an upstream query and a download.
+    func testUpstreamQueriesStayWithinTheHourlyBudgetWhateverEventsName() throws {
+        let upstream = try TestServer()  // an upstream that has none of these files
+        defer { upstream.stop() }
+        let server = try TestServer {
+            $0.debuginfodUpstreams = ["http://127.0.0.1:\(upstream.port)"]
+            $0.debuginfodQueriesPerHour = 2
+        }
+        defer { server.stop() }
+        let ids = (1...6).compactMap { BuildID(hex: String(repeating: "ab", count: 19) + String(format: "%02x", $0)) }
+        XCTAssertEqual(ids.count, 6)
+        for id in ids { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(buildID: id.hex, offsets: [0x10]))).status, 200) }
+        try server.waitUntilIdle()
+        let fetcher = try XCTUnwrap(server.server.upstream)
+        func answered() -> Int {
+            ids.filter { id in
+                switch fetcher.state(of: id) {
+                case .notFound?, .failed?: return true
+                default: return false
+                }
+            }.count
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && answered() < 2 { usleep(20_000) }
+        XCTAssertEqual(answered(), 2)
+        XCTAssertEqual(fetcher.queryCount, 2, "no query past the budget")
+        XCTAssertEqual(ids.filter { fetcher.state(of: $0) == .queued }.count, 4, "the rest wait for the next window")
+    }
+
+    /// A file over the size cap is refused by libdebuginfod before it is downloaded.
+    func testAnUpstreamFileOverTheSizeCapIsNotTaken() throws {
+        let work = TestSupport.makeTemporaryDirectory("faultline-upstream-size")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let program = try Fixtures.buildProgram(in: work)
+        let first = try TestServer()
+        defer { first.stop() }
+        XCTAssertEqual(try first.uploadDebugFile(program.path), "ok")
+        let size = ((try FileManager.default.attributesOfItem(atPath: program.path)[.size]) as? NSNumber)?.int64Value ?? 0
+        let second = try TestServer {
+            $0.debuginfodUpstreams = ["http://127.0.0.1:\(first.port)"]
+            $0.debuginfodMaxFileBytes = size / 2
+        }
+        defer { second.stop() }
+        XCTAssertEqual(second.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program))).status, 200)
+        try second.waitUntilIdle()
+        let fetcher = try XCTUnwrap(second.server.upstream)
+        waitIdle(fetcher)
+        guard case .failed(let errno, _)? = fetcher.state(of: program.buildID) else {
+            return XCTFail("refused for its size: \(String(describing: fetcher.state(of: program.buildID)))")
+        }
+        XCTAssertEqual(errno, EFBIG)
+        XCTAssertNil(try second.server.store.debugFile(buildID: program.buildID))
+    }
 }

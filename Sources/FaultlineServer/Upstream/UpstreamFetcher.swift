@@ -4,6 +4,9 @@
 // exactly like an upload (DebugFileStore + a DebugFileRecord) and starts the same backfill.
 // Ingest only ever appends to a bounded queue: a slow or dead upstream delays nothing but this
 // worker. "Not found" and "could not ask" are remembered per build-id for `retryInterval`.
+// Any client can name any build-id in a frame, and an upstream may hold large real files: so the
+// worker asks at most `queriesPerWindow` times and downloads at most `bytesPerWindow` per window
+// (then what is queued waits for the next window), and takes no file over `maxFileBytes`.
 import FaultlineThreads
 import Foundation
 import FaultlineProtocol
@@ -20,6 +23,13 @@ public final class UpstreamFetcher: @unchecked Sendable {
         public var maxTimeSeconds: Int = 300
         /// Build-ids waiting at most; more are dropped (and asked for at a later frame).
         public var queueLimit: Int = 10_000
+        /// Upstream queries per window; past it the queue waits for the next window.
+        public var queriesPerWindow = 240
+        /// Bytes downloaded per window; past it the queue waits for the next window.
+        public var bytesPerWindow: Int64 = 4 << 30
+        public var window: TimeInterval = 3600
+        /// A larger file is refused by the library before it is downloaded (EFBIG).
+        public var maxFileBytes: Int64 = 1 << 30
         public init(urls: [String]) { self.urls = urls }
     }
 
@@ -43,6 +53,9 @@ public final class UpstreamFetcher: @unchecked Sendable {
         var states: [BuildID: State] = [:]
         var running = false
         var queries = 0
+        var windowStart = Date.distantPast
+        var windowQueries = 0
+        var windowBytes: Int64 = 0
         /// Set with the stop request: nothing is queued after it.
         var stopped = false
     }
@@ -60,7 +73,7 @@ public final class UpstreamFetcher: @unchecked Sendable {
         client = DebuginfodClient(
             urls: options.urls, cacheDirectory: dataDirectory + "/debuginfod-cache",
             timeoutSeconds: options.timeoutSeconds, maxTimeSeconds: options.maxTimeSeconds,
-            negativeRetrySeconds: Int(options.retryInterval.rounded(.up)))
+            negativeRetrySeconds: Int(options.retryInterval.rounded(.up)), maxFileBytes: options.maxFileBytes)
     }
 
     /// A frame needs `id` and the server has no file: queue it unless it is queued, was fetched,
@@ -87,9 +100,15 @@ public final class UpstreamFetcher: @unchecked Sendable {
         worker.start { [self] q, stopping in
             if stopping { return .exit }
             guard !q.ids.isEmpty else { return .wait(until: nil) }
+            let now = Date()
+            if now >= q.windowStart.addingTimeInterval(options.window) { (q.windowStart, q.windowQueries, q.windowBytes) = (now, 0, 0) }
+            if q.windowQueries >= options.queriesPerWindow || q.windowBytes >= options.bytesPerWindow {
+                return .wait(until: q.windowStart.addingTimeInterval(options.window))
+            }
             let id = q.ids.removeFirst()
             q.running = true
             q.queries += 1
+            q.windowQueries += 1
             return .run { [self] in fetch(id) }
         }
     }
@@ -109,13 +128,16 @@ public final class UpstreamFetcher: @unchecked Sendable {
         client.forgetNegativeAnswer(for: id)
         let answer = client.debugInfo(id)
         var next: State
+        var downloaded: Int64 = 0
         switch answer {
-        case .found(let path): next = install(id, from: path)
+        case .found(let path):
+            downloaded = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.int64Value ?? 0
+            next = install(id, from: path)
         case .notFound: next = .notFound(retryAt: Date().addingTimeInterval(options.retryInterval))
         case .failed(let e): next = .failed(errno: e, retryAt: Date().addingTimeInterval(options.retryInterval))
         }
         worker.update { q in
-            q.states[id] = next; q.running = false
+            q.states[id] = next; q.running = false; q.windowBytes += downloaded
         }
     }
 

@@ -48,11 +48,17 @@ public final class DebuginfodClient: @unchecked Sendable {
     /// How long a "not found" is believed before the servers are asked again (the library's
     /// `cache_miss_s`, written into the cache directory).
     public let negativeRetrySeconds: Int
+    /// A larger file is not downloaded (`DEBUGINFOD_MAXSIZE`; the answer is EFBIG); nil: no cap.
+    public let maxFileBytes: Int64?
 
     static let queryLock = PthreadLock()
 
-    public init(urls: [String], cacheDirectory: String, timeoutSeconds: Int = 10, maxTimeSeconds: Int = 120, negativeRetrySeconds: Int = 600) {
+    public init(
+        urls: [String], cacheDirectory: String, timeoutSeconds: Int = 10, maxTimeSeconds: Int = 120, negativeRetrySeconds: Int = 600,
+        maxFileBytes: Int64? = nil
+    ) {
         self.urls = urls
+        self.maxFileBytes = maxFileBytes.map { max(1, $0) }
         self.cacheDirectory = cacheDirectory
         self.timeoutSeconds = max(1, timeoutSeconds)
         self.maxTimeSeconds = max(1, maxTimeSeconds)
@@ -110,6 +116,7 @@ public final class DebuginfodClient: @unchecked Sendable {
             setenv("DEBUGINFOD_CACHE_PATH", cacheDirectory, 1)
             setenv("DEBUGINFOD_TIMEOUT", String(timeoutSeconds), 1)
             setenv("DEBUGINFOD_MAXTIME", String(maxTimeSeconds), 1)
+            if let maxFileBytes { setenv("DEBUGINFOD_MAXSIZE", String(maxFileBytes), 1) } else { unsetenv("DEBUGINFOD_MAXSIZE") }
             guard let client = lib.begin() else { return .failed(ENOMEM) }
             defer { lib.end(client) }
             lib.setProgress(client, nil)
