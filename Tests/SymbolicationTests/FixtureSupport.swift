@@ -77,6 +77,7 @@ enum Fixtures {
         return dir + "/faultline"
     }
 
+    /// `status`: the exit code, or the signal that ended the process (as Process.terminationStatus).
     struct RunResult { var status: Int32; var stdout: String; var stderr: String }
 
     static func run(_ exe: String, _ args: [String], stdin: Data? = nil, environment: [String: String]? = nil) -> RunResult {
@@ -100,7 +101,7 @@ enum Fixtures {
         let end = p.awaitEnd(timeout: 300)
         g.wait()
         return RunResult(
-            status: end.exitCode ?? 128 + (end.signal ?? 0), stdout: String(decoding: o.data, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
+            status: end.exitCode ?? end.signal ?? -1, stdout: String(decoding: o.data, as: UTF8.self), stderr: String(decoding: e.data, as: UTF8.self))
     }
 
     /// Everything this test process writes lives under one directory, removed when it exits.
