@@ -108,4 +108,31 @@ final class MultiNodeTests: XCTestCase {
         XCTAssertEqual(after.issues, 1, "node B symbolicated with the file node A installed")
         XCTAssertEqual(try store.issues(projectID: project.id, limit: 10, offset: 0).first?.count, before.occurrences + 1)
     }
+
+    /// Issue 29 item 20: behind a load balancer a browser's requests reach any node, so a session
+    /// made on one node is a session on every node, and a logout on one ends it on all.
+    func testALoginOnOneNodeIsASessionOnTheOtherAndALogoutEndsItOnBoth() throws {
+        let url = try PostgresCluster.shared(for: Self.self).createDatabase()
+        let work = TestSupport.makeTemporaryDirectory("faultline-multinode-sessions")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let a = try Node(dataDir: work + "/a", extra: ["--database", url])
+        defer { a.process.end() }
+        let bannerA = try a.banner()
+        let b = try Node(dataDir: work + "/b", extra: ["--database", url])
+        defer { b.process.end() }
+        let (portA, portB) = (try XCTUnwrap(a.port(bannerA)), try XCTUnwrap(b.port(try b.banner())))
+        let token = String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+
+        let login = try XCTUnwrap(TestServer.webLogin(port: portB, token: token))
+        let onA = RawHTTP.send(port: portA, method: "GET", path: "/ui/projects", headers: ["Cookie": login.cookie])
+        XCTAssertEqual(onA.status, 200, "node A knows node B's session")
+        XCTAssertTrue(onA.text.contains("name=\"_csrf\" value=\"\(login.csrf)\""), "the same CSRF token on both nodes")
+        let logout = RawHTTP.send(
+            port: portA, method: "POST", path: "/ui/logout",
+            headers: ["Cookie": login.cookie, "Content-Type": "application/x-www-form-urlencoded"], body: Data("_csrf=\(login.csrf)".utf8))
+        XCTAssertEqual(logout.status, 303, logout.text)
+        let afterOnB = RawHTTP.send(port: portB, method: "GET", path: "/ui/projects", headers: ["Cookie": login.cookie])
+        XCTAssertEqual(afterOnB.status, 303, "logged out on A, so no session on B either")
+        XCTAssertEqual(afterOnB.headers["location"], "/ui/login")
+    }
 }

@@ -13,7 +13,10 @@ struct WebLogin {
 
 extension TestServer {
     /// Logs in with the server token the way the login form does; fails the test if it cannot.
-    func webLogin(file: StaticString = #filePath, line: UInt = #line) -> WebLogin? {
+    func webLogin(file: StaticString = #filePath, line: UInt = #line) -> WebLogin? { Self.webLogin(port: port, token: token, file: file, line: line) }
+
+    /// The same against any server on loopback (a `faultline serve` process, a node of several).
+    static func webLogin(port: UInt16, token: String, file: StaticString = #filePath, line: UInt = #line) -> WebLogin? {
         let form = RawHTTP.send(port: port, method: "GET", path: "/ui/login")
         guard let set = form.headers["set-cookie"], let nonce = set.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last else {
             XCTFail("login form sets no nonce cookie", file: file, line: line); return nil

@@ -42,7 +42,9 @@ enum PostgresSchema {
         // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
         PostgresLifecycleSchema.statements,
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
-        PostgresIssueNotesSchema.statements
+        PostgresIssueNotesSchema.statements,
+        // 10: browser sessions, shared by every node on the database (Web/WebSessions).
+        PostgresWebSessionSchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

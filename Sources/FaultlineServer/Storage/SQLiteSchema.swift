@@ -43,7 +43,9 @@ enum SQLiteSchema {
         // 8: the issue lifecycle (status details, releases, deploys) and alerts (Lifecycle/, Alerts/).
         SQLiteLifecycleSchema.statements,
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
-        SQLiteIssueNotesSchema.statements
+        SQLiteIssueNotesSchema.statements,
+        // 10: browser sessions, shared by every node on the database (Web/WebSessions).
+        SQLiteWebSessionSchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

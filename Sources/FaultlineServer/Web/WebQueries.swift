@@ -281,6 +281,29 @@ final class WebQueries: @unchecked Sendable {
         }
     }
 
+    // MARK: Sessions (WebSessions)
+
+    func saveSession(idHash: String, principal: String, expires: Double, now: Double) throws {
+        try store.writing { c in
+            try c.execute("DELETE FROM web_sessions WHERE expires < ?", .double(now))
+            try c.execute(
+                "INSERT INTO web_sessions(id_hash, principal, expires) VALUES(?, ?, ?)", .text(idHash), .text(principal), .double(expires))
+        }
+    }
+
+    /// The principal of a live session; nil when unknown or expired.
+    func session(idHash: String, now: Double) throws -> (principal: String, expires: Double)? {
+        try store.reading { c in
+            try c.first("SELECT principal, expires FROM web_sessions WHERE id_hash = ? AND expires >= ?", .text(idHash), .double(now)) {
+                (principal: $0.text(0) ?? "", expires: $0.double(1))
+            }
+        }
+    }
+
+    func endSession(idHash: String) throws {
+        try store.writing { c in try c.execute("DELETE FROM web_sessions WHERE id_hash = ?", .text(idHash)) }
+    }
+
     // MARK: Users
 
     func user(_ name: String) throws -> WebUser? {

@@ -1,6 +1,7 @@
 // Browser sessions: who logged in (a server token or a web user), the cookie that names the
-// session, and the CSRF token every state-changing form must echo. Kept in memory: a restart
-// logs everyone out, which is acceptable for one server and leaks nothing to disk.
+// session, and the CSRF token every state-changing form must echo. Kept in the database (hash of
+// the cookie only, migration 10), so every node sharing it accepts a session made on any other,
+// and a logout anywhere ends it everywhere. The CSRF token is derived from the cookie, never stored.
 import Foundation
 import CCrypto
 
@@ -11,33 +12,36 @@ struct WebSession: Sendable {
     let expires: Double
 }
 
-final class WebSessions: @unchecked Sendable {
+final class WebSessions: Sendable {
     static let cookieName = "fl_session"
     /// Double-submit value for the login form (there is no session to hold a CSRF token yet).
     static let loginCookieName = "fl_login"
     static let lifetime: Double = 12 * 3600
 
-    private let lock = NSLock()
-    private var sessions: [String: WebSession] = [:]
+    private let queries: WebQueries
 
-    func create(principal: String) -> WebSession {
-        let s = WebSession(id: Self.random(), principal: principal, csrf: Self.random(), expires: Date().timeIntervalSince1970 + Self.lifetime)
-        lock.lock(); defer { lock.unlock() }
-        let now = Date().timeIntervalSince1970
-        if sessions.count > 10_000 { sessions = sessions.filter { $0.value.expires > now } }
-        sessions[s.id] = s
+    init(queries: WebQueries) { self.queries = queries }
+
+    /// A new session, stored; nil when the database refused it.
+    func create(principal: String) -> WebSession? {
+        let id = Self.random(), now = Date().timeIntervalSince1970
+        let s = WebSession(id: id, principal: principal, csrf: Self.csrf(for: id), expires: now + Self.lifetime)
+        do { try queries.saveSession(idHash: Self.hash(id), principal: principal, expires: s.expires, now: now) } catch { return nil }
         return s
     }
 
     func session(for r: HTTPRequest) -> WebSession? {
-        guard let id = Self.cookie(Self.cookieName, in: r) else { return nil }
-        lock.lock(); defer { lock.unlock() }
-        guard let s = sessions[id] else { return nil }
-        if s.expires < Date().timeIntervalSince1970 { sessions[id] = nil; return nil }
-        return s
+        guard let id = Self.cookie(Self.cookieName, in: r), id.utf8.count == 64 else { return nil }
+        guard let found = try? queries.session(idHash: Self.hash(id), now: Date().timeIntervalSince1970) else { return nil }
+        return WebSession(id: id, principal: found.principal, csrf: Self.csrf(for: id), expires: found.expires)
     }
 
-    func end(_ id: String) { lock.lock(); sessions[id] = nil; lock.unlock() }
+    func end(_ id: String) { try? queries.endSession(idHash: Self.hash(id)) }
+
+    static func hash(_ id: String) -> String { SHA256Hash.hex(Data(id.utf8)) }
+
+    /// What forms echo: a hash of the session id under its own label (knowing it gives no session).
+    static func csrf(for id: String) -> String { SHA256Hash.hex(Data(("faultline-csrf:" + id).utf8)) }
 
     /// 32 bytes from the system CSPRNG (RAND_bytes), hex.
     static func random() -> String {

@@ -14,7 +14,7 @@ public final class WebUI: @unchecked Sendable {
     let reads: ReadSymbolication
     let debugFiles: DebugFileStore
     let backfiller: Backfiller
-    let sessions = WebSessions()
+    let sessions: WebSessions
     /// Cookies get `Secure` when browsers reach us over TLS (public URL https).
     let publicURLIsHTTPS: Bool
     /// Password logins: failures per user name, one hash at a time (LoginThrottle).
@@ -35,6 +35,7 @@ public final class WebUI: @unchecked Sendable {
     init(store: WebBackingStore, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
         self.store = store
         self.queries = WebQueries(store: store)
+        self.sessions = WebSessions(queries: queries)
         self.symbolicator = reads.symbolicator
         self.reads = reads
         self.debugFiles = debugFiles

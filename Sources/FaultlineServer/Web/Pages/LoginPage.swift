@@ -61,7 +61,9 @@ struct LoginPage {
             }
         }
         guard let principal else { return form(error: "Unknown token, user or password.", request: r, status: 401) }
-        let s = ui.sessions.create(principal: principal)
+        guard let s = ui.sessions.create(principal: principal) else {
+            return form(error: "The session could not be stored; try again.", request: r, status: 503)
+        }
         return WebUI.redirect(
             "/ui/projects",
             headers: [
