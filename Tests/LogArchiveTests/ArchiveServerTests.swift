@@ -118,6 +118,25 @@ final class ArchiveServerTests: XCTestCase {
         XCTAssertEqual(probe.headers["x-faultline-log-upload"], "off")
     }
 
+    /// A rule holds what an upload's headers can carry: a value no upload could match is refused,
+    /// never stored (issue 29, an oddity: rule values were not length-checked).
+    func testSwitchRuleValuesAreCheckedLikeUploadHeaders() throws {
+        server = try ArchiveServer()
+        let base = "/api/0/projects/\(server.projectID)/log-upload/"
+        let refused: [JSONValue] = [
+            ["enabled": false, "install": .string(String(repeating: "i", count: 65))], ["enabled": false, "install": "a/b"],
+            ["enabled": false, "install": ""], ["enabled": false, "release": .string(String(repeating: "r", count: 201))],
+            ["enabled": false, "release": "app\u{1B}[2J"], ["enabled": false, "release": ""]
+        ]
+        for body in refused {
+            let r = server.post(base, json: body)
+            XCTAssertEqual(r.status, 400, "\(body.jsonString): \(r.text)")
+        }
+        XCTAssertEqual(try JSONValue.parse(server.get(base).body)["rules"]?.arrayValue?.count, 0, "nothing stored")
+        XCTAssertEqual(server.post(base, json: ["enabled": false, "install": .string(String(repeating: "i", count: 64))]).status, 200)
+        XCTAssertEqual(server.post(base, json: ["enabled": false, "release": "app@2.0 (beta) ü"]).status, 200)
+    }
+
     func testNormalisationRules() {
         let cases: [(String, String)] = [
             ("order 17 failed", "order <num> failed"),

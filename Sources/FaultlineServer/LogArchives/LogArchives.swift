@@ -46,7 +46,13 @@ public final class LogArchives: @unchecked Sendable {
 
     public func list(_ filter: LogArchiveFilter) throws -> [LogArchiveRecord] { try store.logArchives(filter) }
     public func rules(projectID: Int64) throws -> [LogUploadRule] { try store.logUploadRules(projectID: projectID) }
-    public func setRule(_ rule: LogUploadRule) throws { try store.setLogUploadRule(rule) }
+    /// A rule whose value no upload can carry is refused (`LogUploadRule.problem`).
+    public struct InvalidRule: Error, CustomStringConvertible { public let description: String }
+
+    public func setRule(_ rule: LogUploadRule) throws {
+        if let problem = LogUploadRule.problem(scope: rule.scope, value: rule.value) { throw InvalidRule(description: problem) }
+        try store.setLogUploadRule(rule)
+    }
     public func clearRule(projectID: Int64, scope: LogUploadRule.Scope, value: String) throws {
         try store.removeLogUploadRule(projectID: projectID, scope: scope, value: value)
     }
@@ -150,7 +156,10 @@ public final class LogArchives: @unchecked Sendable {
                 let path = files.path(of: a.storageName)
             else { return .detail(404, "no such archive") }
             var st = stat()
-            guard stat(path, &st) == 0 else { return .detail(404, "the archive's file is gone (retention)") }
+            guard stat(path, &st) == 0 else {
+                return .detail(
+                    404, "the archive's file is not on this server: retention removed it, or another node received it (each keeps its own log-archive files)")
+            }
             return HTTPResponse(
                 status: 200,
                 headers: [
@@ -178,6 +187,7 @@ public final class LogArchives: @unchecked Sendable {
         if body["clear"]?.boolValue == true {
             try store.removeLogUploadRule(projectID: project.id, scope: scope, value: value)
         } else {
+            if let problem = LogUploadRule.problem(scope: scope, value: value) { return .detail(400, problem) }
             try store.setLogUploadRule(LogUploadRule(projectID: project.id, scope: scope, value: value, enabled: body["enabled"]?.boolValue ?? true))
         }
         return .json(Self.rulesJSON(try store.logUploadRules(projectID: project.id), projectID: project.id))
