@@ -97,6 +97,13 @@ final class SlowClientBodyTests: XCTestCase {
         XCTAssertEqual(cut, 2, "an untrusted peer cannot escape its cap with X-Forwarded-For")
     }
 
+    func testServeTakesTrustedProxiesAsAddressesOrNetworks() throws {
+        let exe = TestSupport.product("faultline")
+        XCTAssertEqual(try TestSupport.run(exe, ["serve", "--trusted-proxy", "lb.example.com"]).exitCode, 2)
+        XCTAssertEqual(try TestSupport.run(exe, ["serve", "--trusted-proxy", "10.0.0.0/40"]).exitCode, 2)
+        XCTAssertTrue(try TestSupport.run(exe, ["serve", "--help"]).stdout.contains("--trusted-proxy ADDR[/BITS]"))
+    }
+
     func testTheClientAddressIsBelievedOnlyFromTrustedProxies() throws {
         let proxies = try XCTUnwrap(TrustedProxies(parsing: ["10.0.0.0/8", "192.168.1.5"]))
         let lb = try XCTUnwrap(TrustedProxies.ipv4(parsing: "10.1.2.3"))

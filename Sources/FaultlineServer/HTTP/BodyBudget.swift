@@ -47,13 +47,15 @@ final class BodyBudget: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let addressHeld = byAddress[claim.address] ?? 0
-        if serverBytes > 0 && total + more > serverBytes {
-            refusedCounts.server += 1
-            return .server
-        }
+        // The address first: a client over its own share hears 429 (slow down), not that the
+        // server is busy.
         if perAddressBytes > 0 && addressHeld + more > perAddressBytes {
             refusedCounts.address += 1
             return .address
+        }
+        if serverBytes > 0 && total + more > serverBytes {
+            refusedCounts.server += 1
+            return .server
         }
         total += more
         byAddress[claim.address] = addressHeld + more
