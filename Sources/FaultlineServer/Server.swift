@@ -115,7 +115,14 @@ public final class Server: @unchecked Sendable {
                 [
                     "status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
                     "refused": .object(refusals.totals.mapValues { .int($0) }),
-                    "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0))
+                    "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0)),
+                    "body_progress_disconnects": .int(Int64(clamping: httpBox.server?.bodyProgressDisconnects ?? 0)),
+                    "per_ip_refusals": .int(Int64(clamping: httpBox.server?.perIPRefusals ?? 0)),
+                    "body_budget_refusals": [
+                        "server": .int(httpBox.server?.bodyBudgetRefusals.server ?? 0),
+                        "address": .int(httpBox.server?.bodyBudgetRefusals.address ?? 0)
+                    ],
+                    "forwarded_client_refusals": .int(httpBox.server?.forwardedClientRefusals ?? 0)
                 ]
             })
         // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from

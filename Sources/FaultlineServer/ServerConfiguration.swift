@@ -12,7 +12,8 @@ public struct ServerConfiguration: Sendable {
     public var limits = IngestLimits()
     /// Log archive caps and retention (LogArchives/, docs/SERVER.md).
     public var logArchives = LogArchiveLimits()
-    /// Connection limits (all clients, per IP), idle timeout and header deadline (docs/SERVER.md).
+    /// Connection limits (all clients, per address), trusted proxies, idle timeout, header deadline,
+    /// body-progress rule and body budget (docs/SERVER.md "Limits").
     public var http = HTTPServer.Options()
     public var durability: SQLiteStore.Durability = .full
     /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);

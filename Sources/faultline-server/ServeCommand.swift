@@ -9,6 +9,8 @@ enum ServeCommand {
         usage: faultline serve [--data-dir DIR] [--host ADDR] [--port N] [--threads N]
                                [--install-cap N] [--durability full|normal] [--database URL]
                                [--debug-files DIR] [--public-url URL] [--max-connections-per-ip N]
+                               [--trusted-proxy ADDR[/BITS]...] [--min-body-rate BYTES_PER_S]
+                               [--body-memory N[K|M|G]] [--body-memory-per-ip N[K|M|G]]
                                [--debuginfod-upstream URL...] [--debuginfod-retry SECONDS]
                                [--debuginfod-timeout SECONDS] [--debuginfod-budget QUERIES,BYTES]
                                [--debuginfod-max-file-size N] [--retention-days D] [--retention-max-bytes N]
@@ -56,8 +58,21 @@ enum ServeCommand {
           --retention-interval SECONDS
                               seconds between two retention sweeps (default 600)
           --max-connections-per-ip N
-                              connections at once from one address (default 64; 0: no limit, for a
-                              server behind a load balancer, whose address every connection has)
+                              connections at once from one address, and requests in flight per client
+                              a trusted proxy names (default 16; 0: no limit)
+          --trusted-proxy ADDR[/BITS]
+                              a load balancer or proxy (IPv4 address or network; repeatable) whose
+                              X-Forwarded-For (else Forwarded: for=) names the client: its own
+                              connections are not capped per address, its clients are
+          --min-body-rate BYTES_PER_S
+                              after the headers, each 10 s must bring this much body per second or
+                              the connection is closed (default 1024; 0: no rule)
+          --body-memory N[K|M|G]
+                              request bodies (over 64 KiB each) buffered at once, all clients; more
+                              get 503 + Retry-After before their body is read (default 192M; 0: no cap)
+          --body-memory-per-ip N[K|M|G]
+                              the same per client address, answered 429 (default 64M; keep it at
+                              least 33M, the largest body a route takes)
           --backfill-batch N  stacks a backfill regroups per transaction, and how often it saves the
                               point another server resumes from if this one dies (default 200)
           --read-symbolication-ms MS
@@ -122,6 +137,12 @@ enum ServeCommand {
             case "--retention-interval":
                 guard let v = value().flatMap({ Double($0) }), v > 0, v.isFinite else { return missing(a) }; config.retention.interval = v
             case "--max-connections-per-ip": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.http.perIPConnectionLimit = v
+            case "--trusted-proxy":
+                guard let v = value().flatMap(TrustedProxies.network(parsing:)) else { return missing(a) }
+                config.http.trustedProxies.add(v)
+            case "--min-body-rate": guard let v = value().flatMap({ UInt32($0) }) else { return missing(a) }; config.http.minBodyBytesPerSecond = v
+            case "--body-memory": guard let v = value().flatMap(byteCount) else { return missing(a) }; config.http.bodyBufferBytes = Int(v)
+            case "--body-memory-per-ip": guard let v = value().flatMap(byteCount) else { return missing(a) }; config.http.bodyBufferBytesPerAddress = Int(v)
             case "--backfill-batch": guard let v = value().flatMap({ Int($0) }), v > 0 else { return missing(a) }; config.backfillBatchSize = v
             case "--read-symbolication-ms":
                 guard let v = value().flatMap({ Double($0) }), v >= 0, v.isFinite else { return missing(a) }

@@ -14,10 +14,13 @@ public struct HTTPRequest: Sendable {
     /// Header names are lowercased.
     public let headers: [String: String]
     public var body: Data
+    /// Who sent the request: the peer's address, or, when the peer is a trusted proxy, the
+    /// client it names (`TrustedProxies.clientAddress`). Per-address limits key on this.
+    public var clientAddress: String
 
     public init(
         method: String, path: String, query: [String: String] = [:], queryValues: [String: [String]]? = nil,
-        headers: [String: String] = [:], body: Data = Data()
+        headers: [String: String] = [:], body: Data = Data(), clientAddress: String = ""
     ) {
         self.method = method
         self.path = path
@@ -25,6 +28,7 @@ public struct HTTPRequest: Sendable {
         self.queryValues = queryValues ?? query.mapValues { [$0] }
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
         self.body = body
+        self.clientAddress = clientAddress
     }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }

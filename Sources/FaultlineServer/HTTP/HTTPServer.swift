@@ -1,5 +1,6 @@
 // HTTP over libmicrohttpd: a thread per connection (or a pool with epoll); bodies are buffered per request
-// up to the handler's limit and then handed to an `HTTPHandling` as one `HTTPRequest`.
+// up to the handler's limit, within the server's body budget (BodyBudget), and then handed to an
+// `HTTPHandling` as one `HTTPRequest`.
 import Foundation
 import CMicroHTTPD
 import CFaultlineHTTPShim
@@ -12,8 +13,12 @@ public final class HTTPServer: @unchecked Sendable {
         public var threads: UInt32 = 0
         /// Connections open at once; further ones are accepted and closed at once.
         public var connectionLimit: UInt32 = 1024
-        /// Connections open at once from one IP address (0 = no limit; behind a proxy, set 0).
-        public var perIPConnectionLimit: UInt32 = 64
+        /// Connections open at once from one IP address, and requests in flight per client that a
+        /// trusted proxy names (0 = no limit).
+        public var perIPConnectionLimit: UInt32 = 16
+        /// Peers whose `X-Forwarded-For` / `Forwarded` names the client; their own connections are
+        /// not capped per address.
+        public var trustedProxies = TrustedProxies()
         /// Inactivity after which a connection is closed.
         public var timeoutSeconds: UInt32 = 30
         /// From accept (or the end of the previous request) to the end of the headers: a client
@@ -21,6 +26,14 @@ public final class HTTPServer: @unchecked Sendable {
         public var headerDeadlineSeconds: UInt32 = 10
         /// Per-connection memory for headers; a request whose headers exceed it gets 431.
         public var connectionMemoryLimit: Int = 64 * 1024
+        /// After the headers, every `bodyProgressWindowSeconds` must bring this many bytes per
+        /// second of body until it is complete, or the connection is closed (0 = no rule).
+        public var minBodyBytesPerSecond: UInt32 = 1024
+        public var bodyProgressWindowSeconds: UInt32 = 10
+        /// Body bytes buffered at once, all clients (0 = no limit); BodyBudget says which count.
+        public var bodyBufferBytes: Int = 192 * 1024 * 1024
+        /// Body bytes buffered at once per client address; at least the largest body a route takes.
+        public var bodyBufferBytesPerAddress: Int = 64 * 1024 * 1024
         public init() {}
     }
 
@@ -37,23 +50,32 @@ public final class HTTPServer: @unchecked Sendable {
     let handler: HTTPHandling
     private var daemon: OpaquePointer?
     public private(set) var port: UInt16 = 0
+    private(set) var trustedProxies = TrustedProxies()
+    private(set) var bodyBudget = BodyBudget(serverBytes: 0, perAddressBytes: 0)
+    private(set) var forwardedClients = ForwardedClientCap(limit: 0)
 
     public init(handler: HTTPHandling) { self.handler = handler }
 
     public func start(_ options: Options) throws {
         let me = Unmanaged.passUnretained(self).toOpaque()
+        trustedProxies = options.trustedProxies
+        bodyBudget = BodyBudget(serverBytes: options.bodyBufferBytes, perAddressBytes: options.bodyBufferBytesPerAddress)
+        forwardedClients = ForwardedClientCap(limit: Int(options.perIPConnectionLimit))
         errno = 0
-        let limits = faultline_http_limits(
-            threads: options.threads, connection_limit: options.connectionLimit,
-            per_ip_connection_limit: options.perIPConnectionLimit,
-            idle_timeout_seconds: options.timeoutSeconds,
-            header_deadline_seconds: options.headerDeadlineSeconds,
-            connection_memory_limit: options.connectionMemoryLimit)
-        guard
-            let d = faultline_http_start(
-                options.host, options.port, limits,
-                faultlineAccessHandler, me, faultlineRequestCompleted, me)
-        else {
+        let proxies = options.trustedProxies.networks.map { faultline_http_network(network: $0.network, mask: $0.mask) }
+        let started = proxies.withUnsafeBufferPointer { proxyList -> OpaquePointer? in
+            let limits = faultline_http_limits(
+                threads: options.threads, connection_limit: options.connectionLimit,
+                per_ip_connection_limit: options.perIPConnectionLimit,
+                trusted_proxies: proxyList.baseAddress, trusted_proxy_count: UInt32(proxyList.count),
+                idle_timeout_seconds: options.timeoutSeconds,
+                header_deadline_seconds: options.headerDeadlineSeconds,
+                connection_memory_limit: options.connectionMemoryLimit,
+                min_body_bytes_per_second: options.minBodyBytesPerSecond,
+                body_window_seconds: options.bodyProgressWindowSeconds)
+            return faultline_http_start(options.host, options.port, limits, faultlineAccessHandler, me, faultlineRequestCompleted, me)
+        }
+        guard let d = started else {
             throw StartError.cannotListen(host: options.host, port: options.port, errno: errno)
         }
         daemon = d
@@ -67,6 +89,17 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Connections cut off for not finishing their headers in time (logged by /health).
     public var headerDeadlineDisconnects: UInt64 { daemon.map { faultline_http_deadline_disconnects($0) } ?? 0 }
+
+    /// Connections cut off for a body arriving slower than the body-progress rule.
+    public var bodyProgressDisconnects: UInt64 { daemon.map { faultline_http_body_progress_disconnects($0) } ?? 0 }
+
+    /// Connections refused at accept because their address had its share open.
+    public var perIPRefusals: UInt64 { daemon.map { faultline_http_per_ip_refusals($0) } ?? 0 }
+
+    /// Requests refused at their headers: the server's body budget spent (503), an address's (429),
+    /// a client behind a trusted proxy with its share of requests in flight (429).
+    public var bodyBudgetRefusals: (server: Int64, address: Int64) { bodyBudget.refusals }
+    public var forwardedClientRefusals: Int64 { forwardedClients.refusals }
 
     deinit { stop() }
 }
@@ -84,6 +117,13 @@ final class HTTPRequestState {
     var overLimit = false
     /// Two Content-Length headers with different values (RFC 9110 §8.6: reject the message).
     var conflictingLength = false
+    var clientAddress = ""
+    /// A trusted proxy named the client (so the accept-time per-address cap did not see it).
+    var forwarded = false
+    /// What the body has reserved of the server's body budget (released when the request ends).
+    var claim: BodyBudget.Claim?
+    /// Counted in the server's ForwardedClientCap (left when the request ends).
+    var countedAsForwarded = false
     init(method: String, path: String) { self.method = method; self.path = path }
 }
 
@@ -103,7 +143,11 @@ func faultlineCollectValue(
         if name == "content-length", let old = state.headers[name], old.trimmingCharacters(in: .whitespaces) != v.trimmingCharacters(in: .whitespaces) {
             state.conflictingLength = true
         }
-        if state.headers[name] == nil { state.headers[name] = v }
+        if let old = state.headers[name], name == "x-forwarded-for" || name == "forwarded" {
+            state.headers[name] = old + ", " + v  // each proxy may add a line of its own
+        } else if state.headers[name] == nil {
+            state.headers[name] = v
+        }
     } else {
         state.query[k] = v
         if state.queryValueCount < 10_000 {
@@ -134,31 +178,30 @@ func faultlineAccessHandler(
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, faultlineCollectValue, opaque)
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, faultlineCollectValue, opaque)
         faultline_http_headers_complete(connection)
-        if state.conflictingLength {
-            state.overLimit = true
-            return queue(.detail(400, "conflicting Content-Length headers"), on: connection)
-        }
-        state.limit = server.handler.bodyLimit(method: state.method, path: state.path)
-        let head = HTTPRequest(method: state.method, path: state.path, query: state.query, queryValues: state.queryValues, headers: state.headers, body: Data())
-        if let refusal = server.handler.preflight(head) {
+        let peer = faultline_http_peer_address(connection)
+        state.clientAddress = server.trustedProxies.clientAddress(
+            peer: peer, forwardedFor: state.headers["x-forwarded-for"], forwarded: state.headers["forwarded"])
+        state.forwarded = state.clientAddress != TrustedProxies.text(peer)
+        if let refusal = server.refusalAtHeaders(state) {
+            // Refused before reading the body: libmicrohttpd sends this and closes the connection.
             state.overLimit = true  // discard whatever body follows
+            faultline_http_body_complete(connection)
             return queue(refusal, on: connection)
-        }
-        if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > state.limit {
-            // Refuse before reading the body: libmicrohttpd sends this and closes the connection.
-            state.overLimit = true
-            return queue(.detail(413, "request body of \(cl) bytes is larger than \(state.limit) bytes"), on: connection)
-        } else if let cl = state.headers["content-length"].flatMap({ Int($0) }), cl > 0 {
-            state.body.reserveCapacity(cl)
         }
         return MHD_Result.YES
     }
     let state = Unmanaged<HTTPRequestState>.fromOpaque(conCls.pointee!).takeUnretainedValue()
     if let size = uploadDataSize, size.pointee > 0 {
+        faultline_http_body_progress(connection, size.pointee)
         if !state.overLimit, let data = uploadData {
             if state.body.count + size.pointee > state.limit {
                 state.overLimit = true
                 state.body = Data()
+                if let claim = state.claim { server.bodyBudget.release(claim) }
+            } else if let claim = state.claim, server.bodyBudget.extend(claim, toBodyBytes: state.body.count + size.pointee) != nil {
+                // A body without Content-Length outgrew the budget: no response can be queued
+                // in the middle of a body, so the connection is closed.
+                return MHD_Result.NO
             } else {
                 data.withMemoryRebound(to: UInt8.self, capacity: size.pointee) { state.body.append($0, count: size.pointee) }
             }
@@ -166,16 +209,60 @@ func faultlineAccessHandler(
         size.pointee = 0
         return MHD_Result.YES
     }
+    faultline_http_body_complete(connection)
     let response: HTTPResponse
     if state.overLimit {
         response = .detail(413, "request body larger than \(state.limit) bytes")
     } else {
         let request = HTTPRequest(
             method: state.method, path: state.path, query: state.query, queryValues: state.queryValues,
-            headers: state.headers, body: state.body)
+            headers: state.headers, body: state.body, clientAddress: state.clientAddress)
         response = PhaseClock.time(.httpHandler) { server.handler.handle(request) }
     }
     return queue(response, on: connection)
+}
+
+extension HTTPServer {
+    /// Everything decided from the request line and headers, in order: framing, authentication
+    /// (the handler's preflight), the route's body limit, then the per-client and body budgets —
+    /// so an anonymous client learns nothing about the budgets, and no refusal waits for a body.
+    fileprivate func refusalAtHeaders(_ state: HTTPRequestState) -> HTTPResponse? {
+        if state.conflictingLength { return .detail(400, "conflicting Content-Length headers") }
+        state.limit = handler.bodyLimit(method: state.method, path: state.path)
+        let head = HTTPRequest(
+            method: state.method, path: state.path, query: state.query, queryValues: state.queryValues, headers: state.headers,
+            body: Data(), clientAddress: state.clientAddress)
+        if let refusal = handler.preflight(head) { return refusal }
+        let declared = state.headers["content-length"].flatMap(ContentLength.parse)
+        if let cl = declared, cl > UInt64(max(0, state.limit)) {
+            return .detail(413, "request body of \(cl) bytes is larger than \(state.limit) bytes")
+        }
+        if state.forwarded {
+            guard forwardedClients.enter(state.clientAddress) else {
+                return .detail(429, "too many requests in flight from \(state.clientAddress)", headers: [("Retry-After", "10")])
+            }
+            state.countedAsForwarded = true
+        }
+        let claim = BodyBudget.Claim(address: state.clientAddress)
+        state.claim = claim
+        if let cl = declared, cl > 0 {
+            switch bodyBudget.extend(claim, toBodyBytes: Int(cl)) {
+            case .server?: return .detail(503, "the server is buffering as many request bodies as it takes; try again", headers: [("Retry-After", "10")])
+            case .address?: return .detail(429, "too many request bytes in flight from \(state.clientAddress)", headers: [("Retry-After", "10")])
+            case nil: state.body.reserveCapacity(Int(cl))
+            }
+        }
+        return nil
+    }
+
+    /// Returns what a request held of the per-client caps and the body budget.
+    fileprivate func release(_ state: HTTPRequestState) {
+        if let claim = state.claim { bodyBudget.release(claim) }
+        if state.countedAsForwarded {
+            forwardedClients.leave(state.clientAddress)
+            state.countedAsForwarded = false
+        }
+    }
 }
 
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
@@ -210,7 +297,9 @@ func faultlineRequestCompleted(
     _ code: MHD_RequestTerminationCode
 ) {
     if let connection { faultline_http_request_finished(connection) }
-    guard let conCls, let p = conCls.pointee else { return }
+    guard let cls, let conCls, let p = conCls.pointee else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    server.release(Unmanaged<HTTPRequestState>.fromOpaque(p).takeUnretainedValue())
     Unmanaged<HTTPRequestState>.fromOpaque(p).release()
     conCls.pointee = nil
 }
