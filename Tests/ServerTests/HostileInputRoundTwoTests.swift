@@ -47,4 +47,27 @@ final class HostileInputRoundTwoTests: XCTestCase {
         XCTAssertFalse(list.unicodeScalars.contains { DisplayControls.isBidi($0.value) }, "no raw bidi control on the page")
         XCTAssertTrue(list.contains("invoice[U+202E]fdp.exe"), list)
     }
+
+    /// Issue 29 item 5: a submission that names no install is counted under its sender's address,
+    /// so naming none is no way around the per-install cap; one that names an install still has
+    /// its own window.
+    func testSubmissionsWithoutAnInstallIDAreCappedByAddress() throws {
+        let server = try TestServer { $0.limits.eventsPerInstall = 3 }
+        defer { server.stop() }
+        for i in 0..<3 {
+            let r = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10])))
+            XCTAssertEqual(r.status, 200, "\(i): \(r.text)")
+        }
+        let over = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10])))
+        XCTAssertEqual(over.status, 429, over.text)
+        XCTAssertNotNil(over.headers["retry-after"])
+        let logs = Envelope(header: [:], items: [Envelope.Item(type: "log", payload: Data(#"{"items":[]}"#.utf8))]).serialized()
+        XCTAssertEqual(server.sendEnvelope(logs).status, 429, "items without an install id count the same")
+        let named = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: "install-1")))
+        XCTAssertEqual(named.status, 200, "an install of its own has its own window")
+        let spoofed = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: "address:127.0.0.1")))
+        XCTAssertEqual(spoofed.status, 200, "a client cannot name the address window as its install")
+        try server.waitUntilIdle()
+        XCTAssertEqual(try server.storedCount(), 5)
+    }
 }

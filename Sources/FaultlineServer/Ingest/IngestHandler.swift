@@ -83,10 +83,12 @@ public final class IngestHandler: @unchecked Sendable {
                 throw IngestError.forbidden("app id '\(app)' is not allowed for this key")
             }
         }
-        if units > 0,
-            let install = InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items)),
-            let retry = volume.admit(projectID: project.id, installID: install, count: units, now: now)
-        {
+        // A submission that names no install is counted under its sender's address instead
+        // (the client a trusted proxy names, else the peer): naming none must not mean no cap.
+        let sender =
+            InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items))
+            ?? InstallID.forAddress(request.clientAddress)
+        if units > 0, let retry = volume.admit(projectID: project.id, installID: sender, count: units, now: now) {
             refusals?.record("ingest.install-cap")
             throw IngestError.rateLimited(retryAfter: retry)
         }
