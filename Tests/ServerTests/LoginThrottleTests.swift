@@ -1,5 +1,5 @@
 // Password logins under guessing (issue 29 items 11, 13): a user name is locked after 10 failures
-// in its window — even for the right password — and an unknown name gets the same answers, each
+// in its window, a client address after 30 (any names) — even for the right password — and an unknown name gets the same answers, each
 // costing the same hash; other users and server-token logins are not affected.
 import Foundation
 import XCTest
@@ -42,5 +42,17 @@ final class LoginThrottleTests: XCTestCase {
         throttle.recordSuccess("dave")
         throttle.recordFailure("dave", now: 1001)
         XCTAssertNil(throttle.lockedFor("dave", now: 1002))
+    }
+
+    /// A guesser cycling through user names from one address is locked by its address; another
+    /// address is not, and a login of the guesser's own does not reset its address.
+    func testFailuresFromOneAddressLockItWhateverNamesItTries() {
+        let throttle = LoginThrottle(maxFailures: 10, maxFailuresPerAddress: 30, window: 900)
+        for n in 0..<30 { throttle.recordFailure("user\(n)", address: "192.0.2.7", now: 1000) }
+        XCTAssertEqual(throttle.lockedFor("someone-new", address: "192.0.2.7", now: 1001), 899)
+        XCTAssertNil(throttle.lockedFor("someone-new", address: "192.0.2.8", now: 1001), "another address")
+        throttle.recordSuccess("user0")
+        XCTAssertNotNil(throttle.lockedFor("someone-new", address: "192.0.2.7", now: 1001), "a success clears the name, not the address")
+        XCTAssertNil(throttle.lockedFor("someone-new", address: "192.0.2.7", now: 1900), "a new window")
     }
 }

@@ -41,8 +41,8 @@ struct LoginPage {
         if let token = f["token"]?.trimmingCharacters(in: .whitespaces), !token.isEmpty {
             if try ui.store.isServerToken(token) { principal = "token " + ((try ui.queries.tokenName(token: token)) ?? "?") }
         } else if let name = f["user"], !name.isEmpty, let password = f["password"] {
-            if let wait = ui.loginThrottle.lockedFor(name) {
-                return form(error: "Too many failed logins for this user; try again in \(Int(wait.rounded(.up))) s.", request: r, status: 429)
+            if let wait = ui.loginThrottle.lockedFor(name, address: r.clientAddress) {
+                return form(error: "Too many failed logins; try again in \(Int(wait.rounded(.up))) s.", request: r, status: 429)
             }
             let user = try ui.queries.user(name)
             // An unknown name costs the same hash as a known one, so timing tells neither apart.
@@ -57,7 +57,7 @@ struct LoginPage {
                 principal = user.name
                 ui.loginThrottle.recordSuccess(name)
             } else {
-                ui.loginThrottle.recordFailure(name)
+                ui.loginThrottle.recordFailure(name, address: r.clientAddress)
             }
         }
         guard let principal else { return form(error: "Unknown token, user or password.", request: r, status: 401) }
