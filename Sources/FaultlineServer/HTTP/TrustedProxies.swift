@@ -54,11 +54,14 @@ public struct TrustedProxies: Sendable, Equatable {
         }
         hops = hops.filter { !$0.isEmpty }
         guard !hops.isEmpty else { return peerText }
+        // A hop that normalises to nothing (":", "[]") names no one: the proxy itself is the client.
         for hop in hops.reversed() {
             if let v4 = Self.ipv4(parsing: Self.withoutPort(hop)), contains(v4) { continue }
-            return Self.normalised(hop)
+            let client = Self.normalised(hop)
+            return client.isEmpty ? peerText : client
         }
-        return Self.normalised(hops[0])
+        let first = Self.normalised(hops[0])
+        return first.isEmpty ? peerText : first
     }
 
     /// RFC 7239 `for=` values, in order (`for=192.0.2.43;proto=https, for="[2001:db8::1]:80"`).
