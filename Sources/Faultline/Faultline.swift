@@ -141,7 +141,7 @@ public enum Faultline {
             warnings.append("\(pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
         }
         if let dsn {
-            let headers = ["X-Faultline-Install-Id": context.installID].merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
+            let headers = [HeaderName.installID: context.installID].merging(options.appID.map { [HeaderName.appID: $0] } ?? [:]) { a, _ in a }
             state.startSending(
                 dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
                 markerDirectory: data.root + "/sessions", crashedSessions: pickup.previousSessionCrashed)

@@ -17,7 +17,7 @@ enum EventFields {
 
     /// The install id as the client sent it (`InstallID.bounded` before it is stored).
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {
-        if let h = request.header("x-faultline-install-id"), !h.isEmpty { return h }
+        if let h = request.header(HeaderName.installID), !h.isEmpty { return h }
         if let t = event?["tags"]?["install_id"]?.stringValue { return t }
         if let u = event?["user"]?["id"]?.stringValue { return u }
         if let d = event?["contexts"]?["device"]?["device_unique_identifier"]?.stringValue { return d }
@@ -40,7 +40,7 @@ enum EventFields {
 
     static func appID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let a = event?["contexts"]?["app"]?["app_identifier"]?.stringValue { return a }
-        if let h = request.header("x-faultline-app-id"), !h.isEmpty { return h }
+        if let h = request.header(HeaderName.appID), !h.isEmpty { return h }
         return nil
     }
 }
