@@ -34,4 +34,13 @@ final class WireAgreementTests: XCTestCase {
         XCTAssertTrue(HTTPAnswer.keptHeaders.contains(name.lowercased()))
         XCTAssertEqual(UploadSwitch.parse(value), .off)
     }
+
+    func testTheLevelsTheSDKsFileLogWritesAreTheOnesLogsTopRanks() {
+        for level in LogLevel.allCases {
+            XCTAssertEqual(LogLineTop.levelRank("\(LogLineFormat.levelNames[level.rawValue])"), level.rawValue)
+        }
+        // `logs top --level` takes the aliases the other readers take.
+        XCTAssertEqual(LogLineTop.levelRank("warn"), LogLevel.warning.rawValue)
+        XCTAssertEqual(LogLineTop.levelRank("fatal"), LogLevel.critical.rawValue)
+    }
 }

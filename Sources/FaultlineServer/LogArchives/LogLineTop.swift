@@ -48,7 +48,8 @@ public struct LogTopResult: Sendable {
 }
 
 public enum LogLineTop {
-    static let levels = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL"]
+    /// The file log's level names; a line's rank is its level's `LogLevel.rawValue`.
+    static let levels = LogLevel.fileLogNames
     /// Bytes of a line that count; the rest is skipped as it is inflated.
     public static let maxLineBytes = 4096
     /// Bytes of a pattern (after normalisation, which can lengthen a message).
@@ -62,7 +63,8 @@ public enum LogLineTop {
     /// Patterns a query may list.
     public static let maxListed = 1000
 
-    public static func levelRank(_ name: String) -> Int? { levels.firstIndex(of: name.uppercased()) }
+    /// Any name `LogLevel` reads (`warn` and `fatal` too).
+    public static func levelRank(_ name: String) -> Int? { LogLevel(name: name)?.rawValue }
 
     /// Scans the archives at `paths` (absolute). `progress(pass, done, total)` is called after
     /// each archive; pass 2 happens only when the sketch overflowed. `counters` is for tests.

@@ -5,7 +5,7 @@ import FaultlineProtocol
 import Foundation
 
 extension LogLineFormat {
-    static let levelNames: [StaticString] = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL"]
+    static let levelNames: [StaticString] = LogLevel.allCases.map(\.fileLogName)
 
     /// Formats `event` into a stack buffer (heap only for lines over 4 KiB), cut to `maxBytes`
     /// (at least 256), and calls `body` with the bytes, newline included.

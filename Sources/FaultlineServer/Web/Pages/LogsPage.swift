@@ -14,6 +14,12 @@ struct LogsPage {
 
     struct Line { var timestamp: Double; var level: String; var body: String; var release: String; var trace: String }
 
+    /// A line's level as sent against the filter's: `warn` and `warning` are one level (the SDK
+    /// sends `warning`, other Sentry clients `warn`).
+    static func sameLevel(_ sent: String, _ filter: String) -> Bool {
+        sent == filter || LogLevel.sentryName(of: sent).map { $0 == LogLevel.sentryName(of: filter) } ?? false
+    }
+
     func render() throws -> HTTPResponse {
         let level = ctx.q("level"), release = ctx.q("release"), text = ctx.q("q"), trace = ctx.q("trace")
         // A query string number: only a finite time within the timestamps ingest keeps.
@@ -27,7 +33,7 @@ struct LogsPage {
                     timestamp: l["timestamp"]?.doubleValue ?? item.received, level: l["level"]?.stringValue ?? "info",
                     body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
                     trace: l["trace_id"]?.stringValue ?? "")
-                if !level.isEmpty && line.level != level { continue }
+                if !level.isEmpty && !Self.sameLevel(line.level, level) { continue }
                 if !release.isEmpty && line.release != release { continue }
                 if !trace.isEmpty && line.trace != trace { continue }
                 if let around, abs(line.timestamp - around) > Self.window { continue }
@@ -42,7 +48,7 @@ struct LogsPage {
         }
         var body = "<h1>Logs · \(HTML.esc(project.name))</h1>"
         body += "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/logs\"><select name=\"level\">"
-        for l in ["", "trace", "debug", "info", "warn", "error", "fatal"] { body += option(l, level) }
+        for l in [""] + LogLevel.sentryNames { body += option(l, level) }
         body +=
             "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
         if !trace.isEmpty { body += "<input type=\"hidden\" name=\"trace\" value=\"\(HTML.esc(trace))\">" }
