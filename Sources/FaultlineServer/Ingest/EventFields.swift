@@ -4,7 +4,7 @@ import FaultlineProtocol
 
 enum EventFields {
     /// The latest timestamp taken as given: the end of year 9999 (RFC 3339's range).
-    static let latestTimestamp = 253_402_300_799.0
+    static let latestTimestamp = SentryTimestamp.latest
 
     /// Sentry timestamps are seconds since the epoch (number) or RFC 3339 strings. A client's number
     /// may be anything JSON holds (-1e300, 1e308): outside [0, year 9999] it is no timestamp (the

@@ -182,13 +182,6 @@ public enum LogLineTop {
     /// `2026-12-01T10:20:30.123Z`, the file log's timestamp form (sorts as text).
     public static func iso(_ seconds: Double) -> String {
         // `since` comes from a query string: infinity or NaN must not trap in time_t(…).
-        let t = seconds.isFinite ? min(max(seconds, 0), 253_402_300_799) : 0
-        var time = time_t(t.rounded(.down))
-        var tm = tm()
-        gmtime_r(&time, &tm)
-        let ms = Int((t - t.rounded(.down)) * 1000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-            Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), ms)
+        SentryTimestamp.rfc3339(seconds.isFinite ? min(max(seconds, 0), SentryTimestamp.latest) : 0, milliseconds: .truncated)
     }
 }
