@@ -27,7 +27,7 @@ enum EventFields {
     /// Without an event: the `did` (distinct id) of a `session` item, which SDKs set to the install.
     static func installID(items: [Envelope.Item]) -> String? {
         for item in items where item.type == "session" {
-            if let v = try? JSONValue.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return d }
+            if let v = try? JSONValue.parse(item.payload), let d = SessionPayload.installID(in: v), !d.isEmpty { return d }
         }
         return nil
     }
