@@ -309,21 +309,18 @@ struct ScopeContext: Sendable {
         serverName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    var osContext: JSONValue {
+    /// The kernel's release (`uname -r`), which the `os` context carries.
+    static var kernelVersion: String {
         var u = utsname()
         uname(&u)
-        func field<T>(_ t: T) -> String { withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
-        return ["type": "os", "name": "Linux", "kernel_version": .string(field(u.release)), "version": .string(field(u.release))]
+        return withUnsafeBytes(of: u.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
     /// Pre-serialised for the crash handler, which only copies these bytes into a report.
     func crashContextJSON() -> [UInt8] {
-        var u = utsname()
-        uname(&u)
-        func field<T>(_ t: T) -> String { withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
         var c = CrashContext()
         c.appID = appID
-        c.contexts = CrashContext.systemContexts(kernelVersion: field(u.release), architecture: DebugImage.hostArchitecture)
+        c.contexts = CrashContext.systemContexts(kernelVersion: Self.kernelVersion, architecture: DebugImage.hostArchitecture)
         c.environment = environment
         c.installID = installID
         c.release = release

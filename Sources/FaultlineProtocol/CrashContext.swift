@@ -61,10 +61,12 @@ public struct CrashContext: Sendable, Equatable {
 
     /// The `os` and `device` contexts of this machine, as every Faultline report carries them.
     public static func systemContexts(kernelVersion: String, architecture: String) -> [String: JSONValue] {
-        [
-            "device": ["arch": .string(architecture), "type": "device"],
-            "os": ["kernel_version": .string(kernelVersion), "name": "Linux", "type": "os", "version": .string(kernelVersion)]
-        ]
+        ["device": ["arch": .string(architecture), "type": "device"], "os": osContext(kernelVersion: kernelVersion)]
+    }
+
+    /// Sentry's `os` context of a Linux machine (every event the SDK writes carries it).
+    public static func osContext(kernelVersion: String) -> JSONValue {
+        ["kernel_version": .string(kernelVersion), "name": "Linux", "type": "os", "version": .string(kernelVersion)]
     }
 
     /// The string fields after `app_id` and `contexts`, in key order.
