@@ -141,7 +141,7 @@ public enum Faultline {
             warnings.append("\(pickup.setAside.count) corrupt crash report(s) moved to \(data.corruptCrashes)")
         }
         if let dsn {
-            let headers = ["X-Faultline-Install-Id": context.installID].merging(options.appID.map { ["X-Faultline-App-Id": $0] } ?? [:]) { a, _ in a }
+            let headers = [HeaderName.installID: context.installID].merging(options.appID.map { [HeaderName.appID: $0] } ?? [:]) { a, _ in a }
             state.startSending(
                 dsn: dsn, outbox: outbox, headers: headers, options: options, context: context,
                 markerDirectory: data.root + "/sessions", crashedSessions: pickup.previousSessionCrashed)
@@ -309,36 +309,26 @@ struct ScopeContext: Sendable {
         serverName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    var osContext: JSONValue {
+    /// The kernel's release (`uname -r`), which the `os` context carries.
+    static var kernelVersion: String {
         var u = utsname()
         uname(&u)
-        func field<T>(_ t: T) -> String { withUnsafeBytes(of: t) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
-        return ["type": "os", "name": "Linux", "kernel_version": .string(field(u.release)), "version": .string(field(u.release))]
+        return withUnsafeBytes(of: u.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
-    /// Pre-serialised for the crash handler, which only copies these bytes into a report. Written
-    /// key by key in sorted order (what JSONValue's serialisation gives): building the JSONValue
-    /// tree first cost most of start's Swift half on the app's thread.
+    /// Pre-serialised for the crash handler, which only copies these bytes into a report.
     func crashContextJSON() -> [UInt8] {
-        var u = utsname()
-        uname(&u)
-        let kernel = withUnsafeBytes(of: u.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        var w = JSONWriter(capacity: 768)
-        w.raw("{")
-        if let a = appID { w.key("app_id"); w.string(a); w.comma() }
-        w.raw("\"contexts\":{\"device\":{\"arch\":\"x86_64\",\"type\":\"device\"},\"os\":{\"kernel_version\":")
-        w.string(kernel)
-        w.raw(",\"name\":\"Linux\",\"type\":\"os\",\"version\":"); w.string(kernel); w.raw("}},")
-        if let e = environment { w.key("environment"); w.string(e); w.comma() }
-        w.key("install_id"); w.string(installID); w.comma()
-        if let r = release { w.key("release"); w.string(r); w.comma() }
-        w.key("server_name"); w.string(serverName); w.comma()
-        if let s = service { w.key("service"); w.string(s); w.comma() }
-        w.key("session_id"); w.string(sessionID); w.comma()
-        w.key("session_started"); w.string(SessionTracker.iso(sessionStarted)); w.comma()
-        // The trace logs and events of this process carry, so a crash joins them.
-        w.raw("\"trace\":{\"span_id\":"); w.string(String(newEventID().prefix(16)))
-        w.raw(",\"trace_id\":"); w.string(traceID); w.raw(",\"type\":\"trace\"}}")
-        return w.bytes
+        var c = CrashContext()
+        c.appID = appID
+        c.contexts = CrashContext.systemContexts(kernelVersion: Self.kernelVersion, architecture: DebugImage.hostArchitecture)
+        c.environment = environment
+        c.installID = installID
+        c.release = release
+        c.serverName = serverName
+        c.service = service
+        c.sessionID = sessionID
+        c.sessionStarted = SessionTracker.iso(sessionStarted)
+        c.trace = .init(traceID: traceID, spanID: String(newEventID().prefix(16)))
+        return c.jsonBytes
     }
 }

@@ -29,7 +29,7 @@ public struct PendingCrashFile: Sendable, Equatable {
     /// The crash event for the file's bytes and its event id (a Faultline report's own id; for a
     /// Swift log, one derived from its bytes, so converting it twice gives the same id). `context`
     /// fills what a Swift log does not say (release, install, ...). Throws on a corrupt file.
-    public func event(from data: Data, context: JSONValue = .object([:]), sdkName: String = "faultline.swift") throws
+    public func event(from data: Data, context: CrashContext = CrashContext(), sdkName: String = "faultline.swift") throws
         -> (event: JSONValue, eventID: String, report: CrashReport?)
     {
         switch kind {

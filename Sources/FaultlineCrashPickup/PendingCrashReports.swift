@@ -30,8 +30,8 @@ package enum PendingCrashReports {
                 continue
             }
             var items = [Envelope.Item(type: "event", payload: event.serialized())]
-            if let session = report.context["session_id"]?.stringValue {
-                items.append(Envelope.Item(type: "session", payload: SessionUpdate.crashed(sessionID: session, report: report).serialized()))
+            if let session = report.crashContext.sessionID {
+                items.append(Envelope.Item(type: "session", payload: SessionUpdate.crashed(sessionID: session, report: report).json.serialized()))
                 result.previousSessionCrashed.append(session)
             }
             let envelope = Envelope(header: envelopeHeader(report.eventID), items: items)

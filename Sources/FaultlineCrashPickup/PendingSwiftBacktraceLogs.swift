@@ -15,7 +15,7 @@ package enum PendingSwiftBacktraceLogs {
     /// `context`: what this launch knows that the crashed run most likely shared (release,
     /// environment, service, app id, install; not the session: the log does not say which one).
     package static func convert(
-        directory: String, corruptDirectory: String, outbox: Outbox, context: JSONValue,
+        directory: String, corruptDirectory: String, outbox: Outbox, context: CrashContext,
         sdkName: String, envelopeHeader: (String) -> JSONValue
     ) -> CrashPickup {
         var result = CrashPickup()

@@ -4,27 +4,28 @@ import FoundationEssentials
 public enum CrashEvent {
     /// Builds the event. `extraContexts` lets the SDK add what it knows at upload time (device, sdk).
     public static func make(from r: CrashReport, sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string) -> JSONValue {
-        let ctx = r.context
+        let ctx = r.crashContext
         var skeleton = EventSkeleton(eventID: r.eventID, timestamp: r.timestamp, level: "fatal", sdkName: sdkName, sdkVersion: sdkVersion)
         skeleton.logger = "faultline.crash"
-        skeleton.release = ctx["release"]?.stringValue
-        skeleton.environment = ctx["environment"]?.stringValue
-        skeleton.serverName = ctx["server_name"]?.stringValue
-        skeleton.dist = ctx["dist"]?.stringValue
+        skeleton.release = ctx.release
+        skeleton.environment = ctx.environment
+        skeleton.serverName = ctx.serverName
+        skeleton.dist = ctx.dist
+        skeleton.installID = ctx.installID
         var event = skeleton.fields
-        var tags: [String: JSONValue] = ctx["tags"]?.objectValue ?? [:]
-        if let service = ctx["service"]?.stringValue { tags["service"] = .string(service) }
+        var tags = ctx.tags
+        if let service = ctx.service { tags["service"] = .string(service) }
         tags["signal"] = .string(r.signal.name)
         event["tags"] = .object(tags)
 
-        var contexts: [String: JSONValue] = ctx["contexts"]?.objectValue ?? [:]
+        var contexts = ctx.contexts
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os"]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(PathName.last(r.executable))
-        if let appID = ctx["app_id"]?.stringValue { app["app_identifier"] = .string(appID) }
+        if let appID = ctx.appID { app["app_identifier"] = .string(appID) }
         contexts["app"] = .object(app)
         contexts["process"] = ["pid": .int(Int64(r.pid)), "executable": .string(r.executable), "type": "process"]
-        if let trace = ctx["trace"], trace.objectValue != nil { contexts["trace"] = trace }
+        if let trace = ctx.trace { contexts["trace"] = trace.json }
         // The span the crashing thread was in wins over the process-wide trace.
         if let t = r.threadTrace { contexts["trace"] = ["type": "trace", "trace_id": .string(t.traceID), "span_id": .string(t.spanID)] }
         if let tail = r.stderrTail {
@@ -37,8 +38,7 @@ public enum CrashEvent {
             ]
         }
         event["contexts"] = .object(contexts)
-        if let session = ctx["session_id"]?.stringValue { tags["session_id"] = .string(session); event["tags"] = .object(tags) }
-        if let install = ctx["install_id"]?.stringValue { event["user"] = ["id": .string(install)] }
+        if let session = ctx.sessionID { tags["session_id"] = .string(session); event["tags"] = .object(tags) }
 
         let stacktrace = stacktraceJSON(r)
         var mechanismMeta: [String: JSONValue] = [
@@ -96,7 +96,9 @@ public enum CrashEvent {
             threads.append(.object(thread))
         }
         event["threads"] = ["values": .array(threads)]
-        event["debug_meta"] = ["images": .array(r.modules.map(imageJSON))]
+        // Reports carry the SDK's architecture in their context; older ones were all x86_64.
+        let arch = ctx.architecture ?? "x86_64"
+        event["debug_meta"] = ["images": .array(r.modules.map { imageJSON($0, arch: arch) })]
         event["breadcrumbs"] = ["values": .array(r.breadcrumbs)]
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]
         if let why = r.unwindFallback { extra["unwind_fallback"] = .string(why) }
@@ -158,8 +160,8 @@ public enum CrashEvent {
         return ["frames": .array(frames.reversed()), "registers": .object(regs), "instruction_addr_adjustment": "all_but_first"]
     }
 
-    static func imageJSON(_ m: CrashReport.Module) -> JSONValue {
-        DebugImage(codeFile: m.path, base: m.base, size: m.size, buildID: m.buildID).json
+    static func imageJSON(_ m: CrashReport.Module, arch: String) -> JSONValue {
+        DebugImage(codeFile: m.path, base: m.base, size: m.size, buildID: m.buildID, arch: arch).json
     }
 
     /// System libraries and the runtime are not the app's code; grouping keys on in-app frames.

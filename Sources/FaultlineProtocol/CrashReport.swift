@@ -62,6 +62,8 @@ public struct CrashReport: Sendable, Equatable {
     public var modules: [Module]
     public var breadcrumbs: [JSONValue]
     public var context: JSONValue
+    /// `context` read as the SDK wrote it.
+    public var crashContext: CrashContext { CrashContext(json: context) }
     /// Every other thread at the moment of the crash (report field `threads`, crashing thread
     /// excluded: it is the report's own thread and frames). Empty in reports without the field.
     public var otherThreads: [ThreadSnapshot] = []

@@ -139,7 +139,29 @@ public struct DSN: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var hostAndPort: String { port.map { "\(host):\($0)" } ?? host }
-    public var description: String { "\(scheme)://\(publicKey.value)@\(hostAndPort)\(pathPrefix)/\(projectID)" }
+    public var description: String { Self.text(scheme: scheme, publicKey: publicKey, authority: hostAndPort, pathPrefix: pathPrefix, projectID: projectID) }
+
+    /// The DSN a client embeds to reach the server at `serverURL` (`http[s]://host[:port][/prefix]`:
+    /// the server's public URL, or the address it listens on) with `publicKey` for `projectID`.
+    /// A prefix is kept (a server behind a proxy path); a trailing `/` is not.
+    public static func text(serverURL: String, publicKey: PublicKey, projectID: String) -> String {
+        guard let separator = serverURL.firstRange(of: "://") else { return "\(publicKey.value)@\(serverURL)/\(projectID)" }
+        var rest = serverURL[separator.upperBound...]
+        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = rest[..<slash]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var path = rest[slash...]
+        while path.hasSuffix("/") { path.removeLast() }
+        return text(
+            scheme: String(serverURL[..<separator.lowerBound]), publicKey: publicKey, authority: String(authority), pathPrefix: String(path),
+            projectID: projectID)
+    }
+
+    /// Every DSN Faultline writes is written here: `{scheme}://{key}@{authority}{prefix}/{project}`.
+    static func text(scheme: String, publicKey: PublicKey, authority: String, pathPrefix: String, projectID: String) -> String {
+        "\(scheme)://\(publicKey.value)@\(authority)\(pathPrefix)/\(projectID)"
+    }
     public var envelopeURL: URL { URL(string: "\(scheme)://\(hostAndPort)\(pathPrefix)/api/\(projectID)/envelope/")! }
 
     /// The `X-Sentry-Auth` header value.

@@ -10,9 +10,22 @@ public struct DebugImage: Sendable, Hashable {
     /// Mapped size (`image_size`); 0 means unknown — see `DebugImageMap` for what it covers then.
     public var size: UInt64
     public var buildID: BuildID?
+    /// The CPU architecture in Sentry's spelling (`x86_64`, `arm64`).
+    public var arch: String
 
-    public init(codeFile: String?, base: Address, size: UInt64, buildID: BuildID?) {
-        self.codeFile = codeFile; self.base = base; self.size = size; self.buildID = buildID
+    public init(codeFile: String?, base: Address, size: UInt64, buildID: BuildID?, arch: String) {
+        self.codeFile = codeFile; self.base = base; self.size = size; self.buildID = buildID; self.arch = arch
+    }
+
+    /// The architecture this code was compiled for: the in-process SDK's images are this.
+    public static var hostArchitecture: String {
+        #if arch(x86_64)
+            "x86_64"
+        #elseif arch(arm64)
+            "arm64"
+        #else
+            "unknown"
+        #endif
     }
 
     /// Reads an entry; nil without a usable `image_addr`.
@@ -22,13 +35,13 @@ public struct DebugImage: Sendable, Hashable {
         self.size = SentryStackTrace.address(j["image_size"]) ?? 0
         self.buildID = j["code_id"]?.stringValue.flatMap(BuildID.init(hex:))
         self.codeFile = j["code_file"]?.stringValue
+        self.arch = j["arch"]?.stringValue ?? ""
     }
 
-    /// The entry as Sentry's native SDKs write it (x86_64 ELF).
+    /// The entry as Sentry's native SDKs write it (ELF).
     public var json: JSONValue {
         var image: [String: JSONValue] = [
-            "type": "elf", "image_addr": .string(base.hex), "image_size": .int(Int64(clamping: size)),
-            "arch": "x86_64"
+            "type": "elf", "image_addr": .string(base.hex), "image_size": .int(Int64(clamping: size)), "arch": .string(arch)
         ]
         if let codeFile { image["code_file"] = .string(codeFile) }
         if let b = buildID {

@@ -82,29 +82,72 @@ public enum SentryTimestamp {
         return (text + String(decoding: b[i...], as: UTF8.self), hasFraction)
     }
 
-    /// RFC 3339 in UTC with milliseconds (rounded), as Sentry's session payloads carry it:
+    /// The end of year 9999, the last instant RFC 3339 can write: ingest takes no later
+    /// timestamp, and no writer goes past it.
+    public static let latest = 253_402_300_799.0
+
+    /// How a writer turns the fraction of a second into milliseconds.
+    public enum Milliseconds: Sendable {
+        /// To the nearest millisecond, as Foundation's formatter did (Sentry payloads).
+        case rounded
+        /// Cut, as the file log writes its lines, so a bound compares with them as text.
+        case truncated
+    }
+
+    /// RFC 3339 in UTC with milliseconds, as Sentry's session payloads carry it:
     /// `2026-12-01T09:30:00.123Z`. Written by hand from gmtime_r: the first
     /// ISO8601DateFormatter of a process loads ICU's calendar data (over a millisecond), and the
     /// SDK's start needs this string on the app's thread. Years outside 0…9999 are clamped.
-    public static func rfc3339(_ seconds: Double) -> String {
-        let clamped = seconds.isFinite ? min(max(seconds, -62_167_219_200), 253_402_300_799.999) : 0
-        let ms = Int64((clamped * 1000).rounded())  // to the nearest millisecond, as the formatter does
-        let whole = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-        var t = time_t(whole)
-        var tm = tm()
-        gmtime_r(&t, &tm)
-        let millis = Int(ms - whole * 1000)
+    public static func rfc3339(_ seconds: Double, milliseconds: Milliseconds = .rounded) -> String {
+        let clamped = seconds.isFinite ? min(max(seconds, -62_167_219_200), latest + 0.999) : 0
+        let whole: Int64, millis: Int
+        switch milliseconds {
+        case .rounded:
+            let ms = Int64((clamped * 1000).rounded())  // to the nearest millisecond, as the formatter does
+            whole = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+            millis = Int(ms - whole * 1000)
+        case .truncated:
+            let down = clamped.rounded(.down)
+            whole = Int64(down)
+            millis = Int((clamped - down) * 1000)
+        }
         var out = [UInt8]()
         out.reserveCapacity(24)
+        write(wholeSeconds: whole, milliseconds: millis) { out.append($0) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Writes `YYYY-MM-DDTHH:MM:SS.mmmZ` byte by byte: no formatter and no allocation, so the
+    /// SDK's file log writes its lines' timestamps with it too.
+    @inlinable
+    public static func write(wholeSeconds: Int64, milliseconds: Int, _ byte: (UInt8) -> Void) {
+        var t = time_t(wholeSeconds)
+        var tm = tm()
+        gmtime_r(&t, &tm)
         func digits(_ v: Int, _ n: Int) {
             var d = 1
             for _ in 1..<n { d *= 10 }
-            while d > 0 { out.append(UInt8(48 + (v / d) % 10)); d /= 10 }
+            while d > 0 { byte(UInt8(48 + (v / d) % 10)); d /= 10 }
         }
-        digits(Int(tm.tm_year) + 1900, 4); out.append(0x2D); digits(Int(tm.tm_mon) + 1, 2); out.append(0x2D)
-        digits(Int(tm.tm_mday), 2); out.append(0x54); digits(Int(tm.tm_hour), 2); out.append(0x3A)
-        digits(Int(tm.tm_min), 2); out.append(0x3A); digits(Int(tm.tm_sec), 2); out.append(0x2E)
-        digits(millis, 3); out.append(0x5A)
-        return String(decoding: out, as: UTF8.self)
+        digits(Int(tm.tm_year) + 1900, 4); byte(0x2D); digits(Int(tm.tm_mon) + 1, 2); byte(0x2D)
+        digits(Int(tm.tm_mday), 2); byte(0x54); digits(Int(tm.tm_hour), 2); byte(0x3A)
+        digits(Int(tm.tm_min), 2); byte(0x3A); digits(Int(tm.tm_sec), 2); byte(0x2E)
+        digits(milliseconds, 3); byte(0x5A)
+    }
+
+    /// A time with every digit of its fraction (the Swift backtracer writes microseconds):
+    /// `2026-12-01T06:34:30.554110Z`. Unlike `seconds(rfc3339:)`, a zone is required (`Z` or
+    /// `±hh:mm`), as ISO8601DateFormatter's default options had it.
+    public static func preciseSeconds(rfc3339 s: String) -> Double? {
+        var whole = s, fraction = 0.0
+        if let dot = s.firstIndex(of: "."), let z = s.lastIndex(of: "Z"), dot < z {
+            // Digits only, at most nine (nanoseconds): `.5e300` or `.5+01:00` is not a fraction.
+            let digits = s[s.index(after: dot)..<z]
+            guard (1...9).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            fraction = Double("0." + digits) ?? 0
+            whole = String(s[..<dot]) + "Z"
+        }
+        guard whole.utf8.count > 19, let (text, _) = canonical(whole), let seconds = seconds(canonical: Array(text.utf8)) else { return nil }
+        return seconds + fraction
     }
 }

@@ -5,36 +5,34 @@ import FoundationEssentials
 public enum SwiftBacktraceEvent {
     /// Builds the event. `eventID` should be `eventID(for:)` of the log's bytes, so converting the
     /// same log twice (a pickup interrupted before the log was removed) dedups on the server.
-    /// `context` has the shape of a crash report's `context` (release, environment, service,
-    /// app_id, install_id, tags, contexts); the SDK passes what it knows at pickup.
+    /// `context` is what the crash report's would have been (release, environment, service, app
+    /// id, install, tags, contexts); the SDK passes what it knows at pickup.
     public static func make(
-        from log: SwiftBacktraceLog, eventID: String, context ctx: JSONValue = .object([:]),
+        from log: SwiftBacktraceLog, eventID: String, context ctx: CrashContext = CrashContext(),
         sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string
     ) -> JSONValue {
         let executable = executablePath(log)
-        var event: [String: JSONValue] = [
-            "event_id": .string(eventID),
-            "timestamp": .double(log.timestamp > 0 ? log.timestamp : Date().timeIntervalSince1970),
-            "platform": "native",
-            "level": "fatal",
-            "logger": "faultline.swift-backtrace",
-            "sdk": ["name": .string(sdkName), "version": .string(sdkVersion)]
-        ]
-        for key in ["release", "environment", "server_name", "dist"] {
-            if let v = ctx[key]?.stringValue, !v.isEmpty { event[key] = .string(v) }
-        }
-        var tags: [String: JSONValue] = ctx["tags"]?.objectValue ?? [:]
-        if let service = ctx["service"]?.stringValue { tags["service"] = .string(service) }
+        var skeleton = EventSkeleton(
+            eventID: eventID, timestamp: log.timestamp > 0 ? log.timestamp : Date().timeIntervalSince1970, level: "fatal", sdkName: sdkName,
+            sdkVersion: sdkVersion)
+        skeleton.logger = "faultline.swift-backtrace"
+        skeleton.release = ctx.release
+        skeleton.environment = ctx.environment
+        skeleton.serverName = ctx.serverName
+        skeleton.dist = ctx.dist
+        skeleton.installID = ctx.installID
+        var event = skeleton.fields
+        var tags = ctx.tags
+        if let service = ctx.service { tags["service"] = .string(service) }
         if let signal = log.signal { tags["signal"] = .string(signal.name) }
         tags["crash_log"] = "swift-backtrace"
         event["tags"] = .object(tags)
-        if let install = ctx["install_id"]?.stringValue { event["user"] = ["id": .string(install)] }
 
-        var contexts: [String: JSONValue] = ctx["contexts"]?.objectValue ?? [:]
+        var contexts = ctx.contexts
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os", "raw_description": .string(log.platform)]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(executable.map(PathName.last) ?? log.threads.first?.name ?? "")
-        if let appID = ctx["app_id"]?.stringValue { app["app_identifier"] = .string(appID) }
+        if let appID = ctx.appID { app["app_identifier"] = .string(appID) }
         contexts["app"] = .object(app)
         if let executable { contexts["process"] = ["executable": .string(executable), "type": "process"] }
         contexts["device"] = contexts["device"] ?? ["type": "device", "arch": .string(log.architecture)]
@@ -133,16 +131,8 @@ public enum SwiftBacktraceEvent {
     }
 
     static func imageJSON(_ m: SwiftBacktraceLog.Image, architecture: String) -> JSONValue {
-        var image: [String: JSONValue] = [
-            "type": "elf", "code_file": .string(m.path ?? m.name), "image_addr": .string(m.base.hex),
-            // The log gives the end of the text only: the size covers every code address.
-            "image_size": .int(Int64(clamping: m.endOfText.value &- m.base.value)), "arch": .string(architecture)
-        ]
-        if let b = m.buildID {
-            image["code_id"] = .string(b.hex)
-            image["debug_id"] = .string(b.debugID.description)
-        }
-        return .object(image)
+        // The log gives the end of the text only: the size covers every code address.
+        DebugImage(codeFile: m.path ?? m.name, base: m.base, size: m.endOfText.value &- m.base.value, buildID: m.buildID, arch: architecture).json
     }
 
     /// `boom(_:) + 320` → `boom(_:)`.

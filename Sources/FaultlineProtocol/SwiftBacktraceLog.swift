@@ -117,7 +117,7 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         guard let ts = j["threads"]?.arrayValue else { throw .missingField("threads") }
         threads = ts.map(Self.thread)
         guard threads.contains(where: \.crashed) else { throw .missingField("a thread marked crashed") }
-        timestamp = j["timestamp"]?.stringValue.flatMap(Self.seconds(iso8601:)) ?? 0
+        timestamp = j["timestamp"]?.stringValue.flatMap(SentryTimestamp.preciseSeconds(rfc3339:)) ?? 0
         description = j["description"]?.stringValue ?? ""
         faultAddress = j["faultAddress"]?.stringValue.flatMap(Address.init(string:)) ?? Address(0)
         platform = j["platform"]?.stringValue ?? ""
@@ -184,23 +184,6 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         return Image(
             name: i["name"]?.stringValue ?? path.map(PathName.last) ?? "",
             path: path, buildID: i["buildId"]?.stringValue.flatMap(BuildID.init(hex:)), base: base, endOfText: end)
-    }
-
-    /// `2026-12-01T06:34:30.554110Z` (fractional seconds optional).
-    static func seconds(iso8601 s: String) -> Double? {
-        var whole = s, fraction = 0.0
-        if let dot = s.firstIndex(of: "."), let z = s.lastIndex(of: "Z"), dot < z {
-            // Digits only, at most nine (nanoseconds): `.5e300` or `.5+01:00` is not a fraction.
-            let digits = s[s.index(after: dot)..<z]
-            guard (1...9).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            fraction = Double("0." + digits) ?? 0
-            whole = String(s[..<dot]) + "Z"
-        }
-        // A zone is required (`Z` or `±hh:mm`), as ISO8601DateFormatter's default options had it.
-        guard whole.utf8.count > 19, let (text, _) = SentryTimestamp.canonical(whole),
-            let seconds = SentryTimestamp.seconds(canonical: Array(text.utf8))
-        else { return nil }
-        return seconds + fraction
     }
 
     // MARK: What the log says about the crash

@@ -181,9 +181,10 @@ public final class Server: @unchecked Sendable {
         try http.start(o)
     }
 
-    /// The DSN for a public key of a project, as clients should embed it.
+    /// The DSN for a public key of a project, as clients should embed it: at the public URL
+    /// (`--public-url`) when there is one, else at the address the server listens on.
     public func dsn(key: PublicKey, project: ProjectRecord) -> String {
-        "http://\(key.value)@\(config.host):\(port)/\(project.id)"
+        DSN.text(serverURL: config.publicURL ?? "http://\(config.host):\(port)", publicKey: key, projectID: String(project.id))
     }
 
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.

@@ -17,7 +17,7 @@ enum LogsCommand {
                 addresses, UUIDs and quoted strings are normalised (docs/SERVER.md, "Line patterns"),
                 so 'order 17 failed' and 'order 42 failed' count as one. Streams through gzip; shows
                 progress on a terminal. --since takes seconds since 1970, ISO 8601, or an age (2h, 7d);
-                --level keeps lines at or above it (TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL).
+                --level keeps lines at or above it (\(LogLevel.fileLogNames.joined(separator: " ")); WARN, FATAL).
         list    the archives stored, newest first.
         switch  turns log upload off or on for a project, one release or one install (the most
                 specific rule wins; 'clear' removes a rule). SDKs learn it from their next upload or
@@ -66,7 +66,7 @@ enum LogsCommand {
             sinceTime = t
         }
         if let level, LogLineTop.levelRank(level) == nil {
-            printError("logs: --level: one of TRACE DEBUG INFO NOTICE WARNING ERROR CRITICAL"); return ExitCode.usage
+            printError("logs: --level: one of \(LogLevel.fileLogNames.joined(separator: " ")) (or WARN, FATAL)"); return ExitCode.usage
         }
         do {
             let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)

@@ -47,4 +47,22 @@ final class DSNTests: XCTestCase {
         XCTAssertEqual(try DSN(parsing: "https://k@[::1]:8443/1").port, 8443)
         XCTAssertEqual(try DSN(parsing: "http://k@h:65535/1").port, 65535)
     }
+
+    func testTheWrittenDSNIsTheOneTheSDKParses() throws {
+        let key = PublicKey("0123abcd")
+        let cases = [
+            ("http://127.0.0.1:8000", "http://0123abcd@127.0.0.1:8000/7"),
+            ("https://errors.example.com/", "https://0123abcd@errors.example.com/7"),
+            ("https://errors.example.com/faultline/", "https://0123abcd@errors.example.com/faultline/7"),
+            ("https://old@errors.example.com?x=1", "https://0123abcd@errors.example.com/7")
+        ]
+        for (url, expected) in cases {
+            let text = DSN.text(serverURL: url, publicKey: key, projectID: "7")
+            XCTAssertEqual(text, expected, url)
+            let parsed = try DSN(parsing: text)
+            XCTAssertEqual(parsed.description, text, url)
+            XCTAssertEqual(parsed.publicKey, key)
+            XCTAssertEqual(parsed.projectID, "7")
+        }
+    }
 }

@@ -63,13 +63,25 @@ final class SentryTimestampTests: XCTestCase {
     /// file is input too, so the fraction is digits only (no exponent, no sign, no zone inside).
     func testSwiftBacktraceLogTimestampFractionIsDigitsOnly() {
         let base = 1_796_106_870.0  // 2026-12-01T06:34:30Z
-        XCTAssertEqual(SwiftBacktraceLog.seconds(iso8601: "2026-12-01T06:34:30Z"), base)
-        XCTAssertEqual(SwiftBacktraceLog.seconds(iso8601: "2026-12-01T06:34:30.554110Z")!, base + 0.55411, accuracy: 1e-6)
+        XCTAssertEqual(SentryTimestamp.preciseSeconds(rfc3339: "2026-12-01T06:34:30Z"), base)
+        XCTAssertEqual(SentryTimestamp.preciseSeconds(rfc3339: "2026-12-01T06:34:30.554110Z")!, base + 0.55411, accuracy: 1e-6)
         for bad in [
             "2026-12-01T06:34:30.5e300Z", "2026-12-01T06:34:30.5e400Z", "2026-12-01T06:34:30.5+01:00Z",
             "2026-12-01T06:34:30.Z", "2026-12-01T06:34:30.1234567890Z", "2026-12-01T06:34:30.-5Z"
         ] {
-            XCTAssertNil(SwiftBacktraceLog.seconds(iso8601: bad), bad)
+            XCTAssertNil(SentryTimestamp.preciseSeconds(rfc3339: bad), bad)
+        }
+    }
+
+    func testTheWritersRoundOrCutAndTheReaderTakesBackWhatTheyWrite() {
+        let t = 1_796_106_870.5559  // 2026-12-01T06:34:30.5559Z
+        XCTAssertEqual(SentryTimestamp.rfc3339(t), "2026-12-01T06:34:30.556Z")
+        XCTAssertEqual(SentryTimestamp.rfc3339(t, milliseconds: .truncated), "2026-12-01T06:34:30.555Z")
+        XCTAssertEqual(SentryTimestamp.rfc3339(1e300), "9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(SentryTimestamp.rfc3339(SentryTimestamp.latest, milliseconds: .truncated), "9999-12-31T23:59:59.000Z")
+        for t in [0, 1.25, 1_796_106_870.554, SentryTimestamp.latest] {
+            XCTAssertEqual(SentryTimestamp.seconds(rfc3339: SentryTimestamp.rfc3339(t)), t)
+            XCTAssertEqual(SentryTimestamp.preciseSeconds(rfc3339: SentryTimestamp.rfc3339(t)), t)
         }
     }
 }

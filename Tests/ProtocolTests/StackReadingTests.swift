@@ -29,9 +29,9 @@ final class StackReadingTests: XCTestCase {
 
     func testImageSizeZeroCoversUpToTheNextImage() {
         let map = DebugImageMap([
-            DebugImage(codeFile: "/b", base: Address(0x5000), size: 0x1000, buildID: nil),
-            DebugImage(codeFile: "/a", base: Address(0x1000), size: 0, buildID: nil),
-            DebugImage(codeFile: "/c", base: Address(0x9000), size: 0, buildID: nil)
+            DebugImage(codeFile: "/b", base: Address(0x5000), size: 0x1000, buildID: nil, arch: "x86_64"),
+            DebugImage(codeFile: "/a", base: Address(0x1000), size: 0, buildID: nil, arch: "x86_64"),
+            DebugImage(codeFile: "/c", base: Address(0x9000), size: 0, buildID: nil, arch: "x86_64")
         ])
         XCTAssertEqual(map.image(containing: 0x0fff)?.codeFile, nil)
         XCTAssertEqual(map.image(containing: 0x1000)?.codeFile, "/a")
@@ -45,7 +45,7 @@ final class StackReadingTests: XCTestCase {
     func testDebugImageRoundTrip() throws {
         let image = DebugImage(
             codeFile: "/usr/lib/x.so", base: Address(0x7f00_0000_0000), size: 0x2000,
-            buildID: BuildID(hex: "00112233445566778899aabbccddeeff00112233"))
+            buildID: BuildID(hex: "00112233445566778899aabbccddeeff00112233"), arch: "arm64")
         XCTAssertEqual(DebugImage(json: try JSONValue.parse(image.json.serialized())), image)
         XCTAssertEqual(image.json["debug_id"]?.stringValue, image.buildID?.debugID.description)
     }

@@ -107,6 +107,12 @@ final class UploadTests: XCTestCase {
             port: s.port, method: "GET", path: "/api/0/organizations/faultline/chunk-upload/",
             headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(r.json?["url"]?.stringValue, "https://errors.example.com/api/0/organizations/faultline/chunk-upload/")
+        // The DSN the server prints is at the public URL too (it was at the listening address).
+        let b = try XCTUnwrap(s.bootstrap)
+        let dsn = s.dsn(key: b.publicKey, project: b.project)
+        XCTAssertEqual(dsn, "https://\(b.publicKey.value)@errors.example.com/\(b.project.id)")
+        XCTAssertEqual(dsn, ProjectAdministration.dsn(key: b.publicKey, project: b.project, serverURL: "https://errors.example.com/"))
+        XCTAssertEqual(try DSN(parsing: dsn).envelopeURL.absoluteString, "https://errors.example.com/api/\(b.project.id)/envelope/")
     }
 
     func testNonELFIsRejectedWithClearDetail() throws {

@@ -204,6 +204,11 @@ final class WebTests: XCTestCase {
         XCTAssertTrue(logs.contains("database connection lost") && logs.contains("other session line"))
         let errors = server.page("/ui/projects/default/logs?level=error", login).text
         XCTAssertTrue(errors.contains("database connection lost") && !errors.contains("user opened settings"))
+        // The page offers the level the SDK sends (`warning`); a client's `warn` is the same level.
+        let warnings = server.page("/ui/projects/default/logs?level=warning", login).text
+        XCTAssertTrue(warnings.contains("<option value=\"warning\" selected>") && !warnings.contains("<option value=\"warn\""), warnings)
+        XCTAssertTrue(warnings.contains("other session line") && !warnings.contains("database connection lost"))
+        XCTAssertTrue(server.page("/ui/projects/default/logs?level=warn", login).text.contains("other session line"))
         let session = server.page("/ui/projects/default/logs?trace=trace-1&around=\(Int64(t))", login).text
         XCTAssertTrue(session.contains("user opened settings") && !session.contains("other session line"))
         XCTAssertFalse(server.page("/ui/projects/default/logs?trace=trace-1&around=\(Int64(t) - 3600)", login).text.contains("user opened settings"))

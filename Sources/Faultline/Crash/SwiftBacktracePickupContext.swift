@@ -3,11 +3,12 @@ import FaultlineProtocol
 
 /// What this launch knows that the crashed run most likely shared: release, environment,
 /// service, app id and install. Not the session: the log does not say which one crashed.
-func pickupContext(_ o: Options, installID: String) -> JSONValue {
-    var c: [String: JSONValue] = ["install_id": .string(installID)]
-    if let r = o.release { c["release"] = .string(r) }
-    if let e = o.environment { c["environment"] = .string(e) }
-    if let s = o.service { c["service"] = .string(s) }
-    if let a = o.appID { c["app_id"] = .string(a) }
-    return .object(c)
+func pickupContext(_ o: Options, installID: String) -> CrashContext {
+    var c = CrashContext()
+    c.installID = installID
+    c.release = o.release
+    c.environment = o.environment
+    c.service = o.service
+    c.appID = o.appID
+    return c
 }

@@ -93,8 +93,8 @@ extension ScopeContext {
         var app: [String: JSONValue] = ["type": "app"]
         if let a = appID { app["app_identifier"] = .string(a) }
         skeleton.contexts = [
-            "os": osContext, "app": .object(app),
-            "trace": ["trace_id": .string(traceID), "span_id": .string(String(newEventID().prefix(16))), "type": "trace"]
+            "os": CrashContext.osContext(kernelVersion: Self.kernelVersion), "app": .object(app),
+            "trace": CrashContext.Trace(traceID: traceID, spanID: String(newEventID().prefix(16))).json
         ]
         return skeleton.fields
     }

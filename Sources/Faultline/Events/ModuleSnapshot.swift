@@ -10,7 +10,9 @@ enum ModuleSnapshot {
             var m = m
             let path = withUnsafeBytes(of: &m.path) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             let id = withUnsafeBytes(of: &m.build_id) { Array($0.prefix(m.build_id_length)) }
-            return DebugImage(codeFile: path, base: Address(UInt64(m.base)), size: UInt64(m.size), buildID: id.isEmpty ? nil : BuildID(bytes: id))
+            return DebugImage(
+                codeFile: path, base: Address(UInt64(m.base)), size: UInt64(m.size), buildID: id.isEmpty ? nil : BuildID(bytes: id),
+                arch: DebugImage.hostArchitecture)
         }
     }
 }

@@ -48,19 +48,6 @@ extension JSONWriter {
     }
 }
 
-extension LogLevel {
-    /// Sentry knows fewer levels: `trace` is sent as `debug` in breadcrumbs, `notice` as `info`, `critical` as `fatal`.
-    var sentryName: StaticString {
-        switch self {
-        case .trace, .debug: "debug"
-        case .info, .notice: "info"
-        case .warning: "warning"
-        case .error: "error"
-        case .critical: "fatal"
-        }
-    }
-}
-
 /// One log line as recorded on the calling thread; serialised for sending on the SDK's thread.
 typealias LogRecord = LogEvent
 

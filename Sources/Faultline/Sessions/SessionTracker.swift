@@ -30,20 +30,21 @@ final class SessionTracker: Sendable {
         for name in (try? fm.contentsOfDirectory(atPath: markerDirectory)) ?? [] where name.hasSuffix(".json") {
             let path = markerDirectory + "/" + name
             guard let data = fm.contents(atPath: path), let marker = try? JSONValue.parse(data),
-                var previous = marker["session"], let sid = previous["sid"]?.stringValue
+                var previous = marker["session"].flatMap(SessionPayload.init(json:))
             else { unlink(path); continue }
+            let sid = previous.sessionID
             let pid = Int32(marker["pid"]?.int64Value ?? 0)
             if pid > 0, let started = marker["process_start"]?.stringValue, Self.processStart(pid) == started { continue }  // still running
             if sid != context.sessionID && !crashedSessions.contains(sid) {
-                previous["status"] = "abnormal"
-                previous["init"] = false
-                previous["timestamp"] = .string(Self.iso(Date()))
-                items.append(Envelope.Item(type: "session", payload: previous.serialized()))
+                previous.status = .abnormal
+                previous.initial = false
+                previous.timestamp = Self.iso(Date())
+                items.append(Envelope.Item(type: "session", payload: previous.json.serialized()))
             }
             unlink(path)
         }
         let now = context.sessionStarted
-        let payload = Self.payload(context: context, started: now, status: "ok", initial: true, errors: 0)
+        let payload = Self.payload(context: context, started: now, status: .ok, initial: true, errors: 0).json
         let me = getpid()
         let marker: JSONValue = ["session": payload, "pid": .int(Int64(me)), "process_start": .string(Self.processStart(me) ?? "")]
         let markerPath = markerDirectory + "/\(me).json"
@@ -76,21 +77,16 @@ final class SessionTracker: Sendable {
             guard let context = s.context, !s.ended else { return nil }
             s.ended = true
             if let m = s.markerPath { unlink(m) }
-            var p = Self.payload(context: context, started: s.started, status: "exited", initial: false, errors: s.errors)
-            p["duration"] = .double(Date().timeIntervalSince(s.started))
-            return Envelope.Item(type: "session", payload: p.serialized())
+            var p = Self.payload(context: context, started: s.started, status: .exited, initial: false, errors: s.errors)
+            p.duration = Date().timeIntervalSince(s.started)
+            return Envelope.Item(type: "session", payload: p.json.serialized())
         }
     }
 
-    static func payload(context: ScopeContext, started: Date, status: String, initial: Bool, errors: Int) -> JSONValue {
-        var attrs: [String: JSONValue] = [:]
-        if let r = context.release { attrs["release"] = .string(r) }
-        if let e = context.environment { attrs["environment"] = .string(e) }
-        return [
-            "sid": .string(context.sessionID), "did": .string(context.installID), "init": .bool(initial),
-            "started": .string(iso(started)), "timestamp": .string(iso(Date())), "status": .string(status),
-            "errors": .int(Int64(errors)), "attrs": .object(attrs)
-        ]
+    static func payload(context: ScopeContext, started: Date, status: SessionPayload.Status, initial: Bool, errors: Int) -> SessionPayload {
+        SessionPayload(
+            sessionID: context.sessionID, installID: context.installID, initial: initial, started: iso(started), timestamp: iso(Date()),
+            status: status, errors: errors, release: context.release, environment: context.environment)
     }
 
     static func iso(_ d: Date) -> String { SentryTimestamp.rfc3339(d.timeIntervalSince1970) }

@@ -1,6 +1,7 @@
 // What the SDK keeps of a server's answer: its status, the few headers it reads, and at most
 // 64 KiB of body. Anything longer is never read (the connection is closed), never decompressed.
 import Foundation
+import FaultlineProtocol
 
 /// One request the SDK sends (an envelope, a log archive, an upload-switch check).
 struct HTTPRequest: Sendable {
@@ -23,8 +24,8 @@ struct HTTPAnswer: Sendable, Equatable {
     static let headerValueCap = 1024
     /// The headers the SDK reads; any other is skipped as it arrives.
     static let keptHeaders: Set<String> = [
-        "retry-after", "x-sentry-rate-limits", "location", "x-faultline-log-upload",
-        "content-encoding"
+        HeaderName.retryAfter.lowercased(), HeaderName.sentryRateLimits.lowercased(), "location",
+        HeaderName.logUpload.lowercased(), "content-encoding"
     ]
 
     var status: Int

@@ -53,7 +53,7 @@ final class HTTPTransport: EnvelopeSending, Sendable {
     func send(_ body: Data, timeout: Double) -> (SendOutcome, rateLimits: [RateLimits.Limit]) {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", "application/x-sentry-envelope"),
-            ("X-Sentry-Auth", dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)"))
+            (HeaderName.sentryAuth, dsn.authHeader(client: "\(Faultline.sdkName)/\(FaultlineVersion.string)"))
         ]
         headers += extraHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         var payload = body
@@ -65,7 +65,7 @@ final class HTTPTransport: EnvelopeSending, Sendable {
         switch client.perform(request) {
         case .failure(let failure): return (.retryable(reason: failure.description), [])
         case .success(let answer):
-            let limits = RateLimits.parse(header: answer.header("X-Sentry-Rate-Limits"))
+            let limits = RateLimits.parse(header: answer.header(HeaderName.sentryRateLimits))
             return (Self.classify(answer, limits: limits), limits)
         }
     }
@@ -73,7 +73,7 @@ final class HTTPTransport: EnvelopeSending, Sendable {
     /// The answer's meaning; the first redirect also says on stderr why nothing arrives.
     static func classify(_ answer: HTTPAnswer, limits: [RateLimits.Limit]) -> SendOutcome {
         let outcome = classify(
-            status: answer.status, retryAfter: answer.header("Retry-After"), limits: limits,
+            status: answer.status, retryAfter: answer.header(HeaderName.retryAfter), limits: limits,
             location: answer.header("Location"))
         if case .redirected(let status, let location) = outcome, !warnedAboutRedirect.exchange(true, ordering: .relaxed) {
             // Once per process, whatever the Location (a server could vary it); its text is the

@@ -1,23 +1,13 @@
 // Sentry's X-Sentry-Rate-Limits: which item categories may not be sent until when.
 import Foundation
+import FaultlineProtocol
 
 /// Sentry's `X-Sentry-Rate-Limits: <seconds>:<categories>:<scope>, …` and per-category deadlines.
 struct RateLimits: Sendable {
-    struct Limit: Sendable, Equatable {
-        var seconds: Double
-        var categories: [String]  // empty: every category
-    }
+    typealias Limit = RateLimitHeader.Limit
     private(set) var until: [String: Double] = [:]  // "" means all categories
 
-    static func parse(header: String?) -> [Limit] {
-        guard let header, !header.isEmpty else { return [] }
-        return header.split(separator: ",").compactMap { part in
-            let fields = part.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
-            guard let secs = fields.first.flatMap({ Double($0) }) else { return nil }
-            let cats = fields.count > 1 ? fields[1].split(separator: ";").map(String.init) : []
-            return Limit(seconds: secs, categories: cats)
-        }
-    }
+    static func parse(header: String?) -> [Limit] { RateLimitHeader.parse(header) }
 
     mutating func apply(_ limits: [Limit], now: Double) {
         for l in limits {

@@ -4,7 +4,7 @@ import FaultlineProtocol
 
 enum EventFields {
     /// The latest timestamp taken as given: the end of year 9999 (RFC 3339's range).
-    static let latestTimestamp = 253_402_300_799.0
+    static let latestTimestamp = SentryTimestamp.latest
 
     /// Sentry timestamps are seconds since the epoch (number) or RFC 3339 strings. A client's number
     /// may be anything JSON holds (-1e300, 1e308): outside [0, year 9999] it is no timestamp (the
@@ -17,7 +17,7 @@ enum EventFields {
 
     /// The install id as the client sent it (`InstallID.bounded` before it is stored).
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {
-        if let h = request.header("x-faultline-install-id"), !h.isEmpty { return h }
+        if let h = request.header(HeaderName.installID), !h.isEmpty { return h }
         if let t = event?["tags"]?["install_id"]?.stringValue { return t }
         if let u = event?["user"]?["id"]?.stringValue { return u }
         if let d = event?["contexts"]?["device"]?["device_unique_identifier"]?.stringValue { return d }
@@ -27,7 +27,7 @@ enum EventFields {
     /// Without an event: the `did` (distinct id) of a `session` item, which SDKs set to the install.
     static func installID(items: [Envelope.Item]) -> String? {
         for item in items where item.type == "session" {
-            if let v = try? JSONValue.parse(item.payload), let d = v["did"]?.stringValue, !d.isEmpty { return d }
+            if let v = try? JSONValue.parse(item.payload), let d = SessionPayload.installID(in: v), !d.isEmpty { return d }
         }
         return nil
     }
@@ -40,7 +40,7 @@ enum EventFields {
 
     static func appID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let a = event?["contexts"]?["app"]?["app_identifier"]?.stringValue { return a }
-        if let h = request.header("x-faultline-app-id"), !h.isEmpty { return h }
+        if let h = request.header(HeaderName.appID), !h.isEmpty { return h }
         return nil
     }
 }

@@ -1,5 +1,6 @@
 // Why ingest refused a request; each case maps to one HTTP status and a `detail` message.
 import Foundation
+import FaultlineProtocol
 
 public enum IngestError: Error, Equatable, CustomStringConvertible {
     case malformed(String)  // 400
@@ -30,7 +31,12 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
 
     public var response: HTTPResponse {
         if case .rateLimited(let s) = self {
-            return .detail(429, description, headers: [("Retry-After", String(s)), ("X-Sentry-Rate-Limits", "\(s):error;default:key")])
+            return .detail(
+                429, description,
+                headers: [
+                    (HeaderName.retryAfter, String(s)),
+                    (HeaderName.sentryRateLimits, RateLimitHeader.value([.init(seconds: Double(s), categories: ["error", "default"], scope: "key")]))
+                ])
         }
         return .detail(status, description)
     }

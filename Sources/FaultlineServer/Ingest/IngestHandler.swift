@@ -75,7 +75,7 @@ public final class IngestHandler: @unchecked Sendable {
             guard let app = EventFields.appID(event: submission.event, request: request) else {
                 refusals?.record("ingest.app-id")
                 throw IngestError.forbidden(
-                    "this key only accepts submissions from \(publicKey.allowedAppIDs.joined(separator: ", ")); the request names no app id (contexts.app.app_identifier or X-Faultline-App-Id)"
+                    "this key only accepts submissions from \(publicKey.allowedAppIDs.joined(separator: ", ")); the request names no app id (contexts.app.app_identifier or \(HeaderName.appID))"
                 )
             }
             guard publicKey.allowedAppIDs.contains(app) else {

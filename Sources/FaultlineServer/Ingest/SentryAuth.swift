@@ -60,7 +60,7 @@ public enum SentryAuth {
 
     /// The key from the header or query string, if the request carries one there.
     public static func key(in request: HTTPRequest) -> String? {
-        if let h = request.header("x-sentry-auth"), let k = fields(ofHeader: h)["sentry_key"], !k.isEmpty { return k }
+        if let h = request.header(HeaderName.sentryAuth), let k = fields(ofHeader: h)["sentry_key"], !k.isEmpty { return k }
         if let auth = request.header("authorization"), auth.lowercased().hasPrefix("sentry "),
             let k = fields(ofHeader: auth)["sentry_key"], !k.isEmpty
         {

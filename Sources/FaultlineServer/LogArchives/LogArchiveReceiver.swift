@@ -38,7 +38,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
         var sha256: String
     }
 
-    static func switchHeader(_ on: Bool) -> (String, String) { ("X-Faultline-Log-Upload", on ? "on" : "off") }
+    static func switchHeader(_ on: Bool) -> (String, String) { (HeaderName.logUpload, on ? "on" : "off") }
 
     private func refuse(_ status: Int, _ limit: String, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
         refusals?.record(limit, detail: message)
@@ -55,38 +55,39 @@ final class LogArchiveReceiver: @unchecked Sendable {
         guard let project = try? store.project(idOrSlug: projectRef), project.id == record.projectID else {
             return .failure(.init(refuse(403, "auth.public-key", "this public key belongs to another project")))
         }
-        let appID = r.header("x-faultline-app-id")
+        let appID = r.header(HeaderName.appID)
         if !record.allowedAppIDs.isEmpty {
             guard let a = appID, record.allowedAppIDs.contains(a) else {
-                return .failure(.init(refuse(403, "ingest.app-id", "app id '\(appID ?? "")' is not allowed for this key (X-Faultline-App-Id)")))
+                return .failure(.init(refuse(403, "ingest.app-id", "app id '\(appID ?? "")' is not allowed for this key (\(HeaderName.appID))")))
             }
         }
-        guard let install = r.header("x-faultline-install-id"), Self.isToken(install, max: 64) else {
-            return .failure(.init(refuse(400, "log-archive.metadata", "X-Faultline-Install-Id must be 1–64 characters of [A-Za-z0-9._-]")))
+        guard let install = r.header(HeaderName.installID), Self.isToken(install, max: 64) else {
+            return .failure(.init(refuse(400, "log-archive.metadata", "\(HeaderName.installID) must be 1–64 characters of [A-Za-z0-9._-]")))
         }
         var release: String?
-        if let raw = r.header("x-faultline-release") {
+        if let raw = r.header(HeaderName.release) {
             guard let v = Self.decodeText(raw, maxBytes: 200) else {
                 return .failure(
                     .init(
-                        refuse(400, "log-archive.metadata", "X-Faultline-Release must be percent-encoded UTF-8 without control characters, at most 200 bytes")))
+                        refuse(400, "log-archive.metadata", "\(HeaderName.release) must be percent-encoded UTF-8 without control characters, at most 200 bytes")
+                    ))
             }
             release = v
         }
         var name = "", sha = ""
         if forUpload {
-            guard let raw = r.header("x-faultline-archive-name"), let n = Self.decodeText(raw, maxBytes: limits.maxNameBytes),
+            guard let raw = r.header(HeaderName.archiveName), let n = Self.decodeText(raw, maxBytes: limits.maxNameBytes),
                 !n.contains("/"), n != ".", n != ".."
             else {
                 return .failure(
                     .init(
                         refuse(
                             400, "log-archive.name",
-                            "X-Faultline-Archive-Name must be a plain file name: percent-encoded UTF-8, 1–\(limits.maxNameBytes) bytes, no '/', NUL or control characters"
+                            "\(HeaderName.archiveName) must be a plain file name: percent-encoded UTF-8, 1–\(limits.maxNameBytes) bytes, no '/', NUL or control characters"
                         )))
             }
-            guard let s = r.header("x-faultline-archive-sha256")?.lowercased(), s.utf8.count == 64, s.allSatisfy(\.isHexDigit) else {
-                return .failure(.init(refuse(400, "log-archive.metadata", "X-Faultline-Archive-Sha256 must be the 64-hex SHA-256 of the body")))
+            guard let s = r.header(HeaderName.archiveSHA256)?.lowercased(), s.utf8.count == 64, s.allSatisfy(\.isHexDigit) else {
+                return .failure(.init(refuse(400, "log-archive.metadata", "\(HeaderName.archiveSHA256) must be the 64-hex SHA-256 of the body")))
             }
             name = n; sha = s
         }
@@ -116,7 +117,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
         guard r.method == "POST" else { return .detail(405, "log archives take POST (upload) or GET (switch state)") }
         guard on else { return switchedOff() }
         if let retry = volume.admit(projectID: head.project.id, installID: head.installID) {
-            return refuse(429, "ingest.install-cap", "this install sent too much; retry later", headers: [("Retry-After", String(retry))])
+            return refuse(429, "ingest.install-cap", "this install sent too much; retry later", headers: [(HeaderName.retryAfter, String(retry))])
         }
         do {
             return try receive(r.body, head)
@@ -140,7 +141,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
         let ok = [Self.switchHeader(true)]
         guard !body.isEmpty else { return refuse(400, "log-archive.gzip", "empty body: send the .gz archive") }
         guard SHA256Hash.hex(body) == head.sha256 else {
-            return refuse(400, "log-archive.checksum", "the body's SHA-256 is not X-Faultline-Archive-Sha256 (damaged in transit?)")
+            return refuse(400, "log-archive.checksum", "the body's SHA-256 is not \(HeaderName.archiveSHA256) (damaged in transit?)")
         }
         if let existing = try store.logArchive(projectID: head.project.id, sha256: head.sha256) {
             return .json(["id": .string(String(existing.id)), "duplicate": true, "log_upload": "on"], headers: ok)

@@ -205,9 +205,6 @@ public final class LogArchives: @unchecked Sendable {
             default: break
             }
         }
-        let f = ISO8601DateFormatter()
-        if let d = f.date(from: s) { return d.timeIntervalSince1970 }
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.date(from: s)?.timeIntervalSince1970
+        return SentryTimestamp.seconds(rfc3339: s)
     }
 }

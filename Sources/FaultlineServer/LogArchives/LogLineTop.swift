@@ -48,7 +48,8 @@ public struct LogTopResult: Sendable {
 }
 
 public enum LogLineTop {
-    static let levels = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL"]
+    /// The file log's level names; a line's rank is its level's `LogLevel.rawValue`.
+    static let levels = LogLevel.fileLogNames
     /// Bytes of a line that count; the rest is skipped as it is inflated.
     public static let maxLineBytes = 4096
     /// Bytes of a pattern (after normalisation, which can lengthen a message).
@@ -62,7 +63,8 @@ public enum LogLineTop {
     /// Patterns a query may list.
     public static let maxListed = 1000
 
-    public static func levelRank(_ name: String) -> Int? { levels.firstIndex(of: name.uppercased()) }
+    /// Any name `LogLevel` reads (`warn` and `fatal` too).
+    public static func levelRank(_ name: String) -> Int? { LogLevel(name: name)?.rawValue }
 
     /// Scans the archives at `paths` (absolute). `progress(pass, done, total)` is called after
     /// each archive; pass 2 happens only when the sketch overflowed. `counters` is for tests.
@@ -180,13 +182,6 @@ public enum LogLineTop {
     /// `2026-12-01T10:20:30.123Z`, the file log's timestamp form (sorts as text).
     public static func iso(_ seconds: Double) -> String {
         // `since` comes from a query string: infinity or NaN must not trap in time_t(…).
-        let t = seconds.isFinite ? min(max(seconds, 0), 253_402_300_799) : 0
-        var time = time_t(t.rounded(.down))
-        var tm = tm()
-        gmtime_r(&time, &tm)
-        let ms = Int((t - t.rounded(.down)) * 1000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-            Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), ms)
+        SentryTimestamp.rfc3339(seconds.isFinite ? min(max(seconds, 0), SentryTimestamp.latest) : 0, milliseconds: .truncated)
     }
 }

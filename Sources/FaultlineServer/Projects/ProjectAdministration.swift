@@ -23,9 +23,6 @@ public struct ProjectAdministration {
 
     /// The DSN a client uses with `key` for project `p` at the server's `url`.
     public static func dsn(key: PublicKey, project p: ProjectRecord, serverURL url: String) -> String {
-        var base = URLComponents(string: url)
-        base?.user = key.value
-        base?.path = "/\(p.id)"
-        return base?.string ?? "\(key.value)@\(url)/\(p.id)"
+        DSN.text(serverURL: url, publicKey: key, projectID: String(p.id))
     }
 }

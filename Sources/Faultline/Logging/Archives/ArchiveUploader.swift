@@ -82,9 +82,9 @@ final class ArchiveUploader: Sendable {
     }
 
     private var baseHeaders: [String: String] {
-        var h = ["X-Sentry-Auth": authHeader, "X-Faultline-Install-Id": metadata.installID]
-        if let a = metadata.appID { h["X-Faultline-App-Id"] = a }
-        if let r = metadata.release { h["X-Faultline-Release"] = Self.percentEncode(r) }
+        var h = [HeaderName.sentryAuth: authHeader, HeaderName.installID: metadata.installID]
+        if let a = metadata.appID { h[HeaderName.appID] = a }
+        if let r = metadata.release { h[HeaderName.release] = Self.percentEncode(r) }
         return h
     }
 
@@ -121,8 +121,8 @@ final class ArchiveUploader: Sendable {
             defer { folder.release(name) }
             guard let body = FileManager.default.contents(atPath: path) else { continue }  // evicted meanwhile
             var headers = baseHeaders
-            headers["X-Faultline-Archive-Name"] = Self.percentEncode(name)
-            headers["X-Faultline-Archive-Sha256"] = ArchiveChecksum.hex(body)
+            headers[HeaderName.archiveName] = Self.percentEncode(name)
+            headers[HeaderName.archiveSHA256] = ArchiveChecksum.hex(body)
             let answer = transport.postArchive(body, url: url, headers: headers)
             if let v = answer.logUpload { uploadSwitch.set(v) }
             switch answer.outcome {

@@ -25,10 +25,10 @@ extension HTTPTransport: ArchivePosting {
         switch client.perform(request) {
         case .failure(let failure): return ArchiveAnswer(outcome: .retryable(reason: failure.description), logUpload: nil)
         case .success(let answer):
-            let limits = RateLimits.parse(header: answer.header("X-Sentry-Rate-Limits"))
+            let limits = RateLimits.parse(header: answer.header(HeaderName.sentryRateLimits))
             // The JSON field only from a body that arrived whole and plain (≤ 64 KiB).
             let field =
-                UploadSwitch.parse(answer.header("X-Faultline-Log-Upload"))
+                UploadSwitch.parse(answer.header(HeaderName.logUpload))
                 ?? answer.completePlainBody.flatMap { try? JSONValue.parse($0) }.flatMap { UploadSwitch.parse($0["log_upload"]?.stringValue) }
             return ArchiveAnswer(outcome: Self.classify(answer, limits: limits), logUpload: field)
         }

@@ -5,7 +5,7 @@ import FaultlineProtocol
 import Foundation
 
 extension LogLineFormat {
-    static let levelNames: [StaticString] = ["TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "ERROR", "CRITICAL"]
+    static let levelNames: [StaticString] = LogLevel.allCases.map(\.fileLogName)
 
     /// Formats `event` into a stack buffer (heap only for lines over 4 KiB), cut to `maxBytes`
     /// (at least 256), and calls `body` with the bytes, newline included.
@@ -88,20 +88,9 @@ struct LineWriter {
             while n > 0 { n -= 1; byte(digits[n]) }
         }
     }
-    mutating func pad(_ v: Int, _ width: Int) {
-        var div = 1
-        for _ in 1..<width { div *= 10 }
-        var x = v
-        while div > 0 { byte(UInt8(48 + (x / div) % 10)); x %= div; div /= 10 }
-    }
-    /// `2026-12-01T10:20:30.123Z` from gmtime_r: no formatter, no allocation.
+    /// `2026-12-01T10:20:30.123Z`, milliseconds cut: no formatter, no allocation.
     mutating func timestamp(_ t: LogTimestamp) {
-        var secs = time_t(t.seconds)
-        var tm = tm()
-        gmtime_r(&secs, &tm)
-        pad(Int(tm.tm_year) + 1900, 4); byte(0x2D); pad(Int(tm.tm_mon) + 1, 2); byte(0x2D); pad(Int(tm.tm_mday), 2)
-        byte(0x54); pad(Int(tm.tm_hour), 2); byte(0x3A); pad(Int(tm.tm_min), 2); byte(0x3A); pad(Int(tm.tm_sec), 2)
-        byte(0x2E); pad(Int(t.nanoseconds) / 1_000_000, 3); byte(0x5A)
+        SentryTimestamp.write(wholeSeconds: Int64(t.seconds), milliseconds: Int(t.nanoseconds) / 1_000_000) { byte($0) }
     }
     @inline(__always) mutating func escapedByte(_ b: UInt8) {
         switch b {

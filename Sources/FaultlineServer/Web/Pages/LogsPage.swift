@@ -18,6 +18,12 @@ struct LogsPage {
 
     struct Line { var timestamp: Double; var level: String; var body: String; var release: String; var trace: String }
 
+    /// A line's level as sent against the filter's: `warn` and `warning` are one level (the SDK
+    /// sends `warning`, other Sentry clients `warn`).
+    static func sameLevel(_ sent: String, _ filter: String) -> Bool {
+        sent == filter || LogLevel.sentryName(of: sent).map { $0 == LogLevel.sentryName(of: filter) } ?? false
+    }
+
     func render() throws -> HTTPResponse {
         let level = ctx.q("level"), release = ctx.q("release"), text = ctx.q("q"), trace = ctx.q("trace")
         // A query string number: only a finite time within the timestamps ingest keeps.
@@ -53,7 +59,7 @@ struct LogsPage {
         }
         var body = "<h1>Logs · \(HTML.esc(project.name))</h1>"
         body += "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/logs\"><select name=\"level\">"
-        for l in ["", "trace", "debug", "info", "warning", "error", "fatal"] { body += option(l, level) }
+        for l in [""] + LogLevel.sentryNames { body += option(l, level) }
         body +=
             "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
         if !trace.isEmpty { body += "<input type=\"hidden\" name=\"trace\" value=\"\(HTML.esc(trace))\">" }
@@ -76,12 +82,6 @@ struct LogsPage {
             body += "<div class=\"pager\"><a href=\"\(HTML.esc(link))\">Older →</a></div>"
         }
         return ctx.layout("Logs", body, project: project)
-    }
-
-    /// Levels compare by meaning: `warn` is `warning`, `fatal` is `critical` (LogLevel's aliases).
-    static func sameLevel(_ a: String, _ b: String) -> Bool {
-        guard let x = LogLevel(name: a), let y = LogLevel(name: b) else { return a.lowercased() == b.lowercased() }
-        return x == y
     }
 
     /// A body as shown: whole up to `shownBodyBytes`, else cut at a character boundary with its size.
