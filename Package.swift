@@ -68,17 +68,24 @@ let package = Package(
         // MARK: SDK (what apps import)
         // CCurl: the SDK's own HTTP client (Transport/CurlClient.swift says why not URLSession); the
         // libcurl FoundationNetworking already loads, so only its headers are new, at build time.
-        .target(name: "Faultline", dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads", "CCurl"]),
+        .target(
+            name: "Faultline",
+            dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads", "FaultlineHashing", "CCurl"]),
+        // SHA-1 and SHA-256 over libcrypto, for the SDK, the server and the upload client.
+        .target(name: "FaultlineHashing", dependencies: ["CCrypto", "FaultlineProtocol"]),
 
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
-                dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli"]),
+                dependencies: [
+                    "FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite",
+                    "CCrypto", "CLibPQ", "CCurl", "CBrotli"
+                ]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
-        .target(name: "FaultlineUpload", dependencies: ["FaultlineServer", "FaultlineSymbolication", "FaultlineProtocol"]),
+        .target(name: "FaultlineUpload", dependencies: ["FaultlineHashing", "FaultlineSymbolication", "FaultlineProtocol"]),
 
         // MARK: Executables
         // Never the SDK: its crash core interposes pthread_create and sigprocmask (checked by nm).
@@ -134,8 +141,14 @@ let package = Package(
         .testTarget(name: "LoggingTests",
                     dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-log-probe"]),
         .testTarget(name: "LogArchiveTests",
-                    dependencies: ["Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-archive-probe"]),
+                    dependencies: [
+                        "Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineHashing", "FaultlineTestSupport", "faultline", "faultline-server",
+                        "faultline-archive-probe"
+                    ]),
         .testTarget(name: "ServerTests",
-                    dependencies: ["FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-crasher"]),
+                    dependencies: [
+                        "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineHashing", "FaultlineSymbolication", "FaultlineTestSupport",
+                        "faultline", "faultline-server", "faultline-crasher"
+                    ]),
     ]
 )

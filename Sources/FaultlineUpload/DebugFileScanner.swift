@@ -2,8 +2,8 @@
 // under files and directories given directly or through symbolic links (SwiftPM's
 // `.build/release` is one), each build-id once.
 import Foundation
-import FaultlineServer
 import FaultlineProtocol
+import FaultlineSymbolication
 
 /// One file `faultline upload` will send.
 public struct UploadCandidate: Sendable {

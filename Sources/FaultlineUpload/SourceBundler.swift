@@ -2,9 +2,9 @@
 // the server's debuginfod `/source` endpoint can hand them to gdb. Size-capped per debug file:
 // a build tree can reference the whole toolchain's headers.
 import Foundation
-import FaultlineServer
 import FaultlineSymbolication
 import FaultlineProtocol
+import FaultlineHashing
 
 public struct SourceBundleOutcome: Sendable, Equatable {
     public var sent = 0

@@ -3,7 +3,6 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import FaultlineServer
 import FaultlineProtocol
 
 public struct UploadClientError: Error, CustomStringConvertible {

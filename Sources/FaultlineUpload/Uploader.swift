@@ -1,7 +1,7 @@
 // The per-file upload flow: chunk and hash, probe with assemble, send missing chunks, assemble.
 import Foundation
-import FaultlineServer
 import FaultlineProtocol
+import FaultlineHashing
 
 /// What happened to one file of a run.
 public struct FileOutcome: Sendable {

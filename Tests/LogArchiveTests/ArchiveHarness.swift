@@ -5,6 +5,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import FaultlineHashing
 
 final class ArchiveServer {
     let dataDirectory: String

@@ -6,6 +6,7 @@ import FaultlineServer
 import FaultlineTestSupport
 import Foundation
 import XCTest
+import FaultlineHashing
 
 final class RollingFileLoggerTests: XCTestCase {
     var dir = ""
@@ -114,11 +115,11 @@ final class RollingFileLoggerTests: XCTestCase {
         XCTAssertThrowsError(try RollingFileLogger(.init(directory: dir)))
     }
 
-    func testChecksumMatchesKnownSHA256() {
-        XCTAssertEqual(ArchiveChecksum.hex(Data("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        XCTAssertEqual(ArchiveChecksum.hex(Data()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    func testTheArchiveChecksumIsSHA256() {
+        XCTAssertEqual(SHA256Hash.hex(Data("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(SHA256Hash.hex(Data()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         let million = Data(repeating: 0x61, count: 1_000_000)
-        XCTAssertEqual(ArchiveChecksum.hex(million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        XCTAssertEqual(SHA256Hash.hex(million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }
 
@@ -172,7 +173,7 @@ final class ArchiveUploaderTests: XCTestCase {
         XCTAssertEqual(s.stoppedBy, "backoff")
         XCTAssertEqual(archives(), ["app-00000000000000000002.log.gz", "app-00000000000000000003.log.gz"], "the failed one stays")
         XCTAssertEqual(t.posted[0]["X-Faultline-Archive-Name"], "app-00000000000000000001.log.gz")
-        XCTAssertEqual(t.posted[0]["X-Faultline-Archive-Sha256"], ArchiveChecksum.hex(SDKGzip.gzipData("line 1\n")))
+        XCTAssertEqual(t.posted[0]["X-Faultline-Archive-Sha256"], SHA256Hash.hex(SDKGzip.gzipData("line 1\n")))
         XCTAssertEqual(t.posted[0]["X-Faultline-Install-Id"], "inst")
         XCTAssertEqual(t.posted[0]["X-Faultline-Release"], "r%201%2F%C3%BC")
         XCTAssertEqual(u.pass().stoppedBy, "backoff", "back-off holds before the next attempt")

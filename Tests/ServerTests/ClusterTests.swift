@@ -8,6 +8,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import FaultlineHashing
 
 final class ClusterTests: XCTestCase {
     override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }

@@ -6,6 +6,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import FaultlineSymbolication
 
 final class EndToEndTests: XCTestCase {
     func testCrasherThroughSDKOutboxThenLateDebugFile() throws {

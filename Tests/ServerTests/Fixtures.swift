@@ -4,6 +4,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import FaultlineSymbolication
 
 enum Fixtures {
     static let crasherSource = """

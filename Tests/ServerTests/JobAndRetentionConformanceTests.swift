@@ -10,6 +10,7 @@ import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
 import XCTest
+import FaultlineHashing
 
 extension StoreConformance {
     static func backfillJobs(_ store: any Store) throws {

@@ -6,6 +6,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import FaultlineHashing
 
 final class TestServer {
     let dataDirectory: String

@@ -8,6 +8,8 @@
 // `assembling`, and if the assembling node dies its claim lapses and the next poll starts over.
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
+import FaultlineSymbolication
 
 public final class Assembler: @unchecked Sendable {
     let store: Store

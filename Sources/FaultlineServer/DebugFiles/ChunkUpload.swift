@@ -2,6 +2,7 @@
 // under the SHA-1 the server computed, after checking it equals the part's filename.
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
 
 public final class ChunkUpload: @unchecked Sendable {
     public static let chunkSize = 8 * 1024 * 1024

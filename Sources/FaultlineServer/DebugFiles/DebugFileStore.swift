@@ -2,6 +2,7 @@
 // gdb and debuginfod use. Every path is built from a parsed build-id, never from a client name.
 import Foundation
 import FaultlineProtocol
+import FaultlineSymbolication
 
 public final class DebugFileStore: @unchecked Sendable {
     public let root: String

@@ -9,6 +9,7 @@
 // content is a row in the store. The path is only ever a lookup key, never a filesystem path.
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
 
 public final class SourceFiles: @unchecked Sendable {
     let store: Store

@@ -2,6 +2,7 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
+import FaultlineHashing
 
 /// The identity of an issue plus what is shown for it.
 public struct Fingerprint: Sendable, Hashable {

@@ -1,6 +1,7 @@
 // The frames grouping looks at, stored once per distinct stack so backfill works per stack.
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
 
 /// One frame of the crashing stack as the client sent it, reduced to what identifies the code.
 public struct StackFrame: Sendable, Hashable {

@@ -1,6 +1,7 @@
 // Install ids as stored: each one persists an install-cap window row, so a client rotating
 // megabyte ids must not grow the database.
 import Foundation
+import FaultlineHashing
 
 enum InstallID {
     /// Ids longer than this are stored as `sha1:` + the SHA-1 of the id.

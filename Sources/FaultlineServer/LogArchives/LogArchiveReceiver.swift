@@ -12,6 +12,7 @@
 // Only then is the body written under a server-chosen name and its row inserted.
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
 
 final class LogArchiveReceiver: @unchecked Sendable {
     let store: Store & LogArchiveStore

@@ -4,6 +4,7 @@
 // never deleted, so a cached one is never stale).
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
 
 /// The per-store cache of known public keys and server-token hashes.
 final class CredentialCache: @unchecked Sendable {

@@ -4,6 +4,7 @@
 // Web-only state lives in `web_*` tables (schema migration 5: SQLiteWebSchema, PostgresWebSchema).
 import Foundation
 import FaultlineProtocol
+import FaultlineHashing
 
 /// Filters and order of the issues list; everything here comes from the query string.
 struct IssueQuery {

@@ -4,6 +4,7 @@
 // and a logout anywhere ends it everywhere. The CSRF token is derived from the cookie, never stored.
 import Foundation
 import CCrypto
+import FaultlineHashing
 
 struct WebSession: Sendable {
     let id: String

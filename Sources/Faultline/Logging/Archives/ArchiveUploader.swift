@@ -16,6 +16,7 @@
 import Foundation
 import FaultlineProtocol
 import Synchronization
+import FaultlineHashing
 
 /// What one request to the archive endpoint came to.
 struct ArchiveAnswer: Sendable {
@@ -122,7 +123,7 @@ final class ArchiveUploader: Sendable {
             guard let body = FileManager.default.contents(atPath: path) else { continue }  // evicted meanwhile
             var headers = baseHeaders
             headers[HeaderName.archiveName] = Self.percentEncode(name)
-            headers[HeaderName.archiveSHA256] = ArchiveChecksum.hex(body)
+            headers[HeaderName.archiveSHA256] = SHA256Hash.hex(body)
             let answer = transport.postArchive(body, url: url, headers: headers)
             if let v = answer.logUpload { uploadSwitch.set(v) }
             switch answer.outcome {

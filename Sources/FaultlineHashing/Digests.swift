@@ -1,4 +1,7 @@
-// SHA-1 via OpenSSL libcrypto: chunk names in sentry-cli's protocol, stack and fingerprint keys.
+// SHA-1 and SHA-256 via OpenSSL libcrypto, for the SDK, the server and the upload client alike:
+// SHA-1 names chunks in sentry-cli's protocol and keys stacks and fingerprints; SHA-256 checks log
+// archives (the SDK sends it, the server verifies and deduplicates by it) and hashes session ids.
+// libcrypto is in every process that has these (libcurl links it), so no digest is written by hand.
 import Foundation
 import CCrypto
 import FaultlineProtocol

@@ -1,9 +1,8 @@
-// What the server needs to know about an uploaded file, read from its own bytes by the
-// symbolicator's ELF reader (libelf): is it an ELF, its GNU build-id, whether it carries DWARF,
+// What the server and the upload client need to know about a debug file, read from its own bytes
+// by the symbolicator's ELF reader (libelf): is it an ELF, its GNU build-id, whether it carries DWARF,
 // a symbol table, and code (an executable or library rather than a debug-only companion).
-import Foundation
+import FoundationEssentials
 import FaultlineProtocol
-import FaultlineSymbolication
 
 public struct ELFSummary: Sendable, Equatable {
     public var buildID: BuildID
