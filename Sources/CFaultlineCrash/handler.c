@@ -115,8 +115,8 @@ static void fl_die_with_default(int signo) {
 
 // Runs on the crashing thread; compromised context. Makes libunwind safe to enter, or returns why
 // it is not (the walk is then by frame pointers and the report carries the reason). A crash in
-// start's first moments (the pre-warm runs on a background thread, ~0.1 ms of CPU, later on a
-// loaded machine) must get the same walk as one a second later: if nobody has begun the pre-warm,
+// start's first moments (the pre-warm runs on a background thread, which on a loaded machine
+// may not have run yet) must get the same walk as one a second later: if nobody has begun the pre-warm,
 // this thread does it, under the watchdog (libunwind's first use takes its mutex and may wait for
 // the loader's lock; if that never comes, the watchdog writes the frame-pointer walk). If start's
 // thread is pre-warming now, wait for it, bounded: it may be stuck behind a lock this thread held.

@@ -105,7 +105,7 @@ static int fl_check_directory(const char *dir, char *error, size_t cap) {
 
 // Normal context (a short-lived thread started by start): the preparations that would otherwise
 // cost the caller: libunwind's pre-warm (its lazy initialisation and first unwind parse the
-// loaded objects' unwind tables: over 100 µs), alternate stacks for the threads that already
+// loaded objects' unwind tables), alternate stacks for the threads that already
 // exist (which means waiting for each to answer a signal), and /proc/self/maps with every
 // module's build-id read once, so a crash later only has to check that nothing was loaded since.
 //

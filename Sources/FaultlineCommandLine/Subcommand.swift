@@ -3,8 +3,8 @@
 //
 // Why two executables: `faultline symbolicate` is often run once per crash report, and a process
 // that links the server (libmicrohttpd, libpq, SQLite, OpenSSL) and the upload client (static
-// FoundationNetworking, hence libcurl, GnuTLS, Kerberos, LDAP) spent ~8 ms just starting — as long
-// as llvm-symbolizer takes to answer one address. `faultline` links only what symbolication, crash
+// FoundationNetworking, hence libcurl, GnuTLS, Kerberos, LDAP) spends about as long starting as
+// llvm-symbolizer takes to answer one address (README, docs/SYMBOLICATION.md). `faultline` links only what symbolication, crash
 // pickup and the console need, and replaces itself (execv, same pid, same arguments) with
 // `faultline-server` from its own directory for the commands below; users see one command.
 import FoundationEssentials

@@ -1,6 +1,6 @@
 // The few string operations Foundation's NSString gave us, written on the standard library so
-// that `faultline` links FoundationEssentials only (full Foundation's start-up — CoreFoundation,
-// ICU — was ~2.5 MB of a one-address run's 15 MB peak memory). Same results as NSString for the
+// that `faultline` links FoundationEssentials only (full Foundation's start-up, CoreFoundation and
+// ICU, is a large share of a one-address run's memory: docs/SYMBOLICATION.md). Same results as NSString for the
 // inputs we pass (paths, log levels, command names, numbers); ProtocolTests' TextTests check them.
 
 extension StringProtocol {

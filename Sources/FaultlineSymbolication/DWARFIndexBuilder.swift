@@ -128,8 +128,9 @@ struct DWARFIndexBuilder {
     // MARK: Units
 
     /// Units per libdw session. libdw keeps every unit's parsed line table and abbreviations
-    /// until dwarf_end; ending the session every few units bounds that memory (on the Python
-    /// library it held ~25 MB at once). The next session resumes at the next unit's offset.
+    /// until dwarf_end; ending the session every few units bounds that memory (for a large
+    /// library it would hold tens of megabytes at once). The next session resumes at the next
+    /// unit's offset.
     private static let unitsPerSession = 16
 
     /// - Parameter releasePages: drop the file's pages after each session (full builds, where they
@@ -267,7 +268,7 @@ struct DWARFIndexBuilder {
 
     /// libdw finds the handle of the unit at an offset by reading every unit header before it
     /// (`__libdw_findcu`), and each header read faults in a 64 KiB-or-more window of .debug_info:
-    /// for one late unit of libpython that was 5 MB of our peak memory. Reading those headers
+    /// for a late unit of a large library that adds megabytes to our peak memory. Reading those headers
     /// here first, a few at a time, lets their pages be dropped as we go (read-only file pages).
     static func readUnitHeaders(_ dwarf: OpaquePointer, from offset: inout Dwarf_Off, upTo target: Dwarf_Off, releasing elf: OpaquePointer) {
         guard offset < target else { return }
@@ -872,8 +873,8 @@ struct StringTable {
 /// Releases, after each unit, the resident pages of its own bytes of .debug_info and .debug_line
 /// (read-only file pages: nothing is lost; a later read faults them back from the page cache).
 /// Why per unit and not the whole mapping per session: with the two-thread build each thread's
-/// whole-file release zapped the pages the other was reading (~20 ms of wall time on the Python
-/// library in refaults and mmap-lock contention); the per-unit ranges of the two threads are
+/// whole-file release zapped the pages the other was reading (wall time lost to refaults and
+/// mmap-lock contention); the per-unit ranges of the two threads are
 /// disjoint (inward to whole pages), and the sections every unit reads stay resident.
 /// Adjacent units (the two-thread build hands out runs of them) are released together: each
 /// madvise costs a TLB shootdown on the other thread's CPU, ~3% of a two-thread build when it

@@ -145,7 +145,7 @@ extension DWARFIndexBuilder {
             }
         }
         // The columns are copied on two threads, each taking whole arrays (a box per array: each
-        // is then mutated by one thread only). Copying them was ~6 ms of the serial tail.
+        // is then mutated by one thread only): the copy was a measurable part of the serial tail.
         let rowBase = UInt32(t.rowAddress.count)
         let unitBase = UInt32(t.cuRowStart.count)
         let scopeBase = UInt32(t.scopeName.count)

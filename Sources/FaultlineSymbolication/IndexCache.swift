@@ -33,7 +33,7 @@ struct IndexCache: Sendable {
     /// The stored index for `buildID`, or nil when there is none or it cannot be trusted.
     /// - Parameter fewLookups: the caller will look up only a few addresses (a crash report, an
     ///   address or two): the pages the checksum reads are then dropped again as it goes, or the
-    ///   whole file (15 MB for the Python library) would count in the peak memory of a run that
+    ///   whole file (megabytes for a large library) would count in the peak memory of a run that
     ///   needs a few pages of it. Many lookups read most of it anyway and keep the pages mapped.
     func load(_ buildID: BuildID, fewLookups: Bool = false) -> DWARFIndex? {
         let p = path(for: buildID)

@@ -157,8 +157,9 @@ enum IndexFormat {
     /// Writes all of `bytes`, retrying short writes and EINTR, at most 256 KiB per write: the page
     /// cache keeps a file in folios as large as the writes that filled it (ext4), and a fault in
     /// a mapping of it maps the whole folio. A warm start with a few addresses maps the index and
-    /// reads a few pages of it; written in megabyte writes, each of those pages made ~700 KiB of
-    /// our peak memory (256 KiB: one address warm 10.9 MB; 64 KiB cost ~1 ms more at 1k addresses).
+    /// reads a few pages of it; written in megabyte writes, each of those pages would map a
+    /// megabyte folio. Smaller writes cost time on large lookups (docs/SYMBOLICATION.md, "The
+    /// persisted index").
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var off = 0
         while off < bytes.count {

@@ -137,7 +137,8 @@ public struct LLVMStyleSymbolizer {
 
     /// Frames of every address line: `frames` holds them all, `slices[line]` says which are the
     /// line's (an empty slice when nothing is known). Large inputs are looked up on two threads,
-    /// each taking one half of the address order (~4 ms of a 10k-address cold run on one).
+    /// each taking one half of the address order (on one thread the lookups are a visible part
+    /// of a large cold run).
     static func lookUp(_ order: [(UInt64, Int32)], lines: Int, in index: DWARFIndex?) -> (frames: [IndexedFrame], slices: [(start: Int32, count: Int32)]) {
         // Each half writes its own frames and the slices of its own lines only.
         final class Found: @unchecked Sendable {

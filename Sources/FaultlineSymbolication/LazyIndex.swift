@@ -17,7 +17,7 @@ import FaultlineProtocol
 #endif
 
 /// A root DIE's address range (a struct, not a tuple: a tuple's type metadata is built at run
-/// time, and in a binary this size that lookup costs a one-address run ~0.2 ms).
+/// time, and in a binary this size that lookup is a visible part of a one-address run).
 struct UnitRange {
     var low: UInt64
     var high: UInt64
@@ -48,8 +48,8 @@ struct UnitTable: Sendable {
         var rs: [UnitRange] = []
         var offset: Dwarf_Off = 0
         // Each root DIE read faults in a whole large folio or fault-around window (64 KiB and
-        // more) of .debug_info, .debug_abbrev and .debug_rnglists: left mapped, the headers of
-        // libpython's 146 units made 6 MB of our peak memory for a one-address run. The pages
+        // more) of .debug_info, .debug_abbrev and .debug_rnglists: left mapped, the headers of a
+        // large library's units would be megabytes of a one-address run's peak memory. The pages
         // are read-only file pages, so dropping them as the scan goes loses nothing.
         var scannedSinceRelease = 0
         defer { DWARFIndexBuilder.releaseFilePages(elf) }

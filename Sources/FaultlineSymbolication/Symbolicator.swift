@@ -32,9 +32,8 @@ public final class Symbolicator: @unchecked Sendable {
     /// server). Off (the CLI): the full index is built by the first run that needs most units.
     public var buildFullIndexInBackground = false
     /// Build full indexes on two threads (DWARFIndexParallel.swift). Off by default (the server
-    /// keeps its cores for ingest); `faultline symbolicate` turns it on. On the Python library
-    /// (2026-12-01, idle 2-core VM): 10k addresses 120 vs 148 ms wall, +14% CPU, peak RSS 61 vs
-    /// 48 MB; no wall-time gain when other work holds the second core.
+    /// keeps its cores for ingest); `faultline symbolicate` turns it on. It trades a little CPU
+    /// and memory for wall time, and gains nothing when other work holds the second core.
     public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }

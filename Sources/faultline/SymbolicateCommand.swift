@@ -152,10 +152,9 @@ enum SymbolicateCommand {
             searchModulePath: true, searchSystem: !options.noSystem,
             debuginfod: options.noDebuginfod ? nil : DebuginfodClient.fromEnvironment(cacheDirectory: options.cacheDir))
         let symbolicator = Symbolicator(locator: locator, indexCacheDirectory: options.cacheDir, persistIndexes: !options.noCache)
-        // A full index of a large file on two threads: on libpython (idle 2-core VM) 10k addresses
-        // 0.56x of llvm-symbolizer's wall instead of 0.79x on one thread, for more CPU; peak RSS
-        // ~61 MB (llvm-symbolizer 74). tools/results/symbolizers-20261201T13{13,30}Z-*.
-        // Below 1 MiB of DWARF or with one CPU the builder stays on one thread by itself.
+        // A full index of a large file on two threads: less wall time for a little more CPU and
+        // memory (docs/SYMBOLICATION.md, "Benchmark"). Below 1 MiB of DWARF or with one CPU the
+        // builder stays on one thread by itself.
         symbolicator.parallelFullBuild = options.threads >= 2
         if let object = options.object {
             if options.rebuildIndex, let id = (try? ELFInfo.read(path: object))?.buildID {

@@ -56,8 +56,8 @@ struct DataDirectory: Sendable {
 }
 
 /// 32 lowercase hex characters of a random version-4 UUID (Sentry's event id format), from the
-/// system's random generator: Foundation's UUID string and its case conversion cost over 100 µs
-/// on first use, and start needs two of these on the app's thread.
+/// system's random generator: Foundation's UUID string and its case conversion are slow on first
+/// use, and start needs two of these on the app's thread.
 func newEventID() -> String {
     var g = SystemRandomNumberGenerator()
     var bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: g.next()) { Array($0) } }

@@ -5,10 +5,10 @@
 // Why libcurl itself and not URLSession (issue 29, items 4 and 12). On Linux, URLSession is
 // swift-corelibs-foundation's FoundationNetworking, and it cannot bound what a server sends back
 // (read in its NativeProtocol.swift and HTTP/HTTPURLProtocol.swift, as Swift 6.3 ships them):
-// - a data task with a completion handler concatenates the whole body in memory: a 1 GiB answer
-//   cost an app 5.3 GB, an 8 GiB one killed it;
+// - a data task with a completion handler concatenates the whole body in memory, so a server's
+//   gigabyte answer becomes the app's gigabytes (issue 29 has the figures);
 // - it always turns libcurl's automatic decompression on (CURLOPT_ACCEPT_ENCODING ""), whatever the
-//   request says, so an 18.7 MB gzip bomb was inflated to 8.5 GB;
+//   request says, so a gzip bomb is inflated whole;
 // - a delegate sees the body through didReceive(data:), but that call and cancel() are both queued
 //   (delegate queue, work queue) while libcurl keeps reading: a cap there does not bound memory;
 // - the body of a 301–308 answer is appended to `lastRedirectBody`, whole, before any delegate is

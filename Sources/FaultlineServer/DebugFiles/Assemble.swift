@@ -1,7 +1,7 @@
 // `POST /api/0/projects/<org>/<project>/files/difs/assemble/`: joins uploaded chunks into a file,
 // checks its SHA-1, parses it as ELF, stores it by build-id and starts the backfill.
 // States follow sentry-cli: not_found (+ missingChunks) → created → assembling → ok | error. The
-// request only checks and queues: joining, hashing and parsing (seconds for a 500 MB file) run on
+// request only checks and queues: joining, hashing and parsing (seconds for a large file) run on
 // this node's assembly workers, never on an HTTP thread, and the client polls, as sentry-cli and
 // `faultline upload` do. One node assembles a given file at a time cluster-wide (a store claim
 // named after its checksum, renewed while the work runs); a poll that reaches another node is told

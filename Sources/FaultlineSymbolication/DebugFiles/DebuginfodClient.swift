@@ -68,7 +68,7 @@ public final class DebuginfodClient: @unchecked Sendable {
     /// The client `DEBUGINFOD_URLS` asks for (nil when unset or empty), caching under
     /// `<cacheDirectory>/debuginfod`.
     /// - Parameter environment: nil reads the process's own (getenv: building ProcessInfo's whole
-    ///   dictionary cost ~0.5 ms of a one-address `faultline symbolicate`).
+    ///   dictionary is a visible part of a one-address `faultline symbolicate`).
     public static func fromEnvironment(cacheDirectory: String?, environment: [String: String]? = nil) -> DebuginfodClient? {
         let variable = { (name: String) -> String? in environment.map { $0[name] } ?? getenv(name).map { String(cString: $0) } }
         let urls = (variable("DEBUGINFOD_URLS") ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
