@@ -131,6 +131,9 @@ let package = Package(
         // MARK: Tests
         .target(name: "CTestOutput", path: "Tests/CTestOutput"),
         .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib", "CTestOutput"], path: "Tests/FaultlineTestSupport"),
+        // The server's test doubles (an in-memory core `Store`): apart from FaultlineTestSupport so
+        // the SDK's and the crash core's tests never link the server.
+        .target(name: "FaultlineServerTestSupport", dependencies: ["FaultlineServer", "FaultlineProtocol"], path: "Tests/FaultlineServerTestSupport"),
         .testTarget(name: "ProtocolTests", dependencies: ["FaultlineProtocol"]),
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
@@ -148,7 +151,7 @@ let package = Package(
         .testTarget(name: "ServerTests",
                     dependencies: [
                         "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineHashing", "FaultlineSymbolication", "FaultlineTestSupport",
-                        "faultline", "faultline-server", "faultline-crasher"
+                        "FaultlineServerTestSupport", "faultline", "faultline-server", "faultline-crasher"
                     ]),
     ]
 )

@@ -12,7 +12,9 @@ public struct Bootstrap: Sendable {
 
 public final class Server: @unchecked Sendable {
     public let config: ServerConfiguration
-    public let store: any Store
+    /// The core store and the feature stores, built once here and handed to each part.
+    public let stores: Stores
+    public var store: any Store { stores.core }
     public let debugFiles: DebugFileStore
     public let processor: EventProcessor
     public let backfiller: Backfiller
@@ -46,21 +48,21 @@ public final class Server: @unchecked Sendable {
         let dir = config.dataDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         chmod(dir, 0o700)
-        // The feature stores (issue lifecycle, alerts) share the core store's database.
-        let database: (any SQLDatabase)?
+        // The feature stores share the core store's database.
+        let stores: Stores
         if let make = config.makeStore {
-            store = try make(dir)
-            database = nil
+            stores = try make(dir)
         } else if let url = config.databaseURL {
             // One connection per HTTP thread, plus the grouping, backfill, assembly and alert workers.
-            let postgres = try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 6, durability: config.durability)
-            (store, database) = (postgres, postgres)
+            stores = Stores(
+                sql: try PostgresStore(url: url, connections: Int(config.threads == 0 ? 16 : config.threads) + 6, durability: config.durability))
         } else {
-            let sqlite = try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability)
-            (store, database) = (sqlite, sqlite)
+            stores = Stores(sql: try SQLiteStore(path: dir + "/faultline.sqlite", durability: config.durability))
         }
+        self.stores = stores
+        let store = stores.core
         debugFiles = try DebugFileStore(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory)
-        debugFiles.load(try store.debugFiles())
+        debugFiles.load(try stores.debugFiles.debugFiles())
         let indexDir = dir + "/index"
         try FileManager.default.createDirectory(atPath: indexDir, withIntermediateDirectories: true)
         let base = config.makeSymbolicator?(debugFiles.root, indexDir) ?? DefaultSymbolicator.make(debugRoot: debugFiles.root, indexDirectory: indexDir)
@@ -74,7 +76,7 @@ public final class Server: @unchecked Sendable {
         let upstream =
             config.debuginfodUpstreams.isEmpty
             ? nil
-            : UpstreamFetcher(options: upstreamOptions, dataDirectory: dir, store: store, debugFiles: debugFiles)
+            : UpstreamFetcher(options: upstreamOptions, dataDirectory: dir, records: stores.debugFiles, debugFiles: debugFiles)
         self.upstream = upstream
         let caching = CachingSymbolicator(
             base,
@@ -86,10 +88,10 @@ public final class Server: @unchecked Sendable {
         symbolicator = caching
         reads = ReadSymbolication(symbolicator: caching, budget: config.readSymbolicationBudget, threads: config.readSymbolicationThreads)
         processor = EventProcessor(store: store, symbolicator: symbolicator)
-        backfiller = Backfiller(store: store, symbolicator: symbolicator, batchSize: config.backfillBatchSize)
+        backfiller = Backfiller(stores: stores, symbolicator: symbolicator, batchSize: config.backfillBatchSize)
         let refusals = Refusals()
         self.refusals = refusals
-        let ingest = IngestHandler(store: store, limits: config.limits, processor: processor, refusals: refusals)
+        let ingest = IngestHandler(stores: stores, limits: config.limits, processor: processor, refusals: refusals)
         let chunks = try ChunkUpload(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory.map { $0 + "/.chunks" })
         self.chunks = chunks
         // Leftovers of a previous run: staging files of assemblies it did not finish, partial
@@ -97,19 +99,18 @@ public final class Server: @unchecked Sendable {
         debugFiles.removeStagingFiles()
         chunks.expire()
         let backfiller = self.backfiller
-        let assembler = Assembler(store: store, chunks: chunks, debugFiles: debugFiles) { summary in
+        let assembler = Assembler(stores: stores, chunks: chunks, debugFiles: debugFiles) { summary in
             if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
         }
         self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }
         let processor = self.processor
-        let store = self.store
-        let sources = try SourceFiles(dataDirectory: dir, store: store, chunks: chunks)
+        let sources = try SourceFiles(dataDirectory: dir, records: stores.debugFiles, chunks: chunks)
         let httpBox = WeakHTTPServer()
         let router = Router(
-            store: store, ingest: ingest, chunks: chunks, assembler: assembler,
-            read: ReadAPI(store: store, reads: reads), debuginfod: Debuginfod(files: debugFiles, sources: sources),
-            status: DebugFileStatus(store: store, files: debugFiles, backfiller: backfiller), sources: sources,
+            stores: stores, ingest: ingest, chunks: chunks, assembler: assembler,
+            read: ReadAPI(stores: stores, reads: reads), debuginfod: Debuginfod(files: debugFiles, sources: sources),
+            status: DebugFileStatus(records: stores.debugFiles, jobs: stores.backfills, files: debugFiles, backfiller: backfiller), sources: sources,
             limits: config.limits, refusals: refusals, publicURL: config.publicURL,
             health: { [httpBox] in
                 [
@@ -125,16 +126,17 @@ public final class Server: @unchecked Sendable {
                     "forwarded_client_refusals": .int(httpBox.server?.forwardedClientRefusals ?? 0)
                 ]
             })
-        // The pages query in SQL (WebQueries over SQLDatabase: both stores); a store from
-        // `makeStore` that does not speak SQL serves the JSON API and ingest without them.
-        if let webStore = store as? WebBackingStore {
-            web = try WebUI(store: webStore, reads: reads, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+        // The pages query in SQL (WebQueries over SQLDatabase: both stores); stores from
+        // `makeStore` without a database serve the JSON API and ingest without them.
+        let database = stores.database
+        if let database {
+            web = try WebUI(stores: stores, database: database, reads: reads, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
         } else {
             web = nil
         }
         router.web = web
-        logArchives = try (store as? any Store & LogArchiveStore).map {
-            try LogArchives(store: $0, dataDirectory: dir, limits: config.logArchives, volume: ingest.volume, refusals: refusals)
+        logArchives = try stores.logArchives.map {
+            try LogArchives(store: store, archives: $0, dataDirectory: dir, limits: config.logArchives, volume: ingest.volume, refusals: refusals)
         }
         router.logArchives = logArchives
         lifecycle = database.map { Lifecycle(store: store, database: $0) }
@@ -144,8 +146,8 @@ public final class Server: @unchecked Sendable {
         router.read.lifecycle = lifecycle
         router.read.publicURL = config.publicURL
         http = HTTPServer(handler: router)
-        traceRetention = TraceRetention(store: store, days: config.traceRetentionDays)
-        retention = Retention(store: store, limits: config.retention, installWindowSeconds: Double(config.limits.installWindowSeconds))
+        traceRetention = TraceRetention(traces: stores.traces, days: config.traceRetentionDays)
+        retention = Retention(stores: stores, limits: config.retention, installWindowSeconds: Double(config.limits.installWindowSeconds))
         httpBox.server = http
         if try store.projects().isEmpty {
             do {
@@ -199,7 +201,7 @@ public final class Server: @unchecked Sendable {
         backfiller.stop()
         reads.stop()
         processor.stop()
-        store.close()
+        stores.close()
         if PhaseClock.enabled { FileHandle.standardError.write(Data(PhaseClock.report().utf8)) }
     }
 }

@@ -27,8 +27,8 @@ public struct ServerConfiguration: Sendable {
     /// A debug-file directory shared by several servers (`--debug-files`, a network filesystem
     /// mount); nil: `<data>/debug`, this server's own.
     public var debugFilesDirectory: String?
-    /// The store; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
-    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> any Store)?
+    /// The stores; nil: `databaseURL`, else SQLite in the data directory (`faultline.sqlite`, with `durability`).
+    public var makeStore: (@Sendable (_ dataDirectory: String) throws -> Stores)?
 
     /// Age and size limits for events and items (Retention/); none by default.
     public var retention = RetentionLimits()

@@ -23,10 +23,10 @@ enum DatabaseOption {
         return ExitCode.inputError
     }
 
-    static func open(dataDirectory: String, database: String?) throws -> any Store & LogArchiveStore {
-        if let database { return try PostgresStore(url: database, connections: 1) }
+    static func open(dataDirectory: String, database: String?) throws -> Stores {
+        if let database { return Stores(sql: try PostgresStore(url: database, connections: 1)) }
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        return try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
+        return Stores(sql: try SQLiteStore(path: dataDirectory + "/faultline.sqlite"))
     }
 
     /// The store with its SQL features (alert rules, issue statuses), for `faultline alerts` and

@@ -69,10 +69,11 @@ enum LogsCommand {
             printError("logs: --level: one of \(LogLevel.fileLogNames.joined(separator: " ")) (or WARN, FATAL)"); return ExitCode.usage
         }
         do {
-            let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
-            defer { store.close() }
-            guard let p = try store.project(idOrSlug: project) else { printError("logs: no project '\(shown(project))'"); return ExitCode.inputError }
-            let archives = try LogArchives.reader(store: store, dataDirectory: dataDir)
+            let stores = try DatabaseOption.open(dataDirectory: dataDir, database: database)
+            defer { stores.close() }
+            guard let p = try stores.core.project(idOrSlug: project) else { printError("logs: no project '\(shown(project))'"); return ExitCode.inputError }
+            guard let kept = stores.logArchives else { printError("logs: this store keeps no log archives"); return ExitCode.inputError }
+            let archives = try LogArchives.reader(store: stores.core, archives: kept, dataDirectory: dataDir)
             switch verb {
             case "top":
                 var q = LogTopQuery()

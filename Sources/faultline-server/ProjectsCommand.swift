@@ -43,8 +43,9 @@ enum ProjectsCommand {
         guard let verb = positional.first else { return usageError() }
         if verb != "create", let refused = DatabaseOption.refuseWithoutData("projects", dataDirectory: dataDir, database: database) { return refused }
         do {
-            let store = try DatabaseOption.open(dataDirectory: dataDir, database: database)
-            defer { store.close() }
+            let stores = try DatabaseOption.open(dataDirectory: dataDir, database: database)
+            defer { stores.close() }
+            let store = stores.core
             let admin = ProjectAdministration(store: store)
             func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String { ProjectAdministration.dsn(key: key, project: p, serverURL: url) }
             switch verb {
@@ -71,10 +72,10 @@ enum ProjectsCommand {
             case "user":
                 // Web page logins (see docs/SERVER.md, "Web pages").
                 if positional.count == 2, positional[1] == "list" {
-                    for u in try WebUsers.list(store: store) { print(u) }
+                    for u in try WebUsers.list(stores: stores) { print(u) }
                 } else if positional.count == 3, positional[1] == "add" {
                     guard let password = readLine(strippingNewline: true) else { printError("projects: give the password on stdin"); return ExitCode.usage }
-                    try WebUsers.set(store: store, name: positional[2], password: password)
+                    try WebUsers.set(stores: stores, name: positional[2], password: password)
                     print("user '\(positional[2])' can log in to the web pages")
                 } else {
                     return usageError()

@@ -50,7 +50,7 @@ final class DebuginfodUpstreamTests: XCTestCase {
         // Stored like an upload: on disk in the build-id tree, recorded, and served to others.
         XCTAssertEqual(server.server.upstream?.state(of: program.buildID), .fetched)
         XCTAssertTrue(server.server.debugFiles.hasSymbols(for: program.buildID))
-        let record = try XCTUnwrap(try server.server.store.debugFile(buildID: program.buildID))
+        let record = try XCTUnwrap(try server.server.stores.debugFiles.debugFile(buildID: program.buildID))
         XCTAssertTrue(record.hasDebugInfo)
         XCTAssertEqual(record.name, "debuginfod")
         XCTAssertEqual(server.get("/buildid/\(program.buildID.hex)/debuginfo").status, 200)
@@ -68,7 +68,7 @@ final class DebuginfodUpstreamTests: XCTestCase {
         XCTAssertEqual(second.sendEnvelope(TestEvents.envelope(Fixtures.crashEvent(program))).status, 200)
         let issue = try XCTUnwrap(try waitForSymbolicatedIssue(second), "fetched from the first server: \(issues(second))")
         XCTAssertTrue(issue["title"]?.stringValue?.contains("faultline_fixture_leaf") ?? false, issue.jsonString)
-        XCTAssertEqual(try second.server.store.debugFile(buildID: program.buildID)?.name, "debuginfod")
+        XCTAssertEqual(try second.server.stores.debugFiles.debugFile(buildID: program.buildID)?.name, "debuginfod")
     }
 
     func testNotFoundIsCachedForTheRetryIntervalThenAskedAgain() throws {
@@ -218,6 +218,6 @@ final class DebuginfodUpstreamTests: XCTestCase {
             return XCTFail("refused for its size: \(String(describing: fetcher.state(of: program.buildID)))")
         }
         XCTAssertEqual(errno, EFBIG)
-        XCTAssertNil(try second.server.store.debugFile(buildID: program.buildID))
+        XCTAssertNil(try second.server.stores.debugFiles.debugFile(buildID: program.buildID))
     }
 }

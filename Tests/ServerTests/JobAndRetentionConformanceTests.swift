@@ -13,7 +13,7 @@ import XCTest
 import FaultlineHashing
 
 extension StoreConformance {
-    static func backfillJobs(_ store: any Store) throws {
+    static func backfillJobs(_ store: SQLStoreUnderTest) throws {
         let other = BuildID(hex: "ffeeddccbbaa99887766554433221100ffeeddcc")!
         let first = try store.enqueueBackfill(buildID: buildID)
         XCTAssertEqual(try store.enqueueBackfill(buildID: buildID), first, "a build-id already queued is not queued twice")
@@ -64,7 +64,7 @@ extension StoreConformance {
         XCTAssertEqual(try store.latestBackfill(buildID: buildID)?.id, third)
     }
 
-    static func retention(_ store: any Store) throws {
+    static func retention(_ store: SQLStoreUnderTest) throws {
         let p = try store.createProject(slug: "old", name: "Old")
         let frame = StackFrame(buildID: buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
         let frame2 = StackFrame(buildID: buildID, offset: 0x20, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
@@ -125,7 +125,7 @@ extension StoreConformance {
     }
 
     /// The `Retention` policy over a store: age first, then the size cap, oldest first across kinds.
-    static func retentionPolicy(_ store: any Store) throws {
+    static func retentionPolicy(_ store: SQLStoreUnderTest) throws {
         let p = try store.createProject(slug: "policy", name: "Policy")
         let frame = StackFrame(buildID: buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
         let now = 10_000_000.0
@@ -143,14 +143,14 @@ extension StoreConformance {
         var limits = RetentionLimits()
         limits.maxAgeDays = 1
         limits.batch = 7
-        let sweep = try Retention(store: store, limits: limits).sweep(now: now)
+        let sweep = try Retention(stores: Stores(testing: store), limits: limits).sweep(now: now)
         XCTAssertEqual(sweep.occurrences, 20, "the 20 two-day-old events go, in batches of 7")
         XCTAssertEqual(sweep.items, 0)
         XCTAssertEqual(try store.issues(projectID: p.id, limit: 10, offset: 0).first?.count, 20)
 
         limits.maxAgeDays = 0
         limits.maxTotalBytes = 25_000
-        let capped = try Retention(store: store, limits: limits).sweep(now: now)
+        let capped = try Retention(stores: Stores(testing: store), limits: limits).sweep(now: now)
         // 40,000 bytes over a cap of 25,000: the 15 oldest rows of 1,000 bytes go (e20, i20, … e26, i26, e27), not a row more.
         XCTAssertEqual(try store.retainedBytes(), 25_000)
         XCTAssertEqual(capped.occurrences, 8)
@@ -165,7 +165,7 @@ extension StoreConformance {
 
     /// The size cap deletes oldest first only until the stored bytes are within it (issue 29, item
     /// 10: a 1 MiB cap over 1.42 MiB deleted all 300 events, a batch of 500 per kind at a time).
-    static func retentionStopsAtTheCap(_ store: any Store) throws {
+    static func retentionStopsAtTheCap(_ store: SQLStoreUnderTest) throws {
         let p = try store.createProject(slug: "cap", name: "Cap")
         let frame = StackFrame(buildID: buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
         var outcomes: [GroupingOutcome] = []
@@ -181,19 +181,19 @@ extension StoreConformance {
         XCTAssertEqual(try store.retainedBytes(), 30_000)
         var limits = RetentionLimits()
         limits.maxTotalBytes = 20_500  // about 2/3: 9 deletions leave 21,000 (over), 10 leave 20,000 (under)
-        let sweep = try Retention(store: store, limits: limits).sweep()
+        let sweep = try Retention(stores: Stores(testing: store), limits: limits).sweep()
         XCTAssertEqual(sweep.occurrences, 10, "only the 10 oldest go")
         XCTAssertEqual(try store.retainedBytes(), 20_000)
         let issue = try XCTUnwrap(try store.issues(projectID: p.id, limit: 1, offset: 0).first)
         XCTAssertEqual(issue.count, 20)
         let left = try store.occurrences(issueID: issue.id, limit: 100, offset: 0)
         XCTAssertEqual(Set(left.map(\.received)), Set((10..<30).map { 5000 + Double($0) }), "the newest 20 stay")
-        XCTAssertEqual(try Retention(store: store, limits: limits).sweep().occurrences, 0, "within the cap: nothing more goes")
+        XCTAssertEqual(try Retention(stores: Stores(testing: store), limits: limits).sweep().occurrences, 0, "within the cap: nothing more goes")
     }
 }
 
 extension StoreConformance {
-    static func installWindows(_ store: any Store) throws {
+    static func installWindows(_ store: SQLStoreUnderTest) throws {
         XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 2, limit: 3, windowSeconds: 2))
         XCTAssertNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 2))
         XCTAssertNotNil(try store.admitInstall(projectID: 1, installID: "i", count: 1, limit: 3, windowSeconds: 2), "the fourth is over the cap")
@@ -216,7 +216,7 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
     var dir = ""
     override func setUp() { dir = TestSupport.makeTemporaryDirectory("store-jobs") }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
-    func makeStore() throws -> any Store { try SQLiteStore(path: dir + "/faultline.sqlite") }
+    func makeStore() throws -> SQLStoreUnderTest { try SQLiteStore(path: dir + "/faultline.sqlite") }
 
     func testBackfillJobs() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.backfillJobs(s) }
     func testRetention() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retention(s) }
@@ -239,8 +239,8 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
         let hashed = "sha1:" + SHA1Hash.hex(huge)
         XCTAssertEqual(InstallID.bounded(huge), hashed)
         XCTAssertEqual(InstallID.bounded("short-id"), "short-id")
-        XCTAssertEqual(try server.server.store.installWindow(projectID: server.projectID, installID: hashed)?.count, 2)
-        XCTAssertNil(try server.server.store.installWindow(projectID: server.projectID, installID: huge))
+        XCTAssertEqual(try server.server.stores.installWindows.installWindow(projectID: server.projectID, installID: hashed)?.count, 2)
+        XCTAssertNil(try server.server.stores.installWindows.installWindow(projectID: server.projectID, installID: huge))
     }
 
     func testTheInstallCapPersistsAcrossARestart() throws {
@@ -295,7 +295,7 @@ final class SQLiteJobAndRetentionTests: XCTestCase {
 
 final class PostgresJobAndRetentionTests: XCTestCase {
     override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }
-    func makeStore() throws -> any Store { try PostgresStore(url: try PostgresCluster.shared(for: Self.self).createDatabase(), connections: 4) }
+    func makeStore() throws -> SQLStoreUnderTest { try PostgresStore(url: try PostgresCluster.shared(for: Self.self).createDatabase(), connections: 4) }
 
     func testBackfillJobs() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.backfillJobs(s) }
     func testRetention() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.retention(s) }

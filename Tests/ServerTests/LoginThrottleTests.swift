@@ -11,8 +11,8 @@ final class LoginThrottleTests: XCTestCase {
     func testTenFailuresLockTheNameKnownOrNotAndLeaveOthersAlone() throws {
         let server = try TestServer()
         defer { server.stop() }
-        try WebUsers.set(store: server.server.store, name: "alice", password: "correct horse battery")
-        try WebUsers.set(store: server.server.store, name: "bob", password: "another long password")
+        try WebUsers.set(stores: server.server.stores, name: "alice", password: "correct horse battery")
+        try WebUsers.set(stores: server.server.stores, name: "bob", password: "another long password")
         func attempt(_ user: String, _ password: String) -> RawHTTP.Response {
             let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")
             let nonce = String(form.headers["set-cookie"]!.split(separator: ";")[0].split(separator: "=")[1])

@@ -46,7 +46,7 @@ final class PageCostTests: XCTestCase {
         XCTAssertTrue(page.text.contains("Older →"), "the rest is a page away")
         // The scan behind it: one view reads at most its byte budget plus the item that crossed it.
         var scanned = 0
-        let queries = WebQueries(store: try XCTUnwrap(server.server.store as? WebBackingStore))
+        let queries = WebQueries(store: server.server.store, database: try XCTUnwrap(server.server.stores.database))
         _ = try queries.scanItems(
             projectID: server.projectID, type: "log", before: nil, maxItems: LogsPage.itemsPerPage, maxBytes: LogsPage.bytesPerPage
         ) { _, _, payload in scanned += payload.count }

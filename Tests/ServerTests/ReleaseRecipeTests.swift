@@ -75,7 +75,7 @@ final class ReleaseRecipeTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("1 uploaded, 0 already on the server, 0 failed; skipped "), r.stdout)
         XCTAssertTrue(r.stdout.contains("not ELF"), r.stdout)
         XCTAssertFalse(r.stdout.contains("skip "), r.stdout)
-        XCTAssertEqual(try server.server.store.debugFiles().map(\.buildID), [id])
+        XCTAssertEqual(try server.server.stores.debugFiles.debugFiles().map(\.buildID), [id])
     }
 
     func testWalkSurvivesLinkLoopsAndUploadsEachBuildIDOnce() throws {
@@ -180,7 +180,7 @@ final class ReleaseRecipeTests: XCTestCase {
         XCTAssertEqual(json["wait"]?["state"]?.stringValue, "finished", r.stdout)
         XCTAssertEqual(json["wait"]?["occurrences_symbolicated"]?.int64Value, 1, r.stdout)
 
-        let files = try server.server.store.debugFiles()
+        let files = try server.server.stores.debugFiles.debugFiles()
         XCTAssertEqual(files.map(\.isExecutable), [false], "the server holds the debug file only, no code")
         let issueID = try XCTUnwrap(before[0]?["id"]?.stringValue)
         let issue = try server.getJSON("/api/0/issues/\(issueID)/")

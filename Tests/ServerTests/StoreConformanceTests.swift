@@ -40,7 +40,7 @@ enum StoreConformance {
             timestamp: o.timestamp, release: o.release)
     }
 
-    static func ingestGroupingAndRegrouping(_ store: any Store) throws {
+    static func ingestGroupingAndRegrouping(_ store: SQLStoreUnderTest) throws {
         let p = try store.createProject(slug: "ingest", name: "Ingest")
         let a = try XCTUnwrap(try store.storeIngest(event: event(p.id, "a"), items: []))
         XCTAssertNil(try store.storeIngest(event: event(p.id, "a"), items: []), "an event id is stored once per project")
@@ -107,8 +107,8 @@ enum StoreConformance {
             XCTAssertEqual(try store.occurrences(issueID: issueID, limit: 1, offset: 1).map(\.id), [rows[1].id], "paged", file: file, line: line)
         }
         if let releases { XCTAssertEqual(Set(issue.releases), releases, file: file, line: line) }
-        if let db = store as? any Store & SQLDatabase {
-            let web = WebQueries(store: db)
+        if let db = store as? any SQLDatabase {
+            let web = WebQueries(store: store, database: db)
             XCTAssertEqual(Set(try web.occurrences(issueID: issueID, before: nil, limit: 50).map(\.eventID)), eventIDs, file: file, line: line)
             XCTAssertEqual(try web.installs(issueID: issueID), eventIDs.isEmpty ? 0 : 1, file: file, line: line)
         }
@@ -117,7 +117,7 @@ enum StoreConformance {
     /// A merge re-points the merged issue, not its rows (IssueGroups): those rows read as the live
     /// issue's everywhere; a stack leaving an issue that holds other stacks moves row by row (a
     /// split); merges chain; a hand merge and retention keep counts equal to rows.
-    static func mergedIssuesKeepTheirRows(_ store: any Store) throws {
+    static func mergedIssuesKeepTheirRows(_ store: SQLStoreUnderTest) throws {
         let p = try store.createProject(slug: "groups", name: "Groups")
         func frame(_ offset: UInt64) -> StackFrame {
             StackFrame(buildID: buildID, offset: offset, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
@@ -272,7 +272,7 @@ enum StoreConformance {
         XCTAssertTrue(try store.acquireClaim("h", holder: "other", duration: 1))
     }
 
-    static func debugFilesAndBackfills(_ store: any Store) throws {
+    static func debugFilesAndBackfills(_ store: SQLStoreUnderTest) throws {
         let d = DebugFileRecord(buildID: buildID, hasDebugInfo: true, hasSymbols: true, isExecutable: true, size: 10, name: "app", uploaded: 1)
         try store.recordDebugFile(d)
         XCTAssertEqual(try store.debugFile(buildID: buildID)?.name, "app")
@@ -336,7 +336,7 @@ final class SQLiteStoreConformanceTests: XCTestCase {
     override func setUp() { dir = TestSupport.makeTemporaryDirectory("store") }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    func makeStore() throws -> any Store { try SQLiteStore(path: dir + "/faultline.sqlite") }
+    func makeStore() throws -> SQLStoreUnderTest { try SQLiteStore(path: dir + "/faultline.sqlite") }
 
     func testProjectsKeysAndTokens() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.projectsKeysAndTokens(s) }
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
@@ -369,7 +369,7 @@ final class PostgresStoreConformanceTests: XCTestCase {
     override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }
 
     func makeURL() throws -> String { try PostgresCluster.shared(for: Self.self).createDatabase() }
-    func makeStore() throws -> any Store { try PostgresStore(url: try makeURL(), connections: 4) }
+    func makeStore() throws -> SQLStoreUnderTest { try PostgresStore(url: try makeURL(), connections: 4) }
 
     /// A NUL inside a text value (a client's "\u0000") cannot be stored in PostgreSQL text and
     /// used to cut the value there: it reads back as U+FFFD with everything after it.

@@ -192,8 +192,8 @@ final class TraceTests: XCTestCase {
         let malformed = Envelope(header: [:], items: [Envelope.Item(type: "transaction", payload: noTrace.serialized())]).serialized()
         XCTAssertEqual(server.sendEnvelope(malformed).status, 400, "a transaction without trace ids is refused")
 
-        XCTAssertEqual(try TraceRetention(store: server.server.store, days: 7).sweep(now: now + 6 * 86_400), 0, "younger than the retention: kept")
-        XCTAssertEqual(try TraceRetention(store: server.server.store, days: 7).sweep(now: now + 8 * 86_400), 3)
+        XCTAssertEqual(try TraceRetention(traces: server.server.stores.traces, days: 7).sweep(now: now + 6 * 86_400), 0, "younger than the retention: kept")
+        XCTAssertEqual(try TraceRetention(traces: server.server.stores.traces, days: 7).sweep(now: now + 8 * 86_400), 3)
         XCTAssertEqual(server.get(base + traces[0] + "/").status, 404)
         XCTAssertEqual(try ids(""), [])
     }

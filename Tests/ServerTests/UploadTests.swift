@@ -61,7 +61,7 @@ final class UploadTests: XCTestCase {
         let final = assemble(spec)
         XCTAssertEqual(final?[sha]?["state"]?.stringValue, "ok", final?.jsonString ?? "")
         XCTAssertEqual(final?[sha]?["dif"]?["codeId"]?.stringValue, program.buildID.hex)
-        XCTAssertEqual(try server.server.store.debugFile(buildID: program.buildID)?.hasDebugInfo, true)
+        XCTAssertEqual(try server.server.stores.debugFiles.debugFile(buildID: program.buildID)?.hasDebugInfo, true)
     }
 
     func testChunkProtocolVerifiesHashesAndStoresByBuildID() throws {
@@ -123,7 +123,7 @@ final class UploadTests: XCTestCase {
         let r = assemble([sha: ["name": "notes.txt", "chunks": [.string(sha)]]])
         XCTAssertEqual(r?[sha]?["state"]?.stringValue, "error")
         XCTAssertTrue(r?[sha]?["detail"]?.stringValue?.contains("not an ELF") ?? false, r?.jsonString ?? "")
-        XCTAssertTrue(try server.server.store.debugFiles().isEmpty)
+        XCTAssertTrue(try server.server.stores.debugFiles.debugFiles().isEmpty)
     }
 
     func testAChunkDamagedOnDiskIsAskedForAgainNotFailedForever() throws {
@@ -161,7 +161,7 @@ final class UploadTests: XCTestCase {
         let dry = try TestSupport.run(exe, ["upload", "--dry-run", work + "/tree"])
         XCTAssertEqual(dry.exitCode, 0, dry.description)
         XCTAssertTrue(dry.stdout.contains(program.buildID.hex), dry.stdout)
-        XCTAssertTrue(try server.server.store.debugFiles().isEmpty, "dry run must not upload")
+        XCTAssertTrue(try server.server.stores.debugFiles.debugFiles().isEmpty, "dry run must not upload")
 
         let first = try TestSupport.run(exe, ["upload", work + "/tree"], environment: ["FAULTLINE_URL": url, "FAULTLINE_TOKEN": server.token])
         XCTAssertEqual(first.exitCode, 0, first.description)
@@ -226,7 +226,7 @@ final class UploadTests: XCTestCase {
         // it, it stops at `created`, as it does against Sentry).
         let r = try TestSupport.run(cli, ["debug-files", "upload", "--wait", program.path], environment: env, timeout: 120)
         XCTAssertEqual(r.exitCode, 0, r.description)
-        let files = try server.server.store.debugFiles()
+        let files = try server.server.stores.debugFiles.debugFiles()
         XCTAssertEqual(files.map(\.buildID), [program.buildID])
         XCTAssertTrue(files.first?.hasDebugInfo ?? false)
         // Second run: the server already has it.

@@ -111,10 +111,10 @@ final class WebTests: XCTestCase {
     }
 
     func testAWebUserLogsInWithAPassword() throws {
-        let store = server.server.store
-        XCTAssertThrowsError(try WebUsers.set(store: store, name: "alice", password: "short"))
-        try WebUsers.set(store: store, name: "alice", password: "correct horse battery")
-        XCTAssertEqual(try WebUsers.list(store: store), ["alice"])
+        let stores = server.server.stores
+        XCTAssertThrowsError(try WebUsers.set(stores: stores, name: "alice", password: "short"))
+        try WebUsers.set(stores: stores, name: "alice", password: "correct horse battery")
+        XCTAssertEqual(try WebUsers.list(stores: stores), ["alice"])
         func attempt(_ password: String) -> RawHTTP.Response {
             let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")
             let nonce = String(form.headers["set-cookie"]!.split(separator: ";")[0].split(separator: "=")[1])

@@ -13,7 +13,9 @@ import Foundation
 import FaultlineProtocol
 
 public final class Backfiller: @unchecked Sendable {
-    let store: Store
+    let store: any Store
+    let jobs: any BackfillJobs
+    let records: any DebugFileRecordStore
     let symbolicator: FrameSymbolicating
     /// Held while stacks move, so grouping (here or on another node) waits meanwhile.
     let claim: StoreClaim
@@ -39,8 +41,11 @@ public final class Backfiller: @unchecked Sendable {
     private let worker = WorkerThread(name: "faultline-backfill", state: Poll())
     private var started = false
 
-    public init(store: Store, symbolicator: FrameSymbolicating, batchSize: Int = 1000, lease: Double = 6, poll: Double = 1) {
+    public init(stores: Stores, symbolicator: FrameSymbolicating, batchSize: Int = 1000, lease: Double = 6, poll: Double = 1) {
+        let store = stores.core
         self.store = store
+        self.jobs = stores.backfills
+        self.records = stores.debugFiles
         self.symbolicator = symbolicator
         self.batchSize = max(1, batchSize)
         self.lease = lease
@@ -53,9 +58,9 @@ public final class Backfiller: @unchecked Sendable {
         started = true
         // A debug file whose backfill was never queued (the node died between installing it and
         // queueing) or failed is queued again; queued and running jobs are taken as they are.
-        if let files = try? store.debugFiles() {
+        if let files = try? records.debugFiles() {
             for f in files where f.hasDebugInfo || f.hasSymbols {
-                let latest = try? store.latestBackfill(buildID: f.buildID)
+                let latest = try? jobs.latestBackfill(buildID: f.buildID)
                 if latest == nil || latest?.state == "failed" { enqueue(f.buildID) }
             }
         }
@@ -81,7 +86,7 @@ public final class Backfiller: @unchecked Sendable {
     /// Queues a backfill of `id` in the store (called before the assemble reply says `ok`, so a
     /// client that then asks any node for the status never sees "installed" without one).
     public func enqueue(_ id: BuildID) {
-        do { _ = try store.enqueueBackfill(buildID: id) } catch {
+        do { _ = try jobs.enqueueBackfill(buildID: id) } catch {
             FileHandle.standardError.write(Data("faultline: could not queue the backfill of \(id.hex): \(error)\n".utf8))
         }
         worker.update { $0.wake = true }
@@ -92,7 +97,7 @@ public final class Backfiller: @unchecked Sendable {
     /// Where the latest backfill of `id` stands cluster-wide; when idle, its record is final.
     public func progress(of id: BuildID) -> Progress {
         if worker.read({ $0.running == id }) { return .running }
-        switch (try? store.latestBackfill(buildID: id))?.state {
+        switch (try? jobs.latestBackfill(buildID: id))?.state {
         case "queued": return .queued
         case "running": return .running
         default: return .idle
@@ -101,14 +106,14 @@ public final class Backfiller: @unchecked Sendable {
 
     /// True while a backfill is queued or running on any node (tests and benchmarks wait on it).
     public var isBusy: Bool {
-        return worker.read({ $0.running != nil }) || ((try? store.openBackfills().isEmpty == false) ?? false)
+        return worker.read({ $0.running != nil }) || ((try? jobs.openBackfills().isEmpty == false) ?? false)
     }
 
     /// Takes one queued (or abandoned) job from the store and runs it; after a job, the next poll
     /// comes at once, since more may be queued.
     private func takeAndRunJob() {
         let job: BackfillJob?
-        do { job = try store.claimBackfill(holder: holder, lease: lease) } catch {
+        do { job = try jobs.claimBackfill(holder: holder, lease: lease) } catch {
             FileHandle.standardError.write(Data("faultline: could not take a backfill job: \(error)\n".utf8))
             job = nil
         }
@@ -123,8 +128,8 @@ public final class Backfiller: @unchecked Sendable {
     /// (best effort: the store may be what failed), so `upload --wait` can tell "uploaded but the
     /// backfill failed" from "still running"; one that is stopped or lost its lease is left as it is.
     private func run(_ job: BackfillJob) {
-        let (store, id, holder, lease) = (self.store, job.record.id, self.holder, self.lease)
-        let beat = LeaseHeartbeat(lease: lease) { try store.renewBackfill(id: id, holder: holder, lease: lease) }
+        let (jobs, id, holder, lease) = (self.jobs, job.record.id, self.holder, self.lease)
+        let beat = LeaseHeartbeat(lease: lease) { try jobs.renewBackfill(id: id, holder: holder, lease: lease) }
         worker.update { $0.running = job.record.buildID }
         defer {
             beat.cancel()
@@ -141,7 +146,7 @@ public final class Backfiller: @unchecked Sendable {
             record.state = "failed"
             record.error = "\(error)"
             record.finished = Date().timeIntervalSince1970
-            _ = try? store.saveBackfill(record, resumeAfter: nil, holder: holder)
+            _ = try? jobs.saveBackfill(record, resumeAfter: nil, holder: holder)
         }
     }
 
@@ -159,7 +164,7 @@ public final class Backfiller: @unchecked Sendable {
         try PhaseClock.time(.backfillClaimWait) { try claim.acquire() }
         defer { claim.release() }
         // Key order, so a resume point splits the stacks into "done" and "to do" on every node.
-        let stacks = try PhaseClock.time(.backfillStacksQuery) { try store.stacks(referencing: buildID) }.map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
+        let stacks = try PhaseClock.time(.backfillStacksQuery) { try jobs.stacks(referencing: buildID) }.map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
         prepared.wait()
         var resume = resumeAfter
         let todo = resume.map { after in stacks.filter { $0.0 > after } } ?? stacks
@@ -232,6 +237,6 @@ public final class Backfiller: @unchecked Sendable {
 
     /// Saves progress fenced by the lease: a holder that lost its job writes nothing more.
     private func save(_ record: BackfillRecord, _ resume: String?, _ beat: LeaseHeartbeat) throws {
-        guard try store.saveBackfill(record, resumeAfter: resume, holder: holder) else { throw Interruption.leaseLost }
+        guard try jobs.saveBackfill(record, resumeAfter: resume, holder: holder) else { throw Interruption.leaseLost }
     }
 }

@@ -12,7 +12,8 @@ import FaultlineHashing
 import FaultlineSymbolication
 
 public final class Assembler: @unchecked Sendable {
-    let store: Store
+    let store: any Store
+    let records: any DebugFileRecordStore
     let chunks: ChunkUpload
     let debugFiles: DebugFileStore
     let onNewDebugFile: @Sendable (ELFSummary) -> Void
@@ -32,8 +33,9 @@ public final class Assembler: @unchecked Sendable {
     /// How long an assembly claim lasts unless renewed (renewed every third of it while working).
     let lease: Double = 30
 
-    public init(store: Store, chunks: ChunkUpload, debugFiles: DebugFileStore, onNewDebugFile: @escaping @Sendable (ELFSummary) -> Void) {
-        self.store = store
+    public init(stores: Stores, chunks: ChunkUpload, debugFiles: DebugFileStore, onNewDebugFile: @escaping @Sendable (ELFSummary) -> Void) {
+        self.store = stores.core
+        self.records = stores.debugFiles
         self.chunks = chunks
         self.debugFiles = debugFiles
         self.onNewDebugFile = onNewDebugFile
@@ -122,7 +124,7 @@ public final class Assembler: @unchecked Sendable {
         lock.lock(); let running = jobs[checksum]; let failed = failures[checksum]; lock.unlock()
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
-        if let id = try? store.uploadedBuildID(checksum: checksum), let record = try? store.debugFile(buildID: id),
+        if let id = try? records.uploadedBuildID(checksum: checksum), let record = try? records.debugFile(buildID: id),
             FileManager.default.fileExists(atPath: debugFiles.debugInfoPath(id)) || FileManager.default.fileExists(atPath: debugFiles.executablePath(id))
         {
             return state("ok", dif: dif(record, name: name))
@@ -172,11 +174,11 @@ public final class Assembler: @unchecked Sendable {
                 r.size = Int64(
                     (try? FileManager.default.attributesOfItem(atPath: debugFiles.debugInfoPath(summary.buildID))[.size] as? Int)
                         ?? (try? FileManager.default.attributesOfItem(atPath: debugFiles.executablePath(summary.buildID))[.size] as? Int) ?? 0)
-                try store.recordDebugFile(r)
+                try records.recordDebugFile(r)
                 // The backfill is queued before the upload is recorded, which is what makes polls
                 // answer `ok`: a client that then asks for the status never sees "no backfill".
                 onNewDebugFile(summary)
-                try store.recordUpload(checksum: checksum, buildID: summary.buildID)
+                try records.recordUpload(checksum: checksum, buildID: summary.buildID)
                 chunks.remove(chunkList)
             } catch {
                 lock.lock(); failures[checksum] = "could not record the debug file: \(error)"; lock.unlock()

@@ -12,14 +12,14 @@ import FaultlineProtocol
 import FaultlineHashing
 
 public final class SourceFiles: @unchecked Sendable {
-    let store: Store
+    let records: any DebugFileRecordStore
     let chunks: ChunkUpload
     let root: String
     static let maxFiles = 20_000
     static let maxPathBytes = 4096
 
-    public init(dataDirectory: String, store: Store, chunks: ChunkUpload) throws {
-        self.store = store
+    public init(dataDirectory: String, records: any DebugFileRecordStore, chunks: ChunkUpload) throws {
+        self.records = records
         self.chunks = chunks
         root = dataDirectory + "/sources"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -29,7 +29,7 @@ public final class SourceFiles: @unchecked Sendable {
 
     /// The stored contents of `path` as built into `id`, for debuginfod.
     public func lookup(_ id: BuildID, path: String) -> (file: String, size: Int64)? {
-        guard let r = try? store.sourceFile(buildID: id, path: Self.normalize(path)) else { return nil }
+        guard let r = try? records.sourceFile(buildID: id, path: Self.normalize(path)) else { return nil }
         let file = objectPath(r.sha1)
         guard FileManager.default.fileExists(atPath: file) else { return nil }
         return (file, r.size)
@@ -44,7 +44,7 @@ public final class SourceFiles: @unchecked Sendable {
 
     public func handle(_ r: HTTPRequest, buildIDHex: String) throws -> HTTPResponse {
         guard let id = BuildID(hex: buildIDHex), id.bytes.count >= 4, id.bytes.count <= 64 else { return .detail(400, "not a build-id") }
-        guard try store.debugFile(buildID: id) != nil else {
+        guard try records.debugFile(buildID: id) != nil else {
             return .detail(404, "no debug file with build-id \(id.hex): upload it before its sources")
         }
         let body: JSONValue
@@ -83,7 +83,7 @@ public final class SourceFiles: @unchecked Sendable {
             let size = (try? FileManager.default.attributesOfItem(atPath: object)[.size] as? Int) ?? 0
             records.append(SourceFileRecord(path: path, sha1: sha1, size: Int64(size)))
         }
-        try store.recordSourceFiles(buildID: id, records)
+        try self.records.recordSourceFiles(buildID: id, records)
         return .json(["state": "ok", "stored": .int(Int64(records.count))])
     }
 }

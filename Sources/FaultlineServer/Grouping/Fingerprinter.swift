@@ -4,15 +4,6 @@ import FaultlineProtocol
 import FaultlineSymbolication
 import FaultlineHashing
 
-/// The identity of an issue plus what is shown for it.
-public struct Fingerprint: Sendable, Hashable {
-    public var hash: String
-    public var title: String
-    public var culprit: String
-    /// True when at least one grouping frame was resolved by the server's own symbolication.
-    public var symbolicated: Bool
-}
-
 public enum Fingerprinter {
     /// One component per grouping frame (inlined frames expand to several, innermost first):
     /// 1. the function name the server resolved from a debug file, else

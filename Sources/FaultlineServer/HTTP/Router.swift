@@ -5,7 +5,9 @@ import Foundation
 import FaultlineProtocol
 
 final class Router: HTTPHandling, @unchecked Sendable {
-    let store: Store
+    let store: any Store
+    /// Nil: traces are not kept (the trace API answers 404).
+    let traces: (any TraceStore)?
     let ingest: IngestHandler
     let chunks: ChunkUpload
     let assembler: Assembler
@@ -28,11 +30,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
     var alerts: Alerts?
 
     init(
-        store: Store, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
+        stores: Stores, ingest: IngestHandler, chunks: ChunkUpload, assembler: Assembler, read: ReadAPI, debuginfod: Debuginfod,
         status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
         health: @escaping @Sendable () -> JSONValue
     ) {
-        self.store = store; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler; self.refusals = refusals
+        self.store = stores.core; self.traces = stores.traces; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler; self.refusals = refusals
         self.read = read; self.debuginfod = debuginfod; self.status = status; self.sources = sources; self.limits = limits; self.health = health
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
@@ -119,7 +121,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         // Traces (Traces/): recent traces per project and one trace as a tree.
         Route(["GET"], "/api/0/projects/*/*/traces/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, _ in
             let (limit, offset) = router.read.limitOffset(r)
-            return try TraceAPI(store: router.store).handle(r, Array(r.pathComponents.dropFirst(2)), limit: limit, offset: offset)
+            return try TraceAPI(store: router.store, traces: router.traces).handle(r, Array(r.pathComponents.dropFirst(2)), limit: limit, offset: offset)
                 ?? .detail(404, "no such endpoint: \(r.path)")
         },
         // Anything else below /api/0/ still needs the token first, so unknown paths tell nothing.

@@ -4,7 +4,9 @@ import Foundation
 import FaultlineProtocol
 
 public final class IngestHandler: @unchecked Sendable {
-    let store: Store
+    let store: any Store
+    /// Where transactions go; nil: they are accepted and dropped.
+    let traces: (any TraceStore)?
     let limits: IngestLimits
     let volume: InstallVolumeLimiter
     let processor: EventProcessor
@@ -12,12 +14,13 @@ public final class IngestHandler: @unchecked Sendable {
     private let projectLock = NSLock()
     private var projectCache: [String: ProjectRecord] = [:]
 
-    public init(store: Store, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil) {
-        self.store = store
+    public init(stores: Stores, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil) {
+        self.store = stores.core
+        self.traces = stores.traces
         self.refusals = refusals
         self.limits = limits
         self.processor = processor
-        self.volume = InstallVolumeLimiter(limit: limits.eventsPerInstall, windowSeconds: limits.installWindowSeconds, store: store)
+        self.volume = InstallVolumeLimiter(limit: limits.eventsPerInstall, windowSeconds: limits.installWindowSeconds, store: stores.installWindows)
     }
 
     public enum Endpoint { case envelope, store }
@@ -114,7 +117,7 @@ public final class IngestHandler: @unchecked Sendable {
             (rec.sessionsStarted, rec.sessionsCrashed) = (try? SessionCounting.counts(item, limits: limits)) ?? (0, 0)
             return rec
         }
-        try TransactionIngest.store(transactions, in: store)
+        try TransactionIngest.store(transactions, in: traces)
         if incoming == nil && items.isEmpty {
             return eventID ?? transactions.first?.eventID ?? ""
         }

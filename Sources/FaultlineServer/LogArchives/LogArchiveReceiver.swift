@@ -15,7 +15,8 @@ import FaultlineProtocol
 import FaultlineHashing
 
 final class LogArchiveReceiver: @unchecked Sendable {
-    let store: Store & LogArchiveStore
+    let store: any Store
+    let archives: any LogArchiveStore
     let files: LogArchiveFiles
     let limits: LogArchiveLimits
     let volume: InstallVolumeLimiter
@@ -23,10 +24,11 @@ final class LogArchiveReceiver: @unchecked Sendable {
     let refusals: Refusals?
 
     init(
-        store: Store & LogArchiveStore, files: LogArchiveFiles, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
+        store: any Store, archives: any LogArchiveStore, files: LogArchiveFiles, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
         retention: LogArchiveRetention, refusals: Refusals?
     ) {
-        self.store = store; self.files = files; self.limits = limits; self.volume = volume; self.retention = retention; self.refusals = refusals
+        self.store = store; self.archives = archives; self.files = files; self.limits = limits; self.volume = volume; self.retention = retention;
+        self.refusals = refusals
     }
 
     /// What the headers say, once checked.
@@ -134,7 +136,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
     }
 
     private func isEnabled(_ h: Head) -> Bool {
-        let rules = (try? store.logUploadRules(projectID: h.project.id)) ?? []
+        let rules = (try? archives.logUploadRules(projectID: h.project.id)) ?? []
         return LogUploadRule.isEnabled(rules, release: h.release, installID: h.installID)
     }
 
@@ -144,7 +146,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
         guard SHA256Hash.hex(body) == head.sha256 else {
             return refuse(400, "log-archive.checksum", "the body's SHA-256 is not \(HeaderName.archiveSHA256) (damaged in transit?)")
         }
-        if let existing = try store.logArchive(projectID: head.project.id, sha256: head.sha256) {
+        if let existing = try archives.logArchive(projectID: head.project.id, sha256: head.sha256) {
             return .json(["id": .string(String(existing.id)), "duplicate": true, "log_upload": "on"], headers: ok)
         }
         guard body.count >= 18, body[body.startIndex] == 0x1f, body[body.startIndex + 1] == 0x8b else {
@@ -168,11 +170,11 @@ final class LogArchiveReceiver: @unchecked Sendable {
             clientName: head.clientName, sha256: head.sha256, compressedBytes: Int64(body.count),
             uncompressedBytes: Int64(inflated), lines: lines, received: now, storageName: storage)
         let id: Int64?
-        do { id = try store.recordLogArchive(record) } catch { files.remove(storage); throw error }
+        do { id = try archives.recordLogArchive(record) } catch { files.remove(storage); throw error }
         guard let id else {
             // The same archive arrived twice at once: the other request stored it.
             files.remove(storage)
-            let existing = try store.logArchive(projectID: head.project.id, sha256: head.sha256)
+            let existing = try archives.logArchive(projectID: head.project.id, sha256: head.sha256)
             return .json(["id": .string(String(existing?.id ?? 0)), "duplicate": true, "log_upload": "on"], headers: ok)
         }
         try? retention.run(now: now, minimumInterval: 10)

@@ -12,7 +12,8 @@ import Foundation
 import FaultlineProtocol
 
 public final class LogArchives: @unchecked Sendable {
-    let store: Store & LogArchiveStore
+    let store: any Store
+    let archives: any LogArchiveStore
     let files: LogArchiveFiles
     let limits: LogArchiveLimits
     let receiver: LogArchiveReceiver
@@ -22,39 +23,40 @@ public final class LogArchives: @unchecked Sendable {
     /// CLI reading the same data directory while the server runs must not sweep a file the
     /// server has written but not yet recorded.
     init(
-        store: Store & LogArchiveStore, dataDirectory: String, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
+        store: any Store, archives: any LogArchiveStore, dataDirectory: String, limits: LogArchiveLimits, volume: InstallVolumeLimiter,
         refusals: Refusals?, maintenance: Bool = true
     ) throws {
         self.store = store
+        self.archives = archives
         self.limits = limits
-        try store.prepareLogArchiveTables()
+        try archives.prepareLogArchiveTables()
         files = try LogArchiveFiles(dataDirectory: dataDirectory)
-        retention = LogArchiveRetention(store: store, files: files, limits: limits)
-        receiver = LogArchiveReceiver(store: store, files: files, limits: limits, volume: volume, retention: retention, refusals: refusals)
+        retention = LogArchiveRetention(store: archives, files: files, limits: limits)
+        receiver = LogArchiveReceiver(store: store, archives: archives, files: files, limits: limits, volume: volume, retention: retention, refusals: refusals)
         if maintenance {
-            files.sweep(known: try store.allLogArchiveStorageNames())
+            files.sweep(known: try archives.allLogArchiveStorageNames())
             try retention.run()
         }
     }
 
     /// For the CLI: reads (and switch rules) on a data directory, no sweeping, no retention.
-    public static func reader(store: any Store & LogArchiveStore, dataDirectory: String) throws -> LogArchives {
+    public static func reader(store: any Store, archives: any LogArchiveStore, dataDirectory: String) throws -> LogArchives {
         try LogArchives(
-            store: store, dataDirectory: dataDirectory, limits: LogArchiveLimits(),
+            store: store, archives: archives, dataDirectory: dataDirectory, limits: LogArchiveLimits(),
             volume: InstallVolumeLimiter(limit: 0, windowSeconds: 1), refusals: nil, maintenance: false)
     }
 
-    public func list(_ filter: LogArchiveFilter) throws -> [LogArchiveRecord] { try store.logArchives(filter) }
-    public func rules(projectID: Int64) throws -> [LogUploadRule] { try store.logUploadRules(projectID: projectID) }
+    public func list(_ filter: LogArchiveFilter) throws -> [LogArchiveRecord] { try archives.logArchives(filter) }
+    public func rules(projectID: Int64) throws -> [LogUploadRule] { try archives.logUploadRules(projectID: projectID) }
     /// A rule whose value no upload can carry is refused (`LogUploadRule.problem`).
     public struct InvalidRule: Error, CustomStringConvertible { public let description: String }
 
     public func setRule(_ rule: LogUploadRule) throws {
         if let problem = LogUploadRule.problem(scope: rule.scope, value: rule.value) { throw InvalidRule(description: problem) }
-        try store.setLogUploadRule(rule)
+        try archives.setLogUploadRule(rule)
     }
     public func clearRule(projectID: Int64, scope: LogUploadRule.Scope, value: String) throws {
-        try store.removeLogUploadRule(projectID: projectID, scope: scope, value: value)
+        try archives.removeLogUploadRule(projectID: projectID, scope: scope, value: value)
     }
     public static func json(_ a: LogArchiveRecord) -> JSONValue { archiveJSON(a) }
 
@@ -67,7 +69,7 @@ public final class LogArchives: @unchecked Sendable {
         // `since` filters lines by their own timestamps, not archives by arrival: device clocks differ.
         var f = LogArchiveFilter(projectID: q.projectID, release: q.release)
         f.limit = Int.max / 2
-        return try store.logArchives(f).reversed().compactMap { files.path(of: $0.storageName) }
+        return try archives.logArchives(f).reversed().compactMap { files.path(of: $0.storageName) }
     }
 
     /// `progress(pass, done, total)`: see `LogLineTop.scan`.
@@ -126,7 +128,7 @@ public final class LogArchives: @unchecked Sendable {
             guard tail.isEmpty else { return .detail(404, "no such endpoint: \(r.path)") }
             if r.method == "POST" { return try setRule(r, project) }
             guard r.method == "GET" else { return .detail(405, "method not allowed") }
-            return .json(Self.rulesJSON(try store.logUploadRules(projectID: project.id), projectID: project.id))
+            return .json(Self.rulesJSON(try archives.logUploadRules(projectID: project.id), projectID: project.id))
         }
         guard r.method == "GET" else { return .detail(405, "method not allowed") }
         switch tail.count {
@@ -136,7 +138,7 @@ public final class LogArchives: @unchecked Sendable {
                 since: r.query["since"].flatMap { Self.parseTime($0) })
             f.limit = min(max(Int(r.query["limit"] ?? "") ?? 100, 1), 1000)
             f.offset = min(max(Int(r.query["offset"] ?? "") ?? 0, 0), 1 << 40)
-            return .json(.array(try store.logArchives(f).map(Self.archiveJSON)))
+            return .json(.array(try archives.logArchives(f).map(Self.archiveJSON)))
         case 1 where tail[0] == "top":
             var q = LogTopQuery()
             q.projectID = project.id
@@ -152,7 +154,7 @@ public final class LogArchives: @unchecked Sendable {
             q.limit = min(max(Int(r.query["n"] ?? "") ?? 50, 1), LogLineTop.maxListed)
             return .json(Self.topJSON(try top(q)))
         case 2 where tail[1] == "download":
-            guard let id = Int64(tail[0]), let a = try store.logArchive(id: id), a.projectID == project.id,
+            guard let id = Int64(tail[0]), let a = try archives.logArchive(id: id), a.projectID == project.id,
                 let path = files.path(of: a.storageName)
             else { return .detail(404, "no such archive") }
             var st = stat()
@@ -185,12 +187,12 @@ public final class LogArchives: @unchecked Sendable {
             scope = .project; value = ""
         }
         if body["clear"]?.boolValue == true {
-            try store.removeLogUploadRule(projectID: project.id, scope: scope, value: value)
+            try archives.removeLogUploadRule(projectID: project.id, scope: scope, value: value)
         } else {
             if let problem = LogUploadRule.problem(scope: scope, value: value) { return .detail(400, problem) }
-            try store.setLogUploadRule(LogUploadRule(projectID: project.id, scope: scope, value: value, enabled: body["enabled"]?.boolValue ?? true))
+            try archives.setLogUploadRule(LogUploadRule(projectID: project.id, scope: scope, value: value, enabled: body["enabled"]?.boolValue ?? true))
         }
-        return .json(Self.rulesJSON(try store.logUploadRules(projectID: project.id), projectID: project.id))
+        return .json(Self.rulesJSON(try archives.logUploadRules(projectID: project.id), projectID: project.id))
     }
 
     /// Seconds since 1970, ISO 8601 (`2026-12-01T10:00:00Z`), or an age: `90s`, `30m`, `2h`, `7d`.

@@ -5,7 +5,8 @@ import Foundation
 import FaultlineProtocol
 
 public struct DebugFileStatus: Sendable {
-    let store: Store
+    let records: any DebugFileRecordStore
+    let jobs: any BackfillJobs
     let files: DebugFileStore
     let backfiller: Backfiller
 
@@ -25,7 +26,7 @@ public struct DebugFileStatus: Sendable {
     }
 
     func status(_ id: BuildID) throws -> JSONValue {
-        let record = try store.debugFile(buildID: id)
+        let record = try records.debugFile(buildID: id)
         let installed =
             record != nil
             && (FileManager.default.fileExists(atPath: files.debugInfoPath(id))
@@ -35,7 +36,7 @@ public struct DebugFileStatus: Sendable {
         case .queued: backfill = ["state": "queued"]
         case .running: backfill = ["state": "running"]
         case .idle:
-            if let b = try store.latestBackfill(buildID: id) {
+            if let b = try jobs.latestBackfill(buildID: id) {
                 // A record left "running" or "queued" by a server that was killed is re-run at
                 // start; while idle here it can only be a run that has not been picked up.
                 backfill = [

@@ -4,7 +4,9 @@ import Foundation
 import FaultlineProtocol
 
 public final class ReadAPI: @unchecked Sendable {
-    let store: Store
+    let store: any Store
+    let records: any DebugFileRecordStore
+    let jobs: any BackfillJobs
     let symbolicator: FrameSymbolicating
     /// Looks up what is not cached off the HTTP thread, within its budget.
     let reads: ReadSymbolication
@@ -12,8 +14,10 @@ public final class ReadAPI: @unchecked Sendable {
     var lifecycle: Lifecycle?
     var publicURL: String?
 
-    public init(store: Store, reads: ReadSymbolication) {
-        self.store = store
+    public init(stores: Stores, reads: ReadSymbolication) {
+        self.store = stores.core
+        self.records = stores.debugFiles
+        self.jobs = stores.backfills
         self.symbolicator = reads.symbolicator
         self.reads = reads
     }
@@ -120,7 +124,7 @@ public final class ReadAPI: @unchecked Sendable {
     func debugFiles() throws -> HTTPResponse {
         .json(
             .array(
-                try store.debugFiles().map { d -> JSONValue in
+                try records.debugFiles().map { d -> JSONValue in
                     [
                         "build_id": .string(d.buildID.hex), "debug_id": .string(d.buildID.debugID.description), "name": .string(d.name),
                         "has_debug_info": .bool(d.hasDebugInfo), "has_symbols": .bool(d.hasSymbols), "is_executable": .bool(d.isExecutable),
@@ -133,7 +137,7 @@ public final class ReadAPI: @unchecked Sendable {
         let (limit, _) = limitOffset(r)
         return .json(
             .array(
-                try store.backfills(limit: limit).map { b -> JSONValue in
+                try jobs.backfills(limit: limit).map { b -> JSONValue in
                     [
                         "id": .string(String(b.id)), "build_id": .string(b.buildID.hex), "state": .string(b.state), "stacks": .int(b.stacks),
                         "occurrences": .int(b.occurrences), "occurrences_done": .int(b.occurrencesDone),

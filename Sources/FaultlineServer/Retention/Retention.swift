@@ -27,7 +27,10 @@ public struct RetentionSweep: Sendable, Equatable {
 }
 
 public final class Retention: @unchecked Sendable {
+    /// The claims (core store), the deletions, and the install-cap windows that expire.
     let store: any Store
+    let rows: any RetentionStore
+    let installWindows: any InstallWindows
     let limits: RetentionLimits
     let regrouping: StoreClaim
     let sweeper: StoreClaim
@@ -39,8 +42,11 @@ public final class Retention: @unchecked Sendable {
     /// Install-cap windows older than this are expired: each sweep deletes them.
     let installWindowSeconds: Double
 
-    public init(store: any Store, limits: RetentionLimits, installWindowSeconds: Double = 3600) {
+    public init(stores: Stores, limits: RetentionLimits, installWindowSeconds: Double = 3600) {
+        let store = stores.core
         self.store = store
+        self.rows = stores.retention
+        self.installWindows = stores.installWindows
         self.limits = limits
         self.installWindowSeconds = installWindowSeconds
         regrouping = StoreClaim(store: store, role: "retention")
@@ -55,8 +61,8 @@ public final class Retention: @unchecked Sendable {
         let batch = max(1, limits.batch)
         if limits.maxAgeDays > 0 {
             let cutoff = now - limits.maxAgeDays * 86_400
-            done.occurrences += try repeatBatches { try self.store.deleteOccurrences(receivedBefore: cutoff, limit: batch) }
-            done.items += try repeatBatches { try self.store.deleteItems(receivedBefore: cutoff, limit: batch) }
+            done.occurrences += try repeatBatches { try self.rows.deleteOccurrences(receivedBefore: cutoff, limit: batch) }
+            done.items += try repeatBatches { try self.rows.deleteItems(receivedBefore: cutoff, limit: batch) }
         }
         if limits.maxTotalBytes > 0 {
             let (occurrences, items) = try sweepOverCap(batch: batch)
@@ -64,9 +70,9 @@ public final class Retention: @unchecked Sendable {
             done.items += items
         }
         // Stacks lose their last occurrence only to deletions like the ones above.
-        if limits.isEnabled { done.stacks += try repeatBatches { try self.store.deleteOrphanedStacks(limit: batch) } }
+        if limits.isEnabled { done.stacks += try repeatBatches { try self.rows.deleteOrphanedStacks(limit: batch) } }
         // Expired install-cap windows (no claim needed: nothing else reads an expired window).
-        while !isStopping, try store.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
+        while !isStopping, try installWindows.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
         return done
     }
 
@@ -77,16 +83,16 @@ public final class Retention: @unchecked Sendable {
     private func sweepOverCap(batch: Int) throws -> (occurrences: Int, items: Int) {
         var done = (occurrences: 0, items: 0)
         while !isStopping {
-            var excess = try store.retainedBytes() - limits.maxTotalBytes
+            var excess = try rows.retainedBytes() - limits.maxTotalBytes
             guard excess > 0 else { break }
             var occurrences: [Int64] = [], items: [Int64] = []
-            for row in try store.oldestRetained(limit: batch) {
+            for row in try rows.oldestRetained(limit: batch) {
                 guard excess > 0 else { break }
                 excess -= row.bytes
                 if row.kind == .occurrence { occurrences.append(row.id) } else { items.append(row.id) }
             }
-            let o = occurrences.isEmpty ? 0 : try holdingGrouping { try self.store.deleteOccurrences(ids: occurrences) }
-            let i = try store.deleteItems(ids: items)
+            let o = occurrences.isEmpty ? 0 : try holdingGrouping { try self.rows.deleteOccurrences(ids: occurrences) }
+            let i = try rows.deleteItems(ids: items)
             // Nothing left that may go (ungrouped occurrences wait for grouping): stop here.
             if o + i == 0 { break }
             done.occurrences += o

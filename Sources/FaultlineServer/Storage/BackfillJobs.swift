@@ -15,9 +15,10 @@ public struct BackfillJob: Sendable {
     public var resumeAfter: String?
 }
 
-/// The job operations every `Store` implements (SQLite: one writer, so each is trivially
-/// exclusive; PostgreSQL: `FOR UPDATE SKIP LOCKED` for the take, a lease column for liveness).
-public protocol BackfillJobs: AnyObject {
+/// The feature store of backfills: the job operations (SQLite: one writer, so each is trivially
+/// exclusive; PostgreSQL: `FOR UPDATE SKIP LOCKED` for the take, a lease column for liveness), the
+/// records of past runs, and the stacks a run regroups.
+public protocol BackfillJobs: AnyObject, Sendable {
     /// Queues a backfill of `buildID` unless one is already queued and not yet taken (an upload
     /// while its build-id's backfill runs queues a second run, which the first cannot cover).
     /// Returns the queued job's id.
@@ -34,4 +35,12 @@ public protocol BackfillJobs: AnyObject {
     func backfillJob(id: Int64) throws -> BackfillJob?
     /// Jobs queued or running (whatever their lease), oldest first.
     func openBackfills() throws -> [BackfillJob]
+
+    /// Stacks whose frames go through `buildID`, with how many occurrences each has per project.
+    func stacks(referencing buildID: BuildID) throws -> [StoredStack]
+    func createBackfill(buildID: BuildID) throws -> Int64
+    func updateBackfill(_ record: BackfillRecord) throws
+    func backfills(limit: Int) throws -> [BackfillRecord]
+    /// The most recent backfill of a build-id (what `upload --wait` reports), nil if none ran.
+    func latestBackfill(buildID: BuildID) throws -> BackfillRecord?
 }

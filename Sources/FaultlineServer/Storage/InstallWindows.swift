@@ -2,7 +2,7 @@
 // does not reopen every install's window and several nodes on one database share one count.
 import Foundation
 
-public protocol InstallWindows: AnyObject {
+public protocol InstallWindows: AnyObject, Sendable {
     /// True when other servers may count in the same windows (a shared database): the limiter then
     /// asks `admitInstall` for every submission. False: this process is the only counter, so it
     /// counts in memory and persists through `saveInstallWindow` (restored by `installWindow`).

@@ -16,7 +16,7 @@ public struct RetainedRow: Sendable, Equatable {
     }
 }
 
-public protocol RetentionStore: AnyObject {
+public protocol RetentionStore: AnyObject, Sendable {
     /// Deletes at most `limit` grouped occurrences received before `cutoff` (oldest first) and
     /// recounts the issues that held them, in one transaction. Returns how many were deleted.
     /// Ungrouped occurrences are left for grouping (a later pass deletes them).

@@ -1,9 +1,12 @@
-// The storage seam: everything the server persists goes through `Store`. SQLiteStore (one node)
-// and PostgresStore (several nodes on one database) implement it.
+// The core storage seam: projects, keys, ingest, issues and claims, which every part of the server
+// uses. Features keep their own stores beside it (`Stores`: debug files, backfills, retention,
+// install windows, traces, log archives), so a part names only what it uses and a new feature adds
+// a protocol instead of growing this one. SQLiteStore (one node) and PostgresStore (several nodes
+// on one database) implement all of them.
 import Foundation
 import FaultlineProtocol
 
-public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, InstallWindows {
+public protocol Store: AnyObject, Sendable {
     /// Finishes pending writes and releases the database; the store is not used afterwards.
     func close()
 
@@ -23,7 +26,7 @@ public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, Instal
     func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence]
     func recordGrouping(_ outcomes: [GroupingOutcome]) throws
 
-    // Reading
+    // Issues
     func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord]
     /// Follows `mergedInto`, so an id that backfill merged away still resolves.
     func issue(id: Int64) throws -> IssueRecord?
@@ -34,23 +37,9 @@ public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, Instal
     func totals() throws -> (occurrences: Int64, processed: Int64)
     func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64)
     func itemCounts(projectID: Int64) throws -> ItemCounts
-
-    // Debug files and backfill
-    func recordDebugFile(_ record: DebugFileRecord) throws
-    func debugFile(buildID: BuildID) throws -> DebugFileRecord?
-    func debugFiles() throws -> [DebugFileRecord]
-    /// Whole-file SHA-1 of an assembled upload → its build-id (existence probes of sentry-cli).
-    func recordUpload(checksum: String, buildID: BuildID) throws
-    func uploadedBuildID(checksum: String) throws -> BuildID?
-    func stacks(referencing buildID: BuildID) throws -> [StoredStack]
     /// Runs `body` in one transaction over the issue primitives (see `IssueEditing`); returns
     /// once it is committed. (Escaping: a store may run it on its writer thread.)
     func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T
-    func createBackfill(buildID: BuildID) throws -> Int64
-    func updateBackfill(_ record: BackfillRecord) throws
-    func backfills(limit: Int) throws -> [BackfillRecord]
-    /// The most recent backfill of a build-id (what `upload --wait` reports), nil if none ran.
-    func latestBackfill(buildID: BuildID) throws -> BackfillRecord?
 
     // Claims: a named exclusion held in the store, so it holds across server nodes that share one
     // database (grouping and backfill take "regrouping"; see `StoreClaim`). A claim has one holder
@@ -65,8 +54,4 @@ public protocol Store: AnyObject, Sendable, BackfillJobs, RetentionStore, Instal
     func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool
     /// Gives the claim up if `holder` holds it; otherwise does nothing.
     func releaseClaim(_ name: String, holder: String) throws
-
-    // Source files of debug files (debuginfod /source)
-    func recordSourceFiles(buildID: BuildID, _ files: [SourceFileRecord]) throws
-    func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord?
 }

@@ -4,13 +4,15 @@ import Foundation
 import FaultlineProtocol
 
 struct TraceAPI {
-    let store: Store
+    let store: any Store
+    /// Nil: this server keeps no traces.
+    let traces: (any TraceStore)?
 
     /// `projects/<org>/<project>/traces[/<trace id>]`; nil when the path is not ours.
     func handle(_ r: HTTPRequest, _ p: [String], limit: Int, offset: Int) throws -> HTTPResponse? {
         guard p.count >= 4, p[0] == "projects", p[3] == "traces", p.count <= 5 else { return nil }
         guard let project = try store.project(idOrSlug: p[2]) else { return .detail(404, "no project '\(p[2])'") }
-        guard let traces = store as? TraceStore else { return .detail(404, "this store keeps no traces") }
+        guard let traces else { return .detail(404, "this store keeps no traces") }
         if p.count == 4 {
             let list = try traces.recentTransactions(projectID: project.id, name: r.query["name"], status: r.query["status"], limit: limit, offset: offset)
             return .json(

@@ -4,15 +4,16 @@ import FaultlineThreads
 import Foundation
 
 public final class TraceRetention: @unchecked Sendable {
-    let store: Store
+    /// Nil: no traces are kept, so there is nothing to sweep.
+    let traces: (any TraceStore)?
     let maxAge: TimeInterval
     let interval: TimeInterval
     /// The sweeper thread; its state is when the next sweep is due.
     private let sweeper = WorkerThread(name: "faultline-trace-retention", state: Date.distantPast)
 
     /// `days <= 0` keeps traces forever.
-    public init(store: Store, days: Double, interval: TimeInterval = 3600) {
-        self.store = store
+    public init(traces: (any TraceStore)?, days: Double, interval: TimeInterval = 3600) {
+        self.traces = traces
         self.maxAge = days * 86_400
         self.interval = interval
     }
@@ -20,7 +21,7 @@ public final class TraceRetention: @unchecked Sendable {
     /// Deletes what is older than the retention now; returns the transactions deleted.
     @discardableResult
     public func sweep(now: Double = Date().timeIntervalSince1970) throws -> Int {
-        guard maxAge > 0, let traces = store as? TraceStore else { return 0 }
+        guard maxAge > 0, let traces else { return 0 }
         return try traces.deleteTransactions(receivedBefore: now - maxAge)
     }
 

@@ -22,8 +22,9 @@ enum TransactionIngest {
         return (rest, transactions)
     }
 
-    static func store(_ transactions: [IncomingTransaction], in store: Store) throws {
-        guard !transactions.isEmpty, let traces = store as? TraceStore else { return }
+    /// Stores the transactions; without a trace store they are dropped.
+    static func store(_ transactions: [IncomingTransaction], in traces: (any TraceStore)?) throws {
+        guard !transactions.isEmpty, let traces else { return }
         try traces.storeTransactions(transactions)
     }
 

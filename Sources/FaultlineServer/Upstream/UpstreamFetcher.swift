@@ -43,7 +43,7 @@ public final class UpstreamFetcher: @unchecked Sendable {
 
     let options: Options
     let client: DebuginfodClient
-    let store: Store
+    let records: any DebugFileRecordStore
     let debugFiles: DebugFileStore
     /// Set by the server: starts the backfill of a new file (the upload path's callback).
     var onNewDebugFile: (@Sendable (ELFSummary) -> Void)?
@@ -66,9 +66,9 @@ public final class UpstreamFetcher: @unchecked Sendable {
     /// Number of upstream queries made (tests: a cached negative answer makes none).
     public var queryCount: Int { worker.read { $0.queries } }
 
-    public init(options: Options, dataDirectory: String, store: Store, debugFiles: DebugFileStore) {
+    public init(options: Options, dataDirectory: String, records: any DebugFileRecordStore, debugFiles: DebugFileStore) {
         self.options = options
-        self.store = store
+        self.records = records
         self.debugFiles = debugFiles
         client = DebuginfodClient(
             urls: options.urls, cacheDirectory: dataDirectory + "/debuginfod-cache",
@@ -162,7 +162,7 @@ public final class UpstreamFetcher: @unchecked Sendable {
             buildID: id, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
             isExecutable: summary.isExecutable, size: Int64(size), name: "debuginfod",
             uploaded: Date().timeIntervalSince1970)
-        do { try store.recordDebugFile(record) } catch { return negative }
+        do { try records.recordDebugFile(record) } catch { return negative }
         onNewDebugFile?(summary)
         return .fetched
     }

@@ -8,7 +8,9 @@ struct WebContext {
     let ui: WebUI
     let session: WebSession
     let request: HTTPRequest
-    var store: WebBackingStore { ui.store }
+    var store: any Store { ui.store }
+    var stores: Stores { ui.stores }
+    var database: any SQLDatabase { ui.database }
     var queries: WebQueries { ui.queries }
     func q(_ name: String) -> String { request.query[name] ?? "" }
     /// A hidden input carrying the CSRF token; every POST form includes it.

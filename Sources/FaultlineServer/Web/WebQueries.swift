@@ -46,11 +46,11 @@ struct WebUser {
     var hash: Data
 }
 
-/// The store the pages read: any `Store` that speaks SQL (SQLiteStore, PostgresStore).
-typealias WebBackingStore = any Store & SQLDatabase
-
 final class WebQueries: @unchecked Sendable {
-    let store: WebBackingStore
+    /// Merges go through the core store's issue primitives (`IssueMerger`).
+    let store: any Store
+    /// The pages' own statements.
+    let database: any SQLDatabase
     /// Days the issues list's sparkline covers.
     static let sparkDays = 14
 
@@ -63,15 +63,18 @@ final class WebQueries: @unchecked Sendable {
     private let statsLock = NSLock()
     private var statsCache: [Int64: IssueStats] = [:]
 
-    init(store: WebBackingStore) { self.store = store }
+    init(store: any Store, database: any SQLDatabase) {
+        self.store = store
+        self.database = database
+    }
 
     // MARK: Issues list
 
     func issues(projectID: Int64, _ q: IssueQuery, now: Double = Date().timeIntervalSince1970) throws -> [IssueRow] {
-        let (sql, args) = Self.issueHeads(projectID: projectID, q, store.dialect)
+        let (sql, args) = Self.issueHeads(projectID: projectID, q, database.dialect)
         let dayNow = Int64(now / 86400)
         let firstDay = dayNow - Int64(Self.sparkDays) + 1
-        return try store.reading { c in
+        return try database.reading { c in
             var rows: [IssueRow] = []
             for (id, status, sortValue) in try c.rows(sql, args, { ($0.int(0), $0.text(1) ?? "unresolved", $0.double(2)) }) {
                 guard var i = try c.first("SELECT \(IssueRows.columns) FROM issues WHERE id = ?", .int(id), map: IssueRows.issue) else { continue }
@@ -85,7 +88,7 @@ final class WebQueries: @unchecked Sendable {
                 } else {
                     // Over the issue's rows and those of issues merged into it (IssueGroups).
                     let members = try IssueGroups.membership(c, "issue_id", issue: id)
-                    let perDaySQL = "SELECT \(store.dialect.day("timestamp")), count(*) FROM occurrences WHERE \(members.sql) AND timestamp >= ? GROUP BY 1"
+                    let perDaySQL = "SELECT \(database.dialect.day("timestamp")), count(*) FROM occurrences WHERE \(members.sql) AND timestamp >= ? GROUP BY 1"
                     try c.execute(perDaySQL, members.args + [.double(Double(firstDay) * 86400)]) { r in
                         let idx = Int(r.int(0) - firstDay)
                         if idx >= 0 && idx < perDay.count { perDay[idx] = r.int(1) }
@@ -145,7 +148,7 @@ final class WebQueries: @unchecked Sendable {
 
     /// Releases and environments seen in a project, for the filter menus.
     func releases(projectID: Int64) throws -> [String] {
-        try store.reading { c in
+        try database.reading { c in
             try c.rows(
                 "SELECT DISTINCT r.release FROM issue_releases r JOIN issues i ON i.id = r.issue_id WHERE i.project_id = ? ORDER BY 1 DESC LIMIT 200",
                 .int(projectID)
@@ -154,15 +157,15 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func environments() throws -> [String] {
-        try store.reading { c in try c.rows("SELECT DISTINCT environment FROM web_stack_envs ORDER BY 1 LIMIT 100") { $0.text(0) ?? "" } }
+        try database.reading { c in try c.rows("SELECT DISTINCT environment FROM web_stack_envs ORDER BY 1 LIMIT 100") { $0.text(0) ?? "" } }
     }
 
     func status(issueID: Int64) throws -> String {
-        try store.reading { c in try c.first("SELECT status FROM web_issue_status WHERE issue_id = ?", .int(issueID)) { $0.text(0) ?? "unresolved" } }
+        try database.reading { c in try c.first("SELECT status FROM web_issue_status WHERE issue_id = ?", .int(issueID)) { $0.text(0) ?? "unresolved" } }
             ?? "unresolved"
     }
 
-    func installs(issueID: Int64) throws -> Int64 { try store.reading { try Self.installs($0, issueID: issueID) } }
+    func installs(issueID: Int64) throws -> Int64 { try database.reading { try Self.installs($0, issueID: issueID) } }
 
     private static func installs(_ c: any SQLSession, issueID: Int64) throws -> Int64 {
         let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
@@ -171,7 +174,7 @@ final class WebQueries: @unchecked Sendable {
 
     /// First release an issue was seen in (by its earliest occurrence).
     func firstRelease(issueID: Int64) throws -> String? {
-        try store.reading { c in
+        try database.reading { c in
             let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
             return try c.rows("SELECT release FROM occurrences WHERE \(m.sql) AND release IS NOT NULL ORDER BY timestamp LIMIT 1", m.args) { $0.text(0) }.first
                 ?? nil
@@ -182,7 +185,7 @@ final class WebQueries: @unchecked Sendable {
 
     /// Newest first, keyset on id (`before`), without reading the event blobs.
     func occurrences(issueID: Int64, before: Int64?, limit: Int) throws -> [OccurrenceRow] {
-        try store.reading { c in
+        try database.reading { c in
             let q = IssueGroups.newestFirst(
                 columns: "id, event_id, timestamp, release, install_id", issue: issueID, members: try IssueGroups.members(c, issueID),
                 before: before ?? Int64.max, limit: limit)
@@ -197,7 +200,7 @@ final class WebQueries: @unchecked Sendable {
     func setStatus(issueID: Int64, _ status: String) throws {
         // Through the lifecycle's one rule, so a page's resolve clears what an API resolve set.
         let now = Date().timeIntervalSince1970
-        try store.writing { c in
+        try database.writing { c in
             try IssueLifecycle.set(c, issueIDs: [issueID], status: IssueStatus(rawValue: status) ?? .unresolved, details: IssueStatusDetails(), now: now)
         }
     }
@@ -211,7 +214,7 @@ final class WebQueries: @unchecked Sendable {
     // MARK: Debug files
 
     func recordUploader(buildID: String, tokenName: String) throws {
-        try store.writing { c in
+        try database.writing { c in
             try c.execute(
                 "INSERT INTO web_upload_tokens(build_id, token_name, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
                 .text(buildID), .text(tokenName), .double(Date().timeIntervalSince1970))
@@ -219,7 +222,7 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func uploaders() throws -> [String: WebUploadInfo] {
-        try store.reading { c in
+        try database.reading { c in
             var out: [String: WebUploadInfo] = [:]
             try c.execute("SELECT build_id, token_name, uploaded FROM web_upload_tokens", []) {
                 out[$0.text(0) ?? ""] = WebUploadInfo(tokenName: $0.text(1) ?? "", uploaded: $0.double(2))
@@ -229,14 +232,14 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func tokenName(token: String) throws -> String? {
-        try store.reading { c in
+        try database.reading { c in
             try c.first("SELECT name FROM server_tokens WHERE hash = ?", .text(SHA256Hash.hex(Data(token.utf8)))) { $0.text(0) } ?? nil
         }
     }
 
     /// Issues whose stored stacks go through a build-id (what a debug file makes readable).
     func issues(referencing buildID: String, limit: Int) throws -> [(id: Int64, title: String, symbolicated: Bool)] {
-        try store.reading { c in
+        try database.reading { c in
             try c.rows(
                 """
                 SELECT i.id, i.title, i.symbolicated FROM issues i WHERE i.merged_into IS NULL AND i.id IN (
@@ -262,11 +265,11 @@ final class WebQueries: @unchecked Sendable {
         let batch = 8
         var cursor = before ?? Int64.max, read = 0, bytes = 0
         while true {
-            let rows = try store.reading { c in
+            let rows = try database.reading { c in
                 try c.rows(
                     """
                     SELECT id, received, payload FROM items WHERE project_id = ? AND type = ? AND id < ?
-                    AND \(store.dialect.byteLength)(payload) <= ? ORDER BY id DESC LIMIT ?
+                    AND \(database.dialect.byteLength)(payload) <= ? ORDER BY id DESC LIMIT ?
                     """,
                     .int(projectID), .text(type), .int(cursor), .int(Int64(min(maxItemBytes, Int(Int32.max)))), .int(Int64(batch))
                 ) { (id: $0.int(0), received: $0.double(1), payload: $0.blob(2)) }
@@ -285,7 +288,7 @@ final class WebQueries: @unchecked Sendable {
     // MARK: Sessions (WebSessions)
 
     func saveSession(idHash: String, principal: String, expires: Double, now: Double) throws {
-        try store.writing { c in
+        try database.writing { c in
             try c.execute("DELETE FROM web_sessions WHERE expires < ?", .double(now))
             try c.execute(
                 "INSERT INTO web_sessions(id_hash, principal, expires) VALUES(?, ?, ?)", .text(idHash), .text(principal), .double(expires))
@@ -294,7 +297,7 @@ final class WebQueries: @unchecked Sendable {
 
     /// The principal of a live session; nil when unknown or expired.
     func session(idHash: String, now: Double) throws -> (principal: String, expires: Double)? {
-        try store.reading { c in
+        try database.reading { c in
             try c.first("SELECT principal, expires FROM web_sessions WHERE id_hash = ? AND expires >= ?", .text(idHash), .double(now)) {
                 (principal: $0.text(0) ?? "", expires: $0.double(1))
             }
@@ -302,13 +305,13 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func endSession(idHash: String) throws {
-        try store.writing { c in try c.execute("DELETE FROM web_sessions WHERE id_hash = ?", .text(idHash)) }
+        try database.writing { c in try c.execute("DELETE FROM web_sessions WHERE id_hash = ?", .text(idHash)) }
     }
 
     // MARK: Users
 
     func user(_ name: String) throws -> WebUser? {
-        try store.reading { c in
+        try database.reading { c in
             try c.first("SELECT name, salt, hash FROM web_users WHERE name = ?", .text(name)) {
                 WebUser(name: $0.text(0) ?? "", salt: $0.blob(1), hash: $0.blob(2))
             }
@@ -316,7 +319,7 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func setUser(_ u: WebUser) throws {
-        try store.writing { c in
+        try database.writing { c in
             try c.execute(
                 """
                 INSERT INTO web_users(name, salt, hash, created) VALUES(?, ?, ?, ?)
@@ -326,14 +329,14 @@ final class WebQueries: @unchecked Sendable {
     }
 
     func users() throws -> [String] {
-        try store.reading { c in try c.rows("SELECT name FROM web_users ORDER BY name") { $0.text(0) ?? "" } }
+        try database.reading { c in try c.rows("SELECT name FROM web_users ORDER BY name") { $0.text(0) ?? "" } }
     }
 
     // MARK: Environment index
 
     /// The highest id of a grouped occurrence (0 if none): where the indexer's catch-up ends.
     func lastGroupedOccurrence() throws -> Int64 {
-        try store.reading { c in try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0 }
+        try database.reading { c in try c.first("SELECT coalesce(max(id), 0) FROM occurrences WHERE processed = 1") { $0.int(0) } ?? 0 }
     }
 
     /// Records the environment of occurrences grouped since the last call (bounded batch), per
@@ -344,7 +347,7 @@ final class WebQueries: @unchecked Sendable {
     /// grouped by an older binary). Returns how many occurrences it looked at.
     @discardableResult
     func indexEnvironments(batch: Int = 2000, through bound: Int64 = .max) throws -> Int {
-        let rows: [(id: Int64, key: String?, event: Data)] = try store.reading { c in
+        let rows: [(id: Int64, key: String?, event: Data)] = try database.reading { c in
             let last = try c.first("SELECT value FROM web_state WHERE key = 'env_indexed'") { $0.int(0) } ?? 0
             return try c.rows(
                 "SELECT id, stack_key, event FROM occurrences WHERE id > ? AND id <= ? AND processed = 1 ORDER BY id LIMIT ?",
@@ -359,7 +362,7 @@ final class WebQueries: @unchecked Sendable {
             guard let key, let event = try? StoredEvent.decode(blob, keeping: ["environment"]) else { continue }
             pairs.insert([EventFields.environment(event), key])
         }
-        try store.writing { c in
+        try database.writing { c in
             for p in pairs.sorted(by: { $0.lexicographicallyPrecedes($1) }) {  // grouping's order: no lock cycle on PostgreSQL
                 try c.execute(GroupingOutcome.environmentPairSQL, .text(p[0]), .text(p[1]))
             }

@@ -7,7 +7,10 @@ import Foundation
 import FaultlineProtocol
 
 public final class WebUI: @unchecked Sendable {
-    let store: WebBackingStore
+    let stores: Stores
+    let store: any Store
+    /// The SQL the pages and their queries run (both stores speak it).
+    let database: any SQLDatabase
     let queries: WebQueries
     let symbolicator: FrameSymbolicating
     /// The stack page's lookups run on its pool, within its budget.
@@ -32,9 +35,11 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin")
     ]
 
-    init(store: WebBackingStore, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
-        self.store = store
-        self.queries = WebQueries(store: store)
+    init(stores: Stores, database: any SQLDatabase, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+        self.stores = stores
+        self.store = stores.core
+        self.database = database
+        self.queries = WebQueries(store: stores.core, database: database)
         self.sessions = WebSessions(queries: queries)
         self.symbolicator = reads.symbolicator
         self.reads = reads

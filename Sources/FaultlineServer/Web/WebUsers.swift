@@ -16,18 +16,18 @@ public enum WebUsers {
     }
 
     /// Adds the user, or sets a new password for an existing one.
-    public static func set(store: any Store, name: String, password: String) throws {
+    public static func set(stores: Stores, name: String, password: String) throws {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ".-_@"))
         guard (1...64).contains(name.count), name.unicodeScalars.allSatisfy(allowed.contains) else { throw Failure.badName }
         guard password.count >= 10 else { throw Failure.shortPassword }
         let salt = WebSessions.newSalt()
-        try queries(store).setUser(WebUser(name: name, salt: salt, hash: WebSessions.hashPassword(password, salt: salt)))
+        try queries(stores).setUser(WebUser(name: name, salt: salt, hash: WebSessions.hashPassword(password, salt: salt)))
     }
 
-    public static func list(store: any Store) throws -> [String] { try queries(store).users() }
+    public static func list(stores: Stores) throws -> [String] { try queries(stores).users() }
 
-    private static func queries(_ store: any Store) throws -> WebQueries {
-        guard let web = store as? WebBackingStore else { throw Failure.noWebStore }
-        return WebQueries(store: web)
+    private static func queries(_ stores: Stores) throws -> WebQueries {
+        guard let database = stores.database else { throw Failure.noWebStore }
+        return WebQueries(store: stores.core, database: database)
     }
 }

@@ -7,7 +7,7 @@ import FaultlineProtocol
 struct AlertsPage {
     let ctx: WebContext
     let project: ProjectRecord
-    var admin: AlertAdministration { AlertAdministration(store: ctx.store, database: ctx.store) }
+    var admin: AlertAdministration { AlertAdministration(store: ctx.store, database: ctx.database) }
 
     func render(notice: String? = nil) throws -> HTTPResponse {
         let slug = HTML.q(project.slug)

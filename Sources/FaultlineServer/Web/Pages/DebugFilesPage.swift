@@ -8,7 +8,7 @@ struct DebugFilesPage {
     let ctx: WebContext
 
     func render() throws -> HTTPResponse {
-        let files = try ctx.store.debugFiles().reversed()
+        let files = try ctx.stores.debugFiles.debugFiles().reversed()
         let uploaders = try ctx.queries.uploaders()
         var live = false
         var body =
@@ -22,12 +22,12 @@ struct DebugFilesPage {
             case .running:
                 live = true
                 backfill = "<span class=\"tag\" data-state=\"running\">running</span>"
-                if let b = try ctx.store.latestBackfill(buildID: d.buildID), b.occurrences > 0 {
+                if let b = try ctx.stores.backfills.latestBackfill(buildID: d.buildID), b.occurrences > 0 {
                     let pct = Int(min(100, 100 * b.occurrencesDone / max(b.occurrences, 1)) / 10 * 10)
                     backfill += " <span class=\"progress\"><span class=\"p\(pct)\"></span></span> \(b.occurrencesDone)/\(b.occurrences)"
                 }
             case .idle:
-                if let b = try ctx.store.latestBackfill(buildID: d.buildID) {
+                if let b = try ctx.stores.backfills.latestBackfill(buildID: d.buildID) {
                     backfill =
                         "<span class=\"tag \(b.state == "done" ? "sym" : (b.state == "failed" ? "unsym" : ""))\" data-state=\"\(HTML.esc(b.state))\">backfill \(HTML.esc(b.state))</span>"
                     backfill += "<div class=\"muted\">\(b.occurrencesSymbolicated) of \(b.occurrences) occurrences symbolicated"

@@ -13,7 +13,7 @@ struct IssuePage {
         // A merged id resolves to the surviving issue: send the browser there so the URL is canonical.
         if issue.id != requestedID { return WebUI.redirect("/ui/issues/\(issue.id)") }
         guard let project = try ctx.store.projects().first(where: { $0.id == issue.projectID }) else { return WebUI.notFound("no project") }
-        let state = try ctx.store.reading { try IssueLifecycle.state($0, issueID: issue.id) }
+        let state = try ctx.database.reading { try IssueLifecycle.state($0, issueID: issue.id) }
         let status = state.status.rawValue
         var occurrence: StoredOccurrence?
         if let pick = Int64(ctx.q("event")), let o = try ctx.store.occurrence(id: pick), o.issueID == issue.id { occurrence = o }
@@ -87,7 +87,7 @@ struct IssuePage {
 
     /// Who it is assigned to, and the comments, each with its form.
     func triage(_ issue: IssueRecord) throws -> String {
-        let (assignee, comments) = try ctx.store.reading { c in
+        let (assignee, comments) = try ctx.database.reading { c in
             (try IssueNotes.assignee(c, issueID: issue.id), try IssueNotes.comments(c, issueID: issue.id))
         }
         var out = "<div class=\"actions\"><form method=\"post\" action=\"/ui/issues/\(issue.id)/assign\">\(ctx.csrfField)"
@@ -127,7 +127,8 @@ struct IssuePage {
             if action == "ignore", let n = Int64(WebUI.form(ctx.request.body)["events"]?.trimmingCharacters(in: .whitespaces) ?? ""), n > 0 {
                 details.ignoreCount = n
             }
-            try ctx.store.writing { c in try IssueLifecycle.set(c, issueIDs: [issue.id], status: status, details: details, now: Date().timeIntervalSince1970) }
+            let now = Date().timeIntervalSince1970
+            try ctx.database.writing { c in try IssueLifecycle.set(c, issueIDs: [issue.id], status: status, details: details, now: now) }
         case "assign", "comment":
             let f = WebUI.form(ctx.request.body)
             let now = Date().timeIntervalSince1970
@@ -135,11 +136,11 @@ struct IssuePage {
                 if action == "assign" {
                     let raw = f["assignee"]?.trimmingCharacters(in: .whitespaces) ?? ""
                     let name = raw.isEmpty ? nil : try IssueNotes.validateAssignee(raw)
-                    try ctx.store.writing { c in try IssueNotes.assign(c, issueID: issue.id, to: name, now: now) }
+                    try ctx.database.writing { c in try IssueNotes.assign(c, issueID: issue.id, to: name, now: now) }
                 } else {
                     let text = try IssueNotes.validateComment(f["text"] ?? "")
                     let author = ctx.session.principal
-                    try ctx.store.writing { c in _ = try IssueNotes.comment(c, issueID: issue.id, author: author, text: text, now: now) }
+                    try ctx.database.writing { c in _ = try IssueNotes.comment(c, issueID: issue.id, author: author, text: text, now: now) }
                 }
             } catch let e as LifecycleError {
                 return WebUI.page(status: 400, WebLayout.errorPage("Not saved", e.description))

@@ -90,7 +90,7 @@ enum SQLDebugFileRecords {
     }
 }
 
-/// The `Store` operations above, for both stores.
+/// The `DebugFileRecordStore` operations above (and `BackfillJobs.stacks`), for both stores.
 extension SQLBackedStore {
     private var db: any SQLDatabase { sqlBacking.database }
     public func recordDebugFile(_ d: DebugFileRecord) throws { try SQLDebugFileRecords.record(db, d) }
@@ -104,3 +104,6 @@ extension SQLBackedStore {
     public func sourceFile(buildID: BuildID, path: String) throws -> SourceFileRecord? { try SQLDebugFileRecords.sourceFile(db, buildID: buildID, path: path) }
     public func stacks(referencing buildID: BuildID) throws -> [StoredStack] { try SQLDebugFileRecords.stacks(db, referencing: buildID) }
 }
+
+extension SQLiteStore: DebugFileRecordStore {}
+extension PostgresStore: DebugFileRecordStore {}
