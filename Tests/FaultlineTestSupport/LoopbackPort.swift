@@ -48,17 +48,37 @@ public enum LoopbackPort {
         }
     }
 
-    /// A port to try: one the kernel just handed out for 127.0.0.1 and took back. Another process
-    /// may bind it first, so use it only for a child that cannot listen on port 0, inside
-    /// `retryingLostBinds`.
+    /// A port to try: one the kernel just handed out and took back. Another process may bind it
+    /// first, so use it only for a child that cannot listen on port 0, inside `retryingLostBinds`.
+    /// Asked of a dual-stack `[::]:0` socket, as debuginfod binds: the kernel then hands out a port
+    /// free on every address, IPv4 and IPv6. A port free on 127.0.0.1 alone can be held on
+    /// 127.0.0.2 (tests send from other loopback addresses), and the kernel hands the same such
+    /// port out again and again, so every retry would lose the same way.
     public static func candidate() -> UInt16 {
+        let fd6 = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        if fd6 >= 0 {
+            defer { close(fd6) }
+            var off: Int32 = 0
+            _ = setsockopt(fd6, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &off, socklen_t(MemoryLayout<Int32>.size))
+            var addr = sockaddr_in6()
+            addr.sin6_family = sa_family_t(AF_INET6)
+            addr.sin6_addr = in6addr_any
+            var len = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd6, $0, len) } }
+            if bound == 0 {
+                _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd6, $0, &len) } }
+                return UInt16(bigEndian: addr.sin6_port)
+            }
+        }
+        // No IPv6 on this machine: every IPv4 address (INADDR_ANY) instead.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         precondition(fd >= 0, "socket: \(String(cString: strerror(errno)))")
         defer { close(fd) }
         var addr = loopback(port: 0)
+        addr.sin_addr.s_addr = INADDR_ANY
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        precondition(bound == 0, "bind 127.0.0.1:0: \(String(cString: strerror(errno)))")
+        precondition(bound == 0, "bind 0.0.0.0:0: \(String(cString: strerror(errno)))")
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
         return UInt16(bigEndian: addr.sin_port)
     }
