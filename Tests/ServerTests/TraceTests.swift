@@ -245,7 +245,7 @@ final class TraceTests: XCTestCase {
                     traceID: String(repeating: "e", count: 32), spanID: id(i), parentSpanID: parent, name: "s\(i)", op: nil, status: nil,
                     start: Double(i), end: Double(i) + 0.5, isTransaction: i == 0, data: nil))
         }
-        let tree = TraceAPI.tree(traceID: String(repeating: "e", count: 32), spans: spans, occurrences: [], org: "o", projectID: 1)
+        let tree = TraceAPI.tree(traceID: String(repeating: "e", count: 32), spans: spans, occurrences: [], org: "o", project: "p")
         func ids(_ node: JSONValue) -> [String] { [node["span_id"]?.stringValue ?? ""] + (node["children"]?.arrayValue ?? []).flatMap(ids) }
         let roots = tree["roots"]?.arrayValue ?? []
         XCTAssertEqual(roots.flatMap(ids).count, 600)
