@@ -123,7 +123,8 @@ struct LogsPage {
             body += "<li><span class=\"muted\">\(HTML.time(l.timestamp))</span><span class=\"lvl-\(HTML.esc(l.level))\">\(HTML.esc(l.level))</span>"
             body += "<span>\(HTML.esc(l.release))</span><span>\(HTML.esc(Self.shown(l.body)))</span>"
             if let id = TransactionDecoder.hexID(l.trace, 32) {
-                body += "<a class=\"trace\" href=\"/ui/projects/\(slug)/traces/\(HTML.q(id))\" title=\"trace \(HTML.esc(id))\">trace \(HTML.esc(String(id.prefix(8))))</a>"
+                body += "<a class=\"trace\" href=\"/ui/projects/\(slug)/traces/\(HTML.q(id))\" title=\"trace \(HTML.esc(id))\">"
+                body += "trace \(HTML.esc(String(id.prefix(8))))</a>"
             } else {
                 body += "<span class=\"muted\">—</span>"
             }

@@ -87,7 +87,8 @@ struct TracePage {
         }
         body += "</tbody></table>"
         if total > rows.count {
-            body += "<p class=\"muted\">\(total - rows.count) more spans are not drawn; the API returns them all (<code>/api/0/…/traces/\(HTML.esc(traceID))/</code>).</p>"
+            body += "<p class=\"muted\">\(total - rows.count) more spans are not drawn; the API returns them all "
+            body += "(<code>/api/0/projects/…/\(HTML.esc(project.slug))/traces/\(HTML.esc(traceID))/</code>).</p>"
         }
         return ctx.layout("Trace \(traceID.prefix(8))", body, project: project)
     }

@@ -51,7 +51,8 @@ struct TracesPage {
             body += "<td class=\"num\">\(Self.duration(g.p50))</td><td class=\"num\">\(Self.duration(g.p95))</td>"
             body += "<td class=\"num\(g.errors > 0 ? " lvl-error" : "")\">\(String(format: "%.1f", failed * 100)) %</td>"
             body += "<td title=\"\(HTML.time(g.lastSeen))\">\(HTML.ago(g.lastSeen))</td>"
-            body += "<td><a href=\"/ui/projects/\(slug)/traces/\(HTML.q(g.latestTrace))\"><code>\(HTML.esc(String(g.latestTrace.prefix(8))))</code></a></td></tr>"
+            body += "<td><a href=\"/ui/projects/\(slug)/traces/\(HTML.q(g.latestTrace))\">"
+            body += "<code>\(HTML.esc(String(g.latestTrace.prefix(8))))</code></a></td></tr>"
         }
         if groups.isEmpty { body += "<tr><td colspan=\"7\" class=\"muted\">No transactions match.</td></tr>" }
         body += "</tbody></table>"
