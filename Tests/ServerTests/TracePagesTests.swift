@@ -131,6 +131,7 @@ final class TracePagesTests: XCTestCase {
         XCTAssertTrue(page.contains("5 spans"), page)
         XCTAssertTrue(page.contains("href=\"/ui/projects/default/logs?trace=\(trace)\""), "a link to the trace's logs")
         XCTAssertFalse(page.contains("<script"))
+        XCTAssertNil(page.range(of: " style=", options: .regularExpression), "bars and indentation without inline style")
         // Depth-first, nested across the process boundary: the payment service's transaction
         // hangs under the checkout's outgoing call.
         let rows = page.components(separatedBy: "<tr class=\"").dropFirst()

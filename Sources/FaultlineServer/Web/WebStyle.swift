@@ -20,7 +20,7 @@ enum WebStyle {
         table { border-collapse:collapse; width:100%; background:#fff; border:1px solid var(--line); }
         th, td { text-align:left; padding:7px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
         th { font-weight:600; font-size:12px; color:var(--muted); background:#fbfbfd; }
-        td.num { text-align:right; font-variant-numeric:tabular-nums; }
+        td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
         .title a { font-weight:600; text-decoration:none; word-break:break-word; }
         .culprit { color:var(--muted); font-size:12px; word-break:break-all; }
         .tag { display:inline-block; background:#eef1f7; border-radius:3px; padding:0 6px; margin:1px 2px 1px 0; font-size:12px; }

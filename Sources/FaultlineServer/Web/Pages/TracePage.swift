@@ -66,7 +66,7 @@ struct TracePage {
             body += "<h2>Errors and crashes on no stored span</h2><ul class=\"occurrences\">" + unplaced.map(occurrenceLinks).joined() + "</ul>"
         }
 
-        body += "<h2>Spans</h2><table class=\"waterfall\"><thead><tr><th>Span</th><th>Duration</th><th>Timeline</th></tr></thead><tbody>"
+        body += "<h2>Spans</h2><table class=\"waterfall\"><thead><tr><th>Span</th><th class=\"num\">Duration</th><th>Timeline</th></tr></thead><tbody>"
         for row in rows {
             let n = row.node
             let s = n["start"]?.doubleValue ?? start, e = n["end"]?.doubleValue ?? s

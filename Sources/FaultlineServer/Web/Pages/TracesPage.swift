@@ -43,7 +43,7 @@ struct TracesPage {
             body += "<p class=\"muted\">Grouped over the newest \(Self.scanned) matching transactions; narrow the period or name for the rest.</p>"
         }
         body +=
-            "<table class=\"transactions\"><thead><tr><th>Transaction</th><th>Count</th><th>p50</th><th>p95</th><th>Failed</th><th>Last seen</th><th>Latest trace</th></tr></thead><tbody>"
+            "<table class=\"transactions\"><thead><tr><th>Transaction</th><th class=\"num\">Count</th><th class=\"num\">p50</th><th class=\"num\">p95</th><th class=\"num\">Failed</th><th>Last seen</th><th>Latest trace</th></tr></thead><tbody>"
         for g in groups {
             let failed = g.count == 0 ? 0 : Double(g.errors) / Double(g.count)
             body += "<tr class=\"transaction\"><td class=\"title\"><a href=\"/ui/projects/\(slug)/traces?name=\(HTML.q(g.name))\">"
@@ -66,7 +66,7 @@ struct TracesPage {
         var body = "<h1>Traces · \(HTML.esc(HTML.clip(name, 200)))</h1>"
         body += "<p class=\"muted\"><a href=\"/ui/projects/\(slug)/traces\">all transactions</a></p>"
         body +=
-            "<table class=\"transactions\"><thead><tr><th>Trace</th><th>Started</th><th>Duration</th><th>Status</th><th>Spans</th></tr></thead><tbody>"
+            "<table class=\"transactions\"><thead><tr><th>Trace</th><th>Started</th><th class=\"num\">Duration</th><th>Status</th><th class=\"num\">Spans</th></tr></thead><tbody>"
         for t in list {
             let status = t.status ?? "ok"
             body += "<tr><td><a href=\"/ui/projects/\(slug)/traces/\(HTML.q(t.traceID))\"><code>\(HTML.esc(t.traceID))</code></a></td>"
