@@ -43,7 +43,11 @@ struct TraceAPI {
     /// does not report here, or a process that crashed before sending) is a root. Every stored
     /// span appears exactly once: one in a parent cycle (A under B under A, which a client can
     /// send), or below the depth cap, is shown as a root of its own with `detached` saying why.
-    static func tree(traceID: String, spans: [SpanRecord], occurrences: [TracedOccurrence], org: String, project: String) -> JSONValue {
+    /// `withData: false` leaves out each span's `data` (the trace page does not show it, and
+    /// parsing it is most of the cost of a large trace).
+    static func tree(
+        traceID: String, spans: [SpanRecord], occurrences: [TracedOccurrence], org: String, project: String, withData: Bool = true
+    ) -> JSONValue {
         let ids = Set(spans.map(\.spanID))
         var children: [String: [SpanRecord]] = [:]
         var roots: [SpanRecord] = []
@@ -60,7 +64,7 @@ struct TraceAPI {
                 "start": .double(s.start), "end": .double(s.end), "duration_ms": .double(ms(s.end - s.start)),
                 "transaction": .bool(s.isTransaction)
             ]
-            if let d = s.data, let v = try? JSONValue.parse(Data(d.utf8)) { o["data"] = v }
+            if withData, let d = s.data, let v = try? JSONValue.parse(Data(d.utf8)) { o["data"] = v }
             if let occ = occurrencesBySpan[s.spanID] { o["occurrences"] = .array(occ.map { .string($0.eventID) }) }
             if let detached { o["detached"] = .string(detached) }
             // Depth-capped: a client could send a parent chain thousands deep.

@@ -28,7 +28,8 @@ struct TracePage {
         guard let traceID = TransactionDecoder.hexID(traceIDText, 32) else { return WebUI.notFound("a trace id is 32 hex digits") }
         let stored = try traces.trace(projectID: project.id, traceID: traceID)
         guard !stored.spans.isEmpty || !stored.occurrences.isEmpty else { return WebUI.notFound("no such trace") }
-        let tree = TraceAPI.tree(traceID: traceID, spans: stored.spans, occurrences: stored.occurrences, org: "faultline", project: project.slug)
+        let tree = TraceAPI.tree(
+            traceID: traceID, spans: stored.spans, occurrences: stored.occurrences, org: "faultline", project: project.slug, withData: false)
         let issues = try ctx.queries.occurrenceIssues(stored.occurrences.map(\.occurrenceID))
         let byEvent = Dictionary(stored.occurrences.map { ($0.eventID, $0) }, uniquingKeysWith: { a, _ in a })
         let slug = HTML.q(project.slug)
