@@ -1,6 +1,7 @@
 // Issue 29 items 6 and 7: what clients stored cannot make one page view cost gigabytes. A view of
 // the logs page reads a bounded number of items and bytes and cuts long bodies; the release-health
-// page streams its items and passes over the oversized ones the crash-free alert ignores too.
+// page streams its items and passes over the oversized ones the crash-free alert ignores too; a
+// trace page at the span cap draws a bounded number of rows.
 // Memory is the growth of this process's peak RSS (it hosts the server) while the page renders.
 import Foundation
 import XCTest
@@ -53,6 +54,45 @@ final class PageCostTests: XCTestCase {
         XCTAssertLessThanOrEqual(scanned, LogsPage.bytesPerPage + 1024 * 1024)
         let warnings = server.page("/ui/projects/default/logs?level=warning", login).text
         XCTAssertTrue(warnings.contains("the newest line") && warnings.contains("line 9 0123"), "warning and warn are one level")
+    }
+
+    /// A trace at the span cap, every span carrying data: one view of its page reads at most the
+    /// cap (TraceLimits) and draws TracePage.shownSpans rows.
+    func testATracePageAtTheSpanCapStaysSmall() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let now = Date().timeIntervalSince1970
+        let trace = String(repeating: "7", count: 32), root = String(repeating: "1", count: 16)
+        let data: JSONValue = ["db.statement": .string(String(repeating: "SELECT * FROM t WHERE x = ? ", count: 16))]
+        for t in 0..<12 {  // 12 × 850 spans: past the cap of 10,000
+            let own = t == 0 ? root : String(format: "%016x", 0xf000 + t)
+            var context: [String: JSONValue] = ["trace_id": .string(trace), "span_id": .string(own), "op": "task"]
+            if t > 0 { context["parent_span_id"] = .string(root) }
+            let spans: [JSONValue] = (0..<850).map { i in
+                let start = now + Double(t * 850 + i) * 0.0001
+                return [
+                    "span_id": .string(String(format: "%04x%012x", t + 1, i + 1)), "parent_span_id": .string(own), "trace_id": .string(trace),
+                    "description": .string("step \(i)"), "op": "db", "start_timestamp": .double(start), "timestamp": .double(start + 0.00005),
+                    "data": data
+                ]
+            }
+            let payload: JSONValue = [
+                "type": "transaction", "transaction": .string("batch \(t)"), "start_timestamp": .double(now), "timestamp": .double(now + 2),
+                "contexts": ["trace": .object(context)], "spans": .array(spans)
+            ]
+            send(server, type: "transaction", payloads: [payload])
+        }
+        let login = try XCTUnwrap(server.webLogin())
+        var page = RawHTTP.Response(status: 0, headers: [:], body: Data())
+        let started = Date()
+        let growth = ProcessMemory.peakGrowth { page = server.page("/ui/projects/default/traces/\(trace)", login) }
+        let took = Date().timeIntervalSince(started)
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.text.contains("\(TraceLimits.maxSpansPerTrace) spans"), "the trace holds the cap")
+        XCTAssertEqual(page.text.components(separatedBy: "<svg class=\"wf\"").count - 1, TracePage.shownSpans)
+        XCTAssertLessThan(page.body.count, 2 << 20, "the page's HTML: \(page.body.count) bytes")
+        XCTAssertLessThan(growth, 64 << 20, "peak RSS growth while the page rendered: \(growth >> 20) MiB")
+        print("trace page: peak RSS growth \(growth >> 20) MiB, HTML \(page.body.count) bytes, \(Int(took * 1000)) ms")
     }
 
     func testAHealthPageViewPassesOverOversizedSessionItems() throws {

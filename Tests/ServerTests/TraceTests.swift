@@ -71,14 +71,18 @@ final class TraceTests: XCTestCase {
         XCTAssertEqual(list.arrayValue?.first?["trace_id"]?.stringValue, traceID)
     }
 
-    func testASpanCrossingAnHTTPHopBetweenTwoProcessesIsReassembledAsOneTrace() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+    /// The crasher's `trace-serve` and a `trace-client` calling it over HTTP: one trace across two
+    /// processes, sent to `dsn`. Returns the trace id and the port trace-serve listened on.
+    static func twoProcessTrace(dsn: String) throws -> (traceID: String, port: String) {
         let serveDir = TestSupport.makeTemporaryDirectory("trace-serve"), clientDir = TestSupport.makeTemporaryDirectory("trace-client")
+        defer {
+            try? FileManager.default.removeItem(atPath: serveDir)
+            try? FileManager.default.removeItem(atPath: clientDir)
+        }
         let serve = Process()
-        serve.executableURL = URL(fileURLWithPath: crasher)
-        serve.arguments = ["trace-serve", "--data-dir", serveDir, "--dsn", server.dsn]
-        serve.environment = env
+        serve.executableURL = URL(fileURLWithPath: TestSupport.product("faultline-crasher"))
+        serve.arguments = ["trace-serve", "--data-dir", serveDir, "--dsn", dsn]
+        serve.environment = ["SWIFT_BACKTRACE": "enable=no"]
         let out = Pipe()
         serve.standardOutput = out
         try serve.run()
@@ -94,12 +98,19 @@ final class TraceTests: XCTestCase {
         let port = try XCTUnwrap(portLine.map { String($0.dropFirst(5)) }, "trace-serve printed its port")
 
         let client = try TestSupport.run(
-            crasher, ["trace-client", "--url", "http://127.0.0.1:\(port)/work?user=1", "--data-dir", clientDir, "--dsn", server.dsn],
-            environment: env, timeout: 90)
+            TestSupport.product("faultline-crasher"), ["trace-client", "--url", "http://127.0.0.1:\(port)/work?user=1", "--data-dir", clientDir, "--dsn", dsn],
+            environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 90)
         XCTAssertEqual(client.exitCode, 0, client.description)
         XCTAssertTrue(client.stdout.contains("status 200"), client.description)
         XCTAssertEqual(serve.awaitEnd(), ProcessEnd(exitCode: 0, signal: nil))
         let traceID = try XCTUnwrap(client.stdout.split(separator: "\n").first { $0.hasPrefix("trace ") }.map { String($0.dropFirst(6)) })
+        return (traceID, port)
+    }
+
+    func testASpanCrossingAnHTTPHopBetweenTwoProcessesIsReassembledAsOneTrace() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let (traceID, port) = try Self.twoProcessTrace(dsn: server.dsn)
 
         let trace = try server.getJSON(tracePath(server, traceID))
         let roots = try XCTUnwrap(trace["roots"]?.arrayValue)
@@ -112,8 +123,6 @@ final class TraceTests: XCTestCase {
         let handled = child(http, "GET /work?user=1")
         XCTAssertEqual(handled?["transaction"]?.boolValue, true, "the other process's transaction hangs under the client's http.client span")
         XCTAssertEqual(childNames(handled), ["compute"])
-        try? FileManager.default.removeItem(atPath: serveDir)
-        try? FileManager.default.removeItem(atPath: clientDir)
     }
 
     func testACrashInsideASpanLinksItsOccurrenceToThatTrace() throws {
@@ -245,7 +254,7 @@ final class TraceTests: XCTestCase {
                     traceID: String(repeating: "e", count: 32), spanID: id(i), parentSpanID: parent, name: "s\(i)", op: nil, status: nil,
                     start: Double(i), end: Double(i) + 0.5, isTransaction: i == 0, data: nil))
         }
-        let tree = TraceAPI.tree(traceID: String(repeating: "e", count: 32), spans: spans, occurrences: [], org: "o", projectID: 1)
+        let tree = TraceAPI.tree(traceID: String(repeating: "e", count: 32), spans: spans, occurrences: [], org: "o", project: "p")
         func ids(_ node: JSONValue) -> [String] { [node["span_id"]?.stringValue ?? ""] + (node["children"]?.arrayValue ?? []).flatMap(ids) }
         let roots = tree["roots"]?.arrayValue ?? []
         XCTAssertEqual(roots.flatMap(ids).count, 600)

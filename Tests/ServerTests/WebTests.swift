@@ -133,7 +133,7 @@ final class WebTests: XCTestCase {
         let login = try XCTUnwrap(server.webLogin())
         for path in [
             "/ui/login", "/ui/projects", "/ui/projects/default/issues", "/ui/debug-files", "/ui/projects/default/health", "/ui/projects/default/logs",
-            "/ui/issues/999"
+            "/ui/issues/999", "/ui/projects/default/traces", "/ui/projects/default/traces/\(String(repeating: "ab", count: 16))"
         ] {
             let r = server.page(path, login)
             let csp = r.headers["content-security-policy"] ?? ""

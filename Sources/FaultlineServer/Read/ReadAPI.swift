@@ -104,7 +104,7 @@ public final class ReadAPI: @unchecked Sendable {
         let pending = reads.settle(EventRenderer.lookups(of: event))
         j["event"] = EventRenderer.render(event, symbolicator: symbolicator, pending: pending)
         j["symbolication"] = EventRenderer.status(pending)
-        j["trace"] = TraceAPI.link(event: event, org: org, projectID: project.id)  // Traces/
+        j["trace"] = TraceAPI.link(event: event, org: org, project: project.slug)  // Traces/
         return .json(j)
     }
 

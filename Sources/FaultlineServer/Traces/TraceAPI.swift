@@ -22,29 +22,34 @@ struct TraceAPI {
                             "trace_id": .string(t.traceID), "span_id": .string(t.spanID), "transaction": .string(t.name),
                             "op": t.op.map { .string($0) } ?? .null, "status": .string(t.status ?? "ok"), "start": .double(t.start), "end": .double(t.end),
                             "duration_ms": .double(Self.ms(t.end - t.start)), "span_count": .int(t.spanCount), "received": .double(t.received),
-                            "url": .string(Self.path(p[1], project.id, t.traceID))
+                            "url": .string(Self.path(p[1], project.slug, t.traceID))
                         ]
                     }))
         }
         guard let traceID = TransactionDecoder.hexID(p[4], 32) else { return .detail(400, "a trace id is 32 hex digits") }
         let stored = try traces.trace(projectID: project.id, traceID: traceID)
         guard !stored.spans.isEmpty || !stored.occurrences.isEmpty else { return .detail(404, "no such trace") }
-        var tree = Self.tree(traceID: traceID, spans: stored.spans, occurrences: stored.occurrences, org: p[1], projectID: project.id)
+        var tree = Self.tree(traceID: traceID, spans: stored.spans, occurrences: stored.occurrences, org: p[1], project: project.slug)
         if stored.cut { tree["cut"] = .bool(true) }
         return .json(tree)
     }
 
     static func ms(_ seconds: Double) -> Double { (seconds * 1_000_000).rounded() / 1000 }
 
-    static func path(_ org: String, _ projectID: Int64, _ traceID: String) -> String {
-        "/api/0/projects/\(org)/\(projectID)/traces/\(traceID)/"
+    /// Where a trace is read: named by the project's slug, as the other API URLs are.
+    static func path(_ org: String, _ project: String, _ traceID: String) -> String {
+        "/api/0/projects/\(org)/\(project)/traces/\(traceID)/"
     }
 
     /// Spans nest under their parent; a span whose parent was never stored (a remote caller that
     /// does not report here, or a process that crashed before sending) is a root. Every stored
     /// span appears exactly once: one in a parent cycle (A under B under A, which a client can
     /// send), or below the depth cap, is shown as a root of its own with `detached` saying why.
-    static func tree(traceID: String, spans: [SpanRecord], occurrences: [TracedOccurrence], org: String, projectID: Int64) -> JSONValue {
+    /// `withData: false` leaves out each span's `data` (the trace page does not show it, and
+    /// parsing it is most of the cost of a large trace).
+    static func tree(
+        traceID: String, spans: [SpanRecord], occurrences: [TracedOccurrence], org: String, project: String, withData: Bool = true
+    ) -> JSONValue {
         let ids = Set(spans.map(\.spanID))
         var children: [String: [SpanRecord]] = [:]
         var roots: [SpanRecord] = []
@@ -61,7 +66,7 @@ struct TraceAPI {
                 "start": .double(s.start), "end": .double(s.end), "duration_ms": .double(ms(s.end - s.start)),
                 "transaction": .bool(s.isTransaction)
             ]
-            if let d = s.data, let v = try? JSONValue.parse(Data(d.utf8)) { o["data"] = v }
+            if withData, let d = s.data, let v = try? JSONValue.parse(Data(d.utf8)) { o["data"] = v }
             if let occ = occurrencesBySpan[s.spanID] { o["occurrences"] = .array(occ.map { .string($0.eventID) }) }
             if let detached { o["detached"] = .string(detached) }
             // Depth-capped: a client could send a parent chain thousands deep.
@@ -101,15 +106,15 @@ struct TraceAPI {
                     [
                         "event_id": .string(o.eventID), "span_id": o.spanID.map { .string($0) } ?? .null,
                         "span_stored": .bool(o.spanID.map(ids.contains) ?? false),
-                        "url": .string("/api/0/projects/\(org)/\(projectID)/events/\(o.eventID)/")
+                        "url": .string("/api/0/projects/\(org)/\(project)/events/\(o.eventID)/")
                     ]
                 })
         ]
     }
 
     /// What an occurrence shows of its trace: the ids and where the trace is read.
-    static func link(event: JSONValue, org: String, projectID: Int64) -> JSONValue {
+    static func link(event: JSONValue, org: String, project: String) -> JSONValue {
         guard let t = TransactionIngest.traceContext(of: event) else { return .null }
-        return ["trace_id": .string(t.traceID), "span_id": t.spanID.map { .string($0) } ?? .null, "url": .string(path(org, projectID, t.traceID))]
+        return ["trace_id": .string(t.traceID), "span_id": t.spanID.map { .string($0) } ?? .null, "url": .string(path(org, project, t.traceID))]
     }
 }

@@ -7,7 +7,7 @@ enum WebLayout {
         if let p = project {
             let slug = HTML.q(p.slug)
             nav +=
-                "<a href=\"/ui/projects/\(slug)/issues\">Issues</a><a href=\"/ui/projects/\(slug)/health\">Release health</a><a href=\"/ui/projects/\(slug)/logs\">Logs</a><a href=\"/ui/projects/\(slug)/alerts\">Alerts</a>"
+                "<a href=\"/ui/projects/\(slug)/issues\">Issues</a><a href=\"/ui/projects/\(slug)/health\">Release health</a><a href=\"/ui/projects/\(slug)/logs\">Logs</a><a href=\"/ui/projects/\(slug)/traces\">Traces</a><a href=\"/ui/projects/\(slug)/alerts\">Alerts</a>"
         }
         nav += "<a href=\"/ui/debug-files\">Debug files</a>"
         if let user {

@@ -20,7 +20,7 @@ enum WebStyle {
         table { border-collapse:collapse; width:100%; background:#fff; border:1px solid var(--line); }
         th, td { text-align:left; padding:7px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
         th { font-weight:600; font-size:12px; color:var(--muted); background:#fbfbfd; }
-        td.num { text-align:right; font-variant-numeric:tabular-nums; }
+        td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
         .title a { font-weight:600; text-decoration:none; word-break:break-word; }
         .culprit { color:var(--muted); font-size:12px; word-break:break-all; }
         .tag { display:inline-block; background:#eef1f7; border-radius:3px; padding:0 6px; margin:1px 2px 1px 0; font-size:12px; }
@@ -68,5 +68,17 @@ enum WebStyle {
         .cards { display:flex; gap:12px; flex-wrap:wrap; }
         .card { background:#fff; border:1px solid var(--line); padding:12px 16px; border-radius:6px; min-width:220px; }
         .card .big { font-size:22px; font-weight:700; }
+        table.waterfall td.bar { width:45%; padding:4px 10px; }
+        svg.wf { width:100%; height:12px; display:block; background:#f1f3f8; }
+        svg.wf rect.ok { fill:#7d93d9; } svg.wf rect.tx { fill:var(--accent); } svg.wf rect.err { fill:var(--bad); }
+        table.waterfall .sname { word-break:break-word; }
+        table.waterfall tr.tx td:first-child { font-weight:600; }
+        ul.occurrences { margin:4px 0 0; padding-left:18px; font-weight:400; }
+        ol.timeline.logs li { grid-template-columns:170px 70px 110px 1fr 80px; }
+        ol.timeline.logs .attrs { grid-column:4 / 6; }
+        ol.timeline.logs .attrs a { text-decoration:none; color:var(--fg); }
+
         """
+        // Waterfall indentation by depth: classes, since the CSP allows no inline style.
+        + (0...TracePage.shownDepth).map { ".sd\($0) { padding-left:\(10 + $0 * 14)px; }" }.joined(separator: "\n")
 }

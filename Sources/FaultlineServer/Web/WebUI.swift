@@ -130,9 +130,13 @@ public final class WebUI: @unchecked Sendable {
             case "issues": return try IssuesPage(ctx: ctx, project: project).render()
             case "health": return try HealthPage(ctx: ctx, project: project).render()
             case "logs": return try LogsPage(ctx: ctx, project: project).render()
+            case "traces": return try TracesPage(ctx: ctx, project: project).render()
             case "alerts": return try AlertsPage(ctx: ctx, project: project).render()
             default: return Self.notFound("no such page")
             }
+        case let x where x.count == 4 && x[0] == "projects" && x[2] == "traces":
+            guard let project = try store.project(idOrSlug: x[1]) else { return Self.notFound("no project") }
+            return try TracePage(ctx: ctx, project: project, traceIDText: x[3]).render()
         case let x where x.count == 4 && x[0] == "projects" && x[2] == "alerts" && r.method == "POST":
             guard let project = try store.project(idOrSlug: x[1]) else { return Self.notFound("no project") }
             return try AlertsPage(ctx: ctx, project: project).act(x[3])

@@ -62,7 +62,8 @@ enum EventSections {
         return out + "</tbody></table>"
     }
 
-    static func tagsAndContexts(_ e: JSONValue) -> String {
+    /// `projectSlug` makes the trace id a link to the trace page.
+    static func tagsAndContexts(_ e: JSONValue, projectSlug: String? = nil) -> String {
         var tags: [(String, String)] = []
         if let o = e["tags"]?.objectValue {
             tags = o.sorted { $0.key < $1.key }.map { ($0.key, $0.value.stringValue ?? $0.value.jsonString) }
@@ -87,7 +88,16 @@ enum EventSections {
                     kv.append((name, ctx.stringValue ?? ctx.jsonString))
                 }
             }
-            out += dl(Array(kv.prefix(300)))
+            let traceID = projectSlug.flatMap { _ in TransactionIngest.traceContext(of: e)?.traceID }
+            out += "<dl class=\"kv\">"
+            for (k, v) in kv.prefix(300) {
+                if k == "trace.trace_id", let slug = projectSlug, let id = traceID, v.lowercased() == id {
+                    out += "<dt>\(HTML.esc(k))</dt><dd><a href=\"/ui/projects/\(HTML.q(slug))/traces/\(HTML.q(id))\">\(HTML.esc(v))</a></dd>"
+                } else {
+                    out += "<dt>\(HTML.esc(k))</dt><dd>\(HTML.esc(HTML.clip(v, 2000)))</dd>"
+                }
+            }
+            out += "</dl>"
         }
         return out
     }

@@ -45,6 +45,9 @@ struct IssuePage {
             let event = try StoredEvent.decode(o.compressedEvent)
             body += "<h2>Occurrence <code>\(HTML.esc(o.eventID))</code></h2><p class=\"muted\">\(HTML.time(o.timestamp))"
             body += o.release.map { " · release \(HTML.esc($0))" } ?? ""
+            if let trace = TransactionIngest.traceContext(of: event)?.traceID {
+                body += " · <a href=\"/ui/projects/\(HTML.q(project.slug))/traces/\(HTML.q(trace))\">trace</a>"
+            }
             if let trace = event["contexts"]?["trace"]?["trace_id"]?.stringValue {
                 body +=
                     " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(exactly: o.timestamp.rounded(.down)) ?? 0)\">logs of this session around this time</a>"
@@ -57,7 +60,7 @@ struct IssuePage {
             body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [])
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
-            body += EventSections.tagsAndContexts(event)
+            body += EventSections.tagsAndContexts(event, projectSlug: project.slug)
             body += EventSections.modules(event, files: ctx.ui.debugFiles)
         }
         body += try occurrences(issue)

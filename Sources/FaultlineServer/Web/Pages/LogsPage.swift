@@ -1,5 +1,6 @@
-// /ui/projects/<slug>/logs: the `log` items SDKs send, newest first, filtered by level, release,
-// text, and (from an occurrence) by trace id around a time. One view reads a bounded number of
+// /ui/projects/<slug>/logs: the `log` items SDKs send, newest first, with their attributes and a
+// link to their trace, filtered by level, release, text and `key:value` attribute terms, and (from
+// an occurrence or a trace page) by trace id, around a time. One view reads a bounded number of
 // items and bytes, keeps only the lines it shows, and cuts each shown body: what clients stored
 // cannot make a view cost more than that (docs/SERVER.md "Limits"). Pages backwards by item id.
 import Foundation
@@ -16,7 +17,53 @@ struct LogsPage {
     /// "Around this time" from an occurrence: five minutes either side.
     static let window: Double = 300
 
-    struct Line { var timestamp: Double; var level: String; var body: String; var release: String; var trace: String }
+    /// Attributes shown per line (each value cut at `shownAttributeChars`); the rest are counted.
+    static let shownAttributes = 30
+    static let shownAttributeChars = 200
+
+    struct Line {
+        var timestamp: Double
+        var level: String
+        var body: String
+        var release: String
+        var trace: String
+        /// `attributes` as sent (`{key: {value, type}}`), values as text, in key order.
+        var attributes: [(key: String, value: String)]
+    }
+
+    /// The text box split: `key:value` terms match an attribute exactly, the rest of the words
+    /// (in order) match the body.
+    struct Search {
+        var text = ""
+        var attributes: [(key: String, value: String)] = []
+
+        init(_ q: String) {
+            var words: [Substring] = []
+            for w in q.split(whereSeparator: \.isWhitespace) {
+                if let colon = w.firstIndex(of: ":"), colon != w.startIndex, w.index(after: colon) != w.endIndex {
+                    attributes.append((String(w[..<colon]), String(w[w.index(after: colon)...])))
+                } else {
+                    words.append(w)
+                }
+            }
+            text = words.joined(separator: " ")
+        }
+
+        func matches(_ l: Line) -> Bool {
+            if !text.isEmpty && !l.body.localizedCaseInsensitiveContains(text) { return false }
+            return attributes.allSatisfy { term in l.attributes.contains { $0.key == term.key && $0.value == term.value } }
+        }
+    }
+
+    /// An attribute's value as text: Sentry sends `{value, type}`; a bare value is read as it is.
+    static func attributeText(_ v: JSONValue) -> String {
+        let value = v["value"] ?? v
+        if let s = value.stringValue { return s }
+        if let b = value.boolValue { return b ? "true" : "false" }
+        if case .int(let i) = value { return String(i) }
+        if let d = value.doubleValue { return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d) }
+        return value.jsonString
+    }
 
     /// A line's level as sent against the filter's: `warn` and `warning` are one level (the SDK
     /// sends `warning`, other Sentry clients `warn`).
@@ -25,7 +72,8 @@ struct LogsPage {
     }
 
     func render() throws -> HTTPResponse {
-        let level = ctx.q("level"), release = ctx.q("release"), text = ctx.q("q"), trace = ctx.q("trace")
+        let level = ctx.q("level"), release = ctx.q("release"), text = String(ctx.q("q").prefix(500)), trace = ctx.q("trace")
+        let search = Search(text)
         // A query string number: only a finite time within the timestamps ingest keeps.
         let around = Double(ctx.q("around")).flatMap { $0.isFinite && $0 >= 0 && $0 <= EventFields.latestTimestamp ? $0 : nil }
         var lines: [Line] = []
@@ -42,12 +90,13 @@ struct LogsPage {
                 let line = Line(
                     timestamp: l["timestamp"]?.doubleValue ?? received, level: l["level"]?.stringValue ?? "info",
                     body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
-                    trace: l["trace_id"]?.stringValue ?? "")
+                    trace: l["trace_id"]?.stringValue ?? "",
+                    attributes: (l["attributes"]?.objectValue ?? [:]).map { ($0.key, Self.attributeText($0.value)) }.sorted { $0.key < $1.key })
                 if !level.isEmpty && !Self.sameLevel(line.level, level) { continue }
                 if !release.isEmpty && line.release != release { continue }
                 if !trace.isEmpty && line.trace != trace { continue }
                 if let around, abs(line.timestamp - around) > Self.window { continue }
-                if !text.isEmpty && !line.body.localizedCaseInsensitiveContains(text) { continue }
+                if !search.matches(line) { continue }
                 lines.append(line)
                 if lines.count >= 2 * Self.linesPerPage { keepNewest() }
             }
@@ -61,7 +110,7 @@ struct LogsPage {
         body += "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/logs\"><select name=\"level\">"
         for l in [""] + LogLevel.sentryNames { body += option(l, level) }
         body +=
-            "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text\" value=\"\(HTML.esc(text))\">"
+            "</select><input name=\"release\" placeholder=\"release\" value=\"\(HTML.esc(release))\"><input type=\"search\" name=\"q\" placeholder=\"text or key:value\" value=\"\(HTML.esc(text))\">"
         if !trace.isEmpty { body += "<input type=\"hidden\" name=\"trace\" value=\"\(HTML.esc(trace))\">" }
         if let around { body += "<input type=\"hidden\" name=\"around\" value=\"\(Int64(around))\">" }
         body += "<button type=\"submit\">Filter</button></form>"
@@ -72,7 +121,15 @@ struct LogsPage {
         body += "<ol class=\"timeline logs\">"
         for l in lines {
             body += "<li><span class=\"muted\">\(HTML.time(l.timestamp))</span><span class=\"lvl-\(HTML.esc(l.level))\">\(HTML.esc(l.level))</span>"
-            body += "<span>\(HTML.esc(l.release))</span><span>\(HTML.esc(Self.shown(l.body)))</span></li>"
+            body += "<span>\(HTML.esc(l.release))</span><span>\(HTML.esc(Self.shown(l.body)))</span>"
+            if let id = TransactionDecoder.hexID(l.trace, 32) {
+                body += "<a class=\"trace\" href=\"/ui/projects/\(slug)/traces/\(HTML.q(id))\" title=\"trace \(HTML.esc(id))\">"
+                body += "trace \(HTML.esc(String(id.prefix(8))))</a>"
+            } else {
+                body += "<span class=\"muted\">—</span>"
+            }
+            body += attributes(l)
+            body += "</li>"
         }
         if lines.isEmpty { body += "<li class=\"muted\">No log lines match.</li>" }
         body += "</ol>"
@@ -82,6 +139,28 @@ struct LogsPage {
             body += "<div class=\"pager\"><a href=\"\(HTML.esc(link))\">Older →</a></div>"
         }
         return ctx.layout("Logs", body, project: project)
+    }
+
+    /// A line's own attributes as tags, each a link that filters by it; `sentry.*` ones (what the
+    /// SDK adds to every line) folded away.
+    func attributes(_ l: Line) -> String {
+        guard !l.attributes.isEmpty else { return "" }
+        let slug = HTML.q(project.slug)
+        func tag(_ a: (key: String, value: String)) -> String {
+            let shown = HTML.esc(a.key) + "=" + HTML.esc(HTML.clip(a.value, Self.shownAttributeChars))
+            // A value with spaces cannot be one `key:value` term: shown, not linked.
+            guard !a.key.contains(where: \.isWhitespace), !a.value.contains(where: \.isWhitespace), a.value.count <= Self.shownAttributeChars else {
+                return "<span class=\"tag\">\(shown)</span>"
+            }
+            return "<a class=\"tag\" href=\"/ui/projects/\(slug)/logs?q=\(HTML.q(a.key + ":" + a.value))\">\(shown)</a>"
+        }
+        let own = l.attributes.filter { !$0.key.hasPrefix("sentry.") }, sdk = l.attributes.filter { $0.key.hasPrefix("sentry.") }
+        var out = "<div class=\"attrs\">" + own.prefix(Self.shownAttributes).map(tag).joined()
+        if own.count > Self.shownAttributes { out += "<span class=\"muted\"> +\(own.count - Self.shownAttributes) more</span>" }
+        if !sdk.isEmpty {
+            out += "<details><summary>SDK attributes (\(sdk.count))</summary>" + sdk.prefix(Self.shownAttributes).map(tag).joined() + "</details>"
+        }
+        return out + "</div>"
     }
 
     /// A body as shown: whole up to `shownBodyBytes`, else cut at a character boundary with its size.
