@@ -24,7 +24,7 @@ struct TracePage {
     }
 
     func render() throws -> HTTPResponse {
-        guard let traces = ctx.store as? TraceStore else { return WebUI.notFound("this store keeps no traces") }
+        guard let traces = ctx.stores.traces else { return WebUI.notFound("this store keeps no traces") }
         guard let traceID = TransactionDecoder.hexID(traceIDText, 32) else { return WebUI.notFound("a trace id is 32 hex digits") }
         let stored = try traces.trace(projectID: project.id, traceID: traceID)
         guard !stored.spans.isEmpty || !stored.occurrences.isEmpty else { return WebUI.notFound("no such trace") }

@@ -21,7 +21,7 @@ struct TracesPage {
     var slug: String { HTML.q(project.slug) }
 
     func render() throws -> HTTPResponse {
-        guard let traces = ctx.store as? TraceStore else { return WebUI.notFound("this store keeps no traces") }
+        guard let traces = ctx.stores.traces else { return WebUI.notFound("this store keeps no traces") }
         if !ctx.q("name").isEmpty { return try byName(traces, String(ctx.q("name").prefix(500))) }
         let text = String(ctx.q("q").prefix(200))
         let status = Self.statuses.contains { $0.value == ctx.q("status") } ? ctx.q("status") : ""
