@@ -5,7 +5,7 @@ import Glibc
 import FaultlineProtocol
 
 public struct PendingCrashFile: Sendable, Equatable {
-    public enum Kind: Sendable, Equatable {
+    public enum Kind: Sendable, Hashable {
         /// `*.crash.json`, written by Faultline's crash handler (SDK or LD_PRELOAD).
         case faultlineReport
         /// Any other `*.json`: a crash log of Swift's backtracer (`SWIFT_BACKTRACE=format=json`).

@@ -12,41 +12,26 @@ package enum PendingCrashReports {
         crashDirectory: String, corruptDirectory: String, outbox: Outbox,
         sdkName: String, envelopeHeader: (String) -> JSONValue, skipping ownEventID: String? = nil
     ) -> CrashPickup {
-        var result = CrashPickup()
-        let fm = FileManager.default
-        guard let names = try? fm.contentsOfDirectory(atPath: crashDirectory) else { return result }
-        removeAbandonedTemporaries(in: crashDirectory, names: names)
-        for file in PendingCrashFile.list(in: crashDirectory) where file.kind == .faultlineReport {
-            let path = file.path
-            if let own = ownEventID, PathName.last(path).contains(own) { continue }
-            guard let data = fm.contents(atPath: path) else { continue }
-            let event: JSONValue, report: CrashReport
-            do {
-                let converted = try file.event(from: data, sdkName: sdkName)
-                (event, report) = (converted.event, converted.report!)
-            } catch {
-                setAside(path, into: corruptDirectory, reason: "\(error)")
-                result.setAside.append(PathName.last(path))
-                continue
-            }
-            var items = [Envelope.Item(type: "event", payload: event.serialized())]
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: crashDirectory) {
+            removeAbandonedTemporaries(in: crashDirectory, names: names)
+        }
+        var pickup = CrashFilePickup(corrupt: .setAside(directory: corruptDirectory, prefix: ""))
+        pickup.only = .faultlineReport
+        pickup.sdkName = sdkName
+        pickup.skippingEventID = ownEventID
+        var crashedSessions: [String] = []
+        var result = pickup.run(directory: crashDirectory) { crash in
+            guard let report = crash.report else { return false }
+            var items = [Envelope.Item(type: "event", payload: crash.event.serialized())]
             if let session = report.crashContext.sessionID {
                 items.append(Envelope.Item(type: "session", payload: SessionUpdate.crashed(sessionID: session, report: report).json.serialized()))
-                result.previousSessionCrashed.append(session)
             }
-            let envelope = Envelope(header: envelopeHeader(report.eventID), items: items)
-            guard outbox.enqueue(envelope) else { break }  // disk trouble: keep the report for next time
-            unlink(path)
-            result.converted.append(report.eventID)
+            guard outbox.enqueue(Envelope(header: envelopeHeader(report.eventID), items: items)) else { return false }
+            if let session = report.crashContext.sessionID { crashedSessions.append(session) }
+            return true
         }
+        result.previousSessionCrashed = crashedSessions
         return result
-    }
-
-    private static func setAside(_ path: String, into dir: String, reason: String) {
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let name = PathName.last(path)
-        if rename(path, dir + "/" + name) != 0 { unlink(path) }
-        try? Data(reason.utf8).write(to: URL(fileURLWithPath: dir + "/" + name + ".reason.txt"))
     }
 
     /// A `.tmp` left by a process killed mid-write is never completed; remove it once it is old

@@ -18,38 +18,15 @@ package enum PendingSwiftBacktraceLogs {
         directory: String, corruptDirectory: String, outbox: Outbox, context: CrashContext,
         sdkName: String, envelopeHeader: (String) -> JSONValue
     ) -> CrashPickup {
-        var result = CrashPickup()
-        let fm = FileManager.default
         // Every *.json here is a Swift log (the directory is the backtracer's, not Faultline's).
-        for file in PendingCrashFile.list(in: directory) {
-            let path = file.path
-            guard let data = fm.contents(atPath: path) else { continue }
-            let event: JSONValue, eventID: String
-            do {
-                (event, eventID, _) = try PendingCrashFile(path: path, kind: .swiftBacktraceLog).event(from: data, context: context, sdkName: sdkName)
-            } catch {
-                guard Date().timeIntervalSince1970 - PendingCrashFile.modificationTime(path) > unreadableGraceSeconds else { continue }
-                setAside(path, into: corruptDirectory, reason: "\(error)")
-                result.setAside.append(PathName.last(path))
-                continue
-            }
-            let envelope = Envelope(header: envelopeHeader(eventID), items: [Envelope.Item(type: "event", payload: event.serialized())])
-            guard outbox.enqueue(envelope) else { break }  // disk trouble: keep the log for next time
-            unlink(path)
-            result.converted.append(eventID)
+        var pickup = CrashFilePickup(corrupt: .setAside(directory: corruptDirectory, prefix: "swift-backtrace-"))
+        pickup.readEveryFileAs = .swiftBacktraceLog
+        pickup.context = context
+        pickup.sdkName = sdkName
+        pickup.unreadableGraceSeconds = unreadableGraceSeconds
+        return pickup.run(directory: directory) { crash in
+            outbox.enqueue(Envelope(header: envelopeHeader(crash.eventID), items: [Envelope.Item(type: "event", payload: crash.event.serialized())]))
         }
-        return result
-    }
-
-    private static func setAside(_ path: String, into dir: String, reason: String) {
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let name = "swift-backtrace-" + PathName.last(path)
-        if rename(path, dir + "/" + name) != 0 {
-            // Another filesystem: copy what can be copied, then remove it so it is never retried.
-            try? FileManager.default.copyItem(atPath: path, toPath: dir + "/" + name)
-            unlink(path)
-        }
-        try? Data(reason.utf8).write(to: URL(fileURLWithPath: dir + "/" + name + ".reason.txt"))
     }
 }
 

@@ -45,29 +45,25 @@ enum CrashesCommand {
             printError("cannot use outbox \(outboxDir!): \(error)")
             return ExitCode.inputError
         }
-        var corrupt = 0
         // *.crash.json: Faultline's reports; any other *.json: a Swift backtracer crash log.
-        for file in PendingCrashFile.list(in: dir) {
-            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
-            let event: JSONValue, eventID: String
-            do {
-                (event, eventID, _) = try file.event(from: data)
-            } catch {
-                printError("\(file.path): \(error)")
-                corrupt += 1
-                continue
-            }
+        var pickup = CrashFilePickup(corrupt: .report { path, error in printError("\(path): \(error)") })
+        pickup.removeDelivered = remove
+        var failure: String?
+        let result = pickup.run(directory: dir) { crash in
             if let outbox {
-                let env = Envelope(header: ["event_id": .string(eventID)], items: [Envelope.Item(type: "event", payload: event.serialized())])
-                guard outbox.enqueue(env) else { printError("could not write to the outbox"); return ExitCode.failure }
+                let env = Envelope(header: ["event_id": .string(crash.eventID)], items: [Envelope.Item(type: "event", payload: crash.event.serialized())])
+                guard outbox.enqueue(env) else { failure = "could not write to the outbox"; return false }
             } else {
                 // Never delete a report whose event did not reach the output.
-                guard writeAll(1, Array(event.serialized(pretty: pretty) + Data("\n".utf8))) else {
-                    printError(standardOutputError()); return ExitCode.failure
-                }
+                guard writeAll(1, Array(crash.event.serialized(pretty: pretty) + Data("\n".utf8))) else { failure = standardOutputError(); return false }
             }
-            if remove { unlink(file.path) }
+            return true
         }
+        if let failure {
+            printError(failure)
+            return ExitCode.failure
+        }
+        let corrupt = result.setAside.count
         return corrupt > 0 ? ExitCode.partial : ExitCode.ok
     }
 }
