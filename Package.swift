@@ -63,14 +63,19 @@ let package = Package(
 
         // MARK: Crash pickup and the outbox: what the SDK does at the next launch and `faultline
         // crashes` does on demand, in Swift alone (no crash core, so no libc interposers).
-        .target(name: "FaultlineCrashPickup", dependencies: ["FaultlineProtocol"]),
+        .target(name: "FaultlineCrashPickup", dependencies: ["FaultlineProtocol", "FaultlineFiles"]),
+        // POSIX file I/O every part shares: whole writes and reads on a descriptor, atomic replacement.
+        .target(name: "FaultlineFiles", dependencies: ["FaultlineProtocol"]),
 
         // MARK: SDK (what apps import)
         // CCurl: the SDK's own HTTP client (Transport/CurlClient.swift says why not URLSession); the
         // libcurl FoundationNetworking already loads, so only its headers are new, at build time.
         .target(
             name: "Faultline",
-            dependencies: ["CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads", "FaultlineHashing", "CCurl"]),
+            dependencies: [
+                "CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles",
+                "CCurl"
+            ]),
         // SHA-1 and SHA-256 over libcrypto, for the SDK, the server and the upload client.
         .target(name: "FaultlineHashing", dependencies: ["CCrypto", "FaultlineProtocol"]),
 
@@ -80,7 +85,7 @@ let package = Package(
         // MARK: Server
         .target(name: "FaultlineServer",
                 dependencies: [
-                    "FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite",
+                    "FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite",
                     "CCrypto", "CLibPQ", "CCurl", "CBrotli"
                 ]),
 
@@ -94,16 +99,16 @@ let package = Package(
         // commands. Why: Sources/FaultlineCommandLine/Subcommand.swift. Its modules (this one,
         // FaultlineProtocol, FaultlineCrashPickup, FaultlineSymbolication) import FoundationEssentials,
         // never Foundation: CoreFoundation's and ICU's start-up was ~3 MB of a one-address run.
-        .target(name: "FaultlineCommandLine", dependencies: ["FaultlineProtocol"]),
+        .target(name: "FaultlineCommandLine", dependencies: ["FaultlineProtocol", "FaultlineFiles"]),
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the static Swift
         // runtime and Foundation carried 72,000 R_X86_64_RELATIVE entries whose 1.7 MB table the
         // loader read at every start, ~8% of a one-address run's peak memory (gold cannot pack
         // them; a non-PIE link would, at the cost of ASLR for a tool that reads untrusted files).
         .executableTarget(name: "faultline",
-                          dependencies: ["FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineProtocol"],
+                          dependencies: ["FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineProtocol", "FaultlineFiles"],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         .executableTarget(name: "faultline-server",
-                          dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol"]),
+                          dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineFiles"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],

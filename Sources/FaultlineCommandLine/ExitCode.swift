@@ -2,6 +2,7 @@
 // whichever of the two executables runs it (see CommandRouter in Sources/faultline).
 import FoundationEssentials
 import Glibc
+import FaultlineFiles
 
 /// Exit codes a CI script can rely on.
 public enum ExitCode {

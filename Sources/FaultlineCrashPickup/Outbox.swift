@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import FaultlineProtocol
 import Synchronization
+import FaultlineFiles
 
 /// Why an envelope was dropped; reported to the server as client reports.
 public enum DropReason: String, Sendable, CaseIterable {

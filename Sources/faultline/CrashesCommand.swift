@@ -5,6 +5,7 @@ import FaultlineProtocol
 import FoundationEssentials
 import Glibc
 import FaultlineCommandLine
+import FaultlineFiles
 
 enum CrashesCommand {
     static let help = """

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import FaultlineCommandLine
 import FaultlineSymbolication
+import FaultlineFiles
 
 enum SymbolicateAddressMode {
     static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, fullIndex: Bool = false, symbolicator: Symbolicator) -> Int32 {

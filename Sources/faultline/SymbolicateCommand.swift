@@ -4,6 +4,7 @@ import Glibc
 import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
+import FaultlineFiles
 
 enum SymbolicateCommand {
     static let help = """

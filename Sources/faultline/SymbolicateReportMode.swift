@@ -4,6 +4,7 @@ import Glibc
 import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
+import FaultlineFiles
 
 enum SymbolicateReportMode {
     static func run(input: String, json: Bool, crashedOnly: Bool = false, faultlineFrames: Bool = false, symbolicator: Symbolicator) -> Int32 {

@@ -1,6 +1,7 @@
 // The SDK's on-disk layout: one directory per app, with fixed subdirectories.
 import FaultlineCrashPickup
 import Foundation
+import FaultlineFiles
 
 struct DataDirectory: Sendable {
     let root: String
@@ -23,7 +24,7 @@ struct DataDirectory: Sendable {
         var partial = ""
         for component in root.split(separator: "/", omittingEmptySubsequences: true) {
             partial += "/" + component
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST { throw FaultlineCrashPickup.POSIXError.errno("mkdir \(partial)") }
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST { throw POSIXError.errno("mkdir \(partial)") }
         }
     }
 

@@ -3,6 +3,7 @@ import FaultlineCrashPickup
 import Foundation
 import FaultlineProtocol
 import Synchronization
+import FaultlineFiles
 
 /// Keeps the current session and a marker file per running process: a marker whose process is
 /// gone, and that neither exited cleanly nor left a crash report, means that run ended abnormally

@@ -3,6 +3,7 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineHashing
+import FaultlineFiles
 
 public final class ChunkUpload: @unchecked Sendable {
     public static let chunkSize = 8 * 1024 * 1024
@@ -28,7 +29,8 @@ public final class ChunkUpload: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    /// Removes partial writes (`*.tmp-*`, left by a crash mid-write) older than a minute and chunks
+    /// Removes partial writes (AtomicFile's temporaries, and `*.tmp-*` of older versions, left by a
+    /// crash mid-write) older than a minute and chunks
     /// older than the expiry. Runs at start-up and at most every ten minutes on upload.
     @discardableResult
     public func expire(now: Double = Date().timeIntervalSince1970) -> Int {
@@ -38,7 +40,8 @@ public final class ChunkUpload: @unchecked Sendable {
             var st = stat()
             guard lstat(path, &st) == 0 else { continue }
             let age = now - Double(st.st_mtim.tv_sec)
-            if age > (name.contains(".tmp-") ? 60 : expirySeconds), unlink(path) == 0 { removed += 1 }
+            let partial = AtomicFile.isTemporary(name) || name.contains(".tmp-")
+            if age > (partial ? 60 : expirySeconds), unlink(path) == 0 { removed += 1 }
         }
         return removed
     }
@@ -105,11 +108,8 @@ public final class ChunkUpload: @unchecked Sendable {
             guard data.count <= Self.chunkSize else { return .detail(400, "chunk \(i) is larger than \(Self.chunkSize) bytes") }
             let actual = SHA1Hash.hex(data)
             guard actual == claimed else { return .detail(400, "chunk \(i): SHA-1 is \(actual), not \(claimed) as named") }
-            let tmp = path(actual) + ".tmp-\(UUID().uuidString)"
-            guard FileManager.default.createFile(atPath: tmp, contents: data), rename(tmp, path(actual)) == 0 else {
-                try? FileManager.default.removeItem(atPath: tmp)
-                return .detail(500, "could not store chunk \(i)")
-            }
+            // Synced: a chunk the client is told is stored is not asked for again.
+            guard (try? AtomicFile.write(data, to: path(actual), sync: true)) != nil else { return .detail(500, "could not store chunk \(i)") }
         }
         return HTTPResponse(status: 200)
     }

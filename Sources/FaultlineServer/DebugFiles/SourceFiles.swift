@@ -10,6 +10,7 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineHashing
+import FaultlineFiles
 
 public final class SourceFiles: @unchecked Sendable {
     let records: any DebugFileRecordStore
@@ -73,11 +74,8 @@ public final class SourceFiles: @unchecked Sendable {
                     return .json(["state": "not_found", "missingChunks": [.string(sha1)]])
                 }
                 try FileManager.default.createDirectory(atPath: (object as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                let tmp = object + ".tmp-\(UUID().uuidString)"
-                guard FileManager.default.createFile(atPath: tmp, contents: data), rename(tmp, object) == 0 else {
-                    try? FileManager.default.removeItem(atPath: tmp)
-                    return .detail(500, "could not store a source file")
-                }
+                // Synced: the upload is acknowledged as stored once this returns.
+                guard (try? AtomicFile.write(data, to: object, sync: true)) != nil else { return .detail(500, "could not store a source file") }
                 chunks.remove([sha1])
             }
             let size = (try? FileManager.default.attributesOfItem(atPath: object)[.size] as? Int) ?? 0

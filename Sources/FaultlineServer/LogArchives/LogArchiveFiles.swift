@@ -1,6 +1,7 @@
 // Archive files on disk, under names the server chooses: `<data>/log-archives/<project id>/
 // <yyyymmdd>/<32 random hex>.gz`. Nothing a client sends is ever part of a path.
 import Foundation
+import FaultlineFiles
 
 final class LogArchiveFiles: Sendable {
     let root: String
@@ -31,16 +32,7 @@ final class LogArchiveFiles: Sendable {
         guard fd >= 0 else { throw FileError(message: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
         var ok = false
         defer { if !ok { unlink(temporary) } }
-        let written = body.withUnsafeBytes { raw -> Bool in
-            var off = 0
-            while off < raw.count {
-                let n = write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
-                off += n
-            }
-            return true
-        }
+        let written = body.withUnsafeBytes { writeAll(fd, $0) }
         let synced = written && fsync(fd) == 0
         close(fd)
         guard synced else { throw FileError(message: "cannot write \(temporary): \(String(cString: strerror(errno)))") }

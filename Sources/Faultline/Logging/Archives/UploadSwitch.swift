@@ -6,6 +6,7 @@
 import Foundation
 import FaultlineCrashPickup
 import Synchronization
+import FaultlineFiles
 
 final class UploadSwitch: Sendable {
     enum State: String, Sendable { case on, off }

@@ -1,0 +1,41 @@
+// Files replaced whole: written to a temporary name, then renamed over the old one; with `sync`,
+// fsync'd (file and folder) so the new content survives a power loss once this returns.
+import FoundationEssentials
+import Glibc
+import Synchronization
+import FaultlineProtocol
+
+public enum AtomicFile {
+    /// Temporary names are unique within the process too (two threads may replace one file).
+    private static let counter = Atomic<Int>(0)
+
+    /// Replaces `path` whole with `data`: readers see the old file or the new one, never a part.
+    /// `sync`: the data and the rename are on disk when this returns (fsync of file and folder).
+    public static func write(_ data: Data, to path: String, sync: Bool = false) throws {
+        let dir = PathName.directory(path)
+        let tmp = dir + "/." + PathName.last(path) + ".\(getpid()).\(counter.wrappingAdd(1, ordering: .relaxed).newValue).tmp"
+        let fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw POSIXError.errno("create \(tmp)") }
+        defer { close(fd) }
+        let whole = data.withUnsafeBytes { writeAll(fd, $0) }
+        guard whole else {
+            let e = POSIXError.errno("write \(tmp)")
+            unlink(tmp)
+            throw e
+        }
+        if sync { fsync(fd) }
+        guard rename(tmp, path) == 0 else {
+            let e = POSIXError.errno("rename to \(path)")
+            unlink(tmp)
+            throw e
+        }
+        if sync {
+            let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if dfd >= 0 { fsync(dfd); close(dfd) }
+        }
+    }
+
+    /// Whether `name` (a file name, not a path) is one of AtomicFile's temporaries: a writer
+    /// killed mid-write leaves one behind, and directory sweeps remove old ones.
+    public static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
+}
