@@ -80,8 +80,9 @@ final class LogFollower {
             // open() drops the old file's unfinished last line: the new file repeats it after `shown`.
             guard open() else { return out }
             out += resume(in: readToEnd())
-        } else if st.st_size < offset {
-            // Truncated in place: a trim that compacted (a full disk), or someone emptied the file.
+        } else if st.st_size < offset || LogTrimCount.read(forFile: path) > trims {
+            // Truncated in place: a trim that compacted (a full disk; the file may have grown
+            // past the old offset since, hence the trim count), or someone emptied the file.
             offset = 0
             partial = []
             out += resume(in: readToEnd())

@@ -133,19 +133,23 @@ final class CappedFile: @unchecked Sendable {
     /// Caller holds the exclusive lock; the spans together are at most the cap.
     private func appendWithinCap(_ spans: [UnsafeRawBufferPointer]) -> Int32 {
         let total = spans.reduce(0) { $0 + $1.count }
-        if currentSize + total > cap { shrink(keepingAtMost: min(cap / 2, cap - total)) }
-        var error = writeWhole(spans, total: total)
-        if error == ENOSPC || error == EDQUOT, currentSize > cap / 2 {
+        var size = currentSize
+        if size + total > cap {
+            shrink(keepingAtMost: min(cap / 2, cap - total))
+            size = currentSize
+        }
+        var error = writeWhole(spans, total: total, at: size)
+        if error == ENOSPC || error == EDQUOT, size > cap / 2 {
             // The disk is full: this file's older half makes way for the newer lines.
             shrink(keepingAtMost: min(cap / 2, cap - total))
-            error = writeWhole(spans, total: total)
+            error = writeWhole(spans, total: total, at: currentSize)
         }
         return error
     }
 
-    /// One writev; a short write is truncated away again. Caller holds the exclusive lock.
-    private func writeWhole(_ spans: [UnsafeRawBufferPointer], total: Int) -> Int32 {
-        let before = currentSize
+    /// One writev at the end (`before`, the size now); a short write is truncated away again.
+    /// Caller holds the exclusive lock.
+    private func writeWhole(_ spans: [UnsafeRawBufferPointer], total: Int, at before: Int) -> Int32 {
         var iov = spans.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
         var n: Int
         repeat { n = writev(fd, &iov, Int32(iov.count)) } while n < 0 && errno == EINTR
