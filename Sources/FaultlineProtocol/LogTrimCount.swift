@@ -10,8 +10,17 @@ public enum LogTrimCount {
     /// The lock file beside a capped file.
     public static func lockPath(of path: String) -> String { path + ".lock" }
 
+    /// Gives a new lock file its count (0) while there is space, so a later count on a full
+    /// disk overwrites bytes already allocated. Caller holds the exclusive flock on `lockFD`.
+    public static func prepare(lockFD: Int32) {
+        var st = stat()
+        guard fstat(lockFD, &st) == 0, st.st_size < 8 else { return }
+        var zero = UInt64(0)
+        _ = withUnsafeBytes(of: &zero) { pwrite(lockFD, $0.baseAddress, 8, 0) }
+    }
+
     /// Adds one trim. Caller holds the exclusive flock on `lockFD` (opened read-write). On a full
-    /// disk the first count may not be written: then a reader sees no trim and calls the file new.
+    /// disk without `prepare` the count may not be written: then a reader sees no trim.
     public static func increment(lockFD: Int32) {
         let next = read(fd: lockFD) &+ 1
         var bytes = next.littleEndian

@@ -14,6 +14,10 @@
 // only narrow that window, not close it: the intermediate file can be replaced before any reader
 // opens it.
 //
+// A compaction in place (the writer's trim on a full disk) keeps the inode: the trim count tells
+// it, and the file is read again from its start under the writers' lock (shared), resuming after
+// what was shown.
+//
 // Trimmed or new: the writer counts its trims in the file's lock file (LogTrimCount). A
 // replacement or truncation without a new trim there, or after the path was seen missing, is a
 // file deleted (or emptied) and written anew: it is shown from its start, and is no gap.
@@ -66,7 +70,18 @@ final class LogFollower {
     /// New complete lines since the last call (empty when nothing changed).
     func poll() -> [[UInt8]] {
         var out: [[UInt8]] = []
-        if fd >= 0 { out += lines(in: readToEnd()) }
+        if fd >= 0 {
+            let bytes = readToEnd()
+            if compactedInPlace() {
+                // Before or during that read the writer moved the file's newer part to its start
+                // (a trim on a full disk): what was read is no continuation. Read the file again
+                // from its start, with writers held off so no compaction runs under the read.
+                offset = 0
+                partial = []
+                return withSharedLock { resume(in: readToEnd()) }
+            }
+            out += lines(in: bytes)
+        }
         var st = stat()
         guard stat(path, &st) == 0 else {
             // Gone: deleted (a new file may come), or for an instant between unlink and rename.
@@ -80,9 +95,8 @@ final class LogFollower {
             // open() drops the old file's unfinished last line: the new file repeats it after `shown`.
             guard open() else { return out }
             out += resume(in: readToEnd())
-        } else if st.st_size < offset || LogTrimCount.read(forFile: path) > trims {
-            // Truncated in place: a trim that compacted (a full disk; the file may have grown
-            // past the old offset since, hence the trim count), or someone emptied the file.
+        } else if st.st_size < offset {
+            // Truncated in place by someone else (a compaction is found above).
             offset = 0
             partial = []
             out += resume(in: readToEnd())
@@ -101,6 +115,25 @@ final class LogFollower {
         }
         if trimmed { gaps += 1 } else { recreations += 1 }
         return lines(in: all)
+    }
+
+    /// A trim since the last look, and the path still names the file read: it was compacted in
+    /// place. (A trim by copy and rename gives the path a new file; the writer counts a
+    /// compaction before it starts moving bytes, so a read that overlapped one sees it here.)
+    private func compactedInPlace() -> Bool {
+        guard LogTrimCount.read(forFile: path) > trims else { return false }
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_ino == inode
+    }
+
+    /// Runs `body` holding the shared lock the writers' appends and trims take exclusively.
+    private func withSharedLock<R>(_ body: () -> R) -> R {
+        let lock = Glibc.open(LogTrimCount.lockPath(of: path), O_RDONLY | O_CLOEXEC)
+        guard lock >= 0 else { return body() }
+        defer { close(lock) }
+        while flock(lock, LOCK_SH) != 0 && errno == EINTR {}
+        defer { flock(lock, LOCK_UN) }
+        return body()
     }
 
     /// Whether the writer trimmed since the last look.

@@ -1,6 +1,7 @@
 // `faultline console` like `tail -F`: a file that does not exist yet is waited for, and a file
 // deleted and created anew is shown from its start without a false "trimmed away" note.
 @testable import Faultline
+import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
 import Synchronization
@@ -61,6 +62,61 @@ final class ConsoleWaitAndRecreateTests: XCTestCase {
         }
         XCTAssertEqual(lines, (0..<5).map { "first file \($0)" } + (0..<5).map { "second file \($0)" }, shown.text)
         XCTAssertFalse(shown.text.contains("trimmed away"), "a recreated file is not a trim: \(shown.text)")
+    }
+
+    func testFollowsACompactionInPlaceOnAFullDiskWithoutRepeatingOrLosingALine() throws {
+        let dir = TestSupport.makeTemporaryDirectory("console-full")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let mnt = dir + "/tiny"
+        try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
+        guard getuid() == 0, (try? TestSupport.shell("mount -t tmpfs -o size=300k tmpfs '\(mnt)'")) != nil else {
+            throw XCTSkip("mounting a small tmpfs is not permitted here")
+        }
+        defer { _ = try? TestSupport.shell("umount '\(mnt)'") }
+        let path = mnt + "/app.log"
+        let log = try FileLogger(path: path, maximumBytes: 16384)
+        log.error("line 0")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: TestSupport.product("faultline"))
+        p.arguments = ["console", path, "--color", "never"]
+        let out = Pipe()
+        p.standardOutput = out
+        let shown = Collected(out)
+        try p.run()
+        XCTAssertTrue(shown.waitFor("line 0 "), shown.text)
+        // Up to just under the cap, then the disk fills up: each trim from now on compacts in
+        // place (its copy cannot be written).
+        var next = 1
+        var st = stat()
+        while stat(path, &st) == 0 && st.st_size < 16384 - 300 && next < 1000 {
+            log.error("line \(next) " + String(repeating: "c", count: 100))
+            next += 1
+        }
+        XCTAssertTrue(shown.waitFor("line \(next - 1) "), shown.text)
+        let filler = open(mnt + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 0x2E, count: 512)
+        for _ in 0..<2000 where block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+        close(filler)
+        let trims = LogTrimCount.read(forFile: path)
+        for i in next..<300 {
+            log.error("line \(i) " + String(repeating: "c", count: 100))
+            // Paced by what the console showed (a trim comes every ~25 lines), so no two trims
+            // fall between two of its polls.
+            if i % 10 == 0 { XCTAssertTrue(shown.waitFor("line \(i) "), shown.text) }
+        }
+        XCTAssertTrue(shown.waitFor("line 299 "), shown.text)
+        XCTAssertGreaterThan(LogTrimCount.read(forFile: path), trims, "trimmed meanwhile")
+        XCTAssertEqual(log.droppedLines, 0, "a compaction frees what the next lines need")
+        log.close()
+        kill(p.processIdentifier, SIGTERM)
+        XCTAssertEqual(p.awaitEnd(), ProcessEnd(exitCode: 0, signal: nil))
+        out.fileHandleForReading.readabilityHandler = nil
+        let numbers = shown.text.split(separator: "\n").compactMap { l -> Int? in
+            guard let r = l.range(of: #"line \d+ "#, options: .regularExpression) else { return nil }
+            return Int(l[r].dropFirst(5).dropLast())
+        }
+        XCTAssertEqual(numbers, Array(0..<300), "every line once, in order, across compactions")
+        XCTAssertFalse(shown.text.contains("trimmed away"), shown.text)
     }
 
     func testAMissingFileWithoutFollowIsAnError() throws {

@@ -92,11 +92,13 @@ final class CappedFile: @unchecked Sendable {
         return fstat(fd, &st) == 0 ? Int(st.st_size) : 0
     }
 
-    /// What an earlier run may have left: a file past the cap (a crash's final append, a larger
+    /// The trim count gets its bytes while there is space (LogTrimCount). What an earlier run
+    /// may have left: a file past the cap (a crash's final append, a larger
     /// cap before) is trimmed; a last line without its newline (a torn write) is ended.
     private func repairAtOpen() {
         lock(LOCK_EX)
         defer { lock(LOCK_UN) }
+        LogTrimCount.prepare(lockFD: lockFD)
         let size = currentSize
         if size > cap { shrink(keepingAtMost: cap / 2) }
         let end = currentSize
@@ -205,12 +207,14 @@ final class CappedFile: @unchecked Sendable {
         let rw = open(path, O_RDWR | O_CLOEXEC)
         guard rw >= 0 else { return }
         defer { close(rw) }
+        // Counted before any byte moves: a reader whose read overlaps the move sees the count
+        // change after it and reads again (LogFollower).
+        LogTrimCount.increment(lockFD: lockFD)
         var from = off_t(cut)
         var to: off_t = 0
         // A copy that fails mid-way (an I/O error) would end in a torn line: then nothing is kept.
         let moved = Self.copy(rw, from: &from, to: rw, at: &to, count: size - cut)
         ftruncate(rw, moved ? to : 0)
-        LogTrimCount.increment(lockFD: lockFD)
     }
 
     /// The first byte after the first newline at or past the point from which `keep` bytes
