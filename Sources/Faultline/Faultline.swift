@@ -31,10 +31,13 @@ public enum Faultline {
         var preparation: StartPreparation?
     }
 
-    /// Starts crash capture and (with a valid DSN) sending. Safe to call again: later calls
-    /// update the context and pick up new reports.
+    /// Starts crash capture and (with a valid DSN) sending. Once per process: a later call prints
+    /// one line on stderr, changes nothing, and returns the first call's result (with that line
+    /// added to its warnings). A start that left the SDK off (an unusable data directory) does
+    /// not count: the next call starts.
     /// - A missing DSN: crashes are still captured and converted into the outbox, nothing is sent.
-    /// - A malformed DSN, or one carrying a server token: the SDK stays off entirely.
+    /// - A malformed DSN, or one carrying a server token: the same as no DSN (crashes captured
+    ///   to disk, nothing sent), with one line on stderr saying why.
     ///
     /// On the calling thread: the DSN, the data directory's root, the install id, the crash
     /// context and the crash handler. Everything else (outbox scan, pickup of earlier crash
@@ -42,13 +45,19 @@ public enum Faultline {
     /// after; whatever needs it waits for it (StartPreparation).
     @discardableResult
     public static func start(_ options: Options) -> StartResult {
+        if case .again(let first) = SDKState.shared.claimStart() {
+            let note = "Faultline.start was called again; ignored: the first start's options stay in use"
+            warnOnce(note)
+            var again = first ?? StartResult()
+            again.startWarnings.append(note)
+            return again
+        }
         var result = StartResult()
         var dsn: DSN?
         if let raw = options.dsn, !DSN.isBlank(raw) {
             do { dsn = try DSN(parsing: raw) } catch {
-                result.startWarnings.append("Faultline is off: \(error.description)")
+                result.startWarnings.append("nothing is sent, crashes are captured to disk: \(error.description)")
                 warnOnce(result.startWarnings.last!)
-                return result
             }
         } else {
             result.startWarnings.append("no DSN given: crashes are captured to disk but nothing is sent")
@@ -59,6 +68,7 @@ public enum Faultline {
         do { try data.createRoot() } catch {
             result.startWarnings.append("Faultline is off: cannot use data directory \(data.root): \(error)")
             warnOnce(result.startWarnings.last!)
+            SDKState.shared.abandonStart()
             return result
         }
         let install = data.installID()
@@ -100,6 +110,7 @@ public enum Faultline {
         }
         if !result.crashHandlerInstalled { Thread.detachNewThread(background) }
         result.sending = dsn != nil
+        state.finishStart(result)
         return result
     }
 
@@ -149,13 +160,28 @@ public enum Faultline {
         preparation.finish(pickup: pickup, warnings: warnings)
     }
 
-    /// Sends everything queued now and waits up to `timeout` seconds. False if not started or timed out.
+    /// Sends everything queued before the call and waits up to `timeout` seconds. True only when
+    /// the server acknowledged all of it: false when not started (or no DSN), on a timeout, when
+    /// anything queued before the call is still in the outbox (server down, back-off, rate
+    /// limit), or when the server refused some of it (a wrong key: see `status`). What is left
+    /// stays in the outbox for later passes: `status.pendingEnvelopes` counts it.
     @discardableResult
     public static func flush(timeout: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
         SDKState.shared.waitForStart(timeout: timeout)
-        guard let w = Worker.shared else { return false }
+        guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return false }
         TransactionSender.shared.drain()  // ended transactions into the outbox first
-        return w.flush(timeout: timeout)
+        w.packLogs()  // and the log lines logged so far
+        let queued = Set(outbox.pending().map(\.path))
+        let refusedBefore = envelopeLosses(outbox)
+        guard w.flush(timeout: max(0, deadline.timeIntervalSinceNow)) else { return false }
+        let left = outbox.pending().contains { queued.contains($0.path) }
+        return !left && envelopeLosses(outbox) == refusedBefore
+    }
+
+    /// Envelopes lost so far (archives evicted by the rolling log's caps are not envelopes).
+    private static func envelopeLosses(_ outbox: Outbox) -> Int {
+        outbox.droppedCounts.filter { $0.key != .logArchiveEvicted }.values.reduce(0, +)
     }
 
     /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
@@ -208,8 +234,43 @@ final class SDKState: Sendable {
         var dataDirectory: DataDirectory?
         var workerStarted = false
         var preparation: StartPreparation?
+        var start = StartClaim.none
     }
     private let inner = Mutex(Inner())
+
+    enum StartClaim {
+        case none
+        case inProgress
+        case done(Faultline.StartResult)
+    }
+    enum StartTurn {
+        case first
+        /// Started already: the first start's result (nil while it is still running).
+        case again(Faultline.StartResult?)
+    }
+
+    /// The first caller starts; decided under the lock, so two racing starts cannot both run.
+    func claimStart() -> StartTurn {
+        inner.withLock { s in
+            switch s.start {
+            case .none:
+                s.start = .inProgress
+                return .first
+            case .inProgress: return .again(nil)
+            case .done(let r): return .again(r)
+            }
+        }
+    }
+    /// The start left the SDK off: a later start may try again.
+    func abandonStart() { inner.withLock { $0.start = .none } }
+    func finishStart(_ result: Faultline.StartResult) { inner.withLock { $0.start = .done(result) } }
+    /// A start ran (or runs) and left the SDK on.
+    var isStarted: Bool {
+        inner.withLock { s in
+            if case .none = s.start { return false }
+            return true
+        }
+    }
 
     /// Waits (bounded) until the latest start's background half has run.
     func waitForStart(timeout: Double) {

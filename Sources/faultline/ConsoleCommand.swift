@@ -9,11 +9,13 @@ enum ConsoleCommand {
         usage: faultline console FILE… [-n LINES] [--level LEVEL] [--grep TEXT] [--regex PATTERN]
                                 [--color auto|always|never] [--no-follow]
 
-        Shows the last lines of each file (default 10), then follows them like `tail -F`: a file log's
-        trim (the file is atomically replaced by its newer half) and truncation are followed without
-        repeating or losing lines, as long as the file is not trimmed twice within one 50 ms poll (a
-        whole cap of output in 50 ms); if it is, the lines no trim kept are gone and a dimmed note
-        says so. Lines in the file-log format are shown as
+        Shows the last lines of each file (default 10), then follows them like `tail -F`: a file that
+        does not exist yet is waited for (and shown from its start when it appears); a file log's
+        trim (the file is atomically replaced by its newer part, or compacted in place on a full
+        disk) is followed without repeating or losing lines, as long as the file is not trimmed
+        twice within one 50 ms poll (a whole cap of output in 50 ms); if it is, the lines no trim
+        kept are gone and a dimmed note says so. A file deleted and created anew, or truncated by
+        someone else, is shown from its start, without a note. Lines in the file-log format are shown as
         `TIMESTAMP LEVEL message {attributes} (file:line)`, coloured by level when stdout is a
         terminal and NO_COLOR is not set; other lines (a stderr capture) are shown as they are.
 
@@ -25,7 +27,7 @@ enum ConsoleCommand {
           --no-follow      print the last lines and exit
 
         Ends with exit code 0 on Ctrl-C (SIGINT), SIGTERM, or when stdout is closed (a pipe into `head`).
-        exit codes: 0 ok, 2 usage error, 3 a file cannot be read
+        exit codes: 0 ok, 2 usage error, 3 a file cannot be read (or, with --no-follow, does not exist)
         """
 
     nonisolated(unsafe) static var stop: sig_atomic_t = 0
@@ -65,7 +67,11 @@ enum ConsoleCommand {
             i += 1
         }
         guard !files.isEmpty else { printError("no file given; see faultline console --help"); return ExitCode.usage }
-        for f in files where access(f, R_OK) != 0 { printError("\(f): cannot read"); return ExitCode.inputError }
+        for f in files where access(f, R_OK) != 0 {
+            // A file that does not exist yet is waited for, like `tail -F`; one that cannot be read is an error.
+            guard follow && errno == ENOENT else { printError("\(f): cannot read: \(String(cString: strerror(errno)))"); return ExitCode.inputError }
+            printError("\(f) does not exist yet; waiting for it")
+        }
         let useColour = colour == "always" || (colour == "auto" && LogColour.wanted(fileDescriptor: 1))
 
         signal(SIGPIPE, SIG_IGN)

@@ -1,20 +1,30 @@
-// Follows one log file like `tail -F`: survives the file log's trim (an atomic replace) and
-// truncation, and never prints a line twice across a trim.
+// Follows one log file like `tail -F`: waits for a file that does not exist yet, survives the
+// file log's trim (an atomic replace, or on a full disk a compaction in place) and truncation,
+// and never prints a line twice across a trim.
 //
-// Guarantee: a trim keeps the newer half of the file, and the replaced file is final once it is
+// Guarantee: a trim keeps the newer part of the file, and the replaced file is final once it is
 // renamed away (writers append only to the descriptor that still names the path). So when the
 // follower sees a new inode it first reads the old file to its end through the descriptor it
 // still holds, then resumes in the new file right after the last bytes it showed. One trim
 // between two polls therefore loses nothing however much was written. Only when the file is
-// trimmed twice (or replaced by something other than a trim) between two polls can the bytes it
-// last showed be gone from the new file: then the lines written in between that no trim kept
-// were never on disk when the follower looked, they cannot be shown, and `gaps` counts the event
-// so the console can say so. At the console's 50 ms poll that needs a whole cap of new output
-// (2 MiB by default) within 50 ms. inotify would only narrow that window, not close it: the
-// intermediate file can be replaced before any reader opens it.
+// trimmed twice between two polls can the bytes it last showed be gone from the new file: then
+// the lines written in between that no trim kept were never on disk when the follower looked,
+// they cannot be shown, and `gaps` counts the event so the console can say so. At the console's
+// 50 ms poll that needs a whole cap of new output (2 MiB by default) within 50 ms. inotify would
+// only narrow that window, not close it: the intermediate file can be replaced before any reader
+// opens it.
+//
+// A compaction in place (the writer's trim on a full disk) keeps the inode: the trim count tells
+// it, and the file is read again from its start under the writers' lock (shared), resuming after
+// what was shown.
+//
+// Trimmed or new: the writer counts its trims in the file's lock file (LogTrimCount). A
+// replacement or truncation without a new trim there, or after the path was seen missing, is a
+// file deleted (or emptied) and written anew: it is shown from its start, and is no gap.
 import FoundationEssentials
 import Glibc
 import FaultlineCommandLine
+import FaultlineProtocol
 
 final class LogFollower {
     let path: String
@@ -29,8 +39,14 @@ final class LogFollower {
     /// rather than skip them.
     private var shown: [UInt8] = []
     private static let shownLimit = 4096
-    /// How often a replacement was found that no longer contained `shown` (lines were lost).
+    /// How often a trimmed file was found that no longer contained `shown` (lines were lost).
     private(set) var gaps = 0
+    /// How often the file was found deleted and created anew, or truncated by someone else.
+    private(set) var recreations = 0
+    /// The writer's trim count when last looked at (LogTrimCount).
+    private var trims: UInt64 = 0
+    /// The path was missing at some poll since the file was opened.
+    private var vanished = false
 
     init(path: String) { self.path = path }
 
@@ -54,36 +70,83 @@ final class LogFollower {
     /// New complete lines since the last call (empty when nothing changed).
     func poll() -> [[UInt8]] {
         var out: [[UInt8]] = []
-        if fd >= 0 { out += lines(in: readToEnd()) }
+        if fd >= 0 {
+            let bytes = readToEnd()
+            if compactedInPlace() {
+                // Before or during that read the writer moved the file's newer part to its start
+                // (a trim on a full disk): what was read is no continuation. Read the file again
+                // from its start, with writers held off so no compaction runs under the read.
+                offset = 0
+                partial = []
+                return withSharedLock { resume(in: readToEnd()) }
+            }
+            out += lines(in: bytes)
+        }
         var st = stat()
-        guard stat(path, &st) == 0 else { return out }  // gone for now (between unlink and rename)
+        guard stat(path, &st) == 0 else {
+            // Gone: deleted (a new file may come), or for an instant between unlink and rename.
+            if fd >= 0 { vanished = true }
+            return out
+        }
         if fd < 0 || st.st_ino != inode {
             // Replaced (trimmed or rotated): finish the old file (appends that raced with the read
             // above are in it, and it is final now), then resume in the new one after what was shown.
             if fd >= 0 { out += lines(in: readToEnd()); close(fd); fd = -1 }
             // open() drops the old file's unfinished last line: the new file repeats it after `shown`.
             guard open() else { return out }
-            let all = readToEnd()
-            if shown.isEmpty {
-                out += lines(in: all)
-            } else if let r = Self.firstRange(of: shown, in: all) ?? Self.firstRange(of: lastShownLine, in: all) {
-                // (the last line alone: a small cap keeps less than `shown` holds)
-                out += lines(in: Array(all[r.upperBound...]))
-            } else {
-                gaps += 1
-                out += lines(in: all)
-            }
+            out += resume(in: readToEnd())
         } else if st.st_size < offset {
-            offset = 0  // truncated in place
+            // Truncated in place by someone else (a compaction is found above).
+            offset = 0
             partial = []
-            out += lines(in: readToEnd())
+            out += resume(in: readToEnd())
         }
         return out
+    }
+
+    /// The new lines of a file that replaced (or was compacted from) the one shown so far.
+    private func resume(in all: [UInt8]) -> [[UInt8]] {
+        let trimmed = takeNewTrims() && !vanished
+        vanished = false
+        if shown.isEmpty { return lines(in: all) }
+        if let r = Self.firstRange(of: shown, in: all) ?? Self.firstRange(of: lastShownLine, in: all) {
+            // (the last line alone: a small cap keeps less than `shown` holds)
+            return lines(in: Array(all[r.upperBound...]))
+        }
+        if trimmed { gaps += 1 } else { recreations += 1 }
+        return lines(in: all)
+    }
+
+    /// A trim since the last look, and the path still names the file read: it was compacted in
+    /// place. (A trim by copy and rename gives the path a new file; the writer counts a
+    /// compaction before it starts moving bytes, so a read that overlapped one sees it here.)
+    private func compactedInPlace() -> Bool {
+        guard LogTrimCount.read(forFile: path) > trims else { return false }
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_ino == inode
+    }
+
+    /// Runs `body` holding the shared lock the writers' appends and trims take exclusively.
+    private func withSharedLock<R>(_ body: () -> R) -> R {
+        let lock = Glibc.open(LogTrimCount.lockPath(of: path), O_RDONLY | O_CLOEXEC)
+        guard lock >= 0 else { return body() }
+        defer { close(lock) }
+        while flock(lock, LOCK_SH) != 0 && errno == EINTR {}
+        defer { flock(lock, LOCK_UN) }
+        return body()
+    }
+
+    /// Whether the writer trimmed since the last look.
+    private func takeNewTrims() -> Bool {
+        let now = LogTrimCount.read(forFile: path)
+        defer { trims = now }
+        return now > trims
     }
 
     private func open() -> Bool {
         fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
+        if inode == 0 { trims = LogTrimCount.read(forFile: path) }  // the first open: earlier trims are not news
         var st = stat()
         fstat(fd, &st)
         inode = st.st_ino

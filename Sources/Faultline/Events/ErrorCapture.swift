@@ -7,7 +7,9 @@ import FaultlineProtocol
 
 extension Faultline {
     /// Records `error` as a non-fatal event with the calling thread's stack and recent breadcrumbs.
-    /// Returns the event id, or nil when the SDK is not started.
+    /// Returns the event id once the event is on disk in the outbox (it is sent from there, now
+    /// or at a later launch); nil when the SDK is not started or the event could not be written
+    /// (a full disk: the loss is counted in `droppedCounts`).
     @discardableResult
     public static func capture(
         _ error: any Error, attributes: [String: AttributeValue] = [:],
@@ -73,7 +75,7 @@ extension Faultline {
         let envelope = Envelope(
             header: Faultline.envelopeHeader(eventID: eventID, dsn: state.dsn),
             items: [Envelope.Item(type: "event", payload: JSONValue.object(event).serialized())])
-        outbox.enqueue(envelope)
+        guard outbox.enqueue(envelope) else { return nil }
         SessionTracker.shared.recordError()
         Worker.shared?.wake()
         return eventID

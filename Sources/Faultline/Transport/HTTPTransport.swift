@@ -66,8 +66,14 @@ final class HTTPTransport: EnvelopeSending, Sendable {
         case .failure(let failure): return (.retryable(reason: failure.description), [])
         case .success(let answer):
             let limits = RateLimits.parse(header: answer.header(HeaderName.sentryRateLimits))
+            noteRefusedKey(answer)
             return (Self.classify(answer, limits: limits), limits)
         }
+    }
+
+    /// A 401 or 403 says the key is not taken: once per process on stderr, and in `Faultline.status`.
+    func noteRefusedKey(_ answer: HTTPAnswer) {
+        if answer.status == 401 || answer.status == 403 { KeyRejection.record(httpStatus: answer.status, key: dsn.publicKey) }
     }
 
     /// The answer's meaning; the first redirect also says on stderr why nothing arrives.

@@ -48,6 +48,9 @@ let modes: [String: String] = [
     "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
+    "capture-and-flush": "--count N errors captured, then flush(timeout: --timeout S); prints 'flush true|false' and the status as JSON",
+    "start-twice": "start again with other options; prints the second result as JSON",
+    "capture-full-disk": "--fill PATH written until the disk is full, then capture; prints 'captured ID' or 'not captured' and the drops",
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "flush-report-memory": "like flush; at the very end, after the SDK's exit flush, print `peak_rss_kib N` (VmHWM)",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
@@ -216,6 +219,39 @@ case "trace-client": TraceModes.client(url: option("--url") ?? "http://127.0.0.1
 case "trace-serve": TraceModes.serveOnce()
 case "flush", "flush-report-memory":
     print(Faultline.flush(timeout: 60) ? "flushed" : "flush timed out")
+    exit(0)
+case "capture-and-flush":
+    for i in 0..<Int(option("--count") ?? "5")! { _ = Faultline.capture(CrasherError.numbered(i)) }
+    let flushed = Faultline.flush(timeout: Double(option("--timeout") ?? "3")!)
+    print("flush \(flushed)")
+    let status = Faultline.status
+    let statusJSON: [String: Any] = [
+        "pending": status.pendingEnvelopes, "rejected_key_status": status.rejectedKey?.httpStatus ?? 0,
+        "rejected_key_prefix": status.rejectedKey?.keyPrefix ?? "",
+        "rejected_by_server": status.droppedCounts[.rejectedByServer] ?? 0
+    ]
+    print(String(decoding: try! JSONSerialization.data(withJSONObject: statusJSON, options: [.sortedKeys]), as: UTF8.self))
+    fflush(nil)
+    exit(0)
+case "start-twice":
+    var other = Options(dsn: nil, release: "other@2.0", dataDirectory: (result.dataDirectory as NSString).appendingPathComponent("other"))
+    other.captureCrashes = false
+    let again = Faultline.start(other)
+    let againJSON: [String: Any] = [
+        "crash_handler_installed": again.crashHandlerInstalled, "data_directory": again.dataDirectory, "warnings": again.warnings
+    ]
+    print(String(decoding: try! JSONSerialization.data(withJSONObject: againJSON, options: [.sortedKeys]), as: UTF8.self))
+    fflush(nil)
+    exit(0)
+case "capture-full-disk":
+    _ = Faultline.outbox  // waits until start's background half made it
+    let fd = open(option("--fill")!, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    let block = [UInt8](repeating: 0x2E, count: 4096)
+    for _ in 0..<100_000 where block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+    close(fd)
+    print(Faultline.capture(CrasherError.numbered(1)).map { "captured \($0)" } ?? "not captured")
+    print("disk_write_failed \(Faultline.droppedCounts[.diskWriteFailed] ?? 0)")
+    fflush(nil)
     exit(0)
 case "log-and-exit":
     Log.debug("a debug line")

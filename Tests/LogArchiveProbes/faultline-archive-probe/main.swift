@@ -1,7 +1,8 @@
 // A program the log-archive tests run as a real child (kill -9, restarts, server down and up).
 //
 //   faultline-archive-probe loop LOGDIR TAG [--roll BYTES]            log numbered lines forever
-//   faultline-archive-probe write LOGDIR TAG N [--roll BYTES]         N lines, roll, wait for gzip, exit
+//   faultline-archive-probe write LOGDIR TAG N [--roll BYTES] [--files K] [--total BYTES]
+//        N lines, roll, wait for gzip, exit
 //   faultline-archive-probe upload LOGDIR SDKDIR DSN TAG N [--roll BYTES] [--recheck S] [--wait S]
 //        N lines into archives, uploaded through the SDK; exits once LOGDIR has no archive left
 //        (prints "uploaded") or after --wait seconds (prints "left K")
@@ -19,7 +20,7 @@ func logger(_ dir: String) throws -> RollingFileLogger {
     var c = RollingFileLogger.Configuration(directory: dir)
     c.maximumFileBytes = Int(option("--roll") ?? "4096")!
     c.maximumFiles = Int(option("--files") ?? "100000")!
-    c.maximumTotalBytes = 1 << 30
+    c.maximumTotalBytes = Int(option("--total") ?? "\(1 << 30)")!
     return try RollingFileLogger(c)
 }
 

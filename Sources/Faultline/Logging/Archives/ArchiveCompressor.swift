@@ -17,7 +17,9 @@ enum ArchiveCompressor {
     /// Compresses `<dir>/<name>` to `<dir>/<name>.gz`. The archive appears only complete
     /// (written to `.gz.tmp`, fsync'd, renamed, folder fsync'd); the `.log` is removed after.
     /// No gzip mtime or name is written, so the same input always gives the same bytes.
-    static func compress(directory: ArchiveDirectory, name: String, level: Int32 = 6) throws(Failure) {
+    /// Returns the sizes of the log and of its archive.
+    @discardableResult
+    static func compress(directory: ArchiveDirectory, name: String, level: Int32 = 6) throws(Failure) -> (raw: Int, compressed: Int) {
         let source = directory.path + "/" + name
         let target = source + ".gz"
         let temporary = target + ".tmp"
@@ -35,6 +37,10 @@ enum ArchiveCompressor {
         ok = true
         directory.syncDirectory()
         unlink(source)
+        var from = stat(), to = stat()
+        fstat(src, &from)
+        stat(target, &to)
+        return (Int(from.st_size), Int(to.st_size))
     }
 
     private static func deflateFile(_ src: Int32, _ dst: Int32, level: Int32) throws(Failure) {

@@ -71,22 +71,30 @@ final class ArchiveDirectory: Sendable {
     func claim(_ name: String) { _ = Self.claimed.withLock { $0.insert(path + "/" + name) } }
     func release(_ name: String) { _ = Self.claimed.withLock { $0.remove(path + "/" + name) } }
 
-    /// Deletes oldest files (never `active`, never the claimed one) while more than `maxFiles`
-    /// exist or they hold more than `maxBytes`. Compressed archives count like any file.
+    /// Deletes the oldest archives while more than `maxFiles` files exist or they will hold more
+    /// than `maxBytes` once compressed: archives count their size, a `.log` (the active file, or
+    /// a rolled one waiting for gzip) its size times `compressionRatio`. Only archives are ever
+    /// deleted, never a `.log` (it is still to be compressed) nor a claimed archive (being
+    /// uploaded): the caps may be passed until the files waiting for gzip are archives.
     /// Returns the names deleted (each one a loss: nothing deleted here was uploaded).
-    func enforceCaps(maxFiles: Int, maxBytes: Int, active: String?) -> [String] {
+    func enforceCaps(maxFiles: Int, maxBytes: Int, compressionRatio: Double) -> [String] {
         var all = files()
-        var bytes = all.reduce(0) { $0 + $1.size }
+        var bytes = all.reduce(0) { $0 + Self.expectedSize($1, compressionRatio) }
         var evicted: [String] = []
         let busy = Self.claimed.withLock { $0 }
         while all.count > maxFiles || bytes > maxBytes {
-            guard let i = all.firstIndex(where: { $0.name != active && !busy.contains(path + "/" + $0.name) }) else { break }
+            guard let i = all.firstIndex(where: { $0.isArchive && !busy.contains(path + "/" + $0.name) }) else { break }
             let victim = all.remove(at: i)
             bytes -= victim.size
             // ENOENT: the uploader removed it after the server took it, which is not a loss.
             if unlink(path + "/" + victim.name) == 0 { evicted.append(victim.name) }
         }
         return evicted
+    }
+
+    /// The bytes a file will hold once it is an archive.
+    static func expectedSize(_ file: File, _ compressionRatio: Double) -> Int {
+        file.isArchive ? file.size : Int((Double(file.size) * compressionRatio).rounded(.up))
     }
 
     /// fsync of the folder, so a rename survives a power loss.

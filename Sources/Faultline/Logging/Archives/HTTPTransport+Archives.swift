@@ -30,6 +30,7 @@ extension HTTPTransport: ArchivePosting {
             let field =
                 UploadSwitch.parse(answer.header(HeaderName.logUpload))
                 ?? answer.completePlainBody.flatMap { try? JSONValue.parse($0) }.flatMap { UploadSwitch.parse($0["log_upload"]?.stringValue) }
+            noteRefusedKey(answer)
             return ArchiveAnswer(outcome: Self.classify(answer, limits: limits), logUpload: field)
         }
     }

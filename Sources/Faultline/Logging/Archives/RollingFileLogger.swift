@@ -6,7 +6,10 @@
 // (one lock, no I/O); lines at or above `synchronousLevel` are written before it returns. The
 // writer thread ("faultline.rolling") appends queued lines with one write per batch and rolls;
 // the compressor thread ("faultline.gzip") turns each rolled `.log` into `.log.gz` and then
-// enforces the caps, oldest first. Neither ever waits for the network: `Faultline.start` with
+// enforces the caps, deleting the oldest archives. A `.log` waiting for compression is never
+// deleted: under a burst the folder holds more than the caps until the compressor catches up,
+// then the caps hold again with the newest archives. The byte cap counts what will remain: an
+// archive's size, and a `.log` at its size times the compression ratio seen so far. Neither ever waits for the network: `Faultline.start` with
 // `Options.logArchiveDirectory` uploads the `.gz` files from the SDK's own thread.
 //
 // Crash safety: see ArchiveDirectory (temp + fsync + rename; leftovers compressed at next start).
@@ -26,9 +29,11 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
         public var maximumFileBytes = 1024 * 1024
         /// A non-empty file rolls once it is this old (seconds).
         public var maximumFileAge: Double = 3600
-        /// At most this many files, counting the active file, rolled files and `.gz` archives.
+        /// At most this many files, counting the active file, rolled files and `.gz` archives
+        /// (the oldest archives are deleted; rolled files waiting for gzip never are).
         public var maximumFiles = 10
-        /// At most this many bytes in all of them together.
+        /// At most this many bytes in all of them together once compressed: archives count their
+        /// size, the active file and files waiting for gzip their expected compressed size.
         public var maximumTotalBytes = 10 * 1024 * 1024
         public var minimumLevel: LogLevel = .trace
         /// Lines at or above this level are in the file when `log(_:)` returns.
@@ -76,8 +81,9 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
     }
     private let compressor: WorkerThread<CompressQueue>
     private let evicted = Atomic<Int>(0)
+    private let ratio = CompressionRatio()
 
-    /// Rolled files deleted by the caps before they were uploaded (lost), since start.
+    /// Archives deleted by the caps before they were uploaded (lost), since start.
     public var evictedFiles: Int { evicted.load(ordering: .relaxed) }
 
     /// Opens the folder, compresses what earlier runs left, and starts both threads.
@@ -245,7 +251,10 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
         let name = q.toCompress.removeFirst()
         q.compressing += 1
         return .run { [self] in
-            do { try ArchiveCompressor.compress(directory: folder, name: name, level: configuration.compressionLevel) } catch {
+            do {
+                let sizes = try ArchiveCompressor.compress(directory: folder, name: name, level: configuration.compressionLevel)
+                ratio.record(raw: sizes.raw, compressed: sizes.compressed)
+            } catch {
                 // The `.log` stays and is compressed at the next start; the caps still count it.
                 Faultline.warnOnce("cannot compress rolled log \(name): \(error)")
             }
@@ -256,8 +265,8 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
     }
 
     private func enforceCaps() {
-        let current = active.withLock { $0.name }
-        let gone = folder.enforceCaps(maxFiles: max(configuration.maximumFiles, 1), maxBytes: configuration.maximumTotalBytes, active: current)
+        let gone = folder.enforceCaps(
+            maxFiles: max(configuration.maximumFiles, 1), maxBytes: configuration.maximumTotalBytes, compressionRatio: ratio.current)
         guard !gone.isEmpty else { return }
         evicted.add(gone.count, ordering: .relaxed)
         ArchiveDrops.record(gone.count)

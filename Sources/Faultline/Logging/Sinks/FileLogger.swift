@@ -2,11 +2,14 @@
 //
 // Design. `log(_:)` formats the line into a stack buffer (no formatter object, no heap for lines
 // under 4 KiB) and copies it into a byte ring shared with the crash core (log_rings.c). A writer
-// thread appends what the ring holds with one writev per batch (CappedFile: O_APPEND under a
-// shared flock, trimming past the cap). Lines at or above `synchronousLevel` (error by default,
+// thread appends what the ring holds with one writev per batch (CappedFile: O_APPEND under an
+// exclusive flock, making room before the batch so the file never passes its cap, and taking a
+// short write back so no line is torn). Lines at or above `synchronousLevel` (error by default,
 // the CocoaLumberjack policy) are written before `log(_:)` returns, after everything queued
 // before them. When the ring is full the caller writes synchronously instead of dropping. A crash
 // appends what is still queued (the handler writes the ring to the file), and normal exit flushes.
+// Lines that cannot be written (a full disk) are counted in `droppedLines`, reported once per
+// outage on stderr, and a line in the file says how many when writing works again.
 import CFaultlineCrash
 import FaultlineThreads
 import Foundation
@@ -15,15 +18,21 @@ import Synchronization
 public final class FileLogger: Logger, @unchecked Sendable {
     public struct Configuration: Sendable {
         public var path: String
-        /// The cap: past it the older half is dropped (at the first newline after the midpoint).
+        /// The cap, which the file never passes: a batch of lines that would take it past the cap
+        /// first drops the file's older lines (it keeps at most half the cap, whole lines). At
+        /// least `FileLogger.smallestCap`: a smaller cap makes `init` throw. Half of it is the
+        /// longest line (a longer one is cut, with a marker).
         public var maximumBytes: Int = 2 * 1024 * 1024
         public var minimumLevel: LogLevel = .trace
         /// Lines at or above this level are on disk when `log(_:)` returns.
         public var synchronousLevel: LogLevel = .error
-        /// Bytes of lines that may wait for the writer thread.
+        /// Bytes of lines that may wait for the writer thread (at most the cap is used).
         public var queueBytes: Int = 256 * 1024
         public init(path: String) { self.path = path }
     }
+
+    /// The smallest `maximumBytes` accepted (4096).
+    public static let smallestCap = CappedFile.smallestCap
 
     public let configuration: Configuration
     /// Lines lost because writing failed (full disk, I/O error), since start.
@@ -44,7 +53,8 @@ public final class FileLogger: Logger, @unchecked Sendable {
     private let writer = WorkerThread(name: "faultline.filelog", state: false)
     private let stopping = Atomic<Bool>(false)
 
-    /// Opens (creating the file and its directory) and starts the writer thread.
+    /// Opens (creating the file and its directory) and starts the writer thread. Throws when the
+    /// file cannot be opened or `maximumBytes` is below `FileLogger.smallestCap`.
     public convenience init(path: String, maximumBytes: Int = 2 * 1024 * 1024, minimumLevel: LogLevel = .trace) throws {
         var c = Configuration(path: path)
         c.maximumBytes = maximumBytes
@@ -57,7 +67,9 @@ public final class FileLogger: Logger, @unchecked Sendable {
         let file: CappedFile
         do { file = try CappedFile(path: configuration.path, cap: configuration.maximumBytes) } catch { throw error }
         maxLine = max(256, file.cap / 2)
-        guard let r = faultline_log_ring_create(max(configuration.queueBytes, maxLine + 1), file.fd) else {
+        // A queue larger than the cap would only hold lines that cannot all stay.
+        let queue = max(min(configuration.queueBytes, file.cap), maxLine + 1)
+        guard let r = faultline_log_ring_create(queue, file.fd) else {
             throw CappedFile.OpenError(description: "cannot map the file log's queue")
         }
         ring = r

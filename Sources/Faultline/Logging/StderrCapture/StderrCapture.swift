@@ -42,7 +42,8 @@ public enum StderrCapture {
 
     public struct StartError: Error, CustomStringConvertible { public let description: String }
 
-    /// Starts the capture once per process (later calls return the running status).
+    /// Starts the capture once per process (later calls return the running status). The capture
+    /// file never passes `maximumBytes` (older bytes give way); a cap under 4096 bytes throws.
     @discardableResult
     public static func start(file path: String, maximumBytes: Int = 2 * 1024 * 1024, tailBytes: Int = 16 * 1024) throws(StartError) -> Status {
         if let s = running.withLock({ $0 }) { return s }
