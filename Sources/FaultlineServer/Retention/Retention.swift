@@ -5,6 +5,7 @@
 // issue counts stay equal to the occurrences they hold. On several nodes, one sweeps at a time
 // (the "retention" claim); the others skip that round. Expired install-cap windows go too.
 import Foundation
+import FaultlineThreads
 
 /// How long events and items are kept, and how many bytes of them at most (`faultline serve
 /// --retention-days`, `--retention-max-bytes`). Zero: no limit of that kind.
@@ -34,10 +35,8 @@ public final class Retention: @unchecked Sendable {
     let limits: RetentionLimits
     let regrouping: StoreClaim
     let sweeper: StoreClaim
-    private let cond = NSCondition()
-    private var stopping = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    /// The sweeping thread; its state is when the next sweep is due.
+    private let worker = WorkerThread(name: "faultline-retention", state: Date.distantPast)
 
     /// Install-cap windows older than this are expired: each sweep deletes them.
     let installWindowSeconds: Double
@@ -101,7 +100,7 @@ public final class Retention: @unchecked Sendable {
         return done
     }
 
-    private var isStopping: Bool { cond.lock(); defer { cond.unlock() }; return stopping }
+    private var isStopping: Bool { worker.isStopping }
 
     private func holdingGrouping(_ body: () throws -> Int) throws -> Int { try regrouping.holding(body) }
 
@@ -119,31 +118,20 @@ public final class Retention: @unchecked Sendable {
     /// Sweeps every `limits.interval` seconds; without age or size limits, only expired
     /// install-cap windows go.
     public func start() {
-        let t = Thread { [self] in
-            while true {
-                if (try? store.acquireClaim(sweeper.name, holder: sweeper.holder, duration: limits.interval)) == true {
-                    do { try sweep() } catch {
-                        FileHandle.standardError.write(Data("faultline: retention sweep failed: \(error)\n".utf8))
-                    }
+        worker.start { [self] due, stopping in
+            if stopping { return .exit }
+            let now = Date()
+            guard now >= due else { return .wait(until: due) }
+            due = now.addingTimeInterval(limits.interval)
+            return .run { [self] in
+                guard (try? store.acquireClaim(sweeper.name, holder: sweeper.holder, duration: limits.interval)) == true else { return }
+                do { try sweep() } catch {
+                    FileHandle.standardError.write(Data("faultline: retention sweep failed: \(error)\n".utf8))
                 }
-                cond.lock()
-                if !stopping { _ = cond.wait(until: Date().addingTimeInterval(limits.interval)) }
-                let done = stopping
-                cond.unlock()
-                if done { break }
             }
-            finished.signal()
         }
-        t.name = "faultline-retention"
-        thread = t
-        t.start()
     }
 
     /// Stops after the current batch.
-    public func stop() {
-        guard thread != nil else { return }
-        cond.lock(); stopping = true; cond.signal(); cond.unlock()
-        finished.wait()
-        thread = nil
-    }
+    public func stop() { _ = worker.stop() }
 }
