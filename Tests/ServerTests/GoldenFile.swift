@@ -26,20 +26,29 @@ enum GoldenFile {
         XCTFail("\(name) differs (FAULTLINE_RECORD_GOLDEN=1 records the new output):\n" + diff(expected, actual), file: file, line: line)
     }
 
-    /// The changed lines with a line of context either side: `-` golden, `+` actual. Lines are
-    /// matched by position after the common head and tail, enough to read a renderer's change.
+    /// The changed lines, `-` golden and `+` actual, each after the line number it is at in the
+    /// golden file (a longest-common-subsequence diff: golden files are a few hundred lines).
     static func diff(_ expected: String, _ actual: String) -> String {
         let old = expected.split(separator: "\n", omittingEmptySubsequences: false)
         let new = actual.split(separator: "\n", omittingEmptySubsequences: false)
-        var head = 0
-        while head < old.count && head < new.count && old[head] == new[head] { head += 1 }
-        var tail = 0
-        while tail < old.count - head && tail < new.count - head && old[old.count - 1 - tail] == new[new.count - 1 - tail] { tail += 1 }
-        var out = "@@ line \(head + 1) @@\n"
-        if head > 0 { out += "  " + old[head - 1] + "\n" }
-        for l in old[head..<(old.count - tail)] { out += "- " + l + "\n" }
-        for l in new[head..<(new.count - tail)] { out += "+ " + l + "\n" }
-        if tail > 0 { out += "  " + old[old.count - tail] + "\n" }
+        // common[i][j]: the longest common subsequence of old[i...] and new[j...].
+        var common = [[Int]](repeating: [Int](repeating: 0, count: new.count + 1), count: old.count + 1)
+        for i in stride(from: old.count - 1, through: 0, by: -1) {
+            for j in stride(from: new.count - 1, through: 0, by: -1) {
+                common[i][j] = old[i] == new[j] ? common[i + 1][j + 1] + 1 : max(common[i + 1][j], common[i][j + 1])
+            }
+        }
+        var out = ""
+        var i = 0, j = 0
+        while i < old.count || j < new.count {
+            if i < old.count && j < new.count && old[i] == new[j] {
+                i += 1; j += 1
+            } else if j < new.count && (i == old.count || common[i][j + 1] >= common[i + 1][j]) {
+                out += "\(i + 1) + \(new[j])\n"; j += 1
+            } else {
+                out += "\(i + 1) - \(old[i])\n"; i += 1
+            }
+        }
         return out
     }
 }
