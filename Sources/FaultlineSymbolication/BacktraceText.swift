@@ -47,8 +47,9 @@ public enum BacktraceText {
 
     /// A backtrace per stack trace, innermost frame first, like a debugger prints it:
     /// `#3  0x00005555555551a9 in outer at /src/crash.c:20:3 (crasher +0x11a9)`.
-    /// Faultline's own frames (`data.faultline_sdk`: the thread-start wrapper, the handler) are
-    /// left out unless `showFaultlineFrames`; Swift async callers carry an `[async]` mark.
+    /// Each stack is read into the model (`SymbolicatedStack`) and formatted: frames whose role is
+    /// Faultline's (the thread-start wrapper, the handler) are left out unless
+    /// `showFaultlineFrames`; Swift async callers carry an `[async]` mark.
     public static func render(event: JSONValue, crashedOnly: Bool = false, showFaultlineFrames: Bool = false) -> String {
         var out = ""
         for (i, ex) in (event["exception"]?["values"]?.arrayValue ?? []).enumerated() {
