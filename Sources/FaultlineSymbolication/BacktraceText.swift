@@ -47,8 +47,9 @@ public enum BacktraceText {
 
     /// A backtrace per stack trace, innermost frame first, like a debugger prints it:
     /// `#3  0x00005555555551a9 in outer at /src/crash.c:20:3 (crasher +0x11a9)`.
-    /// Faultline's own frames (`data.faultline_sdk`: the thread-start wrapper, the handler) are
-    /// left out unless `showFaultlineFrames`; Swift async callers carry an `[async]` mark.
+    /// Each stack is read into the model (`SymbolicatedStack`) and formatted: frames whose role is
+    /// Faultline's (the thread-start wrapper, the handler) are left out unless
+    /// `showFaultlineFrames`; Swift async callers carry an `[async]` mark.
     public static func render(event: JSONValue, crashedOnly: Bool = false, showFaultlineFrames: Bool = false) -> String {
         var out = ""
         for (i, ex) in (event["exception"]?["values"]?.arrayValue ?? []).enumerated() {
@@ -95,38 +96,34 @@ public enum BacktraceText {
     }
 
     static func render(stacktrace: JSONValue, showFaultlineFrames: Bool = false) -> String {
+        render(SymbolicatedStack(symbolicatedStacktrace: stacktrace), showFaultlineFrames: showFaultlineFrames)
+    }
+
+    /// One line per call, innermost first, numbered as shown.
+    static func render(_ stack: SymbolicatedStack, showFaultlineFrames: Bool) -> String {
         var out = ""
         var n = 0
         var hidden = 0
-        // Sentry stores caller first; a debugger shows the innermost frame first.
-        for f in (stacktrace["frames"]?.arrayValue ?? []).reversed() {
-            if !showFaultlineFrames && f["data"]?["faultline_sdk"]?.boolValue == true { hidden += 1; continue }
-            let addr = SentryStackTrace.address(f["instruction_addr"]) ?? 0
+        for f in stack.frames {
+            if !showFaultlineFrames && f.role == .faultline { hidden += 1; continue }
+            let addr = f.instructionAddress ?? 0
             var line = "#\(n)".paddedOrCut(toLength: 4)
-            if f["data"]?["faultline_async"]?.boolValue == true { line += "[async] " }
+            if f.isAsync { line += "[async] " }
             line += "0x" + String(addr, radix: 16).zeroPadded(toLength: 16)
-            line += " in " + (f["function"]?.stringValue ?? "??")
-            if let file = f["filename"]?.stringValue ?? f["abs_path"]?.stringValue {
+            line += " in " + (f.function ?? "??")
+            if let file = f.file {
                 line += " at \(file)"
-                if let l = f["lineno"]?.int64Value { line += ":\(l)" }
-                if let c = f["colno"]?.int64Value { line += ":\(c)" }
+                if let l = f.line { line += ":\(l)" }
+                if let c = f.column { line += ":\(c)" }
             }
-            if f["data"]?["faultline_inferred"]?.boolValue == true { line += " [inferred]" }
-            if f["data"]?["inlined"]?.boolValue == true { line += " [inlined]" }
-            if let pkg = f["package"]?.stringValue {
-                let name = PathName.last(pkg)
-                if let base = SentryStackTrace.address(f["image_addr"]), addr >= base {
-                    line += " (\(name) +0x\(String(addr - base, radix: 16)))"
-                } else {
-                    line += " (\(name))"
-                }
+            if f.isInferred { line += " [inferred]" }
+            if f.isInlined { line += " [inlined]" }
+            if let module = f.module {
+                let name = PathName.last(module)
+                line += f.moduleOffset.map { " (\(name) +0x\(String($0, radix: 16)))" } ?? " (\(name))"
             }
-            if let status = f["data"]?["symbolicator_status"]?.stringValue, status != "symbolicated",
-                let reason = UnresolvedReason(rawValue: status)
-            {
-                line += " [\(reason.message)]"
-            }
-            if f["data"]?["faultline_symbol_table_only"]?.boolValue == true { line += " [symbol table only]" }
+            if let reason = f.outcome.unresolvedReason { line += " [\(reason.message)]" }
+            if f.isSymbolTableOnly { line += " [symbol table only]" }
             out += line + "\n"
             n += 1
         }

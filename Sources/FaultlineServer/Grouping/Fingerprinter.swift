@@ -39,7 +39,12 @@ public enum Fingerprinter {
                     guard let raw = r.function else { continue }
                     let fn = CrashEvent.readableFunctionName(raw)
                     components.append(fn)
-                    if culprit == nil {
+                    // A Faultline function inlined into the app's still counts for grouping (the
+                    // hash is unchanged) but never names the issue: the app's call does.
+                    let own =
+                        SymbolicatedStack.Role.of(
+                            markedOwn: false, module: nil, function: r.function, mangledFunction: r.mangledFunction, inApp: false) == .faultline
+                    if culprit == nil && !own {
                         var c = fn
                         if let file = r.file { c += " (\((file as NSString).lastPathComponent)\(r.line.map { ":\($0)" } ?? ""))" }
                         culprit = c

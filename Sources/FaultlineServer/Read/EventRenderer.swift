@@ -13,59 +13,39 @@ public enum EventRenderer {
         of event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = [],
         faultlineFrames: Bool = false
     ) -> [JSONValue] {
-        let (_, frames) = StackExtractor.frames(of: event)
-        var out: [JSONValue] = []
-        for f in frames {
-            var base: [String: JSONValue] = ["in_app": .bool(f.inApp), "offset": .string("0x" + String(f.offset, radix: 16))]
-            if f.isFaultline {
-                if !faultlineFrames { continue }
-                base["faultline"] = true
-            }
-            if let b = f.buildID { base["build_id"] = .string(b.hex) }
-            if let m = f.module { base["module"] = .string(m) }
-            if f.isAsync { base["async"] = true }
-            if let b = f.buildID, pending.contains(FrameLookup(buildID: b, offset: f.offset, isReturnAddress: f.isReturnAddress)) {
-                var o = base
-                o["symbolicated"] = false
-                o["symbolicator_status"] = "pending"
-                if let fn = f.clientFunction { o["function"] = .string(fn) }
-                out.append(.object(o))
-                continue
-            }
-            // Without a build-id there is nothing to look up: in no image, or in one without an id.
-            let outcome =
-                f.buildID.map { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress) }
-                ?? .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)
-            switch outcome {
-            case .resolved(let resolved):
-                if resolved.allSatisfy({ FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) }) {
-                    if !faultlineFrames { continue }
-                    base["faultline"] = true
-                    base["in_app"] = false
-                }
-                for r in resolved {
-                    var o = base
-                    o["symbolicated"] = true
-                    o["inlined"] = .bool(r.isInlined)
-                    if let fn = r.function {
-                        o["function"] = .string(CrashEvent.readableFunctionName(fn))
-                        if CrashEvent.readableFunctionName(fn) != fn { o["raw_function"] = .string(fn) }
-                    }
-                    if let file = r.file { o["filename"] = .string(file) }
-                    if let l = r.line { o["lineno"] = .int(Int64(l)) }
-                    if let c = r.column { o["colno"] = .int(Int64(c)) }
-                    out.append(.object(o))
-                }
+        json(ReadTimeStack.crashing(in: event, symbolicator: symbolicator, pending: pending), faultlineFrames: faultlineFrames)
+    }
+
+    /// The model's frames as the API writes them.
+    static func json(_ stack: SymbolicatedStack, faultlineFrames: Bool) -> [JSONValue] {
+        stack.frames.compactMap { f in
+            if f.role == .faultline && !faultlineFrames { return nil }
+            var o: [String: JSONValue] = ["in_app": .bool(f.role == .inApp), "offset": .string("0x" + String(f.moduleOffset ?? 0, radix: 16))]
+            if f.role == .faultline { o["faultline"] = true }
+            if let b = f.buildID { o["build_id"] = .string(b.hex) }
+            if let m = f.module { o["module"] = .string(m) }
+            if f.isAsync { o["async"] = true }
+            if let fn = f.function { o["function"] = .string(fn) }
+            switch f.outcome {
+            case .symbolicated:
+                o["symbolicated"] = true
+                o["inlined"] = .bool(f.isInlined)
+                if let full = f.fullFunction, full != f.function { o["raw_function"] = .string(full) }
+                if let file = f.file { o["filename"] = .string(file) }
+                if let l = f.line { o["lineno"] = .int(Int64(l)) }
+                if let c = f.column { o["colno"] = .int(Int64(c)) }
             case .unresolved(let reason):
-                var o = base
                 o["symbolicated"] = false
                 // The same status names `faultline symbolicate` writes into events.
                 o["symbolicator_status"] = .string(reason.rawValue)
-                if let fn = f.clientFunction { o["function"] = .string(fn) }
-                out.append(.object(o))
+            case .pending:
+                o["symbolicated"] = false
+                o["symbolicator_status"] = "pending"
+            case .notLookedUp:
+                o["symbolicated"] = false
             }
+            return .object(o)
         }
-        return out
     }
 
     /// The event as the client sent it, plus `symbolicated_stack`: the crashing stack with the

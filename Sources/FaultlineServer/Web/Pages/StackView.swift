@@ -9,7 +9,7 @@ enum StackView {
     /// Frames in `pending` are still being looked up (ReadSymbolication): shown by address, with a
     /// note that a reload shows them symbolicated.
     static func render(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = []) -> String {
-        render(StackExtractor.framesWithJSON(of: event), symbolicator: symbolicator, pending: pending)
+        render(ReadTimeStack.crashing(in: event, symbolicator: symbolicator, pending: pending))
     }
 
     /// Every other thread the event carries (`threads.values` with a stacktrace, the crashed one
@@ -26,7 +26,8 @@ enum StackView {
             if let state = t["state"]?.stringValue ?? t["data"]?["state"]?.stringValue { label += " <span class=\"muted\">(\(HTML.esc(state)))</span>" }
             out += "<details class=\"thread\"><summary>\(label)</summary>"
             if let st = t["stacktrace"], st["frames"]?.arrayValue?.isEmpty == false {
-                out += render(StackExtractor.framesWithJSON(of: st, images: images), symbolicator: symbolicator, pending: pending, crashed: false)
+                let stack = ReadTimeStack.build(StackExtractor.framesWithJSON(of: st, images: images), symbolicator: symbolicator, pending: pending)
+                out += render(stack, crashed: false)
             } else {
                 let why = t["faultline_error"]?.stringValue ?? "no stack"
                 out += "<p class=\"muted\">\(HTML.esc(why))</p>"
@@ -37,48 +38,47 @@ enum StackView {
         return out
     }
 
-    static func render(
-        _ withJSON: [(frame: StackFrame, json: JSONValue)], symbolicator: FrameSymbolicating, pending: Set<FrameLookup>,
-        crashed: Bool = true
-    ) -> String {
-        let frames = withJSON.map(\.frame)
-        guard !frames.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
-        var out = pending.isEmpty ? "" : "<p class=\"muted symbolicating\">Symbolicating… some frames are still being looked up; reload in a moment.</p>"
+    /// One entry per address, innermost first: the function, the calls inlined into it beneath,
+    /// or why it has no name; Faultline's own addresses stay visible, dimmed (they explain the
+    /// stack's shape, the terminate handler between a throw and abort, but are never the app's).
+    static func render(_ stack: SymbolicatedStack, crashed: Bool = true) -> String {
+        let addresses = stack.physicalFrames
+        guard !addresses.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
+        let isPending = stack.frames.contains { $0.outcome == .pending }
+        var out = isPending ? "<p class=\"muted symbolicating\">Symbolicating… some frames are still being looked up; reload in a moment.</p>" : ""
         out += "<div class=\"stack\">"
-        for (n, f) in frames.enumerated() {
-            let isPending = f.buildID.map { pending.contains(FrameLookup(buildID: $0, offset: f.offset, isReturnAddress: f.isReturnAddress)) } ?? false
-            let resolved =
-                isPending
-                ? []
-                : f.buildID.flatMap { symbolicator.resolve(buildID: $0, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress).frames }
-                    ?? []
-            let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
-            // Faultline's own frames (FaultlineOwnFrames) stay visible, dimmed: they explain the
-            // stack's shape (the terminate handler between a throw and abort) but are never the app's.
-            let own =
-                f.isFaultline || (!resolved.isEmpty && resolved.allSatisfy { FaultlineOwnFrames.isOwn(function: $0.function, rawFunction: $0.mangledFunction) })
-            let classes = "frame " + (f.inApp && !own ? "inapp" : "system") + (own ? " own" : "") + (n == 0 && crashed ? " crashed" : "")
+        for (n, calls) in addresses.enumerated() {
+            // The model lists inlined calls innermost first and the physical function last.
+            guard let f = calls.last else { continue }
+            let own = calls.allSatisfy { $0.role == .faultline }
+            let inApp = calls.contains { $0.role == .inApp }
+            let classes = "frame " + (inApp ? "inapp" : "system") + (own ? " own" : "") + (n == 0 && crashed ? " crashed" : "")
             out += "<div class=\"\(classes)\"" + (own ? " title=\"Faultline's own code\">" : ">")
-            // The symbolicator lists inlined frames innermost first and the physical function last.
-            if let physical = resolved.last {
-                out += "<span class=\"fn\">\(HTML.esc(physical.function ?? "?"))</span>" + location(physical)
-                for inl in resolved.dropLast() {
+            let offset = "0x" + String(f.moduleOffset ?? 0, radix: 16)
+            let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
+            switch f.outcome {
+            case .symbolicated:
+                out += "<span class=\"fn\">\(HTML.esc(f.function ?? "?"))</span>" + location(f)
+                for inl in calls.dropLast() {
                     out +=
                         "<div class=\"inl\"><span class=\"badge\">inlined</span><span class=\"fn\">\(HTML.esc(inl.function ?? "?"))</span>\(location(inl))</div>"
                 }
-            } else if isPending {
-                out +=
-                    "<span class=\"fn\">\(HTML.esc(f.clientFunction ?? moduleName + "+0x" + String(f.offset, radix: 16)))</span><span class=\"loc\">(symbolicating…)</span>"
-            } else if f.buildID == nil, let fn = f.clientFunction, let source = SourceFrame(withJSON[n].json) {
-                // A non-native frame (Python, JavaScript, …): the client resolved it already.
-                out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">\(HTML.esc(source.location))</span>"
-                out += source.contextHTML
-            } else if let fn = f.clientFunction {
-                out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol)</span>"
-            } else {
-                out += "<span class=\"fn\">\(HTML.esc(moduleName))+0x\(String(f.offset, radix: 16))</span><span class=\"loc\">(no debug file)</span>"
+            case .pending:
+                out += "<span class=\"fn\">\(HTML.esc(f.function ?? moduleName + "+" + offset))</span><span class=\"loc\">(symbolicating…)</span>"
+            case .unresolved, .notLookedUp:
+                // Why there is no name says what to upload (a debug file, the right build of it).
+                let why = f.outcome.unresolvedReason.map { $0.message } ?? "not symbolicated"
+                if f.buildID == nil, let fn = f.function, let source = f.clientSource {
+                    // A non-native frame (Python, JavaScript, …): the client resolved it already.
+                    out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">\(HTML.esc(source.location))</span>"
+                    out += sourceHTML(source)
+                } else if let fn = f.function {
+                    out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol; \(HTML.esc(why)))</span>"
+                } else {
+                    out += "<span class=\"fn\">\(HTML.esc(moduleName))+\(offset)</span><span class=\"loc\">(\(HTML.esc(why)))</span>"
+                }
             }
-            out += "<details><summary>module and address</summary>\(HTML.esc(f.module ?? "?")) + 0x\(String(f.offset, radix: 16))"
+            out += "<details><summary>module and address</summary>\(HTML.esc(f.module ?? "?")) + \(offset)"
             out += f.buildID.map { " · build-id \(HTML.esc($0.hex))" } ?? ""
             out += f.isReturnAddress ? " · return address" : " · faulting address"
             out += "</details></div>"
@@ -86,47 +86,25 @@ enum StackView {
         return out + "</div>"
     }
 
-    static func location(_ r: SymbolicatedFrame) -> String {
-        guard let file = r.file else { return "" }
+    static func location(_ f: SymbolicatedStack.Frame) -> String {
+        guard let file = f.file else { return "" }
         var s = HTML.esc(file)
-        if let l = r.line { s += ":\(l)" }
-        if let c = r.column, c > 0 { s += ":\(c)" }
+        if let l = f.line { s += ":\(l)" }
+        if let c = f.column, c > 0 { s += ":\(c)" }
         return "<span class=\"loc\">\(s)</span>"
     }
-}
 
-/// What a client-resolved (non-native) frame carries: file, line, column and source context.
-/// `vars` are not shown: they can hold secrets.
-struct SourceFrame {
-    var file: String
-    var line: Int64?
-    var column: Int64?
-    var pre: [String]
-    var context: String?
-    var post: [String]
-
-    init?(_ json: JSONValue) {
-        guard let file = json["filename"]?.stringValue ?? json["abs_path"]?.stringValue ?? json["module"]?.stringValue, !file.isEmpty else { return nil }
-        self.file = file
-        line = json["lineno"]?.int64Value
-        column = json["colno"]?.int64Value
-        pre = (json["pre_context"]?.arrayValue ?? []).suffix(5).compactMap(\.stringValue)
-        context = json["context_line"]?.stringValue
-        post = (json["post_context"]?.arrayValue ?? []).prefix(5).compactMap(\.stringValue)
-    }
-
-    var location: String { file + (line.map { ":\($0)" } ?? "") + (column.map { ":\($0)" } ?? "") }
-
-    /// The lines around the frame's, numbered, the frame's own emphasised (nothing when the client sent none).
-    var contextHTML: String {
-        guard let context else { return "" }
-        let first = (line ?? 1) - Int64(pre.count)
+    /// The lines around a client-resolved frame's, numbered, the frame's own emphasised (nothing
+    /// when the client sent none).
+    static func sourceHTML(_ source: ClientSourceFrame) -> String {
+        guard let context = source.context else { return "" }
+        let first = (source.line ?? 1) - Int64(source.pre.count)
         var rows = ""
-        for (i, text) in (pre + [context] + post).enumerated() {
+        for (i, text) in (source.pre + [context] + source.post).enumerated() {
             let number = first + Int64(i)
-            let current = i == pre.count
-            rows +=
-                "<span class=\"\(current ? "cur" : "ctx")\">\(line == nil ? "" : String(number).padding(toLength: 6, withPad: " ", startingAt: 0))\(HTML.esc(HTML.clip(text, 300)))</span>\n"
+            let current = i == source.pre.count
+            let gutter = source.line == nil ? "" : String(number).padding(toLength: 6, withPad: " ", startingAt: 0)
+            rows += "<span class=\"\(current ? "cur" : "ctx")\">\(gutter)\(HTML.esc(HTML.clip(text, 300)))</span>\n"
         }
         return "<pre class=\"source\">\(rows)</pre>"
     }

@@ -1,0 +1,40 @@
+// A Faultline function inlined into the app's (an SDK wrapper the optimiser folded in) leaves
+// the title and culprit to the app's function, and every renderer gives each call its own role.
+import Foundation
+import XCTest
+@testable import FaultlineServer
+import FaultlineProtocol
+import FaultlineSymbolication
+
+final class OwnFrameTitleTests: XCTestCase {
+    static let app = BuildID(hex: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1")!
+
+    struct InlinedWrapper: FrameSymbolicating {
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+            .resolved([
+                SymbolicatedFrame(
+                    function: "Faultline.capture(_:)", mangledFunction: "$s9Faultline7captureyys5Error_pF",
+                    file: "/src/Faultline/Capture.swift", line: 20, isInlined: true),
+                SymbolicatedFrame(function: "settleInvoice", file: "/src/shop/invoice.c", line: 12)
+            ])
+        }
+        func invalidate(buildID: BuildID) {}
+    }
+
+    func testTheAppsFunctionNamesTheIssue() {
+        let frame = StackFrame(buildID: Self.app, offset: 0x1200, isReturnAddress: false, inApp: true, module: "/srv/shop/bin/shop", clientFunction: nil)
+        let fingerprint = Fingerprinter.fingerprint(StackSignature(exceptionType: "SIGSEGV", frames: [frame]), symbolicator: InlinedWrapper())
+        XCTAssertEqual(fingerprint.culprit, "settleInvoice (invoice.c:12)")
+        XCTAssertEqual(fingerprint.title, "SIGSEGV in settleInvoice (invoice.c:12)")
+    }
+
+    func testEachInlinedCallHasItsOwnRole() {
+        let frame = StackFrame(buildID: Self.app, offset: 0x1200, isReturnAddress: false, inApp: true, module: "/srv/shop/bin/shop", clientFunction: nil)
+        let stack = ReadTimeStack.build([(frame, [:])], symbolicator: InlinedWrapper(), pending: [])
+        XCTAssertEqual(stack.frames.map(\.role), [.faultline, .inApp])
+        XCTAssertEqual(stack.physicalFrames.count, 1)
+        let api = EventRenderer.json(stack, faultlineFrames: false)
+        XCTAssertEqual(api.compactMap { $0["function"]?.stringValue }, ["settleInvoice"], "the API leaves the wrapper out")
+        XCTAssertTrue(StackView.render(stack).contains("<div class=\"frame inapp crashed\">"), "the address is the app's on the page")
+    }
+}
