@@ -12,11 +12,16 @@ enum ProjectsCommand {
                faultline projects [--data-dir DIR] token create NAME
                faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
                faultline projects [--data-dir DIR] user list
+               faultline projects [--data-dir DIR] grouping PROJECT [1|2]
 
         Works on the data directory directly (also while the server runs); with --database URL (env
         FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
         `faultline serve --database URL` uses. --url is the server's address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
         server tokens start with 'flst_' and must never be embedded in an app.
+        `grouping` shows or sets which grouping rules the project's new events follow: 1 groups a
+        non-native frame (Python, JavaScript) by its function, 2 by its module and function (new
+        projects get 2; projects from before it keep 1). Existing issues keep their events; a
+        running server applies a change within 30 s.
         """
 
     static func run(_ args: [String]) -> Int32 {
@@ -51,7 +56,7 @@ enum ProjectsCommand {
             switch verb {
             case "list":
                 for p in try store.projects() {
-                    print("\(p.id)\t\(p.slug)\t\(p.name)")
+                    print("\(p.id)\t\(p.slug)\t\(p.name)\tgrouping \(p.groupingConfig.rawValue)")
                 }
             case "create":
                 guard positional.count == 2 else { return usageError() }
@@ -65,6 +70,18 @@ enum ProjectsCommand {
                 for k in try store.publicKeys(projectID: p.id) {
                     let apps = k.allowedAppIDs.isEmpty ? "any app" : k.allowedAppIDs.joined(separator: ",")
                     print("\(k.key.value)\t\(apps)\t\(dsn(k.key, p))")
+                }
+            case "grouping":
+                guard (2...3).contains(positional.count), let p = try store.project(idOrSlug: positional[1]) else {
+                    if positional.count >= 2 { printError("projects: no such project") }
+                    return positional.count >= 2 ? ExitCode.inputError : usageError()
+                }
+                if positional.count == 3 {
+                    guard let n = Int(positional[2]), let config = GroupingConfig(rawValue: n) else { return usageError() }
+                    try store.setGroupingConfig(projectID: p.id, config)
+                    print("project '\(p.slug)' groups new events by rules \(config)")
+                } else {
+                    print("project '\(p.slug)' groups new events by rules \(p.groupingConfig)")
                 }
             case "token":
                 guard positional.count == 3, positional[1] == "create" else { return usageError() }

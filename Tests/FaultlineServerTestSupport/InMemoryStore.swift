@@ -92,6 +92,12 @@ public final class InMemoryStore: Store, @unchecked Sendable {
         withState { s in s.projects.first { String($0.id) == idOrSlug || $0.slug == idOrSlug } }
     }
 
+    public func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws {
+        withState { s in
+            if let i = s.projects.firstIndex(where: { $0.id == projectID }) { s.projects[i].groupingConfig = config }
+        }
+    }
+
     public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {
         let record = PublicKeyRecord(key: Keys.newPublicKey(), projectID: projectID, allowedAppIDs: allowedAppIDs)
         withState { $0.keys.append(record) }

@@ -149,7 +149,7 @@ final class GroupingIdempotenceTests: XCTestCase {
         try server.waitUntilIdle()
         let occurrence = try XCTUnwrap(try server.server.store.occurrence(projectID: server.projectID, eventID: id))
         let event = try StoredEvent.decode(occurrence.compressedEvent)
-        let stack = StackExtractor.signature(of: event)
+        let stack = StackExtractor.signature(of: event, grouping: .newProjects)
         let (data, key) = stack.encodedWithKey
         let fp = Fingerprinter.fingerprint(stack, symbolicator: server.server.symbolicator)
         try server.server.store.recordGrouping([

@@ -198,4 +198,49 @@ final class ThirdPartyClientTests: XCTestCase {
         // database-unavailable: 2 (two different errors, one issue); connect + eu: 2; connect + us: 1.
         XCTAssertEqual(counts.sorted(), [1, 2, 2])
     }
+
+    /// Issue 31 item 2: under grouping rules 2 (new projects) a Python frame groups by module and
+    /// function, as Sentry's does: `handle` raising the same error in two modules is two issues.
+    /// A project on rules 1 (every project from before them) keeps grouping by function alone.
+    func testPythonFramesGroupByModuleAndFunctionUnderRulesTwoOnly() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else { return XCTFail("sentry-sdk is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        let store = server.server.store
+        XCTAssertEqual(try store.project(idOrSlug: String(server.projectID))?.groupingConfig, .v2, "a new project gets the newest rules")
+        let legacy = try store.createProject(slug: "legacy", name: "Legacy")
+        try store.setGroupingConfig(projectID: legacy.id, .v1)
+        let legacyKey = try store.createPublicKey(projectID: legacy.id, allowedAppIDs: [])
+        let dir = TestSupport.makeTemporaryDirectory("faultline-py-modules")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (module, message) in [("billing", "bad amount"), ("shipping", "bad address")] {
+            try "def handle():\n    raise ValueError(\"\(message)\")\n".write(toFile: dir + "/\(module).py", atomically: false, encoding: .utf8)
+        }
+        let script = """
+            import sys, sentry_sdk
+            sys.path.insert(0, sys.argv[2])
+            import billing, shipping
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False)
+            for m in [billing, shipping, billing]:
+                try:
+                    m.handle()
+                except Exception as e:
+                    sentry_sdk.capture_exception(e)
+            sentry_sdk.flush(10)
+            """
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        for dsn in [server.dsn, server.server.dsn(key: legacyKey.key, project: legacy)] {
+            let r = try TestSupport.run(python, [dir + "/send.py", dsn, dir], timeout: 60)
+            XCTAssertEqual(r.exitCode, 0, r.description)
+        }
+        try server.waitUntilIdle()
+        func counts(_ project: Int64) throws -> [Int64] {
+            (try server.getJSON("/api/0/projects/faultline/\(project)/issues/").arrayValue ?? []).compactMap { $0["count"]?.int64Value }.sorted()
+        }
+        XCTAssertEqual(try counts(server.projectID), [1, 2], "rules 2: billing.handle and shipping.handle are two issues")
+        XCTAssertEqual(try counts(legacy.id), [3], "rules 1: handle is handle")
+        let titles = (try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+        XCTAssertTrue(titles.contains { $0.contains("handle (billing)") }, "\(titles)")
+    }
 }

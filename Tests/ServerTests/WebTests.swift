@@ -46,7 +46,7 @@ final class WebTests: XCTestCase {
                     projectID: bootstrap.project.id, eventID: event["event_id"]!.stringValue!,
                     received: now, timestamp: now, release: nil, installID: nil,
                     compressedEvent: Deflate.compress(event.serialized())), items: []))
-        let stack = StackExtractor.signature(of: event)
+        let stack = StackExtractor.signature(of: event, grouping: .newProjects)
         let (data, key) = stack.encodedWithKey
         try store.recordGrouping([
             GroupingOutcome(

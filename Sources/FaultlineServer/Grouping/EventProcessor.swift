@@ -166,10 +166,12 @@ public final class EventProcessor: @unchecked Sendable {
             let ids = Set(rows.map(\.id))
             if ids == lastBatch { return }  // could not make progress; retry at the next scan
             lastBatch = ids
+            let grouping = Dictionary(((try? store.projects()) ?? []).map { ($0.id, $0.groupingConfig) }, uniquingKeysWith: { a, _ in a })
             let jobs = rows.map { o -> Job in
                 let decoded = try? StoredEvent.decode(o.compressedEvent)
+                let config = grouping[o.projectID] ?? .newProjects
                 return Job(
-                    occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:])),
+                    occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:]), grouping: config),
                     timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment))
             }
             process(jobs)

@@ -52,8 +52,8 @@ public enum Fingerprinter {
                 }
             } else if let fn = frame.clientFunction, !fn.isEmpty {
                 if FaultlineOwnFrames.isOwn(function: fn, rawFunction: nil) { continue }
-                components.append(fn)
-                if culprit == nil { culprit = fn }
+                components.append(frame.sourceModule.map { "\($0):\(fn)" } ?? fn)
+                if culprit == nil { culprit = frame.sourceModule.map { "\(fn) (\($0))" } ?? fn }
             } else {
                 let module = frame.buildID?.hex ?? frame.module.map { ($0 as NSString).lastPathComponent } ?? "?"
                 let c = "\(module)+0x\(String(frame.offset, radix: 16))"

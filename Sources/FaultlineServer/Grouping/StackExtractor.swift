@@ -9,11 +9,11 @@ public enum StackExtractor {
     /// The crashing stacktrace's frames, innermost first, with their modules resolved — read by
     /// FaultlineProtocol's `SentryStackTrace`, as the CLI's symbolicator reads them. One entry per
     /// frame, so renderers can map back.
-    public static func frames(of event: JSONValue) -> (exceptionType: String, frames: [StackFrame]) {
+    public static func frames(of event: JSONValue, grouping: GroupingConfig = .v1) -> (exceptionType: String, frames: [StackFrame]) {
         let (excType, stacktrace) = SentryStackTrace.crashing(in: event)
         guard let stacktrace else { return (excType, []) }
         let read = SentryStackTrace.frames(of: stacktrace, images: DebugImageMap(event: event))
-        return (excType, read.reversed().map(frame))
+        return (excType, read.reversed().map { frame($0, grouping: grouping) })
     }
 
     /// The same frames, each with its JSON as the client sent it (what a page shows beyond what
@@ -29,7 +29,7 @@ public enum StackExtractor {
         SentryStackTrace.frames(of: stacktrace, images: images).reversed().map { (frame($0), $0.json) }
     }
 
-    static func frame(_ f: SentryStackTrace.Frame) -> StackFrame {
+    static func frame(_ f: SentryStackTrace.Frame, grouping: GroupingConfig = .v1) -> StackFrame {
         let clientFunction = f.json["function"]?.stringValue
         let module = f.image?.codeFile ?? f.json["package"]?.stringValue
         let own = FaultlineOwnFrames.isMarked(f.json) || module.map(FaultlineOwnFrames.isOwn(modulePath:)) ?? false
@@ -38,6 +38,7 @@ public enum StackExtractor {
                 buildID: nil, offset: 0, isReturnAddress: false, inApp: !own && (f.json["in_app"]?.boolValue ?? false),
                 module: f.json["package"]?.stringValue, clientFunction: clientFunction)
             frame.isFaultline = own
+            if grouping == .v2 { frame.sourceModule = sourceModule(of: f.json) }
             return frame
         }
         let inApp = !own && (f.json["in_app"]?.boolValue ?? module.map(isInApp) ?? false)
@@ -51,9 +52,10 @@ public enum StackExtractor {
         return frame
     }
 
-    /// The frames grouping keeps: innermost in-app frames, or innermost frames when none is in-app.
-    public static func signature(of event: JSONValue) -> StackSignature {
-        var signature = defaultSignature(of: event)
+    /// The frames grouping keeps: innermost in-app frames, or innermost frames when none is in-app,
+    /// under the project's grouping rules.
+    public static func signature(of event: JSONValue, grouping: GroupingConfig) -> StackSignature {
+        var signature = defaultSignature(of: event, grouping: grouping)
         signature.clientFingerprint = clientFingerprint(of: event)
         return signature
     }
@@ -67,8 +69,16 @@ public enum StackExtractor {
         return parts
     }
 
-    static func defaultSignature(of event: JSONValue) -> StackSignature {
-        let (type, raw) = frames(of: event)
+    /// A non-native frame's module as the SDK names it (`app.billing`), else its file (never its
+    /// absolute path: the same code deployed in two places is one issue), at most 200 bytes.
+    static func sourceModule(of json: JSONValue) -> String? {
+        if let m = json["module"]?.stringValue, !m.isEmpty { return String(m.prefix(200)) }
+        if let f = json["filename"]?.stringValue, !f.isEmpty { return String(f.prefix(200)) }
+        return nil
+    }
+
+    static func defaultSignature(of event: JSONValue, grouping: GroupingConfig) -> StackSignature {
+        let (type, raw) = frames(of: event, grouping: grouping)
         // Faultline's own frames never group an issue nor name its culprit.
         let all = raw.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }
         let inApp = all.filter(\.inApp)

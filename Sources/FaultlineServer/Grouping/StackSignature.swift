@@ -19,6 +19,9 @@ public struct StackFrame: Sendable, Hashable {
     /// Faultline's own code as the client knew it (FaultlineOwnFrames: marked by the crash core
     /// or in a preload library); by name, once symbolicated, is decided where names are known.
     public var isFaultline = false
+    /// A non-native frame's module (or file) under grouping rules that group by it
+    /// (GroupingConfig.v2); nil otherwise, and then not encoded, so earlier stacks keep their keys.
+    public var sourceModule: String?
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]
@@ -26,6 +29,7 @@ public struct StackFrame: Sendable, Hashable {
         if let m = module { o["m"] = .string(m) }
         if let f = clientFunction { o["f"] = .string(f) }
         if isAsync { o["y"] = true }  // only when set: signatures stored before async frames are unchanged
+        if let s = sourceModule { o["s"] = .string(s) }
         return .object(o)
     }
 
@@ -43,6 +47,7 @@ public struct StackFrame: Sendable, Hashable {
         module = json["m"]?.stringValue
         clientFunction = json["f"]?.stringValue
         isAsync = json["y"]?.boolValue ?? false
+        sourceModule = json["s"]?.stringValue
     }
 }
 

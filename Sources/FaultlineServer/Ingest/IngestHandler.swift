@@ -12,7 +12,10 @@ public final class IngestHandler: @unchecked Sendable {
     let processor: EventProcessor
     let refusals: Refusals?
     private let projectLock = NSLock()
-    private var projectCache: [String: ProjectRecord] = [:]
+    /// Projects by the reference requests use, each read again after `projectCacheSeconds`: a
+    /// setting changed by `faultline projects` (its grouping rules) reaches a running server.
+    private var projectCache: [String: (project: ProjectRecord, read: Double)] = [:]
+    static let projectCacheSeconds: Double = 30
 
     public init(stores: Stores, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil) {
         self.store = stores.core
@@ -38,10 +41,11 @@ public final class IngestHandler: @unchecked Sendable {
 
     private func project(_ ref: String) throws -> ProjectRecord? {
         projectLock.lock()
-        if let p = projectCache[ref] { projectLock.unlock(); return p }
+        let now = Date().timeIntervalSince1970
+        if let hit = projectCache[ref], now - hit.read < Self.projectCacheSeconds { projectLock.unlock(); return hit.project }
         projectLock.unlock()
         guard let p = try store.project(idOrSlug: ref) else { return nil }
-        projectLock.lock(); projectCache[ref] = p; projectLock.unlock()
+        projectLock.lock(); projectCache[ref] = (p, now); projectLock.unlock()
         return p
     }
 
@@ -105,7 +109,7 @@ public final class IngestHandler: @unchecked Sendable {
                     eventBytes: bytes, gzipBody: submission.items.isEmpty ? submission.compressedBody : nil,
                     inflatedBytes: submission.inflatedBytes))
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
-            signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event) }
+            signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }
         // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.
         let (otherItems, transactions) = try TransactionIngest.split(

@@ -6,6 +6,8 @@ public struct ProjectRecord: Sendable, Equatable {
     public let id: Int64
     public let slug: String
     public let name: String
+    /// The grouping rules its new events follow.
+    public var groupingConfig = GroupingConfig.newProjects
 }
 
 public struct PublicKeyRecord: Sendable, Equatable {

@@ -14,6 +14,8 @@ public protocol Store: AnyObject, Sendable {
     func createProject(slug: String, name: String) throws -> ProjectRecord
     func projects() throws -> [ProjectRecord]
     func project(idOrSlug: String) throws -> ProjectRecord?
+    /// The grouping rules the project's events follow from now on (GroupingConfig).
+    func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws
     func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord
     func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord]
     func publicKey(_ key: String) throws -> PublicKeyRecord?

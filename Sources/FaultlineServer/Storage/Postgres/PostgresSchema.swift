@@ -44,7 +44,13 @@ enum PostgresSchema {
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
         PostgresIssueNotesSchema.statements,
         // 10: browser sessions, shared by every node on the database (Web/WebSessions).
-        PostgresWebSessionSchema.statements
+        PostgresWebSessionSchema.statements,
+        // 11: each project's grouping rules (GroupingConfig); the projects that exist now keep
+        // version 1, the rules they were grouped by.
+        """
+        CREATE TABLE IF NOT EXISTS project_grouping(project_id BIGINT PRIMARY KEY, config INTEGER NOT NULL);
+        INSERT INTO project_grouping(project_id, config) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
+        """
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

@@ -40,18 +40,35 @@ extension SQLBackedStore {
                     "INSERT INTO projects(slug, name, created) VALUES(?, ?, ?) RETURNING id",
                     [.text(slug), .text(name), .double(Date().timeIntervalSince1970)]
                 ) { $0.int(0) }.first ?? 0
+            try c.execute(
+                "INSERT INTO project_grouping(project_id, config) VALUES(?, ?)", .int(id), .int(Int64(GroupingConfig.newProjects.rawValue)))
             return ProjectRecord(id: id, slug: slug, name: name)
         }
     }
 
     public func projects() throws -> [ProjectRecord] {
         try db.reading { c in
-            try c.rows("SELECT id, slug, name FROM projects ORDER BY id") { ProjectRecord(id: $0.int(0), slug: $0.text(1) ?? "", name: $0.text(2) ?? "") }
+            // A project without a row was created by this version after the migration: the newest rules.
+            try c.rows(
+                "SELECT p.id, p.slug, p.name, g.config FROM projects p LEFT JOIN project_grouping g ON g.project_id = p.id ORDER BY p.id"
+            ) {
+                ProjectRecord(
+                    id: $0.int(0), slug: $0.text(1) ?? "", name: $0.text(2) ?? "",
+                    groupingConfig: $0.isNull(3) ? .newProjects : GroupingConfig(rawValue: Int($0.int(3))) ?? .newProjects)
+            }
         }
     }
 
     public func project(idOrSlug: String) throws -> ProjectRecord? {
         try projects().first { String($0.id) == idOrSlug || $0.slug == idOrSlug }
+    }
+
+    public func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws {
+        try db.writing { c in
+            try c.execute(
+                "INSERT INTO project_grouping(project_id, config) VALUES(?, ?) ON CONFLICT(project_id) DO UPDATE SET config = excluded.config",
+                .int(projectID), .int(Int64(config.rawValue)))
+        }
     }
 
     public func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord {

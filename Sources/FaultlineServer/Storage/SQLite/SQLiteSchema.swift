@@ -45,7 +45,14 @@ enum SQLiteSchema {
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
         SQLiteIssueNotesSchema.statements,
         // 10: browser sessions, shared by every node on the database (Web/WebSessions).
-        SQLiteWebSessionSchema.statements
+        SQLiteWebSessionSchema.statements,
+        // 11: each project's grouping rules (GroupingConfig); the projects that exist now keep
+        // version 1, the rules they were grouped by. (`WHERE true`: SQLite's parser needs it
+        // between an INSERT's SELECT and ON CONFLICT.)
+        """
+        CREATE TABLE IF NOT EXISTS project_grouping(project_id INTEGER PRIMARY KEY, config INTEGER NOT NULL);
+        INSERT INTO project_grouping(project_id, config) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
+        """
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

@@ -1,0 +1,23 @@
+// Which grouping rules a project's new events follow. Grouping decides which issue an event
+// joins, so a project's rules never change under it by an upgrade: projects that existed before
+// a new version keep the one they had (schema migration 11 pins them), new projects get the
+// newest, and an operator switches one explicitly (`faultline projects grouping`). Existing
+// issues keep their events either way; only events grouped after a switch follow the new rules.
+public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible {
+    /// Native frames by symbol (or module offset); a non-native frame (Python, JavaScript) by its
+    /// function name alone.
+    case v1 = 1
+    /// As v1, but a non-native frame by its module (or file, when the SDK names no module) and
+    /// function, as Sentry groups them: `handle` in two modules is two issues.
+    case v2 = 2
+
+    /// What a project created now gets.
+    public static let newProjects = GroupingConfig.v2
+
+    public var description: String {
+        switch self {
+        case .v1: "1 (non-native frames by function)"
+        case .v2: "2 (non-native frames by module and function)"
+        }
+    }
+}
