@@ -80,12 +80,15 @@ package struct CrashFilePickup {
         return result
     }
 
-    /// Renamed into `directory`; across filesystems copied and then removed, so it is never retried.
+    /// Renamed into `directory`; across filesystems copied and then removed, so it is never
+    /// retried. When neither works (a full disk) the file stays where it is, for a later pass.
     static func setAside(_ path: String, into directory: String, as name: String, reason: String) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let target = directory + "/" + name
         if rename(path, target) != 0 {
-            try? FileManager.default.copyItem(atPath: path, toPath: target)
+            // A copy left by an interrupted earlier pass is replaced.
+            if FileManager.default.fileExists(atPath: target) { unlink(target) }
+            guard (try? FileManager.default.copyItem(atPath: path, toPath: target)) != nil else { return }
             unlink(path)
         }
         try? Data(reason.utf8).write(to: URL(fileURLWithPath: target + ".reason.txt"))

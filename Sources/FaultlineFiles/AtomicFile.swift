@@ -13,8 +13,10 @@ public enum AtomicFile {
     /// `sync`: the data and the rename are on disk when this returns (fsync of file and folder).
     public static func write(_ data: Data, to path: String, sync: Bool = false) throws {
         let dir = PathName.directory(path)
-        let tmp = dir + "/." + PathName.last(path) + ".\(getpid()).\(counter.wrappingAdd(1, ordering: .relaxed).newValue).tmp"
-        let fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        // Unique across processes and machines too: a folder may be shared by several servers
+        // (whose pids can all be 1 in containers), and O_EXCL refuses a name in use.
+        let tmp = dir + "/." + PathName.last(path) + ".\(getpid()).\(counter.wrappingAdd(1, ordering: .relaxed).newValue)." + String(UInt64.random(in: 0...UInt64.max), radix: 16) + ".tmp"
+        let fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError.errno("create \(tmp)") }
         defer { close(fd) }
         let whole = data.withUnsafeBytes { writeAll(fd, $0) }
@@ -23,15 +25,24 @@ public enum AtomicFile {
             unlink(tmp)
             throw e
         }
-        if sync { fsync(fd) }
+        // A failed fsync means the data may not be on disk: never report it durable.
+        if sync, fsync(fd) != 0 {
+            let e = POSIXError.errno("fsync \(tmp)")
+            unlink(tmp)
+            throw e
+        }
         guard rename(tmp, path) == 0 else {
             let e = POSIXError.errno("rename to \(path)")
             unlink(tmp)
             throw e
         }
         if sync {
+            // The rename is durable once the folder is: a failure here is reported too (the new
+            // content is in place, but may not survive a power loss).
             let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if dfd >= 0 { fsync(dfd); close(dfd) }
+            guard dfd >= 0 else { throw POSIXError.errno("open folder \(dir)") }
+            defer { close(dfd) }
+            guard fsync(dfd) == 0 else { throw POSIXError.errno("fsync folder \(dir)") }
         }
     }
 
