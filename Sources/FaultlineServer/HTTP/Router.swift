@@ -99,6 +99,15 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET", "POST"], "/api/0/projects/*/*/alerts/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             router.alerts?.api(r, project: c[1], path: Array(r.pathComponents.dropFirst(6))) ?? .detail(404, "this store keeps no alerts")
         },
+        // An event's attachments (Attachments/): the list, one described, one downloaded.
+        Route(["GET"], "/api/0/projects/*/*/events/*/attachments", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let a = router.read.attachments else { return .detail(404, "this store keeps no attachments") }
+            return try AttachmentAPI(store: router.store, attachments: a).list(org: c[0], project: c[1], eventID: c[2])
+        },
+        Route(["GET"], "/api/0/projects/*/*/events/*/attachments/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let a = router.read.attachments else { return .detail(404, "this store keeps no attachments") }
+            return try AttachmentAPI(store: router.store, attachments: a).one(r, org: c[0], project: c[1], eventID: c[2], attachmentID: c[3])
+        },
         Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.event(org: c[0], project: c[1], eventID: c[2])
         },

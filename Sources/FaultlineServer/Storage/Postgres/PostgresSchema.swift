@@ -44,7 +44,9 @@ enum PostgresSchema {
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
         PostgresIssueNotesSchema.statements,
         // 10: browser sessions, shared by every node on the database (Web/WebSessions).
-        PostgresWebSessionSchema.statements
+        PostgresWebSessionSchema.statements,
+        // 11: envelope attachments, kept with their occurrence and deleted with it (Attachments/).
+        PostgresAttachmentSchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

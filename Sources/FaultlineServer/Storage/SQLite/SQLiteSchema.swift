@@ -45,7 +45,9 @@ enum SQLiteSchema {
         // 9: issue assignees and comments (Lifecycle/IssueNotes).
         SQLiteIssueNotesSchema.statements,
         // 10: browser sessions, shared by every node on the database (Web/WebSessions).
-        SQLiteWebSessionSchema.statements
+        SQLiteWebSessionSchema.statements,
+        // 11: envelope attachments, kept with their occurrence and deleted with it (Attachments/).
+        SQLiteAttachmentSchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
