@@ -182,11 +182,21 @@ struct LifecycleAPI {
                 }
                 return .json(try releaseJSON(version, projects: projects), status: 201)
             case ("GET", 0):
+                // Keyset pages, newest first (`KeysetPage`: `?cursor&limit`, the next in `Link`).
+                let page: KeysetPage
+                switch KeysetPage.of(r) {
+                case .success(let p): page = p
+                case .failure(let e): return e.response
+                }
+                var after: (created: Double, version: String)?
+                if let c = page.cursor {
+                    guard let position = ReleaseRows.position(c) else { return KeysetPage.KeysetError().response }
+                    after = position
+                }
                 let projects = try scoped.map { [$0] } ?? store.projects()
-                let records = try database.reading { try ReleaseRows.releases($0, projectIDs: projects.map(\.id)) }
-                var seen = Set<String>()
-                let versions = records.map(\.version).filter { seen.insert($0).inserted }
-                return .json(.array(try versions.map { try releaseJSON($0, projects: projects) }))
+                let rows = try database.reading { try ReleaseRows.page($0, projectID: scoped?.id, after: after, limit: page.limit) }
+                let next = rows.count == page.limit ? rows.last.map { ReleaseRows.cursor(created: $0.created, version: $0.version) } : nil
+                return KeysetPage.response(try rows.map { try releaseJSON($0.version, projects: projects) }, next: next, request: r)
             case ("GET", 1), ("PUT", 1):
                 let version = path[0]
                 let projects = try projectsHaving(version, scoped)
