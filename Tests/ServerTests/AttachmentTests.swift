@@ -3,7 +3,7 @@
 // session only; caps, hostile names and retention with raw envelopes.
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 
@@ -138,5 +138,32 @@ final class AttachmentTests: XCTestCase {
         XCTAssertEqual(try stores.retention.retainedBytes(), 0)
         let gone = server.get("/api/0/projects/faultline/\(server.projectID)/events/\(id)/attachments/1/?download=1")
         XCTAssertEqual(gone.status, 404)
+    }
+
+    /// A data directory from before attachments (schema 10) gains the table and its trigger at
+    /// open, and an occurrence deleted by any statement takes its attachments along.
+    func testASchema10DatabaseGainsAttachmentsDeletedWithTheirOccurrence() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-attach-migration")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/faultline.sqlite"
+        try SQLiteStore(path: path).close()
+        let c = try SQLiteConnection(path: path)
+        try c.exec("DROP TRIGGER attachments_with_occurrence; DROP TABLE attachments; PRAGMA user_version=10")
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        var version = 0
+        try c.query("PRAGMA user_version") { version = Int($0.int(0)) }
+        XCTAssertEqual(version, SQLiteSchema.version)
+        let a = IncomingAttachment(filename: "a.txt", contentType: "text/plain", attachmentType: nil, data: Data("hi".utf8))
+        let e = IncomingEvent(
+            projectID: 1, eventID: TestEvents.eventID(), received: 1000, timestamp: 1000, release: nil, installID: nil,
+            compressedEvent: Data("{}".utf8), attachments: [a, a])
+        let id = try XCTUnwrap(try store.storeIngest(event: e, items: []))
+        XCTAssertEqual(try store.attachments(occurrenceID: id).map(\.filename), ["a.txt", "a.txt"])
+        // The same event again stores nothing more.
+        XCTAssertNil(try store.storeIngest(event: e, items: []))
+        XCTAssertEqual(try store.attachments(occurrenceID: id).count, 2)
+        try store.writer.sync { try $0.exec("DELETE FROM occurrences") }
+        XCTAssertEqual(try store.attachments(occurrenceID: id).count, 0)
     }
 }
