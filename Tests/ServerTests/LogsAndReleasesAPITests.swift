@@ -109,6 +109,19 @@ final class LogsAndReleasesAPITests: XCTestCase {
         XCTAssertEqual(second.json?.arrayValue?.compactMap { $0["release"]?.stringValue }, ["c@3"])
         XCTAssertEqual(second.json?.arrayValue?.first?["crash_free_rate"]?.doubleValue, 0)
         XCTAssertNil(Self.next(second))
+
+        // A release's Sentry `healthData` (`?health=1`, below the project's path).
+        let releases = "/api/0/projects/faultline/\(server.bootstrap.project.slug)/releases/"
+        let created = RawHTTP.send(
+            port: server.port, method: "POST", path: releases, headers: ["Authorization": "Bearer \(server.token)"],
+            body: (["version": "a@1"] as JSONValue).serialized())
+        XCTAssertEqual(created.status, 201, created.text)
+        let health = try XCTUnwrap(server.get(releases + "a@1/?health=1").json?["projects"]?.arrayValue?.first?["healthData"])
+        XCTAssertEqual(health["totalSessions"]?.int64Value, 8)
+        XCTAssertEqual(health["sessionsCrashed"]?.int64Value, 2)
+        XCTAssertEqual(health["crashFreeSessions"]?.doubleValue, 75)
+        XCTAssertNil(server.get(releases + "a@1/").json?["projects"]?.arrayValue?.first?["healthData"])
+        XCTAssertEqual(server.get(releases + "?health=1").json?.arrayValue?.first?["projects"]?[0]?["healthData"]?["totalSessions"]?.int64Value, 8)
     }
 
     func testReleasesListInKeysetPagesNewestFirst() throws {

@@ -26,12 +26,30 @@ struct ReleaseHealthAPI {
             }
             since = t
         }
+        let (tally, partial) = try Self.tally(queries, projectID: project.id, since: since)
+        let releases = tally.keys.sorted().filter { page.cursor == nil || $0 > page.cursor! }
+        let shown = Array(releases.prefix(page.limit))
+        let rows = shown.map { release -> JSONValue in
+            let envs = tally[release] ?? [:]
+            var o = Self.json(Self.total(envs))
+            o["release"] = .string(release)
+            o["environments"] = .object(envs.mapValues { .object(Self.json($0)) })
+            return .object(o)
+        }
+        var response = KeysetPage.response(rows, next: releases.count > shown.count ? shown.last : nil, request: r)
+        if partial { response.headers.append(("X-Faultline-Partial", "true")) }
+        return response
+    }
+
+    /// The project's tally per release and environment over the bounded read, and whether older
+    /// items were left unread.
+    static func tally(_ queries: WebQueries, projectID: Int64, since: Double?) throws -> (tally: [String: [String: SessionTally]], partial: Bool) {
         var tally: [String: [String: SessionTally]] = [:]
         var partial = false
         for type in ["session", "sessions"] {
             var reachedSince = false
             let stoppedAt = try queries.scanItems(
-                projectID: project.id, type: type, before: nil, maxItems: HealthPage.scanLimit, maxBytes: HealthPage.scanBytes,
+                projectID: projectID, type: type, before: nil, maxItems: HealthPage.scanLimit, maxBytes: HealthPage.scanBytes,
                 maxItemBytes: ReleaseHealth.maxItemBytes, stop: { reachedSince }
             ) { _, received, payload in
                 // Newest first: the first item received before `since` ends the read.
@@ -40,22 +58,23 @@ struct ReleaseHealthAPI {
             }
             partial = partial || (stoppedAt != nil && !reachedSince)
         }
-        let releases = tally.keys.sorted().filter { page.cursor == nil || $0 > page.cursor! }
-        let shown = Array(releases.prefix(page.limit))
-        let rows = shown.map { release -> JSONValue in
-            let envs = tally[release] ?? [:]
-            let sum = envs.values.reduce(into: SessionTally()) { s, t in
-                s.started = SessionCounting.saturatingAdd(s.started, t.started)
-                s.crashed = SessionCounting.saturatingAdd(s.crashed, t.crashed)
-            }
-            var o = Self.json(sum)
-            o["release"] = .string(release)
-            o["environments"] = .object(envs.mapValues { .object(Self.json($0)) })
-            return .object(o)
+        return (tally, partial)
+    }
+
+    /// All environments of one release together.
+    static func total(_ envs: [String: SessionTally]) -> SessionTally {
+        envs.values.reduce(into: SessionTally()) { s, t in
+            s.started = SessionCounting.saturatingAdd(s.started, t.started)
+            s.crashed = SessionCounting.saturatingAdd(s.crashed, t.crashed)
         }
-        var response = KeysetPage.response(rows, next: releases.count > shown.count ? shown.last : nil, request: r)
-        if partial { response.headers.append(("X-Faultline-Partial", "true")) }
-        return response
+    }
+
+    /// Sentry's `healthData` of a release in one project (`crashFreeSessions` is a percentage).
+    static func sentryHealthData(_ t: SessionTally) -> JSONValue {
+        [
+            "hasHealthData": .bool(t.started > 0), "totalSessions": .int(t.started), "sessionsCrashed": .int(t.crashed),
+            "crashFreeSessions": t.crashFreeRate.map { .double($0 * 100) } ?? .null
+        ]
     }
 
     static func json(_ t: SessionTally) -> [String: JSONValue] {
