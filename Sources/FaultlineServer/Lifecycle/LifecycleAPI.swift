@@ -262,11 +262,8 @@ struct LifecycleAPI {
     /// The organization's list leaves it out: one read per project would be unbounded in projects.
     private func health(_ r: HTTPRequest, scoped: ProjectRecord?) throws -> [Int64: [String: SessionTally]]? {
         guard let h = r.query["health"], h == "1" || h == "true", let project = scoped else { return nil }
-        let projects = [project]
-        let queries = WebQueries(store: store, database: database)
-        var out: [Int64: [String: SessionTally]] = [:]
-        for p in projects { out[p.id] = try ReleaseHealthAPI.tally(queries, projectID: p.id, since: nil).tally.mapValues(ReleaseHealthAPI.total) }
-        return out
+        let tally = try ReleaseHealthAPI.tally(WebQueries(store: store, database: database), projectID: project.id, since: nil).tally
+        return [project.id: tally.mapValues(ReleaseHealthAPI.total)]
     }
 
     private func releaseJSON(_ version: String, projects: [ProjectRecord], health: [Int64: [String: SessionTally]]?) throws -> JSONValue {
