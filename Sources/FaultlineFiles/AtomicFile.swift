@@ -15,7 +15,8 @@ public enum AtomicFile {
         let dir = PathName.directory(path)
         // Unique across processes and machines too: a folder may be shared by several servers
         // (whose pids can all be 1 in containers), and O_EXCL refuses a name in use.
-        let tmp = dir + "/." + PathName.last(path) + ".\(getpid()).\(counter.wrappingAdd(1, ordering: .relaxed).newValue)." + String(UInt64.random(in: 0...UInt64.max), radix: 16) + ".tmp"
+        let unique = "\(getpid()).\(counter.wrappingAdd(1, ordering: .relaxed).newValue)." + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let tmp = dir + "/." + PathName.last(path) + "." + unique + ".tmp"
         let fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError.errno("create \(tmp)") }
         defer { close(fd) }

@@ -6,6 +6,8 @@ import FaultlineProtocol
 
 final class Router: HTTPHandling, @unchecked Sendable {
     let store: any Store
+    /// The SQL the logs and sessions APIs read through (`WebQueries`); nil: they answer 404.
+    let database: (any SQLDatabase)?
     /// Nil: traces are not kept (the trace API answers 404).
     let traces: (any TraceStore)?
     let ingest: IngestHandler
@@ -34,6 +36,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         status: DebugFileStatus, sources: SourceFiles, limits: IngestLimits, refusals: Refusals, publicURL: String? = nil,
         health: @escaping @Sendable () -> JSONValue
     ) {
+        self.database = stores.database
         self.store = stores.core; self.traces = stores.traces; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler; self.refusals = refusals
         self.read = read; self.debuginfod = debuginfod; self.status = status; self.sources = sources; self.limits = limits; self.health = health
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
@@ -99,6 +102,24 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET", "POST"], "/api/0/projects/*/*/alerts/**", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             router.alerts?.api(r, project: c[1], path: Array(r.pathComponents.dropFirst(6))) ?? .detail(404, "this store keeps no alerts")
         },
+        // Logs and sessions per release as JSON, in keyset pages (Read/LogsAPI, Lifecycle/ReleaseHealthAPI).
+        Route(["GET"], "/api/0/projects/*/*/logs", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let queries = router.queries else { return .detail(404, "this store keeps no logs") }
+            return try LogsAPI(store: router.store, queries: queries).handle(r, project: c[1])
+        },
+        Route(["GET"], "/api/0/projects/*/*/sessions", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let queries = router.queries else { return .detail(404, "this store keeps no sessions") }
+            return try ReleaseHealthAPI(store: router.store, queries: queries).handle(r, project: c[1])
+        },
+        // An event's attachments (Attachments/): the list, one described, one downloaded.
+        Route(["GET"], "/api/0/projects/*/*/events/*/attachments", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let a = router.read.attachments else { return .detail(404, "this store keeps no attachments") }
+            return try AttachmentAPI(store: router.store, attachments: a).list(org: c[0], project: c[1], eventID: c[2])
+        },
+        Route(["GET"], "/api/0/projects/*/*/events/*/attachments/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let a = router.read.attachments else { return .detail(404, "this store keeps no attachments") }
+            return try AttachmentAPI(store: router.store, attachments: a).one(r, org: c[0], project: c[1], eventID: c[2], attachmentID: c[3])
+        },
         Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.event(org: c[0], project: c[1], eventID: c[2])
         },
@@ -138,6 +159,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     ]
 
     var lifecycleAPI: LifecycleAPI? { lifecycle.map(LifecycleAPI.init) }
+    var queries: WebQueries? { database.map { WebQueries(store: store, database: $0) } }
 
     static func route(for path: [String]) -> (route: Route, captures: [String])? {
         for route in routes { if let c = route.pattern.match(path) { return (route, c) } }

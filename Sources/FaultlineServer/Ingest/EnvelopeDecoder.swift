@@ -9,6 +9,8 @@ public struct DecodedSubmission: Sendable {
     /// The event item's bytes as the client sent them (stored verbatim, compressed).
     public var eventBytes: Data?
     public var items: [Envelope.Item]
+    /// `attachment` items (any bytes; kept only with an event: `IngestHandler`).
+    public var attachments: [Envelope.Item] = []
     /// The request body when it came compressed (gzip or deflate), and how many bytes it inflated
     /// to: ingest may store it as it came (`StoredEvent`).
     public var compressedBody: Data? = nil
@@ -148,6 +150,8 @@ public enum EnvelopeDecoder {
                     do { _ = try SessionCounting.counts(item, limits: limits) } catch { throw .malformed("item \(i) (\(t)): \(error)") }
                 }
                 out.items.append(item)
+            case "attachment":
+                out.attachments.append(item)  // opaque bytes: nothing to validate
             default:
                 continue  // not kept by the framing reader
             }

@@ -74,7 +74,9 @@ public final class IngestHandler: @unchecked Sendable {
         var incoming: IncomingEvent?
         var eventID = EnvelopeDecoder.normalisedEventID(submission.envelopeHeader["event_id"]?.stringValue)
         var signature: StackSignature?
-        let units = (submission.event == nil ? 0 : 1) + submission.items.count
+        // Attachments are kept only with the event they came with (none: stepped over, uncounted).
+        let attachments = submission.event == nil ? [] : submission.attachments.map(AttachmentFields.incoming)
+        let units = (submission.event == nil ? 0 : 1) + submission.items.count + attachments.count
         // The allowlist and the install cap apply to every item type, not only events: sessions,
         // logs and client reports are stored too. Without an event, the app id comes from
         // X-Faultline-App-Id (the Faultline SDK sends it on every envelope).
@@ -106,8 +108,9 @@ public final class IngestHandler: @unchecked Sendable {
                 timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
                 release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
                 compressedEvent: StoredEvent.encode(
-                    eventBytes: bytes, gzipBody: submission.items.isEmpty ? submission.compressedBody : nil,
-                    inflatedBytes: submission.inflatedBytes))
+                    eventBytes: bytes, gzipBody: submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
+                    inflatedBytes: submission.inflatedBytes),
+                attachments: attachments)
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }

@@ -18,9 +18,12 @@ public struct IngestLimits: Sendable {
         "session": 64 * 1024, "sessions": 256 * 1024,
         "client_report": 64 * 1024, "log": 1024 * 1024,
         // Sentry's 1 MB event limit; ~1000 spans (the SDKs' own cap) fit.
-        "transaction": 1024 * 1024
+        "transaction": 1024 * 1024,
+        // One attachment (a log file, a screenshot, a minidump): kept in the database with its
+        // event, so bounded like a row; several must also fit `maxKeptBytes` together.
+        "attachment": 2 * 1024 * 1024
     ]
-    /// All kept payloads of one envelope together (event included).
+    /// All kept payloads of one envelope together (event and attachments included).
     public var maxKeptBytes = 4 * 1024 * 1024
     /// One count (`exited`, `errored`, `abnormal`, `crashed`) of one `sessions` aggregate; larger
     /// or negative counts make the item malformed (400). Sums saturate, they never trap.

@@ -180,13 +180,24 @@ struct LifecycleAPI {
                 try database.writing { c in
                     for p in projects { try ReleaseRows.create(c, projectID: p.id, version: version, dateReleased: released, now: now) }
                 }
-                return .json(try releaseJSON(version, projects: projects), status: 201)
+                return .json(try releaseJSON(version, projects: projects, health: nil), status: 201)
             case ("GET", 0):
+                // Keyset pages, newest first (`KeysetPage`: `?cursor&limit`, the next in `Link`).
+                let page: KeysetPage
+                switch KeysetPage.of(r) {
+                case .success(let p): page = p
+                case .failure(let e): return e.response
+                }
+                var after: (created: Double, version: String)?
+                if let c = page.cursor {
+                    guard let position = ReleaseRows.position(c) else { return KeysetPage.KeysetError().response }
+                    after = position
+                }
                 let projects = try scoped.map { [$0] } ?? store.projects()
-                let records = try database.reading { try ReleaseRows.releases($0, projectIDs: projects.map(\.id)) }
-                var seen = Set<String>()
-                let versions = records.map(\.version).filter { seen.insert($0).inserted }
-                return .json(.array(try versions.map { try releaseJSON($0, projects: projects) }))
+                let rows = try database.reading { try ReleaseRows.page($0, projectID: scoped?.id, after: after, limit: page.limit) }
+                let health = try self.health(r, scoped: scoped)
+                let next = rows.count == page.limit ? rows.last.map { ReleaseRows.cursor(created: $0.created, version: $0.version) } : nil
+                return KeysetPage.response(try rows.map { try releaseJSON($0.version, projects: projects, health: health) }, next: next, request: r)
             case ("GET", 1), ("PUT", 1):
                 let version = path[0]
                 let projects = try projectsHaving(version, scoped)
@@ -200,7 +211,7 @@ struct LifecycleAPI {
                         try database.writing { c in for p in projects { try ReleaseRows.finalize(c, projectID: p.id, version: version, at: at) } }
                     }
                 }
-                return .json(try releaseJSON(version, projects: projects))
+                return .json(try releaseJSON(version, projects: projects, health: try self.health(r, scoped: scoped)))
             case ("POST", 2) where path[1] == "deploys", ("GET", 2) where path[1] == "deploys":
                 let version = path[0]
                 let projects = try projectsHaving(version, scoped)
@@ -246,7 +257,16 @@ struct LifecycleAPI {
         }
     }
 
-    private func releaseJSON(_ version: String, projects: [ProjectRecord]) throws -> JSONValue {
+    /// With `?health=1` (Sentry's switch) below one project's path: its session tally per release,
+    /// read once per request over the release-health page's bounds (`ReleaseHealthAPI.tally`).
+    /// The organization's list leaves it out: one read per project would be unbounded in projects.
+    private func health(_ r: HTTPRequest, scoped: ProjectRecord?) throws -> [Int64: [String: SessionTally]]? {
+        guard let h = r.query["health"], h == "1" || h == "true", let project = scoped else { return nil }
+        let tally = try ReleaseHealthAPI.tally(WebQueries(store: store, database: database), projectID: project.id, since: nil).tally
+        return [project.id: tally.mapValues(ReleaseHealthAPI.total)]
+    }
+
+    private func releaseJSON(_ version: String, projects: [ProjectRecord], health: [Int64: [String: SessionTally]]?) throws -> JSONValue {
         let (records, deploys) = try database.reading { c in
             (
                 try ReleaseRows.releases(c, projectIDs: projects.map(\.id), version: version),
@@ -262,7 +282,12 @@ struct LifecycleAPI {
             "dateReleased": released.map { .string(SentryTimestamp.rfc3339($0)) } ?? .null,
             "newGroups": 0, "commitCount": 0, "lastCommit": .null, "firstEvent": .null, "lastEvent": .null,
             "deployCount": .int(Int64(deploys.count)), "lastDeploy": deploys.last.map(deployJSON) ?? .null,
-            "projects": .array(owning.map { ["id": .int($0.id), "slug": .string($0.slug), "name": .string($0.name)] })
+            "projects": .array(
+                owning.map { p in
+                    var o: [String: JSONValue] = ["id": .int(p.id), "slug": .string(p.slug), "name": .string(p.name)]
+                    if let health { o["healthData"] = ReleaseHealthAPI.sentryHealthData(health[p.id]?[version] ?? SessionTally()) }
+                    return .object(o)
+                })
         ]
     }
 

@@ -43,6 +43,33 @@ enum ReleaseRows {
         return out.sorted { $0.created > $1.created }
     }
 
+    /// One keyset page of release versions, newest first (a version in several projects counts
+    /// once, at its first creation), after the position (`created`, `version`) of the previous
+    /// page's last; `projectID` nil: every project.
+    static func page(_ c: any SQLSession, projectID: Int64?, after: (created: Double, version: String)?, limit: Int) throws -> [(
+        version: String, created: Double
+    )] {
+        let p = projectID.map(SQLValue.int) ?? .null
+        let t = after.map { SQLValue.double($0.created) } ?? .null
+        let v = after.map { SQLValue.text($0.version) } ?? .null
+        return try c.rows(
+            """
+            SELECT version, min(created) AS first_created FROM releases WHERE (CAST(? AS BIGINT) IS NULL OR project_id = ?)
+            GROUP BY version
+            HAVING CAST(? AS DOUBLE PRECISION) IS NULL OR min(created) < ? OR (min(created) = ? AND version < CAST(? AS TEXT))
+            ORDER BY first_created DESC, version DESC LIMIT ?
+            """, [p, p, t, t, t, v, .int(Int64(limit))]
+        ) { (version: $0.text(0) ?? "", created: $0.double(1)) }
+    }
+
+    /// A page position as a cursor's text, and back (`KeysetPage` hex-encodes it for clients).
+    static func cursor(created: Double, version: String) -> String { "\(created)_\(version)" }
+
+    static func position(_ cursor: String) -> (created: Double, version: String)? {
+        guard let sep = cursor.firstIndex(of: "_"), let t = Double(cursor[..<sep]), t.isFinite else { return nil }
+        return (t, String(cursor[cursor.index(after: sep)...]))
+    }
+
     static func addDeploy(_ c: any SQLSession, projectID: Int64, version: String, environment: String, name: String?, now: Double) throws -> Int64 {
         try c.first(
             "INSERT INTO release_deploys(project_id, version, environment, name, created) VALUES(?, ?, ?, ?, ?) RETURNING id",

@@ -7,6 +7,8 @@ public final class ReadAPI: @unchecked Sendable {
     let store: any Store
     let records: any DebugFileRecordStore
     let jobs: any BackfillJobs
+    /// Nil: events list no attachments and the attachment routes answer 404.
+    let attachments: (any AttachmentStore)?
     let symbolicator: FrameSymbolicating
     /// Looks up what is not cached off the HTTP thread, within its budget.
     let reads: ReadSymbolication
@@ -18,6 +20,7 @@ public final class ReadAPI: @unchecked Sendable {
         self.store = stores.core
         self.records = stores.debugFiles
         self.jobs = stores.backfills
+        self.attachments = stores.attachments
         self.symbolicator = reads.symbolicator
         self.reads = reads
     }
@@ -105,6 +108,10 @@ public final class ReadAPI: @unchecked Sendable {
         j["event"] = EventRenderer.render(event, symbolicator: symbolicator, pending: pending)
         j["symbolication"] = EventRenderer.status(pending)
         j["trace"] = TraceAPI.link(event: event, org: org, project: project.slug)  // Traces/
+        if let attachments {  // Attachments/
+            let list = try attachments.attachments(occurrenceID: o.id)
+            j["attachments"] = .array(list.map { AttachmentAPI.json($0, org: org, project: project.slug, eventID: o.eventID) })
+        }
         return .json(j)
     }
 

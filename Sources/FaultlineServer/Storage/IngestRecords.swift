@@ -15,6 +15,8 @@ public struct IncomingEvent: Sendable {
     /// The trace the event's `contexts.trace` names, linked in the same transaction (Traces/).
     public var traceID: String? = nil
     public var spanID: String? = nil
+    /// The envelope's `attachment` items, stored with the occurrence in its transaction (Attachments/).
+    public var attachments: [IncomingAttachment] = []
 }
 
 /// A non-event envelope item we keep and count (sessions, logs, client reports).

@@ -18,22 +18,26 @@ public struct Stores: Sendable {
     public let traces: (any TraceStore)?
     /// Nil: no log-archive receiver.
     public let logArchives: (any LogArchiveStore)?
+    /// Nil: attachments are not listed or served (ingest stores them only through `storeIngest`).
+    public let attachments: (any AttachmentStore)?
     /// The database the SQL-written features query directly (web pages, issue lifecycle, alerts);
     /// nil: the server runs without them.
     let database: (any SQLDatabase)?
 
     public init(
         core: any Store, debugFiles: any DebugFileRecordStore, backfills: any BackfillJobs, retention: any RetentionStore,
-        installWindows: any InstallWindows, traces: (any TraceStore)? = nil, logArchives: (any LogArchiveStore)? = nil
+        installWindows: any InstallWindows, traces: (any TraceStore)? = nil, logArchives: (any LogArchiveStore)? = nil,
+        attachments: (any AttachmentStore)? = nil
     ) {
         self.init(
             core: core, debugFiles: debugFiles, backfills: backfills, retention: retention, installWindows: installWindows, traces: traces,
-            logArchives: logArchives, database: nil)
+            logArchives: logArchives, attachments: attachments, database: nil)
     }
 
     init(
         core: any Store, debugFiles: any DebugFileRecordStore, backfills: any BackfillJobs, retention: any RetentionStore,
-        installWindows: any InstallWindows, traces: (any TraceStore)?, logArchives: (any LogArchiveStore)?, database: (any SQLDatabase)?
+        installWindows: any InstallWindows, traces: (any TraceStore)?, logArchives: (any LogArchiveStore)?,
+        attachments: (any AttachmentStore)?, database: (any SQLDatabase)?
     ) {
         self.core = core
         self.debugFiles = debugFiles
@@ -42,6 +46,7 @@ public struct Stores: Sendable {
         self.installWindows = installWindows
         self.traces = traces
         self.logArchives = logArchives
+        self.attachments = attachments
         self.database = database
     }
 
@@ -49,12 +54,15 @@ public struct Stores: Sendable {
     public init(sql store: SQLiteStore) { self.init(all: store) }
     public init(sql store: PostgresStore) { self.init(all: store) }
 
-    private init<S: Store & DebugFileRecordStore & BackfillJobs & RetentionStore & InstallWindows & TraceStore & LogArchiveStore & SQLDatabase>(
+    private init<
+        S: Store & DebugFileRecordStore & BackfillJobs & RetentionStore & InstallWindows & TraceStore & LogArchiveStore & AttachmentStore
+            & SQLDatabase
+    >(
         all store: S
     ) {
         self.init(
             core: store, debugFiles: store, backfills: store, retention: store, installWindows: store, traces: store, logArchives: store,
-            database: store)
+            attachments: store, database: store)
     }
 
     /// Finishes pending writes and releases the database (the feature stores share it).

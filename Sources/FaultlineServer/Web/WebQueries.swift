@@ -254,13 +254,14 @@ final class WebQueries: @unchecked Sendable {
     // MARK: Items (logs, sessions)
 
     /// Newest items of one type, keyset on id, handed to `visit` one at a time and read a few at
-    /// a time, until `maxItems` items or `maxBytes` payload bytes have been read. Items larger
+    /// a time, until `maxItems` items or `maxBytes` payload bytes have been read, or `stop` says
+    /// so after an item (the caller has what it wanted). Items larger
     /// than `maxItemBytes` are passed over unread. What a page view holds is one small batch,
     /// whatever clients stored. Returns the id of the last item read when the scan stopped early
     /// (the next page's cursor), nil when it reached the oldest item.
     func scanItems(
         projectID: Int64, type: String, before: Int64?, maxItems: Int, maxBytes: Int, maxItemBytes: Int = .max,
-        _ visit: (_ id: Int64, _ received: Double, _ payload: Data) throws -> Void
+        stop: () -> Bool = { false }, _ visit: (_ id: Int64, _ received: Double, _ payload: Data) throws -> Void
     ) throws -> Int64? {
         let batch = 8
         var cursor = before ?? Int64.max, read = 0, bytes = 0
@@ -279,7 +280,7 @@ final class WebQueries: @unchecked Sendable {
                 cursor = row.id
                 read += 1
                 bytes += row.payload.count
-                if read >= maxItems || bytes >= maxBytes { return row.id }
+                if read >= maxItems || bytes >= maxBytes || stop() { return row.id }
             }
             if rows.count < batch { return nil }
         }

@@ -140,6 +140,8 @@ public final class WebUI: @unchecked Sendable {
         case let x where x.count == 4 && x[0] == "projects" && x[2] == "alerts" && r.method == "POST":
             guard let project = try store.project(idOrSlug: x[1]) else { return Self.notFound("no project") }
             return try AlertsPage(ctx: ctx, project: project).act(x[3])
+        case let x where x.count == 3 && x[0] == "attachments":
+            return try AttachmentsSection(ctx: ctx).download(occurrenceID: x[1], attachmentID: x[2])
         case let x where x.count >= 2 && x[0] == "issues":
             guard let id = Int64(x[1]) else { return Self.notFound("no such issue") }
             let page = IssuePage(ctx: ctx, requestedID: id)

@@ -45,7 +45,9 @@ enum PostgresSchema {
         PostgresIssueNotesSchema.statements,
         // 10: browser sessions, shared by every node on the database (Web/WebSessions).
         PostgresWebSessionSchema.statements,
-        // 11: each project's grouping rules (GroupingConfig); the projects that exist now keep
+        // 11: envelope attachments, kept with their occurrence and deleted with it (Attachments/).
+        PostgresAttachmentSchema.statements,
+        // 12: each project's grouping rules (GroupingConfig); the projects that exist now keep
         // version 1, the rules they were grouped by.
         """
         CREATE TABLE IF NOT EXISTS project_grouping(project_id BIGINT PRIMARY KEY, config INTEGER NOT NULL);

@@ -50,6 +50,7 @@ extension PostgresStore: RetentionStore {
             var total: Int64 = 0
             try c.query("SELECT coalesce(sum(octet_length(event)), 0) FROM occurrences") { total += $0.int(0) }
             try c.query("SELECT coalesce(sum(octet_length(payload)), 0) FROM items") { total += $0.int(0) }
+            try c.query("SELECT coalesce(sum(size), 0) FROM attachments") { total += $0.int(0) }
             return total
         }
     }
@@ -86,7 +87,9 @@ extension PostgresStore: RetentionStore {
             _ = try c.query(
                 """
                 SELECT kind, id, received, bytes FROM (
-                  (SELECT 0 AS kind, id, received, octet_length(event)::bigint AS bytes FROM occurrences
+                  (SELECT 0 AS kind, id, received, (octet_length(event)
+                     + coalesce((SELECT sum(a.size) FROM attachments a WHERE a.occurrence_id = occurrences.id), 0))::bigint AS bytes
+                   FROM occurrences
                    WHERE processed = 1 ORDER BY received, id LIMIT $1)
                   UNION ALL
                   (SELECT 1 AS kind, id, received, octet_length(payload)::bigint AS bytes FROM items ORDER BY received, id LIMIT $1)) r

@@ -52,6 +52,10 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 if let id, let trace = e.traceID {
                     _ = try c.query(PostgresPlaceholders.numbered(SQLTraceStore.linkSQL), SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
                 }
+                // A duplicate event (no new row) keeps the attachments of its first delivery.
+                for a in id == nil ? [] : e.attachments {
+                    _ = try c.query(PostgresPlaceholders.numbered(SQLAttachmentStore.insertSQL), SQLAttachmentStore.insertValues(id!, e.projectID, a))
+                }
             }
             for item in items {
                 try c.query(

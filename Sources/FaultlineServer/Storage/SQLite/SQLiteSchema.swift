@@ -46,7 +46,9 @@ enum SQLiteSchema {
         SQLiteIssueNotesSchema.statements,
         // 10: browser sessions, shared by every node on the database (Web/WebSessions).
         SQLiteWebSessionSchema.statements,
-        // 11: each project's grouping rules (GroupingConfig); the projects that exist now keep
+        // 11: envelope attachments, kept with their occurrence and deleted with it (Attachments/).
+        SQLiteAttachmentSchema.statements,
+        // 12: each project's grouping rules (GroupingConfig); the projects that exist now keep
         // version 1, the rules they were grouped by. (`WHERE true`: SQLite's parser needs it
         // between an INSERT's SELECT and ON CONFLICT.)
         """

@@ -47,6 +47,7 @@ extension SQLiteStore: RetentionStore {
             var total: Int64 = 0
             try c.query("SELECT coalesce(sum(length(event)), 0) FROM occurrences") { total += $0.int(0) }
             try c.query("SELECT coalesce(sum(length(payload)), 0) FROM items") { total += $0.int(0) }
+            try c.query("SELECT coalesce(sum(size), 0) FROM attachments") { total += $0.int(0) }
             return total
         }
     }
@@ -88,7 +89,9 @@ extension SQLiteStore: RetentionStore {
             try c.query(
                 """
                 SELECT kind, id, received, bytes FROM (
-                  SELECT * FROM (SELECT 0 AS kind, id, received, length(event) AS bytes FROM occurrences
+                  SELECT * FROM (SELECT 0 AS kind, id, received, length(event)
+                                   + coalesce((SELECT sum(a.size) FROM attachments a WHERE a.occurrence_id = occurrences.id), 0) AS bytes
+                                 FROM occurrences
                                  WHERE processed = 1 ORDER BY received, id LIMIT ?)
                   UNION ALL
                   SELECT * FROM (SELECT 1 AS kind, id, received, length(payload) AS bytes FROM items ORDER BY received, id LIMIT ?))

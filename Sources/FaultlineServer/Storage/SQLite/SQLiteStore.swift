@@ -80,6 +80,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 if let id, let trace = e.traceID {
                     _ = try c.run(SQLTraceStore.linkSQL, SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
                 }
+                // A duplicate event (no new row) keeps the attachments of its first delivery.
+                for a in id == nil ? [] : e.attachments {
+                    _ = try c.run(SQLAttachmentStore.insertSQL, SQLAttachmentStore.insertValues(id!, e.projectID, a))
+                }
             }
             for item in items {
                 try c.run(

@@ -58,6 +58,7 @@ struct IssuePage {
                 "<h2>Stack (most recent call first)</h2>"
                 + StackView.render(event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)))
             body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [])
+            body += try AttachmentsSection(ctx: ctx).render(occurrenceID: o.id)
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
             body += EventSections.tagsAndContexts(event, projectSlug: project.slug)

@@ -71,9 +71,34 @@ struct LogsPage {
         sent == filter || LogLevel.sentryName(of: sent).map { $0 == LogLevel.sentryName(of: filter) } ?? false
     }
 
+    /// The lines of one stored `log` item (a line without a timestamp takes the time received).
+    static func lines(_ payload: Data, received: Double) -> [Line] {
+        guard let v = try? JSONParser.parse(payload) else { return [] }
+        return (v["items"]?.arrayValue ?? []).map { l in
+            Line(
+                timestamp: l["timestamp"]?.doubleValue ?? received, level: l["level"]?.stringValue ?? "info",
+                body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
+                trace: l["trace_id"]?.stringValue ?? "",
+                attributes: (l["attributes"]?.objectValue ?? [:]).map { ($0.key, Self.attributeText($0.value)) }.sorted { $0.key < $1.key })
+        }
+    }
+
+    /// The filters the page and the logs API share; an empty one matches every line.
+    struct Filter {
+        var level = "", release = "", trace = ""
+        var search = Search("")
+
+        func matches(_ line: Line) -> Bool {
+            if !level.isEmpty && !LogsPage.sameLevel(line.level, level) { return false }
+            if !release.isEmpty && line.release != release { return false }
+            if !trace.isEmpty && line.trace != trace { return false }
+            return search.matches(line)
+        }
+    }
+
     func render() throws -> HTTPResponse {
         let level = ctx.q("level"), release = ctx.q("release"), text = String(ctx.q("q").prefix(500)), trace = ctx.q("trace")
-        let search = Search(text)
+        let filter = Filter(level: level, release: release, trace: trace, search: Search(text))
         // A query string number: only a finite time within the timestamps ingest keeps.
         let around = Double(ctx.q("around")).flatMap { $0.isFinite && $0 >= 0 && $0 <= EventFields.latestTimestamp ? $0 : nil }
         var lines: [Line] = []
@@ -85,18 +110,9 @@ struct LogsPage {
         let older = try ctx.queries.scanItems(
             projectID: project.id, type: "log", before: Int64(ctx.q("before")), maxItems: Self.itemsPerPage, maxBytes: Self.bytesPerPage
         ) { _, received, payload in
-            guard let v = try? JSONParser.parse(payload) else { return }
-            for l in v["items"]?.arrayValue ?? [] {
-                let line = Line(
-                    timestamp: l["timestamp"]?.doubleValue ?? received, level: l["level"]?.stringValue ?? "info",
-                    body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
-                    trace: l["trace_id"]?.stringValue ?? "",
-                    attributes: (l["attributes"]?.objectValue ?? [:]).map { ($0.key, Self.attributeText($0.value)) }.sorted { $0.key < $1.key })
-                if !level.isEmpty && !Self.sameLevel(line.level, level) { continue }
-                if !release.isEmpty && line.release != release { continue }
-                if !trace.isEmpty && line.trace != trace { continue }
+            for line in Self.lines(payload, received: received) {
                 if let around, abs(line.timestamp - around) > Self.window { continue }
-                if !search.matches(line) { continue }
+                if !filter.matches(line) { continue }
                 lines.append(line)
                 if lines.count >= 2 * Self.linesPerPage { keepNewest() }
             }
