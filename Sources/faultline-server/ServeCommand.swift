@@ -174,6 +174,13 @@ enum ServeCommand {
                 url: url, from: smtpFrom, username: env["FAULTLINE_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 },
                 password: env["FAULTLINE_SMTP_PASSWORD"], requireTLS: smtpRequireTLS)
         }
+        // The old load-balancer advice: every client then has the balancer's address, so each
+        // per-address limit (and the install window of events that name no install) is shared.
+        if config.http.perIPConnectionLimit == 0 && config.http.trustedProxies.networks.isEmpty {
+            printError(
+                "serve: warning: --max-connections-per-ip 0 without --trusted-proxy: behind a load balancer every client shares its address's limits; name the balancer with --trusted-proxy ADDR[/BITS] instead (docs/DEPLOY.md)"
+            )
+        }
         let shutdown = ShutdownSignal.install()
         let server: Server
         do {

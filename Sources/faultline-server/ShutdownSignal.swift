@@ -7,6 +7,8 @@ import FaultlineProtocol
 
 /// The write end of the self-pipe; the handler's only state (set once, before the handler is).
 private nonisolated(unsafe) var shutdownPipeWriteEnd: Int32 = -1
+/// Stop requests seen; a second one while the first stop is under way ends the process at once.
+private nonisolated(unsafe) var shutdownRequests: Int32 = 0
 
 /// A stop request is one byte in a pipe, written by a plain handler (write(2) is async-signal-safe).
 /// Installed before the server announces itself, so a supervisor (or a test) that sends SIGTERM as
@@ -22,9 +24,14 @@ struct ShutdownSignal {
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         shutdownPipeWriteEnd = fds[1]
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in
+        action.__sigaction_handler.sa_handler = { signal in
+            let saved = errno
+            shutdownRequests += 1
+            // Asked twice (Ctrl-C again, or a supervisor's second SIGTERM): the stop is stuck.
+            if shutdownRequests > 1 { _exit(128 + signal) }
             var byte: UInt8 = 1
             _ = write(shutdownPipeWriteEnd, &byte, 1)
+            errno = saved
         }
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART

@@ -56,6 +56,8 @@ final class StalledServerCostTests: XCTestCase {
         let window = Date().addingTimeInterval(5)
         while Date() < window { usleep(100_000) }  // a measurement window, not a wait for an event
         let after = try XCTUnwrap(Self.cpuSeconds(p.processIdentifier))
-        XCTAssertLessThanOrEqual(after - before, 0.05, "CPU spent over 5 s waiting on a stalled server")
+        // A spinning sender costs seconds here; the allowance is the SDK's own idle wake-ups (the
+        // file log's writer) and clock-tick rounding, on a machine that may be busy.
+        XCTAssertLessThanOrEqual(after - before, 0.25, "CPU spent over 5 s waiting on a stalled server")
     }
 }

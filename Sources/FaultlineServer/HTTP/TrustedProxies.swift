@@ -77,9 +77,17 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 
     /// The address without a port (`1.2.3.4:80`, `[::1]:80`) or brackets, lowercased and cut to
-    /// 64 characters so a client cannot make a cap's table keys large.
+    /// 64 characters so a client cannot make a cap's table keys large. An IPv6 address stands for
+    /// its /64 (`2001:db8:1:2::/64`): one subscriber holds a whole /64, so keying per address
+    /// would give every per-address cap 2^64 fresh keys; an IPv4-mapped one is its IPv4 address.
     static func normalised(_ hop: String) -> String {
-        String(withoutPort(hop).lowercased().prefix(64))
+        let bare = withoutPort(hop).lowercased()
+        var v6 = in6_addr()
+        guard bare.contains(":"), inet_pton(AF_INET6, bare, &v6) == 1 else { return String(bare.prefix(64)) }
+        let b = withUnsafeBytes(of: v6) { Array($0) }
+        if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff { return "\(b[12]).\(b[13]).\(b[14]).\(b[15])" }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(b[$0]) << 8 | UInt16(b[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
     }
 
     static func withoutPort(_ hop: String) -> String {

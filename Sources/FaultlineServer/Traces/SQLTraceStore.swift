@@ -14,12 +14,9 @@ enum SQLTraceStore {
                     """, TraceRows.transactionValues(t)
                 ) { $0.int(0) }
                 guard let row = inserted.first else { continue }  // the same transaction sent twice
-                let stored =
-                    try c.rows(
-                        "SELECT count(*) FROM (SELECT 1 FROM spans WHERE project_id = ? AND trace_id = ? LIMIT ?) AS held",
-                        .int(t.projectID), .text(t.root.traceID), .int(Int64(TraceLimits.maxSpansPerTrace))
-                    ) { $0.int(0) }.first ?? 0
-                for s in ([t.root] + t.spans).prefix(max(0, TraceLimits.maxSpansPerTrace - Int(stored))) {
+                let spans = [t.root] + t.spans
+                let room = try claimSpanRoom(c, projectID: t.projectID, traceID: t.root.traceID, wanted: spans.count)
+                for s in spans.prefix(room) {
                     try c.execute(
                         """
                         INSERT INTO spans(\(TraceRows.spanInsertColumns)) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -30,6 +27,26 @@ enum SQLTraceStore {
                 }
             }
         }
+    }
+
+    /// How many of `wanted` spans the trace may still take, claimed from its count row (created
+    /// at 0 if new) in one UPDATE: every SET expression sees the row as it was, so `granted` is
+    /// what this claim added, and PostgreSQL's row lock orders concurrent claims.
+    static func claimSpanRoom(_ c: any SQLSession, projectID: Int64, traceID: String, wanted: Int) throws -> Int {
+        let cap = Int64(TraceLimits.maxSpansPerTrace), k = Int64(wanted)
+        try c.execute(
+            "INSERT INTO trace_span_counts(project_id, trace_id, spans, granted) VALUES(?, ?, 0, 0) ON CONFLICT(project_id, trace_id) DO NOTHING",
+            .int(projectID), .text(traceID))
+        let granted = try c.rows(
+            """
+            UPDATE trace_span_counts SET
+              spans = CASE WHEN spans >= ? THEN spans WHEN spans + ? > ? THEN ? ELSE spans + ? END,
+              granted = CASE WHEN spans >= ? THEN 0 WHEN spans + ? > ? THEN ? - spans ELSE ? END
+            WHERE project_id = ? AND trace_id = ? RETURNING granted
+            """,
+            [.int(cap), .int(k), .int(cap), .int(cap), .int(k), .int(cap), .int(k), .int(cap), .int(cap), .int(k), .int(projectID), .text(traceID)]
+        ) { $0.int(0) }.first ?? 0
+        return Int(max(0, granted))
     }
 
     static let linkSQL = """
@@ -82,7 +99,14 @@ enum SQLTraceStore {
     static func deleteTransactions(_ db: some SQLDatabase, receivedBefore cutoff: Double) throws -> Int {
         try db.writing { c in
             try c.execute("DELETE FROM spans WHERE transaction_row IN (SELECT id FROM transactions WHERE received < ?)", .double(cutoff))
-            return try c.execute("DELETE FROM transactions WHERE received < ?", .double(cutoff))
+            let deleted = try c.execute("DELETE FROM transactions WHERE received < ?", .double(cutoff))
+            // A trace none of whose spans is left starts again from zero.
+            try c.execute(
+                """
+                DELETE FROM trace_span_counts WHERE NOT EXISTS
+                  (SELECT 1 FROM spans s WHERE s.project_id = trace_span_counts.project_id AND s.trace_id = trace_span_counts.trace_id)
+                """)
+            return deleted
         }
     }
 }

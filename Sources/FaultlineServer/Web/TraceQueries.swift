@@ -58,6 +58,8 @@ extension WebQueries {
         var sql = #"SELECT trace_id, name, op, coalesce(status, 'ok'), "end" - start, received FROM transactions WHERE project_id = ? AND received >= ?"#
         var args: [SQLValue] = [.int(projectID), .double(since)]
         if !text.isEmpty {
+            // lower() folds ASCII letters alike on both stores; beyond ASCII SQLite folds none
+            // (docs/SERVER.md's pages table says the filter ignores case for ASCII only).
             sql += " AND \(database.dialect.position)(lower(name), lower(?)) > 0"
             args.append(.text(text))
         }

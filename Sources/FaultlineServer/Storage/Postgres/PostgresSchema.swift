@@ -52,7 +52,9 @@ enum PostgresSchema {
         """
         CREATE TABLE IF NOT EXISTS project_grouping(project_id BIGINT PRIMARY KEY, config INTEGER NOT NULL);
         INSERT INTO project_grouping(project_id, config) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
-        """
+        """,
+        // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
+        PostgresTraceSpanCountSchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

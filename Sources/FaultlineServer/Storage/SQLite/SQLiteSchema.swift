@@ -54,7 +54,9 @@ enum SQLiteSchema {
         """
         CREATE TABLE IF NOT EXISTS project_grouping(project_id INTEGER PRIMARY KEY, config INTEGER NOT NULL);
         INSERT INTO project_grouping(project_id, config) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
-        """
+        """,
+        // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
+        SQLiteTraceSpanCountSchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

@@ -46,12 +46,18 @@ struct LoginPage {
             }
             let user = try ui.queries.user(name)
             // An unknown name costs the same hash as a known one, so timing tells neither apart.
+            // Asked again inside the one hashing slot: attempts that were all waiting for it when
+            // the limit was reached are refused, not each hashed.
             guard
-                let matches = ui.loginThrottle.hashing({
-                    WebSessions.hashPassword(password, salt: user?.salt ?? LoginPage.decoySalt) == (user?.hash ?? Data())
+                let matches = ui.loginThrottle.hashing({ () -> Bool? in
+                    if ui.loginThrottle.lockedFor(name, address: r.clientAddress) != nil { return nil }
+                    return WebSessions.hashPassword(password, salt: user?.salt ?? LoginPage.decoySalt) == (user?.hash ?? Data())
                 })
             else {
                 return form(error: "The server is busy checking other logins; try again in a moment.", request: r, status: 503)
+            }
+            guard let matches else {
+                return form(error: "Too many failed logins; try again later.", request: r, status: 429)
             }
             if let user, matches {
                 principal = user.name
