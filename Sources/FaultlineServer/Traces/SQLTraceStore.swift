@@ -37,15 +37,16 @@ enum SQLTraceStore {
         try c.execute(
             "INSERT INTO trace_span_counts(project_id, trace_id, spans, granted) VALUES(?, ?, 0, 0) ON CONFLICT(project_id, trace_id) DO NOTHING",
             .int(projectID), .text(traceID))
-        let granted = try c.rows(
-            """
-            UPDATE trace_span_counts SET
-              spans = CASE WHEN spans >= ? THEN spans WHEN spans + ? > ? THEN ? ELSE spans + ? END,
-              granted = CASE WHEN spans >= ? THEN 0 WHEN spans + ? > ? THEN ? - spans ELSE ? END
-            WHERE project_id = ? AND trace_id = ? RETURNING granted
-            """,
-            [.int(cap), .int(k), .int(cap), .int(cap), .int(k), .int(cap), .int(k), .int(cap), .int(cap), .int(k), .int(projectID), .text(traceID)]
-        ) { $0.int(0) }.first ?? 0
+        let granted =
+            try c.rows(
+                """
+                UPDATE trace_span_counts SET
+                  spans = CASE WHEN spans >= ? THEN spans WHEN spans + ? > ? THEN ? ELSE spans + ? END,
+                  granted = CASE WHEN spans >= ? THEN 0 WHEN spans + ? > ? THEN ? - spans ELSE ? END
+                WHERE project_id = ? AND trace_id = ? RETURNING granted
+                """,
+                [.int(cap), .int(k), .int(cap), .int(cap), .int(k), .int(cap), .int(k), .int(cap), .int(cap), .int(k), .int(projectID), .text(traceID)]
+            ) { $0.int(0) }.first ?? 0
         return Int(max(0, granted))
     }
 
