@@ -115,7 +115,8 @@ final class SlowClientBodyTests: XCTestCase {
         XCTAssertEqual(proxies.clientAddress(peer: lb, forwardedFor: nil, forwarded: nil), "10.1.2.3")
         XCTAssertEqual(proxies.clientAddress(peer: lb, forwardedFor: "6.6.6.6, 203.0.113.1, 192.168.1.5", forwarded: nil), "203.0.113.1")
         XCTAssertEqual(proxies.clientAddress(peer: lb, forwardedFor: "203.0.113.1:5555", forwarded: nil), "203.0.113.1")
-        XCTAssertEqual(proxies.clientAddress(peer: lb, forwardedFor: nil, forwarded: "for=192.0.2.60;proto=http, for=\"[2001:DB8::1]:80\""), "2001:db8:0:0::/64")
+        XCTAssertEqual(
+            proxies.clientAddress(peer: lb, forwardedFor: nil, forwarded: "for=192.0.2.60;proto=http, for=\"[2001:DB8::1]:80\""), "2001:db8:0:0::/64")
         // One subscriber's /64 is one client, whatever low bits it rotates; an IPv4-mapped address is IPv4.
         XCTAssertEqual(
             proxies.clientAddress(peer: lb, forwardedFor: "2001:db8:1:2:aaaa::1", forwarded: nil),
