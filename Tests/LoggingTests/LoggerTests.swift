@@ -163,6 +163,33 @@ final class LoggerTests: XCTestCase {
         XCTAssertNotNil(LogLineFormat.parse(lines[0]))
         XCTAssertEqual(LogLineFormat.parse(lines[1])?.message, "after")
     }
+
+    /// A reader holding the shared lock (a suspended `faultline console`) never stalls the app's
+    /// logging: the writer waits a bounded time, drops and counts the lines, and resumes once
+    /// the lock is free, writing how many were lost. The lock file is the owner's only.
+    func testAHeldReadersLockDropsLinesInsteadOfStallingTheApp() throws {
+        let dir = TestSupportDir.make()
+        let path = dir + "/held.log"
+        let log = try FileLogger(path: path, maximumBytes: 1 << 20)
+        defer { log.close() }
+        var st = stat()
+        XCTAssertEqual(stat(path + ".lock", &st), 0)
+        XCTAssertEqual(st.st_mode & 0o777, 0o600)
+        let reader = open(path + ".lock", O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        XCTAssertEqual(flock(reader, LOCK_SH), 0)
+        log.info("while the reader holds its lock")
+        log.flush()
+        XCTAssertEqual(log.droppedLines, 1, "dropped and counted, not waited for")
+        XCTAssertEqual(flock(reader, LOCK_UN), 0)
+        log.info("after")
+        log.flush()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { LogLineFormat.parse($0)?.message }
+        XCTAssertTrue(lines.contains("after"), "\(lines)")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("1 log lines were dropped") }, "the loss is written once writing works: \(lines)")
+        XCTAssertFalse(lines.contains("while the reader holds its lock"))
+    }
 }
 
 enum TestSupportDir {

@@ -53,7 +53,8 @@ final class CappedFile: @unchecked Sendable {
                 throw OpenError(description: "cannot create \(dir): \(error.localizedDescription)")
             }
         }
-        lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        // Owner only: another user who could open it could hold the lock and stall the app's logging.
+        lockFD = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0 else { throw OpenError(description: "cannot open \(path).lock: \(String(cString: strerror(errno)))") }
         guard reopen() else {
             close(lockFD)
@@ -96,7 +97,7 @@ final class CappedFile: @unchecked Sendable {
     /// may have left: a file past the cap (a crash's final append, a larger
     /// cap before) is trimmed; a last line without its newline (a torn write) is ended.
     private func repairAtOpen() {
-        lock(LOCK_EX)
+        guard lockExclusive() else { return }
         defer { lock(LOCK_UN) }
         LogTrimCount.prepare(lockFD: lockFD)
         let size = currentSize
@@ -118,7 +119,7 @@ final class CappedFile: @unchecked Sendable {
     func append(_ spans: [UnsafeRawBufferPointer]) -> Int32 {
         let total = spans.reduce(0) { $0 + $1.count }
         guard total > 0 else { return 0 }
-        lock(LOCK_EX)
+        guard lockExclusive() else { return EWOULDBLOCK }
         defer { lock(LOCK_UN) }
         reopenIfReplaced()
         if total > cap {
@@ -167,7 +168,7 @@ final class CappedFile: @unchecked Sendable {
 
     /// Trims to the newer half now (see the file comment). Safe to call at any time.
     func trim() {
-        lock(LOCK_EX)
+        guard lockExclusive() else { return }
         defer { lock(LOCK_UN) }
         reopenIfReplaced()
         if currentSize > cap { shrink(keepingAtMost: cap / 2) }
@@ -263,6 +264,23 @@ final class CappedFile: @unchecked Sendable {
     }
 
     private func lock(_ op: Int32) { while flock(lockFD, op) != 0 && errno == EINTR {} }
+
+    /// The exclusive lock, waited for at most `lockWaitSeconds`: other writers hold it for a
+    /// write or a trim (milliseconds), but a reader holding its shared lock could be stopped
+    /// (`faultline console` suspended with Ctrl-Z): the app's logging then drops and counts
+    /// lines (EWOULDBLOCK) instead of hanging with it.
+    private func lockExclusive() -> Bool {
+        let deadline = Date().addingTimeInterval(Self.lockWaitSeconds)
+        var pause: UInt32 = 200
+        while true {
+            if flock(lockFD, LOCK_EX | LOCK_NB) == 0 { return true }
+            if errno != EWOULDBLOCK && errno != EINTR { return false }
+            if Date() >= deadline { return false }
+            usleep(pause)
+            pause = min(pause * 2, 20_000)
+        }
+    }
+    static let lockWaitSeconds: Double = 1
 
     /// Temporaries of trims whose process died (kill -9 mid-trim).
     private func removeAbandonedTemporaries() {
