@@ -48,28 +48,31 @@ final class LoadBalancerTests: XCTestCase {
             try text.write(toFile: config, atomically: true, encoding: .utf8)
             FileManager.default.createFile(atPath: log, contents: nil)
             process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["-db", "-f", config]  // -db: foreground, no daemon
+            process.arguments = ["-db", "-V", "-f", config]  // -db: foreground, no daemon; -V: say what it does
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             process.standardError = process.standardOutput
             try process.run()
             try awaitListening()
         }
 
-        /// Polls until haproxy listens on its port; a bind lost to another process is `Lost`.
-        func awaitListening(timeout: TimeInterval = 20) throws {
+        /// Polls until haproxy listens on its port; a bind lost to another process is `Lost`, and
+        /// so is a start that never came to listen (it is started again on a fresh port).
+        func awaitListening(timeout: TimeInterval = 30) throws {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if LoopbackPort.listeningPorts(of: process.processIdentifier).contains(port) { return }
-                if !process.isRunning { break }
+                if waitpidExited() { break }
                 usleep(20_000)
             }
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            process.end()
-            if output.contains("cannot bind socket") || output.contains("Address already in use") {
-                throw LoopbackPort.Lost(port: port, detail: output)
-            }
-            struct DidNotStart: Error, CustomStringConvertible { let description: String }
-            throw DidNotStart(description: "haproxy did not listen on 127.0.0.1:\(port) within \(timeout) s: \(output)")
+            let end = process.end()
+            throw LoopbackPort.Lost(port: port, detail: "haproxy did not listen within \(timeout) s (\(end)): \(output)")
+        }
+
+        /// Whether haproxy has ended (seen without reaping it, so Process can still record how).
+        private func waitpidExited() -> Bool {
+            var info = siginfo_t()
+            return waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0
         }
     }
 
