@@ -45,7 +45,10 @@ final class ArchiveBurstTests: XCTestCase {
         let total = archives.reduce(0) { $0 + $1.size }
         let largest = archives.map(\.size).max() ?? 0
         XCTAssertLessThanOrEqual(total, budget)
-        XCTAssertGreaterThan(total + largest, budget, "no room left for one more archive: \(archives.count) archives, \(total) bytes")
+        // Full within one archive: while a rolled file waits for gzip the caps count it at the
+        // compression ratio seen so far, so an eviction decided then can free up to one
+        // archive more than the file turns out to need (the machine's timing decides which).
+        XCTAssertGreaterThan(total + 2 * largest, budget, "a full budget: \(archives.count) archives, \(total) bytes")
         try assertNewestRunSurvived(4000)
     }
 }

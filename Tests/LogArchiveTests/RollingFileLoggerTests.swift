@@ -115,6 +115,20 @@ final class RollingFileLoggerTests: XCTestCase {
         XCTAssertThrowsError(try RollingFileLogger(.init(directory: dir)))
     }
 
+    /// Rolled files waiting for gzip are never deleted by the caps, except one whose compression
+    /// failed once nothing else is left to delete: a compressor that keeps failing (a full disk)
+    /// must not let the folder grow without bound.
+    func testTheCapsDeleteARolledFileOnlyOnceItsCompressionFailed() throws {
+        let folder = ArchiveDirectory(path: dir, baseName: "app")
+        for n in 1...4 { try Data(repeating: 0x61, count: 100).write(to: URL(fileURLWithPath: dir + "/app-0000000000000000000\(n).log")) }
+        XCTAssertEqual(folder.enforceCaps(maxFiles: 2, maxBytes: 1 << 20, compressionRatio: 0.2), [], "waiting for gzip: kept")
+        let gone = folder.enforceCaps(
+            maxFiles: 2, maxBytes: 1 << 20, compressionRatio: 0.2,
+            uncompressible: ["app-00000000000000000001.log", "app-00000000000000000003.log"])
+        XCTAssertEqual(gone, ["app-00000000000000000001.log", "app-00000000000000000003.log"], "the failed ones, oldest first")
+        XCTAssertEqual(folder.files().map(\.name), ["app-00000000000000000002.log", "app-00000000000000000004.log"])
+    }
+
     func testTheArchiveChecksumIsSHA256() {
         XCTAssertEqual(SHA256Hash.hex(Data("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         XCTAssertEqual(SHA256Hash.hex(Data()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")

@@ -75,15 +75,21 @@ final class ArchiveDirectory: Sendable {
     /// than `maxBytes` once compressed: archives count their size, a `.log` (the active file, or
     /// a rolled one waiting for gzip) its size times `compressionRatio`. Only archives are ever
     /// deleted, never a `.log` (it is still to be compressed) nor a claimed archive (being
-    /// uploaded): the caps may be passed until the files waiting for gzip are archives.
+    /// uploaded): the caps may be passed until the files waiting for gzip are archives. The one
+    /// exception is a `.log` in `uncompressible` (its compression failed, say on a full disk):
+    /// once no archive is left to delete it may go too, oldest first, or a compressor that keeps
+    /// failing would let the folder grow without bound.
     /// Returns the names deleted (each one a loss: nothing deleted here was uploaded).
-    func enforceCaps(maxFiles: Int, maxBytes: Int, compressionRatio: Double) -> [String] {
+    func enforceCaps(maxFiles: Int, maxBytes: Int, compressionRatio: Double, uncompressible: Set<String> = []) -> [String] {
         var all = files()
         var bytes = all.reduce(0) { $0 + Self.expectedSize($1, compressionRatio) }
         var evicted: [String] = []
         let busy = Self.claimed.withLock { $0 }
         while all.count > maxFiles || bytes > maxBytes {
-            guard let i = all.firstIndex(where: { $0.isArchive && !busy.contains(path + "/" + $0.name) }) else { break }
+            guard
+                let i = all.firstIndex(where: { $0.isArchive && !busy.contains(path + "/" + $0.name) })
+                    ?? all.firstIndex(where: { uncompressible.contains($0.name) })
+            else { break }
             let victim = all.remove(at: i)
             bytes -= victim.size
             // ENOENT: the uploader removed it after the server took it, which is not a loss.

@@ -82,6 +82,8 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
     private let compressor: WorkerThread<CompressQueue>
     private let evicted = Atomic<Int>(0)
     private let ratio = CompressionRatio()
+    /// Rolled files whose compression failed: the caps may delete them once no archive is left.
+    private let uncompressible = Mutex<Set<String>>([])
 
     /// Archives deleted by the caps before they were uploaded (lost), since start.
     public var evictedFiles: Int { evicted.load(ordering: .relaxed) }
@@ -255,7 +257,9 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
                 let sizes = try ArchiveCompressor.compress(directory: folder, name: name, level: configuration.compressionLevel)
                 ratio.record(raw: sizes.raw, compressed: sizes.compressed)
             } catch {
-                // The `.log` stays and is compressed at the next start; the caps still count it.
+                // The `.log` stays and is compressed at the next start; the caps still count it,
+                // and may delete it when nothing else is left to delete.
+                _ = uncompressible.withLock { $0.insert(name) }
                 Faultline.warnOnce("cannot compress rolled log \(name): \(error)")
             }
             enforceCaps()
@@ -266,8 +270,10 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
 
     private func enforceCaps() {
         let gone = folder.enforceCaps(
-            maxFiles: max(configuration.maximumFiles, 1), maxBytes: configuration.maximumTotalBytes, compressionRatio: ratio.current)
+            maxFiles: max(configuration.maximumFiles, 1), maxBytes: configuration.maximumTotalBytes, compressionRatio: ratio.current,
+            uncompressible: uncompressible.withLock { $0 })
         guard !gone.isEmpty else { return }
+        _ = uncompressible.withLock { set in set.subtract(gone) }
         evicted.add(gone.count, ordering: .relaxed)
         ArchiveDrops.record(gone.count)
     }
