@@ -13,6 +13,7 @@ enum ProjectsCommand {
                faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
                faultline projects [--data-dir DIR] user list
                faultline projects [--data-dir DIR] grouping PROJECT [1|2]
+               faultline projects [--data-dir DIR] frame-variables PROJECT [on|off]
 
         Works on the data directory directly (also while the server runs); with --database URL (env
         FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
@@ -22,6 +23,9 @@ enum ProjectsCommand {
         non-native frame (Python, JavaScript) by its function, 2 by its module and function (new
         projects get 2; projects from before it keep 1). Existing issues keep their events; a
         running server applies a change within 30 s.
+        `frame-variables` shows or sets whether the project's events keep their frames' local
+        variables (`vars`, which SDKs such as sentry-python send by default and which can hold
+        secrets): off unless turned on, and then ingest drops them before anything is stored.
         """
 
     static func run(_ args: [String]) -> Int32 {
@@ -83,6 +87,18 @@ enum ProjectsCommand {
                 } else {
                     print("project '\(p.slug)' groups new events by rules \(p.groupingConfig)")
                 }
+            case "frame-variables":
+                guard (2...3).contains(positional.count), let p = try store.project(idOrSlug: positional[1]) else {
+                    if positional.count >= 2 { printError("projects: no such project") }
+                    return positional.count >= 2 ? ExitCode.inputError : usageError()
+                }
+                var keep = p.keepsFrameVariables
+                if positional.count == 3 {
+                    guard ["on", "off"].contains(positional[2]) else { return usageError() }
+                    keep = positional[2] == "on"
+                    try store.setKeepsFrameVariables(projectID: p.id, keep)
+                }
+                print("project '\(p.slug)' \(keep ? "keeps" : "drops") its events' frame variables")
             case "token":
                 guard positional.count == 3, positional[1] == "create" else { return usageError() }
                 print(try store.createServerToken(name: positional[2]))

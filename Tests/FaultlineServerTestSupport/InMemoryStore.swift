@@ -92,6 +92,12 @@ public final class InMemoryStore: Store, @unchecked Sendable {
         withState { s in s.projects.first { String($0.id) == idOrSlug || $0.slug == idOrSlug } }
     }
 
+    public func setKeepsFrameVariables(projectID: Int64, _ keep: Bool) throws {
+        withState { s in
+            if let i = s.projects.firstIndex(where: { $0.id == projectID }) { s.projects[i].keepsFrameVariables = keep }
+        }
+    }
+
     public func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws {
         withState { s in
             if let i = s.projects.firstIndex(where: { $0.id == projectID }) { s.projects[i].groupingConfig = config }

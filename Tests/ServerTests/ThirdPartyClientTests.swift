@@ -243,4 +243,56 @@ final class ThirdPartyClientTests: XCTestCase {
         let titles = (try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []).compactMap { $0["title"]?.stringValue }
         XCTAssertTrue(titles.contains { $0.contains("handle (billing)") }, "\(titles)")
     }
+
+    /// Issue 31 item 3: sentry-python sends every frame's local variables by default, and they
+    /// can hold secrets. A project keeps them only when it opted in: otherwise ingest drops them
+    /// before anything is stored; an opted-in project shows them on the issue page.
+    func testFrameVariablesAreStoredOnlyForAProjectThatOptedIn() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else { return XCTFail("sentry-sdk is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        let store = server.server.store
+        let debugging = try store.createProject(slug: "debugging", name: "Debugging")
+        try store.setKeepsFrameVariables(projectID: debugging.id, true)
+        let key = try store.createPublicKey(projectID: debugging.id, allowedAppIDs: [])
+        let dir = TestSupport.makeTemporaryDirectory("faultline-py-vars")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = """
+            import sys, sentry_sdk
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False)
+            def login(user):
+                # The value exists only at run time (a source line is no variable), under a name
+                # sentry-python's own scrubber does not blank.
+                order_note = "hunter" + str(2) + "-secret"
+                raise PermissionError("denied for " + user)
+            try:
+                login("alice")
+            except Exception as e:
+                print(sentry_sdk.capture_exception(e))
+            sentry_sdk.flush(10)
+            """
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        var ids: [Int64: String] = [:]
+        for (project, dsn) in [(server.projectID, server.dsn), (debugging.id, server.server.dsn(key: key.key, project: debugging))] {
+            let r = try TestSupport.run(python, [dir + "/send.py", dsn], timeout: 60)
+            XCTAssertEqual(r.exitCode, 0, r.description)
+            ids[project] = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "-", with: "")
+        }
+        try server.waitUntilIdle()
+        let dropped = try server.get("/api/0/projects/faultline/\(server.projectID)/events/\(XCTUnwrap(ids[server.projectID]))/")
+        XCTAssertEqual(dropped.status, 200, dropped.text)
+        XCTAssertFalse(dropped.text.contains("hunter2"), "not stored without the opt-in")
+        XCTAssertFalse(dropped.text.contains("\"vars\""))
+        let kept = try server.get("/api/0/projects/faultline/\(debugging.id)/events/\(XCTUnwrap(ids[debugging.id]))/")
+        XCTAssertTrue(kept.text.contains("hunter2-secret"), "kept for the project that asked: \(kept.text.prefix(300))")
+        let issue = try XCTUnwrap(try store.issues(projectID: debugging.id, limit: 1, offset: 0).first)
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(issue.id)", login).text
+        XCTAssertTrue(page.contains("local variable"), "the page shows the frame's variables")
+        XCTAssertTrue(page.contains("<th>order_note</th>"), page)
+        // A Python issue arrives with its names: no "(not) symbolicated" badge, on the list either.
+        XCTAssertFalse(page.contains("symbolicated</span>"), "no badge on the issue page")
+        XCTAssertFalse(server.page("/ui/projects/debugging/issues", login).text.contains("symbolicated</span>"), "no badge in the list")
+    }
 }

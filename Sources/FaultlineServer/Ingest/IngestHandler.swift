@@ -101,14 +101,20 @@ public final class IngestHandler: @unchecked Sendable {
             refusals?.record("ingest.install-cap")
             throw IngestError.rateLimited(retryAfter: retry)
         }
-        if let event = submission.event, let bytes = submission.eventBytes {
+        if var event = submission.event, var bytes = submission.eventBytes {
+            // Frame variables are stored only for a project that asked for them: the event is
+            // written again without them, and the client's compressed body is not kept as is.
+            var clientBodyKept = true
+            if !project.keepsFrameVariables, let stripped = FrameVariables.stripped(event) {
+                (event, bytes, clientBodyKept) = (stripped, stripped.serialized(), false)
+            }
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
             incoming = IncomingEvent(
                 projectID: project.id, eventID: eventID!, received: now,
                 timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
                 release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
                 compressedEvent: StoredEvent.encode(
-                    eventBytes: bytes, gzipBody: submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
+                    eventBytes: bytes, gzipBody: clientBodyKept && submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
                     inflatedBytes: submission.inflatedBytes),
                 attachments: attachments)
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }

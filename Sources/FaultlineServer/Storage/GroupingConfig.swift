@@ -1,6 +1,6 @@
 // Which grouping rules a project's new events follow. Grouping decides which issue an event
 // joins, so a project's rules never change under it by an upgrade: projects that existed before
-// a new version keep the one they had (schema migration 12 pins them), new projects get the
+// a new version keep the one they had (schema migration 12 pins them, in `project_settings`), new projects get the
 // newest, and an operator switches one explicitly (`faultline projects grouping`). Existing
 // issues keep their events either way; only events grouped after a switch follow the new rules.
 public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible {

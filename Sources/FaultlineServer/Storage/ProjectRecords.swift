@@ -8,6 +8,9 @@ public struct ProjectRecord: Sendable, Equatable {
     public let name: String
     /// The grouping rules its new events follow.
     public var groupingConfig = GroupingConfig.newProjects
+    /// Whether frames' local variables (`vars`, which can hold secrets) are stored; off unless the
+    /// project opted in, and then ingest drops them before anything is stored.
+    public var keepsFrameVariables = false
 }
 
 public struct PublicKeyRecord: Sendable, Equatable {

@@ -16,6 +16,8 @@ public protocol Store: AnyObject, Sendable {
     func project(idOrSlug: String) throws -> ProjectRecord?
     /// The grouping rules the project's events follow from now on (GroupingConfig).
     func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws
+    /// Whether the project's events keep their frames' local variables from now on.
+    func setKeepsFrameVariables(projectID: Int64, _ keep: Bool) throws
     func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord
     func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord]
     func publicKey(_ key: String) throws -> PublicKeyRecord?

@@ -237,6 +237,26 @@ final class WebQueries: @unchecked Sendable {
         }
     }
 
+    /// Which of these issues symbolication applies to: their first occurrence's stack goes
+    /// through a build-id. A Python or JavaScript issue arrives with its names already, and a
+    /// "not symbolicated" badge on it would ask for a debug file that does not exist. Two index
+    /// lookups per issue, whatever its size.
+    func needSymbolication(_ issueIDs: [Int64]) throws -> Set<Int64> {
+        try database.reading { c in
+            var out = Set<Int64>()
+            for id in issueIDs {
+                let hit = try c.rows(
+                    """
+                    SELECT 1 FROM stack_modules m
+                    WHERE m.stack_key = (SELECT o.stack_key FROM occurrences o WHERE o.issue_id = ? ORDER BY o.id LIMIT 1) LIMIT 1
+                    """, .int(id)
+                ) { $0.int(0) }
+                if !hit.isEmpty { out.insert(id) }
+            }
+            return out
+        }
+    }
+
     /// Issues whose stored stacks go through a build-id (what a debug file makes readable).
     func issues(referencing buildID: String, limit: Int) throws -> [(id: Int64, title: String, symbolicated: Bool)] {
         try database.reading { c in

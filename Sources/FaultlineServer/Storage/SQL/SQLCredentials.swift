@@ -41,7 +41,7 @@ extension SQLBackedStore {
                     [.text(slug), .text(name), .double(Date().timeIntervalSince1970)]
                 ) { $0.int(0) }.first ?? 0
             try c.execute(
-                "INSERT INTO project_grouping(project_id, config) VALUES(?, ?)", .int(id), .int(Int64(GroupingConfig.newProjects.rawValue)))
+                "INSERT INTO project_settings(project_id, grouping) VALUES(?, ?)", .int(id), .int(Int64(GroupingConfig.newProjects.rawValue)))
             return ProjectRecord(id: id, slug: slug, name: name)
         }
     }
@@ -50,11 +50,15 @@ extension SQLBackedStore {
         try db.reading { c in
             // A project without a row was created by this version after the migration: the newest rules.
             try c.rows(
-                "SELECT p.id, p.slug, p.name, g.config FROM projects p LEFT JOIN project_grouping g ON g.project_id = p.id ORDER BY p.id"
+                """
+                SELECT p.id, p.slug, p.name, g.grouping, g.keep_frame_variables FROM projects p
+                LEFT JOIN project_settings g ON g.project_id = p.id ORDER BY p.id
+                """
             ) {
                 ProjectRecord(
                     id: $0.int(0), slug: $0.text(1) ?? "", name: $0.text(2) ?? "",
-                    groupingConfig: $0.isNull(3) ? .newProjects : GroupingConfig(rawValue: Int($0.int(3))) ?? .newProjects)
+                    groupingConfig: $0.isNull(3) ? .newProjects : GroupingConfig(rawValue: Int($0.int(3))) ?? .newProjects,
+                    keepsFrameVariables: !$0.isNull(4) && $0.int(4) != 0)
             }
         }
     }
@@ -66,8 +70,18 @@ extension SQLBackedStore {
     public func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws {
         try db.writing { c in
             try c.execute(
-                "INSERT INTO project_grouping(project_id, config) VALUES(?, ?) ON CONFLICT(project_id) DO UPDATE SET config = excluded.config",
+                "INSERT INTO project_settings(project_id, grouping) VALUES(?, ?) ON CONFLICT(project_id) DO UPDATE SET grouping = excluded.grouping",
                 .int(projectID), .int(Int64(config.rawValue)))
+        }
+    }
+
+    public func setKeepsFrameVariables(projectID: Int64, _ keep: Bool) throws {
+        try db.writing { c in
+            try c.execute(
+                """
+                INSERT INTO project_settings(project_id, grouping, keep_frame_variables) VALUES(?, ?, ?)
+                ON CONFLICT(project_id) DO UPDATE SET keep_frame_variables = excluded.keep_frame_variables
+                """, .int(projectID), .int(Int64(GroupingConfig.newProjects.rawValue)), .int(keep ? 1 : 0))
         }
     }
 

@@ -48,12 +48,13 @@ enum SQLiteSchema {
         SQLiteWebSessionSchema.statements,
         // 11: envelope attachments, kept with their occurrence and deleted with it (Attachments/).
         SQLiteAttachmentSchema.statements,
-        // 12: each project's grouping rules (GroupingConfig); the projects that exist now keep
-        // version 1, the rules they were grouped by. (`WHERE true`: SQLite's parser needs it
+        // 12: each project's settings: its grouping rules (GroupingConfig; the projects that exist
+        // now keep version 1, the rules they were grouped by) and whether frame variables are kept. (`WHERE true`: SQLite's parser needs it
         // between an INSERT's SELECT and ON CONFLICT.)
         """
-        CREATE TABLE IF NOT EXISTS project_grouping(project_id INTEGER PRIMARY KEY, config INTEGER NOT NULL);
-        INSERT INTO project_grouping(project_id, config) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
+        CREATE TABLE IF NOT EXISTS project_settings(
+            project_id INTEGER PRIMARY KEY, grouping INTEGER NOT NULL, keep_frame_variables INTEGER NOT NULL DEFAULT 0);
+        INSERT INTO project_settings(project_id, grouping) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
         """,
         // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
         SQLiteTraceSpanCountSchema.statements

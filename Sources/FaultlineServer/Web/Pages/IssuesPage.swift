@@ -42,9 +42,12 @@ struct IssuesPage {
         var body = "<h1>Issues · \(HTML.esc(project.name))</h1>" + filters
         body +=
             "<table class=\"issues\"><thead><tr><th>Issue</th><th>Occurrences</th><th>Installs</th><th>Last \(WebQueries.sparkDays) days</th><th>First seen</th><th>Last seen</th><th>Releases</th></tr></thead><tbody>"
+        let native = try ctx.queries.needSymbolication(rows.map(\.issue.id))
         for row in rows {
             let i = row.issue
-            let sym = i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
+            // The badge only where symbolication applies (WebQueries.needSymbolication).
+            let sym =
+                !native.contains(i.id) ? "" : i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
             let status = row.status == "resolved" ? " <span class=\"tag resolved\">resolved</span>" : ""
             let releases = i.releases.prefix(4).map { "<span class=\"tag\">\(HTML.esc(HTML.clip($0, 40)))</span>" }.joined() + (i.releases.count > 4 ? "…" : "")
             body += """

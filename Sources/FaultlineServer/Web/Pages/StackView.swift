@@ -71,7 +71,7 @@ enum StackView {
                 if f.buildID == nil, let fn = f.function, let source = f.clientSource {
                     // A non-native frame (Python, JavaScript, …): the client resolved it already.
                     out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">\(HTML.esc(source.location))</span>"
-                    out += sourceHTML(source)
+                    out += sourceHTML(source) + variablesHTML(source)
                 } else if let fn = f.function {
                     out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol; \(HTML.esc(why)))</span>"
                 } else {
@@ -107,5 +107,13 @@ enum StackView {
             rows += "<span class=\"\(current ? "cur" : "ctx")\">\(gutter)\(HTML.esc(HTML.clip(text, 300)))</span>\n"
         }
         return "<pre class=\"source\">\(rows)</pre>"
+    }
+
+    /// A frame's local variables, when the project keeps them (docs/SERVER.md, "Grouping").
+    static func variablesHTML(_ source: ClientSourceFrame) -> String {
+        guard !source.variables.isEmpty else { return "" }
+        var rows = ""
+        for v in source.variables { rows += "<tr><th>\(HTML.esc(v.name))</th><td>\(HTML.esc(v.value))</td></tr>" }
+        return "<details class=\"vars\"><summary>\(source.variables.count) local variable\(source.variables.count == 1 ? "" : "s")</summary><table>\(rows)</table></details>"
     }
 }
