@@ -47,7 +47,8 @@ struct IssuesPage {
             let i = row.issue
             // The badge only where symbolication applies (WebQueries.needSymbolication).
             let sym =
-                !native.contains(i.id) ? "" : i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
+                !native.contains(i.id)
+                ? "" : i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
             let status = row.status == "resolved" ? " <span class=\"tag resolved\">resolved</span>" : ""
             let releases = i.releases.prefix(4).map { "<span class=\"tag\">\(HTML.esc(HTML.clip($0, 40)))</span>" }.joined() + (i.releases.count > 4 ? "…" : "")
             body += """

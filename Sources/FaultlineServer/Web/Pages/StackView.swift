@@ -114,6 +114,7 @@ enum StackView {
         guard !source.variables.isEmpty else { return "" }
         var rows = ""
         for v in source.variables { rows += "<tr><th>\(HTML.esc(v.name))</th><td>\(HTML.esc(v.value))</td></tr>" }
-        return "<details class=\"vars\"><summary>\(source.variables.count) local variable\(source.variables.count == 1 ? "" : "s")</summary><table>\(rows)</table></details>"
+        return
+            "<details class=\"vars\"><summary>\(source.variables.count) local variable\(source.variables.count == 1 ? "" : "s")</summary><table>\(rows)</table></details>"
     }
 }
