@@ -195,6 +195,21 @@ final class WebQueries: @unchecked Sendable {
         }
     }
 
+    /// The occurrences just older and just newer than `occurrenceID` among the issue's (its
+    /// merged issues' included), for the issue page's "older" and "newer" links.
+    func neighbours(issueID: Int64, occurrenceID: Int64) throws -> (older: Int64?, newer: Int64?) {
+        try database.reading { c in
+            let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
+            let older = try c.rows(
+                "SELECT id FROM occurrences WHERE \(m.sql) AND id < ? ORDER BY id DESC LIMIT 1", m.args + [.int(occurrenceID)]
+            ) { $0.int(0) }.first
+            let newer = try c.rows(
+                "SELECT id FROM occurrences WHERE \(m.sql) AND id > ? ORDER BY id LIMIT 1", m.args + [.int(occurrenceID)]
+            ) { $0.int(0) }.first
+            return (older, newer)
+        }
+    }
+
     // MARK: Actions (each one transaction)
 
     func setStatus(issueID: Int64, _ status: String) throws {

@@ -53,6 +53,14 @@ struct IssuePage {
                     " · <a href=\"/ui/projects/\(HTML.q(project.slug))/logs?trace=\(HTML.q(trace))&around=\(Int64(exactly: o.timestamp.rounded(.down)) ?? 0)\">logs of this session around this time</a>"
             }
             body += "</p>"
+            let (older, newer) = try ctx.queries.neighbours(issueID: issue.id, occurrenceID: o.id)
+            if older != nil || newer != nil {
+                body += "<p class=\"pager\">"
+                body += older.map { "<a href=\"/ui/issues/\(issue.id)?event=\($0)\">← older occurrence</a>" } ?? ""
+                body += older != nil && newer != nil ? " · " : ""
+                body += newer.map { "<a href=\"/ui/issues/\(issue.id)?event=\($0)\">newer occurrence →</a>" } ?? ""
+                body += "</p>"
+            }
             body += EventSections.exception(event)
             body +=
                 "<h2>Stack (most recent call first)</h2>"

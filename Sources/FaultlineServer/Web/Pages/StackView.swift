@@ -54,6 +54,8 @@ enum StackView {
             let inApp = calls.contains { $0.role == .inApp }
             let classes = "frame " + (inApp ? "inapp" : "system") + (own ? " own" : "") + (n == 0 && crashed ? " crashed" : "")
             out += "<div class=\"\(classes)\"" + (own ? " title=\"Faultline's own code\">" : ">")
+            // A Swift async caller (the task's logical caller, not a return address on the stack).
+            if f.isAsync { out += "<span class=\"badge\" title=\"a Swift async caller\">async</span>" }
             let offset = "0x" + String(f.moduleOffset ?? 0, radix: 16)
             let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
             switch f.outcome {
