@@ -1,5 +1,5 @@
-// The issue page steps through an issue's occurrences: links to the one just older and the one
-// just newer than the occurrence shown (issue 33), and a Swift async caller is marked as such.
+// The issue page steps through an issue's occurrences (links to the one just older and the one
+// just newer than the occurrence shown) and breaks them down by release and install (issue 33).
 import Foundation
 import XCTest
 @testable import FaultlineServer
@@ -25,5 +25,24 @@ final class OccurrenceNavigationTests: XCTestCase {
         let oldest = server.page("/ui/issues/\(issue.id)?event=\(ids[0])", login).text
         XCTAssertFalse(oldest.contains("older occurrence"))
         XCTAssertTrue(oldest.contains("newer occurrence"))
+    }
+
+    /// The issue page says which releases and installs its occurrences come from, with bars.
+    func testTheIssuePageBreaksOccurrencesDownByReleaseAndInstall() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for (release, install) in [("app@1", "i-1"), ("app@1", "i-2"), ("app@2", "i-1")] {
+            let event = TestEvents.native(offsets: [0x10, 0x20], release: release, installID: install)
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event)).status, 200)
+        }
+        try server.waitUntilIdle()
+        let issue = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first)
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(issue.id)", login).text
+        XCTAssertTrue(page.contains("<h2>Breakdown</h2>"), page)
+        XCTAssertTrue(page.contains("<td>app@1</td><td class=\"num\">2</td>"), "releases, most frequent first")
+        XCTAssertTrue(page.contains("<td>app@2</td><td class=\"num\">1</td>"))
+        XCTAssertTrue(page.contains("<td>i-1</td><td class=\"num\">2</td>"), "installs")
+        XCTAssertTrue(page.contains(" 67 %"), "a share of the occurrences")
     }
 }

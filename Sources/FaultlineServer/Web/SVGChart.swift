@@ -30,4 +30,11 @@ enum SVGChart {
         }
         return s + "</svg>"
     }
+
+    /// One horizontal bar for a share (0…1) of an issue's occurrences (the tag breakdown).
+    static func shareBar(_ share: Double, width: Int = 160, height: Int = 10) -> String {
+        let w = max(1, Double(width) * min(max(share, 0), 1))
+        return "<svg class=\"share\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"share\">"
+            + String(format: "<rect x=\"0\" y=\"0\" width=\"%.1f\" height=\"\(height)\"></rect>", w) + "</svg>"
+    }
 }

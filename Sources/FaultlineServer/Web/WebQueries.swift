@@ -172,6 +172,23 @@ final class WebQueries: @unchecked Sendable {
         return try c.rows("SELECT count(DISTINCT install_id) FROM occurrences WHERE \(m.sql)", m.args) { $0.int(0) }.first ?? 0
     }
 
+    /// The most frequent values of an occurrence column (`release`, `install_id`) among an issue's
+    /// newest `window` occurrences, with their counts and the number of occurrences looked at:
+    /// the issue page's breakdown, bounded whatever the issue's size.
+    func breakdown(issueID: Int64, column: BreakdownColumn, top: Int = 5, window: Int = 10_000) throws -> (values: [(String?, Int64)], of: Int64) {
+        try database.reading { c in
+            let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
+            let recent = "SELECT \(column.rawValue) AS v FROM occurrences WHERE \(m.sql) ORDER BY id DESC LIMIT ?"
+            let values = try c.rows(
+                "SELECT v, count(*) FROM (\(recent)) AS recent GROUP BY v ORDER BY 2 DESC, 1 LIMIT ?", m.args + [.int(Int64(window)), .int(Int64(top))]
+            ) { (r: any SQLRow) -> (String?, Int64) in (r.text(0), r.int(1)) }
+            let of = try c.rows("SELECT count(*) FROM (\(recent)) AS recent", m.args + [.int(Int64(window))]) { $0.int(0) }.first ?? 0
+            return (values, of)
+        }
+    }
+
+    enum BreakdownColumn: String { case release, installID = "install_id" }
+
     /// First release an issue was seen in (by its earliest occurrence).
     func firstRelease(issueID: Int64) throws -> String? {
         try database.reading { c in

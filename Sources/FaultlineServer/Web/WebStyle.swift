@@ -29,6 +29,7 @@ enum WebStyle {
         .tag.resolved { background:#e6ecfb; }
         svg.spark rect { fill:#7d93d9; } svg.spark rect.zero { fill:#d9dde6; }
         svg.rates rect.good { fill:var(--good); } svg.rates rect.warn { fill:var(--warn); } svg.rates rect.bad { fill:var(--bad); }
+        svg.share rect { fill:var(--accent, #4a6fa5); } table.breakdown { display:inline-table; margin-right:2em; vertical-align:top; }
         form.filters { display:flex; flex-wrap:wrap; gap:8px; margin:0 0 12px; align-items:center; }
         input, select, button { font:inherit; padding:4px 8px; border:1px solid #c9ceda; border-radius:4px; background:#fff; }
         button { cursor:pointer; }

@@ -41,6 +41,7 @@ struct IssuePage {
             ("first seen", HTML.time(issue.firstSeen)), ("last seen", HTML.time(issue.lastSeen)),
             ("first release", firstRelease ?? "—"), ("releases", issue.releases.joined(separator: ", "))
         ])
+        body += try breakdown(issue)
         if let o = occurrence {
             let event = try StoredEvent.decode(o.compressedEvent)
             body += "<h2>Occurrence <code>\(HTML.esc(o.eventID))</code></h2><p class=\"muted\">\(HTML.time(o.timestamp))"
@@ -112,6 +113,24 @@ struct IssuePage {
         out += "<form method=\"post\" action=\"/ui/issues/\(issue.id)/comment\">\(ctx.csrfField)<label for=\"comment\">Add a comment</label>"
         out += "<textarea id=\"comment\" name=\"text\" rows=\"3\" cols=\"60\" required></textarea><button type=\"submit\">Comment</button></form>"
         return out
+    }
+
+    /// Which releases and installs the issue's occurrences come from, most frequent first, with
+    /// bars (issue 33): over the newest 10,000 occurrences, as WebQueries.breakdown reads them.
+    func breakdown(_ issue: IssueRecord) throws -> String {
+        var out = ""
+        for (label, column) in [("Releases", WebQueries.BreakdownColumn.release), ("Installs", .installID)] {
+            let (values, of) = try ctx.queries.breakdown(issueID: issue.id, column: column)
+            guard of > 0, !values.isEmpty else { continue }
+            out += "<table class=\"breakdown\"><thead><tr><th>\(label)</th><th>Occurrences</th><th></th></tr></thead><tbody>"
+            for (value, count) in values {
+                let share = Double(count) / Double(of)
+                out += "<tr><td>\(HTML.esc(HTML.clip(value ?? "(none)", 80)))</td><td class=\"num\">\(count)</td><td>\(SVGChart.shareBar(share))"
+                out += String(format: " %.0f %%", share * 100) + "</td></tr>"
+            }
+            out += "</tbody></table>"
+        }
+        return out.isEmpty ? "" : "<h2>Breakdown</h2>" + out
     }
 
     func occurrences(_ issue: IssueRecord) throws -> String {
