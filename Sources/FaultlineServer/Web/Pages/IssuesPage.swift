@@ -7,6 +7,25 @@ struct IssuesPage {
     let ctx: WebContext
     let project: ProjectRecord
 
+    /// `key:value` terms in the search box (`release:1.2 env:prod disk full`) set the filters they
+    /// name (`release:`, `env:`/`environment:`, `is:resolved|unresolved|all`); the other words stay
+    /// the title and culprit search. A term wins over the menu's value.
+    static func applyTerms(_ q: inout IssueQuery) {
+        var words: [Substring] = []
+        for word in q.text.split(separator: " ", omittingEmptySubsequences: true) {
+            let parts = word.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, !parts[1].isEmpty else { words.append(word); continue }
+            let value = String(parts[1].prefix(200))
+            switch parts[0].lowercased() {
+            case "release": q.release = value
+            case "env", "environment": q.environment = value
+            case "is" where ["resolved", "unresolved", "all"].contains(value): q.status = value
+            default: words.append(word)
+            }
+        }
+        q.text = words.joined(separator: " ")
+    }
+
     func query() -> IssueQuery {
         var q = IssueQuery()
         q.sort = IssueQuery.Sort(rawValue: ctx.q("sort")) ?? .lastSeen
@@ -14,6 +33,7 @@ struct IssuesPage {
         q.release = String(ctx.q("release").prefix(200))
         q.environment = String(ctx.q("environment").prefix(200))
         q.text = String(ctx.q("q").prefix(200))
+        Self.applyTerms(&q)
         let a = ctx.q("after").split(separator: "_")
         if a.count == 2, let v = Double(a[0]), let id = Int64(a[1]) { q.after = (v, id) }
         return q
@@ -27,7 +47,7 @@ struct IssuesPage {
             "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(label))</option>"
         }
         var filters = "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/issues\">"
-        filters += "<input type=\"search\" name=\"q\" placeholder=\"search title or culprit\" value=\"\(HTML.esc(q.text))\">"
+        filters += "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod is:resolved\" value=\"\(HTML.esc(q.text))\">"
         filters +=
             "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
             + option("all", "All", q.status) + "</select>"
