@@ -129,22 +129,7 @@ public final class RefusingPort {
     public let port: UInt16
     private var fd: Int32
 
-    public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LoopbackPort.SocketFailure(call: "socket", errno: errno) }
-        // No SO_REUSEADDR: another socket must not be able to share the port.
-        var addr = LoopbackPort.loopback(port: 0)
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        guard bound == 0 else {
-            let e = errno
-            Glibc.close(fd)
-            throw LoopbackPort.SocketFailure(call: "bind 127.0.0.1:0", errno: e)
-        }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        self.fd = fd
-        port = UInt16(bigEndian: addr.sin_port)
-    }
+    public init() throws { (fd, port) = try LoopbackPort.boundSocket() }
 
     public var url: String { "http://127.0.0.1:\(port)" }
 
@@ -153,4 +138,56 @@ public final class RefusingPort {
     }
 
     deinit { close() }
+}
+
+/// A server that accepts and never answers, for as long as the test keeps it: a listening socket
+/// nobody accepts on (the kernel completes the handshakes into its backlog), so a client connects,
+/// sends, and waits. Bound once and kept, like RefusingPort.
+public final class StalledServer {
+    public let port: UInt16
+    private var fd: Int32
+
+    public init() throws {
+        (fd, port) = try LoopbackPort.boundSocket()
+        guard listen(fd, 16) == 0 else {
+            let e = errno
+            close()
+            throw LoopbackPort.SocketFailure(call: "listen", errno: e)
+        }
+    }
+
+    /// Whether a client has connected (a connection waits in the backlog), waiting up to `timeout`.
+    public func hasConnection(within timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 20) == 1 { return true }
+        }
+        return false
+    }
+
+    public func close() {
+        if fd >= 0 { Glibc.close(fd); fd = -1 }
+    }
+
+    deinit { close() }
+}
+
+extension LoopbackPort {
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel picked, and that port. No
+    /// SO_REUSEADDR: another socket must not be able to share the port.
+    static func boundSocket() throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketFailure(call: "socket", errno: errno) }
+        var addr = loopback(port: 0)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        guard bound == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw SocketFailure(call: "bind 127.0.0.1:0", errno: e)
+        }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return (fd, UInt16(bigEndian: addr.sin_port))
+    }
 }

@@ -39,15 +39,9 @@ final class SDKProcessTests: XCTestCase {
         let refused = try RefusingPort()
         defer { refused.close() }
         let refusedPort = refused.port
-        var addr = sockaddr_in(
-            sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let stalled = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(stalled) }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stalled, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(stalled, $0, &length) } }
-        listen(stalled, 16)  // the kernel completes the handshakes; nobody ever reads or answers
-        let stalledPort = UInt16(bigEndian: addr.sin_port)
+        let stalled = try StalledServer()
+        defer { stalled.close() }
+        let stalledPort = stalled.port
 
         for (name, port) in [("refused", refusedPort), ("stalled", stalledPort)] {
             try? FileManager.default.removeItem(atPath: dataDir)

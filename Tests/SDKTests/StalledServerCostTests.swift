@@ -20,16 +20,9 @@ final class StalledServerCostTests: XCTestCase {
     }
 
     func testAnAppWaitingOnAStalledServerSpendsNoCPU() throws {
-        // A server that accepts (the kernel completes the handshake) and never reads or answers.
-        var addr = sockaddr_in(
-            sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let stalled = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(stalled) }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stalled, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(stalled, $0, &length) } }
-        XCTAssertEqual(listen(stalled, 16), 0)
-        let port = UInt16(bigEndian: addr.sin_port)
+        let stalled = try StalledServer()
+        defer { stalled.close() }
+        let port = stalled.port
 
         let dataDir = TestSupport.makeTemporaryDirectory("stalled-server")
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
@@ -46,11 +39,7 @@ final class StalledServerCostTests: XCTestCase {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline && !((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains("ready") { usleep(20_000) }
         // The sender is connected and waiting once the stalled socket has a connection queued.
-        var connected = false
-        while Date() < deadline && !connected {
-            var pfd = pollfd(fd: stalled, events: Int16(POLLIN), revents: 0)
-            connected = poll(&pfd, 1, 20) == 1
-        }
+        let connected = stalled.hasConnection(within: max(1, deadline.timeIntervalSinceNow))
         XCTAssertTrue(connected, "the SDK connected to the stalled server")
         let before = try XCTUnwrap(Self.cpuSeconds(p.processIdentifier))
         let window = Date().addingTimeInterval(5)

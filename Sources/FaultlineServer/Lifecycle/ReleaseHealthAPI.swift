@@ -13,19 +13,12 @@ struct ReleaseHealthAPI {
     let queries: WebQueries
 
     func handle(_ r: HTTPRequest, project slug: String) throws -> HTTPResponse {
-        guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
-        let page: KeysetPage
-        switch KeysetPage.of(r) {
-        case .success(let p): page = p
-        case .failure(let e): return e.response
+        let request: ProjectPageRequest
+        switch try ProjectPageRequest.read(r, project: slug, store: store) {
+        case .success(let read): request = read
+        case .failure(let refusal): return refusal.response
         }
-        var since: Double?
-        if let s = r.query["since"], !s.isEmpty {
-            guard let t = EventFields.timestamp(Double(s).map(JSONValue.double) ?? .string(s)) else {
-                return .detail(400, "since must be seconds since the epoch or an RFC 3339 time")
-            }
-            since = t
-        }
+        let (project, page, since) = (request.project, request.page, request.since)
         let (tally, partial) = try Self.tally(queries, projectID: project.id, since: since)
         let releases = tally.keys.sorted().filter { page.cursor == nil || $0 > page.cursor! }
         let shown = Array(releases.prefix(page.limit))
