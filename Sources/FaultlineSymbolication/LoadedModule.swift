@@ -2,17 +2,19 @@
 import FoundationEssentials
 import Glibc
 import FaultlineProtocol
+import Synchronization
 
 /// A module whose index is loaded. Its index is replaced only when it is partial (the lazy cold
 /// path, LazyIndex.swift) and an address needs a unit it lacks, or the full index arrives.
-final class LoadedModule: @unchecked Sendable {
-    private var current: DWARFIndex
+final class LoadedModule: Sendable {
+    private struct IndexState {
+        var current: DWARFIndex
+        /// Non-nil while the index is partial.
+        var lazy: LazyModuleSource?
+    }
+    private let indexState: Mutex<IndexState>
     let firstLoadAddress: UInt64
-    private let lock = PthreadLock()
-    private let indexLock = PthreadLock()
-    private var names: [UInt32: (display: String?, raw: String?)] = [:]
-    /// Non-nil while the index is partial.
-    private var lazy: LazyModuleSource?
+    private let names = Mutex<[UInt32: (display: String?, raw: String?)]>([:])
     /// Called with the full index when this module builds it (the symbolicator persists it).
     private let onFullIndex: (@Sendable (DWARFIndex) -> Void)?
     /// Why some of the module's debug information is not used (a missing supplementary file).
@@ -24,9 +26,8 @@ final class LoadedModule: @unchecked Sendable {
         index: DWARFIndex, lazy: LazyModuleSource? = nil, onFullIndex: (@Sendable (DWARFIndex) -> Void)? = nil,
         notes: [String] = [], debugPath: String? = nil
     ) {
-        self.current = index
+        self.indexState = Mutex(IndexState(current: index, lazy: lazy))
         self.firstLoadAddress = index.firstLoadAddress
-        self.lazy = lazy
         self.onFullIndex = onFullIndex
         self.loadNotes = notes
         self.debugPath = debugPath
@@ -56,49 +57,49 @@ final class LoadedModule: @unchecked Sendable {
     }
 
     /// The index as it is now (address mode reads it once per run).
-    var index: DWARFIndex { indexLock.withLock { current } }
+    var index: DWARFIndex { indexState.withLock { $0.current } }
     /// Whether the index covers only some units (tests, diagnostics).
-    var isPartial: Bool { indexLock.withLock { lazy != nil } }
+    var isPartial: Bool { indexState.withLock { $0.lazy != nil } }
 
     /// An index that answers `address` exactly as the full one would: a partial index grows by
     /// the units covering it (or becomes the full one when that is most of the file).
     func index(for address: UInt64) -> DWARFIndex {
-        indexLock.withLock {
-            guard let lazy else { return current }
+        indexState.withLock { s in
+            guard let lazy = s.lazy else { return s.current }
             var need = Set<Int>()
             lazy.units.units(covering: address, into: &need)
             // No unit covers it: only ELF symbols name it, and the partial index may hold few.
             let needsAllSymbols = need.isEmpty && !lazy.hasAllSymbols
-            if need.isSubset(of: lazy.parsed) && !needsAllSymbols { return current }
+            if need.isSubset(of: lazy.parsed) && !needsAllSymbols { return s.current }
             let all = lazy.parsed.union(need)
             let full = lazy.wantsFullIndex(all)
-            guard let next = lazy.build(units: full ? nil : all, allSymbols: needsAllSymbols || lazy.hasAllSymbols) else { return current }
-            replace(with: next, full: full, parsed: all)
-            return current
+            guard let next = lazy.build(units: full ? nil : all, allSymbols: needsAllSymbols || lazy.hasAllSymbols) else { return s.current }
+            replace(&s, with: next, full: full, parsed: all)
+            return s.current
         }
     }
 
     /// Installs the full index built elsewhere (the background build); ignored once full.
     func installFullIndex(_ full: DWARFIndex) {
-        indexLock.withLock { if lazy != nil { replace(with: full, full: true, parsed: []) } }
+        indexState.withLock { s in if s.lazy != nil { replace(&s, with: full, full: true, parsed: []) } }
     }
 
-    /// Caller holds indexLock.
-    private func replace(with next: DWARFIndex, full: Bool, parsed: Set<Int>) {
-        lock.withLock { names = [:] }  // string references belong to the old index
-        current = next
-        if full { lazy = nil; onFullIndex?(next) } else { lazy?.parsed = parsed }
+    /// Runs inside `indexState`'s lock, on its state.
+    private func replace(_ s: inout IndexState, with next: DWARFIndex, full: Bool, parsed: Set<Int>) {
+        names.withLock { $0 = [:] }  // string references belong to the old index
+        s.current = next
+        if full { s.lazy = nil; onFullIndex?(next) } else { s.lazy?.parsed = parsed }
     }
 
     /// Display (demangled) and raw names for a string reference of `index`, demangled once.
     func name(_ ref: UInt32, in index: DWARFIndex) -> (display: String?, raw: String?) {
         if ref == IndexTables.none { return (nil, nil) }
         let cacheable = index === self.index
-        if cacheable, let n = lock.withLock({ names[ref] }) { return n }
+        if cacheable, let n = names.withLock({ $0[ref] }) { return n }
         let raw = index.string(ref)
         let display = raw.flatMap { Demangler.demangle($0) } ?? raw
         let entry = (display, display == raw ? nil : raw)
-        if cacheable { lock.withLock { names[ref] = entry } }
+        if cacheable { names.withLock { $0[ref] = entry } }
         return entry
     }
 

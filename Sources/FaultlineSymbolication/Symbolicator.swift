@@ -15,6 +15,7 @@
 import FoundationEssentials
 import Glibc
 import FaultlineProtocol
+import Synchronization
 
 /// Resolves module-relative addresses to frames. Thread-safe: the server calls it from many
 /// threads; each module is located and indexed once (other threads asking for the same module
@@ -37,9 +38,9 @@ public final class Symbolicator: @unchecked Sendable {
     public var parallelFullBuild = false
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
-    private final class Slot { let lock = PthreadLock(); var state: ModuleState? }
-    private let lock = PthreadLock()
-    private var slots: [String: Slot] = [:]
+    /// One module's state, held while it is located and indexed so other threads asking for it wait.
+    private final class Slot: Sendable { let state = Mutex<ModuleState?>(nil) }
+    private let slots = Mutex<[String: Slot]>([:])
 
     /// - Parameters:
     ///   - indexCacheDirectory: where persisted indexes live; nil means `$XDG_CACHE_HOME/faultline`
@@ -82,7 +83,7 @@ public final class Symbolicator: @unchecked Sendable {
     /// Forgets what is known about `buildID` (a new debug file arrived): the next lookup locates
     /// and indexes again. A persisted index built from symbols only is rebuilt when DWARF appears.
     public func invalidate(buildID: BuildID) {
-        lock.withLock { slots[buildID.hex] = nil }
+        slots.withLock { $0[buildID.hex] = nil }
         // A new file for this build-id may carry a better symbol table than the one a symbols-only
         // index was built from (.symtab after .dynsym); an index with DWARF stays authoritative.
         if let cache, let index = cache.load(buildID), !index.hasDWARF { cache.remove(buildID) }
@@ -120,10 +121,10 @@ public final class Symbolicator: @unchecked Sendable {
     /// The notes of every module loaded so far (report mode prints them once after a report),
     /// each prefixed with the module's debug file.
     public func notesForLoadedModules() -> [String] {
-        let all = lock.withLock { Array(slots.values) }
+        let all = slots.withLock { Array($0.values) }
         var out: [String] = []
         for slot in all {
-            guard case .loaded(let m)? = slot.lock.withLock({ slot.state }) else { continue }
+            guard case .loaded(let m)? = slot.state.withLock({ $0 }) else { continue }
             out += m.notes.map { (m.debugPath.map { $0 + ": " } ?? "") + $0 }
         }
         return out.sorted()
@@ -139,16 +140,16 @@ public final class Symbolicator: @unchecked Sendable {
     /// Hints: the ELF virtual addresses about to be looked up, given the first load address.
     private func module(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])? = nil) -> ModuleState {
         let key = buildID?.hex ?? "path:" + (modulePath ?? "")
-        let slot = lock.withLock { () -> Slot in
+        let slot = slots.withLock { slots in
             if let s = slots[key] { return s }
             let s = Slot()
             slots[key] = s
             return s
         }
-        return slot.lock.withLock {
-            if let s = slot.state { return s }
+        return slot.state.withLock { state in
+            if let s = state { return s }
             let s = load(buildID: buildID, modulePath: modulePath, hints: hints)
-            slot.state = s
+            state = s
             return s
         }
     }

@@ -4,10 +4,12 @@
 // between uses; a stream whose last use failed is ended, not reused.
 import FoundationEssentials
 import CZlib
+import Synchronization
 
 final class ZStreamPool: @unchecked Sendable {
-    /// One pooled stream with its scratch buffer (inflate's output window).
-    final class Stream {
+    /// One pooled stream with its scratch buffer (inflate's output window). Unchecked: the pool
+    /// hands a stream to one caller at a time.
+    final class Stream: @unchecked Sendable {
         let z = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         let scratch: UnsafeMutablePointer<UInt8>
         let scratchSize: Int
@@ -19,8 +21,7 @@ final class ZStreamPool: @unchecked Sendable {
         deinit { z.deallocate(); scratch.deallocate() }
     }
 
-    private let lock = PthreadLock()
-    private var free: [Stream] = []
+    private let free = Mutex<[Stream]>([])
     /// Streams kept between uses (about one per HTTP worker thread); more are ended after use.
     private let keep: Int
     private let setUp: (UnsafeMutablePointer<z_stream>) -> Bool
@@ -42,9 +43,7 @@ final class ZStreamPool: @unchecked Sendable {
     /// Runs `body` with a ready stream; `body` returns whether the stream ended cleanly (then it is
     /// reset and kept). Nil when zlib could not set a stream up (out of memory).
     func with<T>(_ body: (Stream) throws -> (T, clean: Bool)) rethrows -> T? {
-        lock.lock()
-        var s = free.popLast()
-        lock.unlock()
+        var s = free.withLock { $0.popLast() }
         if s == nil {
             let fresh = Stream(scratchSize: scratchSize)
             guard setUp(fresh.z) else { return nil }
@@ -54,8 +53,12 @@ final class ZStreamPool: @unchecked Sendable {
         var clean = false
         defer {
             if clean && reset(stream.z) == Z_OK {
-                lock.lock()
-                if free.count < keep { free.append(stream); lock.unlock() } else { lock.unlock(); _ = end(stream.z) }
+                let kept = free.withLock { free in
+                    guard free.count < keep else { return false }
+                    free.append(stream)
+                    return true
+                }
+                if !kept { _ = end(stream.z) }
             } else {
                 _ = end(stream.z)
             }

@@ -11,6 +11,7 @@
 import FaultlineThreads
 import Foundation
 import FaultlineProtocol
+import Synchronization
 
 public final class Backfiller: @unchecked Sendable {
     let store: any Store
@@ -224,15 +225,14 @@ public final class Backfiller: @unchecked Sendable {
     private func fingerprints(_ stacks: [(String, StoredStack)], _ memo: CachingSymbolicator) -> [Regrouping] {
         let workers = max(1, min(parallelism, stacks.count / 64))
         let chunk = (stacks.count + workers - 1) / max(1, workers)
-        let lock = NSLock()
-        nonisolated(unsafe) var parts: [Int: [Regrouping]] = [:]
+        let parts = Mutex<[Int: [Regrouping]]>([:])
         DispatchQueue.concurrentPerform(iterations: workers) { w in
             let part = stacks[min(stacks.count, w * chunk)..<min(stacks.count, (w + 1) * chunk)].map { key, s in
                 Regrouping(stackKey: key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
             }
-            lock.withLock { parts[w] = part }
+            parts.withLock { $0[w] = part }
         }
-        return (0..<workers).flatMap { parts[$0] ?? [] }
+        return parts.withLock { parts in (0..<workers).flatMap { parts[$0] ?? [] } }
     }
 
     /// Saves progress fenced by the lease: a holder that lost its job writes nothing more.

@@ -4,6 +4,7 @@ import Foundation
 import FaultlineProtocol
 import FaultlineHashing
 import FaultlineFiles
+import Synchronization
 
 public final class ChunkUpload: @unchecked Sendable {
     public static let chunkSize = 8 * 1024 * 1024
@@ -17,8 +18,7 @@ public final class ChunkUpload: @unchecked Sendable {
 
     let directory: String
     let expirySeconds: Double
-    private let expiryLock = NSLock()
-    private var lastExpiry = 0.0
+    private let lastExpiry = Mutex(0.0)
 
     /// - Parameter sharedDirectory: where chunks go when several servers share a debug-file
     ///   directory (`<debug-files>/.chunks`): a client's chunks may land on different nodes and
@@ -48,10 +48,11 @@ public final class ChunkUpload: @unchecked Sendable {
 
     private func expireIfDue() {
         let now = Date().timeIntervalSince1970
-        expiryLock.lock()
-        let due = now - lastExpiry >= 600
-        if due { lastExpiry = now }
-        expiryLock.unlock()
+        let due = lastExpiry.withLock { last in
+            guard now - last >= 600 else { return false }
+            last = now
+            return true
+        }
         if due { expire(now: now) }
     }
 

@@ -3,13 +3,14 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
+import Synchronization
 
 public final class DebugFileStore: @unchecked Sendable {
     public let root: String
     let tmp: String
-    private let lock = NSLock()
-    private let installLock = NSLock()
-    private var known: Set<BuildID> = []
+    private let known = Mutex<Set<BuildID>>([])
+    /// Held by one install at a time.
+    private let installing = Mutex<Void>(())
 
     /// Whether `root` is a directory several servers share (`--debug-files`): staging files there
     /// may be another node's assembly in progress, and another node may install files at any time.
@@ -35,18 +36,17 @@ public final class DebugFileStore: @unchecked Sendable {
 
     /// Loads the set of build-ids with a debug file (startup).
     public func load(_ records: [DebugFileRecord]) {
-        lock.lock(); known = Set(records.filter { $0.hasDebugInfo || $0.hasSymbols }.map(\.buildID)); lock.unlock()
+        let ids = Set(records.filter { $0.hasDebugInfo || $0.hasSymbols }.map(\.buildID))
+        known.withLock { $0 = ids }
     }
 
     /// On a shared directory a miss looks on disk: a file another node installed (complete, since
     /// installs are renames) is noticed at the next frame that needs it.
     public func hasSymbols(for id: BuildID) -> Bool {
-        lock.lock()
-        let hit = known.contains(id)
-        lock.unlock()
+        let hit = known.withLock { $0.contains(id) }
         if hit || !shared { return hit }
         guard access(debugInfoPath(id), R_OK) == 0 else { return false }
-        lock.lock(); known.insert(id); lock.unlock()
+        known.withLock { _ = $0.insert(id) }
         return true
     }
 
@@ -82,8 +82,10 @@ public final class DebugFileStore: @unchecked Sendable {
     public func install(_ path: String, summary: ELFSummary) throws {
         // One install at a time: "keep the richer file" is a check and a rename, and two uploads
         // of one build-id (stripped and with DWARF) must not interleave between them.
-        installLock.lock()
-        defer { installLock.unlock() }
+        try installing.withLock { _ in try installAlone(path, summary: summary) }
+    }
+
+    private func installAlone(_ path: String, summary: ELFSummary) throws {
         let fm = FileManager.default
         let dir = (debugInfoPath(summary.buildID) as NSString).deletingLastPathComponent
         try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -114,7 +116,7 @@ public final class DebugFileStore: @unchecked Sendable {
         let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { fsync(dfd); close(dfd) }
         if summary.hasDebugInfo || summary.hasSymbols {
-            lock.lock(); known.insert(summary.buildID); lock.unlock()
+            known.withLock { _ = $0.insert(summary.buildID) }
         }
     }
 }

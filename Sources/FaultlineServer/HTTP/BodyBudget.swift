@@ -1,6 +1,7 @@
 // How many request-body bytes the server holds in memory at once: in total and per client
 // address, whatever key or token the request carries (a public key ships in every app).
 import Foundation
+import Synchronization
 
 /// Bodies are buffered whole before their handler runs, so the bytes held at once are the sum of
 /// the bodies in flight. A body larger than `uncountedBytes` reserves its declared length (or,
@@ -28,10 +29,12 @@ final class BodyBudget: @unchecked Sendable {
 
     let serverBytes: Int
     let perAddressBytes: Int
-    private let lock = NSLock()
-    private var total = 0
-    private var byAddress: [String: Int] = [:]
-    private var refusedCounts = (server: Int64(0), address: Int64(0))
+    private struct Held {
+        var total = 0
+        var byAddress: [String: Int] = [:]
+        var refusedCounts = (server: Int64(0), address: Int64(0))
+    }
+    private let held = Mutex(Held())
 
     /// 0 for either budget: no limit.
     init(serverBytes: Int, perAddressBytes: Int) {
@@ -44,39 +47,42 @@ final class BodyBudget: @unchecked Sendable {
         let wanted = bodyBytes > Self.uncountedBytes ? bodyBytes : 0
         let more = wanted - claim.bytes
         guard more > 0 else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
-        let addressHeld = byAddress[claim.address] ?? 0
-        // The address first: a client over its own share hears 429 (slow down), not that the
-        // server is busy.
-        if perAddressBytes > 0 && addressHeld + more > perAddressBytes {
-            refusedCounts.address += 1
-            return .address
+        let address = claim.address
+        let refusal: Refusal? = held.withLock { held in
+            let addressHeld = held.byAddress[address] ?? 0
+            // The address first: a client over its own share hears 429 (slow down), not that the
+            // server is busy.
+            if perAddressBytes > 0 && addressHeld + more > perAddressBytes {
+                held.refusedCounts.address += 1
+                return .address
+            }
+            if serverBytes > 0 && held.total + more > serverBytes {
+                held.refusedCounts.server += 1
+                return .server
+            }
+            held.total += more
+            held.byAddress[address] = addressHeld + more
+            return nil
         }
-        if serverBytes > 0 && total + more > serverBytes {
-            refusedCounts.server += 1
-            return .server
-        }
-        total += more
-        byAddress[claim.address] = addressHeld + more
-        claim.bytes = wanted
-        return nil
+        if refusal == nil { claim.bytes = wanted }
+        return refusal
     }
 
     /// Returns what `claim` holds (idempotent).
     func release(_ claim: Claim) {
         guard claim.bytes > 0 else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        total -= claim.bytes
-        let left = (byAddress[claim.address] ?? 0) - claim.bytes
-        byAddress[claim.address] = left > 0 ? left : nil
+        let (address, bytes) = (claim.address, claim.bytes)
+        held.withLock { held in
+            held.total -= bytes
+            let left = (held.byAddress[address] ?? 0) - bytes
+            held.byAddress[address] = left > 0 ? left : nil
+        }
         claim.bytes = 0
     }
 
     /// Bytes reserved now (all addresses).
-    var reserved: Int { lock.lock(); defer { lock.unlock() }; return total }
+    var reserved: Int { held.withLock { $0.total } }
 
     /// Reservations refused since start, by which budget was spent.
-    var refusals: (server: Int64, address: Int64) { lock.lock(); defer { lock.unlock() }; return refusedCounts }
+    var refusals: (server: Int64, address: Int64) { held.withLock { $0.refusedCounts } }
 }

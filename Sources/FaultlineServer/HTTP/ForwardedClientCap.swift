@@ -3,35 +3,38 @@
 // (CFaultlineHTTPShim) cannot tell clients apart; this cap, applied once the headers name the
 // client, does.
 import Foundation
+import Synchronization
 
 final class ForwardedClientCap: @unchecked Sendable {
     let limit: Int
-    private let lock = NSLock()
-    private var inFlight: [String: Int] = [:]
-    private var refusedCount: Int64 = 0
+    private struct Counts {
+        var inFlight: [String: Int] = [:]
+        var refused: Int64 = 0
+    }
+    private let counts = Mutex(Counts())
 
     /// 0: no limit.
     init(limit: Int) { self.limit = limit }
 
     /// Counts a request from `address`; false (and nothing counted) when it already has `limit`.
     func enter(_ address: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        let now = inFlight[address] ?? 0
-        if limit > 0 && now >= limit {
-            refusedCount += 1
-            return false
+        counts.withLock { c in
+            let now = c.inFlight[address] ?? 0
+            if limit > 0 && now >= limit {
+                c.refused += 1
+                return false
+            }
+            c.inFlight[address] = now + 1
+            return true
         }
-        inFlight[address] = now + 1
-        return true
     }
 
     func leave(_ address: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        let left = (inFlight[address] ?? 0) - 1
-        inFlight[address] = left > 0 ? left : nil
+        counts.withLock { c in
+            let left = (c.inFlight[address] ?? 0) - 1
+            c.inFlight[address] = left > 0 ? left : nil
+        }
     }
 
-    var refusals: Int64 { lock.lock(); defer { lock.unlock() }; return refusedCount }
+    var refusals: Int64 { counts.withLock { $0.refused } }
 }

@@ -2,12 +2,15 @@
 // must not be able to fill the disk through our own log: each limit logs at most one line a
 // minute to stderr (with how many it refused since the last line), and /health shows the totals.
 import Foundation
+import Synchronization
 
 public final class Refusals: @unchecked Sendable {
-    private let lock = NSLock()
-    private var counts: [String: Int64] = [:]
-    private var unlogged: [String: Int64] = [:]
-    private var lastLogged: [String: Double] = [:]
+    private struct Tally {
+        var counts: [String: Int64] = [:]
+        var unlogged: [String: Int64] = [:]
+        var lastLogged: [String: Double] = [:]
+    }
+    private let tally = Mutex(Tally())
     private let log: @Sendable (String) -> Void
 
     public init(log: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
@@ -17,19 +20,19 @@ public final class Refusals: @unchecked Sendable {
     /// Counts one refusal by `limit` (a stable name from docs/SERVER.md's table).
     public func record(_ limit: String, detail: @autoclosure () -> String = "") {
         let now = Date().timeIntervalSince1970
-        lock.lock()
-        counts[limit, default: 0] += 1
-        unlogged[limit, default: 0] += 1
-        var line: String?
-        if now - (lastLogged[limit] ?? 0) >= 60 {
-            let n = unlogged[limit] ?? 1
-            line = "faultline: refused \(n) request(s) by limit '\(limit)' since the last report" + (detail().isEmpty ? "" : " (latest: \(detail()))")
-            lastLogged[limit] = now
-            unlogged[limit] = 0
+        let due: Int64? = tally.withLock { t in
+            t.counts[limit, default: 0] += 1
+            t.unlogged[limit, default: 0] += 1
+            guard now - (t.lastLogged[limit] ?? 0) >= 60 else { return nil }
+            let n = t.unlogged[limit] ?? 1
+            t.lastLogged[limit] = now
+            t.unlogged[limit] = 0
+            return n
         }
-        lock.unlock()
-        if let line { log(line) }
+        if let n = due {
+            log("faultline: refused \(n) request(s) by limit '\(limit)' since the last report" + (detail().isEmpty ? "" : " (latest: \(detail()))"))
+        }
     }
 
-    public var totals: [String: Int64] { lock.lock(); defer { lock.unlock() }; return counts }
+    public var totals: [String: Int64] { tally.withLock { $0.counts } }
 }

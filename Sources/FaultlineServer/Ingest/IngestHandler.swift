@@ -2,6 +2,7 @@
 // answer, then hand the stack to the grouping worker.
 import Foundation
 import FaultlineProtocol
+import Synchronization
 
 public final class IngestHandler: @unchecked Sendable {
     let store: any Store
@@ -11,10 +12,9 @@ public final class IngestHandler: @unchecked Sendable {
     let volume: InstallVolumeLimiter
     let processor: EventProcessor
     let refusals: Refusals?
-    private let projectLock = NSLock()
     /// Projects by the reference requests use, each read again after `projectCacheSeconds`: a
     /// setting changed by `faultline projects` (its grouping rules) reaches a running server.
-    private var projectCache: [String: (project: ProjectRecord, read: Double)] = [:]
+    private let projectCache = Mutex<[String: (project: ProjectRecord, read: Double)]>([:])
     static let projectCacheSeconds: Double = 30
 
     public init(stores: Stores, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil) {
@@ -40,12 +40,10 @@ public final class IngestHandler: @unchecked Sendable {
     }
 
     private func project(_ ref: String) throws -> ProjectRecord? {
-        projectLock.lock()
         let now = Date().timeIntervalSince1970
-        if let hit = projectCache[ref], now - hit.read < Self.projectCacheSeconds { projectLock.unlock(); return hit.project }
-        projectLock.unlock()
+        if let hit = projectCache.withLock({ $0[ref] }), now - hit.read < Self.projectCacheSeconds { return hit.project }
         guard let p = try store.project(idOrSlug: ref) else { return nil }
-        projectLock.lock(); projectCache[ref] = (p, now); projectLock.unlock()
+        projectCache.withLock { $0[ref] = (p, now) }
         return p
     }
 

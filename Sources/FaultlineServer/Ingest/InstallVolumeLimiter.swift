@@ -4,17 +4,20 @@
 // SQLite this process is the only counter, so it counts in memory, writes each window behind
 // (committed no later than the ingest it admits) and reads a window back after a restart.
 import Foundation
+import Synchronization
 
 public final class InstallVolumeLimiter: @unchecked Sendable {
     struct Window { var start: Double; var count: Int }
     private let limit: Int
     private let window: Double
     private let store: (any InstallWindows)?
-    private let lock = NSLock()
-    private var windows: [String: Window] = [:]
+    private struct Windows {
+        var byKey: [String: Window] = [:]
+        var lastPrune = 0.0
+    }
+    private let windows = Mutex(Windows())
     /// Bounds memory when many installs send once: expired windows are pruned past this size.
     private let maxTracked = 200_000
-    private var lastPrune = 0.0
 
     /// - Parameter store: where windows persist; nil keeps them in this process only.
     public init(limit: Int, windowSeconds: Int, store: (any InstallWindows)? = nil) {
@@ -32,30 +35,35 @@ public final class InstallVolumeLimiter: @unchecked Sendable {
             return (try? store.admitInstall(projectID: projectID, installID: installID, count: count, limit: limit, windowSeconds: window)) ?? nil
         }
         let key = "\(projectID)/\(installID)"
-        lock.lock()
-        var known = windows[key]
-        lock.unlock()
+        var known = windows.withLock { $0.byKey[key] }
         if known == nil, let saved = try? store?.installWindow(projectID: projectID, installID: installID) {
             known = Window(start: saved.start, count: saved.count)  // counted before a restart
         }
-        lock.lock(); defer { lock.unlock() }
-        var w = windows[key] ?? known ?? Window(start: now, count: 0)
+        return windows.withLock { windows in
+            admit(projectID: projectID, installID: installID, known: known, count: count, now: now, in: &windows)
+        }
+    }
+
+    /// Runs inside `windows`' lock.
+    private func admit(projectID: Int64, installID: String, known: Window?, count: Int, now: Double, in windows: inout Windows) -> Int? {
+        let key = "\(projectID)/\(installID)"
+        var w = windows.byKey[key] ?? known ?? Window(start: now, count: 0)
         if now - w.start >= window { w = Window(start: now, count: 0) }
         if w.count >= limit || count > limit - w.count {
-            windows[key] = w
+            windows.byKey[key] = w
             return max(1, Int((w.start + window - now).rounded(.up)))
         }
         w.count += count
-        windows[key] = w
+        windows.byKey[key] = w
         store?.saveInstallWindow(projectID: projectID, installID: installID, start: w.start, count: w.count)
         // Pruning is O(n), so it runs at most once a second, never per request: a client rotating
         // install ids cannot make every ingest pay for it. If live windows alone exceed the bound,
         // the table is reset (windows are read back from the store as their installs send again;
         // without a store the cap fails open for a moment rather than memory growing unbounded).
-        if windows.count > maxTracked && now - lastPrune >= 1 {
-            lastPrune = now
-            windows = windows.filter { now - $0.value.start < window }
-            if windows.count > maxTracked { windows.removeAll(keepingCapacity: true) }
+        if windows.byKey.count > maxTracked && now - windows.lastPrune >= 1 {
+            windows.lastPrune = now
+            windows.byKey = windows.byKey.filter { now - $0.value.start < window }
+            if windows.byKey.count > maxTracked { windows.byKey.removeAll(keepingCapacity: true) }
         }
         return nil
     }

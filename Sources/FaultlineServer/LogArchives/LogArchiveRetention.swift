@@ -1,12 +1,13 @@
 // Retention: archives past the age limit go, then the oldest while the total is over the cap.
 import Foundation
+import Synchronization
 
 final class LogArchiveRetention: @unchecked Sendable {
     let store: LogArchiveStore
     let files: LogArchiveFiles
     let limits: LogArchiveLimits
-    private let lock = NSLock()
-    private var lastRun = 0.0
+    /// When the last pass began; held for a whole pass, so two never overlap.
+    private let lastRun = Mutex(0.0)
 
     init(store: LogArchiveStore, files: LogArchiveFiles, limits: LogArchiveLimits) {
         self.store = store; self.files = files; self.limits = limits
@@ -15,10 +16,14 @@ final class LogArchiveRetention: @unchecked Sendable {
     /// Runs a pass unless one ran in the last `minimumInterval` seconds. Returns archives deleted.
     @discardableResult
     func run(now: Double = Date().timeIntervalSince1970, minimumInterval: Double = 0) throws -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        guard now - lastRun >= minimumInterval else { return 0 }
-        lastRun = now
+        try lastRun.withLock { lastRun in
+            guard now - lastRun >= minimumInterval else { return 0 }
+            lastRun = now
+            return try pass(now: now)
+        }
+    }
+
+    private func pass(now: Double) throws -> Int {
         var deleted = 0
         if limits.maxAgeSeconds > 0 {
             while true {

@@ -6,6 +6,7 @@
 // over the same archives counts the candidates exactly, so every count reported is exact.
 import FaultlineProtocol
 import Foundation
+import Synchronization
 
 public struct LogTopQuery: Sendable {
     public var projectID: Int64?
@@ -127,22 +128,21 @@ public enum LogLineTop {
         make: () -> S, filter: LogLineFilter
     ) -> (sinks: [S], totals: LogLineTotals, unreadable: Set<Int>) {
         let workers = max(1, min(parallelism, paths.count))
-        let lock = NSLock()
+        // Guards the variables below; a sink is not Sendable, so they stay outside it.
+        let lock = Mutex<Void>(())
         nonisolated(unsafe) var sinks = (0..<workers).map { _ in make() }
         nonisolated(unsafe) var totals = LogLineTotals()
         nonisolated(unsafe) var unreadable = Set<Int>()
         nonisolated(unsafe) var next = 0, done = 0
         DispatchQueue.concurrentPerform(iterations: workers) { w in
-            lock.lock()
-            var sink = sinks[w]
-            lock.unlock()
+            var sink = lock.withLock { _ in sinks[w] }
             var mine = LogLineTotals()
             var failed: [Int] = []
             while true {
-                lock.lock()
-                let i = next
-                next += 1
-                lock.unlock()
+                let i = lock.withLock { _ in
+                    defer { next += 1 }
+                    return next
+                }
                 guard i < paths.count else { break }
                 // The compressed file whole (at most `LogArchiveLimits.maxCompressedBytes` as received).
                 if let data = FileManager.default.contents(atPath: paths[i]),
@@ -152,17 +152,17 @@ public enum LogLineTop {
                 } else {
                     failed.append(i)
                 }
-                lock.lock()
-                done += 1
-                let d = done
-                lock.unlock()
+                let d = lock.withLock { _ in
+                    done += 1
+                    return done
+                }
                 progress?(pass, d, paths.count)
             }
-            lock.lock()
-            sinks[w] = sink
-            totals = totals + mine
-            unreadable.formUnion(failed)
-            lock.unlock()
+            lock.withLock { _ in
+                sinks[w] = sink
+                totals = totals + mine
+                unreadable.formUnion(failed)
+            }
         }
         return (sinks, totals, unreadable)
     }

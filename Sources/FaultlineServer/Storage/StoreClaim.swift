@@ -2,6 +2,7 @@
 // each have one on "regrouping", so neither runs while the other does — on this node or on any
 // other node sharing the database. A process-local lock would only exclude this process's threads.
 import Foundation
+import Synchronization
 
 public final class StoreClaim: @unchecked Sendable {
     /// The claim grouping and backfill share: no occurrence is grouped with stale symbols while
@@ -27,8 +28,7 @@ public final class StoreClaim: @unchecked Sendable {
     let lease: Double
     /// How often a waiting claimant asks again.
     let poll: Double
-    private let lock = NSLock()
-    private var heartbeat: LeaseHeartbeat?
+    private let heartbeat = Mutex<LeaseHeartbeat?>(nil)
 
     public init(store: any Store, name: String = StoreClaim.regrouping, role: String, lease: Double = 6, poll: Double = 0.005) {
         self.store = store
@@ -46,19 +46,19 @@ public final class StoreClaim: @unchecked Sendable {
         }
         let (store, name, holder, lease) = (self.store, self.name, self.holder, self.lease)
         let beat = LeaseHeartbeat(lease: lease) { try store.renewClaim(name, holder: holder, duration: lease) }
-        lock.lock(); heartbeat = beat; lock.unlock()
+        heartbeat.withLock { $0 = beat }
     }
 
     /// Throws `ClaimError.lost` when the hold lapsed (the heartbeat could not renew it, so another
     /// claimant may have it). Long runs call this between steps that must not overlap.
     public func check() throws {
-        lock.lock(); let beat = heartbeat; lock.unlock()
+        let beat = heartbeat.withLock { $0 }
         if beat?.holds != true { throw ClaimError.lost(name: name) }
     }
 
     /// Gives the claim up (best effort: a hold that cannot be released expires).
     public func release() {
-        lock.lock(); let beat = heartbeat; heartbeat = nil; lock.unlock()
+        let beat = heartbeat.withLock { $0.take() }
         beat?.cancel()
         try? store.releaseClaim(name, holder: holder)
     }

@@ -4,6 +4,7 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
+import Synchronization
 
 /// Contract: thread-safe; `resolve` returns frames innermost first, or why the address cannot be
 /// symbolicated (no debug file, no debug info for the address, …). It never throws: absence is an
@@ -28,11 +29,13 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
     struct Key: Hashable { let buildID: BuildID; let offset: UInt64; let isReturn: Bool }
     private let inner: FrameSymbolicating
     private let known: @Sendable (BuildID) -> Bool
-    private let lock = NSLock()
-    private var cache: [Key: SymbolicationOutcome] = [:]
-    /// Bumped by invalidate: a lookup that started before a new debug file arrived must not
-    /// put its (old-file) answer back into the cache after the invalidation.
-    private var generation: [BuildID: UInt64] = [:]
+    private struct State {
+        var cache: [Key: SymbolicationOutcome] = [:]
+        /// Bumped by invalidate: a lookup that started before a new debug file arrived must not
+        /// put its (old-file) answer back into the cache after the invalidation.
+        var generation: [BuildID: UInt64] = [:]
+    }
+    private let state = Mutex(State())
     private let capacity: Int
 
     public init(_ inner: FrameSymbolicating, capacity: Int = 200_000, isKnown: @escaping @Sendable (BuildID) -> Bool = { _ in true }) {
@@ -42,22 +45,19 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
     }
 
     /// Answers cached now.
-    public var count: Int { lock.withLock { cache.count } }
+    public var count: Int { state.withLock { $0.cache.count } }
 
     public func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
         guard known(buildID) else { return .unresolved(.missingDebugFile) }
         let key = Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)
-        lock.lock()
-        if let hit = cache[key] { lock.unlock(); return hit }
-        let startedAt = generation[buildID, default: 0]
-        lock.unlock()
+        let (hit, startedAt) = state.withLock { ($0.cache[key], $0.generation[buildID, default: 0]) }
+        if let hit { return hit }
         let result = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
-        lock.lock()
-        if generation[buildID, default: 0] == startedAt {
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = result
+        state.withLock { s in
+            guard s.generation[buildID, default: 0] == startedAt else { return }
+            if s.cache.count >= capacity { s.cache.removeAll(keepingCapacity: true) }
+            s.cache[key] = result
         }
-        lock.unlock()
         return result
     }
 
@@ -65,14 +65,14 @@ public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable 
     /// would have to (the read path's test for "may this need an index build?").
     public func cached(buildID: BuildID, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome? {
         guard known(buildID) else { return .unresolved(.missingDebugFile) }
-        return lock.withLock { cache[Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)] }
+        return state.withLock { $0.cache[Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)] }
     }
 
     public func invalidate(buildID: BuildID) {
-        lock.lock()
-        generation[buildID, default: 0] += 1
-        cache = cache.filter { $0.key.buildID != buildID }
-        lock.unlock()
+        state.withLock { s in
+            s.generation[buildID, default: 0] += 1
+            s.cache = s.cache.filter { $0.key.buildID != buildID }
+        }
         inner.invalidate(buildID: buildID)
     }
 

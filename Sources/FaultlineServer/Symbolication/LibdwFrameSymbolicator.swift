@@ -3,14 +3,14 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
+import Synchronization
 
 final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
     let symbolicator: Symbolicator
     /// Holds the full index of each debug file prepared on arrival (`prepare`), built at once; its
     /// build-ids are looked up here, every other one in `symbolicator`.
     private let arrivals: Symbolicator
-    private let lock = NSLock()
-    private var prepared: Set<BuildID> = []
+    private let prepared = Mutex<Set<BuildID>>([])
 
     init(debugRoot: String, indexDirectory: String) {
         // Only the server's own build-id store: client-supplied paths and the host's files are never searched.
@@ -24,12 +24,12 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
 
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
         // modulePath comes from the client: deliberately not passed on.
-        let s = lock.withLock { prepared.contains(buildID) } ? arrivals : symbolicator
+        let s = prepared.withLock { $0.contains(buildID) } ? arrivals : symbolicator
         return s.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress)
     }
 
     func invalidate(buildID: BuildID) {
-        lock.withLock { _ = prepared.remove(buildID) }
+        prepared.withLock { _ = $0.remove(buildID) }
         symbolicator.invalidate(buildID: buildID)
         arrivals.invalidate(buildID: buildID)
     }
@@ -41,7 +41,7 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
     /// The lazy module `symbolicator` may hold from an earlier read is dropped.
     func prepare(buildID: BuildID) {
         _ = arrivals.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: 0, isReturnAddress: false)
-        lock.withLock { _ = prepared.insert(buildID) }
+        prepared.withLock { _ = $0.insert(buildID) }
         symbolicator.invalidate(buildID: buildID)
     }
 }

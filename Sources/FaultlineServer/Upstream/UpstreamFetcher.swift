@@ -11,6 +11,7 @@ import FaultlineThreads
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
+import Synchronization
 
 public final class UpstreamFetcher: @unchecked Sendable {
     public struct Options: Sendable {
@@ -61,7 +62,7 @@ public final class UpstreamFetcher: @unchecked Sendable {
     }
     private let worker = WorkerThread(name: "faultline-debuginfod-upstream", state: Queue())
     /// Held while a fetched file is stored, so `stop` never closes the store under it.
-    private let installLock = NSLock()
+    private let installing = Mutex<Void>(())
 
     /// Number of upstream queries made (tests: a cached negative answer makes none).
     public var queryCount: Int { worker.read { $0.queries } }
@@ -114,12 +115,12 @@ public final class UpstreamFetcher: @unchecked Sendable {
     }
 
     /// Returns at once even while a query waits on a slow upstream: the worker stores nothing
-    /// after this (it checks `stopping` under `installLock` before touching the store).
+    /// after this (it checks `stopping` inside `installing` before touching the store).
     public func stop() {
         worker.requestStop { q in
             q.stopped = true; q.ids.removeAll()
         }
-        installLock.lock(); installLock.unlock()
+        installing.withLock { _ in }
     }
 
     private func fetch(_ id: BuildID) {
@@ -144,7 +145,10 @@ public final class UpstreamFetcher: @unchecked Sendable {
     /// Moves the fetched file out of libdebuginfod's cache into the debug-file store, records it
     /// and starts the backfill, as the assemble endpoint does for an upload.
     private func install(_ id: BuildID, from cached: String) -> State {
-        installLock.lock(); defer { installLock.unlock() }
+        installing.withLock { _ in installAlone(id, from: cached) }
+    }
+
+    private func installAlone(_ id: BuildID, from cached: String) -> State {
         let negative = State.failed(errno: EINVAL, retryAt: Date().addingTimeInterval(options.retryInterval))
         if worker.isStopping { return negative }
         let staged = debugFiles.temporaryPath()

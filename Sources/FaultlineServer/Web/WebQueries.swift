@@ -5,6 +5,7 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineHashing
+import Synchronization
 
 /// Filters and order of the issues list; everything here comes from the query string.
 struct IssueQuery {
@@ -60,8 +61,7 @@ final class WebQueries: @unchecked Sendable {
     /// occurrences on every list view.
     private struct StatsKey: Equatable { var count: Int64; var lastSeen: Double; var day: Int64 }
     private struct IssueStats { var key: StatsKey; var perDay: [Int64]; var installs: Int64 }
-    private let statsLock = NSLock()
-    private var statsCache: [Int64: IssueStats] = [:]
+    private let statsCache = Mutex<[Int64: IssueStats]>([:])
 
     init(store: any Store, database: any SQLDatabase) {
         self.store = store
@@ -80,7 +80,7 @@ final class WebQueries: @unchecked Sendable {
                 guard var i = try c.first("SELECT \(IssueRows.columns) FROM issues WHERE id = ?", .int(id), map: IssueRows.issue) else { continue }
                 i.releases = try c.rows("SELECT release FROM issue_releases WHERE issue_id = ? ORDER BY release LIMIT 6", .int(id)) { $0.text(0) ?? "" }
                 let key = StatsKey(count: i.count, lastSeen: i.lastSeen, day: dayNow)
-                statsLock.lock(); let cached = statsCache[id]; statsLock.unlock()
+                let cached = statsCache.withLock { $0[id] }
                 var perDay = [Int64](repeating: 0, count: Self.sparkDays)
                 var installs: Int64 = 0
                 if let cached, cached.key == key {
@@ -94,10 +94,11 @@ final class WebQueries: @unchecked Sendable {
                         if idx >= 0 && idx < perDay.count { perDay[idx] = r.int(1) }
                     }
                     installs = try Self.installs(c, issueID: id)
-                    statsLock.lock()
-                    if statsCache.count > 50_000 { statsCache.removeAll() }
-                    statsCache[id] = IssueStats(key: key, perDay: perDay, installs: installs)
-                    statsLock.unlock()
+                    let stats = IssueStats(key: key, perDay: perDay, installs: installs)
+                    statsCache.withLock { cache in
+                        if cache.count > 50_000 { cache.removeAll() }
+                        cache[id] = stats
+                    }
                 }
                 rows.append(IssueRow(issue: i, status: status, installs: installs, perDay: perDay, sortValue: sortValue))
             }

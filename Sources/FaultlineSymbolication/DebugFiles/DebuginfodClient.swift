@@ -1,6 +1,7 @@
 // The libdebuginfod client: loaded with dlopen, its settings held here and set per query.
 import FoundationEssentials
 import FaultlineProtocol
+import Synchronization
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -51,7 +52,7 @@ public final class DebuginfodClient: @unchecked Sendable {
     /// A larger file is not downloaded (`DEBUGINFOD_MAXSIZE`; the answer is EFBIG); nil: no cap.
     public let maxFileBytes: Int64?
 
-    static let queryLock = PthreadLock()
+    static let queryLock = Mutex<Void>(())
 
     public init(
         urls: [String], cacheDirectory: String, timeoutSeconds: Int = 10, maxTimeSeconds: Int = 120, negativeRetrySeconds: Int = 600,
@@ -111,7 +112,7 @@ public final class DebuginfodClient: @unchecked Sendable {
         try? FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         // The library reads its negative-cache lifetime from this file in the cache directory.
         try? "\(negativeRetrySeconds)\n".write(toFile: cacheDirectory + "/cache_miss_s", atomically: true, encoding: .utf8)
-        return Self.queryLock.withLock {
+        return Self.queryLock.withLock { _ in
             setenv("DEBUGINFOD_URLS", urls.joined(separator: " "), 1)
             setenv("DEBUGINFOD_CACHE_PATH", cacheDirectory, 1)
             setenv("DEBUGINFOD_TIMEOUT", String(timeoutSeconds), 1)

@@ -5,19 +5,19 @@
 import Foundation
 import FaultlineProtocol
 import FaultlineHashing
+import Synchronization
 
 /// The per-store cache of known public keys and server-token hashes.
-final class CredentialCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var keys: [String: PublicKeyRecord] = [:]
-    private var tokenHashes: Set<String> = []
+final class CredentialCache: Sendable {
+    private let keys = Mutex<[String: PublicKeyRecord]>([:])
+    private let tokenHashes = Mutex<Set<String>>([])
 
     init() {}
 
-    func key(_ k: String) -> PublicKeyRecord? { lock.lock(); defer { lock.unlock() }; return keys[k] }
-    func remember(_ r: PublicKeyRecord) { lock.lock(); keys[r.key.value] = r; lock.unlock() }
-    func knowsToken(_ hash: String) -> Bool { lock.lock(); defer { lock.unlock() }; return tokenHashes.contains(hash) }
-    func rememberToken(_ hash: String) { lock.lock(); tokenHashes.insert(hash); lock.unlock() }
+    func key(_ k: String) -> PublicKeyRecord? { keys.withLock { $0[k] } }
+    func remember(_ r: PublicKeyRecord) { keys.withLock { $0[r.key.value] = r } }
+    func knowsToken(_ hash: String) -> Bool { tokenHashes.withLock { $0.contains(hash) } }
+    func rememberToken(_ hash: String) { tokenHashes.withLock { _ = $0.insert(hash) } }
 }
 
 enum SQLCredentials {

@@ -6,6 +6,7 @@
 // whose type PostgreSQL cannot infer (`? IS NULL`, or a double compared with an integer column)
 // is written `CAST(? AS BIGINT | TEXT | DOUBLE PRECISION)`, which both read the same way.
 import Foundation
+import Synchronization
 
 /// Where the two dialects differ inside a statement both stores run.
 enum SQLDialect: Sendable {
@@ -88,12 +89,10 @@ extension PostgresStore: SQLDatabase {
 
 /// "?" → "$1", "$2", … in order, "?N" → "$N"; nothing inside quotes changes. Cached per text.
 enum PostgresPlaceholders {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var cache: [String: String] = [:]
+    private static let cache = Mutex<[String: String]>([:])
 
     static func numbered(_ sql: String) -> String {
-        lock.lock(); defer { lock.unlock() }
-        if let s = cache[sql] { return s }
+        if let s = cache.withLock({ $0[sql] }) { return s }
         var out = "", next = 0, quote: Character?
         var chars = sql.makeIterator(), pending: Character? = nil
         while let c = pending ?? chars.next() {
@@ -114,7 +113,7 @@ enum PostgresPlaceholders {
                 out.append(c)
             }
         }
-        cache[sql] = out
+        cache.withLock { $0[sql] = out }
         return out
     }
 }

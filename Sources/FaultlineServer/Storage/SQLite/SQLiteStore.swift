@@ -2,6 +2,7 @@
 import Foundation
 import CSQLite
 import FaultlineProtocol
+import Synchronization
 
 public final class SQLiteStore: Store, @unchecked Sendable {
     public enum Durability: String, Sendable {
@@ -14,8 +15,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     let path: String
     let writer: SQLiteWriter  // internal: the statements written once for both stores (SQLDatabase) write through it
     private let checkpointer: WALCheckpointer
-    private let readLock = NSLock()
-    private var readers: [SQLiteConnection] = []
+    private let readers = Mutex<[SQLiteConnection]>([])
     let credentials = CredentialCache()
 
     public init(path: String, durability: Durability = .full) throws {
@@ -43,11 +43,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     // MARK: Read connections
 
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        readLock.lock()
-        let c = readers.popLast()
-        readLock.unlock()
-        let conn = try c ?? SQLiteConnection(path: path)
-        defer { readLock.lock(); if readers.count < 8 { readers.append(conn) }; readLock.unlock() }
+        let conn = try readers.withLock { $0.popLast() } ?? SQLiteConnection(path: path)
+        defer { readers.withLock { if $0.count < 8 { $0.append(conn) } } }
         try conn.run("BEGIN")
         defer { _ = try? conn.run("COMMIT") }
         return try body(conn)
