@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "FaultlineHashing", dependencies: ["CCrypto", "FaultlineProtocol"]),
 
         // MARK: Symbolication (never in the crashing process)
-        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
+        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol", "FaultlineFiles"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
@@ -135,7 +135,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "CTestOutput", path: "Tests/CTestOutput"),
-        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "CZlib", "CTestOutput"], path: "Tests/FaultlineTestSupport"),
+        .target(name: "FaultlineTestSupport", dependencies: ["FaultlineProtocol", "FaultlineFiles", "CZlib", "CTestOutput"], path: "Tests/FaultlineTestSupport"),
         // The server's test doubles (an in-memory core `Store`): apart from FaultlineTestSupport so
         // the SDK's and the crash core's tests never link the server.
         .target(name: "FaultlineServerTestSupport", dependencies: ["FaultlineServer", "FaultlineProtocol"], path: "Tests/FaultlineServerTestSupport"),

@@ -1,4 +1,4 @@
-// Whole reads and writes on a file descriptor: the one EINTR and short-write loop the SDK, the CLI
+// Whole reads and writes on a file descriptor: the one short-write loop the SDK, the CLI
 // and the server share (stdout's global is not concurrency-safe in Swift 6, and FileHandle is not
 // in FoundationEssentials).
 import Glibc
@@ -11,15 +11,25 @@ public func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     bytes.withUnsafeBytes { writeAll(fd, $0) }
 }
 
+///
+/// - Parameters:
+///   - maxPerWrite: the most one `write` is given (the symbolication index writes in page-cache
+///     sized pieces: IndexFormat says why).
+///   - abandonOnInterrupt: asked after each EINTR; true gives up there (false is returned), so a
+///     command stopped by Ctrl-C while its reader stalls ends instead of retrying.
+/// `errno` is the failed write's when false is returned (0-byte writes count as a failure).
 @discardableResult
-public func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) -> Bool {
+public func writeAll(
+    _ fd: Int32, _ buf: UnsafeRawBufferPointer, maxPerWrite: Int = .max, abandonOnInterrupt: () -> Bool = { false }
+) -> Bool {
     var off = 0
     while off < buf.count {
-        let n = write(fd, buf.baseAddress! + off, buf.count - off)
-        if n < 0 {
-            if errno == EINTR { continue }
-            return false
+        let n = write(fd, buf.baseAddress! + off, min(buf.count - off, maxPerWrite))
+        if n < 0 && errno == EINTR {
+            if abandonOnInterrupt() { return false }
+            continue
         }
+        if n <= 0 { return false }
         off += n
     }
     return true
@@ -30,12 +40,21 @@ public func readToEnd(_ fd: Int32) -> [UInt8] {
     var out = [UInt8]()
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            return out
-        }
-        if n == 0 { return out }
+        let n = chunk.withUnsafeMutableBytes { b in retryingOnInterrupt { read(fd, b.baseAddress!, b.count) } }
+        if n <= 0 { return out }
         out.append(contentsOf: chunk[0..<n])
+    }
+}
+
+/// Hands `body` a file descriptor's bytes piece by piece (at most `pieceSize` each) up to its end;
+/// false when a read failed (what was handed over before stays handed over).
+public func forEachPiece(of fd: Int32, pieceSize: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
+    let buf = UnsafeMutableRawPointer.allocate(byteCount: pieceSize, alignment: 16)
+    defer { buf.deallocate() }
+    while true {
+        let n = retryingOnInterrupt { read(fd, buf, pieceSize) }
+        if n < 0 { return false }
+        if n == 0 { return true }
+        body(UnsafeRawBufferPointer(start: buf, count: n))
     }
 }

@@ -7,6 +7,7 @@
 // A frame chain is: segment (innermost scope for an address range) → scope → parent scopes;
 // each inlined scope carries its call site, which is the location shown for its caller.
 import FaultlineProtocol
+import FaultlineFiles
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -154,20 +155,14 @@ enum IndexFormat {
         return sum.finish()
     }
 
-    /// Writes all of `bytes`, retrying short writes and EINTR, at most 256 KiB per write: the page
+    /// Writes all of `bytes` (FaultlineFiles' `writeAll`), at most 256 KiB per write: the page
     /// cache keeps a file in folios as large as the writes that filled it (ext4), and a fault in
     /// a mapping of it maps the whole folio. A warm start with a few addresses maps the index and
     /// reads a few pages of it; written in megabyte writes, each of those pages would map a
     /// megabyte folio. Smaller writes cost time on large lookups (docs/SYMBOLICATION.md, "The
     /// persisted index").
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var off = 0
-        while off < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + off, min(bytes.count - off, 1 << 18))
-            if n < 0 { if errno == EINTR { continue }; return false }
-            off += n
-        }
-        return true
+        FaultlineFiles.writeAll(fd, bytes, maxPerWrite: 1 << 18)
     }
 }
 

@@ -4,6 +4,7 @@ import Foundation
 import FaultlineCommandLine
 import FaultlineServer
 import FaultlineProtocol
+import FaultlineFiles
 
 /// The write end of the self-pipe; the handler's only state (set once, before the handler is).
 private nonisolated(unsafe) var shutdownPipeWriteEnd: Int32 = -1
@@ -42,6 +43,6 @@ struct ShutdownSignal {
     /// Blocks until SIGTERM or SIGINT has arrived (at any time since `install()`).
     func wait() {
         var byte: UInt8 = 0
-        while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
+        _ = retryingOnInterrupt { read(readEnd, &byte, 1) }
     }
 }

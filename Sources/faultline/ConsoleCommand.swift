@@ -3,6 +3,7 @@ import FaultlineProtocol
 import FoundationEssentials
 import Glibc
 import FaultlineCommandLine
+import FaultlineFiles
 
 enum ConsoleCommand {
     static let help = """
@@ -124,17 +125,7 @@ enum ConsoleCommand {
 
     /// False when stdout is gone (EPIPE).
     static func writeOut(_ s: String) -> Bool {
-        var bytes = Array(s.utf8)
-        return bytes.withUnsafeMutableBytes { b in
-            var off = 0
-            while off < b.count {
-                let n = write(1, b.baseAddress! + off, b.count - off)
-                if n < 0 && errno == EINTR { if stop != 0 { return false }; continue }
-                if n <= 0 { return false }
-                off += n
-            }
-            return true
-        }
+        Array(s.utf8).withUnsafeBytes { writeAll(1, $0, abandonOnInterrupt: { stop != 0 }) }
     }
 }
 

@@ -25,6 +25,7 @@ import FoundationEssentials
 import Glibc
 import FaultlineCommandLine
 import FaultlineProtocol
+import FaultlineFiles
 
 final class LogFollower {
     let path: String
@@ -131,7 +132,7 @@ final class LogFollower {
         let lock = Glibc.open(LogTrimCount.lockPath(of: path), O_RDONLY | O_CLOEXEC)
         guard lock >= 0 else { return body() }
         defer { close(lock) }
-        while flock(lock, LOCK_SH) != 0 && errno == EINTR {}
+        _ = retryingOnInterrupt { flock(lock, LOCK_SH) }
         defer { flock(lock, LOCK_UN) }
         return body()
     }

@@ -6,6 +6,7 @@
 import FaultlineProtocol
 import Foundation
 import Synchronization
+import FaultlineFiles
 
 public final class ScriptedHTTPServer: @unchecked Sendable {
     public struct Request: Sendable {
@@ -184,8 +185,7 @@ public final class ScriptedHTTPServer: @unchecked Sendable {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n < 0 && errno == EINTR { continue }
+                let n = retryingOnInterrupt { send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
                 if n <= 0 { return false }
                 sent(n)
                 offset += n

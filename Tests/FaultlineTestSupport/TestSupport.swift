@@ -1,6 +1,7 @@
 // Shared helpers for tests: temporary directories, built products, spawning real processes.
 import Foundation
 import FaultlineProtocol
+import FaultlineFiles
 
 public enum TestSupport {
     /// The repository root (tests read fixtures and tools from it).
@@ -106,15 +107,15 @@ public enum TestSupport {
         let deadline = start.addingTimeInterval(timeout)
         var status: Int32 = 0
         while true {
-            let r = waitpid(pid, &status, WNOHANG)
+            let r = retryingOnInterrupt { waitpid(pid, &status, WNOHANG) }
             if r == pid { break }
-            if r < 0 && errno != EINTR {
+            if r < 0 {
                 // Someone else reaped it: how it ended is unknown, never "exit 0".
                 throw ShellError(command: executable, output: "waitpid failed: \(String(cString: strerror(errno)))")
             }
             if Date() >= deadline || watch?(pid) == false {
                 kill(-pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                _ = retryingOnInterrupt { waitpid(pid, &status, 0) }
                 break
             }
             usleep(2_000)

@@ -1,6 +1,7 @@
 // Flush at normal exit and on SIGTERM, so the last logs and the session end are not lost.
 import Foundation
 import Synchronization
+import FaultlineFiles
 
 /// SIGTERM arrives through a plain sigaction handler that only writes one byte to a pipe (all a
 /// signal handler may do); a thread of ours reads it, flushes, then restores the default action
@@ -40,7 +41,7 @@ enum ExitHooks {
         let waiter = Thread {
             Worker.blockAppSignals()
             var byte: UInt8 = 0
-            while read(ExitHooks.termPipe.read, &byte, 1) < 0 && errno == EINTR {}
+            _ = retryingOnInterrupt { read(ExitHooks.termPipe.read, &byte, 1) }
             Faultline.close(timeout: 2)
             signal(SIGTERM, SIG_DFL)
             kill(getpid(), SIGTERM)

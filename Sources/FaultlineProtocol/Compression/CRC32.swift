@@ -1,6 +1,6 @@
-// CRC-32 (IEEE, as gzip and `.gnu_debuglink` use it), computed by zlib.
+// CRC-32 (IEEE, as gzip and `.gnu_debuglink` use it), computed by zlib. A file's CRC, which
+// reads, is FaultlineFiles' (`CRC32.ofFile`).
 import FoundationEssentials
-import Glibc
 import CZlib
 
 public enum CRC32 {
@@ -12,22 +12,5 @@ public enum CRC32 {
 
     public static func of(_ data: Data) -> UInt32 {
         data.withUnsafeBytes { update(0, $0) }
-    }
-
-    /// The CRC of a whole file, read in 1 MiB pieces; nil when it cannot be read.
-    public static func ofFile(_ path: String) -> UInt32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        let size = 1 << 20
-        let buf = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        defer { buf.deallocate() }
-        var crc: UInt32 = 0
-        while true {
-            let n = read(fd, buf, size)
-            if n < 0 { if errno == EINTR { continue }; return nil }
-            if n == 0 { return crc }
-            crc = update(crc, UnsafeRawBufferPointer(start: buf, count: n))
-        }
     }
 }

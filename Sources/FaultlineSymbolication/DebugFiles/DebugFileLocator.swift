@@ -1,6 +1,7 @@
 // Where is the debug file for a module? A chain of sources (one type per strategy) proposes
 // candidate files; the locator alone decides whether a candidate is the module's.
 import FaultlineProtocol
+import FaultlineFiles
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,6 +1,7 @@
 // gzip of one rolled file into its archive: temp name, fsync, rename, then the source goes.
 import CZlib
 import Foundation
+import FaultlineFiles
 
 enum ArchiveCompressor {
     enum Failure: Error, CustomStringConvertible {
@@ -55,8 +56,7 @@ enum ArchiveCompressor {
         defer { input.deallocate(); output.deallocate() }
         var finished = false
         while !finished {
-            var n: Int
-            repeat { n = read(src, input, size) } while n < 0 && errno == EINTR
+            let n = retryingOnInterrupt { read(src, input, size) }
             guard n >= 0 else { throw .io("read: \(String(cString: strerror(errno)))") }
             let flush = n == 0 ? Z_FINISH : Z_NO_FLUSH
             stream.next_in = input
@@ -67,11 +67,8 @@ enum ArchiveCompressor {
                 let rc = deflate(&stream, flush)
                 guard rc != Z_STREAM_ERROR else { throw .zlib(rc) }
                 let produced = size - Int(stream.avail_out)
-                var off = 0
-                while off < produced {
-                    let w = write(dst, output + off, produced - off)
-                    if w < 0 { if errno == EINTR { continue }; throw .io("write: \(String(cString: strerror(errno)))") }
-                    off += w
+                guard writeAll(dst, UnsafeRawBufferPointer(start: output, count: produced)) else {
+                    throw .io("write: \(String(cString: strerror(errno)))")
                 }
                 if rc == Z_STREAM_END { finished = true }
             } while stream.avail_out == 0

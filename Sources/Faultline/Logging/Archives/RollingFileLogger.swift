@@ -18,6 +18,7 @@
 import FaultlineThreads
 import Foundation
 import Synchronization
+import FaultlineFiles
 
 public final class RollingFileLogger: Logger, @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -204,19 +205,13 @@ public final class RollingFileLogger: Logger, @unchecked Sendable {
 
     private func append(_ a: inout Active, _ bytes: UnsafeRawBufferPointer) {
         guard a.fd >= 0 || reopen(&a) else { return }
-        var off = 0
-        while off < bytes.count {
-            let n = Glibc.write(a.fd, bytes.baseAddress! + off, bytes.count - off)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                if !a.failing {
-                    a.failing = true
-                    let text = "faultline: cannot write the rolling log in \(configuration.directory): \(String(cString: strerror(errno)))\n"
-                    _ = text.utf8CString.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count - 1) }
-                }
-                return
+        guard writeAll(a.fd, bytes) else {
+            if !a.failing {
+                a.failing = true
+                let text = "faultline: cannot write the rolling log in \(configuration.directory): \(String(cString: strerror(errno)))\n"
+                _ = text.utf8CString.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count - 1) }
             }
-            off += n
+            return
         }
         a.failing = false
         a.size += bytes.count

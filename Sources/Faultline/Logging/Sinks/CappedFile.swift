@@ -25,6 +25,7 @@
 //   the file may pass its cap by that much until the next open trims it.
 import FaultlineProtocol
 import Foundation
+import FaultlineFiles
 
 final class CappedFile: @unchecked Sendable {
     /// The smallest cap accepted: half of it is the longest line, and a line must hold its
@@ -154,8 +155,7 @@ final class CappedFile: @unchecked Sendable {
     /// Caller holds the exclusive lock.
     private func writeWhole(_ spans: [UnsafeRawBufferPointer], total: Int, at before: Int) -> Int32 {
         var iov = spans.filter { $0.count > 0 }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-        var n: Int
-        repeat { n = writev(fd, &iov, Int32(iov.count)) } while n < 0 && errno == EINTR
+        let n = retryingOnInterrupt { writev(fd, &iov, Int32(iov.count)) }
         if n == total { return 0 }
         let error: Int32 = n < 0 ? errno : ENOSPC
         if n > 0 && ftruncate(fd, off_t(before)) != 0 {
@@ -263,7 +263,7 @@ final class CappedFile: @unchecked Sendable {
         return true
     }
 
-    private func lock(_ op: Int32) { while flock(lockFD, op) != 0 && errno == EINTR {} }
+    private func lock(_ op: Int32) { _ = retryingOnInterrupt { flock(lockFD, op) } }
 
     /// The exclusive lock, waited for at most `lockWaitSeconds`: other writers hold it for a
     /// write or a trim (milliseconds), but a reader holding its shared lock could be stopped
@@ -273,8 +273,8 @@ final class CappedFile: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(Self.lockWaitSeconds)
         var pause: UInt32 = 200
         while true {
-            if flock(lockFD, LOCK_EX | LOCK_NB) == 0 { return true }
-            if errno != EWOULDBLOCK && errno != EINTR { return false }
+            if retryingOnInterrupt({ flock(lockFD, LOCK_EX | LOCK_NB) }) == 0 { return true }
+            if errno != EWOULDBLOCK { return false }
             if Date() >= deadline { return false }
             usleep(pause)
             pause = min(pause * 2, 20_000)

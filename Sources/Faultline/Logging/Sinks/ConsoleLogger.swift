@@ -1,6 +1,7 @@
 // Console sink: one line per event on stderr, coloured by level on a terminal.
 import FaultlineProtocol
 import Foundation
+import FaultlineFiles
 
 /// Writes `HH:MM:SS.mmm LEVEL message {attributes} (file:line)` to stderr with one write(2) per
 /// line (this sink blocks on a slow terminal, like print does). Colour when stderr is a terminal
@@ -39,16 +40,7 @@ public struct ConsoleLogger: Logger {
             line += " " + event.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.consoleText)" }.joined(separator: " ")
         }
         line += colour ? " \u{1B}[2m(\(event.file):\(event.line))\u{1B}[0m\n" : " (\(event.file):\(event.line))\n"
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { b in
-            var off = 0
-            while off < b.count {
-                let n = write(fd, b.baseAddress! + off, b.count - off)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return }
-                off += n
-            }
-        }
+        Array(line.utf8).withUnsafeBytes { _ = writeAll(fd, $0) }
     }
 }
 

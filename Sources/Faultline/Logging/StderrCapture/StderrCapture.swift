@@ -25,6 +25,7 @@
 import CFaultlineCrash
 import Foundation
 import Synchronization
+import FaultlineFiles
 
 public enum StderrCapture {
     /// What a running capture uses.
@@ -133,7 +134,7 @@ public enum StderrCapture {
         var pfd = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
         while true {
             guard faultline_stderr_tail_begin_read() != 0 else { usleep(100_000); continue }  // a crash drains the pipe
-            let n = read(readFD, buffer.baseAddress, size)
+            let n = retryingOnInterrupt { read(readFD, buffer.baseAddress, size) }
             if n > 0 {
                 // All three inside the read window: a crash waits for them, then appends and
                 // forwards what it drains after these bytes, in order.
@@ -146,7 +147,6 @@ public enum StderrCapture {
             }
             faultline_stderr_tail_end_read()
             if n == 0 { break }  // every write end is closed (stop() at exit)
-            if errno == EINTR { continue }
             if errno != EAGAIN { break }
             if stopRequested.load(ordering: .sequentiallyConsistent) && n < 0 {
                 // Drained after stop; children may still hold the write end, so do not wait for EOF.
@@ -156,17 +156,6 @@ public enum StderrCapture {
         }
         faultline_stderr_tail_detach_pipe()
         finished.signal()
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var off = 0
-        while off < bytes.count {
-            let w = write(fd, bytes.baseAddress! + off, bytes.count - off)
-            if w < 0 && errno == EINTR { continue }
-            if w <= 0 { return false }
-            off += w
-        }
-        return true
     }
 }
 
