@@ -10,6 +10,8 @@ import Foundation
 import FaultlineProtocol
 import FaultlineHashing
 import FaultlineSymbolication
+import FaultlineThreads
+import Synchronization
 
 public final class Assembler: @unchecked Sendable {
     let store: any Store
@@ -17,17 +19,16 @@ public final class Assembler: @unchecked Sendable {
     let chunks: ChunkUpload
     let debugFiles: DebugFileStore
     let onNewDebugFile: @Sendable (ELFSummary) -> Void
-    /// Final outcomes of this process's assemblies that failed (successes are in the store).
-    private let lock = NSLock()
-    private var failures: [String: String] = [:]
-    /// Assemblies queued or running on this node, by checksum (true: running).
-    private var jobs: [String: Bool] = [:]
+    private struct Known {
+        /// Final outcomes of this process's assemblies that failed (successes are in the store).
+        var failures: [String: String] = [:]
+        /// Assemblies queued or running on this node, by checksum (true: running).
+        var jobs: [String: Bool] = [:]
+    }
+    private let known = Mutex(Known())
     private struct Job { let checksum: String; let chunkList: [String]; let name: String }
-    private let cond = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private var threads = 0
-    private let exited = DispatchSemaphore(value: 0)
+    /// Assembly is disk-bound: two workers keep a small upload from waiting behind a large one.
+    private let workers = WorkerPool<Job>(name: "faultline-assemble", workers: 2)
     /// This node's name on assembly claims.
     let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):assemble"
     /// How long an assembly claim lasts unless renewed (renewed every third of it while working).
@@ -41,57 +42,38 @@ public final class Assembler: @unchecked Sendable {
         self.onNewDebugFile = onNewDebugFile
     }
 
-    /// Starts `workers` assembly threads (assembly is disk-bound: two keep a small upload from
-    /// waiting behind a large one).
-    public func start(workers: Int = 2) {
-        cond.lock(); stopping = false; threads = workers; cond.unlock()
-        for i in 0..<workers {
-            let t = Thread { [unowned self] in self.work() }
-            t.name = "faultline-assemble-\(i)"
-            t.start()
-        }
+    /// Starts the assembly workers.
+    public func start() {
+        workers.start(
+            prepare: {
+                // Below the HTTP threads (nice 10): on a busy machine ingest gets the CPU first and a
+                // large assembly takes longer, not the other way round. On Linux the nice value is a
+                // thread's, and `who` 0 is the calling thread (setpriority(2), BUGS).
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            },
+            run: { [unowned self] job in run(job) })
     }
 
     /// Lets running assemblies finish; queued ones are dropped (their claims released, their
     /// chunks kept), so the client's next poll queues them again, here after a restart or elsewhere.
     public func stop() {
-        cond.lock()
-        stopping = true
-        let dropped = queue
-        queue.removeAll()
-        let n = threads
-        threads = 0
-        cond.broadcast()
-        cond.unlock()
-        for j in dropped { finished(j.checksum) }
-        for _ in 0..<n { exited.wait() }
+        for j in workers.stop() { finished(j.checksum) }
     }
 
-    private func work() {
-        // Below the HTTP threads (nice 10): on a busy machine ingest gets the CPU first and a
-        // large assembly takes longer, not the other way round. On Linux the nice value is a
-        // thread's, and `who` 0 is the calling thread (setpriority(2), BUGS).
-        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
-        while true {
-            cond.lock()
-            while queue.isEmpty && !stopping { cond.wait() }
-            if stopping { cond.unlock(); break }
-            let job = queue.removeFirst()
-            cond.unlock()
-            lock.lock(); jobs[job.checksum] = true; lock.unlock()
-            let claim = "assemble:\(job.checksum)"
-            let (store, holder, lease) = (self.store, self.holder, self.lease)
-            let beat = LeaseHeartbeat(lease: lease) { try store.renewClaim(claim, holder: holder, duration: lease) }
-            finish(job)
-            beat.cancel()
-            finished(job.checksum)
-        }
-        exited.signal()
+    /// Runs on an assembly worker, holding the file's claim renewed while it works.
+    private func run(_ job: Job) {
+        known.withLock { $0.jobs[job.checksum] = true }
+        let claim = "assemble:\(job.checksum)"
+        let (store, holder, lease) = (self.store, self.holder, self.lease)
+        let beat = LeaseHeartbeat(lease: lease) { try store.renewClaim(claim, holder: holder, duration: lease) }
+        finish(job)
+        beat.cancel()
+        finished(job.checksum)
     }
 
     /// The job is over on this node: forget it, give its claim up.
     private func finished(_ checksum: String) {
-        lock.lock(); jobs[checksum] = nil; lock.unlock()
+        known.withLock { _ = $0.jobs.removeValue(forKey: checksum) }
         try? store.releaseClaim("assemble:\(checksum)", holder: holder)
     }
 
@@ -121,7 +103,7 @@ public final class Assembler: @unchecked Sendable {
         // This node's job is read before the store: a job that finishes in between has recorded
         // the file by then, so the store check below sees it (read after, a finished job would
         // look like missing chunks, which it removed).
-        lock.lock(); let running = jobs[checksum]; let failed = failures[checksum]; lock.unlock()
+        let (running, failed) = known.withLock { ($0.jobs[checksum], $0.failures[checksum]) }
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
         if let id = try? records.uploadedBuildID(checksum: checksum), let record = try? records.debugFile(buildID: id),
@@ -142,12 +124,15 @@ public final class Assembler: @unchecked Sendable {
         } catch {
             return state("error", detail: "could not reach the store: \(error)")
         }
-        lock.lock()
-        let queued = jobs[checksum] != nil
-        if !queued { jobs[checksum] = false }
-        lock.unlock()
+        let queued = known.withLock { k in
+            defer { if k.jobs[checksum] == nil { k.jobs[checksum] = false } }
+            return k.jobs[checksum] != nil
+        }
         if queued { return state("assembling") }
-        cond.lock(); queue.append(Job(checksum: checksum, chunkList: chunkList, name: name)); cond.signal(); cond.unlock()
+        guard workers.submit(Job(checksum: checksum, chunkList: chunkList, name: name)) else {
+            finished(checksum)  // stopping: the next poll, here after a restart or elsewhere, queues it again
+            return state("assembling")
+        }
         return state("created")
     }
 
@@ -158,10 +143,10 @@ public final class Assembler: @unchecked Sendable {
         case .damagedChunks:
             return  // removed: the next poll reports them missing and the client sends them again
         case .failure(let message):
-            lock.lock()
-            if failures.count >= 10_000 { failures.removeAll() }  // bounded: only a hint for polling clients
-            failures[checksum] = message
-            lock.unlock()
+            known.withLock { k in
+                if k.failures.count >= 10_000 { k.failures.removeAll() }  // bounded: only a hint for polling clients
+                k.failures[checksum] = message
+            }
             // The chunks can never make a valid file under this checksum: free the disk now
             // (a concurrent assembly sharing a chunk is told it is missing and re-sends it).
             chunks.remove(chunkList)
@@ -181,7 +166,8 @@ public final class Assembler: @unchecked Sendable {
                 try records.recordUpload(checksum: checksum, buildID: summary.buildID)
                 chunks.remove(chunkList)
             } catch {
-                lock.lock(); failures[checksum] = "could not record the debug file: \(error)"; lock.unlock()
+                let message = "could not record the debug file: \(error)"
+                known.withLock { $0.failures[checksum] = message }
             }
         }
     }
