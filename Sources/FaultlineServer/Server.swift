@@ -140,7 +140,9 @@ public final class Server: @unchecked Sendable {
         }
         router.logArchives = logArchives
         lifecycle = database.map { Lifecycle(store: store, database: $0) }
-        alerts = database.map { Alerts(store: store, database: $0, configuration: config.alerts, symbolicator: caching, publicURL: config.publicURL) }
+        alerts = database.map {
+            Alerts(store: store, issueReads: stores.issueReads, database: $0, configuration: config.alerts, symbolicator: caching, publicURL: config.publicURL)
+        }
         router.lifecycle = lifecycle
         router.alerts = alerts
         router.read.lifecycle = lifecycle
@@ -151,14 +153,14 @@ public final class Server: @unchecked Sendable {
         httpBox.server = http
         if try store.projects().isEmpty {
             do {
-                bootstrap = try Self.createDefaults(store)
+                bootstrap = try Self.createDefaults(stores.projects)
             } catch  where (try? store.projects().isEmpty) == false {
                 // Another server on the same database created the defaults first: theirs stand.
             }
         }
     }
 
-    static func createDefaults(_ store: Store) throws -> Bootstrap {
+    static func createDefaults(_ store: any ProjectAdministrationStore) throws -> Bootstrap {
         let project = try store.createProject(slug: "default", name: "Default")
         let key = try store.createPublicKey(projectID: project.id, allowedAppIDs: [])
         let token = try store.createServerToken(name: "default")

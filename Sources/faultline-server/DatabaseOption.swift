@@ -29,9 +29,11 @@ enum DatabaseOption {
         return Stores(sql: try SQLiteStore(path: dataDirectory + "/faultline.sqlite"))
     }
 
-    /// The store with its SQL features (alert rules, issue statuses), for `faultline alerts` and
-    /// `faultline issues`.
-    static func openWithFeatures(dataDirectory: String, database: String?) throws -> (store: any Store, alerts: AlertAdministration, lifecycle: Lifecycle) {
+    /// The store (core and issue reads) with its SQL features (alert rules, issue statuses), for
+    /// `faultline alerts` and `faultline issues`.
+    static func openWithFeatures(
+        dataDirectory: String, database: String?
+    ) throws -> (store: any Store & IssueReads, alerts: AlertAdministration, lifecycle: Lifecycle) {
         if let database {
             let s = try PostgresStore(url: database, connections: 2)
             return (s, AlertAdministration(store: s), Lifecycle(store: s))

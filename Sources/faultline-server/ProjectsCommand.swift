@@ -54,8 +54,8 @@ enum ProjectsCommand {
         do {
             let stores = try DatabaseOption.open(dataDirectory: dataDir, database: database)
             defer { stores.close() }
-            let store = stores.core
-            let admin = ProjectAdministration(store: store)
+            let (store, projects) = (stores.core, stores.projects)
+            let admin = ProjectAdministration(store: projects)
             func dsn(_ key: PublicKey, _ p: ProjectRecord) -> String { ProjectAdministration.dsn(key: key, project: p, serverURL: url) }
             switch verb {
             case "list":
@@ -70,8 +70,8 @@ enum ProjectsCommand {
                 guard positional.count == 2, let p = try store.project(idOrSlug: positional[1]) else {
                     printError("projects: no such project"); return ExitCode.inputError
                 }
-                if create { _ = try store.createPublicKey(projectID: p.id, allowedAppIDs: appIDs) }
-                for k in try store.publicKeys(projectID: p.id) {
+                if create { _ = try projects.createPublicKey(projectID: p.id, allowedAppIDs: appIDs) }
+                for k in try projects.publicKeys(projectID: p.id) {
                     let apps = k.allowedAppIDs.isEmpty ? "any app" : k.allowedAppIDs.joined(separator: ",")
                     print("\(k.key.value)\t\(apps)\t\(dsn(k.key, p))")
                 }
@@ -82,7 +82,7 @@ enum ProjectsCommand {
                 }
                 if positional.count == 3 {
                     guard let n = Int(positional[2]), let config = GroupingConfig(rawValue: n) else { return usageError() }
-                    try store.setGroupingConfig(projectID: p.id, config)
+                    try projects.setGroupingConfig(projectID: p.id, config)
                     print("project '\(p.slug)' groups new events by rules \(config)")
                 } else {
                     print("project '\(p.slug)' groups new events by rules \(p.groupingConfig)")
@@ -96,12 +96,12 @@ enum ProjectsCommand {
                 if positional.count == 3 {
                     guard ["on", "off"].contains(positional[2]) else { return usageError() }
                     keep = positional[2] == "on"
-                    try store.setKeepsFrameVariables(projectID: p.id, keep)
+                    try projects.setKeepsFrameVariables(projectID: p.id, keep)
                 }
                 print("project '\(p.slug)' \(keep ? "keeps" : "drops") its events' frame variables")
             case "token":
                 guard positional.count == 3, positional[1] == "create" else { return usageError() }
-                print(try store.createServerToken(name: positional[2]))
+                print(try projects.createServerToken(name: positional[2]))
             case "user":
                 // Web page logins (see docs/SERVER.md, "Web pages").
                 if positional.count == 2, positional[1] == "list" {

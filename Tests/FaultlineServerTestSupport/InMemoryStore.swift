@@ -6,7 +6,7 @@
 import FaultlineProtocol
 import Foundation
 
-public final class InMemoryStore: Store, @unchecked Sendable {
+public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads, @unchecked Sendable {
     struct Occurrence {
         var row: StoredOccurrence
         var processed = false

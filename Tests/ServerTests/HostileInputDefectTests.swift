@@ -58,10 +58,10 @@ final class HostileInputDefectTests: XCTestCase {
     func testNegativeSessionAggregatesAreRefused() throws {
         let r = post(items([("sessions", #"{"aggregates":[{"exited":-1000,"crashed":-5}]}"#)]))
         XCTAssertEqual(r.status, 400, r.text)
-        var counts = try server.server.store.itemCounts(projectID: server.projectID)
+        var counts = try server.server.stores.issueReads.itemCounts(projectID: server.projectID)
         XCTAssertEqual(counts.sessionsTotal, 0)
         XCTAssertEqual(post(items([("sessions", #"{"aggregates":[{"exited":7,"crashed":3}]}"#)])).status, 200)
-        counts = try server.server.store.itemCounts(projectID: server.projectID)
+        counts = try server.server.stores.issueReads.itemCounts(projectID: server.projectID)
         XCTAssertEqual(counts.sessionsTotal, 10)
         XCTAssertEqual(counts.sessionsCrashed, 3)
     }
@@ -104,11 +104,11 @@ final class HostileInputDefectTests: XCTestCase {
         // Without a length the payload runs to the newline: stopped as it grows past the cap.
         let noLength = Data("{}\n{\"type\":\"client_report\"}\n{\"discarded_events\":[\"".utf8) + Data(repeating: 0x61, count: 200 * 1024) + Data("\"]}\n".utf8)
         XCTAssertEqual(post(noLength).status, 413)
-        XCTAssertEqual(try server.server.store.itemCounts(projectID: server.projectID).byType.values.reduce(0, +), 0)
+        XCTAssertEqual(try server.server.stores.issueReads.itemCounts(projectID: server.projectID).byType.values.reduce(0, +), 0)
     }
 
     func testEveryItemTypeHasTheAllowlistAndInstallCap() throws {
-        let key = try server.server.store.createPublicKey(projectID: server.projectID, allowedAppIDs: ["com.example.app"])
+        let key = try server.server.stores.projects.createPublicKey(projectID: server.projectID, allowedAppIDs: ["com.example.app"])
         let session = items([("session", #"{"sid":"a","did":"install-9","init":true,"status":"ok"}"#)])
         XCTAssertEqual(post(session, key: key.key.value).status, 403, "a session without an app id is refused by an allowlisted key")
         XCTAssertEqual(post(session, key: key.key.value, headers: ["X-Faultline-App-Id": "com.evil"]).status, 403)

@@ -18,8 +18,8 @@ final class HostileInputRoundTwoTests: XCTestCase {
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event, header: ["event_id": .string(fullwidth)])).status, 200)
         try server.waitUntilIdle()
         let stored = try XCTUnwrap(
-            try server.server.store.occurrences(
-                issueID: XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first).id, limit: 1, offset: 0
+            try server.server.stores.issueReads.occurrences(
+                issueID: XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first).id, limit: 1, offset: 0
             ).first)
         XCTAssertTrue(stored.eventID.unicodeScalars.allSatisfy { $0.isASCII && $0.properties.isASCIIHexDigit }, "a fresh id: \(stored.eventID)")
     }
@@ -31,7 +31,7 @@ final class HostileInputRoundTwoTests: XCTestCase {
         let r = server.sendEnvelope(body)
         XCTAssertEqual(r.status, 400, r.text)
         XCTAssertTrue(r.text.contains("item 0 (log)"), r.text)
-        XCTAssertEqual(try server.server.store.itemCounts(projectID: server.projectID).byType["log"] ?? 0, 0)
+        XCTAssertEqual(try server.server.stores.issueReads.itemCounts(projectID: server.projectID).byType["log"] ?? 0, 0)
     }
 
     func testBidiOverridesAndC1ControlsAreShownNotObeyedOnPages() throws {

@@ -68,8 +68,8 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testKeyOfAnotherProjectIsForbidden() throws {
-        let other = try server.server.store.createProject(slug: "other", name: "Other")
-        let key = try server.server.store.createPublicKey(projectID: other.id, allowedAppIDs: [])
+        let other = try server.server.stores.projects.createProject(slug: "other", name: "Other")
+        let key = try server.server.stores.projects.createPublicKey(projectID: other.id, allowedAppIDs: [])
         assertRefused(server.sendEnvelope(envelope(), key: key.key.value), 403, mentioning: "not for project")
     }
 
@@ -77,7 +77,7 @@ final class HostileInputTests: XCTestCase {
     /// own project it is accepted; sent to another project that exists, and to one that does not,
     /// the answer is the same status and the same words but for the name the request gave.
     func testAKeyCannotEnumerateProjects() throws {
-        _ = try server.server.store.createProject(slug: "secret", name: "Secret")
+        _ = try server.server.stores.projects.createProject(slug: "secret", name: "Secret")
         let existing = server.sendEnvelope(envelope(), project: "secret")
         let missing = server.sendEnvelope(envelope(), project: "absent")
         XCTAssertEqual(existing.status, 403, existing.text)
@@ -105,7 +105,7 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testAppIDAllowlist() throws {
-        let key = try server.server.store.createPublicKey(projectID: server.projectID, allowedAppIDs: ["com.example.app"])
+        let key = try server.server.stores.projects.createPublicKey(projectID: server.projectID, allowedAppIDs: ["com.example.app"])
         assertRefused(
             server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.evil")), key: key.key.value), 403, mentioning: "not allowed")
         assertRefused(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [1])), key: key.key.value), 403, mentioning: "app id")

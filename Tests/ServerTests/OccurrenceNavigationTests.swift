@@ -12,9 +12,9 @@ final class OccurrenceNavigationTests: XCTestCase {
         defer { server.stop() }
         for _ in 0..<3 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20]))).status, 200) }
         try server.waitUntilIdle()
-        let issue = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first)
+        let issue = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first)
         XCTAssertEqual(issue.count, 3)
-        let ids = try server.server.store.occurrences(issueID: issue.id, limit: 3, offset: 0).map(\.id).sorted()
+        let ids = try server.server.stores.issueReads.occurrences(issueID: issue.id, limit: 3, offset: 0).map(\.id).sorted()
         let login = try XCTUnwrap(server.webLogin())
         let latest = server.page("/ui/issues/\(issue.id)", login).text
         XCTAssertTrue(latest.contains("?event=\(ids[1])\">← older occurrence"), "the latest links the one before it")
@@ -36,7 +36,7 @@ final class OccurrenceNavigationTests: XCTestCase {
             XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event)).status, 200)
         }
         try server.waitUntilIdle()
-        let issue = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first)
+        let issue = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first)
         let login = try XCTUnwrap(server.webLogin())
         let page = server.page("/ui/issues/\(issue.id)", login).text
         XCTAssertTrue(page.contains("<h2>Breakdown</h2>"), page)

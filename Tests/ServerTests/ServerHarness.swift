@@ -48,7 +48,7 @@ final class TestServer {
     func waitUntilIdle(timeout: TimeInterval = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            let t = try server.store.totals()
+            let t = try server.stores.issueReads.totals()
             if t.occurrences == t.processed && server.processor.pending == 0 && !server.backfiller.isBusy { return }
             usleep(20_000)
         }
@@ -77,7 +77,7 @@ final class TestServer {
             headers: headers, body: gzip ? Deflate.gzip(body)! : body)
     }
 
-    func storedCount() throws -> Int64 { try server.store.totals().occurrences }
+    func storedCount() throws -> Int64 { try server.stores.issueReads.totals().occurrences }
 }
 
 extension ServerConfiguration {
@@ -97,7 +97,7 @@ extension ServerConfiguration {
 
 extension TestDatabase {
     /// The store a (stopped) server on `dataDirectory` used, opened again to look at what it kept.
-    static func openStore(dataDirectory: String) throws -> any Store {
+    static func openStore(dataDirectory: String) throws -> CoreStoreUnderTest {
         if let url = try url(forDataDirectory: dataDirectory) { return try PostgresStore(url: url, connections: 2) }
         return try SQLiteStore(path: dataDirectory + "/faultline.sqlite")
     }

@@ -1,6 +1,7 @@
 // The `Store` contract, as behaviour every implementation must show. `StoreConformance` holds the
-// checks over `any Store`; each implementation runs them from its own test class: SQLite, and
-// PostgreSQL against a real server that the class starts (tools/pg-local) and stops.
+// checks over the core store (with project administration and issue reads); each implementation
+// runs them from its own test class: SQLite, and PostgreSQL against a real server that the class
+// starts (tools/pg-local) and stops.
 @testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
@@ -10,7 +11,7 @@ import XCTest
 enum StoreConformance {
     static let buildID = BuildID(hex: "00112233445566778899aabbccddeeff00112233")!
 
-    static func projectsKeysAndTokens(_ store: any Store) throws {
+    static func projectsKeysAndTokens(_ store: CoreStoreUnderTest) throws {
         let p = try store.createProject(slug: "app", name: "App")
         XCTAssertEqual(try store.project(idOrSlug: "app"), p)
         XCTAssertEqual(try store.project(idOrSlug: String(p.id)), p)
@@ -93,7 +94,7 @@ enum StoreConformance {
     /// Every read of an issue (count, releases, occurrence lists newest first, an occurrence's
     /// issue, the web page's installs and first release) agrees with the rows it holds.
     static func assertHolds(
-        _ store: any Store, _ issueID: Int64, _ eventIDs: Set<String>, releases: Set<String>? = nil,
+        _ store: CoreStoreUnderTest, _ issueID: Int64, _ eventIDs: Set<String>, releases: Set<String>? = nil,
         file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let issue = try XCTUnwrap(try store.issue(id: issueID), file: file, line: line)
@@ -205,7 +206,7 @@ enum StoreConformance {
 
     /// One issue that absorbed 520 others (one crash from as many addresses, folded by a backfill
     /// or by hand) still reads: SQLite caps a compound SELECT at 500 terms.
-    static func largeMergedGroupReads(_ store: any Store) throws {
+    static func largeMergedGroupReads(_ store: CoreStoreUnderTest) throws {
         let p = try store.createProject(slug: "large-group", name: "Large group")
         let n = 521
         for i in 0..<n { _ = try store.storeIngest(event: event(p.id, "e\(i)"), items: []) }
@@ -229,7 +230,7 @@ enum StoreConformance {
     }
 
     /// A claim has one holder at a time, is extended by its holder, and frees on release or expiry.
-    static func claims(_ store: any Store) throws {
+    static func claims(_ store: CoreStoreUnderTest) throws {
         XCTAssertTrue(try store.acquireClaim("c", holder: "a", duration: 60))
         XCTAssertFalse(try store.acquireClaim("c", holder: "b", duration: 60), "exclusive while held")
         XCTAssertTrue(try store.acquireClaim("c", holder: "a", duration: 60), "the holder may take it again")
@@ -299,7 +300,7 @@ extension StoreConformance {
     /// Two writers (two nodes on PostgreSQL: two stores on one database) group the same new crash
     /// at once, and both also pick up the same occurrences (a restart scan racing the ingest queue):
     /// one issue, each occurrence counted once.
-    static func concurrentGroupingOfOneNewCrash(_ a: any Store, _ b: any Store) throws {
+    static func concurrentGroupingOfOneNewCrash(_ a: CoreStoreUnderTest, _ b: CoreStoreUnderTest) throws {
         let p = try a.createProject(slug: "race", name: "Race")
         var stored: [StoredOccurrence] = []
         for i in 0..<40 {

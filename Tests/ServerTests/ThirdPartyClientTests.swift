@@ -209,9 +209,9 @@ final class ThirdPartyClientTests: XCTestCase {
         defer { server.stop() }
         let store = server.server.store
         XCTAssertEqual(try store.project(idOrSlug: String(server.projectID))?.groupingConfig, .v2, "a new project gets the newest rules")
-        let legacy = try store.createProject(slug: "legacy", name: "Legacy")
-        try store.setGroupingConfig(projectID: legacy.id, .v1)
-        let legacyKey = try store.createPublicKey(projectID: legacy.id, allowedAppIDs: [])
+        let legacy = try server.server.stores.projects.createProject(slug: "legacy", name: "Legacy")
+        try server.server.stores.projects.setGroupingConfig(projectID: legacy.id, .v1)
+        let legacyKey = try server.server.stores.projects.createPublicKey(projectID: legacy.id, allowedAppIDs: [])
         let dir = TestSupport.makeTemporaryDirectory("faultline-py-modules")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for (module, message) in [("billing", "bad amount"), ("shipping", "bad address")] {
@@ -253,9 +253,9 @@ final class ThirdPartyClientTests: XCTestCase {
         let server = try TestServer()
         defer { server.stop() }
         let store = server.server.store
-        let debugging = try store.createProject(slug: "debugging", name: "Debugging")
-        try store.setKeepsFrameVariables(projectID: debugging.id, true)
-        let key = try store.createPublicKey(projectID: debugging.id, allowedAppIDs: [])
+        let debugging = try server.server.stores.projects.createProject(slug: "debugging", name: "Debugging")
+        try server.server.stores.projects.setKeepsFrameVariables(projectID: debugging.id, true)
+        let key = try server.server.stores.projects.createPublicKey(projectID: debugging.id, allowedAppIDs: [])
         let dir = TestSupport.makeTemporaryDirectory("faultline-py-vars")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = """
@@ -286,7 +286,7 @@ final class ThirdPartyClientTests: XCTestCase {
         XCTAssertFalse(dropped.text.contains("\"vars\""))
         let kept = try server.get("/api/0/projects/faultline/\(debugging.id)/events/\(XCTUnwrap(ids[debugging.id]))/")
         XCTAssertTrue(kept.text.contains("hunter2-secret"), "kept for the project that asked: \(kept.text.prefix(300))")
-        let issue = try XCTUnwrap(try store.issues(projectID: debugging.id, limit: 1, offset: 0).first)
+        let issue = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: debugging.id, limit: 1, offset: 0).first)
         let login = try XCTUnwrap(server.webLogin())
         let page = server.page("/ui/issues/\(issue.id)", login).text
         XCTAssertTrue(page.contains("local variable"), "the page shows the frame's variables")

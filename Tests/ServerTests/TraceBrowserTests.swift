@@ -25,7 +25,7 @@ final class TraceBrowserTests: XCTestCase {
         event["contexts"] = ["trace": ["trace_id": .string(traceID), "span_id": .string(compute)]]
         server.ingest(event)
         try server.waitUntilIdle()
-        let issueID = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let issueID = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
         // The occurrence's trace link is written behind the event.
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, try server.getJSON("/api/0/projects/faultline/default/traces/\(traceID)/")["occurrences"]?.arrayValue?.isEmpty != false {

@@ -30,7 +30,7 @@ final class WebBrowserTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: Self.screenshotDirectory, withIntermediateDirectories: true)
 
         let base = "http://127.0.0.1:\(server.port)"
-        let id = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let id = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
         var steps = Browser.loginSteps(server)
         steps += [
             ["op": "eval", "save": "afterLogin", "expr": "location.pathname"],
@@ -97,7 +97,7 @@ final class WebBrowserTests: XCTestCase {
         e["release"] = .string("<meta http-equiv=refresh content=\"0;url=\(hit)/meta\">")
         server.ingest(e, items: [WebItems.log([("error", "<script>fetch('\(hit)/log')</script>", "r")], trace: "t", at: Date().timeIntervalSince1970)])
         try server.waitUntilIdle()
-        let id = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let id = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
         let base = "http://127.0.0.1:\(server.port)"
         var steps = Browser.loginSteps(server)
         for path in ["/ui/projects/default/issues", "/ui/projects/default/issues?release=x", "/ui/projects/default/logs", "/ui/issues/\(id)"] {

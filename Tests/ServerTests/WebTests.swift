@@ -249,7 +249,7 @@ final class WebTests: XCTestCase {
         server.ingest(richEvent(type: "B"))
         try server.waitUntilIdle()
         let login = try XCTUnwrap(server.webLogin())
-        let issues = try server.server.store.issues(projectID: server.projectID, limit: 10, offset: 0)
+        let issues = try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 10, offset: 0)
         XCTAssertEqual(issues.count, 2)
         let a = issues[0].id, b = issues[1].id
 
@@ -296,7 +296,7 @@ final class WebTests: XCTestCase {
         server.ingest(e, items: [WebItems.log([("error", "<script>alert(3)</script>", "<b>rel</b>")], trace: "t", at: Date().timeIntervalSince1970)])
         try server.waitUntilIdle()
         let login = try XCTUnwrap(server.webLogin())
-        let id = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let id = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
         for path in ["/ui/projects/default/issues", "/ui/issues/\(id)", "/ui/projects/default/logs"] {
             let html = server.page(path, login).text
             XCTAssertFalse(html.contains("<script"), "\(path) lets a script tag through")

@@ -25,7 +25,10 @@ public final class Alerts: @unchecked Sendable {
     let evaluator: AlertEvaluator
     let dispatcher: AlertDispatcher
 
-    init(store: any Store, database: any SQLDatabase, configuration: AlertConfiguration, symbolicator: FrameSymbolicating, publicURL: String?) {
+    init(
+        store: any Store, issueReads: any IssueReads, database: any SQLDatabase, configuration: AlertConfiguration, symbolicator: FrameSymbolicating,
+        publicURL: String?
+    ) {
         self.store = store
         self.database = database
         evaluator = AlertEvaluator(
@@ -35,7 +38,7 @@ public final class Alerts: @unchecked Sendable {
             database: database, smtp: configuration.smtp, perRulePerMinute: configuration.perRulePerMinute,
             sendTimeout: configuration.sendTimeout, interval: configuration.pollInterval
         ) { payload in
-            Self.enrich(payload, store: store, symbolicator: symbolicator)
+            Self.enrich(payload, store: store, issueReads: issueReads, symbolicator: symbolicator)
         }
         let dispatcher = self.dispatcher
         evaluator.onEnqueued = { dispatcher.wake() }
@@ -53,7 +56,7 @@ public final class Alerts: @unchecked Sendable {
 
     /// The issue as it is at send time (a backfill may have named it since), with its top in-app
     /// frames from the latest occurrence.
-    static func enrich(_ payload: JSONValue, store: any Store, symbolicator: FrameSymbolicating) -> JSONValue {
+    static func enrich(_ payload: JSONValue, store: any Store, issueReads: any IssueReads, symbolicator: FrameSymbolicating) -> JSONValue {
         guard var issueJSON = payload["issue"]?.objectValue, let id = issueJSON["id"]?.stringValue.flatMap(Int64.init),
             let issue = try? store.issue(id: id)
         else { return payload }
@@ -61,7 +64,7 @@ public final class Alerts: @unchecked Sendable {
         issueJSON["culprit"] = .string(issue.culprit)
         issueJSON["count"] = .int(issue.count)
         issueJSON["symbolicated"] = .bool(issue.symbolicated)
-        if let latest = try? store.occurrences(issueID: issue.id, limit: 1, offset: 0).first, let event = try? StoredEvent.decode(latest.compressedEvent) {
+        if let latest = try? issueReads.occurrences(issueID: issue.id, limit: 1, offset: 0).first, let event = try? StoredEvent.decode(latest.compressedEvent) {
             let frames = EventRenderer.stack(of: event, symbolicator: symbolicator).filter { $0["in_app"]?.boolValue == true }.prefix(5)
             issueJSON["top_frames"] = .array(
                 frames.map { f in

@@ -1,11 +1,11 @@
-// Project administration over any `Store`: the rules (slugs) live here, not in the CLI, so
+// Project administration over any `ProjectAdministrationStore`: the rules (slugs) live here, not in the CLI, so
 // `faultline projects`, the server's bootstrap and pages to come apply them alike.
 import Foundation
 import FaultlineProtocol
 
 public struct ProjectAdministration {
-    public let store: any Store
-    public init(store: any Store) { self.store = store }
+    public let store: any ProjectAdministrationStore
+    public init(store: any ProjectAdministrationStore) { self.store = store }
 
     /// The slug for a project name: lowercase letters and digits, other characters as `-`. URLs
     /// take a project id or a slug, so an all-digit slug (which would read as another project's

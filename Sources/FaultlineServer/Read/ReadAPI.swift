@@ -5,6 +5,8 @@ import FaultlineProtocol
 
 public final class ReadAPI: @unchecked Sendable {
     let store: any Store
+    let issueReads: any IssueReads
+    let administration: any ProjectAdministrationStore
     let records: any DebugFileRecordStore
     let jobs: any BackfillJobs
     /// Nil: events list no attachments and the attachment routes answer 404.
@@ -18,6 +20,8 @@ public final class ReadAPI: @unchecked Sendable {
 
     public init(stores: Stores, reads: ReadSymbolication) {
         self.store = stores.core
+        self.issueReads = stores.issueReads
+        self.administration = stores.projects
         self.records = stores.debugFiles
         self.jobs = stores.backfills
         self.attachments = stores.attachments
@@ -26,13 +30,13 @@ public final class ReadAPI: @unchecked Sendable {
     }
 
     func projectJSON(_ p: ProjectRecord) throws -> JSONValue {
-        let c = try store.counts(projectID: p.id)
-        let items = try store.itemCounts(projectID: p.id)
+        let c = try issueReads.counts(projectID: p.id)
+        let items = try issueReads.itemCounts(projectID: p.id)
         var crashFree: JSONValue = .null
         if items.sessionsTotal > 0 {
             crashFree = .double(1.0 - Double(items.sessionsCrashed) / Double(items.sessionsTotal))
         }
-        let keys = try store.publicKeys(projectID: p.id).map { k -> JSONValue in
+        let keys = try administration.publicKeys(projectID: p.id).map { k -> JSONValue in
             ["public_key": .string(k.key.value), "allowed_app_ids": .array(k.allowedAppIDs.map { .string($0) })]
         }
         return [
@@ -53,7 +57,7 @@ public final class ReadAPI: @unchecked Sendable {
         if let lifecycle, let p = try project ?? store.project(idOrSlug: String(i.projectID)) {
             for (k, v) in try lifecycle.sentryFields(i, projectSlug: p.slug, publicURL: publicURL) { o[k] = v }
         }
-        if withStack, let latest = try store.occurrences(issueID: i.id, limit: 1, offset: 0).first {
+        if withStack, let latest = try issueReads.occurrences(issueID: i.id, limit: 1, offset: 0).first {
             let event = try StoredEvent.decode(latest.compressedEvent)
             o["representative_event"] = .string(latest.eventID)
             let pending = reads.settle(EventRenderer.lookups(of: event))
@@ -88,7 +92,7 @@ public final class ReadAPI: @unchecked Sendable {
     func issues(_ r: HTTPRequest, project slug: String) throws -> HTTPResponse {
         let (limit, offset) = limitOffset(r)
         guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
-        var issues = try store.issues(projectID: project.id, limit: limit, offset: offset)
+        var issues = try issueReads.issues(projectID: project.id, limit: limit, offset: offset)
         // Sentry's `?query=is:unresolved` (what sentry-cli lists) and `?status=`.
         let wanted = r.query["status"] ?? (r.query["query"] ?? "").split(separator: " ").first { $0.hasPrefix("is:") }.map { String($0.dropFirst(3)) }
         if let lifecycle, let wanted, let status = IssueStatus(sentry: wanted) {
@@ -125,7 +129,7 @@ public final class ReadAPI: @unchecked Sendable {
     func occurrences(_ r: HTTPRequest, issue idText: String) throws -> HTTPResponse {
         let (limit, offset) = limitOffset(r)
         guard let id = Int64(idText), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
-        return .json(.array(try store.occurrences(issueID: issue.id, limit: limit, offset: offset).map(occurrenceJSON)))
+        return .json(.array(try issueReads.occurrences(issueID: issue.id, limit: limit, offset: offset).map(occurrenceJSON)))
     }
 
     func debugFiles() throws -> HTTPResponse {

@@ -1,8 +1,9 @@
-// The core storage seam: projects, keys, ingest, issues and claims, which every part of the server
-// uses. Features keep their own stores beside it (`Stores`: debug files, backfills, retention,
-// install windows, traces, log archives), so a part names only what it uses and a new feature adds
-// a protocol instead of growing this one. SQLiteStore (one node) and PostgresStore (several nodes
-// on one database) implement all of them.
+// The core storage seam: looking projects, keys and tokens up, ingest, grouping's issue edits and
+// claims, which the ingest and grouping path and every authenticated request use. Features keep
+// their own stores beside it (`Stores`: project administration, issue reads, debug files,
+// backfills, retention, install windows, traces, log archives, attachments), so a part names only
+// what it uses and a new feature adds a protocol instead of growing this one. SQLiteStore (one
+// node) and PostgresStore (several nodes on one database) implement all of them.
 import Foundation
 import FaultlineProtocol
 
@@ -10,19 +11,10 @@ public protocol Store: AnyObject, Sendable {
     /// Finishes pending writes and releases the database; the store is not used afterwards.
     func close()
 
-    // Projects and keys
-    func createProject(slug: String, name: String) throws -> ProjectRecord
+    // Projects, keys and tokens, looked up (creating and changing them: ProjectAdministrationStore)
     func projects() throws -> [ProjectRecord]
     func project(idOrSlug: String) throws -> ProjectRecord?
-    /// The grouping rules the project's events follow from now on (GroupingConfig).
-    func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws
-    /// Whether the project's events keep their frames' local variables from now on.
-    func setKeepsFrameVariables(projectID: Int64, _ keep: Bool) throws
-    func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord
-    func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord]
     func publicKey(_ key: String) throws -> PublicKeyRecord?
-    /// Creates a server token; only its hash is stored, so the value is shown once.
-    func createServerToken(name: String) throws -> String
     func isServerToken(_ token: String) throws -> Bool
 
     // Ingest: returns only after the data is committed.
@@ -30,17 +22,11 @@ public protocol Store: AnyObject, Sendable {
     func unprocessedOccurrences(limit: Int) throws -> [StoredOccurrence]
     func recordGrouping(_ outcomes: [GroupingOutcome]) throws
 
-    // Issues
-    func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord]
+    // Issues and occurrences, one at a time (lists and counts: IssueReads)
     /// Follows `mergedInto`, so an id that backfill merged away still resolves.
     func issue(id: Int64) throws -> IssueRecord?
-    func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence]
     func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence?
     func occurrence(id: Int64) throws -> StoredOccurrence?
-    /// Occurrences stored and grouped, over every project.
-    func totals() throws -> (occurrences: Int64, processed: Int64)
-    func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64)
-    func itemCounts(projectID: Int64) throws -> ItemCounts
     /// Runs `body` in one transaction over the issue primitives (see `IssueEditing`); returns
     /// once it is committed. (Escaping: a store may run it on its writer thread.)
     func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T

@@ -8,8 +8,12 @@ import Foundation
 /// all of them on one database (`init(sql:)`); a store of another kind fills the required ones
 /// and leaves the optional features out (the server then serves without them).
 public struct Stores: Sendable {
-    /// Projects, keys, ingest, issues and claims.
+    /// Project, key and token lookups, ingest, issue edits and claims.
     public let core: any Store
+    /// Creating projects, keys and tokens; project settings.
+    public let projects: any ProjectAdministrationStore
+    /// Issue and occurrence lists, counts.
+    public let issueReads: any IssueReads
     public let debugFiles: any DebugFileRecordStore
     public let backfills: any BackfillJobs
     public let retention: any RetentionStore
@@ -25,21 +29,23 @@ public struct Stores: Sendable {
     let database: (any SQLDatabase)?
 
     public init(
-        core: any Store, debugFiles: any DebugFileRecordStore, backfills: any BackfillJobs, retention: any RetentionStore,
-        installWindows: any InstallWindows, traces: (any TraceStore)? = nil, logArchives: (any LogArchiveStore)? = nil,
-        attachments: (any AttachmentStore)? = nil
+        core: any Store, projects: any ProjectAdministrationStore, issueReads: any IssueReads, debugFiles: any DebugFileRecordStore,
+        backfills: any BackfillJobs, retention: any RetentionStore, installWindows: any InstallWindows, traces: (any TraceStore)? = nil,
+        logArchives: (any LogArchiveStore)? = nil, attachments: (any AttachmentStore)? = nil
     ) {
         self.init(
-            core: core, debugFiles: debugFiles, backfills: backfills, retention: retention, installWindows: installWindows, traces: traces,
-            logArchives: logArchives, attachments: attachments, database: nil)
+            core: core, projects: projects, issueReads: issueReads, debugFiles: debugFiles, backfills: backfills, retention: retention,
+            installWindows: installWindows, traces: traces, logArchives: logArchives, attachments: attachments, database: nil)
     }
 
     init(
-        core: any Store, debugFiles: any DebugFileRecordStore, backfills: any BackfillJobs, retention: any RetentionStore,
-        installWindows: any InstallWindows, traces: (any TraceStore)?, logArchives: (any LogArchiveStore)?,
-        attachments: (any AttachmentStore)?, database: (any SQLDatabase)?
+        core: any Store, projects: any ProjectAdministrationStore, issueReads: any IssueReads, debugFiles: any DebugFileRecordStore,
+        backfills: any BackfillJobs, retention: any RetentionStore, installWindows: any InstallWindows, traces: (any TraceStore)?,
+        logArchives: (any LogArchiveStore)?, attachments: (any AttachmentStore)?, database: (any SQLDatabase)?
     ) {
         self.core = core
+        self.projects = projects
+        self.issueReads = issueReads
         self.debugFiles = debugFiles
         self.backfills = backfills
         self.retention = retention
@@ -55,14 +61,14 @@ public struct Stores: Sendable {
     public init(sql store: PostgresStore) { self.init(all: store) }
 
     private init<
-        S: Store & DebugFileRecordStore & BackfillJobs & RetentionStore & InstallWindows & TraceStore & LogArchiveStore & AttachmentStore
-            & SQLDatabase
+        S: Store & ProjectAdministrationStore & IssueReads & DebugFileRecordStore & BackfillJobs & RetentionStore & InstallWindows
+            & TraceStore & LogArchiveStore & AttachmentStore & SQLDatabase
     >(
         all store: S
     ) {
         self.init(
-            core: store, debugFiles: store, backfills: store, retention: store, installWindows: store, traces: store, logArchives: store,
-            attachments: store, database: store)
+            core: store, projects: store, issueReads: store, debugFiles: store, backfills: store, retention: store,
+            installWindows: store, traces: store, logArchives: store, attachments: store, database: store)
     }
 
     /// Finishes pending writes and releases the database (the feature stores share it).

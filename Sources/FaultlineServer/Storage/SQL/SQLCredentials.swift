@@ -1,5 +1,5 @@
-// Projects, public keys and server tokens: `Store` operations that are the same statements on
-// both stores, written once over `SQLDatabase` and given to both by `SQLBackedStore`. Keys and
+// Projects, public keys and server tokens: the `Store` lookups and the `ProjectAdministrationStore`
+// feature store, the same statements on both stores, written once over `SQLDatabase` and given to both by `SQLBackedStore`. Keys and
 // token hashes found once are cached per store (ingest asks for them on every request; they are
 // never deleted, so a cached one is never stale).
 import Foundation
@@ -131,3 +131,6 @@ extension SQLBackedStore {
         return found
     }
 }
+
+extension SQLiteStore: ProjectAdministrationStore {}
+extension PostgresStore: ProjectAdministrationStore {}

@@ -1,5 +1,6 @@
-// The `Store` reads that are the same statements on both stores (issues, occurrences, counts),
-// written once over `SQLDatabase` and given to SQLiteStore and PostgresStore by `SQLBackedStore`.
+// The `Store` reads and the `IssueReads` feature store (issues, occurrences, counts): the same
+// statements on both stores, written once over `SQLDatabase` and given to SQLiteStore and
+// PostgresStore by `SQLBackedStore`.
 // Each read is one read transaction: one snapshot, on both.
 import Foundation
 
@@ -92,3 +93,6 @@ extension SQLBackedStore {
         }
     }
 }
+
+extension SQLiteStore: IssueReads {}
+extension PostgresStore: IssueReads {}

@@ -17,7 +17,7 @@ struct IssuePage {
         let status = state.status.rawValue
         var occurrence: StoredOccurrence?
         if let pick = Int64(ctx.q("event")), let o = try ctx.store.occurrence(id: pick), o.issueID == issue.id { occurrence = o }
-        if occurrence == nil { occurrence = try ctx.store.occurrences(issueID: issue.id, limit: 1, offset: 0).first }
+        if occurrence == nil { occurrence = try ctx.stores.issueReads.occurrences(issueID: issue.id, limit: 1, offset: 0).first }
 
         var body = "<h1><span class=\"muted\">\(HTML.esc(Lifecycle.shortID(projectSlug: project.slug, issueID: issue.id)))</span> \(HTML.esc(issue.title))</h1>"
         body += "<div class=\"culprit\">\(HTML.esc(issue.culprit))</div>"

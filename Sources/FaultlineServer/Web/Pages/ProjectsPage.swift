@@ -7,8 +7,8 @@ struct ProjectsPage {
     func render() throws -> HTTPResponse {
         var rows = ""
         for p in try ctx.store.projects() {
-            let c = try ctx.store.counts(projectID: p.id)
-            let items = try ctx.store.itemCounts(projectID: p.id)
+            let c = try ctx.stores.issueReads.counts(projectID: p.id)
+            let items = try ctx.stores.issueReads.itemCounts(projectID: p.id)
             let rate = items.sessionsTotal > 0 ? String(format: "%.2f %%", 100 * (1 - Double(items.sessionsCrashed) / Double(items.sessionsTotal))) : "—"
             let slug = HTML.q(p.slug)
             rows += """
