@@ -70,10 +70,10 @@ enum StoreConformance {
         XCTAssertEqual(try store.occurrences(issueID: issues[0].id, limit: 10, offset: 0).count, 1)
 
         // Both stacks reference the build-id; moving both to one fingerprint merges the issues.
-        let stacks = try store.stacks(referencing: buildID).filter { $0.projectID == p.id }
+        let stacks = try store.stacks(referencing: buildID).filter { $0.projectID == p.id }.compactMap { StackSignature.decode($0.signature) }
         XCTAssertEqual(stacks.count, 2)
         let merged = Fingerprint(hash: "h1", title: "merged", culprit: "f", symbolicated: true)
-        let summary = try IssueMerger.apply(stacks.map { Regrouping(stackKey: $0.signature.key, projectID: p.id, fingerprint: merged) }, in: store)
+        let summary = try IssueMerger.apply(stacks.map { Regrouping(stackKey: $0.key, projectID: p.id, fingerprint: merged) }, in: store)
         XCTAssertEqual(summary.issuesMerged, 1)
         XCTAssertEqual(summary.occurrencesMoved, 1)
         let after = try store.issues(projectID: p.id, limit: 10, offset: 0)
@@ -85,7 +85,7 @@ enum StoreConformance {
 
         // Both stacks to a fingerprint no issue has: one live issue ends up holding both.
         let renamed = Fingerprint(hash: "h3", title: "renamed", culprit: "g", symbolicated: true)
-        let rename = try IssueMerger.apply(stacks.map { Regrouping(stackKey: $0.signature.key, projectID: p.id, fingerprint: renamed) }, in: store)
+        let rename = try IssueMerger.apply(stacks.map { Regrouping(stackKey: $0.key, projectID: p.id, fingerprint: renamed) }, in: store)
         XCTAssertEqual(rename.issuesRenamed + rename.issuesMerged, 1)
         XCTAssertEqual(try store.issues(projectID: p.id, limit: 10, offset: 0).map(\.fingerprint), ["h3"])
         XCTAssertEqual(try store.issues(projectID: p.id, limit: 10, offset: 0).first?.count, 2)

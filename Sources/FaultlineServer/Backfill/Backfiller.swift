@@ -165,7 +165,8 @@ public final class Backfiller: @unchecked Sendable {
         try PhaseClock.time(.backfillClaimWait) { try claim.acquire() }
         defer { claim.release() }
         // Key order, so a resume point splits the stacks into "done" and "to do" on every node.
-        let stacks = try PhaseClock.time(.backfillStacksQuery) { try jobs.stacks(referencing: buildID) }.map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
+        let stacks = try PhaseClock.time(.backfillStacksQuery) { try jobs.stacks(referencing: buildID).compactMap(BackfillStack.init) }
+            .map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
         prepared.wait()
         var resume = resumeAfter
         let todo = resume.map { after in stacks.filter { $0.0 > after } } ?? stacks
@@ -183,7 +184,7 @@ public final class Backfiller: @unchecked Sendable {
         // claim is released only after the last regroup ended (this defer runs before the claim's).
         let applier = DispatchGroup()
         nonisolated(unsafe) var applied: Result<RegroupSummary, Error>?
-        var inFlight: (slice: ArraySlice<(String, StoredStack)>, symbolicated: Int64, addresses: Int)?
+        var inFlight: (slice: ArraySlice<(String, BackfillStack)>, symbolicated: Int64, addresses: Int)?
         defer { applier.wait() }
         func settle(last: Bool) throws {
             applier.wait()
@@ -222,7 +223,7 @@ public final class Backfiller: @unchecked Sendable {
     /// The new fingerprint of each stack, on as many threads as there are cores: symbolicating a
     /// batch's frames is most of a backfill's work once merges move no rows (tools/results/backfill-*),
     /// and the symbolicator and `memo` are safe to share. Results in `stacks`' order.
-    private func fingerprints(_ stacks: [(String, StoredStack)], _ memo: CachingSymbolicator) -> [Regrouping] {
+    private func fingerprints(_ stacks: [(String, BackfillStack)], _ memo: CachingSymbolicator) -> [Regrouping] {
         let workers = max(1, min(parallelism, stacks.count / 64))
         let chunk = (stacks.count + workers - 1) / max(1, workers)
         let parts = Mutex<[Int: [Regrouping]]>([:])

@@ -69,7 +69,9 @@ public final class Retention: @unchecked Sendable {
             done.items += items
         }
         // Stacks lose their last occurrence only to deletions like the ones above.
-        if limits.isEnabled { done.stacks += try repeatBatches { try self.rows.deleteOrphanedStacks(limit: batch) } }
+        if limits.isEnabled {
+            done.stacks += try repeatBatches { try self.rows.deleteOrphanedStacks(limit: batch) { StackSignature.decode($0)?.buildIDs ?? [] } }
+        }
         // Expired install-cap windows (no claim needed: nothing else reads an expired window).
         while !isStopping, try installWindows.deleteInstallWindows(startedBefore: now - installWindowSeconds, limit: batch) > 0 {}
         return done

@@ -1,4 +1,6 @@
-// Issues and the grouping that feeds them: outcomes, stored stacks, shares, merges.
+// Issues and the grouping that feeds them: outcomes, stored stacks, shares, merges. A stack is
+// opaque bytes here: grouping encodes and decodes its signature (StackSignature), the store keeps
+// the bytes, their key and the build-ids its frames name, and reads nothing inside them.
 import Foundation
 import FaultlineProtocol
 
@@ -6,10 +8,12 @@ import FaultlineProtocol
 public struct GroupingOutcome: Sendable {
     public var occurrenceID: Int64
     public var projectID: Int64
-    public var stack: StackSignature
-    /// `stack.encoded` and its SHA-1, computed once per distinct stack by the caller.
+    /// The stack's signature as grouping encoded it and its key (a SHA-1), computed once per
+    /// distinct stack by the caller.
     public var stackEncoded: Data
     public var stackKey: String
+    /// The build-ids the stack's frames name (`stack_modules`: backfill finds stacks by them).
+    public var stackBuildIDs: Set<BuildID>
     public var fingerprint: Fingerprint
     public var timestamp: Double
     public var release: String?
@@ -18,10 +22,10 @@ public struct GroupingOutcome: Sendable {
     public var environment: String?
 
     public init(
-        occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
+        occurrenceID: Int64, projectID: Int64, stackEncoded: Data, stackKey: String, stackBuildIDs: Set<BuildID>,
         fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil
     ) {
-        self.occurrenceID = occurrenceID; self.projectID = projectID; self.stack = stack; self.stackEncoded = stackEncoded
+        self.occurrenceID = occurrenceID; self.projectID = projectID; self.stackBuildIDs = stackBuildIDs; self.stackEncoded = stackEncoded
         self.stackKey = stackKey; self.fingerprint = fingerprint; self.timestamp = timestamp; self.release = release
         self.environment = environment
     }
@@ -59,7 +63,8 @@ public struct IssueMergeRecord: Sendable, Equatable {
 
 /// A stored distinct stack: occurrences point at it; backfill regroups per stack, not per row.
 public struct StoredStack: Sendable {
-    public var signature: StackSignature
+    /// The signature as grouping encoded it (`stacks.signature`).
+    public var signature: Data
     public var projectID: Int64
     public var occurrences: Int64
 }

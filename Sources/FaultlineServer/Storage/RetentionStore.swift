@@ -2,6 +2,7 @@
 // transaction, that keep issue counts equal to the occurrences issues hold. No policy here: how
 // old is too old and how much is too much is `Retention`'s business.
 import Foundation
+import FaultlineProtocol
 
 /// A row the size cap may delete: a grouped occurrence or an item, with the bytes it stores
 /// (what `retainedBytes()` counts for it).
@@ -29,8 +30,10 @@ public protocol RetentionStore: AnyObject, Sendable {
     func deleteOccurrences(ids: [Int64]) throws -> Int
     /// Deletes the items with these ids (one transaction); returns how many were deleted.
     func deleteItems(ids: [Int64]) throws -> Int
-    /// Deletes at most `limit` stacks no occurrence points at any more (and their module rows).
-    func deleteOrphanedStacks(limit: Int) throws -> Int
+    /// Deletes at most `limit` stacks no occurrence points at any more, and their module rows:
+    /// `buildIDs` reads the build-ids an encoded signature names (grouping's format, which the
+    /// store does not read itself).
+    func deleteOrphanedStacks(limit: Int, buildIDs: @escaping @Sendable (Data) -> Set<BuildID>) throws -> Int
     /// Bytes of stored events and item payloads (what the size cap counts; the database file
     /// itself does not shrink, it reuses the space).
     func retainedBytes() throws -> Int64

@@ -1,5 +1,6 @@
 // `RetentionStore` over PostgreSQL: each call is one transaction on a pooled connection.
 import Foundation
+import FaultlineProtocol
 
 extension PostgresStore: RetentionStore {
     public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
@@ -27,7 +28,7 @@ extension PostgresStore: RetentionStore {
         }
     }
 
-    public func deleteOrphanedStacks(limit: Int) throws -> Int {
+    public func deleteOrphanedStacks(limit: Int, buildIDs: @escaping @Sendable (Data) -> Set<BuildID>) throws -> Int {
         try pool.transaction { c in
             var orphans: [(String, Data)] = []
             try c.query(
@@ -36,7 +37,7 @@ extension PostgresStore: RetentionStore {
             ) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
             for (key, signature) in orphans {
                 // Module rows are keyed (build_id, stack_key): the signature names the build-ids.
-                for b in StackSignature.decode(signature)?.buildIDs ?? [] {
+                for b in buildIDs(signature) {
                     try c.query("DELETE FROM stack_modules WHERE build_id = $1 AND stack_key = $2", .text(b.hex), .text(key))
                 }
                 try c.query("DELETE FROM stacks WHERE key = $1", .text(key))

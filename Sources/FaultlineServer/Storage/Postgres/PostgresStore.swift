@@ -96,7 +96,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 if !knownStacks.contains(key) {
                     knownStacks.insert(key)
                     if try c.query("INSERT INTO stacks(key, signature) VALUES($1, $2) ON CONFLICT DO NOTHING", .text(key), .blob(o.stackEncoded)) > 0 {
-                        for b in o.stack.buildIDs {
+                        for b in o.stackBuildIDs {
                             try c.query("INSERT INTO stack_modules(build_id, stack_key) VALUES($1, $2) ON CONFLICT DO NOTHING", .text(b.hex), .text(key))
                         }
                     }

@@ -84,8 +84,8 @@ enum SQLDebugFileRecords {
                 JOIN stacks s ON s.key = n.stack_key
                 """, .text(buildID.hex)
             ) { r in
-                StackSignature.decode(r.blob(1)).map { StoredStack(signature: $0, projectID: r.int(2), occurrences: r.int(3)) }
-            }.compactMap { $0 }
+                StoredStack(signature: r.blob(1), projectID: r.int(2), occurrences: r.int(3))
+            }
         }
     }
 }

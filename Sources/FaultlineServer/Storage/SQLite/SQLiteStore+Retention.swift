@@ -1,5 +1,6 @@
 // `RetentionStore` over SQLite: each call is one job on the writer thread (one transaction).
 import Foundation
+import FaultlineProtocol
 
 extension SQLiteStore: RetentionStore {
     public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
@@ -24,7 +25,7 @@ extension SQLiteStore: RetentionStore {
         }
     }
 
-    public func deleteOrphanedStacks(limit: Int) throws -> Int {
+    public func deleteOrphanedStacks(limit: Int, buildIDs: @escaping @Sendable (Data) -> Set<BuildID>) throws -> Int {
         try writer.sync { c in
             var orphans: [(String, Data)] = []
             try c.query(
@@ -33,7 +34,7 @@ extension SQLiteStore: RetentionStore {
             ) { orphans.append(($0.text(0) ?? "", $0.blob(1))) }
             for (key, signature) in orphans {
                 // Module rows are keyed (build_id, stack_key): the signature names the build-ids.
-                for b in StackSignature.decode(signature)?.buildIDs ?? [] {
+                for b in buildIDs(signature) {
                     try c.run("DELETE FROM stack_modules WHERE build_id = ? AND stack_key = ?", .text(b.hex), .text(key))
                 }
                 try c.run("DELETE FROM stacks WHERE key = ?", .text(key))

@@ -116,7 +116,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 if !knownStacks.contains(key) {
                     knownStacks.insert(key)
                     if try c.run("INSERT INTO stacks(key, signature) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(key), .blob(o.stackEncoded)) > 0 {
-                        for b in o.stack.buildIDs {
+                        for b in o.stackBuildIDs {
                             try c.run("INSERT INTO stack_modules(build_id, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING", .text(b.hex), .text(key))
                         }
                     }
