@@ -5,8 +5,9 @@
 @testable import FaultlineServer
 import FaultlineProtocol
 import Foundation
+import Synchronization
 
-public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads, @unchecked Sendable {
+public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads, Sendable {
     struct Occurrence {
         var row: StoredOccurrence
         var processed = false
@@ -62,15 +63,12 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
         }
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    private let state = Mutex(State())
 
     public init() {}
 
-    private func withState<T>(_ body: (inout State) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+    private func withState<T: Sendable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+        try state.withLock { (s: inout State) throws(E) -> T in try body(&s) }
     }
 
     public func close() {}
@@ -229,12 +227,14 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
     /// Runs `body` on a copy of the state and keeps the copy only if `body` returns: one
     /// transaction, as the SQL stores run it.
     public func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T {
+        // T need not be Sendable: it leaves the lock through this variable, not as withLock's result.
+        nonisolated(unsafe) var result: T?
         try withState { s in
             let editing = InMemoryIssueEditing(state: s)
-            let result = try body(editing)
+            result = try body(editing)
             s = editing.state
-            return result
         }
+        return result!
     }
 
     // MARK: Claims

@@ -3,13 +3,13 @@
 // each test takes a fresh database in it. A cluster that cannot start fails the test that needs it:
 // tools/setup and .ci/run install PostgreSQL, so its absence is a broken machine, not a skip.
 import Foundation
+import Synchronization
 
-public final class PostgresCluster: @unchecked Sendable {
+public final class PostgresCluster: Sendable {
     public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     public let directory: String
     public let url: String
-    private var databases = 0
-    private let lock = NSLock()
+    private let databases = Mutex(0)
 
     public struct Failure: Error, CustomStringConvertible { public var description: String }
 
@@ -26,7 +26,10 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// A new, empty database in the cluster; its URL.
     public func createDatabase() throws -> String {
-        lock.lock(); databases += 1; let n = databases; lock.unlock()
+        let n = databases.withLock { n in
+            n += 1
+            return n
+        }
         let out = try TestSupport.run(Self.repositoryRoot + "/tools/pg-local", ["createdb", directory, "t\(n)"], timeout: 60)
         guard out.exitCode == 0, let line = out.stdout.split(separator: "\n").last, line.hasPrefix("postgres://") else {
             throw Failure(description: "tools/pg-local createdb failed: \(out)")
@@ -39,21 +42,21 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     // One cluster per test class that asks for it, stopped by that class's tearDown.
-    nonisolated(unsafe) private static var running: [String: Result<PostgresCluster, Error>] = [:]
-    private static let runningLock = NSLock()
+    private static let running = Mutex<[String: Result<PostgresCluster, Error>]>([:])
 
     public static func shared(for owner: AnyClass) throws -> PostgresCluster {
         let key = NSStringFromClass(owner)
-        runningLock.lock(); defer { runningLock.unlock() }
-        if let r = running[key] { return try r.get() }
-        let r = Result { try PostgresCluster() }
-        running[key] = r
-        return try r.get()
+        return try running.withLock { running in
+            if let r = running[key] { return try r.get() }
+            let r = Result { try PostgresCluster() }
+            running[key] = r
+            return try r.get()
+        }
     }
 
     public static func stop(for owner: AnyClass) {
         let key = NSStringFromClass(owner)
-        runningLock.lock(); let r = running.removeValue(forKey: key); runningLock.unlock()
+        let r = running.withLock { $0.removeValue(forKey: key) }
         if case .success(let c)? = r { c.stop() }
     }
 }

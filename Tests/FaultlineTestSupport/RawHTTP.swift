@@ -4,7 +4,7 @@ import Foundation
 import FaultlineProtocol
 
 public enum RawHTTP {
-    public struct Response {
+    public struct Response: Sendable {
         public var status: Int
         public var headers: [String: String]
         public var body: Data

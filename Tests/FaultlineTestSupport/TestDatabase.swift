@@ -6,29 +6,33 @@
 // suites that pick their back end themselves (conformance, multi-node, cluster) run once, which
 // tools/test's second pass says in its --skip.
 import Foundation
+import Synchronization
 
 public enum TestDatabase {
     public static var isPostgres: Bool { ProcessInfo.processInfo.environment["FAULTLINE_TEST_DATABASE"] == "postgres" }
     public static var name: String { isPostgres ? "PostgreSQL" : "SQLite" }
 
-    nonisolated(unsafe) private static var cluster: Result<PostgresCluster, Error>?
-    nonisolated(unsafe) private static var databases: [String: String] = [:]
-    private static let lock = NSLock()
+    private struct Databases {
+        var cluster: Result<PostgresCluster, Error>?
+        var byDirectory: [String: String] = [:]
+    }
+    private static let state = Mutex(Databases())
 
     /// The PostgreSQL URL a server on `dataDirectory` uses, nil on SQLite. The same directory always
     /// gets the same database; a new directory gets a new, empty one.
     public static func url(forDataDirectory dataDirectory: String) throws -> String? {
         guard isPostgres else { return nil }
         let key = URL(fileURLWithPath: dataDirectory).standardizedFileURL.path
-        lock.lock(); defer { lock.unlock() }
-        if let url = databases[key] { return url }
-        if cluster == nil {
-            cluster = Result { try PostgresCluster() }
-            atexit { TestDatabase.stopCluster() }
+        return try state.withLock { s in
+            if let url = s.byDirectory[key] { return url }
+            if s.cluster == nil {
+                s.cluster = Result { try PostgresCluster() }
+                atexit { TestDatabase.stopCluster() }
+            }
+            let url = try s.cluster!.get().createDatabase()
+            s.byDirectory[key] = url
+            return url
         }
-        let url = try cluster!.get().createDatabase()
-        databases[key] = url
-        return url
     }
 
     /// Arguments that put a `faultline serve` child on the same database as `url(forDataDirectory:)`.
@@ -37,6 +41,6 @@ public enum TestDatabase {
     }
 
     private static func stopCluster() {
-        if case .success(let c)? = cluster { c.stop() }
+        if case .success(let c)? = state.withLock({ $0.cluster }) { c.stop() }
     }
 }

@@ -9,6 +9,7 @@ import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 import FaultlineHashing
+import Synchronization
 
 final class ClusterTests: XCTestCase {
     override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }
@@ -82,8 +83,7 @@ final class ClusterTests: XCTestCase {
         let main = try XCTUnwrap(program.symbols["main"])
         let stacks = 400
         let group = DispatchGroup()
-        final class Refused: @unchecked Sendable { let lock = NSLock(); var n = 0 }
-        let refused = Refused()
+        let refused = Mutex(0)
         for worker in 0..<4 {
             DispatchQueue.global().async(group: group) {
                 for i in stride(from: worker, to: stacks, by: 4) {
@@ -91,12 +91,12 @@ final class ClusterTests: XCTestCase {
                     let event = TestEvents.native(
                         buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
                         offsets: offsets, release: "r1")
-                    if cluster.send(event, to: cluster.ports[i % 2]).status != 200 { refused.lock.lock(); refused.n += 1; refused.lock.unlock() }
+                    if cluster.send(event, to: cluster.ports[i % 2]).status != 200 { refused.withLock { $0 += 1 } }
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
-        XCTAssertEqual(refused.n, 0)
+        XCTAssertEqual(refused.withLock { $0 }, 0)
         let before = try waitGrouped(store, project: project, atLeast: stacks)
         XCTAssertEqual(before.occurrences, Int64(stacks))
         XCTAssertEqual(before.processed, before.occurrences)
@@ -191,8 +191,7 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(try store.debugFile(buildID: program.buildID)?.hasDebugInfo, true)
 
         // A burst spread over the three nodes; node 1 is killed -9 in the middle of it.
-        final class Tally: @unchecked Sendable { let lock = NSLock(); var acked: [String] = []; var failed = 0 }
-        let tally = Tally()
+        let tally = Mutex<(acked: [String], failed: Int)>(([], 0))
         let stopAt = Date().addingTimeInterval(2.5)
         let group = DispatchGroup()
         for worker in 0..<6 {
@@ -204,9 +203,7 @@ final class ClusterTests: XCTestCase {
                         eventID: id, buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture",
                         base: 0x5600_0000_0000, offsets: [UInt64(0x40 + (worker * 7 + n) % 13)])
                     let r = cluster.send(event, to: cluster.ports[(worker + n) % 3])
-                    tally.lock.lock()
-                    if r.status == 200 { tally.acked.append(id) } else { tally.failed += 1 }
-                    tally.lock.unlock()
+                    tally.withLock { if r.status == 200 { $0.acked.append(id) } else { $0.failed += 1 } }
                     n += 1
                 }
             }
@@ -215,9 +212,9 @@ final class ClusterTests: XCTestCase {
         kill(cluster.nodes[1].process.processIdentifier, SIGKILL)
         XCTAssertEqual(cluster.nodes[1].process.awaitEnd().signal, SIGKILL)
         XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
-        tally.lock.lock(); let acked = tally.acked; tally.lock.unlock()
+        let (acked, failed) = tally.withLock { $0 }
         XCTAssertGreaterThan(acked.count, 30, "the burst was acknowledged in part before the kill")
-        XCTAssertGreaterThan(tally.failed, 0, "some requests went to the killed node")
+        XCTAssertGreaterThan(failed, 0, "some requests went to the killed node")
 
         // Every acknowledged event is readable through a surviving node, and the survivors group
         // what the dead node had stored but not grouped.

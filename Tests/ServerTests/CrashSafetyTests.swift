@@ -5,6 +5,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import Synchronization
 
 final class CrashSafetyTests: XCTestCase {
     /// A `faultline serve` child process; stdout goes to a file we poll.
@@ -50,8 +51,7 @@ final class CrashSafetyTests: XCTestCase {
         let dsn = try DSN(parsing: String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
         let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
 
-        final class Tally: @unchecked Sendable { let lock = NSLock(); var acked: [String] = []; var failed = 0 }
-        let tally = Tally()
+        let tally = Mutex<(acked: [String], failed: Int)>(([], 0))
         let stopAt = Date().addingTimeInterval(1.5)
         let group = DispatchGroup()
         for worker in 0..<4 {
@@ -65,9 +65,7 @@ final class CrashSafetyTests: XCTestCase {
                     let r = RawHTTP.send(
                         port: port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
                         headers: ["X-Sentry-Auth": dsn.authHeader(client: "kill9/1")], body: env)
-                    tally.lock.lock()
-                    if r.status == 200 { tally.acked.append(id) } else { tally.failed += 1 }
-                    tally.lock.unlock()
+                    tally.withLock { if r.status == 200 { $0.acked.append(id) } else { $0.failed += 1 } }
                     n += 1
                     if r.status == -1 { break }
                 }
@@ -79,7 +77,7 @@ final class CrashSafetyTests: XCTestCase {
         let firstEnd = first.process.awaitEnd()
         group.wait()
         XCTAssertEqual(firstEnd.signal, SIGKILL, firstEnd.description)
-        tally.lock.lock(); let ackedIDs = tally.acked; tally.lock.unlock()
+        let ackedIDs = tally.withLock { $0.acked }
         XCTAssertGreaterThan(ackedIDs.count, 20, "the burst should have been acknowledged in part before the kill")
 
         let second = try ServeProcess(dataDir: dir)

@@ -4,6 +4,7 @@
 // the server).
 import Foundation
 import XCTest
+import Synchronization
 
 enum HostileClient {
     /// A connected socket to 127.0.0.1:port from `source` (nil: let the kernel choose), or -1.
@@ -55,8 +56,7 @@ enum HostileClient {
     /// Slowloris: connections that send a request line and then one header byte every
     /// `interval` seconds, until `stop` is set. Returns the thread's done semaphore.
     final class Trickler: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stopped = false
+        private let stopped = Mutex(false)
         private(set) var fds: [Int32] = []
         private let done = DispatchSemaphore(value: 0)
 
@@ -73,9 +73,9 @@ enum HostileClient {
                 self.done.signal()
             }
         }
-        var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+        var isStopped: Bool { stopped.withLock { $0 } }
         func stop() {
-            lock.lock(); stopped = true; lock.unlock()
+            stopped.withLock { $0 = true }
             done.wait()
             for fd in fds { close(fd) }
         }

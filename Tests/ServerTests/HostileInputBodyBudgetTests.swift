@@ -6,6 +6,7 @@ import XCTest
 @testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import Synchronization
 
 final class HostileInputBodyBudgetTests: XCTestCase {
     static let mib = 1024 * 1024
@@ -130,11 +131,13 @@ final class HostileInputBodyBudgetTests: XCTestCase {
 /// Connections that each send `head` and then `bodyBytes` of body as fast as the server takes
 /// them, one thread each, and keep the connection open afterwards (until `closeAll`).
 final class BodyFlood: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fds: [Int32] = []
-    private var finished = 0
-    private var whole = 0
-    private var aborted = false
+    private struct Progress {
+        var fds: [Int32] = []
+        var finished = 0
+        var whole = 0
+        var aborted = false
+    }
+    private let progress = Mutex(Progress())
     private let total: Int
 
     init(port: UInt16, connections: Int, sources: [String], head: String, bodyBytes: Int) {
@@ -148,7 +151,7 @@ final class BodyFlood: @unchecked Sendable {
                 if fd >= 0 {
                     var tv = timeval(tv_sec: 10, tv_usec: 0)
                     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-                    lock.lock(); fds.append(fd); lock.unlock()
+                    progress.withLock { $0.fds.append(fd) }
                     if HostileClient.write(fd, head) {
                         while left > 0 && !isAborted {
                             let n = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, min($0.count, left), Int32(MSG_NOSIGNAL)) }
@@ -157,25 +160,25 @@ final class BodyFlood: @unchecked Sendable {
                         }
                     }
                 }
-                lock.lock()
-                finished += 1
-                if left == 0 { whole += 1 }
-                lock.unlock()
+                progress.withLock { p in
+                    p.finished += 1
+                    if left == 0 { p.whole += 1 }
+                }
             }
         }
     }
 
-    private var isAborted: Bool { lock.lock(); defer { lock.unlock() }; return aborted }
-    func abort() { lock.lock(); aborted = true; lock.unlock() }
-    var allFinished: Bool { lock.lock(); defer { lock.unlock() }; return finished == total }
+    private var isAborted: Bool { progress.withLock { $0.aborted } }
+    func abort() { progress.withLock { $0.aborted = true } }
+    var allFinished: Bool { progress.withLock { $0.finished == total } }
     /// Connections whose whole body the server took (or discarded while reading).
-    var completeBodies: Int { lock.lock(); defer { lock.unlock() }; return whole }
+    var completeBodies: Int { progress.withLock { $0.whole } }
 
     func closeAll() {
-        lock.lock()
-        let open = fds
-        fds = []
-        lock.unlock()
+        let open = progress.withLock { p in
+            defer { p.fds = [] }
+            return p.fds
+        }
         open.forEach { close($0) }
     }
 }

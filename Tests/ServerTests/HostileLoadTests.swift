@@ -8,6 +8,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import Synchronization
 
 final class HostileLoadTests: XCTestCase {
     static let duration: TimeInterval = 8
@@ -116,13 +117,12 @@ final class HostileLoadTests: XCTestCase {
     }
 }
 
-final class Counters: @unchecked Sendable {
+final class Counters: Sendable {
     struct Snapshot { var hostileRequests = 0; var hostileRefusedConnect = 0 }
-    private let lock = NSLock()
-    private var s = Snapshot()
-    private var maximum = 0
-    func add(_ k: WritableKeyPath<Snapshot, Int>) { lock.lock(); s[keyPath: k] += 1; lock.unlock() }
-    func max(_ v: Int) { lock.lock(); maximum = Swift.max(maximum, v); lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return maximum }
-    var snapshot: Snapshot { lock.lock(); defer { lock.unlock() }; return s }
+    private let s = Mutex(Snapshot())
+    private let maximum = Mutex(0)
+    func add(_ k: WritableKeyPath<Snapshot, Int> & Sendable) { s.withLock { $0[keyPath: k] += 1 } }
+    func max(_ v: Int) { maximum.withLock { $0 = Swift.max($0, v) } }
+    var value: Int { maximum.withLock { $0 } }
+    var snapshot: Snapshot { s.withLock { $0 } }
 }

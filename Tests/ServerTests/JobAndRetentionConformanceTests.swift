@@ -11,6 +11,7 @@ import FaultlineTestSupport
 import Foundation
 import XCTest
 import FaultlineHashing
+import Synchronization
 
 extension StoreConformance {
     static func backfillJobs(_ store: SQLStoreUnderTest) throws {
@@ -310,18 +311,17 @@ final class PostgresJobAndRetentionTests: XCTestCase {
         let a = try PostgresStore(url: url, connections: 4), b = try PostgresStore(url: url, connections: 4)
         defer { a.close(); b.close() }
         let limiters = [InstallVolumeLimiter(limit: 50, windowSeconds: 3600, store: a), InstallVolumeLimiter(limit: 50, windowSeconds: 3600, store: b)]
-        let lock = NSLock()
-        nonisolated(unsafe) var admitted = 0
+        let admitted = Mutex(0)
         let group = DispatchGroup()
         for n in 0..<4 {
             DispatchQueue.global().async(group: group) {
                 for _ in 0..<40 where limiters[n % 2].admit(projectID: 1, installID: "busy") == nil {
-                    lock.lock(); admitted += 1; lock.unlock()
+                    admitted.withLock { $0 += 1 }
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
-        XCTAssertEqual(admitted, 50, "160 attempts on two nodes, a cap of 50: exactly 50 admitted")
+        XCTAssertEqual(admitted.withLock { $0 }, 50, "160 attempts on two nodes, a cap of 50: exactly 50 admitted")
     }
 
     /// Two nodes polling at once take different jobs (SKIP LOCKED), never the same one.
@@ -330,22 +330,22 @@ final class PostgresJobAndRetentionTests: XCTestCase {
         let a = try PostgresStore(url: url, connections: 4), b = try PostgresStore(url: url, connections: 4)
         defer { a.close(); b.close() }
         for i in 0..<40 { _ = try a.enqueueBackfill(buildID: BuildID(hex: String(format: "%040x", i + 1))!) }
-        let lock = NSLock()
-        nonisolated(unsafe) var taken: [Int64] = []
-        nonisolated(unsafe) var failures: [String] = []
+        let tally = Mutex<(taken: [Int64], failures: [String])>(([], []))
         let group = DispatchGroup()
         for (n, store) in [a, b, a, b].enumerated() {
             DispatchQueue.global().async(group: group) {
                 do {
                     while let job = try store.claimBackfill(holder: "node\(n)", lease: 60) {
-                        lock.lock(); taken.append(job.record.id); lock.unlock()
+                        tally.withLock { $0.taken.append(job.record.id) }
                     }
                 } catch {
-                    lock.lock(); failures.append("\(error)"); lock.unlock()
+                    let failure = "\(error)"
+                    tally.withLock { $0.failures.append(failure) }
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        let (taken, failures) = tally.withLock { $0 }
         XCTAssertEqual(failures, [], "a claim that fails must not pass as 'nothing left'")
         XCTAssertEqual(taken.count, 40)
         XCTAssertEqual(Set(taken).count, 40, "each job taken once")

@@ -6,6 +6,7 @@ import XCTest
 import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import Synchronization
 
 final class MultiNodeTests: XCTestCase {
     override class func tearDown() { PostgresCluster.stop(for: self); super.tearDown() }
@@ -31,8 +32,7 @@ final class MultiNodeTests: XCTestCase {
         let token = String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
 
         // The same new crash on both nodes at once; some event ids sent to both nodes.
-        final class Tally: @unchecked Sendable { let lock = NSLock(); var acked = Set<String>(); var refused = 0 }
-        let tally = Tally()
+        let tally = Mutex<(acked: Set<String>, refused: Int)>(([], 0))
         let group = DispatchGroup()
         for worker in 0..<4 {
             DispatchQueue.global().async(group: group) {
@@ -49,14 +49,13 @@ final class MultiNodeTests: XCTestCase {
                             "Content-Type": "application/x-sentry-envelope", "Content-Encoding": "gzip",
                             "X-Sentry-Auth": "Sentry sentry_version=7, sentry_key=\(dsn.publicKey.value)"
                         ], body: body)
-                    tally.lock.lock()
-                    if r.status == 200 { tally.acked.insert(id) } else { tally.refused += 1 }
-                    tally.lock.unlock()
+                    tally.withLock { if r.status == 200 { $0.acked.insert(id) } else { $0.refused += 1 } }
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
-        XCTAssertEqual(tally.refused, 0)
+        let (acked, refused) = tally.withLock { $0 }
+        XCTAssertEqual(refused, 0)
 
         let store = try PostgresStore(url: url, connections: 2)
         defer { store.close() }
@@ -64,13 +63,13 @@ final class MultiNodeTests: XCTestCase {
         func waitGrouped() throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
             let deadline = Date().addingTimeInterval(60)
             var c = try store.counts(projectID: project.id)
-            while Date() < deadline, c.processed < c.occurrences || c.occurrences < Int64(tally.acked.count) {
+            while Date() < deadline, c.processed < c.occurrences || c.occurrences < Int64(acked.count) {
                 usleep(50_000); c = try store.counts(projectID: project.id)
             }
             return c
         }
         let before = try waitGrouped()
-        XCTAssertEqual(before.occurrences, Int64(tally.acked.count), "every acknowledged event stored once")
+        XCTAssertEqual(before.occurrences, Int64(acked.count), "every acknowledged event stored once")
         XCTAssertEqual(before.processed, before.occurrences)
         XCTAssertEqual(before.issues, 1, "one crash on two nodes is one issue")
         let issueBefore = try XCTUnwrap(try store.issues(projectID: project.id, limit: 10, offset: 0).first)

@@ -8,28 +8,30 @@ import XCTest
 import FaultlineProtocol
 import FaultlineSymbolication
 import FaultlineTestSupport
+import Synchronization
 
 /// The real libdw symbolicator, held at a gate the test opens: the "slow index build" whose
 /// length the test controls, and a count of the lookups that reached the symbolicator.
 final class GatedSymbolicator: FrameSymbolicating, @unchecked Sendable {
     let inner: FrameSymbolicating
     let gate = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var open = false
-    private var calls: [UInt64: Int] = [:]
+    private let state = Mutex<(open: Bool, calls: [UInt64: Int])>((false, [:]))
 
     init(_ inner: FrameSymbolicating) { self.inner = inner }
 
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
-        lock.withLock { calls[offset, default: 0] += 1 }
-        if !lock.withLock({ open }) { gate.wait(); gate.signal() }
+        let open = state.withLock { s in
+            s.calls[offset, default: 0] += 1
+            return s.open
+        }
+        if !open { gate.wait(); gate.signal() }
         return inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
     }
     func invalidate(buildID: BuildID) { inner.invalidate(buildID: buildID) }
     func prepare(buildID: BuildID) { inner.prepare(buildID: buildID) }
 
-    func release() { lock.withLock { open = true }; gate.signal() }
-    var lookups: [UInt64: Int] { lock.withLock { calls } }
+    func release() { state.withLock { $0.open = true }; gate.signal() }
+    var lookups: [UInt64: Int] { state.withLock { $0.calls } }
 }
 
 final class ReadSymbolicationTests: XCTestCase {
@@ -144,13 +146,12 @@ final class ReadSymbolicationTests: XCTestCase {
 }
 
 /// A value shared with closures that run on other threads.
-final class LockedBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T
-    init(_ v: T) { stored = v }
+final class LockedBox<T: Sendable>: Sendable {
+    private let stored: Mutex<T>
+    init(_ v: T) { stored = Mutex(v) }
     var value: T {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
-    func withValue<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&stored) } }
+    func withValue<R: Sendable>(_ body: (inout T) -> R) -> R { stored.withLock { body(&$0) } }
 }

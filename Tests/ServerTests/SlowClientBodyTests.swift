@@ -7,6 +7,7 @@ import XCTest
 @testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
+import Synchronization
 
 final class SlowClientBodyTests: XCTestCase {
     /// Every slot held by an anonymous login POST sending one body byte every 0.3 s: never idle
@@ -132,8 +133,7 @@ final class SlowClientBodyTests: XCTestCase {
 /// Connections that send a login POST's headers (a 1,000-byte body declared) and then one body
 /// byte every `interval` seconds until stopped.
 final class BodyTrickler: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Mutex(false)
     let fds: [Int32]
     private let done = DispatchSemaphore(value: 0)
 
@@ -153,10 +153,10 @@ final class BodyTrickler: @unchecked Sendable {
         }
     }
 
-    private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+    private var isStopped: Bool { stopped.withLock { $0 } }
 
     func stop() {
-        lock.lock(); stopped = true; lock.unlock()
+        stopped.withLock { $0 = true }
         done.wait()
         fds.forEach { close($0) }
     }

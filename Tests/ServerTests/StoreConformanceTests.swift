@@ -7,6 +7,7 @@ import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
 import XCTest
+import Synchronization
 
 enum StoreConformance {
     static let buildID = BuildID(hex: "00112233445566778899aabbccddeeff00112233")!
@@ -310,20 +311,20 @@ extension StoreConformance {
         let frame = StackFrame(buildID: buildID, offset: 0x30, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
         let outcomes = stored.map { outcome($0, hash: "same-crash", frames: [frame]) }
         let group = DispatchGroup()
-        let errors = NSLock()
-        nonisolated(unsafe) var failures: [Error] = []
+        let failures = Mutex<[Error]>([])
         for (store, slice) in [(a, outcomes), (b, Array(outcomes.reversed())), (a, Array(outcomes.shuffled())), (b, Array(outcomes.shuffled()))] {
             DispatchQueue.global().async(group: group) {
                 // Batches of 5, as the grouping worker commits them.
                 for start in stride(from: 0, to: slice.count, by: 5) {
                     do { try store.recordGrouping(Array(slice[start..<min(start + 5, slice.count)])) } catch {
-                        errors.lock(); failures.append(error); errors.unlock()
+                        failures.withLock { $0.append(error) }
                     }
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
-        XCTAssertTrue(failures.isEmpty, "\(failures)")
+        let failed = failures.withLock { $0 }
+        XCTAssertTrue(failed.isEmpty, "\(failed)")
         let issues = try a.issues(projectID: p.id, limit: 10, offset: 0)
         XCTAssertEqual(issues.count, 1, "one new crash is one issue")
         XCTAssertEqual(issues.first?.count, 40, "each occurrence counted once")
@@ -413,16 +414,15 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func testNodesStartingAtOnceMigrateOnce() throws {
         let url = try makeURL()
         let group = DispatchGroup()
-        let lock = NSLock()
-        nonisolated(unsafe) var results: [Result<PostgresStore, Error>] = []
+        let results = Mutex<[Result<PostgresStore, Error>]>([])
         for _ in 0..<4 {
             DispatchQueue.global().async(group: group) {
                 let r = Result { try PostgresStore(url: url, connections: 1) }
-                lock.lock(); results.append(r); lock.unlock()
+                results.withLock { $0.append(r) }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
-        for r in results {
+        for r in results.withLock({ $0 }) {
             switch r {
             case .success(let s): s.close()
             case .failure(let e): XCTFail("a node failed to start: \(e)")

@@ -2,6 +2,7 @@
 import Foundation
 import XCTest
 import FaultlineProtocol
+import Synchronization
 @testable import FaultlineSymbolication
 
 final class FixtureVariantTests: XCTestCase {
@@ -290,12 +291,11 @@ final class FixtureVariantTests: XCTestCase {
         let addresses = syms.flatMap { sym in stride(from: sym.0, to: sym.0 + sym.1, by: 3).map { $0 } }
         let reference = addresses.map { s.symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: $0, isReturnAddress: false) }
         let fresh = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
-        final class Results: @unchecked Sendable { var items: [[SymbolicationOutcome]] = Array(repeating: [], count: 8); let lock = NSLock() }
-        let results = Results()
+        let results = Mutex<[[SymbolicationOutcome]]>(Array(repeating: [], count: 8))
         DispatchQueue.concurrentPerform(iterations: 8) { t in
             let r = addresses.map { fresh.symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: $0, isReturnAddress: false) }
-            results.lock.withLock { results.items[t] = r }
+            results.withLock { $0[t] = r }
         }
-        for r in results.items { XCTAssertEqual(r, reference) }
+        for r in results.withLock({ $0 }) { XCTAssertEqual(r, reference) }
     }
 }
