@@ -6,7 +6,7 @@ import FaultlineHashing
 import FaultlineFiles
 import Synchronization
 
-public final class ChunkUpload: @unchecked Sendable {
+public final class ChunkUpload: Sendable {
     public static let chunkSize = 8 * 1024 * 1024
     public static let chunksPerRequest = 64
     public static let maxRequestSize = 32 * 1024 * 1024

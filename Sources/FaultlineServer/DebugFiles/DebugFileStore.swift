@@ -5,7 +5,7 @@ import FaultlineProtocol
 import FaultlineSymbolication
 import Synchronization
 
-public final class DebugFileStore: @unchecked Sendable {
+public final class DebugFileStore: Sendable {
     public let root: String
     let tmp: String
     private let known = Mutex<Set<BuildID>>([])

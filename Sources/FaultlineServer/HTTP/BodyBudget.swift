@@ -8,7 +8,7 @@ import Synchronization
 /// without one, its length so far) before its bytes are kept; a reservation that would pass a
 /// budget is refused (503 when the server's is spent, 429 when the address's is), so the memory
 /// bodies can take is bounded by the two budgets plus connections × `uncountedBytes`.
-final class BodyBudget: @unchecked Sendable {
+final class BodyBudget: Sendable {
     /// Bodies up to this size are not counted: the connection limit bounds them (1,024 × 64 KiB),
     /// and small events still get through while large bodies fill the budget.
     static let uncountedBytes = 64 * 1024

@@ -5,7 +5,7 @@
 import Foundation
 import Synchronization
 
-final class ForwardedClientCap: @unchecked Sendable {
+final class ForwardedClientCap: Sendable {
     let limit: Int
     private struct Counts {
         var inFlight: [String: Int] = [:]

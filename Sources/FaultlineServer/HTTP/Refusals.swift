@@ -4,7 +4,7 @@
 import Foundation
 import Synchronization
 
-public final class Refusals: @unchecked Sendable {
+public final class Refusals: Sendable {
     private struct Tally {
         var counts: [String: Int64] = [:]
         var unlogged: [String: Int64] = [:]

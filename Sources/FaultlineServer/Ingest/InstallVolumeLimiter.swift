@@ -6,7 +6,7 @@
 import Foundation
 import Synchronization
 
-public final class InstallVolumeLimiter: @unchecked Sendable {
+public final class InstallVolumeLimiter: Sendable {
     struct Window { var start: Double; var count: Int }
     private let limit: Int
     private let window: Double

@@ -2,7 +2,7 @@
 import Foundation
 import Synchronization
 
-final class LogArchiveRetention: @unchecked Sendable {
+final class LogArchiveRetention: Sendable {
     let store: LogArchiveStore
     let files: LogArchiveFiles
     let limits: LogArchiveLimits

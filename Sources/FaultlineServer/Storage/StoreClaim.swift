@@ -4,7 +4,7 @@
 import Foundation
 import Synchronization
 
-public final class StoreClaim: @unchecked Sendable {
+public final class StoreClaim: Sendable {
     /// The claim grouping and backfill share: no occurrence is grouped with stale symbols while
     /// backfill moves stacks, and issue counts stay exact while backfill merges.
     public static let regrouping = "regrouping"

@@ -25,7 +25,7 @@ extension FrameSymbolicating {
 /// the server holds a debug file for, so events from unknown modules cost nothing. The one cache
 /// in front of the server's symbolicator: the server keeps one for its lifetime, a backfill run
 /// a fresh one (whose `count` is the distinct addresses it asked about).
-public final class CachingSymbolicator: FrameSymbolicating, @unchecked Sendable {
+public final class CachingSymbolicator: FrameSymbolicating, Sendable {
     struct Key: Hashable { let buildID: BuildID; let offset: UInt64; let isReturn: Bool }
     private let inner: FrameSymbolicating
     private let known: @Sendable (BuildID) -> Bool

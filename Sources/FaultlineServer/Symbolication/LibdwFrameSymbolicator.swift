@@ -5,7 +5,7 @@ import FaultlineProtocol
 import FaultlineSymbolication
 import Synchronization
 
-final class LibdwFrameSymbolicator: FrameSymbolicating, @unchecked Sendable {
+final class LibdwFrameSymbolicator: FrameSymbolicating, Sendable {
     let symbolicator: Symbolicator
     /// Holds the full index of each debug file prepared on arrival (`prepare`), built at once; its
     /// build-ids are looked up here, every other one in `symbolicator`.
