@@ -13,7 +13,7 @@ import FaultlineSymbolication
 import FaultlineThreads
 import Synchronization
 
-public final class Assembler: @unchecked Sendable {
+public final class Assembler: Sendable {
     let store: any Store
     let records: any DebugFileRecordStore
     let chunks: ChunkUpload

@@ -4,7 +4,7 @@ import Foundation
 import FaultlineProtocol
 import Synchronization
 
-public final class IngestHandler: @unchecked Sendable {
+public final class IngestHandler: Sendable {
     let store: any Store
     /// Where transactions go; nil: they are accepted and dropped.
     let traces: (any TraceStore)?

@@ -47,7 +47,7 @@ struct WebUser {
     var hash: Data
 }
 
-final class WebQueries: @unchecked Sendable {
+final class WebQueries: Sendable {
     /// Merges go through the core store's issue primitives (`IssueMerger`).
     let store: any Store
     /// The pages' own statements.
