@@ -100,7 +100,8 @@ public final class Server: @unchecked Sendable {
         chunks.expire()
         let backfiller = self.backfiller
         let assembler = Assembler(stores: stores, chunks: chunks, debugFiles: debugFiles) { summary in
-            if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
+            // An executable's CFI changes how stored minidumps walk, even without symbols.
+            if summary.hasDebugInfo || summary.hasSymbols || summary.isExecutable { backfiller.enqueue(summary.buildID) }
         }
         self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }
