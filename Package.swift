@@ -82,6 +82,10 @@ let package = Package(
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol"]),
 
+        // MARK: Minidumps (Crashpad/Breakpad): a reader that never trusts an offset, a stackwalker over
+        // libdwfl with frame-pointer and stack-scan fallbacks, and the Sentry event of a walked dump.
+        .target(name: "FaultlineMinidump", dependencies: ["CDw", "FaultlineProtocol"]),
+
         // MARK: Server
         .target(name: "FaultlineServer",
                 dependencies: [
@@ -153,6 +157,8 @@ let package = Package(
                         "Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineHashing", "FaultlineTestSupport", "faultline", "faultline-server",
                         "faultline-archive-probe"
                     ]),
+        .testTarget(name: "MinidumpTests",
+                    dependencies: ["FaultlineMinidump", "FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport"]),
         .testTarget(name: "ServerTests",
                     dependencies: [
                         "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineHashing", "FaultlineSymbolication", "FaultlineTestSupport",
