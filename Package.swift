@@ -89,8 +89,8 @@ let package = Package(
         // MARK: Server
         .target(name: "FaultlineServer",
                 dependencies: [
-                    "FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite",
-                    "CCrypto", "CLibPQ", "CCurl", "CBrotli"
+                    "FaultlineSymbolication", "FaultlineMinidump", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD",
+                    "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli"
                 ]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)

@@ -99,10 +99,7 @@ final class CrashpadEndToEndTests: XCTestCase {
             let deadline = Date().addingTimeInterval(timeout)
             while true {
                 if let value = try body() { return value }
-                guard Date() < deadline else {
-                    struct Timeout: Error, CustomStringConvertible { let description: String }
-                    throw Timeout(description: "waited \(Int(timeout)) s for \(what)")
-                }
+                guard Date() < deadline else { throw CrashpadFixture.Missing(description: "waited \(Int(timeout)) s for \(what)") }
                 usleep(50_000)
             }
         }

@@ -12,7 +12,7 @@ import FaultlineSymbolication
 final class MinidumpIngestTests: XCTestCase {
     var work: String!
     /// One real dump for the whole class: Crashpad's handler takes a moment to write one.
-    static var dumpAndProgram: (dump: Data, program: String)?
+    nonisolated(unsafe) static var dumpAndProgram: (dump: Data, program: String)?
 
     override func setUpWithError() throws {
         work = TestSupport.makeTemporaryDirectory("minidump-ingest")

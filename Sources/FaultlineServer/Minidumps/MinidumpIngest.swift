@@ -30,13 +30,15 @@ final class MinidumpIngest: Sendable {
         if let bytes = submission.eventBytes {
             do { base = try JSONParser.parse(bytes) } catch { throw .malformed("event: \(error)") }
         }
-        var event = MinidumpEvent.merge(base: base, walked: walked.event)
-        if EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) == nil {
-            event["event_id"] = .string(
-                EnvelopeDecoder.normalisedEventID(submission.envelopeHeader["event_id"]?.stringValue) ?? Keys.randomHex(bytes: 16))
+        // The client's event id, else the envelope's, else the walk's (a new one).
+        if EnvelopeDecoder.normalisedEventID(base["event_id"]?.stringValue) == nil,
+            let id = EnvelopeDecoder.normalisedEventID(submission.envelopeHeader["event_id"]?.stringValue)
+        {
+            base["event_id"] = .string(id)
         }
+        let event = MinidumpEventMerge.merge(base: base, walked: walked.event)
         let bytes = event.serialized()
-        // The walk is bounded (MinidumpEvent's thread and frame caps); this is the row's bound.
+        // The walk is bounded (MinidumpEventMerge's thread and frame caps); this is the row's bound.
         guard bytes.count <= limits.maxKeptBytes else {
             throw .tooLarge("minidump: its walked event is \(bytes.count) bytes; at most \(limits.maxKeptBytes) allowed")
         }

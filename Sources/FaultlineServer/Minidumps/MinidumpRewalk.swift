@@ -64,7 +64,7 @@ final class MinidumpRewalk: Sendable {
             let walked = try? walker.walk(stored.dump),
             let before = try? StoredEvent.decode(stored.event)
         else { return nil }
-        let event = MinidumpEvent.merge(base: before, walked: walked.event)
+        let event = MinidumpEventMerge.merge(base: before, walked: walked.event)
         guard event != before else { return nil }
         let bytes = event.serialized()
         let stack = StackExtractor.signature(of: event, grouping: grouping[stored.projectID] ?? .newProjects)

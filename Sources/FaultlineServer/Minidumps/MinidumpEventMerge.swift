@@ -1,12 +1,17 @@
 // How a walked dump and the event the client described become one event, written once for ingest
 // and for the backfill's walk again: what only the dump knows (the stacks, the modules, the
-// exception) comes from the walk, anything else the client said wins.
+// exception, the walker's own `extra` notes) comes from the walk, anything else the client said
+// wins, key by key inside `tags` and `contexts`.
 import Foundation
 import FaultlineProtocol
 
-enum MinidumpEvent {
+enum MinidumpEventMerge {
     /// Members the walk always sets: a new walk replaces them whole.
     static let walkedMembers: Set<String> = ["exception", "threads", "debug_meta"]
+    /// Objects merged key by key: in `tags` and `contexts` the client's keys win (they describe
+    /// the app), in `extra` the walk's (its notes on the walk change with it).
+    static let clientWinsInside: Set<String> = ["tags", "contexts"]
+    static let walkWinsInside: Set<String> = ["extra"]
     /// Threads kept with their stacks (the crashing one first), and frames per stack: a hostile
     /// dump's thousands of threads must not make an event no page can show.
     static let maxThreads = 256
@@ -18,11 +23,10 @@ enum MinidumpEvent {
         for (key, value) in walked.objectValue ?? [:] {
             if walkedMembers.contains(key) {
                 out[key] = bounded(key, value)
-            } else if key == "contexts", case .object(let walkedContexts) = value {
-                // The client's own contexts win, the dump fills in the rest (os, device).
-                var contexts = out["contexts"]?.objectValue ?? [:]
-                for (name, context) in walkedContexts where contexts[name] == nil { contexts[name] = context }
-                out["contexts"] = .object(contexts)
+            } else if clientWinsInside.contains(key) || walkWinsInside.contains(key), case .object(let walkedObject) = value {
+                var object = out[key]?.objectValue ?? [:]
+                for (name, v) in walkedObject where object[name] == nil || walkWinsInside.contains(key) { object[name] = v }
+                out[key] = .object(object)
             } else if out[key] == nil {
                 out[key] = value
             }
