@@ -58,7 +58,9 @@ enum CrashpadFixture {
         }
         for f in files {
             body.append(
-                Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(f.name)\"; filename=\"\(f.filename)\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8))
+                Data(
+                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(f.name)\"; filename=\"\(f.filename)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                        .utf8))
             body.append(f.data)
             body.append(Data("\r\n".utf8))
         }
