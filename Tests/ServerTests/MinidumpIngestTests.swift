@@ -184,4 +184,30 @@ final class MinidumpIngestTests: XCTestCase {
         XCTAssertEqual(second.issueID, first.issueID)
         XCTAssertEqual(try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/"), issuesBefore)
     }
+
+    /// A database of schema 13 (before minidumps) gains the dump modules table at open; a stored
+    /// dump's modules go with their occurrence, whichever statement deletes it.
+    func testASchema13DatabaseGainsMinidumpModulesDeletedWithTheirOccurrence() throws {
+        let path = work + "/faultline.sqlite"
+        try SQLiteStore(path: path).close()
+        let c = try SQLiteConnection(path: path)
+        try c.exec("DROP TRIGGER minidump_modules_with_occurrence; DROP TABLE minidump_modules; PRAGMA user_version=13")
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        var version = 0
+        try c.query("PRAGMA user_version") { version = Int($0.int(0)) }
+        XCTAssertEqual(version, SQLiteSchema.version)
+        let module = try XCTUnwrap(BuildID(hex: "b06fc9af0265d2e0134ae8c21fc7aa99fcd0053c"))
+        var e = IncomingEvent(
+            projectID: 1, eventID: TestEvents.eventID(), received: 1000, timestamp: 1000, release: nil, installID: nil, compressedEvent: Data("{}".utf8))
+        e.minidumpModules = [module]
+        let id = try XCTUnwrap(try store.storeIngest(event: e, items: []))
+        try store.writer.sync { try $0.exec("UPDATE occurrences SET processed = 1") }
+        XCTAssertEqual(try SQLMinidumpRecords.occurrences(store, referencing: module, after: 0, limit: 10), [id])
+        try store.writer.sync { try $0.exec("DELETE FROM occurrences") }
+        XCTAssertEqual(try SQLMinidumpRecords.occurrences(store, referencing: module, after: 0, limit: 10), [])
+        var left = -1
+        try c.query("SELECT count(*) FROM minidump_modules") { left = Int($0.int(0)) }
+        XCTAssertEqual(left, 0)
+    }
 }
