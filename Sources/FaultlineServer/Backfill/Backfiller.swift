@@ -67,7 +67,7 @@ public final class Backfiller: @unchecked Sendable {
         // A debug file whose backfill was never queued (the node died between installing it and
         // queueing) or failed is queued again; queued and running jobs are taken as they are.
         if let files = try? records.debugFiles() {
-            for f in files where f.hasDebugInfo || f.hasSymbols {
+            for f in files where f.hasDebugInfo || f.hasSymbols || f.isExecutable {
                 let latest = try? jobs.latestBackfill(buildID: f.buildID)
                 if latest == nil || latest?.state == "failed" { enqueue(f.buildID) }
             }
