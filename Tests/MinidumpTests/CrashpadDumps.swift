@@ -30,10 +30,11 @@ enum CrashpadDumps {
         return out
     }
 
-    /// Runs `binary` so it crashes (`segv` or `abort`) and returns the dump the handler wrote.
-    static func crash(_ binary: String, how: String = "segv", in dir: String) throws -> [UInt8] {
+    /// Runs `binary` so it crashes (`segv` or `abort`) and returns the dump the handler wrote;
+    /// `handlerArguments` go to crashpad_handler (e.g. `--annotation=KEY=VALUE`).
+    static func crash(_ binary: String, how: String = "segv", handlerArguments: [String] = [], in dir: String) throws -> [UInt8] {
         let database = dir + "/db-\(UUID().uuidString.prefix(8))"
-        let run = try TestSupport.run(binary, [try handler(), database, "-", how], timeout: 60)
+        let run = try TestSupport.run(binary, [try handler(), database, "-", how] + handlerArguments, timeout: 60)
         let expected: Int32 = how == "abort" ? SIGABRT : SIGSEGV
         XCTAssertEqual(run.signal, expected, "the crasher should die of its signal after the dump: \(run)")
         let dumps = ["pending", "completed", "new"].flatMap { TestSupport.files(in: database + "/" + $0, suffix: ".dmp") }

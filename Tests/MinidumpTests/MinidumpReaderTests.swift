@@ -49,6 +49,46 @@ final class MinidumpReaderTests: XCTestCase {
         XCTAssertNotNil(dump.crashpadInfo, "Crashpad writes its own stream")
     }
 
+    /// Crashpad's own stream carries the process annotations the handler was given.
+    func testCrashpadAnnotationsAreReadAndReachTheEvent() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let bytes = try CrashpadDumps.crash(
+            binary, handlerArguments: ["--annotation=release=shop@2.1", "--annotation=channel=beta"], in: dir)
+        let dump = try Minidump(bytes: bytes)
+        let info = try XCTUnwrap(dump.crashpadInfo)
+        XCTAssertEqual(info.simpleAnnotations["release"], "shop@2.1", "\(info.simpleAnnotations)")
+        XCTAssertEqual(info.simpleAnnotations["channel"], "beta")
+        let event = MinidumpEvent.make(dump: dump, walk: MinidumpStackwalker().walk(dump), eventID: "e", timestamp: 0)
+        XCTAssertEqual(event["contexts"]?["crashpad"]?["annotations"]?["channel"]?.stringValue, "beta")
+    }
+
+    /// A module's identity record under another signature: RSDS read as GUID and age, anything
+    /// else kept as unknown; neither is an error, and the module stays listed.
+    func testCodeViewRecordsOtherThanBpELAreKeptNotRefused() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let bytes = try CrashpadDumps.crash(binary, in: dir)
+        let original = try Minidump(bytes: bytes)
+        let bpel: [UInt8] = Array("LEpB".utf8)  // 0x4270454c little-endian
+        let at = try XCTUnwrap((0..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == bpel })
+
+        var unknown = bytes
+        unknown.replaceSubrange(at..<at + 4, with: Array("ABCD".utf8))
+        let withUnknown = try Minidump(bytes: unknown)
+        XCTAssertEqual(withUnknown.modules.count, original.modules.count)
+        XCTAssertTrue(withUnknown.modules.contains { if case .unknown(0x4443_4241) = $0.codeView { true } else { false } })
+
+        var rsds = bytes
+        rsds.replaceSubrange(at..<at + 4, with: Array("RSDS".utf8))
+        let withRSDS = try Minidump(bytes: rsds)
+        let module = try XCTUnwrap(withRSDS.modules.first { if case .pdb70 = $0.codeView { true } else { false } })
+        guard case .pdb70(let guid, _, _) = module.codeView else { return XCTFail() }
+        XCTAssertEqual(guid.count, 16)
+        XCTAssertNil(module.buildID)
+        let images = MinidumpEvent.make(dump: withRSDS, walk: MinidumpStackwalker().walk(withRSDS), eventID: "e", timestamp: 0)["debug_meta"]?[
+            "images"]?.arrayValue
+        XCTAssertEqual(images?.count, original.modules.count)
+    }
+
     /// Each cut of a real dump either reads (the cut fell after everything the streams point to)
     /// or throws MinidumpError; the event of whatever reads is built without a crash.
     func testTruncatedDumpsThrowTypedErrors() throws {
@@ -104,7 +144,7 @@ final class MinidumpReaderTests: XCTestCase {
         let bytes = try CrashpadDumps.crash(binary, in: dir)
         var read = 0, refused = 0
         for offset in stride(from: 0, to: bytes.count - 4, by: 4) {
-            for value: UInt32 in [0xFFFF_FFF0, 0x7FFF_FFFF] {
+            for value: UInt32 in [offset % 8 == 0 ? 0xFFFF_FFF0 : 0x7FFF_FFFF] {
                 var hostile = bytes
                 put(value, at: offset, in: &hostile)
                 do {

@@ -45,6 +45,23 @@ final class MinidumpStackwalkTests: XCTestCase {
         XCTAssertEqual(event["contexts"]?["os"]?["name"]?.stringValue, "Linux")
     }
 
+    /// An abort: the dump's context is inside libc (raise), and CFI carries the walk through
+    /// abort to the program's functions.
+    func testAbortWalksFromLibcToTheCaller() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, how: "abort", in: dir))
+        XCTAssertEqual(dump.exception?.signal.name, "SIGABRT")
+        let walk = MinidumpStackwalker(lookup: CrashpadDumps.lookup()).walk(dump)
+        let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
+        let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
+        let names = crashing.map(\.function)
+        let i = try XCTUnwrap(names.firstIndex(of: "crash_here"), "\(crashing)")
+        XCTAssertEqual(Array(names[i..<min(i + 3, names.count)]), ["crash_here", "caller", "main"], "\(crashing)")
+        XCTAssertTrue(names[..<i].contains("abort"), "\(crashing)")
+        XCTAssertEqual(crashing.first?.trust, "context")
+        XCTAssertTrue(crashing.dropFirst().prefix(i + 2).allSatisfy { $0.trust == "cfi" }, "\(crashing)")
+    }
+
     /// No CFI for the program's own code (built without unwind tables, then stripped of the
     /// `.debug_frame` that -g puts there instead): crash_here keeps no frame at the fault, so its
     /// caller is the word at rsp (`scan`); then with frame pointers the walk follows rbp (`fp`),
