@@ -3,7 +3,8 @@
 // forks, lets the child trace it (PR_SET_PTRACER) and the child execs
 //   crashpad_handler --database=DIR [--url=URL] --trace-parent-with-exception=<address>
 // Two extra threads wait in known functions, so a dump holds three threads.
-//   crashpad_at_crash HANDLER DATABASE [URL|-] [segv|abort]
+//   crashpad_at_crash HANDLER DATABASE [URL|-] [segv|abort] [HANDLER-ARGUMENT…]
+// (further arguments go to the handler, e.g. --annotation=KEY=VALUE).
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +27,8 @@ struct exception_information {
 static const char *handler_path, *database_path, *upload_url;
 static struct exception_information info;
 static char database_argument[4096], url_argument[4096], address_argument[64];
+static char **extra_arguments;
+static int extra_count;
 static volatile int threads_ready;
 
 // Runs in the crashed process's signal handler: only fork, pipe, prctl, execv, waitpid.
@@ -41,12 +44,13 @@ static void at_crash(int signo, siginfo_t *siginfo, void *context) {
         char byte;
         close(go[1]);
         if (read(go[0], &byte, 1) != 1) _exit(121);
-        char *argv[5];
+        char *argv[5 + 16];
         int n = 0;
         argv[n++] = (char *)handler_path;
         argv[n++] = database_argument;
         if (upload_url) argv[n++] = url_argument;
         argv[n++] = address_argument;
+        for (int i = 0; i < extra_count && i < 16; i++) argv[n++] = extra_arguments[i];
         argv[n] = NULL;
         execv(handler_path, argv);
         _exit(122);
@@ -85,13 +89,17 @@ __attribute__((noinline)) void caller(int how) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s HANDLER DATABASE [URL|-] [segv|abort]\n", argv[0]);
+        fprintf(stderr, "usage: %s HANDLER DATABASE [URL|-] [segv|abort] [HANDLER-ARGUMENT...]\n", argv[0]);
         return 2;
     }
     handler_path = argv[1];
     database_path = argv[2];
     upload_url = argc > 3 && strcmp(argv[3], "-") != 0 ? argv[3] : NULL;
     int how = argc > 4 && strcmp(argv[4], "abort") == 0 ? 1 : 0;
+    if (argc > 5) {
+        extra_arguments = argv + 5;
+        extra_count = argc - 5;
+    }
     snprintf(database_argument, sizeof database_argument, "--database=%s", database_path);
     if (upload_url) snprintf(url_argument, sizeof url_argument, "--url=%s", upload_url);
     snprintf(address_argument, sizeof address_argument, "--trace-parent-with-exception=0x%llx",

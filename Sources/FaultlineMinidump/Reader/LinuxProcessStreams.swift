@@ -18,6 +18,7 @@ public struct LinuxProcessStreams: Hashable, Sendable {
     public struct AuxvEntry: Hashable, Sendable {
         public var type: UInt64
         public var value: UInt64
+        public init(type: UInt64, value: UInt64) { self.type = type; self.value = value }
     }
 
     public init() {}

@@ -2,8 +2,30 @@
 
 /// The dump's bytes with reads that check every offset and size against the file (overflow-safe)
 /// and throw `MinidumpError.outOfBounds` naming what was being read.
-struct MinidumpBytes: Sendable {
+struct MinidumpBytes {
     let bytes: [UInt8]
+    /// Strings decoded so far, in bytes: many records may name the same string, so without a
+    /// budget a small file could decode into gigabytes.
+    private let stringBudget: StringBudget
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        stringBudget = StringBudget(limit: 2 * UInt64(bytes.count) + 65_536)
+    }
+
+    private final class StringBudget {
+        let limit: UInt64
+        var spent: UInt64 = 0
+        init(limit: UInt64) { self.limit = limit }
+    }
+
+    /// Counts a string of `length` bytes (plus its length field, so empty strings count too).
+    private func spend(_ length: UInt64) throws(MinidumpError) {
+        stringBudget.spent += length + 4
+        guard stringBudget.spent <= stringBudget.limit else {
+            throw .implausibleCount(what: "string bytes", count: stringBudget.spent, limit: stringBudget.limit)
+        }
+    }
 
     var count: Int { bytes.count }
 
@@ -62,6 +84,7 @@ struct MinidumpBytes: Sendable {
     func utf16String(at rva: UInt32, _ what: String) throws(MinidumpError) -> String {
         let length = UInt64(try u32(UInt64(rva), what))
         let units = try slice(UInt64(rva) + 4, length & ~1, what)
+        try spend(length)
         var code: [UInt16] = []
         code.reserveCapacity(units.count / 2)
         var i = units.startIndex
@@ -75,6 +98,8 @@ struct MinidumpBytes: Sendable {
     /// Crashpad's `MinidumpUTF8String`: a 32-bit byte length, then UTF-8 (invalid bytes become U+FFFD).
     func utf8String(at rva: UInt32, _ what: String) throws(MinidumpError) -> String {
         let length = UInt64(try u32(UInt64(rva), what))
-        return String(decoding: try slice(UInt64(rva) + 4, length, what), as: UTF8.self)
+        let text = try slice(UInt64(rva) + 4, length, what)
+        try spend(length)
+        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -16,6 +16,16 @@ enum FallbackUnwind {
         return UnwindRegisters(returnAddress: returnAddress, sp: fp + 16, fp: callerFP > fp ? callerFP : nil)
     }
 
+    /// The interrupted function's caller when it keeps no frame at the fault (a leaf, or a
+    /// shrink-wrapped prologue not yet run): the word at rsp, only if it follows a call in code
+    /// whose bytes are known. Tried for the context frame only, before the frame pointer, which
+    /// would otherwise skip this caller.
+    static func leafReturn(from r: UnwindRegisters, memory: MinidumpMemory, code: ModuleCode) -> UnwindRegisters? {
+        guard let sp = r.sp, sp <= UInt64.max - 8, let word = memory.readWord(sp) else { return nil }
+        guard code.isCode(word), code.followsCall(word, memory: memory) == true else { return nil }
+        return UnwindRegisters(returnAddress: word, sp: sp + 8, fp: r.fp)
+    }
+
     /// The first of `words` stack words from rsp that points into code just after a call.
     static func scan(from r: UnwindRegisters, memory: MinidumpMemory, code: ModuleCode, words: Int) -> UnwindRegisters? {
         guard let sp = r.sp else { return nil }

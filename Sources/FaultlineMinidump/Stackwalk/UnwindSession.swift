@@ -150,7 +150,10 @@ final class UnwindSession {
             if let last = run.last { registers = last }
             if run.reachedEnd { stoppedBy = "end of stack"; break }
             if frames.count >= limits.maxFramesPerThread { stoppedBy = "frame limit"; break }
-            if let step = FallbackUnwind.framePointer(from: registers, memory: dump.memory, code: code) {
+            if frames.count == 1, let step = FallbackUnwind.leafReturn(from: registers, memory: dump.memory, code: code) {
+                frames.append(WalkedFrame(address: .returnAddress(Address(step.pc)), trust: .scan))
+                registers = step
+            } else if let step = FallbackUnwind.framePointer(from: registers, memory: dump.memory, code: code) {
                 frames.append(WalkedFrame(address: .returnAddress(Address(step.pc)), trust: .fp))
                 registers = step
             } else if let step = FallbackUnwind.scan(from: registers, memory: dump.memory, code: code, words: limits.scanWords) {
@@ -179,6 +182,13 @@ final class UnwindSession {
             run.stoppedBy = unavailable ?? "libdwfl unavailable"
             return run
         }
+        let startPC = registers.pcIsReturnAddress ? registers.pc &- 1 : registers.pc
+        // Without CFI here libdwfl would follow rbp itself; the walker's own fallbacks decide
+        // instead, so that leaf frames and scanning get their turn and every frame's trust is known.
+        guard hasCFI(at: startPC) else {
+            run.stoppedBy = "no CFI for \(Address(registers.pc).hex)"
+            return run
+        }
         start = registers
         collected = []
         // The starting frame comes back first; it is already in the walk.
@@ -201,13 +211,10 @@ final class UnwindSession {
         let error = result == -1 ? Self.lastError() : nil
 
         var previous = registers
-        var lookupPC = registers.pcIsReturnAddress ? registers.pc &- 1 : registers.pc
         for f in collected.dropFirst() {
-            let trust: FrameTrust = hasCFI(at: lookupPC) ? .cfi : .fp
-            run.frames.append(WalkedFrame(address: .returnAddress(Address(f.pc)), trust: trust))
+            run.frames.append(WalkedFrame(address: .returnAddress(Address(f.pc)), trust: .cfi))
             previous = UnwindRegisters(returnAddress: f.pc, sp: f.sp ?? 0, fp: f.fp)
             if f.sp == nil { previous.sp = nil }
-            lookupPC = f.isActivation ? f.pc : f.pc &- 1
         }
         run.last = run.frames.isEmpty ? nil : previous
         if result == 0 {
@@ -221,14 +228,21 @@ final class UnwindSession {
     /// Why the frame callback refused a frame, if it did.
     private var rejected: String?
 
-    /// Keeps a frame from libdwfl unless it ends the walk: a zero pc, a stack pointer that did not
-    /// move up the stack (a cycle or garbage CFI), or the frame limit.
+    /// Keeps a frame from libdwfl unless it ends the run: a zero pc, a stack pointer that did not
+    /// move up the stack (a cycle or garbage CFI), the frame limit, or a frame with no CFI (from
+    /// there the walker's own fallbacks take over, rather than libdwfl's frame-pointer guess).
     fileprivate func accept(_ frame: DwflFrame) -> Bool {
         rejected = nil
         if collected.count >= collectLimit { rejected = "frame limit"; return false }
         if let last = collected.last {
             if frame.pc == 0 { rejected = "return address 0"; return false }
             if let sp = frame.sp, let lastSP = last.sp, sp <= lastSP { rejected = "stack pointer did not move up the stack"; return false }
+        }
+        let lookupPC = frame.isActivation ? frame.pc : frame.pc &- 1
+        if !collected.isEmpty, !hasCFI(at: lookupPC) {
+            collected.append(frame)
+            rejected = "no CFI for \(Address(frame.pc).hex)"
+            return false
         }
         collected.append(frame)
         return true

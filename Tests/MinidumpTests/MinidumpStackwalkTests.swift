@@ -1,0 +1,100 @@
+// Walking real Crashpad dumps: CFI from the module files, frame pointers and stack scanning
+// where there is none; the event symbolicated with the binary built here names the functions.
+import FaultlineMinidump
+import FaultlineProtocol
+import FaultlineSymbolication
+import FaultlineTestSupport
+import Foundation
+import XCTest
+
+final class MinidumpStackwalkTests: XCTestCase {
+    var dir = ""
+    override func setUpWithError() throws { dir = TestSupport.makeTemporaryDirectory("minidump-walk") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func testCrashingThreadWalksWithCFIAndNamesItsFunctions() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, in: dir))
+        let walk = MinidumpStackwalker(lookup: CrashpadDumps.lookup()).walk(dump)
+        let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
+
+        let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
+        XCTAssertEqual(crashing.prefix(3).map(\.function), ["crash_here", "caller", "main"], "\(crashing)")
+        XCTAssertEqual(crashing.prefix(3).map(\.trust), ["context", "cfi", "cfi"], "\(crashing)")
+        XCTAssertTrue(crashing.dropFirst(3).allSatisfy { $0.trust == "cfi" }, "libc has CFI too: \(crashing)")
+        XCTAssertEqual(walk.crashingThread?.stoppedBy, "end of stack")
+
+        let mechanism = event["exception"]?["values"]?[0]?["mechanism"]
+        XCTAssertEqual(mechanism?["type"]?.stringValue, "minidump")
+        XCTAssertEqual(mechanism?["handled"]?.boolValue, false)
+        XCTAssertEqual(mechanism?["synthetic"]?.boolValue, true)
+        XCTAssertEqual(event["exception"]?["values"]?[0]?["type"]?.stringValue, "SIGSEGV")
+
+        // Every thread is listed; the workers' stacks go through the functions they wait in.
+        let threads = event["threads"]?["values"]?.arrayValue ?? []
+        XCTAssertEqual(threads.count, 3)
+        XCTAssertEqual(threads.filter { $0["crashed"]?.boolValue == true }.count, 1)
+        for t in threads where t["crashed"]?.boolValue != true {
+            let names = CrashpadDumps.functions(t["stacktrace"]).map(\.function)
+            XCTAssertTrue(names.contains("wait_in_worker") && names.contains("worker"), "\(names)")
+        }
+        let images = event["debug_meta"]?["images"]?.arrayValue ?? []
+        let own = try XCTUnwrap(images.first { $0["code_file"]?.stringValue == binary })
+        XCTAssertEqual(own["code_id"]?.stringValue, try ELFInfo.read(path: binary).buildID?.hex)
+        XCTAssertEqual(event["contexts"]?["device"]?["arch"]?.stringValue, "x86_64")
+        XCTAssertEqual(event["contexts"]?["os"]?["name"]?.stringValue, "Linux")
+    }
+
+    /// An abort: the dump's context is inside libc (raise), and CFI carries the walk through
+    /// abort to the program's functions.
+    func testAbortWalksFromLibcToTheCaller() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, how: "abort", in: dir))
+        XCTAssertEqual(dump.exception?.signal.name, "SIGABRT")
+        let walk = MinidumpStackwalker(lookup: CrashpadDumps.lookup()).walk(dump)
+        let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
+        let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
+        let names = crashing.map(\.function)
+        let i = try XCTUnwrap(names.firstIndex(of: "crash_here"), "\(crashing)")
+        XCTAssertEqual(Array(names[i..<min(i + 3, names.count)]), ["crash_here", "caller", "main"], "\(crashing)")
+        XCTAssertTrue(names[..<i].contains("abort"), "\(crashing)")
+        XCTAssertEqual(crashing.first?.trust, "context")
+        XCTAssertTrue(crashing.dropFirst().prefix(i + 2).allSatisfy { $0.trust == "cfi" }, "\(crashing)")
+    }
+
+    /// No CFI for the program's own code (built without unwind tables, then stripped of the
+    /// `.debug_frame` that -g puts there instead): crash_here keeps no frame at the fault, so its
+    /// caller is the word at rsp (`scan`); then with frame pointers the walk follows rbp (`fp`),
+    /// without them it scans the stack (`scan`). The same functions either way.
+    func testWithoutCFIFallsBackToFramePointersThenScanning() throws {
+        let noCFI = ["-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"]
+        for (variant, flags, expected) in [
+            ("fp", noCFI + ["-fno-omit-frame-pointer"], ["context", "scan", "fp"]),
+            ("scan", noCFI + ["-fomit-frame-pointer"], ["context", "scan", "scan"])
+        ] {
+            let binary = try CrashpadDumps.buildCrasher(in: dir, name: "crasher-\(variant)", flags: flags)
+            let stripped = binary + ".stripped"
+            _ = try TestSupport.shell("strip -o \(stripped) \(binary)")
+            let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, in: dir))
+            let walk = MinidumpStackwalker(lookup: CrashpadDumps.lookup(extra: [stripped], refusing: [binary])).walk(dump)
+            let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
+            let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
+            XCTAssertEqual(crashing.prefix(3).map(\.function), ["crash_here", "caller", "main"], "\(variant): \(crashing)")
+            XCTAssertEqual(crashing.prefix(3).map(\.trust), expected, "\(variant): \(crashing)")
+        }
+    }
+
+    /// Without any module file the walk still ends, within its limits, on every thread.
+    func testWalkWithoutModuleFilesStaysBounded() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, in: dir))
+        var limits = MinidumpStackwalker.Limits()
+        limits.maxFramesPerThread = 2
+        let walk = MinidumpStackwalker(limits: limits).walk(dump)
+        XCTAssertEqual(walk.threads.count, 3)
+        for t in walk.threads {
+            XCTAssertEqual(t.frames.first?.trust, .context)
+            XCTAssertLessThanOrEqual(t.frames.count, 2)
+        }
+    }
+}
