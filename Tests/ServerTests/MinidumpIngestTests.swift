@@ -210,4 +210,40 @@ final class MinidumpIngestTests: XCTestCase {
         try c.query("SELECT count(*) FROM minidump_modules") { left = Int($0.int(0)) }
         XCTAssertEqual(left, 0)
     }
+
+    /// The walk again goes in bounded batches, each committed with its resume point: a run stopped
+    /// after its first batch has changed exactly that batch, a run resumed after it changes the
+    /// rest, and a third run changes nothing.
+    func testTheWalkAgainGoesInBatchesAndResumesAfterTheLastOneDone() throws {
+        let (dump, program) = try realDump()
+        let server = try TestServer()
+        defer { server.stop() }
+        for _ in 0..<5 {
+            let body = CrashpadFixture.multipart(
+                boundary: "xx", fields: [("sentry", "{\"event_id\":\"\(TestEvents.eventID())\"}")], files: [("upload_file_minidump", "d.dmp", dump)])
+            XCTAssertEqual(upload(server, body, boundary: "xx").status, 200)
+        }
+        try server.waitUntilIdle()
+        // The file arrives with the server's own backfill held off: this test runs the phase itself.
+        server.server.backfiller.stop()
+        XCTAssertEqual(try server.uploadDebugFile(program), "ok")
+        let rewalk = MinidumpRewalk(
+            database: try XCTUnwrap(server.server.stores.database), store: server.server.store,
+            walker: DebugFileMinidumpWalker(debugFiles: server.server.debugFiles, upstream: nil), batchSize: 2)
+        let buildID = try ELFSummary.read(path: program).buildID
+        struct Stop: Error {}
+        var resumeAt: Int64 = 0
+        XCTAssertThrowsError(
+            try rewalk.run(buildID: buildID, after: 0, symbolicator: server.server.symbolicator) { last in
+                resumeAt = last
+                throw Stop()
+            })
+        let issues = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        XCTAssertEqual(issues.map { $0["count"]?.int64Value ?? 0 }.sorted(), [2, 3], "two walked again, three not yet: \(issues)")
+        let resumed = try rewalk.run(buildID: buildID, after: resumeAt, symbolicator: server.server.symbolicator) { _ in }
+        XCTAssertEqual(resumed, 3, "the resumed run walks the rest")
+        let after = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue ?? []
+        XCTAssertEqual(after.map { $0["count"]?.int64Value ?? 0 }, [5], "one issue again, all five in it: \(after)")
+        XCTAssertEqual(try rewalk.run(buildID: buildID, after: 0, symbolicator: server.server.symbolicator) { _ in }, 0)
+    }
 }
