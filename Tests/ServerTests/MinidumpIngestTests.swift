@@ -246,4 +246,28 @@ final class MinidumpIngestTests: XCTestCase {
         XCTAssertEqual(after.map { $0["count"]?.int64Value ?? 0 }, [5], "one issue again, all five in it: \(after)")
         XCTAssertEqual(try rewalk.run(buildID: buildID, after: 0, symbolicator: server.server.symbolicator) { _ in }, 0)
     }
+
+    /// A dump stored before its program's file arrived but not grouped yet (the grouping worker's
+    /// queued stack is the walk at ingest) is grouped by the backfill's new walk; the worker then
+    /// finds it grouped and counts it once.
+    func testADumpNotYetGroupedWhenTheFileArrivesIsGroupedByTheNewWalk() throws {
+        let (dump, program) = try realDump()
+        let server = try TestServer()
+        defer { server.stop() }
+        server.server.processor.stop()
+        let body = CrashpadFixture.multipart(boundary: "xx", fields: [], files: [("upload_file_minidump", "d.dmp", dump)])
+        let r = upload(server, body, boundary: "xx")
+        XCTAssertEqual(r.status, 200, r.text)
+        let id = try XCTUnwrap(EnvelopeDecoder.normalisedEventID(r.text))
+        XCTAssertEqual(try server.server.store.totals().processed, 0)
+        XCTAssertEqual(try server.uploadDebugFile(program), "ok")
+        let deadline = Date().addingTimeInterval(60)
+        while try server.server.store.totals().processed == 0 && Date() < deadline { usleep(20_000) }
+        let occurrence = try XCTUnwrap(try server.server.store.occurrence(projectID: server.projectID, eventID: id))
+        let issue = try server.getJSON("/api/0/issues/\(try XCTUnwrap(occurrence.issueID))/")
+        XCTAssertEqual(issue["count"]?.int64Value, 1)
+        let frames = issue["stack"]?.arrayValue ?? []
+        XCTAssertTrue(frames.dropFirst().contains { $0["trust"]?.stringValue == "cfi" }, "grouped by the walk with the file: \(issue.jsonString)")
+        XCTAssertTrue(frames.contains { ($0["function"]?.stringValue ?? "").contains("nightly_restock") }, issue.jsonString)
+    }
 }

@@ -1,11 +1,13 @@
 // The backfill of dumps: when a debug or executable file for a build-id arrives, every stored dump
 // that loaded that module is walked again with it — its CFI can change the frames themselves, not
 // only their names — and each occurrence whose event changed gets the new stacks and moves to the
-// issue of its new crashing stack. It runs inside the build-id's backfill job (Backfiller), before
-// the stacks are re-symbolicated, holding the same "regrouping" claim, in batches of a few dumps
-// (one transaction each, a resume point after each), so a pass is bounded and a job taken over by
-// another node continues after the last dump done. Walking again with the same files gives the
-// same event, which is then left as it is: a run repeated or resumed changes nothing twice.
+// issue of its new crashing stack. One stored but not yet grouped is grouped here, by the new walk:
+// the grouping worker's queued stack is the walk at ingest, and grouping takes an occurrence once.
+// It runs inside the build-id's backfill job (Backfiller), before the stacks are re-symbolicated,
+// holding the same "regrouping" claim, in batches of a few dumps (one transaction each, a resume
+// point after each), so a pass is bounded and a job taken over by another node continues after the
+// last dump done. Walking again with the same files gives the same event, which is then left as it
+// is: a run repeated or resumed changes nothing twice.
 import Foundation
 import FaultlineProtocol
 
@@ -37,7 +39,7 @@ final class MinidumpRewalk: Sendable {
 
     static func resumePoint(after occurrenceID: Int64) -> String { resumePrefix + String(occurrenceID) }
 
-    /// Walks again every grouped dump that loaded `buildID` after occurrence `after`; calls
+    /// Walks again every stored dump that loaded `buildID` after occurrence `after`; calls
     /// `committed` with the last occurrence id of each batch once it is written (it throws to stop
     /// the run). Returns the occurrences whose event changed.
     @discardableResult
@@ -51,7 +53,10 @@ final class MinidumpRewalk: Sendable {
             let rewalked = try PhaseClock.time(.minidumpRewalk, count: ids.count) {
                 try ids.compactMap { try rewalk($0, grouping: grouping, symbolicator: symbolicator) }
             }
-            changed += try SQLMinidumpRecords.apply(database, rewalked)
+            let (moved, toGroup) = try SQLMinidumpRecords.apply(database, rewalked)
+            // Stored before the file arrived and not grouped yet: grouped now, by this walk.
+            try store.recordGrouping(toGroup)
+            changed += moved + toGroup.count
             last = end
             try committed(last)
         }
@@ -70,7 +75,7 @@ final class MinidumpRewalk: Sendable {
         let stack = StackExtractor.signature(of: event, grouping: grouping[stored.projectID] ?? .newProjects)
         let (encoded, key) = stack.encodedWithKey
         return SQLMinidumpRecords.Rewalked(
-            occurrenceID: occurrenceID, projectID: stored.projectID,
+            occurrenceID: occurrenceID, projectID: stored.projectID, grouped: stored.grouped, timestamp: stored.timestamp, release: stored.release,
             storedEvent: StoredEvent.encode(eventBytes: bytes, gzipBody: nil, inflatedBytes: bytes.count),
             stack: stack, stackEncoded: encoded, stackKey: key,
             fingerprint: Fingerprinter.fingerprint(stack, symbolicator: symbolicator), environment: EventFields.environment(event))
