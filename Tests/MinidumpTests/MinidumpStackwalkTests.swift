@@ -84,6 +84,31 @@ final class MinidumpStackwalkTests: XCTestCase {
         }
     }
 
+    /// CFI that lives only in the separate debug file (`.debug_frame`: built without unwind
+    /// tables, so `-g` puts it there, then split off): found through libdwfl's find_debuginfo
+    /// beside the stripped executable, and with the debug file alone standing in for the executable.
+    func testCFIFromTheSeparateDebugFile() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir, flags: ["-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"])
+        let debug = binary + ".debug", stripped = binary + ".stripped"
+        _ = try TestSupport.shell("objcopy --only-keep-debug \(binary) \(debug) && strip --strip-debug -o \(stripped) \(binary)")
+        let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, in: dir))
+        let system = CrashpadDumps.lookup()
+        for (variant, executable) in [("stripped executable + debug file", stripped as String?), ("debug file only", nil)] {
+            let lookup = ModuleFileLookup { buildID, path, kind in
+                guard path == binary else { return system(buildID, path, kind) }
+                return kind == .executable ? executable : debug
+            }
+            let walk = MinidumpStackwalker(lookup: lookup).walk(dump)
+            let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
+            let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
+            XCTAssertEqual(crashing.prefix(3).map(\.function), ["crash_here", "caller", "main"], "\(variant): \(crashing)")
+            XCTAssertEqual(crashing.prefix(3).map(\.trust), ["context", "cfi", "cfi"], "\(variant): \(crashing)")
+        }
+        // Neither file: the same dump falls back (control for the two cases above).
+        let bare = MinidumpStackwalker(lookup: CrashpadDumps.lookup(refusing: [binary])).walk(dump)
+        XCTAssertNotEqual(bare.crashingThread?.frames.dropFirst().first?.trust, .cfi)
+    }
+
     /// Without any module file the walk still ends, within its limits, on every thread.
     func testWalkWithoutModuleFilesStaysBounded() throws {
         let binary = try CrashpadDumps.buildCrasher(in: dir)
