@@ -62,6 +62,20 @@ final class MinidumpStackwalkTests: XCTestCase {
         XCTAssertTrue(crashing.dropFirst().prefix(i + 2).allSatisfy { $0.trust == "cfi" }, "\(crashing)")
     }
 
+    /// A call through a null function pointer: the pc is 0, in no module, so nothing has CFI
+    /// for it; the return address the call pushed is at rsp, after a call instruction (`scan`),
+    /// and CFI takes over from the caller on.
+    func testNullFunctionCallRecoversTheCallerFromTheStack() throws {
+        let binary = try CrashpadDumps.buildCrasher(in: dir)
+        let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, how: "nullcall", in: dir))
+        XCTAssertEqual(dump.startContext(of: try XCTUnwrap(dump.crashingThread)).instructionPointer, 0)
+        let walk = MinidumpStackwalker(lookup: CrashpadDumps.lookup()).walk(dump)
+        let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
+        let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
+        XCTAssertEqual(crashing.dropFirst().prefix(3).map(\.function), ["crash_here", "caller", "main"], "\(crashing)")
+        XCTAssertEqual(crashing.prefix(4).map(\.trust), ["context", "scan", "cfi", "cfi"], "\(crashing)")
+    }
+
     /// No CFI for the program's own code (built without unwind tables, then stripped of the
     /// `.debug_frame` that -g puts there instead): crash_here keeps no frame at the fault, so its
     /// caller is the word at rsp (`scan`); then with frame pointers the walk follows rbp (`fp`),
