@@ -77,14 +77,15 @@ final class MinidumpStackwalkTests: XCTestCase {
     }
 
     /// No CFI for the program's own code (built without unwind tables, then stripped of the
-    /// `.debug_frame` that -g puts there instead): crash_here keeps no frame at the fault, so its
-    /// caller is the word at rsp (`scan`); then with frame pointers the walk follows rbp (`fp`),
-    /// without them it scans the stack (`scan`). The same functions either way.
+    /// `.debug_frame` that -g puts there instead). With frame pointers the walk follows rbp
+    /// (`fp`); crash_here's caller may instead be the word at rsp (`scan`) when the compiler set
+    /// up crash_here's frame only on another path. Without frame pointers every frame is scanned.
+    /// The same functions either way.
     func testWithoutCFIFallsBackToFramePointersThenScanning() throws {
         let noCFI = ["-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"]
         for (variant, flags, expected) in [
-            ("fp", noCFI + ["-fno-omit-frame-pointer"], ["context", "scan", "fp"]),
-            ("scan", noCFI + ["-fomit-frame-pointer"], ["context", "scan", "scan"])
+            ("fp", noCFI + ["-fno-omit-frame-pointer"], [["context"], ["fp", "scan"], ["fp"]]),
+            ("scan", noCFI + ["-fomit-frame-pointer"], [["context"], ["scan"], ["scan"]])
         ] {
             let binary = try CrashpadDumps.buildCrasher(in: dir, name: "crasher-\(variant)", flags: flags)
             let stripped = binary + ".stripped"
@@ -94,7 +95,9 @@ final class MinidumpStackwalkTests: XCTestCase {
             let event = CrashpadDumps.symbolicatedEvent(dump, walk: walk, files: [binary])
             let crashing = CrashpadDumps.functions(event["exception"]?["values"]?[0]?["stacktrace"])
             XCTAssertEqual(crashing.prefix(3).map(\.function), ["crash_here", "caller", "main"], "\(variant): \(crashing)")
-            XCTAssertEqual(crashing.prefix(3).map(\.trust), expected, "\(variant): \(crashing)")
+            for (frame, allowed) in zip(crashing, expected) {
+                XCTAssertTrue(allowed.contains(frame.trust), "\(variant): \(frame) not \(allowed) in \(crashing)")
+            }
         }
     }
 
