@@ -3,7 +3,8 @@
 // forks, lets the child trace it (PR_SET_PTRACER) and the child execs
 //   crashpad_handler --database=DIR [--url=URL] --trace-parent-with-exception=<address>
 // Two extra threads wait in known functions, so a dump holds three threads.
-//   crashpad_at_crash HANDLER DATABASE [URL|-] [segv|abort] [HANDLER-ARGUMENT…]
+//   crashpad_at_crash HANDLER DATABASE [URL|-] [segv|abort|nullcall] [HANDLER-ARGUMENT…]
+// (nullcall: a call through a null function pointer, so the crash's pc is 0)
 // (further arguments go to the handler, e.g. --annotation=KEY=VALUE).
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -77,8 +78,11 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+static void (*volatile null_function)(void);
+
 __attribute__((noinline)) void crash_here(int how) {
     if (how == 1) abort();
+    if (how == 2) null_function();
     *(volatile int *)(uintptr_t)16 = 42;
 }
 
@@ -89,13 +93,15 @@ __attribute__((noinline)) void caller(int how) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s HANDLER DATABASE [URL|-] [segv|abort] [HANDLER-ARGUMENT...]\n", argv[0]);
+        fprintf(stderr, "usage: %s HANDLER DATABASE [URL|-] [segv|abort|nullcall] [HANDLER-ARGUMENT...]\n", argv[0]);
         return 2;
     }
     handler_path = argv[1];
     database_path = argv[2];
     upload_url = argc > 3 && strcmp(argv[3], "-") != 0 ? argv[3] : NULL;
-    int how = argc > 4 && strcmp(argv[4], "abort") == 0 ? 1 : 0;
+    int how = 0;
+    if (argc > 4 && strcmp(argv[4], "abort") == 0) how = 1;
+    if (argc > 4 && strcmp(argv[4], "nullcall") == 0) how = 2;
     if (argc > 5) {
         extra_arguments = argv + 5;
         extra_count = argc - 5;

@@ -3,6 +3,7 @@
 // stacks that would make a careless walker loop or run on; contexts of other CPUs.
 import FaultlineMinidump
 import FaultlineProtocol
+import Foundation
 import XCTest
 
 final class SyntheticDumpTests: XCTestCase {
@@ -98,6 +99,22 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(t.stoppedBy, "registers of an unsupported CPU")
     }
 
+    /// A module list naming one build many times: its files are asked for (and opened) once.
+    func testOneBuildListedManyTimesIsLookedUpOnce() throws {
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        b.modules((0..<300).map { (UInt64($0 + 1) << 24, 0x1000, "/lib/libsame.so", Array(repeating: 7, count: 20)) })
+        let d = try Minidump(bytes: b.finish())
+        XCTAssertEqual(d.modules.count, 300)
+        let asked = Counter()
+        _ = MinidumpStackwalker(
+            lookup: ModuleFileLookup { _, _, _ in
+                asked.add(); return nil
+            }
+        ).walk(d)
+        XCTAssertEqual(asked.value, 2, "one executable and one debug lookup")
+    }
+
     /// Many records naming one long string: the strings budget stops the decoding.
     func testOneStringNamedByEveryModuleIsRefused() throws {
         var b = MinidumpBuilder()
@@ -112,4 +129,12 @@ final class SyntheticDumpTests: XCTestCase {
             XCTAssertEqual(what, "string bytes")
         }
     }
+}
+
+/// A count the lookup closure (Sendable) can bump.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add() { lock.lock(); n += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return n }
 }

@@ -17,6 +17,8 @@ public struct MinidumpStackwalker: Sendable {
         public var maxThreads = 1024
         /// Stack words a scan looks at for one return address.
         public var scanWords = 64
+        /// Distinct builds whose files are asked of the lookup and opened (the rest walk without CFI).
+        public var maxModuleFiles = 1024
         public init() {}
     }
 

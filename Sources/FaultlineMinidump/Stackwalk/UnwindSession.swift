@@ -79,11 +79,17 @@ final class UnwindSession {
         self.dwfl = dwfl
         let me = Unmanaged.passUnretained(self).toOpaque()
         var images: [Int: ModuleCode.FileImage] = [:]
+        // Each build's files are opened once, and at most `maxModuleFiles` modules get files: a
+        // hostile module list naming one library thousands of times must not open it thousands of times.
+        var asked = Set<String>()
         dwfl_report_begin(dwfl)
         for (i, m) in dump.modules.enumerated() where m.size > 0 {
             let name = "m\(i)"
-            let executable = lookup(m.buildID, m.path, .executable)
-            let debug = lookup(m.buildID, m.path, .debug)
+            var executable: String?, debug: String?
+            if asked.count < limits.maxModuleFiles, asked.insert(m.buildID?.hex ?? "path " + m.path).inserted {
+                executable = lookup(m.buildID, m.path, .executable)
+                debug = lookup(m.buildID, m.path, .debug)
+            }
             if let debug { debugFiles[i] = debug }
             var module: OpaquePointer?
             if let file = executable ?? debug {
