@@ -85,6 +85,24 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(t.frames.dropFirst().filter { $0.trust != .scan }.count, 0)
     }
 
+    /// Modules named by soname (as Crashpad names the system's libraries) are never in-app; the
+    /// executable is.
+    func testSonameModulesAreNotInApp() throws {
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        let loader: UInt64 = 0x7F00_0000_0000
+        let context = b.amd64Context(rip: loader + 0x100, rsp: stack, rbp: stack + 0x40)
+        let words: [Int: UInt64] = [0x40: stack + 0x80, 0x48: code + 0x1234]
+        b.threads([.init(id: 1, stackStart: stack, stack: stackImage(size: 0x100, words: words), context: context)])
+        b.modules([(code, 0x10000, "/usr/bin/app", [1]), (loader, 0x10000, "ld-linux-x86-64.so.2", [2])])
+        b.exception(thread: 1, signal: 11, code: 1, address: 0, context: context)
+        let d = try Minidump(bytes: b.finish())
+        let event = MinidumpEvent.make(dump: d, walk: MinidumpStackwalker().walk(d), eventID: "e", timestamp: 0)
+        let frames = (event["exception"]?["values"]?[0]?["stacktrace"]?["frames"]?.arrayValue ?? []).reversed()
+        XCTAssertEqual(frames.map { $0["package"]?.stringValue ?? "" }, ["ld-linux-x86-64.so.2", "/usr/bin/app"])
+        XCTAssertEqual(frames.map { $0["in_app"]?.boolValue ?? true }, [false, true])
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()
