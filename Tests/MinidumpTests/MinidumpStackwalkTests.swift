@@ -39,6 +39,7 @@ final class MinidumpStackwalkTests: XCTestCase {
         let threads = event["threads"]?["values"]?.arrayValue ?? []
         XCTAssertEqual(threads.count, 3)
         XCTAssertEqual(threads.filter { $0["crashed"]?.boolValue == true }.count, 1)
+        XCTAssertEqual(threads.compactMap { $0["name"]?.stringValue }.sorted(), ["crasher", "waiter", "waiter"])
         for t in threads where t["crashed"]?.boolValue != true {
             let names = CrashpadDumps.functions(t["stacktrace"]).map(\.function)
             XCTAssertTrue(names.contains("wait_in_worker") && names.contains("worker"), "\(names)")
