@@ -103,6 +103,35 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(frames.map { $0["in_app"]?.boolValue ?? true }, [false, true])
     }
 
+    /// Memory64List: ranges stored back to back from one base RVA; a read answers only from one
+    /// range; a list whose ranges run past the file, or whose count cannot fit, is refused.
+    func testMemory64ListReadsAndRefusals() throws {
+        func dump(count: UInt64, sizes: [UInt64], data: [UInt8]) -> [UInt8] {
+            var b = MinidumpBuilder()
+            let base = b.append(data)
+            var list = le64(count) + le64(UInt64(base))
+            for (i, size) in sizes.enumerated() { list += le64(0x1000 + UInt64(i) * 0x100) + le64(size) }
+            b.stream(9, list)
+            return b.finish()
+        }
+        let bytes = Array(0..<0x180).map { UInt8(truncatingIfNeeded: $0) }
+        let d = try Minidump(bytes: dump(count: 2, sizes: [0x100, 0x80], data: bytes))
+        XCTAssertEqual(d.memory.ranges.map(\.address), [0x1000, 0x1100])
+        XCTAssertEqual(d.memory.read(address: 0x10FE, count: 2).map(Array.init), [0xFE, 0xFF])
+        XCTAssertEqual(d.memory.read(address: 0x1100, count: 2).map(Array.init), [0x00, 0x01], "the second range's bytes follow the first's")
+        XCTAssertNil(d.memory.read(address: 0x10FF, count: 2), "a read across two ranges")
+        XCTAssertNil(d.memory.read(address: 0x1180, count: 1), "past the last range")
+        XCTAssertNil(d.memory.read(address: 0xFFF, count: 1))
+
+        XCTAssertThrowsError(try Minidump(bytes: dump(count: 2, sizes: [0x100, 0x1000], data: bytes))) { error in
+            guard case .outOfBounds = error as? MinidumpError else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try Minidump(bytes: dump(count: UInt64.max, sizes: [0x100], data: bytes))) { error in
+            guard case .implausibleCount = error as? MinidumpError else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try Minidump(bytes: dump(count: 2, sizes: [UInt64.max, 0x10], data: bytes)))
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()
