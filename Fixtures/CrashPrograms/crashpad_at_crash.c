@@ -2,7 +2,7 @@
 // way CrashpadClient::StartHandlerAtCrash does: the signal handler fills an ExceptionInformation,
 // forks, lets the child trace it (PR_SET_PTRACER) and the child execs
 //   crashpad_handler --database=DIR [--url=URL] --trace-parent-with-exception=<address>
-// Two extra threads wait in known functions, so a dump holds three threads.
+// Two extra threads (named "waiter") wait in known functions, so a dump holds three threads.
 //   crashpad_at_crash HANDLER DATABASE [URL|-] [segv|abort|nullcall] [HANDLER-ARGUMENT…]
 // (nullcall: a call through a null function pointer, so the crash's pc is 0)
 // (further arguments go to the handler, e.g. --annotation=KEY=VALUE).
@@ -74,6 +74,7 @@ __attribute__((noinline)) static void wait_in_worker(void) {
 
 static void *worker(void *arg) {
     (void)arg;
+    pthread_setname_np(pthread_self(), "waiter");
     wait_in_worker();
     return NULL;
 }

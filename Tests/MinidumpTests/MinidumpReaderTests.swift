@@ -17,6 +17,7 @@ final class MinidumpReaderTests: XCTestCase {
         let dump = try Minidump(bytes: try CrashpadDumps.crash(binary, in: dir))
 
         XCTAssertEqual(dump.threads.count, 3, "main and two workers")
+        XCTAssertEqual(dump.threads.compactMap(\.name).sorted(), ["crasher", "waiter", "waiter"], "the thread-names stream")
         let exception = try XCTUnwrap(dump.exception)
         XCTAssertEqual(exception.signal.name, "SIGSEGV")
         XCTAssertEqual(exception.signal.codeName, "SEGV_MAPERR")

@@ -23,6 +23,11 @@ final class MinidumpStackwalkTests: XCTestCase {
         XCTAssertEqual(crashing.prefix(3).map(\.trust), ["context", "cfi", "cfi"], "\(crashing)")
         XCTAssertTrue(crashing.dropFirst(3).allSatisfy { $0.trust == "cfi" }, "libc has CFI too: \(crashing)")
         XCTAssertEqual(walk.crashingThread?.stoppedBy, "end of stack")
+        // The program's frames are in-app; libc's and the loader's (named by soname) are not.
+        for frame in event["exception"]?["values"]?[0]?["stacktrace"]?["frames"]?.arrayValue ?? [] {
+            let package = frame["package"]?.stringValue ?? ""
+            XCTAssertEqual(frame["in_app"]?.boolValue, package == binary, "\(package)")
+        }
 
         let mechanism = event["exception"]?["values"]?[0]?["mechanism"]
         XCTAssertEqual(mechanism?["type"]?.stringValue, "minidump")
@@ -34,6 +39,7 @@ final class MinidumpStackwalkTests: XCTestCase {
         let threads = event["threads"]?["values"]?.arrayValue ?? []
         XCTAssertEqual(threads.count, 3)
         XCTAssertEqual(threads.filter { $0["crashed"]?.boolValue == true }.count, 1)
+        XCTAssertEqual(threads.compactMap { $0["name"]?.stringValue }.sorted(), ["crasher", "waiter", "waiter"])
         for t in threads where t["crashed"]?.boolValue != true {
             let names = CrashpadDumps.functions(t["stacktrace"]).map(\.function)
             XCTAssertTrue(names.contains("wait_in_worker") && names.contains("worker"), "\(names)")

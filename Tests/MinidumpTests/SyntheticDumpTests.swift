@@ -85,6 +85,53 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(t.frames.dropFirst().filter { $0.trust != .scan }.count, 0)
     }
 
+    /// Modules named by soname (as Crashpad names the system's libraries) are never in-app; the
+    /// executable is.
+    func testSonameModulesAreNotInApp() throws {
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        let loader: UInt64 = 0x7F00_0000_0000
+        let context = b.amd64Context(rip: loader + 0x100, rsp: stack, rbp: stack + 0x40)
+        let words: [Int: UInt64] = [0x40: stack + 0x80, 0x48: code + 0x1234]
+        b.threads([.init(id: 1, stackStart: stack, stack: stackImage(size: 0x100, words: words), context: context)])
+        b.modules([(code, 0x10000, "/usr/bin/app", [1]), (loader, 0x10000, "ld-linux-x86-64.so.2", [2])])
+        b.exception(thread: 1, signal: 11, code: 1, address: 0, context: context)
+        let d = try Minidump(bytes: b.finish())
+        let event = MinidumpEvent.make(dump: d, walk: MinidumpStackwalker().walk(d), eventID: "e", timestamp: 0)
+        let frames = (event["exception"]?["values"]?[0]?["stacktrace"]?["frames"]?.arrayValue ?? []).reversed()
+        XCTAssertEqual(frames.map { $0["package"]?.stringValue ?? "" }, ["ld-linux-x86-64.so.2", "/usr/bin/app"])
+        XCTAssertEqual(frames.map { $0["in_app"]?.boolValue ?? true }, [false, true])
+    }
+
+    /// Memory64List: ranges stored back to back from one base RVA; a read answers only from one
+    /// range; a list whose ranges run past the file, or whose count cannot fit, is refused.
+    func testMemory64ListReadsAndRefusals() throws {
+        func dump(count: UInt64, sizes: [UInt64], data: [UInt8]) -> [UInt8] {
+            var b = MinidumpBuilder()
+            let base = b.append(data)
+            var list = le64(count) + le64(UInt64(base))
+            for (i, size) in sizes.enumerated() { list += le64(0x1000 + UInt64(i) * 0x100) + le64(size) }
+            b.stream(9, list)
+            return b.finish()
+        }
+        let bytes = Array(0..<0x180).map { UInt8(truncatingIfNeeded: $0) }
+        let d = try Minidump(bytes: dump(count: 2, sizes: [0x100, 0x80], data: bytes))
+        XCTAssertEqual(d.memory.ranges.map(\.address), [0x1000, 0x1100])
+        XCTAssertEqual(d.memory.read(address: 0x10FE, count: 2).map(Array.init), [0xFE, 0xFF])
+        XCTAssertEqual(d.memory.read(address: 0x1100, count: 2).map(Array.init), [0x00, 0x01], "the second range's bytes follow the first's")
+        XCTAssertNil(d.memory.read(address: 0x10FF, count: 2), "a read across two ranges")
+        XCTAssertNil(d.memory.read(address: 0x1180, count: 1), "past the last range")
+        XCTAssertNil(d.memory.read(address: 0xFFF, count: 1))
+
+        XCTAssertThrowsError(try Minidump(bytes: dump(count: 2, sizes: [0x100, 0x1000], data: bytes))) { error in
+            guard case .outOfBounds = error as? MinidumpError else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try Minidump(bytes: dump(count: UInt64.max, sizes: [0x100], data: bytes))) { error in
+            guard case .implausibleCount = error as? MinidumpError else { return XCTFail("\(error)") }
+        }
+        XCTAssertThrowsError(try Minidump(bytes: dump(count: 2, sizes: [UInt64.max, 0x10], data: bytes)))
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()

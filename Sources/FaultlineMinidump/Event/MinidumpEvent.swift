@@ -75,13 +75,21 @@ public enum MinidumpEvent {
                 let path = image.codeFile ?? ""
                 frame["package"] = .string(path)
                 frame["image_addr"] = .string(image.base.hex)
-                frame["in_app"] = .bool(CrashEvent.isInApp(modulePath: path, executable: executable))
+                frame["in_app"] = .bool(isInApp(modulePath: path, executable: executable))
             }
             frames.append(.object(frame))
         }
         var registers: [String: JSONValue] = [:]
         for (name, value) in t.registers?.named ?? [] { registers[name] = .string(Address(value).hex) }
         return ["frames": .array(frames), "registers": .object(registers), "instruction_addr_adjustment": "all_but_first"]
+    }
+
+    /// CrashEvent's rule, plus one for dumps: Crashpad names the libraries the dynamic linker
+    /// found on the system's search path by soname (`libc.so.6`, `ld-linux-x86-64.so.2`,
+    /// `linux-vdso.so.1`), so a module path without a slash is the system's, never the app's.
+    static func isInApp(modulePath: String, executable: String) -> Bool {
+        if modulePath == executable { return true }
+        return modulePath.contains("/") && CrashEvent.isInApp(modulePath: modulePath, executable: executable)
     }
 
     /// os, device and process from SystemInfo and the Linux streams; Crashpad's annotations.

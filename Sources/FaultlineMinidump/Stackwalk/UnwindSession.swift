@@ -107,6 +107,9 @@ final class UnwindSession {
 
         elf_version(UInt32(EV_CURRENT))
         architectureELF = elf_memory(architectureImage.assumingMemoryBound(to: CChar.self), 64)
+        // libdwfl sees one thread, tid 1, whose initial registers are wherever the walk starts
+        // next: a dump thread's context, or the registers a fallback step recovered, so CFI can
+        // resume after frame pointers or scanning. So next_thread lists none, get_thread answers it.
         threadCallbacks.pointee.next_thread = { _, _, _ in 0 }
         threadCallbacks.pointee.get_thread = { _, tid, arg, threadArg in
             threadArg?.pointee = arg
