@@ -132,6 +132,25 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertThrowsError(try Minidump(bytes: dump(count: 2, sizes: [UInt64.max, 0x10], data: bytes)))
     }
 
+    /// A stack captured at the very top of the address space: reads and steps stop there
+    /// instead of wrapping around.
+    func testStackAtTheTopOfTheAddressSpace() throws {
+        let top = UInt64.max - 0x3F
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        var words: [Int: UInt64] = [:]
+        for i in 0..<8 { words[i * 8] = code + 0x100 }
+        let context = b.amd64Context(rip: code + 0x10, rsp: top, rbp: top + 0x30)
+        b.threads([.init(id: 1, stackStart: top, stack: stackImage(size: 0x40, words: words), context: context)])
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        let d = try Minidump(bytes: b.finish())
+        XCTAssertEqual(d.memory.readWord(UInt64.max - 7), code + 0x100)
+        XCTAssertNil(d.memory.read(address: UInt64.max - 7, count: 9))
+        let t = try XCTUnwrap(MinidumpStackwalker().walk(d).threads.first)
+        XCTAssertGreaterThan(t.frames.count, 1)
+        XCTAssertLessThan(t.frames.count, 10)
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()
