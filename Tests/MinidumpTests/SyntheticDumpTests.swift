@@ -151,6 +151,34 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertLessThan(t.frames.count, 10)
     }
 
+    /// Many deep threads share one frame budget; the crashing thread, though listed third, is
+    /// walked first and keeps its full depth; every thread keeps at least its context frame.
+    func testThreadsShareTheFrameBudgetCrashingThreadFirst() throws {
+        var words: [Int: UInt64] = [:]
+        for i in 0..<(0x1000 / 8) { words[i * 8] = code + 0x100 + UInt64(i) }
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        var threads: [MinidumpBuilder.Thread] = []
+        for i in 0..<6 {
+            let start = stack + UInt64(i) * 0x10_0000
+            threads.append(
+                .init(
+                    id: UInt32(i + 1), stackStart: start, stack: stackImage(size: 0x1000, words: words), context: b.amd64Context(rip: code, rsp: start, rbp: 0))
+            )
+        }
+        b.threads(threads)
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        b.exception(thread: 3, signal: 11, code: 1, address: 0, context: threads[2].context)
+        var limits = MinidumpStackwalker.Limits()
+        limits.maxFramesPerThread = 100
+        limits.maxTotalFrames = 250
+        let walk = MinidumpStackwalker(limits: limits).walk(try Minidump(bytes: b.finish()))
+        XCTAssertEqual(walk.threads.map(\.id), [1, 2, 3, 4, 5, 6], "the dump's order")
+        XCTAssertEqual(walk.crashingThread?.id, 3)
+        XCTAssertEqual(walk.crashingThread?.frames.count, 100)
+        XCTAssertEqual(walk.threads.map(\.frames.count), [100, 50, 100, 1, 1, 1])
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()
