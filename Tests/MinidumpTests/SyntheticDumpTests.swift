@@ -132,6 +132,53 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertThrowsError(try Minidump(bytes: dump(count: 2, sizes: [UInt64.max, 0x10], data: bytes)))
     }
 
+    /// A stack captured at the very top of the address space: reads and steps stop there
+    /// instead of wrapping around.
+    func testStackAtTheTopOfTheAddressSpace() throws {
+        let top = UInt64.max - 0x3F
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        var words: [Int: UInt64] = [:]
+        for i in 0..<8 { words[i * 8] = code + 0x100 }
+        let context = b.amd64Context(rip: code + 0x10, rsp: top, rbp: top + 0x30)
+        b.threads([.init(id: 1, stackStart: top, stack: stackImage(size: 0x40, words: words), context: context)])
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        let d = try Minidump(bytes: b.finish())
+        XCTAssertEqual(d.memory.readWord(UInt64.max - 7), code + 0x100)
+        XCTAssertNil(d.memory.read(address: UInt64.max - 7, count: 9))
+        let t = try XCTUnwrap(MinidumpStackwalker().walk(d).threads.first)
+        XCTAssertGreaterThan(t.frames.count, 1)
+        XCTAssertLessThan(t.frames.count, 10)
+    }
+
+    /// Many deep threads share one frame budget; the crashing thread, though listed third, is
+    /// walked first and keeps its full depth; every thread keeps at least its context frame.
+    func testThreadsShareTheFrameBudgetCrashingThreadFirst() throws {
+        var words: [Int: UInt64] = [:]
+        for i in 0..<(0x1000 / 8) { words[i * 8] = code + 0x100 + UInt64(i) }
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        var threads: [MinidumpBuilder.Thread] = []
+        for i in 0..<6 {
+            let start = stack + UInt64(i) * 0x10_0000
+            threads.append(
+                .init(
+                    id: UInt32(i + 1), stackStart: start, stack: stackImage(size: 0x1000, words: words), context: b.amd64Context(rip: code, rsp: start, rbp: 0))
+            )
+        }
+        b.threads(threads)
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        b.exception(thread: 3, signal: 11, code: 1, address: 0, context: threads[2].context)
+        var limits = MinidumpStackwalker.Limits()
+        limits.maxFramesPerThread = 100
+        limits.maxTotalFrames = 250
+        let walk = MinidumpStackwalker(limits: limits).walk(try Minidump(bytes: b.finish()))
+        XCTAssertEqual(walk.threads.map(\.id), [1, 2, 3, 4, 5, 6], "the dump's order")
+        XCTAssertEqual(walk.crashingThread?.id, 3)
+        XCTAssertEqual(walk.crashingThread?.frames.count, 100)
+        XCTAssertEqual(walk.threads.map(\.frames.count), [100, 50, 100, 1, 1, 1])
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()

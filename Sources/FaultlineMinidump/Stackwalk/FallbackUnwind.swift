@@ -31,11 +31,11 @@ enum FallbackUnwind {
         guard let sp = r.sp else { return nil }
         var address = sp
         for _ in 0..<words {
-            guard let word = memory.readWord(address) else { return nil }
+            // A captured range may end at the top of the address space: nothing lies above it.
+            guard address <= UInt64.max - 16, let word = memory.readWord(address) else { return nil }
             if code.isCode(word), code.followsCall(word, memory: memory) != false {
                 return UnwindRegisters(returnAddress: word, sp: address + 8, fp: r.fp.flatMap { $0 > address ? $0 : nil })
             }
-            guard address <= UInt64.max - 16 else { return nil }
             address += 8
         }
         return nil

@@ -7,8 +7,9 @@
 /// Per thread: the first frame is the saved program counter (`context`); libdwfl unwinds with the
 /// modules' CFI (`cfi`) for as long as it can; where it stops, one frame is recovered from the
 /// frame-pointer chain (`fp`) or, failing that, by scanning the stack for a return address
-/// (`scan`), and libdwfl resumes from there. Bounded by `Limits`; a frame whose stack pointer
-/// does not move up the stack ends the walk, so cyclic stacks terminate.
+/// (`scan`), and libdwfl resumes from there. Bounded by `Limits` (per thread and for the whole
+/// dump); a frame whose stack pointer does not move up the stack ends the walk, so cyclic stacks
+/// terminate.
 public struct MinidumpStackwalker: Sendable {
     public struct Limits: Sendable {
         /// Frames kept per thread (Sentry and Breakpad stop at a few hundred too).
@@ -19,6 +20,9 @@ public struct MinidumpStackwalker: Sendable {
         public var scanWords = 64
         /// Distinct builds whose files are asked of the lookup and opened (the rest walk without CFI).
         public var maxModuleFiles = 1024
+        /// Frames of all threads together, so a dump of many deep threads stays an event of a few
+        /// megabytes. The crashing thread is walked first; each thread keeps at least its context frame.
+        public var maxTotalFrames = 16_384
         public init() {}
     }
 
@@ -33,10 +37,17 @@ public struct MinidumpStackwalker: Sendable {
     public func walk(_ dump: Minidump) -> MinidumpStackwalk {
         let session = UnwindSession(dump: dump, lookup: lookup, limits: limits)
         defer { session.close() }
-        var threads: [WalkedThread] = []
-        for thread in dump.threads.prefix(limits.maxThreads) {
-            threads.append(session.walk(thread))
+        let selected = Array(dump.threads.prefix(limits.maxThreads))
+        let crashed = selected.firstIndex { $0.id == dump.exception?.threadID }
+        let order = crashed.map { c in [c] + selected.indices.filter { $0 != c } } ?? Array(selected.indices)
+        var walked: [Int: WalkedThread] = [:]
+        var budget = limits.maxTotalFrames
+        for i in order {
+            let t = session.walk(selected[i], maxFrames: max(1, min(limits.maxFramesPerThread, budget)))
+            budget -= t.frames.count
+            walked[i] = t
         }
-        return MinidumpStackwalk(threads: threads, threadsOmitted: max(0, dump.threads.count - limits.maxThreads))
+        return MinidumpStackwalk(
+            threads: selected.indices.compactMap { walked[$0] }, threadsOmitted: max(0, dump.threads.count - limits.maxThreads))
     }
 }

@@ -73,8 +73,9 @@ struct ModuleCode {
         let f = entry.image
         let relative = address &- f.bias
         for s in f.segments where relative >= s.vaddr && relative - s.vaddr <= s.fileSize && s.fileSize - (relative - s.vaddr) >= count {
-            let offset = s.offset + (relative - s.vaddr)
-            guard offset <= UInt64(f.bytes.count), UInt64(f.bytes.count) - offset >= count else { return nil }
+            // Program headers come from an uploaded file: an offset may be anything.
+            let (offset, overflow) = s.offset.addingReportingOverflow(relative - s.vaddr)
+            guard !overflow, offset <= UInt64(f.bytes.count), UInt64(f.bytes.count) - offset >= count else { return nil }
             return Array(f.bytes[Int(offset)..<Int(offset + count)])
         }
         return nil

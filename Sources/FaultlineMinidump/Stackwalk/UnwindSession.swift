@@ -142,8 +142,8 @@ final class UnwindSession {
         }
     }
 
-    /// Walks one thread.
-    func walk(_ thread: MinidumpThread) -> WalkedThread {
+    /// Walks one thread, keeping at most `maxFrames` frames.
+    func walk(_ thread: MinidumpThread, maxFrames: Int) -> WalkedThread {
         let crashed = dump.exception?.threadID == thread.id
         guard let context = dump.startContext(of: thread).amd64 else {
             return WalkedThread(id: thread.id, name: thread.name, crashed: crashed, frames: [], registers: nil, stoppedBy: "registers of an unsupported CPU")
@@ -152,13 +152,13 @@ final class UnwindSession {
         var registers = UnwindRegisters(context: context)
         var stoppedBy = ""
         while true {
-            let remaining = limits.maxFramesPerThread - frames.count
+            let remaining = maxFrames - frames.count
             if remaining <= 0 { stoppedBy = "frame limit"; break }
             let run = unwindWithCFI(from: registers, maxFrames: remaining)
             frames += run.frames
             if let last = run.last { registers = last }
             if run.reachedEnd { stoppedBy = "end of stack"; break }
-            if frames.count >= limits.maxFramesPerThread { stoppedBy = "frame limit"; break }
+            if frames.count >= maxFrames { stoppedBy = "frame limit"; break }
             if frames.count == 1, let step = FallbackUnwind.leafReturn(from: registers, memory: dump.memory, code: code) {
                 frames.append(WalkedFrame(address: .returnAddress(Address(step.pc)), trust: .scan))
                 registers = step
