@@ -82,11 +82,15 @@ let package = Package(
         // MARK: Symbolication (never in the crashing process)
         .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol", "FaultlineFiles"]),
 
+        // MARK: Minidumps (Crashpad/Breakpad): a reader that never trusts an offset, a stackwalker over
+        // libdwfl with frame-pointer and stack-scan fallbacks, and the Sentry event of a walked dump.
+        .target(name: "FaultlineMinidump", dependencies: ["CDw", "FaultlineProtocol"]),
+
         // MARK: Server
         .target(name: "FaultlineServer",
                 dependencies: [
-                    "FaultlineSymbolication", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD", "CFaultlineHTTPShim", "CSQLite",
-                    "CCrypto", "CLibPQ", "CCurl", "CBrotli"
+                    "FaultlineSymbolication", "FaultlineMinidump", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD",
+                    "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli"
                 ]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)
@@ -132,6 +136,8 @@ let package = Package(
                           path: "Benchmarks/faultline-trace-bench"),
         .executableTarget(name: "faultline-logging-bench", dependencies: ["Faultline"],
                           path: "Benchmarks/faultline-logging-bench"),
+        .executableTarget(name: "faultline-minidump-bench", dependencies: ["FaultlineMinidump", "FaultlineProtocol"],
+                          path: "Benchmarks/faultline-minidump-bench"),
 
         // MARK: Tests
         .target(name: "CTestOutput", path: "Tests/CTestOutput"),
@@ -153,6 +159,8 @@ let package = Package(
                         "Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineHashing", "FaultlineTestSupport", "faultline", "faultline-server",
                         "faultline-archive-probe"
                     ]),
+        .testTarget(name: "MinidumpTests",
+                    dependencies: ["FaultlineMinidump", "FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport"]),
         .testTarget(name: "ServerTests",
                     dependencies: [
                         "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineHashing", "FaultlineSymbolication", "FaultlineTestSupport",

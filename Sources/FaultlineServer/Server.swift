@@ -88,10 +88,15 @@ public final class Server: @unchecked Sendable {
         symbolicator = caching
         reads = ReadSymbolication(symbolicator: caching, budget: config.readSymbolicationBudget, threads: config.readSymbolicationThreads)
         processor = EventProcessor(store: store, symbolicator: symbolicator)
-        backfiller = Backfiller(stores: stores, symbolicator: symbolicator, batchSize: config.backfillBatchSize)
+        // Minidumps (Minidumps/): walked at ingest, and again by the backfill when a file arrives.
+        let walker = DebugFileMinidumpWalker(debugFiles: debugFiles, upstream: upstream)
+        backfiller = Backfiller(
+            stores: stores, symbolicator: symbolicator,
+            rewalk: stores.database.map { MinidumpRewalk(database: $0, store: store, walker: walker) }, batchSize: config.backfillBatchSize)
         let refusals = Refusals()
         self.refusals = refusals
-        let ingest = IngestHandler(stores: stores, limits: config.limits, processor: processor, refusals: refusals)
+        let ingest = IngestHandler(
+            stores: stores, limits: config.limits, processor: processor, refusals: refusals, minidumps: MinidumpIngest(walker: walker))
         let chunks = try ChunkUpload(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory.map { $0 + "/.chunks" })
         self.chunks = chunks
         // Leftovers of a previous run: staging files of assemblies it did not finish, partial
@@ -100,7 +105,8 @@ public final class Server: @unchecked Sendable {
         chunks.expire()
         let backfiller = self.backfiller
         let assembler = Assembler(stores: stores, chunks: chunks, debugFiles: debugFiles) { summary in
-            if summary.hasDebugInfo || summary.hasSymbols { backfiller.enqueue(summary.buildID) }
+            // An executable's CFI changes how stored minidumps walk, even without symbols.
+            if summary.hasDebugInfo || summary.hasSymbols || summary.isExecutable { backfiller.enqueue(summary.buildID) }
         }
         self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }

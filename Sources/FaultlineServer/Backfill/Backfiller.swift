@@ -18,6 +18,9 @@ public final class Backfiller: @unchecked Sendable {
     let jobs: any BackfillJobs
     let records: any DebugFileRecordStore
     let symbolicator: FrameSymbolicating
+    /// Walks again the stored minidumps that loaded the build-id, before its stacks are regrouped
+    /// (Minidumps/MinidumpRewalk); nil: no dumps are kept.
+    let rewalk: MinidumpRewalk?
     /// Held while stacks move, so grouping (here or on another node) waits meanwhile.
     let claim: StoreClaim
     /// This node's name on the jobs it holds (random part, pid, role: readable in the row).
@@ -42,8 +45,13 @@ public final class Backfiller: @unchecked Sendable {
     private let worker = WorkerThread(name: "faultline-backfill", state: Poll())
     private var started = false
 
-    public init(stores: Stores, symbolicator: FrameSymbolicating, batchSize: Int = 1000, lease: Double = 6, poll: Double = 1) {
+    public convenience init(stores: Stores, symbolicator: FrameSymbolicating, batchSize: Int = 1000, lease: Double = 6, poll: Double = 1) {
+        self.init(stores: stores, symbolicator: symbolicator, rewalk: nil, batchSize: batchSize, lease: lease, poll: poll)
+    }
+
+    init(stores: Stores, symbolicator: FrameSymbolicating, rewalk: MinidumpRewalk?, batchSize: Int = 1000, lease: Double = 6, poll: Double = 1) {
         let store = stores.core
+        self.rewalk = rewalk
         self.store = store
         self.jobs = stores.backfills
         self.records = stores.debugFiles
@@ -60,7 +68,7 @@ public final class Backfiller: @unchecked Sendable {
         // A debug file whose backfill was never queued (the node died between installing it and
         // queueing) or failed is queued again; queued and running jobs are taken as they are.
         if let files = try? records.debugFiles() {
-            for f in files where f.hasDebugInfo || f.hasSymbols {
+            for f in files where f.hasDebugInfo || f.hasSymbols || f.isExecutable {
                 let latest = try? jobs.latestBackfill(buildID: f.buildID)
                 if latest == nil || latest?.state == "failed" { enqueue(f.buildID) }
             }
@@ -164,11 +172,22 @@ public final class Backfiller: @unchecked Sendable {
         // Hold grouping off so no occurrence is grouped with stale symbols while stacks move.
         try PhaseClock.time(.backfillClaimWait) { try claim.acquire() }
         defer { claim.release() }
+        var resume = resumeAfter
+        // Dumps first: a new walk can give an occurrence a new stack, which the stack phase below
+        // then finds among those referencing the build-id.
+        if let rewalk, resume == nil || MinidumpRewalk.resumeAfter(resume) != nil {
+            try rewalk.run(buildID: buildID, after: MinidumpRewalk.resumeAfter(resume) ?? 0, symbolicator: symbolicator) { last in
+                if worker.isStopping { throw Interruption.stopping }
+                try claim.check()
+                guard beat.holds else { throw Interruption.leaseLost }
+                try save(record, MinidumpRewalk.resumePoint(after: last), beat)
+            }
+            resume = nil
+        }
         // Key order, so a resume point splits the stacks into "done" and "to do" on every node.
         let stacks = try PhaseClock.time(.backfillStacksQuery) { try jobs.stacks(referencing: buildID).compactMap(BackfillStack.init) }
             .map { ($0.signature.key, $0) }.sorted { $0.0 < $1.0 }
         prepared.wait()
-        var resume = resumeAfter
         let todo = resume.map { after in stacks.filter { $0.0 > after } } ?? stacks
         record.state = "running"
         record.stacks = Int64(stacks.count)

@@ -114,7 +114,9 @@ public enum StackExtractor {
             let value = exception["value"]?.stringValue, !value.isEmpty
         else { return "" }
         let mechanism = exception["mechanism"]
-        if mechanism?["type"]?.stringValue == "signalhandler" && mechanism?["data"]?["message_source"] == nil { return "" }
+        // A signal's value (ours, or a minidump's exception stream) only restates the type.
+        let signal = ["signalhandler", "minidump"].contains(mechanism?["type"]?.stringValue ?? "")
+        if signal && mechanism?["data"]?["message_source"] == nil { return "" }
         return firstLine(value)
     }
 

@@ -152,9 +152,10 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET", "POST"], "/api/*/log-archive", .publicKey, body: .logArchive) { router, r, c in
             router.logArchives?.receive(r, projectRef: c[0]) ?? .detail(404, "no such endpoint: \(r.path)")
         },
-        // Sentry ingest: /api/<project>/envelope/ and /api/<project>/store/
-        Route(["POST"], "/api/*/envelope|store", .publicKey, body: .ingest, refusal: (405, "ingest takes POST")) { router, r, c in
-            router.ingest.handle(r, project: c[0], endpoint: c[1] == "envelope" ? .envelope : .store)
+        // Sentry ingest: /api/<project>/envelope/, /store/ and /minidump/ (Crashpad's and Breakpad's
+        // multipart uploads: Minidumps/), under one set of ingest limits.
+        Route(["POST"], "/api/*/envelope|store|minidump", .publicKey, body: .ingest, refusal: (405, "ingest takes POST")) { router, r, c in
+            router.ingest.handle(r, project: c[0], endpoint: c[1] == "envelope" ? .envelope : c[1] == "store" ? .store : .minidump)
         }
     ]
 

@@ -1,5 +1,6 @@
-// POST /api/<project>/envelope/ and /store/: authenticate, decode under limits, store durably,
-// answer, then hand the stack to the grouping worker.
+// POST /api/<project>/envelope/, /store/ and /minidump/: authenticate, decode under limits (a
+// minidump is walked into its event: Minidumps/), store durably, answer, then hand the stack to the
+// grouping worker.
 import Foundation
 import FaultlineProtocol
 import Synchronization
@@ -12,12 +13,16 @@ public final class IngestHandler: Sendable {
     let volume: InstallVolumeLimiter
     let processor: EventProcessor
     let refusals: Refusals?
+    /// Walks the minidumps of minidump uploads and envelopes (Minidumps/); nil: a submission with
+    /// a dump is refused.
+    let minidumps: MinidumpIngest?
     /// Projects by the reference requests use, each read again after `projectCacheSeconds`: a
     /// setting changed by `faultline projects` (its grouping rules) reaches a running server.
     private let projectCache = Mutex<[String: (project: ProjectRecord, read: Double)]>([:])
     static let projectCacheSeconds: Double = 30
 
-    public init(stores: Stores, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil) {
+    init(stores: Stores, limits: IngestLimits, processor: EventProcessor, refusals: Refusals? = nil, minidumps: MinidumpIngest? = nil) {
+        self.minidumps = minidumps
         self.store = stores.core
         self.traces = stores.traces
         self.refusals = refusals
@@ -26,11 +31,14 @@ public final class IngestHandler: Sendable {
         self.volume = InstallVolumeLimiter(limit: limits.eventsPerInstall, windowSeconds: limits.installWindowSeconds, store: stores.installWindows)
     }
 
-    public enum Endpoint { case envelope, store }
+    public enum Endpoint { case envelope, store, minidump }
 
     public func handle(_ request: HTTPRequest, project projectRef: String, endpoint: Endpoint) -> HTTPResponse {
         do {
             let id = try ingest(request, project: projectRef, endpoint: endpoint)
+            // Crashpad and Breakpad keep the answer's text as the report's upload id, as Sentry's
+            // minidump endpoint gives it: the event id, dashed.
+            if endpoint == .minidump { return .text(MinidumpUpload.answer(eventID: id)) }
             return .json(["id": .string(id)])
         } catch let e as IngestError {
             return e.response
@@ -57,12 +65,19 @@ public final class IngestHandler: Sendable {
             throw IngestError.unauthorized("missing public key: send X-Sentry-Auth: Sentry sentry_key=<key> (or ?sentry_key=<key>)")
         }
         let (publicKey, project) = try PhaseClock.time(.ingestAuth) { try authorize(k, projectRef: projectRef) }
-        let submission: DecodedSubmission
-        do {
-            submission =
-                endpoint == .envelope
-                ? try EnvelopeDecoder.envelope(of: request, limits: limits)
-                : try EnvelopeDecoder.storeBody(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limits: limits)
+        var submission: DecodedSubmission
+        var minidumpModules: [BuildID]?
+        do throws(IngestError) {
+            switch endpoint {
+            case .envelope: submission = try EnvelopeDecoder.envelope(of: request, limits: limits)
+            case .store: submission = try EnvelopeDecoder.storeBody(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limits: limits)
+            case .minidump: submission = try MinidumpUpload.submission(of: request, limits: limits)
+            }
+            // A dump (the upload's, or an envelope's `event.minidump` attachment) becomes the event.
+            if MinidumpIngest.dump(in: submission) != nil {
+                guard let minidumps else { throw IngestError.malformed("this server does not take minidumps") }
+                minidumpModules = try minidumps.process(&submission, limits: limits)
+            }
         } catch {
             refusals?.record(error.status == 413 ? "ingest.size" : "ingest.malformed", detail: error.description)
             throw error
@@ -114,7 +129,7 @@ public final class IngestHandler: Sendable {
                 compressedEvent: StoredEvent.encode(
                     eventBytes: bytes, gzipBody: clientBodyKept && submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
                     inflatedBytes: submission.inflatedBytes),
-                attachments: attachments)
+                attachments: attachments, minidumpModules: minidumpModules ?? [])
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }

@@ -25,6 +25,9 @@ public struct IngestLimits: Sendable {
     ]
     /// All kept payloads of one envelope together (event and attachments included).
     public var maxKeptBytes = 4 * 1024 * 1024
+    /// One minidump sent to the minidump endpoint (`upload_file_minidump`), kept with its event
+    /// (Minidumps/); a dump in an envelope is an `attachment` item and has that item's cap.
+    public var maxMinidumpBytes = 16 * 1024 * 1024
     /// One count (`exited`, `errored`, `abnormal`, `crashed`) of one `sessions` aggregate; larger
     /// or negative counts make the item malformed (400). Sums saturate, they never trap.
     public var maxSessionCount: Int64 = 1_000_000
@@ -38,6 +41,13 @@ public struct IngestLimits: Sendable {
     public func cap(forItemType type: String) -> Int? {
         type == "event" ? maxEventBytes : maxItemBytes[type]
     }
+
+    /// A minidump upload's multipart body after decompression: the dump and, beside it, what an
+    /// envelope may keep (event JSON, attachments, form fields). Inflation stops here.
+    public var maxMinidumpUploadBytes: Int { maxMinidumpBytes + maxKeptBytes }
+
+    /// Parts of a minidump upload: form fields and files together.
+    public var maxMinidumpUploadParts: Int { maxItems * 10 }
 
     /// These caps as the envelope reader's limits.
     public var envelope: EnvelopeReader.Limits {

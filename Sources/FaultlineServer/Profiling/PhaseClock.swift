@@ -13,7 +13,7 @@ public enum PhaseClock {
         case httpHandler, ingestAuth, inflateAndFrame, parseEvent, storeCompress, stackSignature, storeWait,
             writerJobs, writerCommit, writerBatch, groupingFingerprint, groupingStore,
             backfillPrepare, backfillClaimWait, backfillStacksQuery, backfillFingerprint, backfillApply, regroupLookup, regroupMerge, regroupMove,
-            regroupRecount, backfillRecord
+            regroupRecount, backfillRecord, minidumpWalk, minidumpRewalk
     }
 
     /// Per phase: calls (or items), wall and CPU nanoseconds. A lock is fine: only when enabled.

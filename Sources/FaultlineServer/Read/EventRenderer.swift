@@ -25,6 +25,7 @@ public enum EventRenderer {
             if let b = f.buildID { o["build_id"] = .string(b.hex) }
             if let m = f.module { o["module"] = .string(m) }
             if f.isAsync { o["async"] = true }
+            if let t = f.trust { o["trust"] = .string(t) }
             if let fn = f.function { o["function"] = .string(fn) }
             switch f.outcome {
             case .symbolicated:

@@ -22,6 +22,7 @@ enum ReadTimeStack {
                 physicalIndex: 0, moduleOffset: f.offset, module: f.module, buildID: f.buildID, isReturnAddress: f.isReturnAddress,
                 outcome: .notLookedUp, role: .system)
             address.isAsync = f.isAsync
+            address.trust = MinidumpFrameTrust.of(json)
             if f.buildID == nil { address.clientSource = ClientSourceFrame(json) }
             let outcome: SymbolicationOutcome?
             if let b = f.buildID, pending.contains(FrameLookup(buildID: b, offset: f.offset, isReturnAddress: f.isReturnAddress)) {

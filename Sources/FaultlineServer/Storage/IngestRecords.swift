@@ -17,6 +17,9 @@ public struct IncomingEvent: Sendable {
     public var spanID: String? = nil
     /// The envelope's `attachment` items, stored with the occurrence in its transaction (Attachments/).
     public var attachments: [IncomingAttachment] = []
+    /// The build-ids of a minidump's modules when the event was walked from one (Minidumps/),
+    /// stored in its transaction for the backfill to find the dump again.
+    public var minidumpModules: [BuildID] = []
 }
 
 /// A non-event envelope item we keep and count (sessions, logs, client reports).

@@ -50,6 +50,7 @@ enum WebStyle {
         pre.source .cur { font-weight:700; background:#fff6d6; display:block; }
         pre.source .ctx { color:var(--muted); display:block; }
         .frame .loc { color:var(--muted); margin-left:8px; }
+        .frame .trust { color:var(--muted); font-size:11px; margin-left:8px; }
         .frame .inl { margin:2px 0 0 22px; padding-left:8px; border-left:2px dashed #c5cbe0; }
         .frame .inl .badge { font-size:11px; color:var(--muted); margin-right:6px; }
         .frame details summary { cursor:pointer; color:var(--muted); font-size:11px; }

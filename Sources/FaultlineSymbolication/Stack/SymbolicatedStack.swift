@@ -63,6 +63,9 @@ extension SymbolicatedStack {
         public var role: Role
         /// A frame the client resolved itself (Python, JavaScript): its source lines.
         public var clientSource: ClientSourceFrame?
+        /// How a stackwalker found the frame, for frames walked from a minidump: Sentry's `trust`
+        /// (`context`, `cfi`, `fp`, `scan`); nil for a frame the client unwound itself.
+        public var trust: String?
 
         public init(
             physicalIndex: Int, instructionAddress: UInt64? = nil, moduleOffset: UInt64? = nil, module: String? = nil,

@@ -55,7 +55,9 @@ enum PostgresSchema {
         INSERT INTO project_settings(project_id, grouping) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
         """,
         // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
-        PostgresTraceSpanCountSchema.statements
+        PostgresTraceSpanCountSchema.statements,
+        // 14: the modules of each stored minidump, for the backfill that walks it again (Minidumps/).
+        PostgresMinidumpSchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

@@ -56,6 +56,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
                 for a in id == nil ? [] : e.attachments {
                     _ = try c.query(PostgresPlaceholders.numbered(SQLAttachmentStore.insertSQL), SQLAttachmentStore.insertValues(id!, e.projectID, a))
                 }
+                for b in id == nil ? [] : e.minidumpModules {
+                    _ = try c.query(PostgresPlaceholders.numbered(SQLMinidumpRecords.insertModuleSQL), .text(b.hex), .int(id!))
+                }
             }
             for item in items {
                 try c.query(

@@ -57,7 +57,9 @@ enum SQLiteSchema {
         INSERT INTO project_settings(project_id, grouping) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
         """,
         // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
-        SQLiteTraceSpanCountSchema.statements
+        SQLiteTraceSpanCountSchema.statements,
+        // 14: the modules of each stored minidump, for the backfill that walks it again (Minidumps/).
+        SQLiteMinidumpSchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

@@ -81,6 +81,9 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 for a in id == nil ? [] : e.attachments {
                     _ = try c.run(SQLAttachmentStore.insertSQL, SQLAttachmentStore.insertValues(id!, e.projectID, a))
                 }
+                for b in id == nil ? [] : e.minidumpModules {
+                    _ = try c.run(SQLMinidumpRecords.insertModuleSQL, .text(b.hex), .int(id!))
+                }
             }
             for item in items {
                 try c.run(

@@ -80,6 +80,8 @@ enum StackView {
                     out += "<span class=\"fn\">\(HTML.esc(moduleName))+\(offset)</span><span class=\"loc\">(\(HTML.esc(why)))</span>"
                 }
             }
+            // How a minidump's walk found the frame: a `scan` frame may be a stale return address.
+            if let t = f.trust { out += "<span class=\"trust\" title=\"how the stackwalker found this frame\">\(HTML.esc(t))</span>" }
             out += "<details><summary>module and address</summary>\(HTML.esc(f.module ?? "?")) + \(offset)"
             out += f.buildID.map { " · build-id \(HTML.esc($0.hex))" } ?? ""
             out += f.isReturnAddress ? " · return address" : " · faulting address"

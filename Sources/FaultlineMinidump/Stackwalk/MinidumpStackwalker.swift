@@ -1,0 +1,53 @@
+// Walks every thread of a minidump out of process: libdwfl with call-frame information from the
+// module files the caller finds, then frame pointers, then stack scanning, as Breakpad and
+// Sentry's symbolicator do.
+
+/// Walks a dump's threads. Each frame says how it was found (`FrameTrust`).
+///
+/// Per thread: the first frame is the saved program counter (`context`); libdwfl unwinds with the
+/// modules' CFI (`cfi`) for as long as it can; where it stops, one frame is recovered from the
+/// frame-pointer chain (`fp`) or, failing that, by scanning the stack for a return address
+/// (`scan`), and libdwfl resumes from there. Bounded by `Limits` (per thread and for the whole
+/// dump); a frame whose stack pointer does not move up the stack ends the walk, so cyclic stacks
+/// terminate.
+public struct MinidumpStackwalker: Sendable {
+    public struct Limits: Sendable {
+        /// Frames kept per thread (Sentry and Breakpad stop at a few hundred too).
+        public var maxFramesPerThread = 256
+        /// Threads walked; the rest are counted in `threadsOmitted`.
+        public var maxThreads = 1024
+        /// Stack words a scan looks at for one return address.
+        public var scanWords = 64
+        /// Distinct builds whose files are asked of the lookup and opened (the rest walk without CFI).
+        public var maxModuleFiles = 1024
+        /// Frames of all threads together, so a dump of many deep threads stays an event of a few
+        /// megabytes. The crashing thread is walked first; each thread keeps at least its context frame.
+        public var maxTotalFrames = 16_384
+        public init() {}
+    }
+
+    public var lookup: ModuleFileLookup
+    public var limits: Limits
+
+    public init(lookup: ModuleFileLookup = .none, limits: Limits = Limits()) {
+        self.lookup = lookup; self.limits = limits
+    }
+
+    /// Walks every thread (the crashing one from the exception's registers).
+    public func walk(_ dump: Minidump) -> MinidumpStackwalk {
+        let session = UnwindSession(dump: dump, lookup: lookup, limits: limits)
+        defer { session.close() }
+        let selected = Array(dump.threads.prefix(limits.maxThreads))
+        let crashed = selected.firstIndex { $0.id == dump.exception?.threadID }
+        let order = crashed.map { c in [c] + selected.indices.filter { $0 != c } } ?? Array(selected.indices)
+        var walked: [Int: WalkedThread] = [:]
+        var budget = limits.maxTotalFrames
+        for i in order {
+            let t = session.walk(selected[i], maxFrames: max(1, min(limits.maxFramesPerThread, budget)))
+            budget -= t.frames.count
+            walked[i] = t
+        }
+        return MinidumpStackwalk(
+            threads: selected.indices.compactMap { walked[$0] }, threadsOmitted: max(0, dump.threads.count - limits.maxThreads))
+    }
+}
