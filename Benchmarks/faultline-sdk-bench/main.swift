@@ -10,9 +10,37 @@ func rss() -> Int {
     let f = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
     return f.count > 1 ? (Int(f[1]) ?? 0) * 4096 : 0
 }
+/// The process's resident memory by kind (/proc/self/status: RssAnon, RssFile), in KiB.
+func rssParts() -> (anon: Int, file: Int) {
+    let lines = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8))?.split(separator: "\n") ?? []
+    func kib(_ key: String) -> Int {
+        lines.first { $0.hasPrefix(key) }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+    }
+    return (kib("RssAnon:"), kib("RssFile:"))
+}
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 let dir = NSTemporaryDirectory() + "faultline-sdk-bench-\(getpid())"
+// --start-only MODE [--data-directory DIR]: start with a DSN ("dsn"), without one ("nodsn") or
+// not at all ("none"), wait 0.2 s, print the time start took and the process's resident memory,
+// and exit; tools/measure-sdk compares the three, each in a fresh process. With DIR (kept), a
+// launch that finds its data directory from an earlier one, as every launch but an app's first.
+if let i = CommandLine.arguments.firstIndex(of: "--start-only"), i + 1 < CommandLine.arguments.count {
+    let mode = CommandLine.arguments[i + 1]
+    let kept = CommandLine.arguments.firstIndex(of: "--data-directory").map { CommandLine.arguments[$0 + 1] }
+    let before = rss()
+    let s0 = now()
+    if mode != "none" {
+        let dsn = mode == "dsn" ? "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1" : nil
+        Faultline.start(Options(dsn: dsn, release: "bench@1", environment: "bench", dataDirectory: kept ?? dir))
+    }
+    let ms = Double(now() - s0) / 1e6
+    usleep(200_000)
+    let parts = rssParts()
+    print("{\"start_ms\":\(ms),\"rss_growth_kib\":\((rss() - before) / 1024),\"rss_anon_kib\":\(parts.anon),\"rss_file_kib\":\(parts.file)}")
+    if kept == nil { try? FileManager.default.removeItem(atPath: dir) }
+    exit(0)
+}
 defer { try? FileManager.default.removeItem(atPath: dir) }
 let rssBeforeStart = rss()
 let t0 = now()
