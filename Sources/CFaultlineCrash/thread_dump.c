@@ -15,9 +15,10 @@
 // costs tens of microseconds per thread and nothing when no crash happens.
 //
 // Bounds: at most FL_MAX_THREADS listed (the rest are counted), FL_THREAD_FRAMES frames each, and
-// 1 s + 4 ms per thread (at most 4 s) in total for the answers. A thread that blocks the signal, is stopped,
-// or is itself stuck (waiting for a lock inside libunwind's loader call) does not answer in time
-// and is listed with its name and state but no frames. Nothing here allocates or takes a lock the
+// FL_THREAD_DUMP_BUDGET_MS in total for the answers (threads not asked by then are listed without
+// frames, and say so). A thread that blocks the signal, is stopped, or is itself stuck (waiting
+// for a lock inside libunwind's loader call) does not answer in time and is listed with its name
+// and state but no frames. Nothing here allocates or takes a lock the
 // crashing thread could wait on; an answering thread may block, but nobody waits for it beyond
 // the deadline. Answers are accepted only from our own process and only while collecting.
 #include "crash_internal.h"
@@ -105,6 +106,10 @@ void fl_answer_dump_request(int signo, siginfo_t *info, void *context) {
     }
     errno = saved_errno;
 }
+
+static _Atomic unsigned fl_thread_dump_budget_ms = FL_THREAD_DUMP_BUDGET_MS;  // tests may shorten it
+
+void faultline_crash_set_thread_dump_budget_for_testing(unsigned milliseconds) { atomic_store(&fl_thread_dump_budget_ms, milliseconds); }
 
 // Runs on the crashing thread; compromised context.
 static int64_t fl_now_ms(void) {
@@ -211,6 +216,7 @@ static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, si
                     slot->tid = tid;
                     slot->frame_count = 0;
                     slot->name[0] = 0;
+                    slot->asked = 0;
                     atomic_store(&slot->state, FL_SLOT_REQUESTED);
                 }
             }
@@ -231,8 +237,7 @@ void fl_collect_threads(pid_t crashing_thread) {
     fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
     atomic_store(&table->collecting, 1);
     pid_t pid = getpid();
-    int64_t budget = FL_THREAD_DUMP_WAIT_MS + (int64_t)table->count * FL_THREAD_DUMP_WAIT_PER_THREAD_MS;
-    int64_t deadline = fl_now_ms() + (budget < FL_THREAD_DUMP_WAIT_MAX_MS ? budget : FL_THREAD_DUMP_WAIT_MAX_MS);
+    int64_t deadline = fl_now_ms() + atomic_load(&fl_thread_dump_budget_ms);
     if (table->count) fl_describe_for_request(&table->slots[0]);
     for (size_t i = 0; i < table->count; i++) {
         fl_thread_slot *slot = &table->slots[i];
@@ -241,6 +246,7 @@ void fl_collect_threads(pid_t crashing_thread) {
             atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
             asked = 0;
         }
+        slot->asked = asked;
         // The next thread's /proc files are read while this one unwinds itself.
         if (i + 1 < table->count) fl_describe_for_request(&table->slots[i + 1]);
         if (!asked) continue;
