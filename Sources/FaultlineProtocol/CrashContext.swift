@@ -115,12 +115,18 @@ public struct CrashContext: Sendable, Equatable {
         ["kernel_version": .string(kernelVersion), "name": "Linux", "type": "os", "version": .string(kernelVersion)]
     }
 
-    /// The string fields after `app_id` and `contexts`, in key order.
-    private var strings: KeyValuePairs<StaticString, String?> {
-        [
-            "dist": dist, "environment": environment, "install_id": installID, "release": release,
-            "server_name": serverName, "service": service, "session_id": sessionID, "session_started": sessionStarted
-        ]
+    /// The string fields after `app_id` and `contexts`, in key order. A call per field rather than
+    /// a collection of pairs: the SDK writes them on the app's thread at start, where a generic
+    /// collection's first use in the process costs a run-time type lookup.
+    private func forEachString(_ body: (StaticString, String?) -> Void) {
+        body("dist", dist)
+        body("environment", environment)
+        body("install_id", installID)
+        body("release", release)
+        body("server_name", serverName)
+        body("service", service)
+        body("session_id", sessionID)
+        body("session_started", sessionStarted)
     }
 
     /// The JSON object, keys sorted (what `JSONValue` serialisation gives), written field by
@@ -143,7 +149,7 @@ public struct CrashContext: Sendable, Equatable {
             field("contexts")
             w.value(.object(allContexts))
         }
-        for (key, value) in strings { if let value { field(key); w.string(value) } }
+        forEachString { key, value in if let value { field(key); w.string(value) } }
         if !tags.isEmpty { field("tags"); w.value(.object(tags)) }
         if let trace { field("trace"); trace.write(into: &w) }
         w.raw("}")
@@ -154,7 +160,7 @@ public struct CrashContext: Sendable, Equatable {
     public var json: JSONValue {
         var o: [String: JSONValue] = [:]
         if let appID { o["app_id"] = .string(appID) }
-        for (key, value) in strings { if let value { o[key.description] = .string(value) } }
+        forEachString { key, value in if let value { o[key.description] = .string(value) } }
         if machine != nil || !contexts.isEmpty { o["contexts"] = .object(allContexts) }
         if !tags.isEmpty { o["tags"] = .object(tags) }
         if let trace { o["trace"] = trace.json }
