@@ -7,8 +7,10 @@ import PackageDescription
 let package = Package(
     name: "Faultline",
     products: [
-        // What an app links: the SDK and the crash core (libc, libunwind, zlib, libcurl, FoundationNetworking).
+        // What an app links: the SDK and the crash core (libc, libunwind, zlib, libcurl; never FoundationNetworking).
         .library(name: "Faultline", targets: ["Faultline"]),
+        // Opt-in: trace propagation into the app's own URLSession (links FoundationNetworking).
+        .library(name: "FaultlineURLSession", targets: ["FaultlineURLSession"]),
         .library(name: "FaultlineSymbolication", targets: ["FaultlineSymbolication"]),
         .library(name: "FaultlineServer", targets: ["FaultlineServer"]),
         .executable(name: "faultline", targets: ["faultline"]),
@@ -76,6 +78,9 @@ let package = Package(
                 "CFaultlineCrash", "CFaultlineCxx", "FaultlineProtocol", "FaultlineCrashPickup", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles",
                 "CCurl"
             ]),
+        // Trace.propagate(on:) for URLSession: apart from the SDK so only apps that use it link
+        // FoundationNetworking (the SDK itself sends through libcurl).
+        .target(name: "FaultlineURLSession", dependencies: ["Faultline"]),
         // SHA-1 and SHA-256 over libcrypto, for the SDK, the server and the upload client.
         .target(name: "FaultlineHashing", dependencies: ["CCrypto", "FaultlineProtocol"]),
 
@@ -115,7 +120,7 @@ let package = Package(
                           dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineFiles"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
-        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "CFaultlineCrash", "CCrashProbes"],
+        .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "FaultlineURLSession", "CFaultlineCrash", "CCrashProbes"],
                           path: "Tests/CrashProbes/faultline-crasher"),
 
         // Test-only: writes file logs, captures stderr and crashes for the logging tests.
@@ -151,9 +156,11 @@ let package = Package(
         .testTarget(name: "SymbolicationTests",
                     dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineThreads", "FaultlineTestSupport"]),
+                    dependencies: ["Faultline", "FaultlineURLSession", "FaultlineProtocol", "FaultlineThreads", "FaultlineTestSupport"]),
         .testTarget(name: "LoggingTests",
-                    dependencies: ["Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-log-probe"]),
+                    dependencies: [
+                        "Faultline", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-log-probe", "faultline-crasher"
+                    ]),
         .testTarget(name: "LogArchiveTests",
                     dependencies: [
                         "Faultline", "FaultlineServer", "FaultlineProtocol", "FaultlineHashing", "FaultlineTestSupport", "faultline", "faultline-server",

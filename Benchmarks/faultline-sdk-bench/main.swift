@@ -10,18 +10,59 @@ func rss() -> Int {
     let f = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
     return f.count > 1 ? (Int(f[1]) ?? 0) * 4096 : 0
 }
+/// The process's resident memory by kind (/proc/self/status: RssAnon, RssFile), in KiB.
+func rssParts() -> (anon: Int, file: Int) {
+    let lines = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8))?.split(separator: "\n") ?? []
+    func kib(_ key: String) -> Int {
+        lines.first { $0.hasPrefix(key) }.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+    }
+    return (kib("RssAnon:"), kib("RssFile:"))
+}
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+/// CPU time of the calling thread, in ns: what start costs the caller, whether or not the shared
+/// machine also took the CPU away from it meanwhile (which wall time counts).
+func threadCPU() -> UInt64 {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+}
 
 let dir = NSTemporaryDirectory() + "faultline-sdk-bench-\(getpid())"
+// --start-only MODE [--data-directory DIR]: start with a DSN ("dsn"), without one ("nodsn") or
+// not at all ("none"), wait 0.2 s, print the time start took and the process's resident memory,
+// and exit; tools/measure-sdk compares the three, each in a fresh process. With DIR (kept), a
+// launch that finds its data directory from an earlier one, as every launch but an app's first.
+if let i = CommandLine.arguments.firstIndex(of: "--start-only"), i + 1 < CommandLine.arguments.count {
+    let mode = CommandLine.arguments[i + 1]
+    let kept = CommandLine.arguments.firstIndex(of: "--data-directory").map { CommandLine.arguments[$0 + 1] }
+    let before = rss()
+    let s0 = now()
+    let c0 = threadCPU()
+    if mode != "none" {
+        let dsn = mode == "dsn" ? "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1" : nil
+        Faultline.start(Options(dsn: dsn, release: "bench@1", environment: "bench", dataDirectory: kept ?? dir))
+    }
+    let ms = Double(now() - s0) / 1e6
+    let cpuMs = Double(threadCPU() - c0) / 1e6
+    usleep(200_000)
+    let parts = rssParts()
+    print(
+        "{\"start_ms\":\(ms),\"start_cpu_ms\":\(cpuMs),\"rss_growth_kib\":\((rss() - before) / 1024),\"rss_anon_kib\":\(parts.anon),\"rss_file_kib\":\(parts.file)}"
+    )
+    if kept == nil { try? FileManager.default.removeItem(atPath: dir) }
+    exit(0)
+}
 defer { try? FileManager.default.removeItem(atPath: dir) }
 let rssBeforeStart = rss()
 let t0 = now()
+let cpu0 = threadCPU()
 // A DSN to a closed port: the SDK is fully on (log items buffered, worker running) but sending fails quietly.
 let result = Faultline.start(
     Options(
         dsn: "http://0123456789abcdef0123456789abcdef@127.0.0.1:9/1", release: "bench@1",
         environment: "bench", dataDirectory: dir))
 let startMs = Double(now() - t0) / 1e6
+let startCPUMs = Double(threadCPU() - cpu0) / 1e6
 precondition(result.crashHandlerInstalled)
 usleep(200_000)
 let rssAtRest = rss()
@@ -88,7 +129,7 @@ if CommandLine.arguments.contains("--json") {  // for tools/measure-sdk, which t
         "log_info_batch_median_ns": samples[samples.count / 2], "log_info_batch_p99_ns": samples[samples.count * 99 / 100],
         "log_info_call_median_ns": perCall[perCall.count / 2], "log_info_call_p99_ns": perCall[perCall.count * 99 / 100],
         "log_warning_batch_median_ns": warnSamples[warnSamples.count / 2],
-        "start_ms": startMs, "crash_core_start_ms": Double(result.crashHandlerStartNanoseconds) / 1e6,
+        "start_ms": startMs, "start_cpu_ms": startCPUMs, "crash_core_start_ms": Double(result.crashHandlerStartNanoseconds) / 1e6,
         "rss_start_mib": Double(rssAtRest - rssBeforeStart) / 1048576
     ]
     print(String(decoding: try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]), as: UTF8.self))
@@ -103,7 +144,9 @@ print(
     "Log.warning, 3 attributes (breadcrumb + sent as log item): median \(f(warnSamples[warnSamples.count / 2] / 1000)) µs, p99 \(f(warnSamples[warnSamples.count * 99 / 100] / 1000)) µs"
 )
 print("burst of 100,000 Log.warning: \(f(burstSeconds)) s on the calling thread")
-print("Faultline.start: \(f(startMs)) ms (crash core \(f(Double(result.crashHandlerStartNanoseconds) / 1e6)) ms)")
+print(
+    "Faultline.start: \(f(startMs)) ms, \(f(startCPUMs)) ms of the calling thread's CPU (crash core \(f(Double(result.crashHandlerStartNanoseconds) / 1e6)) ms)"
+)
 print(
     "RSS: +\(f(Double(rssAtRest - rssBeforeStart) / 1048576)) MiB at rest after start, +\(f(Double(rssAfterBurst - rssBeforeStart) / 1048576)) MiB right after the burst, +\(f(Double(rssAfterFlush - rssBeforeStart) / 1048576)) MiB after flushing it"
 )

@@ -188,6 +188,7 @@ static void fl_put_threads(fl_writer *w, pid_t crashing_tid, const char *crashin
             fl_put_json_string(w, state == FL_SLOT_GONE ? "exited before it could be asked"
                                   : state == FL_SLOT_WORKING ? "still unwinding at the deadline"
                                   : slot->blocks_request ? "blocks signals (its stack cannot be asked for)"
+                                  : !slot->asked ? "not asked: the deadline for every thread's stack had passed"
                                   : "no answer by the deadline (stopped, or stuck)");
         }
         fl_put(w, "}");

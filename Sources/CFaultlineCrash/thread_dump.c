@@ -15,21 +15,37 @@
 // costs tens of microseconds per thread and nothing when no crash happens.
 //
 // Bounds: at most FL_MAX_THREADS listed (the rest are counted), FL_THREAD_FRAMES frames each, and
-// 1 s + 4 ms per thread (at most 4 s) in total for the answers. A thread that blocks the signal, is stopped,
-// or is itself stuck (waiting for a lock inside libunwind's loader call) does not answer in time
-// and is listed with its name and state but no frames. Nothing here allocates or takes a lock the
+// FL_THREAD_DUMP_BUDGET_MS in total for the answers (threads not asked by then are listed without
+// frames, and say so). A thread that blocks the signal, is stopped, or is itself stuck (waiting
+// for a lock inside libunwind's loader call) does not answer in time and is listed with its name
+// and state but no frames. Nothing here allocates or takes a lock the
 // crashing thread could wait on; an answering thread may block, but nobody waits for it beyond
 // the deadline. Answers are accepted only from our own process and only while collecting.
 #include "crash_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <libunwind.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+// Crash path (either side). Sleeps while *word still holds `expected`, until woken, a signal, or
+// `timeout` (relative; NULL: no limit). A raw futex: no lock, nothing to bind, and the sleeper
+// costs nothing until woken — where polling with a sleep made each answer wait out the sleep, and
+// a thousand parked threads waking every millisecond starved the crashing thread of the CPU.
+static void fl_futex_wait(_Atomic int *word, int expected, const struct timespec *timeout) {
+    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, expected, timeout, NULL, 0);
+}
+
+// Crash path (either side). Wakes up to `count` threads sleeping on *word.
+static void fl_futex_wake(_Atomic int *word, int count) {
+    syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
 
 // Runs on an answering thread, in its signal handler. Unwinds the thread from the interrupted
 // context into its slot.
@@ -82,14 +98,18 @@ void fl_answer_dump_request(int signo, siginfo_t *info, void *context) {
                 fl_unwind_into_slot(slot, context);
                 fl_end_stack_walk();
                 atomic_store(&slot->state, FL_SLOT_DONE);
-                struct timespec pause = {0, 1000 * 1000};
-                while (!atomic_load(&table->release)) nanosleep(&pause, NULL);
+                fl_futex_wake(&slot->state, 1);  // the crashing thread waits on it
+                while (!atomic_load(&table->release)) fl_futex_wait(&table->release, 0, NULL);
                 break;
             }
         }
     }
     errno = saved_errno;
 }
+
+static _Atomic unsigned fl_thread_dump_budget_ms = FL_THREAD_DUMP_BUDGET_MS;  // tests may shorten it
+
+void faultline_crash_set_thread_dump_budget_for_testing(unsigned milliseconds) { atomic_store(&fl_thread_dump_budget_ms, milliseconds); }
 
 // Runs on the crashing thread; compromised context.
 static int64_t fl_now_ms(void) {
@@ -165,6 +185,14 @@ static int fl_thread_blocks(pid_t tid, int signo) {
     return 0;
 }
 
+// Runs on the crashing thread; compromised context. What is read of a thread before it is asked
+// for its stack: its name and run state (the answer parks it, so afterwards it would read
+// "sleeping") and whether it blocks the request's signal.
+static void fl_describe_for_request(fl_thread_slot *slot) {
+    fl_describe_thread(slot);
+    slot->blocks_request = fl_thread_blocks(slot->tid, fl_state.dump_signal);
+}
+
 // Runs on the crashing thread; compromised context. Lists the other threads (getdents64 on
 // /proc/self/task) into the table's slots.
 static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, size_t capacity) {
@@ -188,6 +216,7 @@ static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, si
                     slot->tid = tid;
                     slot->frame_count = 0;
                     slot->name[0] = 0;
+                    slot->asked = 0;
                     atomic_store(&slot->state, FL_SLOT_REQUESTED);
                 }
             }
@@ -208,21 +237,25 @@ void fl_collect_threads(pid_t crashing_thread) {
     fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
     atomic_store(&table->collecting, 1);
     pid_t pid = getpid();
-    int64_t budget = FL_THREAD_DUMP_WAIT_MS + (int64_t)table->count * FL_THREAD_DUMP_WAIT_PER_THREAD_MS;
-    int64_t deadline = fl_now_ms() + (budget < FL_THREAD_DUMP_WAIT_MAX_MS ? budget : FL_THREAD_DUMP_WAIT_MAX_MS);
-    struct timespec pause = {0, 100 * 1000};
+    int64_t deadline = fl_now_ms() + atomic_load(&fl_thread_dump_budget_ms);
+    if (table->count) fl_describe_for_request(&table->slots[0]);
     for (size_t i = 0; i < table->count; i++) {
         fl_thread_slot *slot = &table->slots[i];
-        fl_describe_thread(slot);  // before asking: the answer parks it (it would read "sleeping")
-        slot->blocks_request = fl_thread_blocks(slot->tid, fl_state.dump_signal);
-        if (slot->blocks_request) continue;  // the answer would come only once it unblocks
-        if (syscall(SYS_tgkill, pid, slot->tid, fl_state.dump_signal) != 0) {
+        int asked = !slot->blocks_request;  // a thread that blocks the signal would answer only once it unblocks
+        if (asked && syscall(SYS_tgkill, pid, slot->tid, fl_state.dump_signal) != 0) {
             atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
-            continue;
+            asked = 0;
         }
+        slot->asked = asked;
+        // The next thread's /proc files are read while this one unwinds itself.
+        if (i + 1 < table->count) fl_describe_for_request(&table->slots[i + 1]);
+        if (!asked) continue;
         int64_t now = fl_now_ms();
         int64_t until = now + FL_THREAD_ANSWER_WAIT_MS < deadline ? now + FL_THREAD_ANSWER_WAIT_MS : deadline;
-        while (atomic_load(&slot->state) < FL_SLOT_DONE && fl_now_ms() < until) nanosleep(&pause, NULL);
+        for (int state; (state = atomic_load(&slot->state)) < FL_SLOT_DONE && (now = fl_now_ms()) < until;) {
+            struct timespec rest = {(until - now) / 1000, (long)((until - now) % 1000) * 1000000L};
+            fl_futex_wait(&slot->state, state, &rest);  // woken by the answer (or a change of state)
+        }
         if (fl_now_ms() >= deadline) break;
     }
     // From here no new answer starts; one still working is reported without frames.
@@ -238,5 +271,7 @@ void fl_collect_threads(pid_t crashing_thread) {
 // Runs on the crashing thread; compromised context. The process goes on (the fault was recovered
 // or the claim is taken over): parked threads return to what they were doing.
 void fl_release_parked_threads(void) {
-    if (fl_state.threads) atomic_store(&fl_state.threads->release, 1);
+    if (!fl_state.threads) return;
+    atomic_store(&fl_state.threads->release, 1);
+    fl_futex_wake(&fl_state.threads->release, INT_MAX);
 }

@@ -381,7 +381,7 @@ struct ScopeContext: Sendable {
     func crashContextJSON() -> [UInt8] {
         var c = CrashContext()
         c.appID = appID
-        c.contexts = CrashContext.systemContexts(kernelVersion: Self.kernelVersion, architecture: DebugImage.hostArchitecture)
+        c.machine = .init(kernelVersion: Self.kernelVersion, architecture: DebugImage.hostArchitecture)
         c.environment = environment
         c.installID = installID
         c.release = release

@@ -22,6 +22,12 @@ public struct CrashContext: Sendable, Equatable {
     public var trace: Trace?
     /// Sentry contexts as given (`os`, `device`, …); open-ended, so kept as JSON.
     public var contexts: [String: JSONValue] = [:]
+    /// This machine's `device` and `os` contexts (`systemContexts`), as the SDK knows them at
+    /// start; written into `contexts` (over a context of the same name given there). Typed, not
+    /// JSON values, so the SDK writes them on the app's thread without making the process's first
+    /// dictionary of JSON values (whose type costs a scan of every loaded library's protocol
+    /// conformances). A report read back has them in `contexts` (`init(json:)`).
+    public var machine: Machine?
     /// Tags as given; open-ended, so kept as JSON.
     public var tags: [String: JSONValue] = [:]
 
@@ -36,12 +42,52 @@ public struct CrashContext: Sendable, Equatable {
             if let spanID { t["span_id"] = .string(spanID) }
             return .object(t)
         }
+
+        /// `json` written field by field, keys sorted as JSONValue's are.
+        func write(into w: inout JSONWriter) {
+            w.raw("{")
+            if let spanID {
+                w.key("span_id")
+                w.string(spanID)
+                w.comma()
+            }
+            w.key("trace_id")
+            w.string(traceID)
+            w.raw(",\"type\":\"trace\"}")
+        }
+    }
+
+    /// What `systemContexts` says about a machine.
+    public struct Machine: Sendable, Equatable {
+        public var kernelVersion: String
+        public var architecture: String
+        public init(kernelVersion: String, architecture: String) {
+            self.kernelVersion = kernelVersion
+            self.architecture = architecture
+        }
+
+        /// `systemContexts`' object written field by field, keys sorted as JSONValue's are.
+        func write(into w: inout JSONWriter) {
+            w.raw("{\"device\":{\"arch\":")
+            w.string(architecture)
+            w.raw(",\"type\":\"device\"},\"os\":{\"kernel_version\":")
+            w.string(kernelVersion)
+            w.raw(",\"name\":\"Linux\",\"type\":\"os\",\"version\":")
+            w.string(kernelVersion)
+            w.raw("}}")
+        }
     }
 
     public init() {}
 
     /// The crashed process's architecture (`contexts.device.arch`), in Sentry's spelling.
-    public var architecture: String? { contexts["device"]?["arch"]?.stringValue }
+    public var architecture: String? { machine?.architecture ?? contexts["device"]?["arch"]?.stringValue }
+
+    /// `contexts` with `machine`'s written in: what the JSON carries.
+    public var allContexts: [String: JSONValue] {
+        guard let machine else { return contexts }
+        return contexts.merging(Self.systemContexts(kernelVersion: machine.kernelVersion, architecture: machine.architecture)) { _, system in system }
+    }
 
     /// Reads a report's `context` (anything else than an object reads as an empty context).
     public init(json j: JSONValue) {
@@ -69,17 +115,23 @@ public struct CrashContext: Sendable, Equatable {
         ["kernel_version": .string(kernelVersion), "name": "Linux", "type": "os", "version": .string(kernelVersion)]
     }
 
-    /// The string fields after `app_id` and `contexts`, in key order.
-    private var strings: KeyValuePairs<StaticString, String?> {
-        [
-            "dist": dist, "environment": environment, "install_id": installID, "release": release,
-            "server_name": serverName, "service": service, "session_id": sessionID, "session_started": sessionStarted
-        ]
+    /// The string fields after `app_id` and `contexts`, in key order. A call per field rather than
+    /// a collection of pairs: the SDK writes them on the app's thread at start, where a generic
+    /// collection's first use in the process costs a run-time type lookup.
+    private func forEachString(_ body: (StaticString, String?) -> Void) {
+        body("dist", dist)
+        body("environment", environment)
+        body("install_id", installID)
+        body("release", release)
+        body("server_name", serverName)
+        body("service", service)
+        body("session_id", sessionID)
+        body("session_started", sessionStarted)
     }
 
     /// The JSON object, keys sorted (what `JSONValue` serialisation gives), written field by
-    /// field: the SDK calls this on the app's thread at start, where building a JSONValue tree of
-    /// the whole context first was most of the cost.
+    /// field: the SDK calls this on the app's thread at start, where building JSON values first
+    /// was most of the cost (with only `machine` and `trace`, none is made).
     public var jsonBytes: [UInt8] {
         var w = JSONWriter(capacity: 768)
         var first = true
@@ -90,10 +142,16 @@ public struct CrashContext: Sendable, Equatable {
         }
         w.raw("{")
         if let appID { field("app_id"); w.string(appID) }
-        if !contexts.isEmpty { field("contexts"); w.value(.object(contexts)) }
-        for (key, value) in strings { if let value { field(key); w.string(value) } }
+        if let machine, contexts.isEmpty {
+            field("contexts")
+            machine.write(into: &w)
+        } else if machine != nil || !contexts.isEmpty {
+            field("contexts")
+            w.value(.object(allContexts))
+        }
+        forEachString { key, value in if let value { field(key); w.string(value) } }
         if !tags.isEmpty { field("tags"); w.value(.object(tags)) }
-        if let trace { field("trace"); w.value(trace.json) }
+        if let trace { field("trace"); trace.write(into: &w) }
         w.raw("}")
         return w.bytes
     }
@@ -102,8 +160,8 @@ public struct CrashContext: Sendable, Equatable {
     public var json: JSONValue {
         var o: [String: JSONValue] = [:]
         if let appID { o["app_id"] = .string(appID) }
-        for (key, value) in strings { if let value { o[key.description] = .string(value) } }
-        if !contexts.isEmpty { o["contexts"] = .object(contexts) }
+        forEachString { key, value in if let value { o[key.description] = .string(value) } }
+        if machine != nil || !contexts.isEmpty { o["contexts"] = .object(allContexts) }
         if !tags.isEmpty { o["tags"] = .object(tags) }
         if let trace { o["trace"] = trace.json }
         return .object(o)

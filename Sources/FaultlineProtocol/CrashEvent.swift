@@ -18,7 +18,7 @@ public enum CrashEvent {
         tags["signal"] = .string(r.signal.name)
         event["tags"] = .object(tags)
 
-        var contexts = ctx.contexts
+        var contexts = ctx.allContexts
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os"]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(PathName.last(r.executable))

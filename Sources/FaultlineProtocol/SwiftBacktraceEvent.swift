@@ -28,7 +28,7 @@ public enum SwiftBacktraceEvent {
         tags["crash_log"] = "swift-backtrace"
         event["tags"] = .object(tags)
 
-        var contexts = ctx.contexts
+        var contexts = ctx.allContexts
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os", "raw_description": .string(log.platform)]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(executable.map(PathName.last) ?? log.threads.first?.name ?? "")

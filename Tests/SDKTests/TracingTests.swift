@@ -5,6 +5,7 @@ import CFaultlineCrash
 @testable import Faultline
 import FaultlineProtocol
 import FaultlineTestSupport
+import FaultlineURLSession
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -55,6 +55,10 @@ void faultline_crash_delay_preparation_for_testing(unsigned milliseconds);
 /// has begun the pre-warm, so a test can crash inside the preparation itself.
 void faultline_crash_fault_during_preparation_for_testing(int signo);
 
+/// Tests only: every other thread's stack gets this many milliseconds in all instead of the
+/// usual budget, so a test can see what the report says of the threads not asked in time.
+void faultline_crash_set_thread_dump_budget_for_testing(unsigned milliseconds);
+
 /// 1 after a successful start.
 int faultline_crash_is_started(void);
 

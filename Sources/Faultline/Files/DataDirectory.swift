@@ -37,10 +37,17 @@ struct DataDirectory: Sendable {
         var bytes = [UInt8](repeating: 0, count: 80)
         let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { return nil }
+        // Trimmed by index on the array itself: a reversed or lazy view here made String(decoding:)
+        // ask at run time whether it is contiguous, and a failing protocol cast scans every loaded
+        // library's conformances (most of start's time on the app's thread, at every launch but
+        // the first).
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || ($0 >= 0x09 && $0 <= 0x0D) }
-        let t = bytes[..<n].drop(while: isSpace).reversed().drop(while: isSpace).reversed()
-        guard t.count == 32, t.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) else { return nil }
-        return String(decoding: t, as: UTF8.self)
+        var lower = 0, upper = n
+        while lower < upper && isSpace(bytes[lower]) { lower += 1 }
+        while upper > lower && isSpace(bytes[upper - 1]) { upper -= 1 }
+        guard upper - lower == 32 else { return nil }
+        for b in bytes[lower..<upper] where !((b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x66)) { return nil }
+        return String(decoding: bytes[lower..<upper], as: UTF8.self)
     }
 
     /// A random id persisted once per install; delete the file to reset it. A new one is written
@@ -61,13 +68,20 @@ struct DataDirectory: Sendable {
 /// use, and start needs two of these on the app's thread.
 func newEventID() -> String {
     var g = SystemRandomNumberGenerator()
-    var bytes = (0..<2).flatMap { _ in withUnsafeBytes(of: g.next()) { Array($0) } }
-    bytes[6] = (bytes[6] & 0x0F) | 0x40
-    bytes[8] = (bytes[8] & 0x3F) | 0x80
-    let hex = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(32)
-    for b in bytes { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)]) }
+    // Two words written out byte by byte (no generic collection of bytes: their first use in a
+    // process costs a run-time type lookup, and start makes two of these on the app's thread).
+    let words = (g.next(), g.next())
+    let hex: StaticString = "0123456789abcdef"
+    var out = [UInt8](repeating: 0, count: 32)
+    for i in 0..<16 {
+        var b = UInt8(truncatingIfNeeded: (i < 8 ? words.0 : words.1) >> (8 * UInt64(i % 8)))
+        if i == 6 { b = (b & 0x0F) | 0x40 }  // a version-4 UUID, as Sentry expects
+        if i == 8 { b = (b & 0x3F) | 0x80 }
+        hex.withUTF8Buffer { h in
+            out[2 * i] = h[Int(b >> 4)]
+            out[2 * i + 1] = h[Int(b & 15)]
+        }
+    }
     return String(decoding: out, as: UTF8.self)
 }
 

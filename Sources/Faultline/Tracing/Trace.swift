@@ -37,6 +37,15 @@ public enum Trace {
         return span
     }
 
+    /// A span that never becomes any thread's span in the crash core's slot: for spans that
+    /// library threads start and end on an app's behalf (FaultlineURLSession's requests, run on
+    /// URLSession's own threads, which belong to no task of the app).
+    package static func startUnboundSpan(
+        _ name: String, operation: String, attributes: [String: AttributeValue], parent: SpanContext?
+    ) -> Span {
+        Span(name: name, operation: operation, attributes: attributes, parent: parent, bindsThread: false)
+    }
+
     /// Runs `body` inside a new span that is current for it; a thrown error ends the span failed
     /// (`internal_error`) and is rethrown unchanged.
     @discardableResult

@@ -2,6 +2,7 @@
 // (a client that calls through URLSession, a server that continues the inbound traceparent).
 import CCrashProbes
 import Faultline
+import FaultlineURLSession
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -43,7 +43,8 @@ let modes: [String: String] = [
     "cxx-throw-long": "an uncaught std::runtime_error whose what() is 5,000 characters",
     "pre-start-thread-overflow": "stack overflow on a pthread created before Faultline.start",
     "pre-start-clone-overflow": "stack overflow on a raw clone() thread created before Faultline.start",
-    "parked-threads-segv": "--threads N (default 8) threads parked in different ways, then SIGSEGV on main",
+    "parked-threads-segv":
+        "--threads N (default 8) threads parked in different ways, then SIGSEGV on main (--thread-dump-budget-ms M: every thread's stack gets M ms)",
     "assert": "a failed C assert() (SIGABRT, glibc keeps the message)",
     "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
@@ -103,6 +104,7 @@ if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 // libunwind is pre-warmed.
 if mode == "segv-before-preparation" { faultline_crash_delay_preparation_for_testing(3000) }
 if mode == "segv-during-preparation" { faultline_crash_fault_during_preparation_for_testing(SIGSEGV) }
+if let budget = option("--thread-dump-budget-ms").flatMap(UInt32.init) { faultline_crash_set_thread_dump_budget_for_testing(budget) }
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
 var options = Options(

@@ -1,5 +1,10 @@
 // Outbound propagation for FoundationNetworking: a URLProtocol that adds `traceparent` to
 // requests made inside a trace and records each one as an `http.client` child span.
+//
+// A module of its own (product FaultlineURLSession) so that only apps that opt into it link
+// FoundationNetworking: the SDK sends through libcurl itself (Faultline/Transport/CurlClient.swift),
+// and FoundationNetworking's load is resident memory and start-up time in every process that links it.
+import Faultline
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -35,7 +40,7 @@ public final class TracingURLProtocol: URLProtocol {
 
     public override class func canInit(with request: URLRequest) -> Bool {
         guard property(forKey: handledKey, in: request) == nil, let scheme = request.url?.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let context = Trace.current
+            scheme == "http" || scheme == "https", let context = Trace.currentContext
         else { return false }
         handoff.withLock { $0[key(request), default: []].append(context) }
         return true
@@ -64,9 +69,9 @@ public final class TracingURLProtocol: URLProtocol {
         url?.query = nil; url?.fragment = nil; url?.user = nil; url?.password = nil
         let plainURL = url?.string ?? ""
         if let context {
-            let span = Span(
-                name: "\(method) \(plainURL)", operation: "http.client",
-                attributes: ["http.request.method": .string(method), "url.full": .string(plainURL)], parent: context, bindsThread: false)
+            let span = Trace.startUnboundSpan(
+                "\(method) \(plainURL)", operation: "http.client",
+                attributes: ["http.request.method": .string(method), "url.full": .string(plainURL)], parent: context)
             self.span = span
             if outgoing.value(forHTTPHeaderField: "traceparent") == nil {
                 outgoing.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
