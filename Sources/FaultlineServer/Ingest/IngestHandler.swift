@@ -117,6 +117,7 @@ public final class IngestHandler: @unchecked Sendable {
                     eventBytes: bytes, gzipBody: clientBodyKept && submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
                     inflatedBytes: submission.inflatedBytes),
                 attachments: attachments)
+            (incoming!.environment, incoming!.operatingSystem) = (EventFields.environment(event), EventFields.operatingSystem(event))
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }
@@ -140,7 +141,7 @@ public final class IngestHandler: @unchecked Sendable {
                 .init(
                     occurrenceID: occurrenceID, projectID: project.id, stack: signature,
                     timestamp: incoming.timestamp, release: incoming.release,
-                    environment: submission.event.map(EventFields.environment)))
+                    environment: incoming.environment, tags: submission.event.map(EventFields.tags) ?? []))
         }
         return eventID ?? ""
     }

@@ -55,7 +55,10 @@ enum PostgresSchema {
         INSERT INTO project_settings(project_id, grouping) SELECT id, 1 FROM projects WHERE true ON CONFLICT(project_id) DO NOTHING
         """,
         // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
-        PostgresTraceSpanCountSchema.statements
+        PostgresTraceSpanCountSchema.statements,
+        // 14: each occurrence's environment and OS, and the tags grouping has seen per stack (the
+        // issue page's breakdown, the issues search's `key:value`: Web/WebBreakdownSchema).
+        PostgresWebBreakdownSchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).
