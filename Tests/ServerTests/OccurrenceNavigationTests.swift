@@ -39,10 +39,11 @@ final class OccurrenceNavigationTests: XCTestCase {
         let issue = try XCTUnwrap(try server.server.store.issues(projectID: server.projectID, limit: 1, offset: 0).first)
         let login = try XCTUnwrap(server.webLogin())
         let page = server.page("/ui/issues/\(issue.id)", login).text
-        XCTAssertTrue(page.contains("<h2>Breakdown</h2>"), page)
-        XCTAssertTrue(page.contains("<td>app@1</td><td class=\"num\">2</td>"), "releases, most frequent first")
-        XCTAssertTrue(page.contains("<td>app@2</td><td class=\"num\">1</td>"))
-        XCTAssertTrue(page.contains("<td>i-1</td><td class=\"num\">2</td>"), "installs")
+        XCTAssertTrue(page.contains("<h2>Breakdown <span class=\"muted\">(newest 3 occurrences)</span></h2>"), page)
+        XCTAssertTrue(page.contains("<td title=\"app@1\">app@1</td><td class=\"num\">2</td>"), "releases, most frequent first")
+        XCTAssertTrue(page.contains("<td title=\"app@2\">app@2</td><td class=\"num\">1</td>"))
+        XCTAssertTrue(page.contains("<td title=\"i-1\">i-1</td><td class=\"num\">2</td>"), "installs")
+        XCTAssertTrue(page.contains("<td title=\"production\">production</td><td class=\"num\">3</td>"), "environments (none named: production)")
         XCTAssertTrue(page.contains(" 67 %"), "a share of the occurrences")
     }
 }
