@@ -17,14 +17,13 @@ final class DebugFilesPageTests: XCTestCase {
         // The way `faultline debug-files split` names a debug file: by its build-id.
         let hexNamed = dir + "/\(program.buildID.hex).debug"
         try FileManager.default.copyItem(atPath: program.path, toPath: hexNamed)
-        // Eight unrelated stacks through the binary: its symbolicated crash and seven addresses
-        // outside any function (each its own issue).
-        server.ingest(Fixtures.crashEvent(program))
-        for k in 0..<7 {
-            server.ingest(
-                TestEvents.native(
-                    buildID: program.buildID.hex, modulePath: "/opt/fixture/bin/fixture", base: 0x5600_0000_0000,
-                    offsets: [0x40_0000 + UInt64(k) * 0x100, 0x40_0040 + UInt64(k) * 0x100]))
+        // Eight issues through the binary: its crash under eight different exception types.
+        for k in 0..<8 {
+            var e = Fixtures.crashEvent(program)
+            var values = e["exception"]!["values"]!.arrayValue!
+            values[0]["type"] = .string(k == 0 ? "SIGSEGV" : "Fault\(k)")
+            e["exception"] = ["values": .array(values)]
+            server.ingest(e)
         }
         try server.waitUntilIdle()
         XCTAssertEqual(try server.uploadDebugFile(hexNamed), "ok")

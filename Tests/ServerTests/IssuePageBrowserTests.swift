@@ -63,8 +63,10 @@ final class IssuePageBrowserTests: XCTestCase {
             ["op": "eval", "save": "source", "expr": "[...document.querySelectorAll('.stack pre.source .cur')].map(e => e.textContent)"],
             ["op": "eval", "save": "sourceLines", "expr": "document.querySelector('.stack pre.source')?.querySelectorAll('span').length"],
             // The <details> opens on a click, without script.
-            ["op": "submit", "selector": ".stack details.name > summary"],
-            ["op": "eval", "save": "openedByClick", "expr": "document.querySelector('.stack details.name').open"],
+            [
+                "op": "eval", "save": "openedByClick",
+                "expr": "document.querySelector('.stack details.name > summary').click(); document.querySelector('.stack details.name').open"
+            ],
             ["op": "eval", "save": "scripts", "expr": "document.scripts.length"]
         ]
         let r = try Browser.run(steps)
