@@ -34,7 +34,9 @@ final class IssuesBulkActionTests: XCTestCase {
         let (alpha, beta, gamma) = (issues["alpha_crash"]!, issues["beta_crash"]!, issues["gamma_crash"]!)
         let base = "http://127.0.0.1:\(server.port)"
         func tick(_ ids: [Int64]) -> JSONValue {
-            .string("[\(ids.map(String.init).joined(separator: ","))].forEach(id => document.querySelector(`input[name=issue][value=\"${id}\"]`).checked = true); true")
+            .string(
+                "[\(ids.map(String.init).joined(separator: ","))].forEach(id => document.querySelector(`input[name=issue][value=\"${id}\"]`).checked = true); true"
+            )
         }
         var steps = Browser.loginSteps(server)
         steps += [
@@ -50,7 +52,11 @@ final class IssuesBulkActionTests: XCTestCase {
             ["op": "eval", "save": "tickBeforeMerge", "expr": tick([alpha.id, gamma.id])],
             ["op": "submit", "selector": "form.bulk button[value=merge]"],
             ["op": "eval", "save": "mergeNotice", "expr": "document.querySelector('.notice')?.textContent"],
-            ["op": "eval", "save": "allAfterMerge", "expr": "[...document.querySelectorAll('tr.issue')].map(r => r.querySelector('.title a').textContent + '|' + r.querySelector('td.num').textContent)"],
+            [
+                "op": "eval", "save": "allAfterMerge",
+                "expr":
+                    "[...document.querySelectorAll('tr.issue')].map(r => r.querySelector('.title a').textContent + '|' + r.querySelector('td.num').textContent)"
+            ],
             ["op": "eval", "save": "scripts", "expr": "document.scripts.length"]
         ]
         let r = try Browser.run(steps)

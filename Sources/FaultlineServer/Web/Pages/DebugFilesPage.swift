@@ -84,7 +84,8 @@ struct DebugFilesPage {
         body += "<table class=\"file-issues\"><thead><tr><th>Issue</th><th>State</th></tr></thead><tbody>"
         for i in issues {
             let state = i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
-            body += "<tr class=\"file-issue\"><td class=\"title\"><a href=\"/ui/issues/\(i.id)\">\(HTML.esc(HTML.clip(i.title, 200)))</a></td><td>\(state)</td></tr>"
+            body +=
+                "<tr class=\"file-issue\"><td class=\"title\"><a href=\"/ui/issues/\(i.id)\">\(HTML.esc(HTML.clip(i.title, 200)))</a></td><td>\(state)</td></tr>"
         }
         if issues.isEmpty { body += "<tr><td colspan=\"2\" class=\"muted\">No stored stack goes through this file.</td></tr>" }
         body += "</tbody></table><div class=\"pager\"><a href=\"/ui/debug-files\">All debug files</a>"

@@ -127,7 +127,8 @@ struct IssuePage {
         var out = ""
         for column in WebQueries.BreakdownColumn.allCases {
             guard let values = breakdown[column], !values.isEmpty else { continue }
-            out += "<table class=\"breakdown\" data-column=\"\(column.rawValue)\"><thead><tr><th>\(column.label)</th><th>Occurrences</th><th></th></tr></thead><tbody>"
+            out +=
+                "<table class=\"breakdown\" data-column=\"\(column.rawValue)\"><thead><tr><th>\(column.label)</th><th>Occurrences</th><th></th></tr></thead><tbody>"
             for (value, count) in values {
                 let share = Double(count) / Double(of)
                 let shown = value.map { HTML.esc(HTML.clip($0, 60)) } ?? "<span class=\"muted\">not recorded</span>"

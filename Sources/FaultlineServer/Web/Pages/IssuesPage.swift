@@ -65,7 +65,8 @@ struct IssuesPage {
             "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(label))</option>"
         }
         var filters = "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/issues\">"
-        filters += "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
+        filters +=
+            "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
         filters +=
             "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
             + option("all", "All", q.status) + "</select>"
