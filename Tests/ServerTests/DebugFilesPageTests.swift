@@ -32,6 +32,7 @@ final class DebugFilesPageTests: XCTestCase {
         XCTAssertEqual(issues.count, 8, "\(issues.map(\.title))")
 
         let base = "http://127.0.0.1:\(server.port)"
+        try FileManager.default.createDirectory(atPath: WebBrowserTests.screenshotDirectory, withIntermediateDirectories: true)
         var steps = Browser.loginSteps(server)
         steps += [
             ["op": "viewport", "width": 1400, "height": 900],
@@ -41,6 +42,7 @@ final class DebugFilesPageTests: XCTestCase {
             ["op": "eval", "save": "widths", "expr": "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"],
             ["op": "eval", "save": "listed", "expr": "document.querySelectorAll('tr.debug-file td.issues a[href^=\"/ui/issues/\"]').length"],
             ["op": "eval", "save": "more", "expr": "document.querySelector('tr.debug-file td.issues a.more')?.textContent"],
+            ["op": "screenshot", "path": .string(WebBrowserTests.screenshotDirectory + "/debug-files-1400.png"), "save": "shot"],
             ["op": "eval", "save": "nav", "expr": "[...document.querySelectorAll('header nav a')].map(a => a.textContent)"],
             ["op": "submit", "selector": "tr.debug-file td.issues a.more"],
             ["op": "eval", "save": "filePath", "expr": "location.pathname"],
@@ -55,6 +57,7 @@ final class DebugFilesPageTests: XCTestCase {
         XCTAssertEqual(widths.count, 2)
         XCTAssertEqual(widths.first, 1400, "the page is as wide as the window")
         XCTAssertLessThanOrEqual(widths.first ?? .max, widths.last ?? 0, "no horizontal overflow: \(widths)")
+        XCTAssertEqual(r.values["shot"]?["width"]?.int64Value, 1400)
         XCTAssertEqual(r.values["listed"]?.int64Value, 5)
         XCTAssertEqual(r.values["more"]?.stringValue, "3 more →")
         let nav = (r.values["nav"]?.arrayValue ?? []).compactMap(\.stringValue)

@@ -41,11 +41,15 @@ final class IssuePageBrowserTests: XCTestCase {
         let unwrapIssue = try XCTUnwrap(issues.first { $0["title"]?.stringValue?.contains("forceUnwrapNil") == true }?["id"]?.stringValue, "\(titles)")
 
         let base = "http://127.0.0.1:\(server.port)"
+        // tools/screenshots copies these into docs/ for the README.
+        let shots = WebBrowserTests.screenshotDirectory
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
         var steps = Browser.loginSteps(server)
         steps += [
             ["op": "eval", "save": "nav", "expr": "[...document.querySelectorAll('header nav a')].map(a => a.textContent)"],
             ["op": "goto", "url": .string(base + "/ui/projects/default/issues")],
             ["op": "eval", "save": "listTitles", "expr": "[...document.querySelectorAll('tr.issue .title a')].map(a => a.textContent)"],
+            ["op": "screenshot", "path": .string(shots + "/issues-real.png"), "save": "listShot"],
             ["op": "goto", "url": .string(base + "/ui/issues/\(threadsIssue)")],
             ["op": "eval", "save": "threads", "expr": "[...document.querySelectorAll('details.thread > summary')].map(s => s.textContent)"],
             ["op": "eval", "save": "unwound", "expr": "document.querySelectorAll('details.thread .stack').length"],
@@ -61,6 +65,7 @@ final class IssuePageBrowserTests: XCTestCase {
                     "[...document.querySelectorAll('.stack details.name')].map(d => [d.querySelector('summary .fn').textContent, d.querySelector('.fn-full').textContent, d.open])"
             ],
             ["op": "eval", "save": "source", "expr": "[...document.querySelectorAll('.stack pre.source .cur')].map(e => e.textContent)"],
+            ["op": "screenshot", "path": .string(shots + "/issue-real.png"), "save": "issueShot"],
             ["op": "eval", "save": "sourceLines", "expr": "document.querySelector('.stack pre.source')?.querySelectorAll('span').length"],
             // The <details> opens on a click, without script.
             [
@@ -98,5 +103,6 @@ final class IssuePageBrowserTests: XCTestCase {
         XCTAssertTrue(current.contains { $0.contains("return value!") }, "the crashing line, from the uploaded sources: \(current)")
         XCTAssertGreaterThanOrEqual(r.values["sourceLines"]?.int64Value ?? 0, 6, "lines around it")
         XCTAssertEqual(r.values["scripts"]?.int64Value, 0)
+        for shot in ["listShot", "issueShot"] { XCTAssertGreaterThan(r.values[shot]?["colors"]?.int64Value ?? 0, 8, "\(shot) looks blank") }
     }
 }

@@ -66,7 +66,7 @@ struct IssuesPage {
         }
         var filters = "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/issues\">"
         filters +=
-            "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
+            "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod os:Linux key:value is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
         filters +=
             "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
             + option("all", "All", q.status) + "</select>"
@@ -98,7 +98,7 @@ struct IssuesPage {
             let status = row.status == "resolved" ? " <span class=\"tag resolved\">resolved</span>" : ""
             let releases = i.releases.prefix(4).map { "<span class=\"tag\">\(HTML.esc(HTML.clip($0, 40)))</span>" }.joined() + (i.releases.count > 4 ? "…" : "")
             body += """
-                <tr class="issue"><td class="pick"><input type="checkbox" name="issue" value="\(i.id)" aria-label="select issue \(i.id)"></td><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clip(i.title, 160)))</a>\(status)
+                <tr class="issue"><td class="pick"><input type="checkbox" name="issue" value="\(i.id)" aria-label="select issue \(i.id)"></td><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clipTitle(i.title, culprit: i.culprit, 160)))</a>\(status)
                 <div class="culprit">\(HTML.esc(HTML.clip(i.culprit, 200)))</div>\(sym)</td>
                 <td class="num">\(i.count)</td><td class="num">\(row.installs)</td><td>\(SVGChart.sparkline(row.perDay))</td>
                 <td title="\(HTML.time(i.firstSeen))">\(HTML.ago(i.firstSeen))</td><td title="\(HTML.time(i.lastSeen))">\(HTML.ago(i.lastSeen))</td><td>\(releases)</td></tr>
