@@ -81,4 +81,38 @@ final class IssueTagsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(r.values["bars"]?.int64Value ?? 0, 4)
         XCTAssertEqual(alpha.count, 3)
     }
+
+    /// A data directory from before the breakdown columns (schema 13) gains them and the tags table
+    /// at open; a row the older binary stored has neither (the page says "not recorded"), a new one both.
+    func testASchema13DatabaseGainsTheColumnsAndTheTagsTable() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-breakdown-migration")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/faultline.sqlite"
+        try SQLiteStore(path: path).close()
+        let c = try SQLiteConnection(path: path)
+        try c.exec(
+            """
+            DROP INDEX web_occurrences_breakdown; ALTER TABLE occurrences DROP COLUMN environment; ALTER TABLE occurrences DROP COLUMN os;
+            DROP TABLE web_stack_tags;
+            INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event) VALUES(1, 'old', 1, 1, 'r', 'i', x'7b7d');
+            PRAGMA user_version=13
+            """)
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        var version = 0
+        try c.query("PRAGMA user_version") { version = Int($0.int(0)) }
+        XCTAssertEqual(version, SQLiteSchema.version)
+        var e = IncomingEvent(
+            projectID: 1, eventID: "new", received: 2, timestamp: 2, release: "r", installID: "i", compressedEvent: Data("{}".utf8))
+        (e.environment, e.operatingSystem) = ("staging", "Linux 6.1")
+        XCTAssertNotNil(try store.storeIngest(event: e, items: []))
+        let rows = try store.reading { c in
+            try c.rows("SELECT event_id, environment, os FROM occurrences ORDER BY id") { "\($0.text(0) ?? "")|\($0.text(1) ?? "-")|\($0.text(2) ?? "-")" }
+        }
+        XCTAssertEqual(rows, ["old|-|-", "new|staging|Linux 6.1"])
+        XCTAssertEqual(try store.reading { c in try c.rows("SELECT count(*) FROM web_stack_tags") { $0.int(0) } }, [0])
+        XCTAssertEqual(
+            try store.reading { c in try c.rows("SELECT name FROM sqlite_master WHERE name = 'web_occurrences_breakdown'") { $0.text(0) ?? "" } },
+            ["web_occurrences_breakdown"])
+    }
 }

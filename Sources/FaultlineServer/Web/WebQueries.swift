@@ -136,15 +136,17 @@ final class WebQueries: @unchecked Sendable {
         if !q.release.isEmpty {
             sql += " AND i.id IN (SELECT issue_id FROM issue_releases WHERE release = \(p(.text(q.release))))"
         }
+        // The issues holding a stack a filter names, each as the issue it was merged into if it was:
+        // the distinct issue ids first (one lookup each), not one issue lookup per occurrence.
+        func holding(_ stacks: String) -> String {
+            " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM issues g WHERE g.id IN (SELECT o.issue_id FROM \(stacks)))"
+        }
         if !q.environment.isEmpty {
-            sql +=
-                " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key JOIN issues g ON g.id = o.issue_id WHERE e.environment = \(p(.text(q.environment))))"
+            sql += holding("web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key WHERE e.environment = \(p(.text(q.environment)))")
         }
         for tag in q.tags.prefix(IssueQuery.maxTagTerms) {
-            sql += """
-                 AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM web_stack_tags t JOIN occurrences o ON o.stack_key = t.stack_key
-                 JOIN issues g ON g.id = o.issue_id WHERE t.tag_key = \(p(.text(tag.key))) AND t.tag_value = \(p(.text(tag.value))))
-                """
+            sql += holding(
+                "web_stack_tags t JOIN occurrences o ON o.stack_key = t.stack_key WHERE t.tag_key = \(p(.text(tag.key))) AND t.tag_value = \(p(.text(tag.value)))")
         }
         if !q.text.isEmpty {
             sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
@@ -154,6 +156,21 @@ final class WebQueries: @unchecked Sendable {
         }
         sql += " ORDER BY \(sortColumn) DESC, i.id DESC LIMIT \(p(.int(Int64(q.limit))))"
         return (sql, values)
+    }
+
+    /// A project's live issues, the occurrences grouped into them (from the issues' own counts),
+    /// and its session tally: the projects page. Counting the occurrences and items themselves read
+    /// an index entry per stored row.
+    func projectSummary(projectID: Int64) throws -> (issues: Int64, occurrences: Int64, sessions: Int64, crashed: Int64) {
+        try database.reading { c in
+            let (issues, occurrences) =
+                try c.first(
+                    "SELECT count(*), coalesce(sum(count), 0) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)
+                ) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+            let (sessions, crashed) =
+                try c.first("SELECT total, crashed FROM session_counts WHERE project_id = ?", .int(projectID)) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+            return (issues, occurrences, sessions, crashed)
+        }
     }
 
     /// Releases and environments seen in a project, for the filter menus.
@@ -184,25 +201,20 @@ final class WebQueries: @unchecked Sendable {
 
     /// The most frequent values of each breakdown column (release, environment, OS, install) among
     /// an issue's newest `window` occurrences, with their counts, and the number of occurrences
-    /// looked at: the issue page's breakdown, one bounded read of the index and rows whatever the
-    /// issue's size.
+    /// looked at: the issue page's breakdown, bounded whatever the issue's size. Each column is
+    /// counted by SQL over the covering index `web_occurrences_breakdown` (WebBreakdownSchema).
     func breakdown(issueID: Int64, top: Int = 5, window: Int = 10_000) throws -> (values: [BreakdownColumn: [(String?, Int64)]], of: Int64) {
         try database.reading { c in
             let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
-            let columns = BreakdownColumn.allCases
-            var counts = [[String?: Int64]](repeating: [:], count: columns.count)
-            var of: Int64 = 0
-            try c.execute(
-                "SELECT \(columns.map(\.rawValue).joined(separator: ", ")) FROM occurrences WHERE \(m.sql) ORDER BY id DESC LIMIT ?",
-                m.args + [.int(Int64(window))]
-            ) { r in
-                of += 1
-                for i in columns.indices { counts[i][r.text(Int32(i)), default: 0] += 1 }
-            }
+            func recent(_ column: String) -> String { "SELECT \(column) AS v FROM occurrences WHERE \(m.sql) ORDER BY id DESC LIMIT ?" }
+            let of = try c.rows("SELECT count(*) FROM (\(recent("id"))) AS recent", m.args + [.int(Int64(window))]) { $0.int(0) }.first ?? 0
             var values: [BreakdownColumn: [(String?, Int64)]] = [:]
-            for (i, column) in columns.enumerated() {
+            for column in BreakdownColumn.allCases {
                 // Most frequent first; ties by value, so the order is the same on every read.
-                values[column] = counts[i].sorted { ($0.value, $1.key ?? "") > ($1.value, $0.key ?? "") }.prefix(top).map { ($0.key, $0.value) }
+                values[column] = try c.rows(
+                    "SELECT v, count(*) FROM (\(recent(column.rawValue))) AS recent GROUP BY v ORDER BY 2 DESC, 1 LIMIT ?",
+                    m.args + [.int(Int64(window)), .int(Int64(top))]
+                ) { (r: any SQLRow) -> (String?, Int64) in (r.text(0), r.int(1)) }
             }
             return (values, of)
         }
