@@ -146,7 +146,8 @@ final class WebQueries: @unchecked Sendable {
         }
         for tag in q.tags.prefix(IssueQuery.maxTagTerms) {
             sql += holding(
-                "web_stack_tags t JOIN occurrences o ON o.stack_key = t.stack_key WHERE t.tag_key = \(p(.text(tag.key))) AND t.tag_value = \(p(.text(tag.value)))")
+                "web_stack_tags t JOIN occurrences o ON o.stack_key = t.stack_key WHERE t.tag_key = \(p(.text(tag.key))) AND t.tag_value = \(p(.text(tag.value)))"
+            )
         }
         if !q.text.isEmpty {
             sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
