@@ -65,6 +65,9 @@ final class WebQueries: @unchecked Sendable {
     private struct StatsKey: Equatable { var count: Int64; var lastSeen: Double; var day: Int64 }
     private struct IssueStats { var key: StatsKey; var perDay: [Int64]; var installs: Int64 }
     private let statsLock = NSLock()
+    /// The issue page's per-issue figures (installs affected, the breakdown), kept under the same
+    /// rule as the list's stats: reused while the issue's count, last seen and the day are unchanged.
+    private var pageFigures: [String: (key: StatsKey, value: any Sendable)] = [:]
     private var statsCache: [Int64: IssueStats] = [:]
 
     init(store: any Store, database: any SQLDatabase) {
@@ -107,6 +110,23 @@ final class WebQueries: @unchecked Sendable {
             }
             return rows
         }
+    }
+
+    /// `compute()` for this issue, or what it gave for the issue as it is now (same count, last
+    /// seen and day: no occurrence added, moved, merged or deleted since). `what` names the figure.
+    func memoized<T: Sendable>(_ issue: IssueRecord, _ what: String, now: Double = Date().timeIntervalSince1970, _ compute: () throws -> T) rethrows -> T {
+        let key = StatsKey(count: issue.count, lastSeen: issue.lastSeen, day: Int64(now / 86400))
+        let name = "\(issue.id) \(what)"
+        statsLock.lock()
+        let cached = pageFigures[name]
+        statsLock.unlock()
+        if let cached, cached.key == key, let value = cached.value as? T { return value }
+        let value = try compute()
+        statsLock.lock()
+        if pageFigures.count > 50_000 { pageFigures.removeAll() }
+        pageFigures[name] = (key, value)
+        statsLock.unlock()
+        return value
     }
 
     /// The issues-list head query (ids, status, sort value): every value a parameter; only column names chosen from

@@ -35,9 +35,11 @@ struct IssuePage {
         if state.regressions > 0 { body += "<span class=\"tag unsym\">regressed \(state.regressions)×</span>" }
         body += actions(issue, status: status)
         body += try triage(issue)
-        let firstRelease = try ctx.queries.firstRelease(issueID: issue.id)
+        // Per-issue figures that read many rows of a big issue: reused until it changes (WebQueries.memoized).
+        let firstRelease = try ctx.queries.memoized(issue, "first release") { try ctx.queries.firstRelease(issueID: issue.id) }
+        let installs = try ctx.queries.memoized(issue, "installs") { try ctx.queries.installs(issueID: issue.id) }
         body += EventSections.dl([
-            ("occurrences", String(issue.count)), ("installs affected", String(try ctx.queries.installs(issueID: issue.id))),
+            ("occurrences", String(issue.count)), ("installs affected", String(installs)),
             ("first seen", HTML.time(issue.firstSeen)), ("last seen", HTML.time(issue.lastSeen)),
             ("first release", firstRelease ?? "—"), ("releases", issue.releases.joined(separator: ", "))
         ])
@@ -122,7 +124,7 @@ struct IssuePage {
     /// WebQueries.breakdown reads them. Rows stored before occurrences recorded their environment
     /// and OS show as "not recorded".
     func breakdown(_ issue: IssueRecord) throws -> String {
-        let (breakdown, of) = try ctx.queries.breakdown(issueID: issue.id)
+        let (breakdown, of) = try ctx.queries.memoized(issue, "breakdown") { try ctx.queries.breakdown(issueID: issue.id) }
         guard of > 0 else { return "" }
         var out = ""
         for column in WebQueries.BreakdownColumn.allCases {
