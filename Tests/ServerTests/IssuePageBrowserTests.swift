@@ -65,6 +65,8 @@ final class IssuePageBrowserTests: XCTestCase {
                     "[...document.querySelectorAll('.stack details.name')].map(d => [d.querySelector('summary .fn').textContent, d.querySelector('.fn-full').textContent, d.open])"
             ],
             ["op": "eval", "save": "source", "expr": "[...document.querySelectorAll('.stack pre.source .cur')].map(e => e.textContent)"],
+            // The README's picture starts at the stack (the exception above it, the source lines in it).
+            ["op": "eval", "save": "scrolled", "expr": "document.querySelector('.stack').previousElementSibling.scrollIntoView(); true"],
             ["op": "screenshot", "path": .string(shots + "/issue-real.png"), "save": "issueShot"],
             ["op": "eval", "save": "sourceLines", "expr": "document.querySelector('.stack pre.source')?.querySelectorAll('span').length"],
             // The <details> opens on a click, without script.
