@@ -78,6 +78,7 @@ enum WebStyle {
         ol.timeline.logs li { grid-template-columns:170px 70px 110px 1fr 80px; }
         ol.timeline.logs .attrs { grid-column:4 / 6; }
         ol.timeline.logs .attrs a { text-decoration:none; color:var(--fg); }
+        form.filters input[type=search] { min-width:340px; }
         .notice { background:#e2f3e8; color:var(--good); padding:6px 10px; border-radius:4px; margin:0 0 10px; }
         th.pick, td.pick { width:28px; padding-right:0; }
         .bulk-actions { margin:0 0 8px; }

@@ -129,7 +129,7 @@ enum StackView {
         var rows = ""
         for (i, text) in lines.enumerated() {
             let gutter = first.map { String($0 + Int64(i)).padding(toLength: 6, withPad: " ", startingAt: 0) } ?? ""
-            rows += "<span class=\"\(i == current ? "cur" : "ctx")\">\(gutter)\(HTML.esc(HTML.clip(text, 300)))</span>\n"
+            rows += "<span class=\"\(i == current ? "cur" : "ctx")\">\(gutter)\(HTML.esc(HTML.clip(text, 300)))</span>"
         }
         return "<pre class=\"source\">\(rows)</pre>"
     }
