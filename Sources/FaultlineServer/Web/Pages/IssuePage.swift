@@ -139,7 +139,10 @@ struct IssuePage {
             }
             out += "</tbody></table>"
         }
-        return out.isEmpty ? "" : "<h2>Breakdown <span class=\"muted\">(\(of == 1 ? "its one occurrence" : "newest \(of) occurrences"))</span></h2><div class=\"breakdowns\">" + out + "</div>"
+        return out.isEmpty
+            ? ""
+            : "<h2>Breakdown <span class=\"muted\">(\(of == 1 ? "its one occurrence" : "newest \(of) occurrences"))</span></h2><div class=\"breakdowns\">" + out
+                + "</div>"
     }
 
     func occurrences(_ issue: IssueRecord) throws -> String {
