@@ -14,8 +14,9 @@ final class DebugFilesPageTests: XCTestCase {
         let dir = TestSupport.makeTemporaryDirectory("faultline-debug-files-page")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let program = try Fixtures.buildProgram(in: dir)
-        // The way `faultline debug-files split` names a debug file: by its build-id.
-        let hexNamed = dir + "/\(program.buildID.hex).debug"
+        // The way `faultline debug-files split` names a debug file, by its build-id, and longer
+        // still: one word of 181 characters, which must wrap rather than widen the page.
+        let hexNamed = dir + "/\(program.buildID.hex)\(String(repeating: "_stripped", count: 15)).debug"
         try FileManager.default.copyItem(atPath: program.path, toPath: hexNamed)
         // Eight issues through the binary: its crash under eight different exception types.
         for k in 0..<8 {
@@ -52,7 +53,7 @@ final class DebugFilesPageTests: XCTestCase {
         let r = try Browser.run(steps)
         XCTAssertEqual(r.values["name"]?.stringValue, "fixture", "named by the binary events name")
         let cell = r.values["cell"]?.stringValue ?? ""
-        XCTAssertTrue(cell.contains("uploaded as \(program.buildID.hex).debug") && cell.contains(program.buildID.hex), cell)
+        XCTAssertTrue(cell.contains("uploaded as \((hexNamed as NSString).lastPathComponent)") && cell.contains(program.buildID.hex), cell)
         let widths = (r.values["widths"]?.arrayValue ?? []).compactMap(\.int64Value)
         XCTAssertEqual(widths.count, 2)
         XCTAssertEqual(widths.first, 1400, "the page is as wide as the window")

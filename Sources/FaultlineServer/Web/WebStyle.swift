@@ -85,7 +85,7 @@ enum WebStyle {
         .breakdowns { display:flex; flex-wrap:wrap; gap:12px; } .breakdowns table.breakdown { width:auto; min-width:260px; margin:0; }
         .frame details.name > summary { color:inherit; font-size:inherit; }
         .frame details.name .fn-full { display:block; margin:2px 0 0 14px; color:var(--muted); word-break:break-word; }
-        table.debug-files td { word-break:break-word; }
+        table.debug-files td, p.file-head { overflow-wrap:anywhere; }
         table.debug-files td.binary { min-width:180px; } table.debug-files td.binary a.name { font-weight:600; text-decoration:none; }
         table.debug-files .build-id code { font-size:11px; color:var(--muted); word-break:break-all; }
         table.debug-files td.issues { max-width:360px; } table.debug-files td.backfill { max-width:280px; }

@@ -79,7 +79,7 @@ struct DebugFilesPage {
         let offset = max(0, min(Int(ctx.q("offset")) ?? 0, 1_000_000))
         let (issues, total) = try ctx.queries.issues(referencing: id.hex, limit: 50, offset: offset)
         let name = try ctx.queries.binaryName(buildID: id) ?? d.name
-        var body = "<h1>\(HTML.esc(name))</h1><p class=\"muted\">build-id <code>\(HTML.esc(id.hex))</code> · uploaded as \(HTML.esc(d.name)) · "
+        var body = "<h1>\(HTML.esc(name))</h1><p class=\"muted file-head\">build-id <code>\(HTML.esc(id.hex))</code> · uploaded as \(HTML.esc(d.name)) · "
         body += "\(HTML.bytes(d.size)) · \(HTML.time(d.uploaded))</p><h2>Issues it makes readable (\(total))</h2>"
         body += "<table class=\"file-issues\"><thead><tr><th>Issue</th><th>State</th></tr></thead><tbody>"
         for i in issues {
