@@ -88,7 +88,7 @@ enum WebStyle {
         table.debug-files td, p.file-head { overflow-wrap:anywhere; }
         table.debug-files td.binary { min-width:180px; } table.debug-files td.binary a.name { font-weight:600; text-decoration:none; }
         table.debug-files .build-id code { font-size:11px; color:var(--muted); word-break:break-all; }
-        table.debug-files td.issues { max-width:360px; } table.debug-files td.backfill { max-width:280px; }
+        table.debug-files td.issues { min-width:260px; max-width:360px; } table.debug-files td.backfill { max-width:280px; }
 
         """
         // Waterfall indentation by depth: classes, since the CSP allows no inline style.
