@@ -136,7 +136,9 @@ public final class Server: @unchecked Sendable {
         // `makeStore` without a database serve the JSON API and ingest without them.
         let database = stores.database
         if let database {
-            web = try WebUI(stores: stores, database: database, reads: reads, debugFiles: debugFiles, backfiller: backfiller, publicURL: config.publicURL)
+            web = try WebUI(
+                stores: stores, database: database, reads: reads, debugFiles: debugFiles, backfiller: backfiller, sourceFiles: sources,
+                publicURL: config.publicURL)
         } else {
             web = nil
         }

@@ -9,6 +9,8 @@ STEPS is a list of {"op": ...}:
   eval {expr, save}               evaluate JS in the page (DevTools evaluation is not subject
                                   to the page's CSP) and save the JSON result under `save`
   screenshot {path, save}         save a PNG and record {width, height, colors} under `save`
+  viewport {width, height}        size the page as a window of that size would (default 1280x900)
+  sleep {seconds}                 wait (only where a test looks for something that must NOT happen)
 RESULT: {"values": {...}, "requests": [every URL the page requested], "console": [...],
          "dialogs": [...], "error": null | "..."}
 A canary a hostile payload would call is the Swift test's own server (ScriptedHTTPServer, listening
@@ -228,6 +230,9 @@ def main():
                 with open(step["path"], "wb") as f:
                     f.write(shot)
                 result["values"][step["save"]] = png_summary(shot)
+            elif op == "viewport":
+                browser.call("Emulation.setDeviceMetricsOverride", width=step["width"], height=step["height"],
+                             deviceScaleFactor=1, mobile=False)
             elif op == "sleep":
                 time.sleep(step.get("seconds", 0.5))
             else:

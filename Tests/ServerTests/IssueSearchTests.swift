@@ -1,5 +1,5 @@
 // The issues list's search box takes `key:value` terms beside free text (issue 33 item 4):
-// `release:`, `env:`/`environment:` and `is:` set the filters they name.
+// `release:`, `env:`/`environment:` and `is:` set the filters they name; other keys are tags.
 import Foundation
 import XCTest
 @testable import FaultlineServer
@@ -14,7 +14,8 @@ final class IssueSearchTests: XCTestCase {
         XCTAssertEqual(q.release, "1.2")
         XCTAssertEqual(q.environment, "prod")
         XCTAssertEqual(q.status, "resolved")
-        XCTAssertEqual(q.text, "disk full owner:me", "unknown keys stay text")
+        XCTAssertEqual(q.text, "disk full")
+        XCTAssertEqual(q.tags, [EventTag(key: "owner", value: "me")], "any other key is a tag (IssueTagsTests)")
         var bad = IssueQuery()
         bad.text = "is:sometimes release:"
         IssuesPage.applyTerms(&bad)

@@ -39,10 +39,17 @@ final class OccurrenceNavigationTests: XCTestCase {
         let issue = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first)
         let login = try XCTUnwrap(server.webLogin())
         let page = server.page("/ui/issues/\(issue.id)", login).text
-        XCTAssertTrue(page.contains("<h2>Breakdown</h2>"), page)
-        XCTAssertTrue(page.contains("<td>app@1</td><td class=\"num\">2</td>"), "releases, most frequent first")
-        XCTAssertTrue(page.contains("<td>app@2</td><td class=\"num\">1</td>"))
-        XCTAssertTrue(page.contains("<td>i-1</td><td class=\"num\">2</td>"), "installs")
+        XCTAssertTrue(page.contains("<h2>Breakdown <span class=\"muted\">(newest 3 occurrences)</span></h2>"), page)
+        XCTAssertTrue(page.contains("<td title=\"app@1\">app@1</td><td class=\"num\">2</td>"), "releases, most frequent first")
+        XCTAssertTrue(page.contains("<td title=\"app@2\">app@2</td><td class=\"num\">1</td>"))
+        XCTAssertTrue(page.contains("<td title=\"i-1\">i-1</td><td class=\"num\">2</td>"), "installs")
+        XCTAssertTrue(page.contains("<td title=\"production\">production</td><td class=\"num\">3</td>"), "environments (none named: production)")
         XCTAssertTrue(page.contains(" 67 %"), "a share of the occurrences")
+        // The figures are reused between views, never past a new occurrence (WebQueries.memoized).
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20], release: "app@3", installID: "i-3"))).status, 200)
+        try server.waitUntilIdle()
+        let again = server.page("/ui/issues/\(issue.id)", login).text
+        XCTAssertTrue(again.contains("<td title=\"app@3\">app@3</td><td class=\"num\">1</td>"), "the new occurrence's release")
+        XCTAssertTrue(again.contains("(newest 4 occurrences)") && again.contains("<dt>installs affected</dt><dd>3</dd>"), again)
     }
 }

@@ -28,6 +28,17 @@ final class OwnFrameTitleTests: XCTestCase {
         XCTAssertEqual(fingerprint.title, "SIGSEGV in settleInvoice (invoice.c:12)")
     }
 
+    /// A long message shortens before the culprit does: the list still says where it crashed.
+    func testAShortenedTitleKeepsItsCulprit() {
+        let culprit = "Shop.Ledger.reconcile(entries:) (Ledger.swift:88)"
+        let title = "Fatal error: " + String(repeating: "the ledger did not balance ", count: 5) + "in " + culprit
+        let shown = HTML.clipTitle(title, culprit: culprit, 100)
+        XCTAssertEqual(shown.count, 100)
+        XCTAssertTrue(shown.hasSuffix("… in " + culprit), shown)
+        XCTAssertEqual(HTML.clipTitle("SIGSEGV in main", culprit: "main", 100), "SIGSEGV in main", "short titles stay whole")
+        XCTAssertEqual(HTML.clipTitle(title, culprit: "elsewhere", 20).count, 20, "a title not ending in its culprit is cut at the end")
+    }
+
     func testEachInlinedCallHasItsOwnRole() {
         let frame = StackFrame(buildID: Self.app, offset: 0x1200, isReturnAddress: false, inApp: true, module: "/srv/shop/bin/shop", clientFunction: nil)
         let stack = ReadTimeStack.build([(frame, [:])], symbolicator: InlinedWrapper(), pending: [])

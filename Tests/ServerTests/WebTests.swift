@@ -277,7 +277,7 @@ final class WebTests: XCTestCase {
         let login = try XCTUnwrap(server.webLogin())
         let first = server.page("/ui/projects/default/issues?sort=count", login).text
         func ids(_ html: String) -> [String] {
-            html.components(separatedBy: "<tr class=\"issue\"><td class=\"title\"><a href=\"/ui/issues/").dropFirst().map {
+            html.components(separatedBy: "<td class=\"title\"><a href=\"/ui/issues/").dropFirst().map {
                 String($0.prefix(while: \.isNumber))
             }
         }

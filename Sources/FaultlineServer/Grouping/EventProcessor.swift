@@ -16,6 +16,7 @@ public final class EventProcessor: @unchecked Sendable {
         var timestamp: Double
         var release: String?
         var environment: String?
+        var tags: [EventTag] = []
     }
 
     let store: Store
@@ -153,7 +154,7 @@ public final class EventProcessor: @unchecked Sendable {
             memo[j.stack] = m
             return GroupingOutcome(
                 occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
-                fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment)
+                fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment, tags: j.tags)
         }
         try PhaseClock.time(.groupingStore, count: outcomes.count) { try store.recordGrouping(outcomes) }
     }
@@ -172,7 +173,8 @@ public final class EventProcessor: @unchecked Sendable {
                 let config = grouping[o.projectID] ?? .newProjects
                 return Job(
                     occurrenceID: o.id, projectID: o.projectID, stack: StackExtractor.signature(of: decoded ?? .object([:]), grouping: config),
-                    timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment))
+                    timestamp: o.timestamp, release: o.release, environment: decoded.map(EventFields.environment),
+                    tags: decoded.map(EventFields.tags) ?? [])
             }
             process(jobs)
         }

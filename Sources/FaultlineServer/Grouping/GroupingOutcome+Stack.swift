@@ -5,10 +5,10 @@ import Foundation
 extension GroupingOutcome {
     public init(
         occurrenceID: Int64, projectID: Int64, stack: StackSignature, stackEncoded: Data, stackKey: String,
-        fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil
+        fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil, tags: [EventTag] = []
     ) {
         self.init(
             occurrenceID: occurrenceID, projectID: projectID, stackEncoded: stackEncoded, stackKey: stackKey, stackBuildIDs: stack.buildIDs,
-            fingerprint: fingerprint, timestamp: timestamp, release: release, environment: environment)
+            fingerprint: fingerprint, timestamp: timestamp, release: release, environment: environment, tags: tags)
     }
 }

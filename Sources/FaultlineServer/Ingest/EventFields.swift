@@ -38,6 +38,39 @@ enum EventFields {
         String((event["environment"]?.stringValue ?? "production").prefix(200))
     }
 
+    /// The operating system an event names (`contexts.os`: "Linux 6.1.0", or its `name` alone),
+    /// at most 100 characters; nil when it names none. The issue page breaks occurrences down by it.
+    static func operatingSystem(_ event: JSONValue) -> String? {
+        guard let os = event["contexts"]?["os"], let name = os["name"]?.stringValue, !name.isEmpty else { return nil }
+        let version = os["version"]?.stringValue ?? ""
+        return String((version.isEmpty ? name : name + " " + version).prefix(100))
+    }
+
+    /// The tags the issues search matches `key:value` against: the event's `tags` (an object or
+    /// Sentry's list of pairs) and `os.name`, the first `maxTags`, keys up to 32 characters and
+    /// values up to 200 (longer ones are left out, not cut: a cut value would match what it is not).
+    static func tags(_ event: JSONValue) -> [EventTag] {
+        var out: [EventTag] = []
+        func add(_ key: String, _ value: String?) {
+            guard out.count < maxTags, let value, !key.isEmpty, key.utf8.count <= 32, !value.isEmpty, value.utf8.count <= 200 else { return }
+            let tag = EventTag(key: key.lowercased(), value: value)
+            if !out.contains(tag) { out.append(tag) }
+        }
+        if let object = event["tags"]?.objectValue {
+            for key in object.keys.sorted() { add(key, object[key]?.stringValue) }
+        } else if let pairs = event["tags"]?.arrayValue {
+            for pair in pairs {
+                guard let kv = pair.arrayValue, kv.count == 2, let key = kv[0].stringValue else { continue }
+                add(key, kv[1].stringValue)
+            }
+        }
+        add("os.name", event["contexts"]?["os"]?["name"]?.stringValue)
+        return out
+    }
+
+    /// At most this many tags of one event are recorded for search.
+    static let maxTags = 20
+
     static func appID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let a = event?["contexts"]?["app"]?["app_identifier"]?.stringValue { return a }
         if let h = request.header(HeaderName.appID), !h.isEmpty { return h }

@@ -130,6 +130,7 @@ public final class IngestHandler: Sendable {
                     eventBytes: bytes, gzipBody: clientBodyKept && submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
                     inflatedBytes: submission.inflatedBytes),
                 attachments: attachments, minidumpModules: minidumpModules ?? [])
+            (incoming!.environment, incoming!.operatingSystem) = (EventFields.environment(event), EventFields.operatingSystem(event))
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }
@@ -153,7 +154,7 @@ public final class IngestHandler: Sendable {
                 .init(
                     occurrenceID: occurrenceID, projectID: project.id, stack: signature,
                     timestamp: incoming.timestamp, release: incoming.release,
-                    environment: submission.event.map(EventFields.environment)))
+                    environment: incoming.environment, tags: submission.event.map(EventFields.tags) ?? []))
         }
         return eventID ?? ""
     }

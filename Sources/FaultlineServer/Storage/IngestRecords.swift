@@ -10,6 +10,9 @@ public struct IncomingEvent: Sendable {
     public var timestamp: Double
     public var release: String?
     public var installID: String?
+    /// The event's environment and operating system (`EventFields`), for the issue page's breakdown.
+    public var environment: String? = nil
+    public var operatingSystem: String? = nil
     /// The event as stored (`StoredEvent`: its JSON zlib-compressed, or the client's gzip'd envelope).
     public var compressedEvent: Data
     /// The trace the event's `contexts.trace` names, linked in the same transaction (Traces/).

@@ -20,14 +20,17 @@ public struct GroupingOutcome: Sendable {
     /// The event's environment (`EventFields.environment`): the pair (environment, stack) is recorded
     /// with the grouping for the web pages' environment filter. nil records none.
     public var environment: String?
+    /// The event's tags (`EventFields.tags`): each (tag, stack) is recorded with the grouping, as
+    /// the environment is, for the issues search's `key:value` terms.
+    public var tags: [EventTag]
 
     public init(
         occurrenceID: Int64, projectID: Int64, stackEncoded: Data, stackKey: String, stackBuildIDs: Set<BuildID>,
-        fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil
+        fingerprint: Fingerprint, timestamp: Double, release: String?, environment: String? = nil, tags: [EventTag] = []
     ) {
         self.occurrenceID = occurrenceID; self.projectID = projectID; self.stackBuildIDs = stackBuildIDs; self.stackEncoded = stackEncoded
         self.stackKey = stackKey; self.fingerprint = fingerprint; self.timestamp = timestamp; self.release = release
-        self.environment = environment
+        self.environment = environment; self.tags = tags
     }
 
     /// The distinct (environment, stack key) pairs of `outcomes`, sorted: written in one order on
@@ -38,6 +41,22 @@ public struct GroupingOutcome: Sendable {
 
     /// Records a pair in `web_stack_envs` (the same statement on both stores).
     static let environmentPairSQL = "INSERT INTO web_stack_envs(environment, stack_key) VALUES(?, ?) ON CONFLICT DO NOTHING"
+
+    /// The distinct (tag key, value, stack key) triples of `outcomes`, sorted like the environment
+    /// pairs and for the same reason.
+    static func tagTriples(_ outcomes: [GroupingOutcome]) -> [[String]] {
+        Set(outcomes.flatMap { o in o.tags.map { [$0.key, $0.value, o.stackKey] } }).sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// Records a triple in `web_stack_tags` (the same statement on both stores).
+    static let tagTripleSQL = "INSERT INTO web_stack_tags(tag_key, tag_value, stack_key) VALUES(?, ?, ?) ON CONFLICT DO NOTHING"
+}
+
+/// One `key: value` tag of an event, as the issues search matches it (keys in lower case).
+public struct EventTag: Sendable, Hashable {
+    public var key: String
+    public var value: String
+    public init(key: String, value: String) { self.key = key; self.value = value }
 }
 
 public struct IssueRecord: Sendable {

@@ -52,6 +52,14 @@ enum HTML {
     /// Shortens a value for display; the full value stays in a `title` attribute where useful.
     static func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
 
+    /// Shortens an issue title ("what in where", Fingerprinter) without losing where: the part
+    /// before " in <culprit>" gives way first, so a long message never hides the culprit.
+    static func clipTitle(_ title: String, culprit: String, _ n: Int) -> String {
+        let tail = " in " + culprit
+        guard title.count > n, !culprit.isEmpty, title.hasSuffix(tail), tail.count < n * 2 / 3 else { return clip(title, n) }
+        return clip(String(title.dropLast(tail.count)), n - tail.count) + tail
+    }
+
     static func time(_ t: Double) -> String {
         guard t > 0 else { return "—" }
         let f = DateFormatter()

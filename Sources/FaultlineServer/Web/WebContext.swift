@@ -15,7 +15,10 @@ struct WebContext {
     func q(_ name: String) -> String { request.query[name] ?? "" }
     /// A hidden input carrying the CSRF token; every POST form includes it.
     var csrfField: String { "<input type=\"hidden\" name=\"_csrf\" value=\"\(HTML.esc(session.csrf))\">" }
+    /// The page in the shared chrome. Pages of no project (projects, debug files) link the first
+    /// project's sections, so the navigation after login shows every section, not only "Debug files".
     func layout(_ title: String, _ body: String, project: ProjectRecord? = nil) -> HTTPResponse {
-        WebUI.page(WebLayout.page(title: title, body: body, user: session.principal, csrfField: csrfField, project: project))
+        let shown = project ?? (try? store.projects().first) ?? nil
+        return WebUI.page(WebLayout.page(title: title, body: body, user: session.principal, csrfField: csrfField, project: shown))
     }
 }

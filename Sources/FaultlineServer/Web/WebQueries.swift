@@ -15,9 +15,13 @@ struct IssueQuery {
     var release: String = ""
     var environment: String = ""
     var text: String = ""
+    /// `key:value` terms over the tags grouping recorded (`web_stack_tags`): every one must match.
+    var tags: [EventTag] = []
     /// Keyset cursor: the sort value and id of the last row of the previous page.
     var after: (value: Double, id: Int64)?
     var limit = 50
+    /// The most tag terms one search applies (each is a subquery).
+    static let maxTagTerms = 5
 }
 
 struct IssueRow {
@@ -62,6 +66,9 @@ final class WebQueries: Sendable {
     private struct StatsKey: Equatable { var count: Int64; var lastSeen: Double; var day: Int64 }
     private struct IssueStats { var key: StatsKey; var perDay: [Int64]; var installs: Int64 }
     private let statsCache = Mutex<[Int64: IssueStats]>([:])
+    /// The issue page's per-issue figures (installs affected, the breakdown), kept under the same
+    /// rule as the list's stats: reused while the issue's count, last seen and the day are unchanged.
+    private let pageFigures = Mutex<[String: (key: StatsKey, value: any Sendable)]>([:])
 
     init(store: any Store, database: any SQLDatabase) {
         self.store = store
@@ -106,6 +113,21 @@ final class WebQueries: Sendable {
         }
     }
 
+    /// `compute()` for this issue, or what it gave for the issue as it is now (same count, last
+    /// seen and day: no occurrence added, moved, merged or deleted since). `what` names the figure.
+    func memoized<T: Sendable>(_ issue: IssueRecord, _ what: String, now: Double = Date().timeIntervalSince1970, _ compute: () throws -> T) rethrows -> T {
+        let key = StatsKey(count: issue.count, lastSeen: issue.lastSeen, day: Int64(now / 86400))
+        let name = "\(issue.id) \(what)"
+        let cached = pageFigures.withLock { $0[name] }
+        if let cached, cached.key == key, let value = cached.value as? T { return value }
+        let value = try compute()
+        pageFigures.withLock { figures in
+            if figures.count > 50_000 { figures.removeAll() }
+            figures[name] = (key, value)
+        }
+        return value
+    }
+
     /// The issues-list head query (ids, status, sort value): every value a parameter; only column names chosen from
     /// `IssueQuery.Sort` (never text from the request) go into the SQL.
     static func issueHeads(projectID: Int64, _ q: IssueQuery, _ d: SQLDialect) -> (sql: String, values: [SQLValue]) {
@@ -133,9 +155,18 @@ final class WebQueries: Sendable {
         if !q.release.isEmpty {
             sql += " AND i.id IN (SELECT issue_id FROM issue_releases WHERE release = \(p(.text(q.release))))"
         }
+        // The issues holding a stack a filter names, each as the issue it was merged into if it was:
+        // the distinct issue ids first (one lookup each), not one issue lookup per occurrence.
+        func holding(_ stacks: String) -> String {
+            " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM issues g WHERE g.id IN (SELECT o.issue_id FROM \(stacks)))"
+        }
         if !q.environment.isEmpty {
-            sql +=
-                " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key JOIN issues g ON g.id = o.issue_id WHERE e.environment = \(p(.text(q.environment))))"
+            sql += holding("web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key WHERE e.environment = \(p(.text(q.environment)))")
+        }
+        for tag in q.tags.prefix(IssueQuery.maxTagTerms) {
+            sql += holding(
+                "web_stack_tags t JOIN occurrences o ON o.stack_key = t.stack_key WHERE t.tag_key = \(p(.text(tag.key))) AND t.tag_value = \(p(.text(tag.value)))"
+            )
         }
         if !q.text.isEmpty {
             sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
@@ -145,6 +176,21 @@ final class WebQueries: Sendable {
         }
         sql += " ORDER BY \(sortColumn) DESC, i.id DESC LIMIT \(p(.int(Int64(q.limit))))"
         return (sql, values)
+    }
+
+    /// A project's live issues, the occurrences grouped into them (from the issues' own counts),
+    /// and its session tally: the projects page. Counting the occurrences and items themselves read
+    /// an index entry per stored row.
+    func projectSummary(projectID: Int64) throws -> (issues: Int64, occurrences: Int64, sessions: Int64, crashed: Int64) {
+        try database.reading { c in
+            let (issues, occurrences) =
+                try c.first(
+                    "SELECT count(*), coalesce(sum(count), 0) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)
+                ) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+            let (sessions, crashed) =
+                try c.first("SELECT total, crashed FROM session_counts WHERE project_id = ?", .int(projectID)) { ($0.int(0), $0.int(1)) } ?? (0, 0)
+            return (issues, occurrences, sessions, crashed)
+        }
     }
 
     /// Releases and environments seen in a project, for the filter menus.
@@ -173,22 +219,39 @@ final class WebQueries: Sendable {
         return try c.rows("SELECT count(DISTINCT install_id) FROM occurrences WHERE \(m.sql)", m.args) { $0.int(0) }.first ?? 0
     }
 
-    /// The most frequent values of an occurrence column (`release`, `install_id`) among an issue's
-    /// newest `window` occurrences, with their counts and the number of occurrences looked at:
-    /// the issue page's breakdown, bounded whatever the issue's size.
-    func breakdown(issueID: Int64, column: BreakdownColumn, top: Int = 5, window: Int = 10_000) throws -> (values: [(String?, Int64)], of: Int64) {
+    /// The most frequent values of each breakdown column (release, environment, OS, install) among
+    /// an issue's newest `window` occurrences, with their counts, and the number of occurrences
+    /// looked at: the issue page's breakdown, bounded whatever the issue's size. Each column is
+    /// counted by SQL over the covering index `web_occurrences_breakdown` (WebBreakdownSchema).
+    func breakdown(issueID: Int64, top: Int = 5, window: Int = 10_000) throws -> (values: [BreakdownColumn: [(String?, Int64)]], of: Int64) {
         try database.reading { c in
             let m = try IssueGroups.membership(c, "issue_id", issue: issueID)
-            let recent = "SELECT \(column.rawValue) AS v FROM occurrences WHERE \(m.sql) ORDER BY id DESC LIMIT ?"
-            let values = try c.rows(
-                "SELECT v, count(*) FROM (\(recent)) AS recent GROUP BY v ORDER BY 2 DESC, 1 LIMIT ?", m.args + [.int(Int64(window)), .int(Int64(top))]
-            ) { (r: any SQLRow) -> (String?, Int64) in (r.text(0), r.int(1)) }
-            let of = try c.rows("SELECT count(*) FROM (\(recent)) AS recent", m.args + [.int(Int64(window))]) { $0.int(0) }.first ?? 0
+            func recent(_ column: String) -> String { "SELECT \(column) AS v FROM occurrences WHERE \(m.sql) ORDER BY id DESC LIMIT ?" }
+            let of = try c.rows("SELECT count(*) FROM (\(recent("id"))) AS recent", m.args + [.int(Int64(window))]) { $0.int(0) }.first ?? 0
+            var values: [BreakdownColumn: [(String?, Int64)]] = [:]
+            for column in BreakdownColumn.allCases {
+                // Most frequent first; ties by value, so the order is the same on every read.
+                values[column] = try c.rows(
+                    "SELECT v, count(*) FROM (\(recent(column.rawValue))) AS recent GROUP BY v ORDER BY 2 DESC, 1 LIMIT ?",
+                    m.args + [.int(Int64(window)), .int(Int64(top))]
+                ) { (r: any SQLRow) -> (String?, Int64) in (r.text(0), r.int(1)) }
+            }
             return (values, of)
         }
     }
 
-    enum BreakdownColumn: String { case release, installID = "install_id" }
+    /// The occurrence columns the issue page breaks an issue down by, in the order shown.
+    enum BreakdownColumn: String, CaseIterable {
+        case release, environment, os, installID = "install_id"
+        var label: String {
+            switch self {
+            case .release: "Releases"
+            case .environment: "Environments"
+            case .os: "Operating systems"
+            case .installID: "Installs"
+            }
+        }
+    }
 
     /// First release an issue was seen in (by its earliest occurrence).
     func firstRelease(issueID: Int64) throws -> String? {
@@ -290,18 +353,36 @@ final class WebQueries: Sendable {
         }
     }
 
-    /// Issues whose stored stacks go through a build-id (what a debug file makes readable).
-    func issues(referencing buildID: String, limit: Int) throws -> [(id: Int64, title: String, symbolicated: Bool)] {
+    /// Issues whose stored stacks go through a build-id (what a debug file makes readable), newest
+    /// first, `limit` of them from the `offset`th, and how many there are in all.
+    func issues(referencing buildID: String, limit: Int, offset: Int = 0) throws -> (issues: [(id: Int64, title: String, symbolicated: Bool)], total: Int64) {
         try database.reading { c in
-            try c.rows(
-                """
-                SELECT i.id, i.title, i.symbolicated FROM issues i WHERE i.merged_into IS NULL AND i.id IN (
+            let live = """
+                SELECT i.id, i.title, i.symbolicated, i.last_seen FROM issues i WHERE i.merged_into IS NULL AND i.id IN (
                   SELECT coalesce(g.merged_into, g.id) FROM stack_modules m JOIN occurrences o ON o.stack_key = m.stack_key
                   JOIN issues g ON g.id = o.issue_id WHERE m.build_id = ?)
-                ORDER BY i.last_seen DESC LIMIT ?
-                """, .text(buildID), .int(Int64(limit))
+                """
+            let rows = try c.rows(
+                live + " ORDER BY i.last_seen DESC, i.id DESC LIMIT ? OFFSET ?", .text(buildID), .int(Int64(limit)), .int(Int64(offset))
             ) { (id: $0.int(0), title: $0.text(1) ?? "", symbolicated: $0.int(2) != 0) }
+            let total = try c.first("SELECT count(*) FROM (\(live)) AS l", .text(buildID)) { $0.int(0) } ?? 0
+            return (rows, total)
         }
+    }
+
+    /// The binary a build-id belongs to, as events name it (`debug_meta.images[].code_file` of the
+    /// newest occurrence whose stack goes through it), by its last path component; nil when no
+    /// stored event names it. One event read per build-id.
+    func binaryName(buildID: BuildID) throws -> String? {
+        let blob = try database.reading { c in
+            try c.first(
+                "SELECT o.event FROM stack_modules m JOIN occurrences o ON o.stack_key = m.stack_key WHERE m.build_id = ? ORDER BY o.id DESC LIMIT 1",
+                .text(buildID.hex)
+            ) { $0.blob(0) }
+        }
+        guard let blob, let event = try? StoredEvent.decode(blob, keeping: ["debug_meta"]) else { return nil }
+        let file = DebugImageMap(event: event).images.first { $0.buildID == buildID }?.codeFile
+        return file.map { ($0 as NSString).lastPathComponent }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     // MARK: Items (logs, sessions)

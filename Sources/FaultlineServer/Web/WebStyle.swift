@@ -79,6 +79,17 @@ enum WebStyle {
         ol.timeline.logs li { grid-template-columns:170px 70px 110px 1fr 80px; }
         ol.timeline.logs .attrs { grid-column:4 / 6; }
         ol.timeline.logs .attrs a { text-decoration:none; color:var(--fg); }
+        form.filters input[type=search] { min-width:340px; }
+        .notice { background:#e2f3e8; color:var(--good); padding:6px 10px; border-radius:4px; margin:0 0 10px; }
+        th.pick, td.pick { width:28px; padding-right:0; }
+        .bulk-actions { margin:0 0 8px; }
+        .breakdowns { display:flex; flex-wrap:wrap; gap:12px; } .breakdowns table.breakdown { width:auto; min-width:260px; margin:0; }
+        .frame details.name > summary { color:inherit; font-size:inherit; }
+        .frame details.name .fn-full { display:block; margin:2px 0 0 14px; color:var(--muted); word-break:break-word; }
+        table.debug-files td, p.file-head { overflow-wrap:anywhere; }
+        table.debug-files td.binary { min-width:180px; } table.debug-files td.binary a.name { font-weight:600; text-decoration:none; }
+        table.debug-files .build-id code { font-size:11px; color:var(--muted); word-break:break-all; }
+        table.debug-files td.issues { min-width:260px; max-width:360px; } table.debug-files td.backfill { max-width:280px; }
 
         """
         // Waterfall indentation by depth: classes, since the CSP allows no inline style.

@@ -17,6 +17,8 @@ public final class WebUI: @unchecked Sendable {
     let reads: ReadSymbolication
     let debugFiles: DebugFileStore
     let backfiller: Backfiller
+    /// Sources uploaded with debug files: the issue page shows the lines around a frame (SourceLines).
+    let sourceFiles: SourceFiles?
     let sessions: WebSessions
     /// Cookies get `Secure` when browsers reach us over TLS (public URL https).
     let publicURLIsHTTPS: Bool
@@ -35,7 +37,10 @@ public final class WebUI: @unchecked Sendable {
         ("Cross-Origin-Opener-Policy", "same-origin")
     ]
 
-    init(stores: Stores, database: any SQLDatabase, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, publicURL: String?) throws {
+    init(
+        stores: Stores, database: any SQLDatabase, reads: ReadSymbolication, debugFiles: DebugFileStore, backfiller: Backfiller, sourceFiles: SourceFiles?,
+        publicURL: String?
+    ) throws {
         self.stores = stores
         self.store = stores.core
         self.database = database
@@ -45,6 +50,7 @@ public final class WebUI: @unchecked Sendable {
         self.reads = reads
         self.debugFiles = debugFiles
         self.backfiller = backfiller
+        self.sourceFiles = sourceFiles
         self.publicURLIsHTTPS = publicURL?.lowercased().hasPrefix("https://") ?? false
     }
 
@@ -124,10 +130,13 @@ public final class WebUI: @unchecked Sendable {
                 ])
         case ["projects"]: return try ProjectsPage(ctx: ctx).render()
         case ["debug-files"]: return try DebugFilesPage(ctx: ctx).render()
+        case let x where x.count == 2 && x[0] == "debug-files": return try DebugFilesPage(ctx: ctx).renderFile(x[1])
         case let x where x.count == 3 && x[0] == "projects":
             guard let project = try store.project(idOrSlug: x[1]) else { return Self.notFound("no project") }
             switch x[2] {
-            case "issues": return try IssuesPage(ctx: ctx, project: project).render()
+            case "issues":
+                let page = IssuesPage(ctx: ctx, project: project)
+                return try r.method == "POST" ? page.act() : page.render()
             case "health": return try HealthPage(ctx: ctx, project: project).render()
             case "logs": return try LogsPage(ctx: ctx, project: project).render()
             case "traces": return try TracesPage(ctx: ctx, project: project).render()
@@ -182,13 +191,19 @@ public final class WebUI: @unchecked Sendable {
 
     /// application/x-www-form-urlencoded body → fields (first value wins).
     static func form(_ body: Data) -> [String: String] {
-        guard body.count <= maxFormBytes else { return [:] }
         var out: [String: String] = [:]
+        for (k, v) in formPairs(body) where out[k] == nil { out[k] = v }
+        return out
+    }
+
+    /// Every field of a form body in order, repeated names included (the issues list's ticked rows).
+    static func formPairs(_ body: Data) -> [(String, String)] {
+        guard body.count <= maxFormBytes else { return [] }
+        var out: [(String, String)] = []
         for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func dec(_ s: Substring) -> String { String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
-            let k = dec(kv[0])
-            if out[k] == nil { out[k] = kv.count > 1 ? dec(kv[1]) : "" }
+            out.append((dec(kv[0]), kv.count > 1 ? dec(kv[1]) : ""))
         }
         return out
     }

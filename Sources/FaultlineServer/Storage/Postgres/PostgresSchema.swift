@@ -57,7 +57,10 @@ enum PostgresSchema {
         // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
         PostgresTraceSpanCountSchema.statements,
         // 14: the modules of each stored minidump, for the backfill that walks it again (Minidumps/).
-        PostgresMinidumpSchema.statements
+        PostgresMinidumpSchema.statements,
+        // 15: each occurrence's environment and OS, and the tags grouping has seen per stack (the
+        // issue page's breakdown, the issues search's `key:value`: Web/WebBreakdownSchema).
+        PostgresWebBreakdownSchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

@@ -44,10 +44,11 @@ public final class PostgresStore: Store, @unchecked Sendable {
             if let e = event {
                 try c.query(
                     """
-                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event)
-                    VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
+                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
+                    VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
-                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent)
+                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent),
+                    e.environment.map { .text($0) } ?? .null, e.operatingSystem.map { .text($0) } ?? .null
                 ) { id = $0.int(0) }
                 if let id, let trace = e.traceID {
                     _ = try c.query(PostgresPlaceholders.numbered(SQLTraceStore.linkSQL), SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
@@ -113,6 +114,9 @@ public final class PostgresStore: Store, @unchecked Sendable {
             // After the issues (both in a fixed order): no lock cycle between two nodes' batches.
             for p in GroupingOutcome.environmentPairs(ordered) {
                 try c.query(PostgresPlaceholders.numbered(GroupingOutcome.environmentPairSQL), .text(p.environment), .text(p.stackKey))
+            }
+            for t in GroupingOutcome.tagTriples(ordered) {
+                try c.query(PostgresPlaceholders.numbered(GroupingOutcome.tagTripleSQL), .text(t[0]), .text(t[1]), .text(t[2]))
             }
         }
     }

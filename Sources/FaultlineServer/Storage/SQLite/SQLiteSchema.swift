@@ -5,6 +5,8 @@
 // statements run every time (they only create what is missing: tables added within version 1, like
 // `backfill_outcomes` and `source_files`, reach older data directories this way); then each
 // explicit migration above the database's version runs once, in order, in a transaction.
+import Foundation
+
 enum SQLiteSchema {
     /// The version this binary writes and reads.
     static var version: Int { 1 + migrations.count }
@@ -59,7 +61,10 @@ enum SQLiteSchema {
         // 13: each trace's span count, from which the span cap is claimed (Traces/TraceSpanCountSchema).
         SQLiteTraceSpanCountSchema.statements,
         // 14: the modules of each stored minidump, for the backfill that walks it again (Minidumps/).
-        SQLiteMinidumpSchema.statements
+        SQLiteMinidumpSchema.statements,
+        // 15: each occurrence's environment and OS, and the tags grouping has seen per stack (the
+        // issue page's breakdown, the issues search's `key:value`: Web/WebBreakdownSchema).
+        SQLiteWebBreakdownSchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
@@ -69,9 +74,29 @@ enum SQLiteSchema {
         guard found <= version else { throw StoreError.newerSchema(path: path, found: found, supported: version) }
         try c.exec(statements)
         for (i, m) in migrations.enumerated() where i + 2 > found {
-            try c.exec("BEGIN IMMEDIATE; \(m); PRAGMA user_version=\(i + 2); COMMIT")
+            try c.exec("BEGIN IMMEDIATE; \(try withoutColumnsPresent(m, c)); PRAGMA user_version=\(i + 2); COMMIT")
         }
         try c.exec("PRAGMA user_version=\(version)")
+    }
+
+    /// `migration` without its `ALTER TABLE t ADD COLUMN c …;` statements whose column `t` has
+    /// already: SQLite has no `ADD COLUMN IF NOT EXISTS` (PostgreSQL's migrations say it), and a
+    /// database whose version is older than its tables (stamped back by a test, or opened by an
+    /// older binary's migration after a newer one's) must still open.
+    static func withoutColumnsPresent(_ migration: String, _ c: SQLiteConnection) throws -> String {
+        let pattern = try NSRegularExpression(pattern: #"ALTER TABLE (\w+) ADD COLUMN (\w+)[^;]*;?"#, options: [.caseInsensitive])
+        var out = migration
+        for match in pattern.matches(in: migration, range: NSRange(migration.startIndex..., in: migration)).reversed() {
+            guard let whole = Range(match.range, in: migration), let table = Range(match.range(at: 1), in: migration),
+                let column = Range(match.range(at: 2), in: migration)
+            else { continue }
+            var present = false
+            try c.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", .text(String(migration[table])), .text(String(migration[column]))) { _ in
+                present = true
+            }
+            if present { out.replaceSubrange(whole, with: "") }
+        }
+        return out
     }
 
     /// Version 1.

@@ -69,10 +69,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             if let e = event {
                 let changed = try c.run(
                     """
-                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event)
-                    VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, event_id) DO NOTHING
+                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
+                    VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, event_id) DO NOTHING
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
-                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent))
+                    e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent),
+                    e.environment.map { .text($0) } ?? .null, e.operatingSystem.map { .text($0) } ?? .null)
                 id = changed > 0 ? c.lastInsertRowID : nil
                 if let id, let trace = e.traceID {
                     _ = try c.run(SQLTraceStore.linkSQL, SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))
@@ -133,6 +134,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             for p in GroupingOutcome.environmentPairs(outcomes) {
                 try c.run(GroupingOutcome.environmentPairSQL, .text(p.environment), .text(p.stackKey))
             }
+            for t in GroupingOutcome.tagTriples(outcomes) { try c.run(GroupingOutcome.tagTripleSQL, .text(t[0]), .text(t[1]), .text(t[2])) }
         }
     }
 

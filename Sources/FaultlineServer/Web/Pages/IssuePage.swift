@@ -35,9 +35,11 @@ struct IssuePage {
         if state.regressions > 0 { body += "<span class=\"tag unsym\">regressed \(state.regressions)×</span>" }
         body += actions(issue, status: status)
         body += try triage(issue)
-        let firstRelease = try ctx.queries.firstRelease(issueID: issue.id)
+        // Per-issue figures that read many rows of a big issue: reused until it changes (WebQueries.memoized).
+        let firstRelease = try ctx.queries.memoized(issue, "first release") { try ctx.queries.firstRelease(issueID: issue.id) }
+        let installs = try ctx.queries.memoized(issue, "installs") { try ctx.queries.installs(issueID: issue.id) }
         body += EventSections.dl([
-            ("occurrences", String(issue.count)), ("installs affected", String(try ctx.queries.installs(issueID: issue.id))),
+            ("occurrences", String(issue.count)), ("installs affected", String(installs)),
             ("first seen", HTML.time(issue.firstSeen)), ("last seen", HTML.time(issue.lastSeen)),
             ("first release", firstRelease ?? "—"), ("releases", issue.releases.joined(separator: ", "))
         ])
@@ -63,10 +65,12 @@ struct IssuePage {
                 body += "</p>"
             }
             body += EventSections.exception(event)
+            let sources = ctx.ui.sourceFiles.map(SourceLines.init)
             body +=
                 "<h2>Stack (most recent call first)</h2>"
-                + StackView.render(event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)))
-            body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [])
+                + StackView.render(
+                    event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)), sources: sources)
+            body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [], sources: sources)
             body += try AttachmentsSection(ctx: ctx).render(occurrenceID: o.id)
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
@@ -115,22 +119,30 @@ struct IssuePage {
         return out
     }
 
-    /// Which releases and installs the issue's occurrences come from, most frequent first, with
-    /// bars (issue 33): over the newest 10,000 occurrences, as WebQueries.breakdown reads them.
+    /// Which releases, environments, operating systems and installs the issue's occurrences come
+    /// from, most frequent first, with bars (issue 33): over the newest 10,000 occurrences, as
+    /// WebQueries.breakdown reads them. Rows stored before occurrences recorded their environment
+    /// and OS show as "not recorded".
     func breakdown(_ issue: IssueRecord) throws -> String {
+        let (breakdown, of) = try ctx.queries.memoized(issue, "breakdown") { try ctx.queries.breakdown(issueID: issue.id) }
+        guard of > 0 else { return "" }
         var out = ""
-        for (label, column) in [("Releases", WebQueries.BreakdownColumn.release), ("Installs", .installID)] {
-            let (values, of) = try ctx.queries.breakdown(issueID: issue.id, column: column)
-            guard of > 0, !values.isEmpty else { continue }
-            out += "<table class=\"breakdown\"><thead><tr><th>\(label)</th><th>Occurrences</th><th></th></tr></thead><tbody>"
+        for column in WebQueries.BreakdownColumn.allCases {
+            guard let values = breakdown[column], !values.isEmpty else { continue }
+            out +=
+                "<table class=\"breakdown\" data-column=\"\(column.rawValue)\"><thead><tr><th>\(column.label)</th><th>Occurrences</th><th></th></tr></thead><tbody>"
             for (value, count) in values {
                 let share = Double(count) / Double(of)
-                out += "<tr><td>\(HTML.esc(HTML.clip(value ?? "(none)", 80)))</td><td class=\"num\">\(count)</td><td>\(SVGChart.shareBar(share))"
+                let shown = value.map { HTML.esc(HTML.clip($0, 60)) } ?? "<span class=\"muted\">not recorded</span>"
+                out += "<tr><td title=\"\(HTML.esc(value ?? ""))\">\(shown)</td><td class=\"num\">\(count)</td><td>\(SVGChart.shareBar(share))"
                 out += String(format: " %.0f %%", share * 100) + "</td></tr>"
             }
             out += "</tbody></table>"
         }
-        return out.isEmpty ? "" : "<h2>Breakdown</h2>" + out
+        return out.isEmpty
+            ? ""
+            : "<h2>Breakdown <span class=\"muted\">(\(of == 1 ? "its one occurrence" : "newest \(of) occurrences"))</span></h2><div class=\"breakdowns\">" + out
+                + "</div>"
     }
 
     func occurrences(_ issue: IssueRecord) throws -> String {
@@ -151,15 +163,9 @@ struct IssuePage {
     func act(_ action: String) throws -> HTTPResponse {
         guard let issue = try ctx.store.issue(id: requestedID) else { return WebUI.notFound("no such issue") }
         switch action {
-        case "resolve", "resolve-next", "ignore", "reopen":
-            var details = IssueStatusDetails()
-            let status: IssueStatus = action == "reopen" ? .unresolved : action == "ignore" ? .ignored : .resolved
-            if action == "resolve-next" { details.inNextRelease = true }
-            if action == "ignore", let n = Int64(WebUI.form(ctx.request.body)["events"]?.trimmingCharacters(in: .whitespaces) ?? ""), n > 0 {
-                details.ignoreCount = n
-            }
-            let now = Date().timeIntervalSince1970
-            try ctx.database.writing { c in try IssueLifecycle.set(c, issueIDs: [issue.id], status: status, details: details, now: now) }
+        case let a where IssueFormActions.statusActions.contains(a):
+            guard let change = IssueFormActions.statusChange(a, form: WebUI.form(ctx.request.body)) else { return WebUI.notFound("no such action") }
+            try IssueFormActions.setStatus(ctx, issueIDs: [issue.id], change)
         case "assign", "comment":
             let f = WebUI.form(ctx.request.body)
             let now = Date().timeIntervalSince1970
@@ -178,14 +184,13 @@ struct IssuePage {
             }
         case "merge":
             let f = WebUI.form(ctx.request.body)
-            guard let intoID = Int64(f["into"]?.trimmingCharacters(in: .whitespaces) ?? ""), let target = try ctx.store.issue(id: intoID) else {
+            guard let intoID = Int64(f["into"]?.trimmingCharacters(in: .whitespaces) ?? "") else {
                 return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", "no issue with that id"))
             }
-            guard target.id != issue.id, target.projectID == issue.projectID else {
-                return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", "pick another issue of the same project"))
+            do { try IssueFormActions.merge(ctx, [issue.id], into: intoID) } catch let e as IssueFormActions.Refusal {
+                return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", e.reason))
             }
-            try ctx.queries.merge(issue.id, into: target.id)
-            return WebUI.redirect("/ui/issues/\(target.id)")
+            return WebUI.redirect("/ui/issues/\(intoID)")
         default: return WebUI.notFound("no such action")
         }
         return WebUI.redirect("/ui/issues/\(issue.id)")

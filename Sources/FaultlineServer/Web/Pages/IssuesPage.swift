@@ -1,6 +1,8 @@
 // /ui/projects/<slug>/issues: the issues list. Filters are a plain GET form (works without
 // script); pages are keyset cursors (`after=<sort value>_<id>`), so page 500 costs what page 1
-// costs, whatever the number of occurrences.
+// costs, whatever the number of occurrences. The rows sit in a second form: tick some and a
+// button resolves, ignores, reopens or merges them (POST, CSRF checked by WebUI, then a redirect
+// back to the same list: POST-redirect-GET).
 import Foundation
 
 struct IssuesPage {
@@ -8,8 +10,9 @@ struct IssuesPage {
     let project: ProjectRecord
 
     /// `key:value` terms in the search box (`release:1.2 env:prod disk full`) set the filters they
-    /// name (`release:`, `env:`/`environment:`, `is:resolved|unresolved|all`); the other words stay
-    /// the title and culprit search. A term wins over the menu's value.
+    /// name (`release:`, `env:`/`environment:`, `is:resolved|unresolved|all`); any other `key:value`
+    /// is a tag the issue's events carried (`os:` means `os.name:`); the other words stay the
+    /// title and culprit search. A term wins over the menu's value.
     static func applyTerms(_ q: inout IssueQuery) {
         var words: [Substring] = []
         for word in q.text.split(separator: " ", omittingEmptySubsequences: true) {
@@ -20,10 +23,25 @@ struct IssuesPage {
             case "release": q.release = value
             case "env", "environment": q.environment = value
             case "is" where ["resolved", "unresolved", "all"].contains(value): q.status = value
+            case "is": words.append(word)
+            case let key where q.tags.count < IssueQuery.maxTagTerms:
+                q.tags.append(EventTag(key: key == "os" ? "os.name" : key, value: value))
             default: words.append(word)
             }
         }
         q.text = words.joined(separator: " ")
+    }
+
+    /// The search box's text for `q`: its words and its tag terms (the other terms are in the menus).
+    static func searchText(_ q: IssueQuery) -> String {
+        ([q.text] + q.tags.map { "\($0.key):\($0.value)" }).filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// This list with `q`'s filters, sort and search, from its first page (or after `after`).
+    func link(_ q: IssueQuery, after: String? = nil) -> String {
+        var link = "/ui/projects/\(HTML.q(project.slug))/issues?sort=\(q.sort.rawValue)&status=\(HTML.q(q.status))&release=\(HTML.q(q.release))"
+        link += "&environment=\(HTML.q(q.environment))&q=\(HTML.q(Self.searchText(q)))"
+        return link + (after.map { "&after=" + HTML.q($0) } ?? "")
     }
 
     func query() -> IssueQuery {
@@ -47,7 +65,8 @@ struct IssuesPage {
             "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(label))</option>"
         }
         var filters = "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/issues\">"
-        filters += "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod is:resolved\" value=\"\(HTML.esc(q.text))\">"
+        filters +=
+            "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod os:Linux key:value is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
         filters +=
             "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
             + option("all", "All", q.status) + "</select>"
@@ -59,9 +78,16 @@ struct IssuesPage {
             "</select><select name=\"sort\">" + option("last_seen", "Last seen", q.sort.rawValue) + option("first_seen", "First seen", q.sort.rawValue)
             + option("count", "Most occurrences", q.sort.rawValue) + "</select><button type=\"submit\">Apply</button></form>"
 
-        var body = "<h1>Issues · \(HTML.esc(project.name))</h1>" + filters
+        var body = "<h1>Issues · \(HTML.esc(project.name))</h1>" + filters + notice()
+        // The rows' form posts to this very list (its query string), which the redirect returns to.
+        body += "<form class=\"bulk\" method=\"post\" action=\"\(HTML.esc(link(q)))\">\(ctx.csrfField)<div class=\"actions bulk-actions\">"
+        body += "<span class=\"muted\">Ticked issues:</span>"
+        for (action, label) in [("resolve", "Resolve"), ("resolve-next", "Resolve in next release"), ("ignore", "Ignore"), ("reopen", "Reopen")] {
+            body += "<button type=\"submit\" name=\"action\" value=\"\(action)\">\(label)</button>"
+        }
+        body += "<button type=\"submit\" name=\"action\" value=\"merge\" title=\"into the ticked issue with the most occurrences\">Merge</button></div>"
         body +=
-            "<table class=\"issues\"><thead><tr><th>Issue</th><th>Occurrences</th><th>Installs</th><th>Last \(WebQueries.sparkDays) days</th><th>First seen</th><th>Last seen</th><th>Releases</th></tr></thead><tbody>"
+            "<table class=\"issues\"><thead><tr><th class=\"pick\"><span class=\"muted\">✓</span></th><th>Issue</th><th>Occurrences</th><th>Installs</th><th>Last \(WebQueries.sparkDays) days</th><th>First seen</th><th>Last seen</th><th>Releases</th></tr></thead><tbody>"
         let native = try ctx.queries.needSymbolication(rows.map(\.issue.id))
         for row in rows {
             let i = row.issue
@@ -72,20 +98,65 @@ struct IssuesPage {
             let status = row.status == "resolved" ? " <span class=\"tag resolved\">resolved</span>" : ""
             let releases = i.releases.prefix(4).map { "<span class=\"tag\">\(HTML.esc(HTML.clip($0, 40)))</span>" }.joined() + (i.releases.count > 4 ? "…" : "")
             body += """
-                <tr class="issue"><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clip(i.title, 160)))</a>\(status)
+                <tr class="issue"><td class="pick"><input type="checkbox" name="issue" value="\(i.id)" aria-label="select issue \(i.id)"></td><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clipTitle(i.title, culprit: i.culprit, 160)))</a>\(status)
                 <div class="culprit">\(HTML.esc(HTML.clip(i.culprit, 200)))</div>\(sym)</td>
                 <td class="num">\(i.count)</td><td class="num">\(row.installs)</td><td>\(SVGChart.sparkline(row.perDay))</td>
                 <td title="\(HTML.time(i.firstSeen))">\(HTML.ago(i.firstSeen))</td><td title="\(HTML.time(i.lastSeen))">\(HTML.ago(i.lastSeen))</td><td>\(releases)</td></tr>
                 """
         }
-        if rows.isEmpty { body += "<tr><td colspan=\"7\" class=\"muted\">No issues match.</td></tr>" }
-        body += "</tbody></table>"
+        if rows.isEmpty { body += "<tr><td colspan=\"8\" class=\"muted\">No issues match.</td></tr>" }
+        body += "</tbody></table></form>"
         if rows.count == q.limit, let last = rows.last {
-            var link = "/ui/projects/\(slug)/issues?sort=\(q.sort.rawValue)&status=\(HTML.q(q.status))&release=\(HTML.q(q.release))"
-            link += "&environment=\(HTML.q(q.environment))&q=\(HTML.q(q.text))&after=\(HTML.q("\(last.sortValue)_\(last.issue.id)"))"
-            body +=
-                "<div class=\"pager\"><a href=\"/ui/projects/\(slug)/issues\">First page</a><a rel=\"next\" href=\"\(HTML.esc(link))\">Next page →</a></div>"
+            body += "<div class=\"pager\"><a href=\"/ui/projects/\(slug)/issues\">First page</a>"
+            body += "<a rel=\"next\" href=\"\(HTML.esc(link(q, after: "\(last.sortValue)_\(last.issue.id)")))\">Next page →</a></div>"
         }
         return ctx.layout("Issues", body, project: project)
+    }
+
+    /// What the last bulk action did, from the redirect's `done`, `n` and `into` (only known names
+    /// and numbers are shown).
+    func notice() -> String {
+        guard let n = Int(ctx.q("n")), n > 0 else { return "" }
+        let issues = n == 1 ? "1 issue" : "\(n) issues"
+        switch ctx.q("done") {
+        case "resolve", "resolve-next": return "<p class=\"notice\">\(issues) resolved.</p>"
+        case "ignore": return "<p class=\"notice\">\(issues) ignored.</p>"
+        case "reopen": return "<p class=\"notice\">\(issues) reopened.</p>"
+        case "merge":
+            guard let into = Int64(ctx.q("into")) else { return "" }
+            return "<p class=\"notice\">\(issues) merged into <a href=\"/ui/issues/\(into)\">issue \(into)</a>.</p>"
+        default: return ""
+        }
+    }
+
+    /// POST: the ticked rows (`issue`, repeated) and the button pressed (`action`). Every id must be
+    /// an issue of this project; a status button applies to all, Merge keeps the ticked issue with
+    /// the most occurrences and merges the others into it. Then back to the same list (303).
+    func act() throws -> HTTPResponse {
+        let pairs = WebUI.formPairs(ctx.request.body)
+        let form = WebUI.form(ctx.request.body)
+        var ids: [Int64] = []
+        for (key, value) in pairs where key == "issue" {
+            guard let id = Int64(value), let issue = try ctx.store.issue(id: id), issue.projectID == project.id else {
+                return WebUI.page(status: 400, WebLayout.errorPage("Not changed", "no issue \(value) in this project"))
+            }
+            if !ids.contains(issue.id) { ids.append(issue.id) }
+            if ids.count > LifecycleAPI.maxBulkIDs { return WebUI.page(status: 400, WebLayout.errorPage("Not changed", "too many issues at once")) }
+        }
+        guard !ids.isEmpty else { return WebUI.page(status: 400, WebLayout.errorPage("Not changed", "tick at least one issue")) }
+        let action = form["action"] ?? ""
+        let back = link(query())
+        if let change = IssueFormActions.statusChange(action, form: form) {
+            try IssueFormActions.setStatus(ctx, issueIDs: ids, change)
+            return WebUI.redirect(back + "&done=\(action)&n=\(ids.count)")
+        }
+        guard action == "merge" else { return WebUI.notFound("no such action") }
+        guard ids.count >= 2, let target = try IssueFormActions.mergeTarget(ctx, among: ids) else {
+            return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", "tick two or more issues to merge"))
+        }
+        do { try IssueFormActions.merge(ctx, ids.filter { $0 != target }, into: target) } catch let e as IssueFormActions.Refusal {
+            return WebUI.page(status: 400, WebLayout.errorPage("Cannot merge", e.reason))
+        }
+        return WebUI.redirect(back + "&done=merge&n=\(ids.count - 1)&into=\(target)")
     }
 }

@@ -9,9 +9,10 @@ import FaultlineProtocol
 struct LogsPage {
     let ctx: WebContext
     let project: ProjectRecord
-    static let itemsPerPage = 300
+    /// 150 lines a page keep a page of lines with attributes under 100 KB (tools/bench-web).
+    static let itemsPerPage = 150
     static let bytesPerPage = 8 * 1024 * 1024
-    static let linesPerPage = 300
+    static let linesPerPage = 150
     /// A longer body is shown cut, with its full size.
     static let shownBodyBytes = 4096
     /// "Around this time" from an occurrence: five minutes either side.

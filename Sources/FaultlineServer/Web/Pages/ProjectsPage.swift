@@ -1,4 +1,5 @@
-// /ui/projects: every project with its counts and crash-free rate, linking to its pages.
+// /ui/projects: every project with its counts (grouped occurrences, from the issues' counts) and
+// crash-free rate, linking to its pages.
 import Foundation
 
 struct ProjectsPage {
@@ -7,9 +8,8 @@ struct ProjectsPage {
     func render() throws -> HTTPResponse {
         var rows = ""
         for p in try ctx.store.projects() {
-            let c = try ctx.stores.issueReads.counts(projectID: p.id)
-            let items = try ctx.stores.issueReads.itemCounts(projectID: p.id)
-            let rate = items.sessionsTotal > 0 ? String(format: "%.2f %%", 100 * (1 - Double(items.sessionsCrashed) / Double(items.sessionsTotal))) : "—"
+            let c = try ctx.queries.projectSummary(projectID: p.id)
+            let rate = c.sessions > 0 ? String(format: "%.2f %%", 100 * (1 - Double(c.crashed) / Double(c.sessions))) : "—"
             let slug = HTML.q(p.slug)
             rows += """
                 <tr><td class="title"><a href="/ui/projects/\(slug)/issues">\(HTML.esc(p.name))</a> <span class="muted">\(HTML.esc(p.slug))</span></td>

@@ -1,6 +1,8 @@
 // The crashing stack as HTML: innermost frame first (caller last, as Sentry and Bugsink show
 // it), in-app frames emphasised, each physical frame with the frames inlined into it grouped
-// beneath, file:line when known, module and address behind <details> (no script needed).
+// beneath, file:line when known, the lines around it (uploaded sources, or the event's own
+// context lines), the short name with the full one behind <details>, module and address behind
+// another <details> (no script needed).
 import Foundation
 import FaultlineProtocol
 import FaultlineSymbolication
@@ -8,13 +10,13 @@ import FaultlineSymbolication
 enum StackView {
     /// Frames in `pending` are still being looked up (ReadSymbolication): shown by address, with a
     /// note that a reload shows them symbolicated.
-    static func render(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = []) -> String {
-        render(ReadTimeStack.crashing(in: event, symbolicator: symbolicator, pending: pending))
+    static func render(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup> = [], sources: SourceLines? = nil) -> String {
+        render(ReadTimeStack.crashing(in: event, symbolicator: symbolicator, pending: pending), sources: sources)
     }
 
     /// Every other thread the event carries (`threads.values` with a stacktrace, the crashed one
     /// left out: it is the stack above), each under its id, name and state, folded.
-    static func threads(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup>) -> String {
+    static func threads(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup>, sources: SourceLines? = nil) -> String {
         let threads = (event["threads"]?["values"]?.arrayValue ?? []).filter { $0["crashed"]?.boolValue != true }
         guard !threads.isEmpty else { return "" }
         let images = DebugImageMap(event: event)
@@ -27,7 +29,7 @@ enum StackView {
             out += "<details class=\"thread\"><summary>\(label)</summary>"
             if let st = t["stacktrace"], st["frames"]?.arrayValue?.isEmpty == false {
                 let stack = ReadTimeStack.build(StackExtractor.framesWithJSON(of: st, images: images), symbolicator: symbolicator, pending: pending)
-                out += render(stack, crashed: false)
+                out += render(stack, crashed: false, sources: sources)
             } else {
                 let why = t["faultline_error"]?.stringValue ?? "no stack"
                 out += "<p class=\"muted\">\(HTML.esc(why))</p>"
@@ -41,7 +43,7 @@ enum StackView {
     /// One entry per address, innermost first: the function, the calls inlined into it beneath,
     /// or why it has no name; Faultline's own addresses stay visible, dimmed (they explain the
     /// stack's shape, the terminate handler between a throw and abort, but are never the app's).
-    static func render(_ stack: SymbolicatedStack, crashed: Bool = true) -> String {
+    static func render(_ stack: SymbolicatedStack, crashed: Bool = true, sources: SourceLines? = nil) -> String {
         let addresses = stack.physicalFrames
         guard !addresses.isEmpty else { return "<p class=\"muted\">This event has no stack.</p>" }
         let isPending = stack.frames.contains { $0.outcome == .pending }
@@ -60,11 +62,12 @@ enum StackView {
             let moduleName = f.module.map { ($0 as NSString).lastPathComponent } ?? f.buildID.map { String($0.hex.prefix(12)) } ?? "?"
             switch f.outcome {
             case .symbolicated:
-                out += "<span class=\"fn\">\(HTML.esc(f.function ?? "?"))</span>" + location(f)
+                out += name(f, location(f))
                 for inl in calls.dropLast() {
-                    out +=
-                        "<div class=\"inl\"><span class=\"badge\">inlined</span><span class=\"fn\">\(HTML.esc(inl.function ?? "?"))</span>\(location(inl))</div>"
+                    out += "<div class=\"inl\"><span class=\"badge\">inlined</span>\(name(inl, location(inl)))</div>"
                 }
+                // The innermost call's lines: where this address is.
+                if let innermost = calls.first { out += sourceHTML(innermost, sources) }
             case .pending:
                 out += "<span class=\"fn\">\(HTML.esc(f.function ?? moduleName + "+" + offset))</span><span class=\"loc\">(symbolicating…)</span>"
             case .unresolved, .notLookedUp:
@@ -90,6 +93,24 @@ enum StackView {
         return out + "</div>"
     }
 
+    /// The function's short name (`Shop.fetch(id:)`) with the full one (`Shop.fetch(id: Swift.Int)
+    /// async throws -> Shop.Item`) behind a <details>, when the two differ; the name alone otherwise.
+    static func name(_ f: SymbolicatedStack.Frame, _ location: String) -> String {
+        let full = f.function ?? "?"
+        guard let short = f.shortFunction, !short.isEmpty, short != full else { return "<span class=\"fn\">\(HTML.esc(full))</span>" + location }
+        return "<details class=\"name\"><summary title=\"show the full name\"><span class=\"fn\">\(HTML.esc(short))</span>\(location)</summary>"
+            + "<span class=\"fn-full\">\(HTML.esc(full))</span></details>"
+    }
+
+    /// The lines around a symbolicated frame's: from the sources uploaded with its debug file, else
+    /// from the event (a client that sent `context_line`); nothing when neither has them.
+    static func sourceHTML(_ f: SymbolicatedStack.Frame, _ sources: SourceLines?) -> String {
+        if let sources, let b = f.buildID, let file = f.file, let line = f.line, let (first, lines) = sources.around(buildID: b, path: file, line: line) {
+            return linesHTML(first: Int64(first), lines, current: line - first)
+        }
+        return f.clientSource.map(sourceHTML) ?? ""
+    }
+
     static func location(_ f: SymbolicatedStack.Frame) -> String {
         guard let file = f.file else { return "" }
         var s = HTML.esc(file)
@@ -102,13 +123,15 @@ enum StackView {
     /// when the client sent none).
     static func sourceHTML(_ source: ClientSourceFrame) -> String {
         guard let context = source.context else { return "" }
-        let first = (source.line ?? 1) - Int64(source.pre.count)
+        return linesHTML(first: source.line.map { $0 - Int64(source.pre.count) }, source.pre + [context] + source.post, current: source.pre.count)
+    }
+
+    /// Numbered lines (no numbers when `first` is nil), the `current`th emphasised.
+    static func linesHTML(first: Int64?, _ lines: [String], current: Int) -> String {
         var rows = ""
-        for (i, text) in (source.pre + [context] + source.post).enumerated() {
-            let number = first + Int64(i)
-            let current = i == source.pre.count
-            let gutter = source.line == nil ? "" : String(number).padding(toLength: 6, withPad: " ", startingAt: 0)
-            rows += "<span class=\"\(current ? "cur" : "ctx")\">\(gutter)\(HTML.esc(HTML.clip(text, 300)))</span>\n"
+        for (i, text) in lines.enumerated() {
+            let gutter = first.map { String($0 + Int64(i)).padding(toLength: 6, withPad: " ", startingAt: 0) } ?? ""
+            rows += "<span class=\"\(i == current ? "cur" : "ctx")\">\(gutter)\(HTML.esc(HTML.clip(text, 300)))</span>"
         }
         return "<pre class=\"source\">\(rows)</pre>"
     }
