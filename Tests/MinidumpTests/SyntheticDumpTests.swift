@@ -204,6 +204,30 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(walk.threads.map(\.frames.count), [100, 50, 100, 1, 1, 1])
     }
 
+    /// A dump listing more threads than are walked: the crashing thread, listed last, is walked
+    /// all the same (in the last walked place), and the others beyond the limit are counted.
+    func testCrashingThreadPastTheThreadLimitIsWalked() throws {
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        var threads: [MinidumpBuilder.Thread] = []
+        for i in 0..<5 {
+            let start = stack + UInt64(i) * 0x10_0000
+            threads.append(
+                .init(
+                    id: UInt32(i + 1), stackStart: start, stack: stackImage(size: 0x100, words: [:]),
+                    context: b.amd64Context(rip: code + UInt64(i), rsp: start, rbp: 0)))
+        }
+        b.threads(threads)
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        b.exception(thread: 5, signal: 11, code: 1, address: 0, context: threads[4].context)
+        var limits = MinidumpStackwalker.Limits()
+        limits.maxThreads = 2
+        let walk = MinidumpStackwalker(limits: limits).walk(try Minidump(bytes: b.finish()))
+        XCTAssertEqual(walk.threads.map(\.id), [1, 5])
+        XCTAssertEqual(walk.crashingThread?.frames.first?.address.address.value, code + 4)
+        XCTAssertEqual(walk.threadsOmitted, 3)
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()

@@ -38,7 +38,7 @@ final class MinidumpIngest: Sendable {
         }
         let event = MinidumpEventMerge.merge(base: base, walked: walked.event)
         let bytes = event.serialized()
-        // The walk is bounded (MinidumpEventMerge's thread and frame caps); this is the row's bound.
+        // The walk is bounded (MinidumpStackwalker.Limits: threads and frames); this is the row's bound.
         guard bytes.count <= limits.maxKeptBytes else {
             throw .tooLarge("minidump: its walked event is \(bytes.count) bytes; at most \(limits.maxKeptBytes) allowed")
         }
