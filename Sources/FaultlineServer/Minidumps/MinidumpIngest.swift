@@ -9,8 +9,13 @@ import FaultlineProtocol
 
 final class MinidumpIngest: Sendable {
     let walker: any MinidumpWalking
+    /// Dumps in flight, in all and per address (taken before a minidump upload is decoded).
+    let slots: MinidumpWalkSlots
 
-    init(walker: any MinidumpWalking) { self.walker = walker }
+    init(walker: any MinidumpWalking, limits: IngestLimits) {
+        self.walker = walker
+        slots = MinidumpWalkSlots(limits: limits)
+    }
 
     /// The dump's attachment item, if the submission has one (the first: an event has one dump).
     static func dump(in submission: DecodedSubmission) -> Envelope.Item? {
