@@ -96,7 +96,7 @@ public final class Server: @unchecked Sendable {
         let refusals = Refusals()
         self.refusals = refusals
         let ingest = IngestHandler(
-            stores: stores, limits: config.limits, processor: processor, refusals: refusals, minidumps: MinidumpIngest(walker: walker))
+            stores: stores, limits: config.limits, processor: processor, refusals: refusals, minidumps: MinidumpIngest(walker: walker, limits: config.limits))
         let chunks = try ChunkUpload(dataDirectory: dir, sharedDirectory: config.debugFilesDirectory.map { $0 + "/.chunks" })
         self.chunks = chunks
         // Leftovers of a previous run: staging files of assemblies it did not finish, partial

@@ -54,15 +54,18 @@ struct MinidumpBuilder {
         var context: (size: UInt32, rva: UInt32)
     }
 
-    /// ThreadList and a MemoryList holding each thread's stack.
-    mutating func threads(_ threads: [Thread]) {
+    /// ThreadList and a MemoryList holding each thread's stack and the `extra` ranges.
+    mutating func threads(_ threads: [Thread], extra: [(address: UInt64, bytes: [UInt8])] = []) {
         var list = le32(UInt32(threads.count))
-        var memory = le32(UInt32(threads.count))
+        var memory = le32(UInt32(threads.count + extra.count))
         for t in threads {
             let stackRVA = append(t.stack)
             let descriptor = le64(t.stackStart) + le32(UInt32(t.stack.count)) + le32(stackRVA)
             list += le32(t.id) + le32(0) + le32(0) + le32(0) + le64(0) + descriptor + le32(t.context.size) + le32(t.context.rva)
             memory += descriptor
+        }
+        for range in extra {
+            memory += le64(range.address) + le32(UInt32(range.bytes.count)) + le32(append(range.bytes))
         }
         stream(3, list)
         stream(5, memory)

@@ -11,12 +11,19 @@ final class SyntheticDumpTests: XCTestCase {
     let code: UInt64 = 0x40_0000
     let stack: UInt64 = 0x7FF0_0000
 
-    /// A process with the app's code at 0x400000 (r-xp) and data after it (rw-p), one thread.
-    func dump(stackWords: [Int: UInt64], rsp: UInt64, rbp: UInt64, rip: UInt64, stackSize: Int = 0x400) -> [UInt8] {
+    /// The app's first code bytes captured, every one a `call rel32` opcode (0xE8): whatever
+    /// address a test puts on the stack there follows a call, as a return address must.
+    var callSites: (address: UInt64, bytes: [UInt8]) { (code, [UInt8](repeating: 0xE8, count: 0x1000)) }
+
+    /// A process with the app's code at 0x400000 (r-xp) and data after it (rw-p), one thread;
+    /// `extra` memory beside its stack.
+    func dump(
+        stackWords: [Int: UInt64], rsp: UInt64, rbp: UInt64, rip: UInt64, stackSize: Int = 0x400, extra: [(address: UInt64, bytes: [UInt8])] = []
+    ) -> [UInt8] {
         var b = MinidumpBuilder()
         b.systemInfo()
         let context = b.amd64Context(rip: rip, rsp: rsp, rbp: rbp)
-        b.threads([.init(id: 7, stackStart: stack, stack: stackImage(size: stackSize, words: stackWords), context: context)])
+        b.threads([.init(id: 7, stackStart: stack, stack: stackImage(size: stackSize, words: stackWords), context: context)], extra: extra)
         b.modules([(code, 0x10000, "/usr/bin/app", Array(0..<20))])
         b.exception(thread: 7, signal: 11, code: 1, address: 0x10, context: context)
         b.stream(0x4767_0009, Array("00400000-00408000 r-xp 00000000 08:01 12 /usr/bin/app\n00408000-00410000 rw-p 00008000 08:01 12 /usr/bin/app\n".utf8))
@@ -73,11 +80,29 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertLessThan(t.frames.count, 10, "\(t.frames)")
     }
 
-    /// A stack full of code addresses: every scan finds one, so only the frame limit ends it.
+    /// What a scan and a frame-pointer step must not take, all on one stack: the module's base
+    /// (the auxiliary vector holds it), a code address whose captured bytes end in no call, one
+    /// in code whose bytes nobody has (no file, not captured), and a saved rbp pointing at an
+    /// ASCII word. Only the address after the captured call is a caller.
+    func testOnlyAddressesAfterACallAreReturnAddresses() throws {
+        var codeBytes = [UInt8](repeating: 0x90, count: 0x1000)
+        codeBytes.replaceSubrange(0x200 - 5..<0x200, with: [0xE8, 0, 0, 0, 0])
+        let ascii: UInt64 = 0x312e_302e_302e_3732
+        let words: [Int: UInt64] = [
+            0x00: code, 0x08: code + 0x100, 0x10: code + 0x5000, 0x18: ascii, 0x20: code + 0x200, 0x40: stack + 0x80, 0x48: ascii
+        ]
+        let bytes = dump(stackWords: words, rsp: stack, rbp: stack + 0x40, rip: code + 0x10, extra: [(code, codeBytes)])
+        let t = try XCTUnwrap(MinidumpStackwalker().walk(try Minidump(bytes: bytes)).crashingThread)
+        XCTAssertEqual(t.frames.map(\.address.address.value), [code + 0x10, code + 0x200], "\(t.frames)")
+        XCTAssertEqual(t.frames.map(\.trust), [.context, .scan])
+    }
+
+    /// A stack full of code addresses that follow calls: every scan finds one, so only the frame
+    /// limit ends it.
     func testStackOfReturnAddressesStopsAtTheFrameLimit() throws {
         var words: [Int: UInt64] = [:]
         for i in 0..<(0x4000 / 8) { words[i * 8] = code + 0x100 + UInt64(i) }
-        let bytes = dump(stackWords: words, rsp: stack, rbp: 0, rip: code + 0x100, stackSize: 0x4000)
+        let bytes = dump(stackWords: words, rsp: stack, rbp: 0, rip: code + 0x100, stackSize: 0x4000, extra: [callSites])
         var limits = MinidumpStackwalker.Limits()
         limits.maxFramesPerThread = 100
         let t = try XCTUnwrap(MinidumpStackwalker(limits: limits).walk(try Minidump(bytes: bytes)).crashingThread)
@@ -142,7 +167,7 @@ final class SyntheticDumpTests: XCTestCase {
         var words: [Int: UInt64] = [:]
         for i in 0..<8 { words[i * 8] = code + 0x100 }
         let context = b.amd64Context(rip: code + 0x10, rsp: top, rbp: top + 0x30)
-        b.threads([.init(id: 1, stackStart: top, stack: stackImage(size: 0x40, words: words), context: context)])
+        b.threads([.init(id: 1, stackStart: top, stack: stackImage(size: 0x40, words: words), context: context)], extra: [callSites])
         b.modules([(code, 0x10000, "/usr/bin/app", [1])])
         let d = try Minidump(bytes: b.finish())
         XCTAssertEqual(d.memory.readWord(UInt64.max - 7), code + 0x100)
@@ -167,7 +192,7 @@ final class SyntheticDumpTests: XCTestCase {
                     id: UInt32(i + 1), stackStart: start, stack: stackImage(size: 0x1000, words: words), context: b.amd64Context(rip: code, rsp: start, rbp: 0))
             )
         }
-        b.threads(threads)
+        b.threads(threads, extra: [callSites])
         b.modules([(code, 0x10000, "/usr/bin/app", [1])])
         b.exception(thread: 3, signal: 11, code: 1, address: 0, context: threads[2].context)
         var limits = MinidumpStackwalker.Limits()
@@ -178,6 +203,30 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(walk.crashingThread?.id, 3)
         XCTAssertEqual(walk.crashingThread?.frames.count, 100)
         XCTAssertEqual(walk.threads.map(\.frames.count), [100, 50, 100, 1, 1, 1])
+    }
+
+    /// A dump listing more threads than are walked: the crashing thread, listed last, is walked
+    /// all the same (in the last walked place), and the others beyond the limit are counted.
+    func testCrashingThreadPastTheThreadLimitIsWalked() throws {
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        var threads: [MinidumpBuilder.Thread] = []
+        for i in 0..<5 {
+            let start = stack + UInt64(i) * 0x10_0000
+            threads.append(
+                .init(
+                    id: UInt32(i + 1), stackStart: start, stack: stackImage(size: 0x100, words: [:]),
+                    context: b.amd64Context(rip: code + UInt64(i), rsp: start, rbp: 0)))
+        }
+        b.threads(threads)
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        b.exception(thread: 5, signal: 11, code: 1, address: 0, context: threads[4].context)
+        var limits = MinidumpStackwalker.Limits()
+        limits.maxThreads = 2
+        let walk = MinidumpStackwalker(limits: limits).walk(try Minidump(bytes: b.finish()))
+        XCTAssertEqual(walk.threads.map(\.id), [1, 5])
+        XCTAssertEqual(walk.crashingThread?.frames.first?.address.address.value, code + 4)
+        XCTAssertEqual(walk.threadsOmitted, 3)
     }
 
     /// A thread whose context is another CPU's is listed, with no frames and the reason.

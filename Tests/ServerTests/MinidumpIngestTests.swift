@@ -117,6 +117,39 @@ final class MinidumpIngestTests: XCTestCase {
         XCTAssertEqual(try server.storedCount(), 1)
     }
 
+    /// A walk runs in the request: while one address's dump is in flight its next is 429, and
+    /// while the server's slots are all taken any address's is 503 — each with Retry-After, before
+    /// anything of it is inflated or stored; a slot given back lets the same upload in.
+    func testDumpsInFlightAreBoundedPerAddressAndInAll() throws {
+        let (dump, _) = try realDump()
+        var limits = IngestLimits()
+        limits.maxMinidumpWalks = 3
+        let server = try TestServer(limits: limits)
+        defer { server.stop() }
+        let slots = try XCTUnwrap((server.server.http.handler as? Router)?.ingest.minidumps?.slots)
+        let body = CrashpadFixture.multipart(boundary: "xx", fields: [], files: [("upload_file_minidump", "d.dmp", dump)])
+
+        let ours = try slots.take(for: "127.0.0.1")
+        let perAddress = upload(server, body, boundary: "xx")
+        XCTAssertEqual(perAddress.status, 429, perAddress.text)
+        XCTAssertEqual(perAddress.headers["retry-after"] ?? perAddress.headers["Retry-After"], "1", "\(perAddress.headers)")
+        ours.release()
+        let others = try ["10.0.0.1", "10.0.0.2", "10.0.0.3"].map { try slots.take(for: $0) }
+        XCTAssertThrowsError(try slots.take(for: "10.0.0.4"))
+        let serverWide = upload(server, body, boundary: "xx")
+        XCTAssertEqual(serverWide.status, 503, serverWide.text)
+        XCTAssertEqual(try server.storedCount(), 0, "nothing of a refused dump is stored")
+
+        others[0].release()
+        others[0].release()  // a second release gives back nothing more
+        XCTAssertEqual(upload(server, body, boundary: "xx").status, 200)
+        XCTAssertEqual(try server.storedCount(), 1)
+        // The upload gave its slot back: one is free beside the two still held, and no more.
+        let fourth = try slots.take(for: "10.0.0.4")
+        XCTAssertThrowsError(try slots.take(for: "10.0.0.5"))
+        for slot in others.dropFirst() + [fourth] { slot.release() }
+    }
+
     func testAGzipBombIs413AndAStrangerIs401() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -14,8 +14,9 @@ public struct MinidumpStackwalker: Sendable {
     public struct Limits: Sendable {
         /// Frames kept per thread (Sentry and Breakpad stop at a few hundred too).
         public var maxFramesPerThread = 256
-        /// Threads walked; the rest are counted in `threadsOmitted`.
-        public var maxThreads = 1024
+        /// Threads walked (the crashing one always among them); the rest are counted in
+        /// `threadsOmitted`. The event lists each walked thread, so this bounds what a page shows.
+        public var maxThreads = 256
         /// Stack words a scan looks at for one return address.
         public var scanWords = 64
         /// Distinct builds whose files are asked of the lookup and opened (the rest walk without CFI).
@@ -33,21 +34,22 @@ public struct MinidumpStackwalker: Sendable {
         self.lookup = lookup; self.limits = limits
     }
 
-    /// Walks every thread (the crashing one from the exception's registers).
+    /// Walks every thread (the crashing one from the exception's registers). Past `maxThreads`,
+    /// the crashing thread still is walked, in the last place's stead.
     public func walk(_ dump: Minidump) -> MinidumpStackwalk {
         let session = UnwindSession(dump: dump, lookup: lookup, limits: limits)
         defer { session.close() }
-        let selected = Array(dump.threads.prefix(limits.maxThreads))
-        let crashed = selected.firstIndex { $0.id == dump.exception?.threadID }
-        let order = crashed.map { c in [c] + selected.indices.filter { $0 != c } } ?? Array(selected.indices)
+        var selected = Array(dump.threads.indices.prefix(max(1, limits.maxThreads)))
+        let crashed = dump.exception.flatMap { e in dump.threads.firstIndex { $0.id == e.threadID } }
+        if let crashed, let last = selected.last, crashed > last { selected[selected.count - 1] = crashed }
+        let order = crashed.map { c in selected.contains(c) ? [c] + selected.filter { $0 != c } : selected } ?? selected
         var walked: [Int: WalkedThread] = [:]
         var budget = limits.maxTotalFrames
         for i in order {
-            let t = session.walk(selected[i], maxFrames: max(1, min(limits.maxFramesPerThread, budget)))
+            let t = session.walk(dump.threads[i], maxFrames: max(1, min(limits.maxFramesPerThread, budget)))
             budget -= t.frames.count
             walked[i] = t
         }
-        return MinidumpStackwalk(
-            threads: selected.indices.compactMap { walked[$0] }, threadsOmitted: max(0, dump.threads.count - limits.maxThreads))
+        return MinidumpStackwalk(threads: selected.compactMap { walked[$0] }, threadsOmitted: dump.threads.count - selected.count)
     }
 }

@@ -14,8 +14,15 @@ struct ModuleCode {
     /// A module file's loadable segments, for reading its code by address.
     struct FileImage {
         var bias: UInt64
-        var segments: [(vaddr: UInt64, fileSize: UInt64, offset: UInt64, executable: Bool)]
+        /// `PT_LOAD`s: `memorySize` is how far the segment reaches in the process, `fileSize` how
+        /// much of it the file holds (0 for a debug file's code: the program headers still tell
+        /// where the code is).
+        var segments: [(vaddr: UInt64, memorySize: UInt64, fileSize: UInt64, offset: UInt64, executable: Bool)]
         var bytes: UnsafeRawBufferPointer
+        /// False for a separate debug file (`objcopy --only-keep-debug`): its program headers are
+        /// the executable's, but its code sections are NOBITS, so the bytes at a segment's file
+        /// offset are something else and must never be read as instructions.
+        var holdsCode: Bool
     }
 
     private var ranges: [CodeRange] = []
@@ -34,7 +41,7 @@ struct ModuleCode {
             for (i, m) in dump.modules.enumerated() {
                 if let f = files[i] {
                     for s in f.segments where s.executable {
-                        ranges.append(CodeRange(start: s.vaddr &+ f.bias, end: s.vaddr &+ f.bias &+ s.fileSize))
+                        ranges.append(CodeRange(start: s.vaddr &+ f.bias, end: s.vaddr &+ f.bias &+ s.memorySize))
                     }
                 } else if m.size > 0 {
                     ranges.append(CodeRange(start: m.base, end: m.base &+ m.size))
@@ -71,6 +78,7 @@ struct ModuleCode {
     private func fileBytes(at address: UInt64, count: UInt64) -> [UInt8]? {
         guard let entry = images.last(where: { $0.start <= address }), address < entry.end else { return nil }
         let f = entry.image
+        guard f.holdsCode else { return nil }
         let relative = address &- f.bias
         for s in f.segments where relative >= s.vaddr && relative - s.vaddr <= s.fileSize && s.fileSize - (relative - s.vaddr) >= count {
             // Program headers come from an uploaded file: an offset may be anything.
@@ -89,12 +97,27 @@ struct ModuleCode {
         guard let raw = elf_rawfile(elf, &size), size > 0 else { return nil }
         var count = 0
         guard elf_getphdrnum(elf, &count) == 0 else { return nil }
-        var segments: [(UInt64, UInt64, UInt64, Bool)] = []
+        var segments: [(UInt64, UInt64, UInt64, UInt64, Bool)] = []
         for i in 0..<min(count, 256) {
             var ph = GElf_Phdr()
             guard gelf_getphdr(elf, Int32(i), &ph) != nil, ph.p_type == UInt32(PT_LOAD) else { continue }
-            segments.append((ph.p_vaddr, ph.p_filesz, ph.p_offset, ph.p_flags & UInt32(PF_X) != 0))
+            segments.append((ph.p_vaddr, ph.p_memsz, ph.p_filesz, ph.p_offset, ph.p_flags & UInt32(PF_X) != 0))
         }
-        return FileImage(bias: bias, segments: segments, bytes: UnsafeRawBufferPointer(start: raw, count: size))
+        return FileImage(bias: bias, segments: segments, bytes: UnsafeRawBufferPointer(start: raw, count: size), holdsCode: holdsCode(elf))
+    }
+
+    /// Whether the file's code sections have their bytes (none of them is NOBITS).
+    private static func holdsCode(_ elf: OpaquePointer) -> Bool {
+        var section = elf_nextscn(elf, nil)
+        var seen = 0
+        while let s = section, seen < 65_536 {
+            var header = GElf_Shdr()
+            if gelf_getshdr(s, &header) != nil, header.sh_flags & UInt64(SHF_EXECINSTR) != 0, header.sh_type == UInt32(SHT_NOBITS) {
+                return false
+            }
+            seen += 1
+            section = elf_nextscn(elf, s)
+        }
+        return true
     }
 }

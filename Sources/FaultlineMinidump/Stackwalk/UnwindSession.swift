@@ -159,13 +159,14 @@ final class UnwindSession {
             if let last = run.last { registers = last }
             if run.reachedEnd { stoppedBy = "end of stack"; break }
             if frames.count >= maxFrames { stoppedBy = "frame limit"; break }
-            if frames.count == 1, let step = FallbackUnwind.leafReturn(from: registers, memory: dump.memory, code: code) {
+            let evidence = FallbackUnwind.Evidence(code: code, memory: dump.memory) { [unowned self] in hasCFI(at: $0) }
+            if frames.count == 1, let step = FallbackUnwind.leafReturn(from: registers, evidence: evidence) {
                 frames.append(WalkedFrame(address: .returnAddress(Address(step.pc)), trust: .scan))
                 registers = step
-            } else if let step = FallbackUnwind.framePointer(from: registers, memory: dump.memory, code: code) {
+            } else if let step = FallbackUnwind.framePointer(from: registers, evidence: evidence) {
                 frames.append(WalkedFrame(address: .returnAddress(Address(step.pc)), trust: .fp))
                 registers = step
-            } else if let step = FallbackUnwind.scan(from: registers, memory: dump.memory, code: code, words: limits.scanWords) {
+            } else if let step = FallbackUnwind.scan(from: registers, evidence: evidence, words: limits.scanWords) {
                 frames.append(WalkedFrame(address: .returnAddress(Address(step.pc)), trust: .scan))
                 registers = step
             } else {

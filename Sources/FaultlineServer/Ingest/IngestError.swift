@@ -9,6 +9,9 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
     case tooLarge(String)  // 413
     case unsupportedEncoding(String)  // 415
     case rateLimited(retryAfter: Int)  // 429
+    /// Too much of one costly kind of work in flight (minidump walks): 429 for one address's
+    /// share, 503 for the server's; retry after a second.
+    case busy(String, serverWide: Bool)  // 429 or 503
 
     public var status: Int {
         switch self {
@@ -18,12 +21,13 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
         case .tooLarge: return 413
         case .unsupportedEncoding: return 415
         case .rateLimited: return 429
+        case .busy(_, let serverWide): return serverWide ? 503 : 429
         }
     }
 
     public var description: String {
         switch self {
-        case .malformed(let s), .unauthorized(let s), .forbidden(let s), .tooLarge(let s), .unsupportedEncoding(let s):
+        case .malformed(let s), .unauthorized(let s), .forbidden(let s), .tooLarge(let s), .unsupportedEncoding(let s), .busy(let s, _):
             return s
         case .rateLimited(let s): return "this install sent too many events; retry after \(s) s"
         }
@@ -38,6 +42,7 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
                     (HeaderName.sentryRateLimits, RateLimitHeader.value([.init(seconds: Double(s), categories: ["error", "default"], scope: "key")]))
                 ])
         }
+        if case .busy = self { return .detail(status, description, headers: [(HeaderName.retryAfter, "1")]) }
         return .detail(status, description)
     }
 }

@@ -67,19 +67,28 @@ public final class IngestHandler: Sendable {
         let (publicKey, project) = try PhaseClock.time(.ingestAuth) { try authorize(k, projectRef: projectRef) }
         var submission: DecodedSubmission
         var minidumpModules: [BuildID]?
+        // A dump's decoding and walk hold a core and its bytes: a slot (MinidumpWalkSlots) is
+        // taken before a minidump upload is inflated, or before an envelope's dump is walked.
+        var minidumpSlot: MinidumpWalkSlots.Slot?
+        defer { minidumpSlot?.release() }
         do throws(IngestError) {
             switch endpoint {
             case .envelope: submission = try EnvelopeDecoder.envelope(of: request, limits: limits)
             case .store: submission = try EnvelopeDecoder.storeBody(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limits: limits)
-            case .minidump: submission = try MinidumpUpload.submission(of: request, limits: limits)
+            case .minidump:
+                minidumpSlot = try minidumps?.slots.take(for: request.clientAddress)
+                submission = try MinidumpUpload.submission(of: request, limits: limits)
             }
             // A dump (the upload's, or an envelope's `event.minidump` attachment) becomes the event.
             if MinidumpIngest.dump(in: submission) != nil {
                 guard let minidumps else { throw IngestError.malformed("this server does not take minidumps") }
+                if minidumpSlot == nil { minidumpSlot = try minidumps.slots.take(for: request.clientAddress) }
                 minidumpModules = try minidumps.process(&submission, limits: limits)
+                minidumpSlot?.release()
             }
         } catch {
-            refusals?.record(error.status == 413 ? "ingest.size" : "ingest.malformed", detail: error.description)
+            let kind = if case .busy = error { "ingest.minidump-walks" } else { error.status == 413 ? "ingest.size" : "ingest.malformed" }
+            refusals?.record(kind, detail: error.description)
             throw error
         }
 

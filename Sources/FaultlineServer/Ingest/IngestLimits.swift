@@ -1,5 +1,6 @@
 // Every cap ingest applies, in one place (defaults follow Sentry's where they are sane for one box).
 // docs/SERVER.md's table of limits lists each with the status that answers it.
+import Foundation
 import FaultlineProtocol
 
 public struct IngestLimits: Sendable {
@@ -28,6 +29,10 @@ public struct IngestLimits: Sendable {
     /// One minidump sent to the minidump endpoint (`upload_file_minidump`), kept with its event
     /// (Minidumps/); a dump in an envelope is an `attachment` item and has that item's cap.
     public var maxMinidumpBytes = 16 * 1024 * 1024
+    /// Minidumps decoded and walked at once, in all (503 past it) and from one client address
+    /// (429): a walk is synchronous CPU, and its dump and event are held while it runs.
+    public var maxMinidumpWalks = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    public var maxMinidumpWalksPerAddress = 1
     /// One count (`exited`, `errored`, `abnormal`, `crashed`) of one `sessions` aggregate; larger
     /// or negative counts make the item malformed (400). Sums saturate, they never trap.
     public var maxSessionCount: Int64 = 1_000_000

@@ -9,8 +9,13 @@ import FaultlineProtocol
 
 final class MinidumpIngest: Sendable {
     let walker: any MinidumpWalking
+    /// Dumps in flight, in all and per address (taken before a minidump upload is decoded).
+    let slots: MinidumpWalkSlots
 
-    init(walker: any MinidumpWalking) { self.walker = walker }
+    init(walker: any MinidumpWalking, limits: IngestLimits) {
+        self.walker = walker
+        slots = MinidumpWalkSlots(limits: limits)
+    }
 
     /// The dump's attachment item, if the submission has one (the first: an event has one dump).
     static func dump(in submission: DecodedSubmission) -> Envelope.Item? {
@@ -38,7 +43,7 @@ final class MinidumpIngest: Sendable {
         }
         let event = MinidumpEventMerge.merge(base: base, walked: walked.event)
         let bytes = event.serialized()
-        // The walk is bounded (MinidumpEventMerge's thread and frame caps); this is the row's bound.
+        // The walk is bounded (MinidumpStackwalker.Limits: threads and frames); this is the row's bound.
         guard bytes.count <= limits.maxKeptBytes else {
             throw .tooLarge("minidump: its walked event is \(bytes.count) bytes; at most \(limits.maxKeptBytes) allowed")
         }
