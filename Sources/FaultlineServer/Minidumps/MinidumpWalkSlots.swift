@@ -3,31 +3,34 @@
 // reader and its walked event are held meanwhile — so one address cannot take every core, and the
 // memory dumps hold is bounded by the slots, not by the connection limit.
 import Foundation
+import Synchronization
 
-final class MinidumpWalkSlots: @unchecked Sendable {
+final class MinidumpWalkSlots: Sendable {
     /// One taken slot; `release()` gives it back (once; later calls do nothing).
-    final class Slot: @unchecked Sendable {
+    final class Slot: Sendable {
         private let slots: MinidumpWalkSlots
         private let address: String
-        private var held = true
+        private let held = Mutex(true)
         fileprivate init(_ slots: MinidumpWalkSlots, _ address: String) { self.slots = slots; self.address = address }
 
         func release() {
-            slots.lock.withLock {
-                guard held else { return }
-                held = false
-                slots.total -= 1
-                slots.byAddress[address, default: 1] -= 1
-                if slots.byAddress[address] == 0 { slots.byAddress[address] = nil }
-            }
+            guard
+                held.withLock({ h in
+                    defer { h = false }; return h
+                })
+            else { return }
+            slots.giveBack(for: address)
         }
+    }
+
+    private struct Counts {
+        var total = 0
+        var byAddress: [String: Int] = [:]
     }
 
     let serverWide: Int
     let perAddress: Int
-    private let lock = NSLock()
-    private var total = 0
-    private var byAddress: [String: Int] = [:]
+    private let counts = Mutex(Counts())
 
     init(limits: IngestLimits) {
         serverWide = max(1, limits.maxMinidumpWalks)
@@ -38,16 +41,24 @@ final class MinidumpWalkSlots: @unchecked Sendable {
     /// flight, 503 when the server has `serverWide` (each with Retry-After: Crashpad keeps the
     /// report and uploads it again).
     func take(for address: String) throws(IngestError) -> Slot {
-        let refusal: IngestError? = lock.withLock {
-            if byAddress[address, default: 0] >= perAddress {
+        let refusal: IngestError? = counts.withLock { c in
+            if c.byAddress[address, default: 0] >= perAddress {
                 return .busy("minidump: \(perAddress) dump(s) from this address are being walked; retry shortly", serverWide: false)
             }
-            if total >= serverWide { return .busy("minidump: the server is walking \(serverWide) dumps; retry shortly", serverWide: true) }
-            total += 1
-            byAddress[address, default: 0] += 1
+            if c.total >= serverWide { return .busy("minidump: the server is walking \(serverWide) dumps; retry shortly", serverWide: true) }
+            c.total += 1
+            c.byAddress[address, default: 0] += 1
             return nil
         }
         if let refusal { throw refusal }
         return Slot(self, address)
+    }
+
+    private func giveBack(for address: String) {
+        counts.withLock { c in
+            c.total -= 1
+            c.byAddress[address, default: 1] -= 1
+            if c.byAddress[address] == 0 { c.byAddress[address] = nil }
+        }
     }
 }
