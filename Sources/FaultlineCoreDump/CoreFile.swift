@@ -42,7 +42,8 @@ public enum CoreFile {
     /// The crash report of the core at `path` (the options as `CoreUnwinder` takes them).
     public static func report(
         path: String, executable: String? = nil, debugDirectories: [String] = [], hints: CoreReportHints = CoreReportHints(),
-        provenance: CoreCrashReport.Provenance, budget: FrameBudget = FrameBudget(), deadline: ContinuousClock.Instant? = nil
+        provenance: CoreCrashReport.Provenance, budget: FrameBudget = FrameBudget(), deadline: ContinuousClock.Instant? = nil,
+        eventID: String = CoreCrashReport.newEventID()
     ) throws(CoreDumpError) -> JSONValue {
         let (_, notes) = try notes(path: path)
         let unwinder = try CoreUnwinder(corePath: path, executable: executable, debugDirectories: debugDirectories)
@@ -50,7 +51,7 @@ public enum CoreFile {
         let written = stat(path, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : Date().timeIntervalSince1970
         return try CoreCrashReport.json(
             notes: notes, stacks: unwinder.threads(budget: budget, deadline: deadline), modules: unwinder.modules(), hints: hints,
-            eventID: CoreCrashReport.newEventID(), timestamp: hints.time ?? written, provenance: provenance, unwindError: unwinder.attachError)
+            eventID: eventID, timestamp: hints.time ?? written, provenance: provenance, unwindError: unwinder.attachError)
     }
 
     private static func read(_ fd: Int32, at offset: UInt64, count: Int, what: String) throws(CoreDumpError) -> [UInt8] {

@@ -55,7 +55,7 @@ public enum CoreCrashReport {
                 "fault_address": .string(Address(faultAddress).hex), "sender_pid": .int(Int64(sender))
             ],
             "registers": registersJSON(crashing.registers),
-            "modules": .array(modules.map(moduleJSON)),
+            "modules": .array(modules.map { moduleJSON($0, path: modulePath($0, notes: notes)) }),
             "breadcrumbs": [],
             "context": .object([:]),
             "end": true
@@ -111,8 +111,15 @@ public enum CoreCrashReport {
         return .object(u)
     }
 
-    static func moduleJSON(_ m: CoreModule) -> JSONValue {
-        var o: [String: JSONValue] = ["path": .string(m.path), "base": .string(m.base.hex), "size": .int(Int64(clamping: m.size))]
+    /// The path the process mapped a module from (NT_FILE), as the crash core's /proc/self/maps
+    /// has it: libdwfl names libraries by soname. The vDSO has no file: `[vdso]`, as in maps.
+    static func modulePath(_ m: CoreModule, notes: CoreNotes) -> String {
+        if let mapped = notes.mappings.first(where: { $0.contains(m.base.value) }) { return mapped.path }
+        return m.path.hasPrefix("linux-vdso") || m.path.hasPrefix("[vdso") ? "[vdso]" : m.path
+    }
+
+    static func moduleJSON(_ m: CoreModule, path: String) -> JSONValue {
+        var o: [String: JSONValue] = ["path": .string(path), "base": .string(m.base.hex), "size": .int(Int64(clamping: m.size))]
         if let b = m.buildID { o["build_id"] = .string(b.hex) }
         return .object(o)
     }
