@@ -45,8 +45,8 @@ public enum CoreFile {
         provenance: CoreCrashReport.Provenance, budget: FrameBudget = FrameBudget(), deadline: ContinuousClock.Instant? = nil,
         eventID: String = CoreCrashReport.newEventID()
     ) throws(CoreDumpError) -> JSONValue {
-        let (_, notes) = try notes(path: path)
-        let unwinder = try CoreUnwinder(corePath: path, executable: executable, debugDirectories: debugDirectories)
+        let (layout, notes) = try notes(path: path)
+        let unwinder = try CoreUnwinder(corePath: path, layout: layout, notes: notes, executable: executable, debugDirectories: debugDirectories)
         var st = stat()
         let written = stat(path, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : Date().timeIntervalSince1970
         return try CoreCrashReport.json(

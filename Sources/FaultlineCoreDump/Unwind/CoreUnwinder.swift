@@ -1,7 +1,7 @@
 // Every thread of a core walked by elfutils' libdwfl: the core's modules reported at their
 // addresses (files found by the paths in its NT_FILE note and by build-id, as eu-stack finds
 // them), each thread's registers from its NT_PRSTATUS as the first frame, stack memory read from
-// the core, CFI (.eh_frame, .debug_frame) from the files found.
+// the core (`CoreThreadSource`), CFI (.eh_frame, .debug_frame) from the files found.
 import FoundationEssentials
 import Glibc
 import CDw
@@ -15,16 +15,24 @@ public final class CoreUnwinder {
     /// libdwfl keeps pointers to the callbacks and to the search path for its whole life.
     private let callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
     private let searchPath: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+    private let threadCallbacks: UnsafeMutablePointer<Dwfl_Thread_Callbacks>
+    private let threadSource: CoreThreadSource
 
     /// Opens `path` and reports its modules. `executable`: the program's file when the core's
     /// path for it is wrong (moved, another machine's); `debugDirectories` are searched for
     /// separate debug files (their .debug_frame) after /usr/lib/debug.
-    public init(corePath path: String, executable: String? = nil, debugDirectories: [String] = []) throws(CoreDumpError) {
+    public init(corePath path: String, layout: CoreLayout, notes: CoreNotes, executable: String? = nil, debugDirectories: [String] = []) throws(CoreDumpError) {
         elf_version(UInt32(EV_CURRENT))
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io("\(path): \(String(cString: strerror(errno)))") }
+        var st = stat()
+        fstat(fd, &st)
+        threadSource = CoreThreadSource(notes: notes, memory: CoreMemory(fd: fd, fileSize: UInt64(max(0, st.st_size)), layout: layout))
+        threadCallbacks = .allocate(capacity: 1)
+        threadCallbacks.initialize(to: CoreThreadSource.callbacks())
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else {
             close(fd)
+            threadCallbacks.deallocate()
             throw .notACore("libelf: \(String(cString: elf_errmsg(-1)))")
         }
         searchPath = .allocate(capacity: 1)
@@ -36,7 +44,7 @@ public final class CoreUnwinder {
                 debuginfo_path: searchPath))
         guard let dwfl = dwfl_begin(callbacks) else {
             elf_end(elf); close(fd)
-            free(searchPath.pointee); searchPath.deallocate(); callbacks.deallocate()
+            free(searchPath.pointee); searchPath.deallocate(); callbacks.deallocate(); threadCallbacks.deallocate()
             throw .unwinder(Self.lastError)
         }
         self.fd = fd
@@ -46,9 +54,11 @@ public final class CoreUnwinder {
         let reported = executable.map { dwfl_core_file_report(dwfl, elf, $0) } ?? dwfl_core_file_report(dwfl, elf, nil)
         dwfl_report_end(dwfl, nil, nil)
         guard reported >= 0 else { throw .unwinder("reporting modules: \(Self.lastError)") }
-        // A core without usable thread notes still has modules to list; threads then come from the
-        // notes alone, without frames.
-        attachError = dwfl_core_file_attach(dwfl, elf) < 0 ? Self.lastError : nil
+        // A core whose threads cannot be attached still has modules to list; threads then come
+        // from the notes alone, without frames.
+        let pid = Int32(truncatingIfNeeded: notes.process?.pid ?? notes.threads.first?.tid ?? 0)
+        attachError =
+            dwfl_attach_state(dwfl, elf, pid, threadCallbacks, Unmanaged.passUnretained(threadSource).toOpaque()) ? nil : Self.lastError
     }
 
     /// Why the threads cannot be walked, when they cannot (libdwfl's message).
@@ -61,6 +71,7 @@ public final class CoreUnwinder {
         free(searchPath.pointee)
         searchPath.deallocate()
         callbacks.deallocate()
+        threadCallbacks.deallocate()
     }
 
     static var lastError: String { String(cString: dwfl_errmsg(-1)) }
