@@ -10,11 +10,12 @@ struct Widget {
     int value;
 };
 
-__attribute__((noinline)) int readWidget(const Widget *w) { return w->value + 1; }
+// volatile: a read with no side effect would be dropped where its result is unused (the thread).
+__attribute__((noinline)) int readWidget(const volatile Widget *w) { return w->value + 1; }
 
 __attribute__((noinline)) int nullDereference() {
-    volatile Widget *nothing = nullptr;
-    return readWidget(const_cast<const Widget *>(nothing)) * 2;
+    const volatile Widget *nothing = nullptr;
+    return readWidget(nothing) * 2;
 }
 
 __attribute__((noinline)) void giveUp() { std::abort(); }

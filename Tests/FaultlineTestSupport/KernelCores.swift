@@ -9,6 +9,7 @@ import Glibc
 public enum KernelCores {
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// The languages the crash programs are written in, and how each is built (debug info on).
@@ -31,6 +32,7 @@ public enum KernelCores {
     public static func build(_ language: Language, in directory: String) throws -> String {
         let source = TestSupport.repositoryRoot().appendingPathComponent("Fixtures/CoreDumps/\(language.source)").path
         let output = directory + "/crash-\(language.rawValue)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         _ = try TestSupport.shell(language.buildCommand(source: source, output: output))
         return output
     }
