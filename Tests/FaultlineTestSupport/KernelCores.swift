@@ -52,15 +52,17 @@ public enum KernelCores {
 
     /// Runs `program kind` in a fresh directory under `directory` with core dumps on and returns
     /// the core the kernel wrote, with how the program ended.
-    public static func crash(_ program: String, _ kind: String, in directory: String) throws -> (core: String, outcome: TestSupport.Outcome) {
+    public static func crash(_ program: String, _ kind: String, in directory: String) throws -> (core: String, outcome: TestSupport.Outcome, pid: Int32) {
         let pattern = try filePattern()
         let runDirectory = directory + "/run-\(PathName(program).last)-\(kind)"
         try FileManager.default.createDirectory(atPath: runDirectory, withIntermediateDirectories: true)
         // Swift's runtime backtracer would catch the signal first; the tests want the crash as a
         // program without any handler ends.
+        // The shell execs the program, so the pid it prints first is the crashed process's.
         let outcome = try TestSupport.run(
-            "/bin/sh", ["-c", "ulimit -c unlimited && cd '\(runDirectory)' && exec '\(program)' \(kind)"],
+            "/bin/sh", ["-c", "ulimit -c unlimited && cd '\(runDirectory)' && echo $$ && exec '\(program)' \(kind)"],
             environment: ["SWIFT_BACKTRACE": "enable=no"], timeout: 120)
+        let pid = Int32(outcome.stdout.split(separator: "\n").first ?? "") ?? 0
         guard outcome.signal != nil else {
             throw Unavailable(description: "\(program) \(kind) did not die by a signal: \(outcome)")
         }
@@ -69,7 +71,7 @@ public enum KernelCores {
                 description: "\(program) \(kind) ended by signal \(outcome.signal!) but no core file matching core_pattern '\(pattern)' "
                     + "appeared (core_uses_pid \(usesPID)); is the hard RLIMIT_CORE 0, or the directory not writable? \(outcome)")
         }
-        return (core, outcome)
+        return (core, outcome, pid)
     }
 
     static var usesPID: String {

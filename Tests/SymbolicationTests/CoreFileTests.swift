@@ -37,7 +37,7 @@ final class CoreFileTests: XCTestCase {
         let work = try XCTUnwrap(Self.work)
         let program = try KernelCores.build(language, in: work)
         for kind in KernelCores.crashKinds {
-            let (core, outcome) = try KernelCores.crash(program, kind, in: work)
+            let (core, outcome, _) = try KernelCores.crash(program, kind, in: work)
             let label = "\(language.rawValue) \(kind)"
             XCTAssertEqual(outcome.signal, kind == "abort" ? SIGABRT : SIGSEGV, "\(label): \(outcome)")
 
@@ -90,7 +90,7 @@ final class CoreFileTests: XCTestCase {
     func testExeNamesAProgramThatMovedAfterTheCrash() throws {
         let work = try XCTUnwrap(Self.work)
         let program = try KernelCores.build(.c, in: work + "/moved")
-        let (core, _) = try KernelCores.crash(program, "null", in: work + "/moved")
+        let (core, _, _) = try KernelCores.crash(program, "null", in: work + "/moved")
         let elsewhere = work + "/moved-program"
         try FileManager.default.moveItem(atPath: program, toPath: elsewhere)
         let without = try symbolicate([core], cached: false)
@@ -104,7 +104,7 @@ final class CoreFileTests: XCTestCase {
     func testCutOrForeignCoresAreInputErrors() throws {
         let work = try XCTUnwrap(Self.work)
         let program = try KernelCores.build(.c, in: work + "/cut")
-        let (core, _) = try KernelCores.crash(program, "abort", in: work + "/cut")
+        let (core, _, _) = try KernelCores.crash(program, "abort", in: work + "/cut")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: core))
         let cut = work + "/cut/core-cut"
         try bytes.prefix(40).write(to: URL(fileURLWithPath: cut))

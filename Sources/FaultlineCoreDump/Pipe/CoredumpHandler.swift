@@ -35,13 +35,11 @@ public struct CoredumpHandler {
     }
 
     /// Reads the core from `input` and writes `<event id>.crash.json` (and `<event id>.core`)
-    /// into the spool directory, which is created (mode 0700) when missing.
+    /// into the spool directory, which is created (mode 0700, with its missing parents) when missing.
     public func run(input: Int32) throws(CoreDumpError) -> Outcome {
         let started = ContinuousClock.now
         let eventID = CoreCrashReport.newEventID()
-        if mkdir(spoolDirectory, 0o700) != 0 && errno != EEXIST {
-            throw .io("cannot create the spool directory \(spoolDirectory): \(String(cString: strerror(errno)))")
-        }
+        try Self.createDirectory(spoolDirectory)
         let stream = CoreStream(fd: input, deadline: started + timeBudget * 3 / 4)
         let kept = keepCoreMaximum.map { KeptCore(path: spoolDirectory + "/\(eventID).core", maximumBytes: $0) }
         if let kept { stream.tee = { kept.append($0) } }
@@ -69,5 +67,16 @@ public struct CoredumpHandler {
             throw .io("cannot write the report \(reportPath): \(error)")
         }
         return Outcome(reportPath: reportPath, eventID: eventID, keptCore: provenance.keptCore, incomplete: reduced.incomplete)
+    }
+
+    private static func createDirectory(_ path: String) throws(CoreDumpError) {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        var partial = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw .io("cannot create the spool directory \(partial): \(String(cString: strerror(errno)))")
+            }
+        }
     }
 }
