@@ -6,9 +6,6 @@ import FaultlineProtocol
 import FaultlineFiles
 
 public enum CoreFile {
-    /// Notes larger than this are not read: a thousand threads take a few MiB.
-    public static let maximumNotesBytes = 64 << 20
-
     /// Whether the file at `path` is an ELF core (e_type ET_CORE); false when it cannot be read.
     public static func isCore(path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -32,7 +29,7 @@ public enum CoreFile {
         var notes = CoreNotes()
         var total = 0
         for s in layout.segments where s.isNote {
-            guard s.fileSize <= UInt64(maximumNotesBytes - total) else { throw .unsupported("notes larger than \(maximumNotesBytes >> 20) MiB") }
+            guard s.fileSize <= UInt64(CoreNotes.maximumBytes - total) else { throw .unsupported("notes larger than \(CoreNotes.maximumBytes >> 20) MiB") }
             total += Int(s.fileSize)
             notes.add(segment: try read(fd, at: s.offset, count: Int(s.fileSize), what: "notes"))
         }

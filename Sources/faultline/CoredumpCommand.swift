@@ -8,7 +8,7 @@ enum CoredumpCommand {
     static let defaultSpool = "/var/spool/faultline/crashes"
 
     static let help = """
-        usage: faultline coredump [options] PID TID SIGNAL TIME NAME
+        usage: faultline coredump [options] PID TID SIGNAL TIME NAME [--then COMMAND [ARG...]]
                (as /proc/sys/kernel/core_pattern: |/usr/bin/faultline coredump %P %i %s %t %e)
 
         Reads a core file on stdin, as the kernel pipes it to a core_pattern handler, and writes a
@@ -30,6 +30,9 @@ enum CoredumpCommand {
           --timeout SECONDS    the whole run's budget (default 60): reading stops at three quarters
                                of it, unwinding at the end; a hard stop ends the process 5 s later
           --debug-dir DIR      separate debug files for unwinding (repeatable)
+          --then COMMAND...    last: also feed the whole core, as it comes, to COMMAND's stdin (another
+                               core_pattern handler, e.g. /lib/systemd/systemd-coredump %P %u %g %s
+                               %t %c %h); it is waited for until the budget ends
           -h, --help           this help
 
         exit codes:
@@ -46,6 +49,7 @@ enum CoredumpCommand {
         var timeout = 60.0
         var debugDirs: [String] = []
         var positional: [String] = []
+        var chained: [String]?
         var i = 0
         func value() -> String? {
             i += 1
@@ -67,6 +71,10 @@ enum CoredumpCommand {
             case "--debug-dir":
                 guard let v = value() else { return usage("--debug-dir needs a directory") }
                 debugDirs.append(v)
+            case "--then":
+                chained = Array(args[(i + 1)...])
+                guard chained?.first?.hasPrefix("/") == true else { return usage("--then needs a command by its absolute path") }
+                i = args.count
             default:
                 if a.hasPrefix("--") { return usage("unknown option '\(a)'; run 'faultline coredump --help'") }
                 positional.append(a)
@@ -84,6 +92,7 @@ enum CoredumpCommand {
         handler.keepCoreMaximum = keep
         handler.timeBudget = .milliseconds(Int64(timeout * 1000))
         handler.debugDirectories = debugDirs
+        handler.chainedCommand = chained
         do {
             let outcome = try handler.run(input: 0)
             if let why = outcome.incomplete { report("\(outcome.reportPath): incomplete: \(why)") }

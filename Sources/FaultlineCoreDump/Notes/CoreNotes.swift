@@ -59,6 +59,9 @@ public struct CoreNotes: Sendable {
     /// Notes whose size or fields did not add up: skipped, counted here.
     public var malformedNotes = 0
 
+    /// Notes larger than this are not read: a thousand threads take a few MiB.
+    public static let maximumBytes = 64 << 20
+
     static let NT_PRSTATUS: UInt32 = 1
     static let NT_PRPSINFO: UInt32 = 3
     static let NT_AUXV: UInt32 = 6

@@ -28,6 +28,8 @@ public struct CoredumpHandler {
     public var timeBudget: Duration = .seconds(60)
     public var limits = ReducedCoreLimits()
     public var debugDirectories: [String] = []
+    /// `--then COMMAND…`: another handler fed the same core (systemd-coredump).
+    public var chainedCommand: [String]?
 
     public init(spoolDirectory: String, hints: CoreReportHints) {
         self.spoolDirectory = spoolDirectory
@@ -40,9 +42,20 @@ public struct CoredumpHandler {
         let started = ContinuousClock.now
         let eventID = CoreCrashReport.newEventID()
         try Self.createDirectory(spoolDirectory)
-        let stream = CoreStream(fd: input, deadline: started + timeBudget * 3 / 4)
-        let kept = keepCoreMaximum.map { KeptCore(path: spoolDirectory + "/\(eventID).core", maximumBytes: $0) }
-        if let kept { stream.tee = { kept.append($0) } }
+        // Reports and kept cores belong to whoever owns the spool directory (an app's crash
+        // directory: its user), though the kernel runs this as root.
+        var st = stat()
+        let owner = stat(spoolDirectory, &st) == 0 ? (uid: st.st_uid, gid: st.st_gid) : nil
+        let readDeadline = started + timeBudget * 3 / 4
+        let stream = CoreStream(fd: input, deadline: readDeadline)
+        let kept = keepCoreMaximum.map { KeptCore(path: spoolDirectory + "/\(eventID).core", maximumBytes: $0, owner: owner) }
+        let chained = chainedCommand.map { ChainedHandler(command: $0) }
+        if kept != nil || chained != nil {
+            stream.tee = { chunk in
+                kept?.append(chunk)
+                chained?.write(chunk, deadline: readDeadline)
+            }
+        }
 
         let work = spoolDirectory + "/.\(eventID).core-work.tmp"
         defer { unlink(work) }
@@ -50,10 +63,15 @@ public struct CoredumpHandler {
         var provenance = CoreCrashReport.Provenance(source: "core_pattern")
         provenance.segmentsNotKept = reduced.segmentsNotKept
         provenance.incomplete = reduced.incomplete
+        // A kept copy and a chained handler need the rest of the core; without them, stopping
+        // early ends the kernel's dump of the crashed process sooner.
+        let readToEnd = (kept != nil || chained != nil) && reduced.incomplete == nil && stream.drain()
+        if let chained, let command = chainedCommand?.first {
+            let status = chained.finish(deadline: started + timeBudget)
+            provenance.chained = chained.failure.map { "\(command): \($0)" } ?? "\(command) exited \(status.map(String.init) ?? "?")"
+        }
         if let kept {
-            // The kept copy needs the rest of the core; without one, stopping early ends the
-            // kernel's dump of the crashed process sooner.
-            let complete = reduced.incomplete == nil && stream.drain()
+            let complete = readToEnd
             let why = stream.timedOut ? "the time budget ran out before the core's end" : reduced.incomplete
             provenance.keptCore = kept.finish(complete: complete, why: why)
             provenance.notKept = kept.failure
@@ -63,7 +81,7 @@ public struct CoredumpHandler {
             path: work, debugDirectories: debugDirectories, hints: hints, provenance: provenance, deadline: started + timeBudget,
             eventID: eventID)
         let reportPath = spoolDirectory + "/\(eventID).crash.json"
-        do { try AtomicFile.write(report.serialized(), to: reportPath, sync: true) } catch {
+        do { try AtomicFile.write(report.serialized(), to: reportPath, sync: true, owner: owner) } catch {
             throw .io("cannot write the report \(reportPath): \(error)")
         }
         return Outcome(reportPath: reportPath, eventID: eventID, keptCore: provenance.keptCore, incomplete: reduced.incomplete)

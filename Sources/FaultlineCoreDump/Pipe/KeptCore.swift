@@ -14,12 +14,13 @@ final class KeptCore {
     private(set) var bytes: UInt64 = 0
     private(set) var failure: String?
 
-    init(path: String, maximumBytes: UInt64) {
+    init(path: String, maximumBytes: UInt64, owner: (uid: uid_t, gid: gid_t)? = nil) {
         self.path = path
         self.maximumBytes = maximumBytes
         temporary = PathName.directory(path) + "/." + PathName.last(path) + ".tmp"
         fd = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         if fd < 0 { failure = "cannot create \(temporary): \(String(cString: strerror(errno)))" }
+        if fd >= 0, let owner, fchown(fd, owner.uid, owner.gid) != 0 { abandon("cannot chown \(temporary): \(String(cString: strerror(errno)))") }
     }
 
     /// One chunk of the core, in order.

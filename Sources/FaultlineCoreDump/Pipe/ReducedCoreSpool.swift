@@ -6,7 +6,6 @@
 // disk use what is kept, whatever the size of the core.
 import FoundationEssentials
 import Glibc
-import FaultlineFiles
 
 public struct ReducedCoreLimits: Sendable {
     /// At most this many bytes of memory segments are kept in all.
@@ -50,7 +49,7 @@ enum ReducedCoreSpool {
             let s = layout.segments[i]
             var keep = incomplete == nil && s.offset >= stream.position
             if keep && s.isNote {
-                keep = s.fileSize <= UInt64(CoreFile.maximumNotesBytes)
+                keep = s.fileSize <= UInt64(CoreNotes.maximumBytes)
             } else if keep {
                 let holdsStack = notes.threads.contains { Self.holdsStack(s, stackPointer: $0.stackPointer) }
                 // Before the notes (not where the kernel puts them) every segment counts as a stack.

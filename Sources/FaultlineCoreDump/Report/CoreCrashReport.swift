@@ -17,6 +17,8 @@ public enum CoreCrashReport {
         /// Where the whole core was kept (`--keep-core`), or why it was not.
         public var keptCore: String?
         public var notKept: String?
+        /// How the chained handler (`--then`) fared.
+        public var chained: String?
         public init(source: String) { self.source = source }
     }
 
@@ -131,6 +133,7 @@ public enum CoreCrashReport {
         if let i = p.incomplete { o["incomplete"] = .string(i) }
         if let k = p.keptCore { o["kept_core"] = .string(k) }
         if let n = p.notKept { o["core_not_kept"] = .string(n) }
+        if let c = p.chained { o["chained"] = .string(c) }
         if malformedNotes > 0 { o["malformed_notes"] = .int(Int64(malformedNotes)) }
         return .object(o)
     }
