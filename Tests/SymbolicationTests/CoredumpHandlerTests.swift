@@ -1,0 +1,117 @@
+// `faultline coredump` as the kernel runs it, on a real kernel core: a chained handler gets the
+// core byte for byte, a pipe that stalls ends within the time budget with an incomplete report
+// (the kernel is never held), a core larger than --keep-core is not kept, and the report belongs
+// to the spool directory's owner.
+import Foundation
+import XCTest
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class CoredumpHandlerTests: XCTestCase {
+    nonisolated(unsafe) static var work: String?
+    nonisolated(unsafe) static var core: String?
+    let faultline = TestSupport.product("faultline")
+
+    override class func setUp() {
+        super.setUp()
+        let dir = TestSupport.makeTemporaryDirectory("coredump-handler")
+        work = dir
+        do {
+            let program = try KernelCores.build(.c, in: dir)
+            core = try KernelCores.crash(program, "thread", in: dir).core
+        } catch {
+            FileHandle.standardError.write(Data("CoredumpHandlerTests set-up failed: \(error)\n".utf8))
+        }
+    }
+
+    override class func tearDown() {
+        if let work { try? FileManager.default.removeItem(atPath: work) }
+        super.tearDown()
+    }
+
+    func kernelCore() throws -> String { try XCTUnwrap(Self.core, "no kernel core (see stderr for why)") }
+
+    /// `faultline coredump ARGS < input` through the shell, as the kernel would start it.
+    func coredump(_ args: String, input: String) throws -> (outcome: TestSupport.Outcome, report: JSONValue?) {
+        let r = try TestSupport.run("/bin/sh", ["-c", "exec '\(faultline)' coredump \(args) < '\(input)'"], timeout: 60)
+        let path = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let report: JSONValue? = path.isEmpty ? nil : try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+        return (r, report)
+    }
+
+    func testChainedHandlerGetsTheWholeCoreAsTheKernelSentIt() throws {
+        let core = try kernelCore()
+        let work = try XCTUnwrap(Self.work)
+        let copy = work + "/chained-copy"
+        let (r, report) = try coredump("--spool '\(work)/spool-chained' 1 - 11 0 crash --then /bin/sh -c 'cat > \(copy)'", input: core)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: copy)), try Data(contentsOf: URL(fileURLWithPath: core)))
+        XCTAssertEqual(report?["core"]?["chained"]?.stringValue, "/bin/sh exited 0", report?.jsonString ?? r.description)
+        XCTAssertEqual(report?["signal"]?["name"]?.stringValue, "SIGSEGV")
+    }
+
+    func testAStalledPipeEndsWithinTheBudgetWithAnIncompleteReport() throws {
+        let core = try kernelCore()
+        let work = try XCTUnwrap(Self.work)
+        let fifo = work + "/stalled"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        // The headers and notes, then a writer that keeps the pipe open and sends nothing more
+        // (it ends by itself later; the handler must not wait for it).
+        let r = try TestSupport.run(
+            "/bin/sh",
+            ["-c", "(head -c 65536 '\(core)'; sleep 20) > '\(fifo)' & exec '\(faultline)' coredump --timeout 2 --spool '\(work)/spool-stalled' - - - - - < '\(fifo)'"],
+            timeout: 15)
+        XCTAssertEqual(r.exitCode, 0, "the handler ended on its own, with a report: \(r)")
+        let path = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let report = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+        XCTAssertTrue(report["core"]?["incomplete"]?.stringValue?.contains("time budget") == true, report.jsonString)
+        XCTAssertEqual(report["signal"]?["name"]?.stringValue, "SIGSEGV", "the notes came before the stall")
+        XCTAssertTrue(r.stderr.contains("incomplete"), r.description)
+    }
+
+    func testACoreLargerThanKeepCoreIsNotKept() throws {
+        let core = try kernelCore()
+        let work = try XCTUnwrap(Self.work)
+        let spool = work + "/spool-capped"
+        let (r, report) = try coredump("--spool '\(spool)' --keep-core 64K - - - - -", input: core)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        XCTAssertNil(report?["core"]?["kept_core"], report?.jsonString ?? "")
+        XCTAssertTrue(report?["core"]?["core_not_kept"]?.stringValue?.contains("larger than 65536 bytes") == true, report?.jsonString ?? "")
+        let names = try FileManager.default.contentsOfDirectory(atPath: spool)
+        XCTAssertEqual(names.filter { !$0.hasSuffix(".crash.json") }, [], "no core, no temporary left")
+    }
+
+    func testReportsBelongToTheSpoolDirectorysOwner() throws {
+        let core = try kernelCore()
+        let work = try XCTUnwrap(Self.work)
+        let spool = work + "/spool-owned"
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        // As root (how the kernel runs the handler) the spool may belong to an app's user.
+        let owner: uid_t = getuid() == 0 ? 65534 : getuid()
+        XCTAssertEqual(chown(spool, owner, owner == 65534 ? 65534 : getgid()), 0)
+        let (r, _) = try coredump("--spool '\(spool)' --keep-core 64M - - - - -", input: core)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let files = try FileManager.default.contentsOfDirectory(atPath: spool)
+        XCTAssertEqual(files.count, 2, "\(files)")
+        for f in files {
+            var st = stat()
+            XCTAssertEqual(stat(spool + "/" + f, &st), 0)
+            XCTAssertEqual(st.st_uid, owner, f)
+            XCTAssertEqual(st.st_mode & 0o777, 0o600, f)
+        }
+    }
+
+    func testUsageErrorsAndANonCoreOnStdin() throws {
+        let work = try XCTUnwrap(Self.work)
+        XCTAssertEqual(try TestSupport.run(faultline, ["coredump", "--keep-core", "lots"]).exitCode, 2)
+        XCTAssertEqual(try TestSupport.run(faultline, ["coredump", "--then", "relative"]).exitCode, 2)
+        XCTAssertTrue(try TestSupport.run(faultline, ["coredump", "--help"]).stdout.contains("%P %i %s %t %e"))
+        let notACore = work + "/not-a-core"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: notACore))
+        let (r, report) = try coredump("--spool '\(work)/spool-junk' - - - - -", input: notACore)
+        XCTAssertEqual(r.exitCode, 3, r.description)
+        XCTAssertNil(report)
+        XCTAssertTrue(r.stderr.contains("truncated") || r.stderr.contains("not an ELF core"), r.description)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: work + "/spool-junk"), [], "nothing left behind")
+    }
+}
