@@ -35,7 +35,9 @@ final class CoredumpHandlerTests: XCTestCase {
     func coredump(_ args: String, input: String) throws -> (outcome: TestSupport.Outcome, report: JSONValue?) {
         let r = try TestSupport.run("/bin/sh", ["-c", "exec '\(faultline)' coredump \(args) < '\(input)'"], timeout: 60)
         let path = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let report: JSONValue? = path.isEmpty ? nil : try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+        // Not a ternary: JSONValue is ExpressibleByNilLiteral, so `nil` there would be `.null`.
+        var report: JSONValue?
+        if !path.isEmpty { report = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: path))) }
         return (r, report)
     }
 
