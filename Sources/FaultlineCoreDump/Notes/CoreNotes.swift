@@ -99,12 +99,12 @@ public struct CoreNotes: Sendable {
             let descAt = nameAt + Self.aligned(Int(namesz))
             let next = descAt + Self.aligned(Int(descsz))
             // A size that runs past the segment ends the walk: nothing after it can be located.
-            guard namesz < 1 << 20, descsz < 1 << 30, next <= b.count, let desc = b.slice(descAt, Int(descsz)) else {
+            guard namesz < 1 << 20, descsz < 1 << 30, next <= b.count, let desc = b.view(descAt, Int(descsz)) else {
                 malformedNotes += 1
                 break
             }
             let name = b.cString(nameAt, limit: Int(namesz)) ?? ""
-            if name == "CORE" { read(type: type, desc: CoreBytes(Array(desc))) }
+            if name == "CORE" { read(type: type, desc: desc) }
             at = next
         }
     }
@@ -125,14 +125,19 @@ public struct CoreNotes: Sendable {
         }
     }
 
+    /// Where each register of `CrashReport.registerOrder` sits in pr_reg.
+    static let reportRegisters: [(name: String, index: Int)] = CrashReport.registerOrder.compactMap { name in
+        userRegsOrder.firstIndex(of: name).map { (name, $0) }
+    }
+
     static func threadStatus(_ d: CoreBytes) -> ThreadStatus? {
         guard d.count >= prstatusSize, let cursig = d.i16(12), let pid = d.i32(32) else { return nil }
-        var byName: [String: UInt64] = [:]
-        for (i, name) in userRegsOrder.enumerated() {
+        var registers: [Register] = []
+        registers.reserveCapacity(reportRegisters.count)
+        for (name, i) in reportRegisters {
             guard let v = d.u64(prstatusRegistersOffset + 8 * i) else { return nil }
-            byName[name] = v
+            registers.append(Register(name: name, value: v))
         }
-        let registers = CrashReport.registerOrder.compactMap { n in byName[n].map { Register(name: n, value: $0) } }
         return ThreadStatus(tid: Int(pid), signal: Int(cursig), registers: registers)
     }
 
