@@ -29,7 +29,8 @@ public func fuzzCore(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// The report of whatever the notes hold must be a readable crash report.
 func checkReport(_ notes: CoreNotes) {
     let stacks = notes.threads.map { t in
-        CoreThreadStack(tid: t.tid, frames: [.programCounter(Address(t.programCounter)), .returnAddress(Address(t.stackPointer))], framesWalked: 2, stoppedBy: "end")
+        CoreThreadStack(
+            tid: t.tid, frames: [.programCounter(Address(t.programCounter)), .returnAddress(Address(t.stackPointer))], framesWalked: 2, stoppedBy: "end")
     }
     let modules = notes.mappings.prefix(64).map { CoreModule(path: $0.path, base: Address($0.start), size: $0.end &- $0.start, buildID: nil) }
     let hints = CoreReportHints(tid: notes.threads.last?.tid, threadName: notes.process?.name)

@@ -34,7 +34,10 @@ final class CoredumpDeliveryTests: XCTestCase {
                 // crashing thread's id is the notes' first thread here: "-").
                 let handler = try TestSupport.run(
                     "/bin/sh",
-                    ["-c", "exec '\(faultline)' coredump --spool '\(app)/crashes' --keep-core 64M \(pid) - \(signal) \(Int(Date().timeIntervalSince1970)) crash < '\(core)'"])
+                    [
+                        "-c",
+                        "exec '\(faultline)' coredump --spool '\(app)/crashes' --keep-core 64M \(pid) - \(signal) \(Int(Date().timeIntervalSince1970)) crash < '\(core)'"
+                    ])
                 XCTAssertEqual(handler.exitCode, 0, "\(label): \(handler)")
                 let reportPath = handler.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
                 let report = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: reportPath)))
@@ -61,7 +64,8 @@ final class CoredumpDeliveryTests: XCTestCase {
         XCTAssertEqual(TestSupport.files(in: app + "/crashes", suffix: ".crash.json"), [], "every report was delivered and removed")
 
         for (id, e) in expected {
-            let r = RawHTTP.send(port: port, method: "GET", path: "/api/0/projects/faultline/\(project)/events/\(id)/", headers: ["Authorization": "Bearer \(token)"])
+            let r = RawHTTP.send(
+                port: port, method: "GET", path: "/api/0/projects/faultline/\(project)/events/\(id)/", headers: ["Authorization": "Bearer \(token)"])
             XCTAssertEqual(r.status, 200, "\(e.label): \(r.text)")
             guard r.status == 200 else { continue }
             let event = try JSONValue.parse(r.body)

@@ -61,7 +61,10 @@ final class CoredumpHandlerTests: XCTestCase {
         // (it ends by itself later; the handler must not wait for it).
         let r = try TestSupport.run(
             "/bin/sh",
-            ["-c", "(head -c 65536 '\(core)'; sleep 20) > '\(fifo)' & exec '\(faultline)' coredump --timeout 2 --spool '\(work)/spool-stalled' - - - - - < '\(fifo)'"],
+            [
+                "-c",
+                "(head -c 65536 '\(core)'; sleep 20) > '\(fifo)' & exec '\(faultline)' coredump --timeout 2 --spool '\(work)/spool-stalled' - - - - - < '\(fifo)'"
+            ],
             timeout: 15)
         XCTAssertEqual(r.exitCode, 0, "the handler ended on its own, with a report: \(r)")
         let path = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -81,7 +81,9 @@ public enum CoreCrashReport {
             let stack = stackByTID[t.tid]
             thread["frames"] = framesJSON(stack?.frames ?? [])
             thread["unwind"] = unwindJSON(stack, error: unwindError)
-            if stack == nil || stack!.frames.isEmpty { thread["error"] = .string(stack?.error ?? unwindError ?? "not walked (\(stack?.stoppedBy ?? "no stack"))") }
+            if stack == nil || stack!.frames.isEmpty {
+                thread["error"] = .string(stack?.error ?? unwindError ?? "not walked (\(stack?.stoppedBy ?? "no stack"))")
+            }
             threads.append(.object(thread))
         }
         report["threads"] = .array(threads)
