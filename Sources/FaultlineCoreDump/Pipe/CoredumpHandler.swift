@@ -62,6 +62,7 @@ public struct CoredumpHandler {
         let reduced = try ReducedCoreSpool.spool(from: stream, to: work, limits: limits)
         var provenance = CoreCrashReport.Provenance(source: "core_pattern")
         provenance.segmentsNotKept = reduced.segmentsNotKept
+        provenance.bytesSpooled = reduced.bytesKept
         provenance.incomplete = reduced.incomplete
         // A kept copy and a chained handler need the rest of the core; without them, stopping
         // early ends the kernel's dump of the crashed process sooner.

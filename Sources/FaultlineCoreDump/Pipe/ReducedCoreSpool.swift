@@ -20,6 +20,8 @@ struct ReducedCore {
     var notes: CoreNotes
     var bytesRead: UInt64
     var segmentsNotKept: Int
+    /// Bytes of memory segments written to the copy (the disk it took, with the notes).
+    var bytesKept: UInt64
     /// Why the copy lacks segments it would have kept (the input ended, the deadline passed).
     var incomplete: String?
 }
@@ -81,7 +83,7 @@ enum ReducedCoreSpool {
             CoreLayout.patchFileSize(0, ofSegment: i, in: &prefix, tableOffset: Int(table.offset))
         }
         guard Self.pwriteAll(fd, prefix, at: 0) else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
-        return ReducedCore(layout: layout, notes: notes, bytesRead: stream.position, segmentsNotKept: notKept, incomplete: incomplete)
+        return ReducedCore(layout: layout, notes: notes, bytesRead: stream.position, segmentsNotKept: notKept, bytesKept: kept, incomplete: incomplete)
     }
 
     /// Whether `s` is the stack `stackPointer` points into; a thread that overflowed its stack

@@ -13,6 +13,8 @@ public enum CoreCrashReport {
         /// ended early when it did.
         public var bytesRead: UInt64?
         public var segmentsNotKept = 0
+        /// Bytes of memory the pipe handler wrote to its temporary copy.
+        public var bytesSpooled: UInt64?
         public var incomplete: String?
         /// Where the whole core was kept (`--keep-core`), or why it was not.
         public var keptCore: String?
@@ -132,6 +134,7 @@ public enum CoreCrashReport {
         var o: [String: JSONValue] = ["source": .string(p.source)]
         if let n = p.bytesRead { o["bytes_read"] = .int(Int64(clamping: n)) }
         if p.segmentsNotKept > 0 { o["segments_not_kept"] = .int(Int64(p.segmentsNotKept)) }
+        if let n = p.bytesSpooled { o["bytes_spooled"] = .int(Int64(clamping: n)) }
         if let i = p.incomplete { o["incomplete"] = .string(i) }
         if let k = p.keptCore { o["kept_core"] = .string(k) }
         if let n = p.notKept { o["core_not_kept"] = .string(n) }
