@@ -52,6 +52,24 @@ final class CoredumpHandlerTests: XCTestCase {
         XCTAssertEqual(report?["signal"]?["name"]?.stringValue, "SIGSEGV")
     }
 
+    func testCrashesCommandReadsTheSpoolAsCrashEvents() throws {
+        let core = try kernelCore()
+        let work = try XCTUnwrap(Self.work)
+        let spool = work + "/spool-crashes"
+        let (r, report) = try coredump("--spool '\(spool)' 4242 - 11 1796045464 crash-c", input: core)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let events = try TestSupport.run(faultline, ["crashes", spool])
+        XCTAssertEqual(events.exitCode, 0, events.description)
+        let lines = events.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, events.description)
+        let event = try JSONValue.parse(Data(lines[0].utf8))
+        XCTAssertEqual(event["event_id"]?.stringValue, report?["event_id"]?.stringValue)
+        XCTAssertEqual(event["contexts"]?["process"]?["pid"]?.int64Value, 4242, "%P is the pid the host knows")
+        XCTAssertEqual(event["exception"]?["values"]?[0]?["type"]?.stringValue, "SIGSEGV")
+        XCTAssertEqual(event["threads"]?["values"]?.arrayValue?.count, 2, "both threads of the program")
+        XCTAssertEqual(event["timestamp"]?.doubleValue.map(Int.init), 1_796_045_464, "%t is the crash's time")
+    }
+
     func testAStalledPipeEndsWithinTheBudgetWithAnIncompleteReport() throws {
         let core = try kernelCore()
         let work = try XCTUnwrap(Self.work)
