@@ -124,6 +124,32 @@ final class CoredumpHandlerTests: XCTestCase {
         }
     }
 
+    /// A real core with bytes overwritten (mostly in the headers and notes, where the parsing is):
+    /// both readers end with an exit code, never by a signal. The positions are the same every run.
+    func testCorruptedCoresNeverCrashTheReaders() throws {
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try kernelCore())))
+        let work = try XCTUnwrap(Self.work)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for variant in 0..<30 {
+            var bytes = original
+            for _ in 0..<[1, 4, 16, 64][variant % 4] {
+                bytes[next(variant % 5 == 0 ? bytes.count : min(bytes.count, 12_000))] = UInt8(next(256))
+            }
+            let path = work + "/corrupt-\(variant)"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let read = try TestSupport.run(faultline, ["symbolicate", "--no-cache", "--no-system", "--no-debuginfod", path])
+            XCTAssertNil(read.signal, "symbolicate, variant \(variant): \(read)")
+            XCTAssertTrue([0, 1, 3, 4].contains(read.exitCode ?? -1), "symbolicate, variant \(variant): \(read)")
+            let (piped, _) = try coredump("--spool '\(work)/spool-corrupt' - - - - -", input: path)
+            XCTAssertNil(piped.signal, "coredump, variant \(variant): \(piped)")
+            XCTAssertTrue([0, 3].contains(piped.exitCode ?? -1), "coredump, variant \(variant): \(piped)")
+        }
+    }
+
     func testUsageErrorsAndANonCoreOnStdin() throws {
         let work = try XCTUnwrap(Self.work)
         XCTAssertEqual(try TestSupport.run(faultline, ["coredump", "--keep-core", "lots"]).exitCode, 2)
