@@ -81,11 +81,13 @@ enum CoredumpCommand {
             }
             i += 1
         }
-        guard positional.count <= 5 else { return usage("at most five arguments: PID TID SIGNAL TIME NAME") }
         func number(_ i: Int) -> Int? { i < positional.count ? Int(positional[i]) : nil }
+        // Older kernels split the pattern after expanding it: a name with spaces arrives as
+        // several arguments.
+        let name = positional.count > 4 ? positional[4...].joined(separator: " ") : "-"
         let hints = CoreReportHints(
             pid: number(0), tid: number(1), signal: number(2), time: positional.count > 3 ? Double(positional[3]) : nil,
-            threadName: positional.count > 4 && positional[4] != "-" ? positional[4] : nil)
+            threadName: name != "-" ? name : nil)
         // The hard stop: whatever libdwfl or the file system does, the kernel's wait ends.
         alarm(UInt32(timeout.rounded(.up)) + 5)
         var handler = CoredumpHandler(spoolDirectory: spool, hints: hints)
