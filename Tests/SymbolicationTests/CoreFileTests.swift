@@ -101,6 +101,27 @@ final class CoreFileTests: XCTestCase {
         XCTAssertTrue(with.stdout.hasPrefix("SIGSEGV: SIGSEGV / SEGV_MAPERR at 0x0"), with.description)
     }
 
+    func testStrippedProgramIsNamedFromADebugDirectory() throws {
+        let work = try XCTUnwrap(Self.work)
+        let dir = work + "/stripped"
+        let program = try KernelCores.build(.c, in: dir)
+        let id = try XCTUnwrap(
+            try TestSupport.shell("readelf -n '\(program)'").split(separator: "\n").first { $0.contains("Build ID:") }?.split(separator: " ").last)
+        let debugFile = dir + "/debug/.build-id/\(id.prefix(2))/\(id.dropFirst(2)).debug"
+        try FileManager.default.createDirectory(atPath: (debugFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        _ = try TestSupport.shell("objcopy --only-keep-debug '\(program)' '\(debugFile)' && strip --strip-all '\(program)'")
+        let (core, _, _) = try KernelCores.crash(program, "thread", in: dir)
+        let without = try symbolicate([core], cached: false)
+        XCTAssertFalse(without.stdout.contains("null_dereference"), "stripped: no names of its own \(without)")
+        // .eh_frame stays in a stripped program: the walk is whole either way; the names come
+        // from the debug file found by build-id.
+        let with = try symbolicate([core, "--debug-dir", dir + "/debug"], cached: false)
+        XCTAssertEqual(with.exitCode, 0, with.description)
+        for name in ["read_through", "null_dereference", "worker"] {
+            XCTAssertTrue(with.stdout.contains("in \(name) at \(TestSupport.repositoryRoot().path)/Fixtures/CoreDumps/crash.c:"), "\(name): \(with)")
+        }
+    }
+
     func testCutOrForeignCoresAreInputErrors() throws {
         let work = try XCTUnwrap(Self.work)
         let program = try KernelCores.build(.c, in: work + "/cut")
