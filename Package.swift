@@ -90,6 +90,9 @@ let package = Package(
         // MARK: Minidumps (Crashpad/Breakpad): a reader that never trusts an offset, a stackwalker over
         // libdwfl with frame-pointer and stack-scan fallbacks, and the Sentry event of a walked dump.
         .target(name: "FaultlineMinidump", dependencies: ["CDw", "FaultlineProtocol"]),
+        // Linux core files → crash reports: notes parsed here, threads walked by libdwfl (libdw),
+        // for `faultline symbolicate CORE` and the core_pattern pipe handler `faultline coredump`.
+        .target(name: "FaultlineCoreDump", dependencies: ["CDw", "FaultlineProtocol", "FaultlineFiles"]),
 
         // MARK: Server
         .target(name: "FaultlineServer",
@@ -114,7 +117,9 @@ let package = Package(
         // loader read at every start, ~8% of a one-address run's peak memory (gold cannot pack
         // them; a non-PIE link would, at the cost of ASLR for a tool that reads untrusted files).
         .executableTarget(name: "faultline",
-                          dependencies: ["FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineProtocol", "FaultlineFiles"],
+                          dependencies: [
+                              "FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineCoreDump", "FaultlineProtocol", "FaultlineFiles"
+                          ],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         .executableTarget(name: "faultline-server",
                           dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineFiles"]),

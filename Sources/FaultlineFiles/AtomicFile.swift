@@ -11,7 +11,9 @@ public enum AtomicFile {
 
     /// Replaces `path` whole with `data`: readers see the old file or the new one, never a part.
     /// `sync`: the data and the rename are on disk when this returns (fsync of file and folder).
-    public static func write(_ data: Data, to path: String, sync: Bool = false) throws {
+    /// `owner`: the file's owner and group from its first appearance under `path` (a root process
+    /// writing for another user: a reader never sees it unreadable).
+    public static func write(_ data: Data, to path: String, sync: Bool = false, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
         let dir = PathName.directory(path)
         // Unique across processes and machines too: a folder may be shared by several servers
         // (whose pids can all be 1 in containers), and O_EXCL refuses a name in use.
@@ -23,6 +25,11 @@ public enum AtomicFile {
         let whole = data.withUnsafeBytes { writeAll(fd, $0) }
         guard whole else {
             let e = POSIXError.errno("write \(tmp)")
+            unlink(tmp)
+            throw e
+        }
+        if let owner, fchown(fd, owner.uid, owner.gid) != 0 {
+            let e = POSIXError.errno("chown \(tmp)")
             unlink(tmp)
             throw e
         }

@@ -10,6 +10,7 @@ enum CommandRouter {
         [
             Subcommand(name: "symbolicate", summary: "resolve crash reports, events or addresses to functions and lines", run: SymbolicateCommand.run),
             Subcommand(name: "crashes", summary: "turn a directory of crash reports into crash events", run: CrashesCommand.run),
+            Subcommand(name: "coredump", summary: "core_pattern pipe handler: a core on stdin → a crash report in a spool directory", run: CoredumpCommand.run),
             Subcommand(name: "console", summary: "follow file logs and stderr captures live (tail -F, colour, filters)", run: ConsoleCommand.run)
         ]
         + ServerSideCommands.summaries.map { command in

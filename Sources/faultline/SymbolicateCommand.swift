@@ -5,10 +5,12 @@ import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
 import FaultlineFiles
+import FaultlineCoreDump
 
 enum SymbolicateCommand {
     static let help = """
         usage: faultline symbolicate [options] REPORT.json...       report mode
+               faultline symbolicate [options] CORE [--exe BIN]      core mode (a Linux core file)
                faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
 
         Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it), a
@@ -17,7 +19,10 @@ enum SymbolicateCommand {
         a backtrace: frame number, address, function,
         file:line:column, inlined frames marked, and the module. --json prints the event with its
         frames filled in instead (inlined calls expanded into frames, caller first, Sentry-style).
-        Several reports are printed one after another, each under a `==> path <==` header; the exit
+        Core mode reads a Linux core file (ELF type ET_CORE, as the kernel writes it): every thread is
+        walked with elfutils' libdwfl (the files the core names, found by build-id) and printed as a
+        report is, the crashing thread first under its signal; --exe BIN gives the program when the
+        path the core names is gone or another build. Several reports are printed one after another, each under a `==> path <==` header; the exit
         code is the worst of theirs.
 
         Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
@@ -40,6 +45,7 @@ enum SymbolicateCommand {
 
         options:
           --obj FILE, -e FILE     address mode on FILE (an executable, a library or a debug file)
+          --exe FILE              the same; before a core file: the core's program
           --debug-dir DIR         look for debug files in DIR (repeatable)
           --debug-file FILE       use FILE as a debug file when its build-id matches (repeatable)
           --cache-dir DIR         keep lookup indexes in DIR (default $XDG_CACHE_HOME/faultline,
@@ -65,7 +71,8 @@ enum SymbolicateCommand {
           1  report mode: no frame could be resolved
           2  usage error (unknown option, missing value, no addresses on stdin)
           3  input not found or unreadable: missing file, a directory, not an ELF file,
-             truncated ELF, not a crash report, Swift crash log or event with stack frames
+             truncated ELF, not a crash report, Swift crash log or event with stack frames, a
+             core file libdwfl cannot read
           4  partial: some frames unresolved (report mode), or some input lines were not
              addresses (address mode; they print ?? as in llvm-symbolizer)
         """
@@ -143,10 +150,20 @@ enum SymbolicateCommand {
 
     static func run(_ args: [String]) -> Int32 {
         if args.contains("-h") || args.contains("--help") { print(help); return ExitCode.ok }
-        let options: Options
+        var options: Options
         switch parse(args) {
         case .failure(let e): printError(e.message); return ExitCode.usage
         case .success(let o): options = o
+        }
+        // `--exe BIN CORE`: --exe names the core's program (llvm-symbolizer's --exe, an alias of
+        // --obj, is address mode only when what follows is not a core file).
+        var core = SymbolicateCoreMode.Options(debugDirectories: options.debugDirs)
+        if let object = options.object, !options.addresses.isEmpty, options.addresses.allSatisfy({ CoreFile.isCore(path: $0) }) {
+            core.executable = object
+            options.debugFiles.append(object)
+            options.inputs = options.addresses
+            options.addresses = []
+            options.object = nil
         }
         let locator = DebugFileLocator(
             explicitFiles: options.debugFiles, debugDirectories: options.debugDirs,
@@ -172,7 +189,7 @@ enum SymbolicateCommand {
         if options.inputs.count == 1 {
             return SymbolicateReportMode.run(
                 input: options.inputs[0], json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames,
-                symbolicator: symbolicator)
+                core: core, symbolicator: symbolicator)
         }
         // Several reports (`faultline symbolicate crashes/*.crash.json`): one after another, each
         // under a header in text mode; the exit code is the worst of theirs.
@@ -181,7 +198,8 @@ enum SymbolicateCommand {
             if !options.json { writeAll(1, Array(((i > 0 ? "\n" : "") + "==> \(input) <==\n").utf8)) }
             codes.append(
                 SymbolicateReportMode.run(
-                    input: input, json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, symbolicator: symbolicator))
+                    input: input, json: options.json, crashedOnly: options.crashedOnly, faultlineFrames: options.faultlineFrames, core: core,
+                    symbolicator: symbolicator))
         }
         if codes.contains(ExitCode.inputError) { return ExitCode.inputError }
         if codes.allSatisfy({ $0 == ExitCode.ok }) { return ExitCode.ok }

@@ -5,11 +5,20 @@ import FaultlineCommandLine
 import FaultlineProtocol
 import FaultlineSymbolication
 import FaultlineFiles
+import FaultlineCoreDump
 
 enum SymbolicateReportMode {
-    static func run(input: String, json: Bool, crashedOnly: Bool = false, faultlineFrames: Bool = false, symbolicator: Symbolicator) -> Int32 {
+    static func run(
+        input: String, json: Bool, crashedOnly: Bool = false, faultlineFrames: Bool = false, core: SymbolicateCoreMode.Options = .init(),
+        symbolicator: Symbolicator
+    ) -> Int32 {
         let data: Data
-        if input == "-" {
+        if input != "-", CoreFile.isCore(path: input) {
+            // A core file: read into the crash report the crash core would have written, then
+            // printed like one.
+            guard let report = SymbolicateCoreMode.report(core: input, options: core) else { return ExitCode.inputError }
+            data = report
+        } else if input == "-" {
             data = Data(readToEnd(0))
         } else {
             var st = stat()

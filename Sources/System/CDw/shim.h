@@ -1,5 +1,5 @@
 // libdw/libelf from elfutils: DWARF and ELF parsing for the symbolicator; libdwfl (part of libdw)
-// for walking a minidump's stacks out of process.
+// for walking the threads of minidumps and core files out of process.
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
