@@ -243,16 +243,9 @@ public final class Backfiller: @unchecked Sendable {
     /// batch's frames is most of a backfill's work once merges move no rows (tools/results/backfill-*),
     /// and the symbolicator and `memo` are safe to share. Results in `stacks`' order.
     private func fingerprints(_ stacks: [(String, BackfillStack)], _ memo: CachingSymbolicator) -> [Regrouping] {
-        let workers = max(1, min(parallelism, stacks.count / 64))
-        let chunk = (stacks.count + workers - 1) / max(1, workers)
-        let parts = Mutex<[Int: [Regrouping]]>([:])
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            let part = stacks[min(stacks.count, w * chunk)..<min(stacks.count, (w + 1) * chunk)].map { key, s in
-                Regrouping(stackKey: key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
-            }
-            parts.withLock { $0[w] = part }
+        ParallelWork.map(stacks, workers: max(1, min(parallelism, stacks.count / 64))) { key, s in
+            Regrouping(stackKey: key, projectID: s.projectID, fingerprint: Fingerprinter.fingerprint(s.signature, symbolicator: memo))
         }
-        return parts.withLock { parts in (0..<workers).flatMap { parts[$0] ?? [] } }
     }
 
     /// Saves progress fenced by the lease: a holder that lost its job writes nothing more.

@@ -4,6 +4,7 @@
 // `parallelism` threads with a sketch each; the sketches are merged at the end. When more
 // distinct patterns arrived than there are counters, the counts are only bounds: a second pass
 // over the same archives counts the candidates exactly, so every count reported is exact.
+import FaultlineThreads
 import FaultlineProtocol
 import Foundation
 import Synchronization
@@ -134,7 +135,7 @@ public enum LogLineTop {
         nonisolated(unsafe) var totals = LogLineTotals()
         nonisolated(unsafe) var unreadable = Set<Int>()
         nonisolated(unsafe) var next = 0, done = 0
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
+        ParallelWork.onWorkers(workers) { w in
             var sink = lock.withLock { _ in sinks[w] }
             var mine = LogLineTotals()
             var failed: [Int] = []
