@@ -122,7 +122,7 @@ let package = Package(
                           ],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         .executableTarget(name: "faultline-server",
-                          dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineProtocol", "FaultlineFiles"]),
+                          dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineCrashPickup", "FaultlineProtocol", "FaultlineFiles"]),
         // Test-only: a program that crashes in every way the tests need.
         .target(name: "CCrashProbes", path: "Tests/CrashProbes/CCrashProbes"),
         .executableTarget(name: "faultline-crasher", dependencies: ["Faultline", "FaultlineURLSession", "CFaultlineCrash", "CCrashProbes"],

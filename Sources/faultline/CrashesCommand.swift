@@ -10,6 +10,7 @@ import FaultlineFiles
 enum CrashesCommand {
     static let help = """
         usage: faultline crashes DIR [--outbox OUTBOX] [--remove] [--pretty]
+               faultline crashes DIR --send DSN [--timeout SECONDS]
 
         Reads every *.crash.json in DIR (oldest first), and every other *.json there as a Swift
         runtime crash log (SWIFT_BACKTRACE=enable=yes,format=json,output-to=DIR), and prints one
@@ -17,11 +18,15 @@ enum CrashesCommand {
         OUTBOX instead (the SDK's queue format; a DSN-configured app started with that data
         directory sends them). With --remove, deletes each report once its event is written. A
         corrupt or truncated report, or a *.json that is neither, is reported on stderr and skipped.
+        With --send, sends each event to the server the DSN names instead and removes each report
+        the server accepted (`faultline crashes DIR --send DSN --help` for the details).
 
         exit codes: 0 all converted, 3 DIR unreadable, 4 some reports were corrupt
         """
 
     static func run(_ args: [String]) -> Int32 {
+        // Sending needs an HTTP client, which only faultline-server links.
+        if args.contains("--send") { return ServerExecutable.replaceProcess(command: "crashes --send", arguments: args) }
         var dir: String?, outboxDir: String?, remove = false, pretty = false
         var i = 0
         while i < args.count {

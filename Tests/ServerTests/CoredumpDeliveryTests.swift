@@ -75,4 +75,48 @@ final class CoredumpDeliveryTests: XCTestCase {
             if e.kind == "thread" { XCTAssertTrue(text.contains("\"crashed\":false"), "\(e.label): the other threads arrived too") }
         }
     }
+
+    /// Where no app will start again to pick the reports up: `faultline crashes SPOOL --send DSN`
+    /// delivers them itself, keeps every report while the server cannot be reached, and removes
+    /// each one only once the server took its event.
+    func testCrashesSendDeliversTheSpoolAndKeepsItWhileTheServerIsUnreachable() throws {
+        let work = TestSupport.makeTemporaryDirectory("crashes-send")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let faultline = TestSupport.product("faultline")
+        let spool = work + "/spool"
+        let program = try KernelCores.build(.c, in: work + "/programs")
+        let (core, outcome, pid) = try KernelCores.crash(program, "null", in: work + "/cores")
+        let signal = try XCTUnwrap(outcome.signal)
+        let handler = try TestSupport.run(
+            "/bin/sh", ["-c", "exec '\(faultline)' coredump --spool '\(spool)' \(pid) - \(signal) \(Int(Date().timeIntervalSince1970)) crash < '\(core)'"])
+        XCTAssertEqual(handler.exitCode, 0, handler.description)
+        let report = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: handler.stdout.trimmingCharacters(in: .whitespacesAndNewlines))))
+        let eventID = try XCTUnwrap(report["event_id"]?.stringValue)
+
+        // Nobody listening: the run stops, says so, and keeps the report.
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let unreachable = try TestSupport.run(
+            faultline, ["crashes", spool, "--send", "http://0123456789abcdef0123456789abcdef@127.0.0.1:\(refusing.port)/1"], timeout: 60)
+        XCTAssertEqual(unreachable.exitCode, 1, unreachable.description)
+        XCTAssertTrue(unreachable.stderr.contains("kept for the next run"), unreachable.description)
+        XCTAssertEqual(TestSupport.files(in: spool, suffix: ".crash.json").count, 1, "the report stays while the server is unreachable")
+
+        // A real server: the event arrives and the report is removed.
+        let serve = try CrashSafetyTests.ServeProcess(dataDir: work + "/server")
+        defer { _ = serve.process.end(with: SIGTERM) }
+        let banner = try serve.banner()
+        let port = try XCTUnwrap(serve.port(banner))
+        let dsn = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5))
+        let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+        let sent = try TestSupport.run(faultline, ["crashes", spool, "--send", dsn], timeout: 60)
+        XCTAssertEqual(sent.exitCode, 0, sent.description)
+        XCTAssertTrue(sent.stdout.contains("sent 1 crash event"), sent.description)
+        XCTAssertEqual(TestSupport.files(in: spool, suffix: ".crash.json"), [], "the delivered report was removed")
+        let project = try DSN(parsing: dsn).projectID
+        let r = RawHTTP.send(
+            port: port, method: "GET", path: "/api/0/projects/faultline/\(project)/events/\(eventID)/", headers: ["Authorization": "Bearer \(token)"])
+        XCTAssertEqual(r.status, 200, r.text)
+        XCTAssertTrue(r.text.contains("SIGSEGV") && r.text.contains("instruction_addr"), String(r.text.prefix(2000)))
+    }
 }
