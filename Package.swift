@@ -118,7 +118,7 @@ let package = Package(
         // them; a non-PIE link would, at the cost of ASLR for a tool that reads untrusted files).
         .executableTarget(name: "faultline",
                           dependencies: [
-                              "FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineCoreDump", "FaultlineProtocol", "FaultlineFiles"
+                              "FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineCoreDump", "FaultlineMinidump", "FaultlineProtocol", "FaultlineFiles"
                           ],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         .executableTarget(name: "faultline-server",

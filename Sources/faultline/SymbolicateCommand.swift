@@ -11,6 +11,7 @@ enum SymbolicateCommand {
     static let help = """
         usage: faultline symbolicate [options] REPORT.json...       report mode
                faultline symbolicate [options] CORE [--exe BIN]      core mode (a Linux core file)
+               faultline symbolicate [options] DUMP [--exe BIN]      minidump mode (Crashpad/Breakpad)
                faultline symbolicate [options] --obj FILE [ADDR...]  address mode (addresses on stdin if none given)
 
         Report mode reads a Faultline crash report (*.crash.json, as the crash handler writes it), a
@@ -22,7 +23,10 @@ enum SymbolicateCommand {
         Core mode reads a Linux core file (ELF type ET_CORE, as the kernel writes it): every thread is
         walked with elfutils' libdwfl (the files the core names, found by build-id) and printed as a
         report is, the crashing thread first under its signal; --exe BIN gives the program when the
-        path the core names is gone or another build. Several reports are printed one after another, each under a `==> path <==` header; the exit
+        path the core names is gone or another build. Minidump mode reads a Crashpad/Breakpad
+        minidump (MDMP): every thread is walked with the CFI of the module files found below, then
+        frame pointers and stack scanning (each frame marked context/cfi/fp/scan), and printed as a
+        report is; --exe BIN gives the program's file. Several reports are printed one after another, each under a `==> path <==` header; the exit
         code is the worst of theirs.
 
         Address mode takes ELF virtual addresses of FILE, one per line on stdin or as arguments, read
@@ -155,10 +159,12 @@ enum SymbolicateCommand {
         case .failure(let e): printError(e.message); return ExitCode.usage
         case .success(let o): options = o
         }
-        // `--exe BIN CORE`: --exe names the core's program (llvm-symbolizer's --exe, an alias of
-        // --obj, is address mode only when what follows is not a core file).
+        // `--exe BIN CORE` (or DUMP): --exe names the crashed program (llvm-symbolizer's --exe, an
+        // alias of --obj, is address mode only when what follows is not a core file or minidump).
         var core = SymbolicateCoreMode.Options(debugDirectories: options.debugDirs)
-        if let object = options.object, !options.addresses.isEmpty, options.addresses.allSatisfy({ CoreFile.isCore(path: $0) }) {
+        if let object = options.object, !options.addresses.isEmpty,
+            options.addresses.allSatisfy({ CoreFile.isCore(path: $0) || SymbolicateMinidumpMode.isMinidump(path: $0) })
+        {
             core.executable = object
             options.debugFiles.append(object)
             options.inputs = options.addresses

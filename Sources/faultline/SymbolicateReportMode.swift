@@ -18,6 +18,10 @@ enum SymbolicateReportMode {
             // printed like one.
             guard let report = SymbolicateCoreMode.report(core: input, options: core) else { return ExitCode.inputError }
             data = report
+        } else if input != "-", SymbolicateMinidumpMode.isMinidump(path: input) {
+            // A minidump: walked here into the event Crashpad's server side would make.
+            guard let event = SymbolicateMinidumpMode.event(dump: input, locator: symbolicator.locator) else { return ExitCode.inputError }
+            data = event
         } else if input == "-" {
             data = Data(readToEnd(0))
         } else {

@@ -13,6 +13,12 @@ public struct MinidumpHeader: Hashable, Sendable {
     public var timestamp: UInt32
     public var flags: UInt64
 
+    /// Whether `prefix` (a file's first bytes) starts like a minidump: the signature only, so a
+    /// caller can pick the reader before reading the whole file.
+    public static func starts(_ prefix: some Collection<UInt8>) -> Bool {
+        Array(prefix.prefix(4)) == [0x4D, 0x44, 0x4D, 0x50]
+    }
+
     init(_ b: MinidumpBytes) throws(MinidumpError) {
         guard b.count >= Int(Self.size) else { throw .notAMinidump("\(b.count) bytes, shorter than the 32-byte header") }
         guard try b.u32(0, "signature") == Self.signature else { throw .notAMinidump("no MDMP signature") }
