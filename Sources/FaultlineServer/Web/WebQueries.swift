@@ -155,18 +155,30 @@ final class WebQueries: Sendable {
         if !q.release.isEmpty {
             sql += " AND i.id IN (SELECT issue_id FROM issue_releases WHERE release = \(p(.text(q.release))))"
         }
-        // The issues holding a stack a filter names, each as the issue it was merged into if it was:
-        // the distinct issue ids first (one lookup each), not one issue lookup per occurrence.
+        // The issues holding a stack a filter names, each as the issue it was merged into if it was.
+        // The stacks' issues are found by a loose scan of occurrences_stack(stack_key, project_id,
+        // issue_id): per stack, the smallest issue id, then the next larger one, and so on — one
+        // index seek per (stack, issue), never one index entry per occurrence (a tag every stack
+        // carries would otherwise read every occurrence of the project). `stacks` selects
+        // `stack_key`; its parameters come first, as they do in the text.
         func holding(_ stacks: String) -> String {
-            " AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM issues g WHERE g.id IN (SELECT o.issue_id FROM \(stacks)))"
+            let (first, next) = (p(.int(projectID)), p(.int(projectID)))
+            return """
+                 AND i.id IN (SELECT coalesce(g.merged_into, g.id) FROM issues g WHERE g.id IN (
+                WITH RECURSIVE keys(stack_key) AS (\(stacks)),
+                hits(stack_key, issue_id) AS (
+                    SELECT k.stack_key, (SELECT min(o.issue_id) FROM occurrences o WHERE o.stack_key = k.stack_key AND o.project_id = \(first)) FROM keys k
+                    UNION ALL
+                    SELECT h.stack_key, (SELECT min(o.issue_id) FROM occurrences o WHERE o.stack_key = h.stack_key AND o.project_id = \(next) AND o.issue_id > h.issue_id)
+                    FROM hits h WHERE h.issue_id IS NOT NULL)
+                SELECT issue_id FROM hits WHERE issue_id IS NOT NULL))
+                """
         }
         if !q.environment.isEmpty {
-            sql += holding("web_stack_envs e JOIN occurrences o ON o.stack_key = e.stack_key WHERE e.environment = \(p(.text(q.environment)))")
+            sql += holding("SELECT stack_key FROM web_stack_envs WHERE environment = \(p(.text(q.environment)))")
         }
         for tag in q.tags.prefix(IssueQuery.maxTagTerms) {
-            sql += holding(
-                "web_stack_tags t JOIN occurrences o ON o.stack_key = t.stack_key WHERE t.tag_key = \(p(.text(tag.key))) AND t.tag_value = \(p(.text(tag.value)))"
-            )
+            sql += holding("SELECT stack_key FROM web_stack_tags WHERE tag_key = \(p(.text(tag.key))) AND tag_value = \(p(.text(tag.value)))")
         }
         if !q.text.isEmpty {
             sql += " AND (\(d.position)(lower(i.title), lower(\(p(.text(q.text))))) > 0 OR \(d.position)(lower(i.culprit), lower(\(p(.text(q.text))))) > 0)"
