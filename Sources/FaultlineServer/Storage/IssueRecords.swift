@@ -52,13 +52,6 @@ public struct GroupingOutcome: Sendable {
     static let tagTripleSQL = "INSERT INTO web_stack_tags(tag_key, tag_value, stack_key) VALUES(?, ?, ?) ON CONFLICT DO NOTHING"
 }
 
-/// One `key: value` tag of an event, as the issues search matches it (keys in lower case).
-public struct EventTag: Sendable, Hashable {
-    public var key: String
-    public var value: String
-    public init(key: String, value: String) { self.key = key; self.value = value }
-}
-
 public struct IssueRecord: Sendable {
     public var id: Int64
     public var projectID: Int64
