@@ -152,7 +152,7 @@ struct DWARFIndexBuilder {
         var finished = only?.isEmpty ?? false
         var lineSections: LineSections?? = preparedLineSections  // read once, after libdw has inflated compressed sections
         while !finished {
-            guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { break }
+            guard let dwarf = DWARFSession.begin(elf) else { break }
             if lineSections == nil { lineSections = readsLineTables ? LineSections(elf) : nil }
             if let supplementary { dwarf_setalt(dwarf, supplementary.dwarf) }
             supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil

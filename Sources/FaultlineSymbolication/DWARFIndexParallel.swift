@@ -45,7 +45,7 @@ extension DWARFIndexBuilder {
         let first = units.offsets.enumerated().filter { ($0.offset / run) % 2 == 0 }.map(\.element)
         let second = units.offsets.enumerated().filter { ($0.offset / run) % 2 == 1 }.map(\.element)
         // Section headers, names and data (decompressed when compressed) cached in the Elf here.
-        guard let warm = dwarf_begin_elf(debugFile.elf, DWARF_C_READ, nil) else { return nil }
+        guard let warm = DWARFSession.begin(debugFile.elf) else { return nil }
         dwarf_end(warm)
         // The line-table sections once, here: each thread reading them would load any section libdw
         // did not (a corrupt .zdebug_line) into the Elf on two threads at once.

@@ -12,7 +12,7 @@ public enum DWARFSourceFiles {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
-        guard let dwarf = dwarf_begin(fd, DWARF_C_READ) else { return [] }
+        guard let dwarf = DWARFSession.begin(fd: fd) else { return [] }
         defer { dwarf_end(dwarf) }
         var out = Set<String>()
         var offset: Dwarf_Off = 0

@@ -42,7 +42,7 @@ struct UnitTable: Sendable {
 
     /// Scans unit headers and root DIEs; nil when the file has no DWARF libdw can read.
     static func scan(_ elf: OpaquePointer) -> UnitTable? {
-        guard let dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nil) else { return nil }
+        guard let dwarf = DWARFSession.begin(elf) else { return nil }
         defer { dwarf_end(dwarf) }
         var t = UnitTable()
         var rs: [UnitRange] = []

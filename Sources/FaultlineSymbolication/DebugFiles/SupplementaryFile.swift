@@ -103,7 +103,7 @@ final class SupplementaryDwarf {
     init?(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        guard let d = dwarf_begin(fd, DWARF_C_READ) else { close(fd); return nil }
+        guard let d = DWARFSession.begin(fd: fd) else { close(fd); return nil }
         self.fd = fd
         self.dwarf = d
         isDebugSup = (try? ELFHandle(path: path))?.sections().contains { $0.name == ".debug_sup" } ?? false
