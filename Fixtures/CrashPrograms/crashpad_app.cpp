@@ -6,8 +6,10 @@
 // which writes a minidump and uploads it (uploads are enabled in DIR/settings.dat, as
 // crashpad::Settings::SetUploadsEnabled writes it). Two worker threads wait in known functions,
 // so the dump holds three threads. The crash is a null write two calls below main. With `-` for
-// URL the handler only writes the dump (DATABASE/completed or pending/*.dmp).
-//   crashpad_app HANDLER DATABASE URL|-
+// URL the handler only writes the dump (DATABASE/completed or pending/*.dmp). Up to six further
+// arguments go to the handler as they are (sentry-native passes `--attachment=FILE` for its scope
+// files; the handler uploads each file as a part named by the file's name).
+//   crashpad_app HANDLER DATABASE URL|- [HANDLER-ARGUMENT…]
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -32,6 +34,10 @@ struct ExceptionInformation {
 const char *handler_path;
 bool uploads;
 char database_argument[4096], url_argument[4096], address_argument[64];
+// Six at most: main's argument count must stay at most 10 (see the shelf in main).
+constexpr int max_extra = 6;
+char **extra_arguments;
+int extra_count;
 ExceptionInformation info;
 volatile int workers_waiting;
 
@@ -65,8 +71,11 @@ void at_crash(int signo, siginfo_t *siginfo, void *context) {
         char byte;
         close(go[1]);
         if (read(go[0], &byte, 1) != 1) _exit(121);
-        char *argv[] = {(char *)handler_path, database_argument, address_argument, (char *)"--no-rate-limit", url_argument, nullptr};
-        if (!uploads) argv[4] = nullptr;
+        char *argv[5 + max_extra + 1] = {(char *)handler_path, database_argument, address_argument, (char *)"--no-rate-limit"};
+        int n = 4;
+        if (uploads) argv[n++] = url_argument;
+        for (int i = 0; i < extra_count; i++) argv[n++] = extra_arguments[i];
+        argv[n] = nullptr;
         execv(handler_path, argv);
         _exit(122);
     }
@@ -110,10 +119,12 @@ __attribute__((noinline)) void nightly_restock(Shelf &shelf, int count) {
 }  // namespace inventory
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: crashpad_app HANDLER DATABASE URL|-\n");
+    if (argc < 4 || argc > 4 + max_extra) {
+        fprintf(stderr, "usage: crashpad_app HANDLER DATABASE URL|- [HANDLER-ARGUMENT…] (at most %d)\n", max_extra);
         return 2;
     }
+    extra_arguments = argv + 4;
+    extra_count = argc - 4;
     handler_path = argv[1];
     snprintf(database_argument, sizeof database_argument, "--database=%s", argv[2]);
     uploads = strcmp(argv[3], "-") != 0;

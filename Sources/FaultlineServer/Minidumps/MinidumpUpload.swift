@@ -1,7 +1,8 @@
 // POST /api/<project>/minidump/: Sentry's minidump endpoint, as Crashpad and Breakpad upload to it.
 // The body is multipart/form-data (gzip'd by Crashpad: `Content-Encoding: gzip`), decoded here
 // into the same `DecodedSubmission` an envelope becomes — the dump as an `event.minidump`
-// attachment, the other `upload_file_*` parts as attachments, the form fields as the event — so
+// attachment, the other file parts as attachments (sentry-native's own merged into the event:
+// SentryNativeAttachments), the form fields as the event — so
 // from here on a dump takes the envelope's path (MinidumpIngest walks it, IngestHandler stores it).
 import Foundation
 import FaultlineProtocol
@@ -9,8 +10,12 @@ import FaultlineProtocol
 enum MinidumpUpload {
     /// The part that holds the dump (Breakpad's and Crashpad's name, which Sentry reads).
     static let dumpPart = "upload_file_minidump"
-    /// Other file parts are attachments under the name after this prefix.
+    /// Other file parts are attachments: Breakpad names them with this prefix (the attachment's
+    /// name is what follows it); Crashpad's handler names each by its file's name, with a filename.
     static let filePrefix = "upload_file_"
+
+    /// A file part, not a form field: it has a filename, or Breakpad's prefix.
+    static func isFile(_ part: MultipartPart) -> Bool { part.filename != nil || (part.name?.hasPrefix(filePrefix) ?? false) }
     /// The attachment type Sentry gives a dump (also what envelopes send: MinidumpIngest reads it).
     static let attachmentType = "event.minidump"
 
@@ -36,7 +41,11 @@ enum MinidumpUpload {
             throw .malformed("minidump upload: no \(Self.dumpPart) part (the dump goes in a file part of that name)")
         }
         let dump = try decompressedDump(dumpPart.body, limit: limits.maxMinidumpBytes)
-        let event = try SentryFormFields.event(parts, maxEventBytes: limits.maxEventBytes)
+        var event = try SentryFormFields.event(parts, maxEventBytes: limits.maxEventBytes)
+        let files = SentryNativeAttachments.merge(parts.filter { isFile($0) && $0.name != Self.dumpPart }, into: &event)
+        guard event.serialized().count <= limits.maxEventBytes else {
+            throw .tooLarge("minidump upload: the event with sentry-native's attachments merged exceeds \(limits.maxEventBytes) bytes")
+        }
         var attachments = [
             Envelope.Item(
                 type: "attachment", payload: dump,
@@ -47,8 +56,8 @@ enum MinidumpUpload {
         ]
         let attachmentCap = limits.maxItemBytes["attachment"] ?? limits.maxKeptBytes
         var kept = 0
-        for part in parts {
-            guard let name = part.name, name.hasPrefix(filePrefix), name != Self.dumpPart else { continue }
+        for part in files {
+            let name = part.name ?? ""
             guard part.body.count <= attachmentCap else {
                 throw .tooLarge("minidump upload: part '\(name.prefix(100))' is \(part.body.count) bytes; at most \(attachmentCap) allowed")
             }
@@ -56,7 +65,8 @@ enum MinidumpUpload {
             guard kept <= limits.maxKeptBytes else {
                 throw .tooLarge("minidump upload: its attachments exceed \(limits.maxKeptBytes) bytes together")
             }
-            var header: [String: JSONValue] = ["filename": .string(part.filename.flatMap { $0.isEmpty ? nil : $0 } ?? String(name.dropFirst(filePrefix.count)))]
+            let fallback = name.hasPrefix(filePrefix) ? String(name.dropFirst(filePrefix.count)) : name
+            var header: [String: JSONValue] = ["filename": .string(part.filename.flatMap { $0.isEmpty ? nil : $0 } ?? fallback)]
             if let type = part.contentType { header["content_type"] = .string(type) }
             attachments.append(Envelope.Item(type: "attachment", payload: part.body, extra: header))
         }

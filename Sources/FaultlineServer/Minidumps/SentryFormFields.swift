@@ -18,7 +18,7 @@ enum SentryFormFields {
         var event = try baseEvent(fields, maxEventBytes: maxEventBytes)
         var extras = 0
         for field in fields {
-            guard let name = field.name, name != "sentry", !name.hasPrefix("sentry__"), !name.hasPrefix("upload_file_") else { continue }
+            guard let name = field.name, name != "sentry", !name.hasPrefix("sentry__"), !MinidumpUpload.isFile(field) else { continue }
             let value = String(decoding: field.body, as: UTF8.self)
             if name.hasPrefix("sentry[") {
                 guard let path = bracketPath(name.dropFirst("sentry".count)), !path.isEmpty, path.count <= maxPathDepth else {
