@@ -80,7 +80,14 @@ final class ParallelGroupingTests: XCTestCase {
                         t.total += 1
                         return t.total
                     }
-                    if total >= events.count / 3, let midway, midwayRan.withLock({ ran in defer { ran = true }; return !ran }) { midway() }
+                    let reachedMidway =
+                        total >= events.count / 3
+                        && midwayRan.withLock { ran in
+                            let first = !ran
+                            ran = true
+                            return first
+                        }
+                    if reachedMidway { midway?() }
                 }
             }
         }
