@@ -244,6 +244,17 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
         return withState { s in
             if let held = s.claims[name], held.holder != holder, held.expires > now { return false }
             s.claims[name] = (holder, now + duration)
+            let shares = s.claims.keys.filter { $0.hasPrefix(ClaimShare.prefix(claim: name)) }
+            for share in shares where s.claims[share]!.expires <= now { s.claims[share] = nil }
+            return !shares.contains { s.claims[$0] != nil }
+        }
+    }
+
+    public func acquireSharedClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        let now = Date().timeIntervalSince1970
+        return withState { s in
+            if let held = s.claims[name], held.expires > now { return false }
+            s.claims[ClaimShare.rowName(claim: name, holder: holder)] = (holder, now + duration)
             return true
         }
     }

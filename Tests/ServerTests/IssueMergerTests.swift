@@ -37,6 +37,7 @@ final class IssueMergerTests: XCTestCase {
     func testTheDoubleKeepsTheCoreStoreContract() throws {
         try StoreConformance.projectsKeysAndTokens(InMemoryStore())
         try StoreConformance.claims(InMemoryStore())
+        try StoreConformance.sharedClaims(InMemoryStore())
         try StoreConformance.largeMergedGroupReads(InMemoryStore())
     }
 

@@ -345,6 +345,7 @@ final class SQLiteStoreConformanceTests: XCTestCase {
     func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
     func testLargeMergedGroupReads() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.largeMergedGroupReads(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
+    func testSharedClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.sharedClaims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
 
     func testConcurrentGroupingOfOneNewCrash() throws {
@@ -390,6 +391,7 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func testLargeMergedGroupReads() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.largeMergedGroupReads(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
+    func testSharedClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.sharedClaims(s) }
 
     /// A claim taken through one node's store excludes the other node until released.
     func testAClaimHoldsAcrossNodes() throws {

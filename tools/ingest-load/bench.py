@@ -6,11 +6,13 @@ events/s (wrk's 2xx over its run time), non-2xx, p50/p99, server CPU per event (
 server's process from /proc/PID/stat across the level), time until every stored event is grouped,
 and peak RSS (VmHWM). Every number is measured here; nothing is quoted from elsewhere.
 
---backends sqlite,postgres,postgres2 measures the last --server binary on each back end in one run:
-SQLite in one node; one node on a private PostgreSQL (tools/pg-local, fsync on); two nodes sharing
-one PostgreSQL database and one --debug-files directory, the load split across them (one wrk per
-node, half the connections each, same duration). Server CPU is the nodes' (summed); PostgreSQL's
-own CPU (the postmaster and its backends, reaped ones included) is reported beside it.
+--backends sqlite,postgres,postgres2,postgres3 measures every --server binary on each back end in
+one run (back end by back end, the binaries one after the other on each, so a baseline and this tree
+see the same moment of the machine): SQLite in one node; one node on a private PostgreSQL
+(tools/pg-local, fsync on); two or three nodes sharing one PostgreSQL database and one --debug-files
+directory, the load split across them (one wrk per node, the connections split evenly, same
+duration). Server CPU is the nodes' (summed); PostgreSQL's own CPU (the postmaster and its backends,
+reaped ones included) is reported beside it.
 """
 import argparse, json, os, re, shutil, sqlite3, subprocess, sys, tempfile, time, urllib.request
 
@@ -148,11 +150,16 @@ class Faultline:
         os.unlink(self.data + ".log")
 
 
+BACKENDS = {"sqlite": 1, "postgres": 1, "postgres2": 2, "postgres3": 3}
+
+
 class Cluster:
     """One back end for --backends: sqlite (one node), postgres (one node on a private PostgreSQL),
-    postgres2 (two nodes on one PostgreSQL database and one shared --debug-files directory)."""
-    def __init__(self, binary, durability, backend):
-        self.label, self.nodes, self.pgdir, self.debug, self.postmaster = backend, [], None, None, None
+    postgres2 / postgres3 (two / three nodes on one PostgreSQL database and one shared --debug-files
+    directory). `label` names the run (the back end, prefixed with the binary's label when several
+    binaries are measured)."""
+    def __init__(self, binary, durability, backend, label=None):
+        self.label, self.nodes, self.pgdir, self.debug, self.postmaster = label or backend, [], None, None, None
         try:
             if backend == "sqlite":
                 self.nodes.append(Faultline(binary, durability, backend))
@@ -164,8 +171,8 @@ class Cluster:
                 self.debug = tempfile.mkdtemp(prefix="faultline-bench-debug-files.")
                 extra = ["--database", url, "--debug-files", self.debug]
                 self.nodes.append(Faultline(binary, durability, backend + "-a", extra))
-                if backend == "postgres2":
-                    self.nodes.append(Faultline(binary, durability, backend + "-b", extra, first=self.nodes[0]))
+                for name in "bc"[:BACKENDS[backend] - 1]:
+                    self.nodes.append(Faultline(binary, durability, backend + "-" + name, extra, first=self.nodes[0]))
         except BaseException:
             self.stop()
             raise
@@ -299,26 +306,30 @@ def main():
     ap.add_argument("--durability", default="full")
     ap.add_argument("--bugsink", help="shared/bench/ingest directory: also measure Bugsink (c=16 only)")
     ap.add_argument("--bugsink-duration", type=int, default=20)
-    ap.add_argument("--backends", help="sqlite,postgres,postgres2: the last --server's binary on each back end")
+    ap.add_argument("--backends", help="sqlite,postgres,postgres2,postgres3: every --server's binary on each back end")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(),
               "durability": args.durability, "duration_s": args.duration, "runs": []}
     if args.backends:
-        binary = args.server[-1].split("=", 1)[1]
-        result["binary"] = binary
+        servers = [spec.split("=", 1) for spec in args.server]
+        result["binaries"] = dict(servers)
         for backend in args.backends.split(","):
-            if backend not in ("sqlite", "postgres", "postgres2"):
-                sys.exit("bench-ingest: unknown back end %r (sqlite, postgres, postgres2)" % backend)
+            if backend not in BACKENDS:
+                sys.exit("bench-ingest: unknown back end %r (%s)" % (backend, ", ".join(BACKENDS)))
         for backend in args.backends.split(","):
-            c = Cluster(binary, args.durability, backend)
-            print("bench-ingest: %s (%s), node pids %s%s, %s" % (backend, binary, c.pids,
-                  ", postmaster %d" % c.postmaster if c.postmaster else "", " + ".join(c.urls)), flush=True)
-            try:
-                result["runs"].append(measure(c, levels, args.duration, args.warmup, 120))
-            finally:
-                c.stop()
+            for label, binary in servers:
+                name = backend if len(servers) == 1 else "%s:%s" % (label, backend)
+                c = Cluster(binary, args.durability, backend, name)
+                print("bench-ingest: %s (%s), node pids %s%s, %s" % (name, binary, c.pids,
+                      ", postmaster %d" % c.postmaster if c.postmaster else "", " + ".join(c.urls)), flush=True)
+                try:
+                    run = measure(c, levels, args.duration, args.warmup, 120)
+                    run.update(backend=backend, binary=label)
+                    result["runs"].append(run)
+                finally:
+                    c.stop()
     for spec in [] if args.backends else args.server:
         label, binary = spec.split("=", 1)
         s = Faultline(binary, args.durability, label)
@@ -357,11 +368,33 @@ def machine():
 
 
 def backend_ratios(result):
-    by = {r["server"]: {l["concurrency"]: l for l in r["levels"]} for r in result["runs"]}
-    pairs = [(a, b) for a, b in (("postgres", "sqlite"), ("postgres2", "sqlite"), ("postgres2", "postgres")) if a in by and b in by]
+    labels = sorted({r["binary"] for r in result["runs"]})
+    for label in labels:
+        by = {r["backend"]: {l["concurrency"]: l for l in r["levels"]} for r in result["runs"] if r["binary"] == label}
+        backend_ratios_of(label if len(labels) > 1 else "", by)
+    if len(labels) < 2:
+        return
+    print("\n%s / %s per back end (same run): grouped/s, acked/s, nodes + PostgreSQL CPU per event" % (labels[-1], labels[0]))
+    runs = {(r["binary"], r["backend"]): {l["concurrency"]: l for l in r["levels"]} for r in result["runs"]}
+    for (label, backend), levels in runs.items():
+        if label != labels[-1] or (labels[0], backend) not in runs:
+            continue
+        for conc, x in sorted(levels.items()):
+            y = runs[(labels[0], backend)].get(conc)
+            if not y or not x["grouped_per_s"] or not y["grouped_per_s"]:
+                continue
+            tx = x["server_cpu_us_per_event"] + x.get("postgres_cpu_us_per_event", 0)
+            ty = y["server_cpu_us_per_event"] + y.get("postgres_cpu_us_per_event", 0)
+            print("  %-10s c=%-3d grouped/s x%.2f, acked/s x%.2f, CPU per event x%.2f" % (
+                backend, conc, x["grouped_per_s"] / y["grouped_per_s"], x["acked_per_s"] / max(0.1, y["acked_per_s"]), tx / max(1, ty)))
+
+
+def backend_ratios_of(label, by):
+    pairs = [(a, b) for a, b in (("postgres", "sqlite"), ("postgres2", "sqlite"), ("postgres3", "sqlite"), ("postgres2", "postgres"),
+                                 ("postgres3", "postgres")) if a in by and b in by]
     if not pairs:
         return
-    print("\nratios (same run): grouped/s, server CPU per event (nodes), and nodes + PostgreSQL per event")
+    print("\nratios (same run%s): grouped/s, server CPU per event (nodes), and nodes + PostgreSQL per event" % (", " + label if label else ""))
     for conc in sorted(by[pairs[0][0]]):
         for a, b in pairs:
             x, y = by[a].get(conc), by[b].get(conc)

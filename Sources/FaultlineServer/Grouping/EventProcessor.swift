@@ -41,13 +41,16 @@ public final class EventProcessor: @unchecked Sendable {
     let gatherDelay = 0.05
     /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
     let rescanInterval: Double = 5
-    /// Grouping pauses while a backfill regroups (here or on another node), so both never race on one stack.
+    /// A share of the regrouping claim: grouping pauses while a backfill regroups (here or on
+    /// another node), so both never race on one stack, but every node's grouping runs at once —
+    /// two nodes' batches are kept apart by the store (each occurrence is claimed by one row
+    /// update, each issue is one upsert per fingerprint: `Store.recordGrouping`).
     let claim: StoreClaim
 
     public init(store: Store, symbolicator: FrameSymbolicating) {
         self.store = store
         self.symbolicator = symbolicator
-        claim = StoreClaim(store: store, role: "grouping")
+        claim = StoreClaim(store: store, mode: .shared, role: "grouping")
     }
 
     public func start() {
@@ -96,14 +99,17 @@ public final class EventProcessor: @unchecked Sendable {
         return .run { [unowned self] in process(batch) }
     }
 
-    /// When this worker took the regrouping claim, while it holds it across batches (worker thread only).
+    /// When this worker took its share of the regrouping claim, while it holds it across batches
+    /// (worker thread only).
     private var claimedSince: Double?
     /// Longest hold across batches: a backfill waiting for the claim gets it within this (plus a poll).
     private let maxClaimHold = 0.5
 
-    /// Groups a batch holding the regrouping claim. The claim is kept across batches while work
-    /// keeps coming (taking and giving it up are two commits, which under a storm cost more than
-    /// the grouping itself) and given up when the queue runs dry or after `maxClaimHold`.
+    /// Groups a batch holding a share of the regrouping claim. The share is kept across batches
+    /// while work keeps coming (taking and giving it up are two commits, which under a storm cost
+    /// more than the grouping itself) and given up when the queue runs dry or after `maxClaimHold`.
+    /// A backfill waiting for the claim keeps new shares from being granted meanwhile
+    /// (`Store.acquireClaim`), so it is let in as soon as the shares held now are released.
     func process(_ jobs: [Job]) {
         do {
             if claimedSince == nil {
@@ -121,11 +127,7 @@ public final class EventProcessor: @unchecked Sendable {
             return
         }
         guard let since = claimedSince else { return }
-        if Date().timeIntervalSince1970 - since >= maxClaimHold {
-            releaseClaim()
-            // Leave a gap of a few polls so a waiting backfill can take the claim.
-            Thread.sleep(forTimeInterval: claim.poll * 4)
-        } else if pending == 0 {
+        if Date().timeIntervalSince1970 - since >= maxClaimHold || pending == 0 {
             releaseClaim()
         }
     }
@@ -138,7 +140,7 @@ public final class EventProcessor: @unchecked Sendable {
     /// a storm repeats a few stacks (encoding and hashing them was a twentieth of ingest's CPU).
     private var encodings: [StackSignature: (data: Data, key: String)] = [:]
 
-    /// Runs holding the regrouping claim.
+    /// Runs holding a share of the regrouping claim.
     private func group(_ jobs: [Job]) throws {
         // Fingerprint once per distinct stack in the batch (symbols may arrive between batches).
         var memo: [StackSignature: (Fingerprint, Data, String)] = [:]

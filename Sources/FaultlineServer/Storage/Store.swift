@@ -32,13 +32,23 @@ public protocol Store: AnyObject, Sendable {
     func editIssues<T>(_ body: @escaping (any IssueEditing) throws -> T) throws -> T
 
     // Claims: a named exclusion held in the store, so it holds across server nodes that share one
-    // database (grouping and backfill take "regrouping"; see `StoreClaim`). A claim has one holder
-    // and an expiry: a holder that dies loses it when its lease runs out. Holders are opaque
-    // strings, unique per claimant (two claimants in one process use two holders).
+    // database (backfill takes "regrouping", every node's grouping a share of it; see `StoreClaim`).
+    // A claim has one holder (or several sharing holders) and an expiry: a holder that dies loses
+    // it when its lease runs out. Holders are opaque strings, unique per claimant (two claimants in
+    // one process use two holders).
 
     /// Takes the claim for `holder` for `duration` seconds if it is free, expired or already
-    /// `holder`'s (then it is extended). Returns whether `holder` holds it now.
+    /// `holder`'s (then it is extended). Returns whether `holder` holds it now, which also needs
+    /// every share of it (`acquireSharedClaim`) released or expired: a holder that took the claim
+    /// while shares remain keeps it, so no new share is granted, and is answered false until they
+    /// are gone (it asks again; a waiting exclusive claimant is not starved by a stream of shares).
+    /// Expired shares are deleted as the claim is taken, so their holders cannot renew them.
     func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool
+    /// Takes a share of the claim for `holder` for `duration` seconds: any number of holders
+    /// share it at once, none while an exclusive holder has it or waits for it (`acquireClaim`).
+    /// Returns whether `holder` holds a share now. The share is renewed and released with
+    /// `renewClaim` / `releaseClaim` under its row name, `ClaimShare.rowName(claim:holder:)`.
+    func acquireSharedClaim(_ name: String, holder: String, duration: Double) throws -> Bool
     /// Extends `holder`'s claim by `duration` seconds from now; false when the claim is not (or no
     /// longer) `holder`'s, i.e. it expired and another holder took it.
     func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool

@@ -3,7 +3,7 @@
 // values sent as parameters. Behaviour matches SQLiteStore operation for operation (the conformance
 // suite in Tests/ServerTests runs against both); where two nodes can race, the database decides:
 // unique constraints make the same new fingerprint one issue, and a row lock on the occurrence
-// makes an occurrence grouped once even when two nodes pick it up.
+// makes an occurrence grouped once even when two nodes pick it up (PostgresStore+Grouping.swift).
 import Foundation
 import FaultlineProtocol
 
@@ -82,59 +82,7 @@ public final class PostgresStore: Store, @unchecked Sendable {
         try read { try SQLStoreReads.unprocessed($0, limit: limit) }
     }
 
-    public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
-        guard !outcomes.isEmpty else { return }
-        // Issues upserted in one order on every node, so two nodes' batches cannot deadlock on them.
-        let ordered = outcomes.sorted { ($0.projectID, $0.fingerprint.hash, $0.occurrenceID) < ($1.projectID, $1.fingerprint.hash, $1.occurrenceID) }
-        try write { c in
-            var knownStacks = Set<String>()
-            for o in ordered {
-                // Claims the occurrence: a second node grouping the same row waits on this row lock,
-                // then finds it processed and skips it (no double count).
-                let key = o.stackKey
-                guard
-                    try c.query(
-                        "UPDATE occurrences SET processed = 1, stack_key = $2 WHERE id = $1 AND processed = 0",
-                        .int(o.occurrenceID), .text(key)) > 0
-                else { continue }
-                if !knownStacks.contains(key) {
-                    knownStacks.insert(key)
-                    if try c.query("INSERT INTO stacks(key, signature) VALUES($1, $2) ON CONFLICT DO NOTHING", .text(key), .blob(o.stackEncoded)) > 0 {
-                        for b in o.stackBuildIDs {
-                            try c.query("INSERT INTO stack_modules(build_id, stack_key) VALUES($1, $2) ON CONFLICT DO NOTHING", .text(b.hex), .text(key))
-                        }
-                    }
-                }
-                let issueID = try Self.upsertIssue(c, projectID: o.projectID, fingerprint: o.fingerprint, timestamp: o.timestamp, count: 1)
-                if let rel = o.release {
-                    try c.query("INSERT INTO issue_releases(issue_id, release) VALUES($1, $2) ON CONFLICT DO NOTHING", .int(issueID), .text(rel))
-                }
-                try c.query("UPDATE occurrences SET issue_id = $1 WHERE id = $2", .int(issueID), .int(o.occurrenceID))
-            }
-            // After the issues (both in a fixed order): no lock cycle between two nodes' batches.
-            for p in GroupingOutcome.environmentPairs(ordered) {
-                try c.query(PostgresPlaceholders.numbered(GroupingOutcome.environmentPairSQL), .text(p.environment), .text(p.stackKey))
-            }
-            for t in GroupingOutcome.tagTriples(ordered) {
-                try c.query(PostgresPlaceholders.numbered(GroupingOutcome.tagTripleSQL), .text(t[0]), .text(t[1]), .text(t[2]))
-            }
-        }
-    }
-
-    static func upsertIssue(_ c: PGConnection, projectID: Int64, fingerprint f: Fingerprint, timestamp: Double, count: Int64) throws -> Int64 {
-        var id: Int64 = 0
-        try c.query(
-            """
-            INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
-            VALUES($1, $2, $3, $4, $5, $5, $6, $7)
-            ON CONFLICT(project_id, fingerprint) DO UPDATE SET
-              first_seen = least(issues.first_seen, EXCLUDED.first_seen), last_seen = greatest(issues.last_seen, EXCLUDED.last_seen),
-              count = issues.count + EXCLUDED.count
-            RETURNING id
-            """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)
-        ) { id = $0.int(0) }
-        return id
-    }
+    // MARK: Grouping: PostgresStore+Grouping.swift
 
     // MARK: Reading: SQLStoreReads (written once for both stores)
 
@@ -150,14 +98,43 @@ public final class PostgresStore: Store, @unchecked Sendable {
 
     public func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
         try write { c in
+            // Exclusive against share grants (which take this lock shared): a share granted in a
+            // transaction still open would be invisible to the check below.
+            try c.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", .int(Self.claimLockSpace), .text(name))
+            let taken =
+                try c.query(
+                    """
+                    INSERT INTO claims(name, holder, expires) VALUES($1, $2, extract(epoch FROM clock_timestamp()) + $3::double precision)
+                    ON CONFLICT(name) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires
+                    WHERE claims.holder = EXCLUDED.holder OR claims.expires <= extract(epoch FROM clock_timestamp())
+                    """, .text(name), .text(holder), .double(duration)) > 0
+            guard taken else { return false }
+            let shares = ClaimShare.pattern(claim: name)
+            try c.query("DELETE FROM claims WHERE name LIKE $1 AND expires <= extract(epoch FROM clock_timestamp())", .text(shares))
+            return try c.query("SELECT 1 FROM claims WHERE name LIKE $1 LIMIT 1", .text(shares)) == 0
+        }
+    }
+
+    public func acquireSharedClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        try write { c in
+            // Shared: grants do not wait for each other, only for an exclusive acquisition in flight.
+            try c.query("SELECT pg_advisory_xact_lock_shared($1, hashtext($2))", .int(Self.claimLockSpace), .text(name))
+            guard
+                try c.query(
+                    "SELECT 1 FROM claims WHERE name = $1 AND expires > extract(epoch FROM clock_timestamp())", .text(name)) == 0
+            else { return false }
             try c.query(
                 """
                 INSERT INTO claims(name, holder, expires) VALUES($1, $2, extract(epoch FROM clock_timestamp()) + $3::double precision)
-                ON CONFLICT(name) DO UPDATE SET holder = EXCLUDED.holder, expires = EXCLUDED.expires
-                WHERE claims.holder = EXCLUDED.holder OR claims.expires <= extract(epoch FROM clock_timestamp())
-                """, .text(name), .text(holder), .double(duration)) > 0
+                ON CONFLICT(name) DO UPDATE SET expires = EXCLUDED.expires
+                """, .text(ClaimShare.rowName(claim: name, holder: holder)), .text(holder), .double(duration))
+            return true
         }
     }
+
+    /// First key of the two-key advisory locks that order claim acquisitions (the second is the
+    /// claim name's hash): "flcl" in ASCII. Two-key locks never collide with the migrations' one.
+    static let claimLockSpace: Int64 = 0x666C_636C
 
     public func renewClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
         try write { c in

@@ -167,12 +167,33 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public func acquireClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
         let now = Date().timeIntervalSince1970
         return try writer.sync { c in
+            let taken =
+                try c.run(
+                    """
+                    INSERT INTO claims(name, holder, expires) VALUES(?1, ?2, ?3)
+                    ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+                    WHERE claims.holder = excluded.holder OR claims.expires <= ?4
+                    """, .text(name), .text(holder), .double(now + duration), .double(now)) > 0
+            guard taken else { return false }
+            // One writer: no share can be granted between this and the insert above.
+            let shares = ClaimShare.pattern(claim: name)
+            try c.run("DELETE FROM claims WHERE name LIKE ?1 AND expires <= ?2", .text(shares), .double(now))
+            var live = false
+            try c.query("SELECT 1 FROM claims WHERE name LIKE ?1 LIMIT 1", .text(shares)) { _ in live = true }
+            return !live
+        }
+    }
+
+    public func acquireSharedClaim(_ name: String, holder: String, duration: Double) throws -> Bool {
+        let now = Date().timeIntervalSince1970
+        return try writer.sync { c in
+            var exclusive = false
+            try c.query("SELECT 1 FROM claims WHERE name = ?1 AND expires > ?2", .text(name), .double(now)) { _ in exclusive = true }
+            guard !exclusive else { return false }
             try c.run(
-                """
-                INSERT INTO claims(name, holder, expires) VALUES(?1, ?2, ?3)
-                ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
-                WHERE claims.holder = excluded.holder OR claims.expires <= ?4
-                """, .text(name), .text(holder), .double(now + duration), .double(now)) > 0
+                "INSERT INTO claims(name, holder, expires) VALUES(?1, ?2, ?3) ON CONFLICT(name) DO UPDATE SET expires = excluded.expires",
+                .text(ClaimShare.rowName(claim: name, holder: holder)), .text(holder), .double(now + duration))
+            return true
         }
     }
 

@@ -1,0 +1,144 @@
+// Recording a grouped batch on PostgreSQL, where every node groups at once: a fixed handful of
+// statements per batch whatever its size (each column of the batch is one array parameter,
+// `PGArray`), because a round trip per occurrence (four of them) was what kept one node's grouping
+// behind its own ingest. Two nodes' batches are kept apart by the database alone:
+// - an occurrence is claimed by locking its row with `processed = 0` checked again after any wait,
+//   so one that another node (or a scan here) grouped meanwhile is skipped, never counted twice;
+// - an issue is one upsert per fingerprint with the batch's count added to whatever count the row
+//   has when the lock is granted, so two nodes grouping one new crash make one issue, counted once
+//   per occurrence;
+// - rows are locked in one order on every node (occurrences by id, then stacks, issues, releases,
+//   environment and tag rows, each sorted), so two batches cannot wait on each other in a cycle.
+import Foundation
+import FaultlineProtocol
+
+extension PostgresStore {
+    public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
+        // An occurrence can reach the worker twice (queued at ingest and found by a scan): once here.
+        var seen = Set<Int64>()
+        let batch = outcomes.filter { seen.insert($0.occurrenceID).inserted }.sorted { $0.occurrenceID < $1.occurrenceID }
+        guard !batch.isEmpty else { return }
+        try write { c in
+            let claimed = try Self.claimOccurrences(c, batch)
+            let mine = batch.filter { claimed.contains($0.occurrenceID) }
+            guard !mine.isEmpty else { return }
+            try Self.recordStacks(c, mine)
+            let issues = try Self.upsertIssues(c, mine)
+            let issueOf = { (o: GroupingOutcome) in issues[IssueKey(projectID: o.projectID, fingerprint: o.fingerprint.hash)]! }
+            let releases = Set(mine.compactMap { o in o.release.map { ReleaseKey(issueID: issueOf(o), release: $0) } }).sorted()
+            if !releases.isEmpty {
+                try c.query(
+                    """
+                    INSERT INTO issue_releases(issue_id, release)
+                    SELECT * FROM unnest($1::bigint[], $2::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING
+                    """, PGArray.ints(releases.map(\.issueID)), PGArray.texts(releases.map(\.release)))
+            }
+            try c.query(
+                "UPDATE occurrences o SET issue_id = v.issue FROM unnest($1::bigint[], $2::bigint[]) AS v(id, issue) WHERE o.id = v.id",
+                PGArray.ints(mine.map(\.occurrenceID)), PGArray.ints(mine.map(issueOf)))
+            let pairs = GroupingOutcome.environmentPairs(mine)
+            if !pairs.isEmpty {
+                try c.query(
+                    """
+                    INSERT INTO web_stack_envs(environment, stack_key)
+                    SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING
+                    """, PGArray.texts(pairs.map(\.environment)), PGArray.texts(pairs.map(\.stackKey)))
+            }
+            let triples = GroupingOutcome.tagTriples(mine)
+            if !triples.isEmpty {
+                try c.query(
+                    """
+                    INSERT INTO web_stack_tags(tag_key, tag_value, stack_key)
+                    SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
+                    """, PGArray.texts(triples.map { $0[0] }), PGArray.texts(triples.map { $0[1] }), PGArray.texts(triples.map { $0[2] }))
+            }
+        }
+    }
+
+    /// Marks the batch's ungrouped occurrences grouped (with their stack) and returns their ids:
+    /// rows locked in id order; a row another transaction holds is waited for and then skipped if
+    /// that one grouped it.
+    private static func claimOccurrences(_ c: PGConnection, _ batch: [GroupingOutcome]) throws -> Set<Int64> {
+        var claimed = Set<Int64>()
+        try c.query(
+            """
+            WITH mine AS (SELECT id FROM occurrences WHERE id = ANY($1::bigint[]) AND processed = 0 ORDER BY id FOR UPDATE)
+            UPDATE occurrences o SET processed = 1, stack_key = v.key
+            FROM unnest($1::bigint[], $2::text[]) AS v(id, key), mine
+            WHERE o.id = v.id AND o.id = mine.id
+            RETURNING o.id
+            """, PGArray.ints(batch.map(\.occurrenceID)), PGArray.texts(batch.map(\.stackKey))
+        ) { claimed.insert($0.int(0)) }
+        return claimed
+    }
+
+    /// Stores each new distinct stack and the build-ids its frames name (backfill finds stacks by them).
+    private static func recordStacks(_ c: PGConnection, _ mine: [GroupingOutcome]) throws {
+        var byKey: [String: GroupingOutcome] = [:]
+        for o in mine where byKey[o.stackKey] == nil { byKey[o.stackKey] = o }
+        let keys = byKey.keys.sorted()
+        var added: [String] = []
+        try c.query(
+            "INSERT INTO stacks(key, signature) SELECT * FROM unnest($1::text[], $2::bytea[]) ORDER BY 1 ON CONFLICT DO NOTHING RETURNING key",
+            PGArray.texts(keys), PGArray.blobs(keys.map { byKey[$0]!.stackEncoded })
+        ) { added.append($0.text(0) ?? "") }
+        let modules = added.flatMap { key in byKey[key].map { o in o.stackBuildIDs.map { ($0.hex, key) } } ?? [] }
+            .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        guard !modules.isEmpty else { return }
+        try c.query(
+            """
+            INSERT INTO stack_modules(build_id, stack_key)
+            SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING
+            """, PGArray.texts(modules.map(\.0)), PGArray.texts(modules.map(\.1)))
+    }
+
+    /// One upsert per distinct fingerprint of the batch (in (project, fingerprint) order), adding
+    /// its occurrences to the count and widening first/last seen; returns each issue's id.
+    private static func upsertIssues(_ c: PGConnection, _ mine: [GroupingOutcome]) throws -> [IssueKey: Int64] {
+        struct Tally {
+            var fingerprint: Fingerprint
+            var count: Int64
+            var first: Double
+            var last: Double
+        }
+        var tallies: [IssueKey: Tally] = [:]
+        for o in mine {
+            let k = IssueKey(projectID: o.projectID, fingerprint: o.fingerprint.hash)
+            if var t = tallies[k] {
+                t.count += 1; t.first = min(t.first, o.timestamp); t.last = max(t.last, o.timestamp)
+                tallies[k] = t
+            } else {
+                tallies[k] = Tally(fingerprint: o.fingerprint, count: 1, first: o.timestamp, last: o.timestamp)
+            }
+        }
+        let keys = tallies.keys.sorted()
+        let rows = keys.map { tallies[$0]! }
+        var ids: [IssueKey: Int64] = [:]
+        try c.query(
+            """
+            INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::bigint[], $8::int[])
+            ORDER BY 1, 2
+            ON CONFLICT(project_id, fingerprint) DO UPDATE SET
+              first_seen = least(issues.first_seen, EXCLUDED.first_seen), last_seen = greatest(issues.last_seen, EXCLUDED.last_seen),
+              count = issues.count + EXCLUDED.count
+            RETURNING id, project_id, fingerprint
+            """, PGArray.ints(keys.map(\.projectID)), PGArray.texts(keys.map(\.fingerprint)), PGArray.texts(rows.map(\.fingerprint.title)),
+            PGArray.texts(rows.map(\.fingerprint.culprit)), PGArray.doubles(rows.map(\.first)), PGArray.doubles(rows.map(\.last)),
+            PGArray.ints(rows.map(\.count)), PGArray.ints(rows.map { $0.fingerprint.symbolicated ? 1 : 0 })
+        ) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
+        return ids
+    }
+
+    private struct IssueKey: Hashable, Comparable {
+        var projectID: Int64
+        var fingerprint: String
+        static func < (a: Self, b: Self) -> Bool { (a.projectID, a.fingerprint) < (b.projectID, b.fingerprint) }
+    }
+
+    private struct ReleaseKey: Hashable, Comparable {
+        var issueID: Int64
+        var release: String
+        static func < (a: Self, b: Self) -> Bool { (a.issueID, a.release) < (b.issueID, b.release) }
+    }
+}
