@@ -114,6 +114,13 @@ final class Aarch64CrashTests: XCTestCase {
         XCTAssertTrue(try hasFrame(r, in: "null_write", of: crasher), "frame 0 in null_write")
         XCTAssertTrue(try hasFrame(r, in: "main", of: crasher), "a return address in main")
         XCTAssertEqual(r.unwindStoppedBy, "end")
+
+        // The event names the architecture as Sentry spells it, for every image and the device.
+        let event = CrashEvent.make(from: r)
+        XCTAssertEqual(event["contexts"]?["device"]?["arch"]?.stringValue, "arm64")
+        let images = event["debug_meta"]?["images"]?.arrayValue ?? []
+        XCTAssertFalse(images.isEmpty)
+        XCTAssertTrue(images.allSatisfy { $0["arch"]?.stringValue == "arm64" }, "\(images)")
     }
 
     func testAbortIsReportedWithItsOwnSignal() throws {
