@@ -28,8 +28,14 @@
 // context", "misaligned context", "loop" (a context seen before), "no resume function".
 // The frames are recorded as async: their address is the resume function itself (an exact code
 // address, not a return address).
+//
+// x86_64 only: the prologue recognised is x86_64 machine code. On aarch64 Swift's async frames
+// differ (context in x22, a signed frame record), and Swift on aarch64 is not among the programs
+// Faultline's aarch64 build is tested with (C and C++ under the preload library), so there the
+// search finds no async frame and the report has no `async_frames`.
 #include "async_unwind.h"
 #include "crash_internal.h"
+#include "machine_context.h"
 
 #include <libunwind.h>
 #include <string.h>
@@ -64,6 +70,11 @@ static uint64_t fl_async_now_ns(void) {
 static struct { uintptr_t start; int is_async; size_t length; } fl_prologue_memo[FL_PROLOGUE_MEMO];
 
 static int fl_read_async_prologue(uintptr_t start, size_t *length) {
+#if !defined(__x86_64__)
+    (void)start;
+    (void)length;
+    return 0;  // see the file's comment: the prologue is recognised on x86_64 only
+#else
     static const unsigned char endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
     // push %rbp; push %r14; lea 0x8(%rsp),%rbp
     static const unsigned char prologue[8] = {0x55, 0x41, 0x56, 0x48, 0x8d, 0x6c, 0x24, 0x08};
@@ -73,6 +84,7 @@ static int fl_read_async_prologue(uintptr_t start, size_t *length) {
     if (memcmp(code + skip, prologue, sizeof prologue) != 0) return 0;
     *length = skip + sizeof prologue;
     return 1;
+#endif
 }
 
 // Runs on the crashing thread; compromised context. fl_read_async_prologue, memoised.
@@ -165,13 +177,13 @@ int fl_async_consider(unw_cursor_t *cursor, size_t index, uintptr_t ip) {
         // Frame 0 may have stopped inside the prologue, before rbp was set: not usable.
         // Every outer frame is a return address, past the prologue by construction.
         if (index > 0 || ip >= info.start_ip + prologue) {
-            unw_word_t rbp = 0;
+            unw_word_t frame_pointer = 0;
             uintptr_t context = 0;
-            if (unw_get_reg(cursor, UNW_X86_64_RBP, &rbp) == 0 && rbp > 8 && (rbp & 7) == 0) {
+            if (unw_get_reg(cursor, FL_UNW_FRAME_POINTER, &frame_pointer) == 0 && frame_pointer > 8 && (frame_pointer & 7) == 0) {
                 fl_async.found = 1;
                 fl_async.after = index;
-                fl_async.frame_pointer = (uintptr_t)rbp;
-                if (fl_safe_copy(&context, (uintptr_t)rbp - 8, sizeof context) != 0) fl_async.stopped_by = "unreadable frame";
+                fl_async.frame_pointer = (uintptr_t)frame_pointer;
+                if (fl_safe_copy(&context, (uintptr_t)frame_pointer - 8, sizeof context) != 0) fl_async.stopped_by = "unreadable frame";
                 else fl_follow_chain(context);
                 fl_async_search_over = 1;
             }

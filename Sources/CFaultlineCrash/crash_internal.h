@@ -13,6 +13,7 @@
 #include <ucontext.h>
 
 #include "faultline_crash.h"
+#include "machine_context.h"
 
 // Internal to the crash core: not exported from the preload library or the app.
 #pragma GCC visibility push(hidden)
@@ -108,7 +109,7 @@ typedef struct {
     char run_state;        // from /proc/self/task/<tid>/stat: R, S, D, T, t, Z, …
     int blocks_request;    // its SigBlk has the dump signal: not waited for
     int asked;             // the dump signal was sent to it (not: blocked, gone, or out of time)
-    greg_t registers[NGREG];
+    fl_registers registers;
     uint32_t frame_count;
     const char *stopped_by;  // "end", "limit", "error"
     uintptr_t frames[FL_THREAD_FRAMES];  // frame 0 the interrupted pc, then return addresses

@@ -213,7 +213,7 @@ static void fl_record_handler_stack(void) {
 
 // Runs on the crashing thread; compromised context.
 static int fl_interrupted_inside_handler(const ucontext_t *uc) {
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t sp = fl_context_sp(uc);
     return sp >= fl_claim_stack_low && sp < fl_claim_stack_high;
 }
 

@@ -38,16 +38,22 @@ __attribute__((naked, noinline)) static void fl_call_with_stack(void *argument, 
         "ret\n\t");
 }
 #elif defined(__aarch64__)
-__attribute__((naked, noinline)) static void fl_call_with_stack(void *argument, void (*fn)(void *), void *top) {
-    __asm__ volatile(
-        "stp x29, x30, [sp, #-16]!\n\t"
-        "mov x29, sp\n\t"
-        "mov sp, x2\n\t"
-        "blr x1\n\t"
-        "mov sp, x29\n\t"
-        "ldp x29, x30, [sp], #16\n\t"
-        "ret\n\t");
-}
+// GCC has no naked functions on aarch64 (its prologue would run before the switch), so the
+// function is written whole in assembly.
+void fl_call_with_stack(void *argument, void (*fn)(void *), void *top) __attribute__((visibility("hidden")));
+__asm__(
+    ".text\n\t"
+    ".p2align 2\n\t"
+    ".type fl_call_with_stack, %function\n"
+    "fl_call_with_stack:\n\t"
+    "stp x29, x30, [sp, #-16]!\n\t"
+    "mov x29, sp\n\t"
+    "mov sp, x2\n\t"
+    "blr x1\n\t"
+    "mov sp, x29\n\t"
+    "ldp x29, x30, [sp], #16\n\t"
+    "ret\n\t"
+    ".size fl_call_with_stack, .-fl_call_with_stack\n");
 #else
 #error "fl_call_with_stack: no stack switch for this architecture"
 #endif

@@ -96,27 +96,25 @@ static void fl_put_key(fl_writer *w, const char *key) {
     fl_put_bytes(w, ":", 1);
 }
 
-// Runs on the crashing thread; compromised context.
-static void fl_put_register_set(fl_writer *w, const greg_t *gregs) {
-    static const struct { const char *name; int index; } regs[] = {
-        {"rax", REG_RAX}, {"rbx", REG_RBX}, {"rcx", REG_RCX}, {"rdx", REG_RDX}, {"rsi", REG_RSI},
-        {"rdi", REG_RDI}, {"rbp", REG_RBP}, {"rsp", REG_RSP}, {"r8", REG_R8}, {"r9", REG_R9},
-        {"r10", REG_R10}, {"r11", REG_R11}, {"r12", REG_R12}, {"r13", REG_R13}, {"r14", REG_R14},
-        {"r15", REG_R15}, {"rip", REG_RIP}, {"eflags", REG_EFL},
-    };
+// Runs on the crashing thread; compromised context. Named per architecture (machine_context.c).
+static void fl_put_register_set(fl_writer *w, const fl_registers *registers) {
     fl_put(w, "\"registers\":{");
-    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+    for (size_t i = 0; i < FL_REGISTER_COUNT; i++) {
         if (i) fl_put_bytes(w, ",", 1);
-        fl_put_key(w, regs[i].name);
+        fl_put_key(w, fl_register_names[i]);
         fl_put_bytes(w, "\"", 1);
-        fl_put_hex(w, (uint64_t)gregs[regs[i].index]);
+        fl_put_hex(w, registers->values[i]);
         fl_put_bytes(w, "\"", 1);
     }
     fl_put(w, "}");
 }
 
 // Runs on the crashing thread; compromised context.
-static void fl_put_registers(fl_writer *w, const ucontext_t *uc) { fl_put_register_set(w, uc->uc_mcontext.gregs); }
+static void fl_put_registers(fl_writer *w, const ucontext_t *uc) {
+    fl_registers registers;
+    fl_capture_registers(uc, &registers);
+    fl_put_register_set(w, &registers);
+}
 
 // The linker's bounds of FL_OWN_CODE_SECTION in the object the crash core is linked into (weak:
 // absent when nothing was placed there).
@@ -136,7 +134,7 @@ static void fl_put_frame(fl_writer *w, const fl_frame *f, int first) {
     fl_put(w, "{\"address\":\"");
     fl_put_hex(w, f->address);
     fl_put(w, f->is_pc ? "\",\"kind\":\"pc\"" : "\",\"kind\":\"return\"");
-    if (fl_is_own_code(f->is_pc ? f->address : f->address - 1)) fl_put(w, ",\"faultline\":true");
+    if (fl_is_own_code(f->is_pc ? f->address : f->address - FL_CALL_SITE_BACKSTEP)) fl_put(w, ",\"faultline\":true");
     fl_put(w, "}");
 }
 
@@ -174,7 +172,7 @@ static void fl_put_threads(fl_writer *w, pid_t crashing_tid, const char *crashin
         fl_put_json_string(w, fl_run_state_name(slot->run_state));
         if (state == FL_SLOT_DONE) {
             fl_put(w, ",");
-            fl_put_register_set(w, slot->registers);
+            fl_put_register_set(w, &slot->registers);
             fl_put(w, ",\"frames\":[");
             for (uint32_t f = 0; f < slot->frame_count && f < FL_THREAD_FRAMES; f++) {
                 fl_frame frame = {slot->frames[f], f == 0};
@@ -352,13 +350,13 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     char thread_name[17] = {0};
     syscall(SYS_prctl, PR_GET_NAME, thread_name, 0, 0, 0);
     uintptr_t fault = (uintptr_t)info->si_addr;
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t sp = fl_context_sp(uc);
     // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow.
     int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0;
 
     fl_put(&w, "{\"format\":\"faultline-crash\",\"version\":");
     fl_put_u64(&w, FAULTLINE_CRASH_REPORT_VERSION);
-    fl_put(&w, ",\"event_id\":");
+    fl_put(&w, ",\"arch\":\"" FL_ARCH_NAME "\",\"event_id\":");
     fl_put_json_string(&w, fl_state.event_id);
     fl_put(&w, ",\"timestamp\":{\"sec\":");
     fl_put_i64(&w, now.tv_sec);

@@ -22,6 +22,7 @@
 // crashing thread could wait on; an answering thread may block, but nobody waits for it beyond
 // the deadline. Answers are accepted only from our own process and only while collecting.
 #include "crash_internal.h"
+#include "machine_context.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,26 +51,27 @@ static void fl_futex_wake(_Atomic int *word, int count) {
 // Runs on an answering thread, in its signal handler. Unwinds the thread from the interrupted
 // context into its slot.
 static void fl_unwind_into_slot(fl_thread_slot *slot, ucontext_t *uc) {
-    for (int i = 0; i < NGREG; i++) slot->registers[i] = uc->uc_mcontext.gregs[i];
+    fl_capture_registers(uc, &slot->registers);
     slot->frame_count = 0;
     slot->stopped_by = "end";
     if (!atomic_load(&fl_state.unwinder_ready)) {  // libunwind not pre-warmed yet (start.c)
-        uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], ret;
-        slot->frames[slot->frame_count++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        uintptr_t fp = fl_context_frame_pointer(uc), sp = fl_context_sp(uc), ret;
+        slot->frames[slot->frame_count++] = fl_context_pc(uc);
         while (slot->frame_count < FL_THREAD_FRAMES && fl_frame_pointer_step(&fp, &sp, &ret)) slot->frames[slot->frame_count++] = ret;
         if (slot->frame_count == FL_THREAD_FRAMES) slot->stopped_by = "limit";
         return;
     }
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
-        slot->frames[slot->frame_count++] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        slot->frames[slot->frame_count++] = fl_context_pc(uc);
         slot->stopped_by = "error";
         return;
     }
     for (;;) {
         unw_word_t ip = 0;
         if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return;
-        slot->frames[slot->frame_count++] = (uintptr_t)ip;
+        slot->frames[slot->frame_count] = slot->frame_count ? fl_strip_return_address((uintptr_t)ip) : (uintptr_t)ip;
+        slot->frame_count++;
         if (slot->frame_count == FL_THREAD_FRAMES) {
             slot->stopped_by = "limit";
             return;

@@ -144,6 +144,13 @@ int fl_prepare_thread_dump(void) {
         ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
         sigemptyset(&ours.sa_mask);
         if (sigaction(signo, &ours, NULL) != 0) continue;
+        // Sent once to this thread now (the answer handler ignores it: nobody is collecting).
+        // An emulator (qemu-user) accepts a handler for a guest real-time signal it has no host
+        // signal for, and only refuses to send it; found now, the next signal down is taken.
+        if (syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), signo) != 0) {
+            sigaction(signo, &current, NULL);
+            continue;
+        }
         fl_state.threads = table;
         fl_state.dump_signal = signo;
         return 0;

@@ -1,20 +1,22 @@
 // Walks the crashing thread's stack with libunwind into the preallocated frame buffer.
 //
-// We link the generic x86_64 libunwind without UNW_LOCAL_ONLY (see Package.swift): the
-// `_Ux86_64_*` entry points leave `_Unwind_*` to libgcc_s, which C++ exceptions and the Swift
+// We link the architecture's generic libunwind without UNW_LOCAL_ONLY (see Package.swift and
+// tools/build-preload): its `_U<arch>_*` entry points leave `_Unwind_*` to libgcc_s, which C++ exceptions and the Swift
 // runtime rely on. libunwind is not fully async-signal-safe: its first use takes a mutex (hence
 // fl_prewarm_unwinder at start) and unw_step calls dl_iterate_phdr, which takes the loader lock;
 // the watchdog in handler.c bounds the damage if that lock is never released.
 #include "crash_internal.h"
 #include "async_unwind.h"
+#include "machine_context.h"
 
 #include <libunwind.h>
 #include <string.h>
 #include <ucontext.h>
 
-// Runs on the crashing thread; compromised context.
+// Runs on the crashing thread; compromised context. A return address is kept without its
+// pointer-authentication signature (machine_context.h), the form a symbolicator can look up.
 static void fl_push_frame(fl_frame_buffer *out, uintptr_t address, int is_pc) {
-    fl_frame f = {address, is_pc};
+    fl_frame f = {is_pc ? address : fl_strip_return_address(address), is_pc};
     const size_t inner_capacity = FL_MAX_FRAMES - FL_OUTER_FRAMES;
     if (out->inner_count < inner_capacity) {
         out->inner[out->inner_count++] = f;
@@ -51,8 +53,8 @@ static int fl_walk(unw_cursor_t *cursor, fl_frame_buffer *out, int first_is_pc) 
 }
 
 // Runs on the crashing thread; compromised context. The ucontext copy lives on the alternate
-// stack: a call through a null pointer leaves rip at 0, and libunwind cannot step from there,
-// so we pop the return address the call pushed and start again from the caller.
+// stack: a call through a null pointer leaves the pc at 0, and libunwind cannot step from there,
+// so we start again from the caller, as if the call had returned (machine_context.c).
 void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     out->inner_count = 0;
     out->total_count = 0;
@@ -61,19 +63,15 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     out->fallback = NULL;
     fl_async_reset();
 
-    uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (rip == 0) {
+    uintptr_t pc = fl_context_pc(uc);
+    if (pc == 0) {
         fl_push_frame(out, 0, 1);
         ucontext_t caller;
         memcpy(&caller, uc, sizeof caller);
-        uintptr_t rsp = (uintptr_t)caller.uc_mcontext.gregs[REG_RSP];
-        uintptr_t return_address = 0;
-        if (fl_safe_copy(&return_address, rsp, sizeof return_address) != 0) {  // rsp may be garbage too
+        if (fl_context_return_from_null_call(&caller) != 0) {
             out->stopped_by = "error";
             return;
         }
-        caller.uc_mcontext.gregs[REG_RIP] = (greg_t)return_address;
-        caller.uc_mcontext.gregs[REG_RSP] = (greg_t)(rsp + sizeof(uintptr_t));
         unw_cursor_t cursor;
         if (unw_init_local2(&cursor, (unw_context_t *)&caller, 0) < 0) {
             out->stopped_by = "error";
@@ -85,7 +83,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
 
     unw_cursor_t cursor;
     if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
-        fl_push_frame(out, rip, 1);
+        fl_push_frame(out, pc, 1);
         out->stopped_by = "error";
         return;
     }
@@ -98,9 +96,9 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
 // corrupt stack ends the walk (returns 0) instead of faulting.
 int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_address) {
     if (*fp < *sp || (*fp & 7) != 0) return 0;
-    uintptr_t pair[2];  // [saved rbp, return address]
+    uintptr_t pair[2];  // [saved frame pointer, return address]: the frame record of x86_64 and aarch64 alike
     if (fl_safe_copy(pair, *fp, sizeof pair) != 0 || pair[1] == 0) return 0;
-    *return_address = pair[1];
+    *return_address = fl_strip_return_address(pair[1]);
     if (pair[0] <= *fp) {
         *sp = *fp = UINTPTR_MAX;  // the return address counts; the chain ends here
         return 1;
@@ -111,7 +109,7 @@ int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_addres
 }
 
 // Runs on the crashing thread; compromised context. Follows the saved frame-pointer chain from
-// the signal's rbp: the fallback when libunwind cannot finish (the watchdog fired) or must not be
+// the signal's frame pointer: the fallback when libunwind cannot finish (the watchdog fired) or must not be
 // entered (a crash inside its own pre-warm, handler.c fl_ready_unwinder). Swift keeps frame pointers; C built with -fomit-frame-pointer yields fewer frames.
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out) {
     out->inner_count = 0;
@@ -119,9 +117,9 @@ void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out) {
     out->method = "frame-pointers";
     out->fallback = NULL;
     out->stopped_by = "end";
-    fl_push_frame(out, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], 1);
-    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    fl_push_frame(out, fl_context_pc(uc), 1);
+    uintptr_t fp = fl_context_frame_pointer(uc);
+    uintptr_t sp = fl_context_sp(uc);
     uintptr_t return_address;
     while (fl_frame_pointer_step(&fp, &sp, &return_address)) {
         if (out->total_count >= FL_MAX_UNWIND_STEPS) {

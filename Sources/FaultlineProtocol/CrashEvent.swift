@@ -18,7 +18,13 @@ public enum CrashEvent {
         tags["signal"] = .string(r.signal.name)
         event["tags"] = .object(tags)
 
+        // The crash core records the architecture it was built for; older reports carried the
+        // SDK's in their context, and before that all were x86_64.
+        let arch = r.recordedArchitecture?.sentryName ?? ctx.architecture ?? r.architecture.sentryName
         var contexts = ctx.allContexts
+        var device = contexts["device"]?.objectValue ?? ["type": "device"]
+        device["arch"] = .string(arch)
+        contexts["device"] = .object(device)
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os"]
         var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(PathName.last(r.executable))
@@ -96,8 +102,6 @@ public enum CrashEvent {
             threads.append(.object(thread))
         }
         event["threads"] = ["values": .array(threads)]
-        // Reports carry the SDK's architecture in their context; older ones were all x86_64.
-        let arch = ctx.architecture ?? "x86_64"
         event["debug_meta"] = ["images": .array(r.modules.map { imageJSON($0, arch: arch) })]
         event["breadcrumbs"] = ["values": .array(r.breadcrumbs)]
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]

@@ -30,6 +30,10 @@ public struct CrashReport: Sendable, Equatable {
     }
 
     public var version: Int
+    /// The report's `arch`, nil in reports written before the crash core recorded it.
+    public var recordedArchitecture: CPUArchitecture?
+    /// The crashed process's architecture (reports without `arch` came from x86_64).
+    public var architecture: CPUArchitecture { recordedArchitecture ?? CPUArchitecture.ofReportsWithoutArch }
     public var eventID: String
     public var timestamp: Double
     public var pid: Int
@@ -108,6 +112,7 @@ public struct CrashReport: Sendable, Equatable {
         case wrongFormat(String)
         case unsupportedVersion(Int)
         case missingField(String)
+        case unsupportedArchitecture(String)
         public var description: String {
             switch self {
             case .notJSON(let r): return "crash report is not valid JSON (\(r))"
@@ -115,6 +120,7 @@ public struct CrashReport: Sendable, Equatable {
             case .wrongFormat(let f): return "not a Faultline crash report (format \(f))"
             case .unsupportedVersion(let v): return "crash report version \(v) is newer than this reader (\(CrashReport.supportedVersion))"
             case .missingField(let f): return "crash report lacks \(f)"
+            case .unsupportedArchitecture(let a): return "crash report from an architecture this reader does not know (\(a)); x86_64 and aarch64 are read"
             }
         }
     }
@@ -132,6 +138,13 @@ public struct CrashReport: Sendable, Equatable {
         guard let v = j["version"]?.int64Value else { throw .missingField("version") }
         guard v <= CrashReport.supportedVersion else { throw .unsupportedVersion(Int(v)) }
         version = Int(v)
+        var recorded: CPUArchitecture?
+        if let name = j["arch"]?.stringValue {
+            guard let known = CPUArchitecture(name: name) else { throw .unsupportedArchitecture(name) }
+            recorded = known
+        }
+        recordedArchitecture = recorded
+        let architecture = recorded ?? CPUArchitecture.ofReportsWithoutArch
         guard let id = j["event_id"]?.stringValue else { throw .missingField("event_id") }
         eventID = id
         let sec = j["timestamp"]?["sec"]?.doubleValue ?? 0
@@ -151,7 +164,7 @@ public struct CrashReport: Sendable, Equatable {
             message = CrashMessage(source: m["source"]?.stringValue ?? "", type: m["type"]?.stringValue ?? "", text: text)
         }
         stackOverflow = j["stack_overflow"]?.boolValue ?? false
-        registers = Self.registers(j["registers"])
+        registers = Self.registers(j["registers"], architecture)
         guard j["frames"]?.arrayValue != nil else { throw .missingField("frames") }
         frames = Self.frames(j["frames"])
         if let o = j["frames_omitted"], let after = o["after"]?.int64Value, let count = o["count"]?.int64Value {
@@ -188,7 +201,7 @@ public struct CrashReport: Sendable, Equatable {
             otherThreads.append(
                 ThreadSnapshot(
                     id: Int(id), name: t["name"]?.stringValue ?? "", state: t["state"]?.stringValue ?? "unknown",
-                    frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"]), error: t["error"]?.stringValue))
+                    frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"], architecture), error: t["error"]?.stringValue))
         }
         threadsOmitted = Int(clamping: j["threads_omitted"]?.int64Value ?? 0)
         if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
@@ -198,9 +211,9 @@ public struct CrashReport: Sendable, Equatable {
 
     public func module(containing a: Address) -> Module? { modules.first { $0.contains(a) } }
 
-    static func registers(_ json: JSONValue?) -> [(name: String, value: Address)] {
+    static func registers(_ json: JSONValue?, _ architecture: CPUArchitecture) -> [(name: String, value: Address)] {
         guard let r = json?.objectValue else { return [] }
-        return registerOrder.compactMap { name in r[name]?.stringValue.flatMap(Address.init(string:)).map { (name, $0) } }
+        return architecture.registerNames.compactMap { name in r[name]?.stringValue.flatMap(Address.init(string:)).map { (name, $0) } }
     }
 
     static func frames(_ json: JSONValue?) -> [FrameAddress] {
@@ -210,9 +223,4 @@ public struct CrashReport: Sendable, Equatable {
         }
     }
 
-    /// x86_64 general registers in the order debuggers print them.
-    public static let registerOrder = [
-        "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
-        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags"
-    ]
 }

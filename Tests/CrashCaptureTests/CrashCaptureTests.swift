@@ -739,63 +739,14 @@ final class CrashCaptureTests: XCTestCase {
     // MARK: Signal safety
 
     func testCrashPathObjectsImportOnlyAsyncSignalSafeFunctions() throws {
-        // Every function a crash-path object imports is on this list or defined in a crash-path
-        // object itself; data (fl_state) may live anywhere in the core. A new call in the handler
-        // must either be async-signal-safe and bound at start (crash_path_binding.c), or not be made.
-        let allowed: Set<String> = [
-            // signal-safety(7)
-            "close", "open", "read", "write", "rename", "unlink", "getpid", "sigaction", "sigaddset",
-            "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp", "strlen",
-            "__errno_location",  // errno itself
-            // raw syscalls: gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv, prctl, sigaltstack, exit_group
-            "syscall",
-            // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
-            "_Ux86_64_init_local2", "_Ux86_64_step", "_Ux86_64_get_reg", "_Ux86_64_get_proc_info",
-            // libunwind's pre-warm (crash_path_binding.c): on the crash path only when a crash comes
-            // before start's background thread has begun it (handler.c, fl_ready_unwinder), under
-            // the watchdog. Its own imports are bound here at start like the rest.
-            "fl_prewarm_unwinder",
-            // The linker's bounds of the own-code section (report_writer.c): addresses, not calls.
-            "__start_faultline_own_code", "__stop_faultline_own_code"
-        ]
-        let crashPath = [
-            "handler", "handler_stack", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump",
-            "async_unwind", "trace_slots"
-        ]
+        // Every function a crash-path object imports is on the list (CrashPathImports) or defined
+        // in a crash-path object itself; data (fl_state) may live anywhere in the core. A new call
+        // in the handler must either be async-signal-safe and bound at start
+        // (crash_path_binding.c), or not be made. The aarch64 objects: Aarch64CrashTests.
         let objects = TestSupport.productsDirectory.appendingPathComponent("CFaultlineCrash.build").path
-        let all = try FileManager.default.contentsOfDirectory(atPath: objects).filter { $0.hasSuffix(".c.o") }
-        XCTAssertTrue(Set(crashPath.map { $0 + ".c.o" }).isSubset(of: Set(all)), "crash-path objects are where the test looks: \(all)")
-        func symbols(_ object: String, _ flags: String) throws -> [(type: String, name: String)] {
-            try TestSupport.shell("nm \(flags) '\(objects)/\(object)'").split(separator: "\n").compactMap { line in
-                let f = line.split(separator: " ")
-                return f.count >= 2 ? (String(f[f.count - 2]), String(f[f.count - 1])) : nil
-            }
-        }
-        var crashPathFunctions = Set<String>(), coreData = Set<String>()
-        for object in all {
-            for s in try symbols(object, "--defined-only") {
-                if "TtWw".contains(s.type) && crashPath.contains(String(object.dropLast(4))) { crashPathFunctions.insert(s.name) }
-                if "BbDdRrCc".contains(s.type) { coreData.insert(s.name) }
-            }
-        }
-        var offending: [String] = []
-        for object in crashPath {
-            for s in try symbols(object + ".c.o", "-u") where !allowed.contains(s.name) && !crashPathFunctions.contains(s.name) && !coreData.contains(s.name) {
-                offending.append("\(object).c imports \(s.name)")
-            }
-        }
-        XCTAssertEqual(offending, [], "crash-path objects import functions that are not async-signal-safe")
-
-        // And everything on the list that they import is bound at start.
-        let binder = try String(
-            contentsOf: TestSupport.repositoryRoot().appendingPathComponent("Sources/CFaultlineCrash/crash_path_binding.c"), encoding: .utf8)
-        var imported = Set<String>()
-        for object in crashPath { for s in try symbols(object + ".c.o", "-u") where allowed.contains(s.name) { imported.insert(s.name) } }
-        let unbound = imported.filter { name in
-            let call = name.hasPrefix("_Ux86_64_") ? "unw_" + name.dropFirst("_Ux86_64_".count) : Substring(name)
-            // errno and the section bounds are data, resolved by the linker, never called.
-            return !["__errno_location", "__start_faultline_own_code", "__stop_faultline_own_code"].contains(name) && !binder.contains(call + "(")
-        }
-        XCTAssertEqual(unbound.sorted(), [], "crash_path_binding.c must call these once at start")
+        let findings = try CrashPathImports.check(objectsIn: objects, nm: "nm", unwindPrefix: "_Ux86_64_")
+        XCTAssertEqual(findings.missingObjects, [], "crash-path objects are where the test looks")
+        XCTAssertEqual(findings.offending, [], "crash-path objects import functions that are not async-signal-safe")
+        XCTAssertEqual(findings.unbound, [], "crash_path_binding.c must call these once at start")
     }
 }

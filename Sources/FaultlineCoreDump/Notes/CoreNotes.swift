@@ -12,7 +12,7 @@ public struct CoreNotes: Sendable {
         /// pr_cursig: the signal the thread was handling when the core was written (0 for the
         /// threads that were only stopped for the dump).
         public var signal: Int
-        /// The general registers in `CrashReport.registerOrder`.
+        /// The general registers in `CPUArchitecture.x86_64.registerNames`.
         public var registers: [Register]
         public var stackPointer: UInt64 { registers.first { $0.name == "rsp" }?.value ?? 0 }
         public var programCounter: UInt64 { registers.first { $0.name == "rip" }?.value ?? 0 }
@@ -125,8 +125,8 @@ public struct CoreNotes: Sendable {
         }
     }
 
-    /// Where each register of `CrashReport.registerOrder` sits in pr_reg.
-    static let reportRegisters: [(name: String, index: Int)] = CrashReport.registerOrder.compactMap { name in
+    /// Where each register of `CPUArchitecture.x86_64.registerNames` sits in pr_reg.
+    static let reportRegisters: [(name: String, index: Int)] = CPUArchitecture.x86_64.registerNames.compactMap { name in
         userRegsOrder.firstIndex(of: name).map { (name, $0) }
     }
 

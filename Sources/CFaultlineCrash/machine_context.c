@@ -1,0 +1,54 @@
+// The per-architecture parts of machine_context.h that are not inline: the register names and
+// copies, and undoing a call through a null pointer.
+#include "machine_context.h"
+#include "crash_internal.h"
+
+#if defined(__x86_64__)
+const char *const fl_register_names[FL_REGISTER_COUNT] = {
+    "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
+    "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags",
+};
+static const int fl_register_index[FL_REGISTER_COUNT] = {
+    REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, REG_RBP, REG_RSP, REG_R8, REG_R9,
+    REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP, REG_EFL,
+};
+
+// Runs in a signal handler.
+void fl_capture_registers(const ucontext_t *uc, fl_registers *out) {
+    for (int i = 0; i < FL_REGISTER_COUNT; i++) out->values[i] = (uint64_t)uc->uc_mcontext.gregs[fl_register_index[i]];
+}
+
+// Runs on the crashing thread; compromised context.
+int fl_context_return_from_null_call(ucontext_t *uc) {
+    uintptr_t rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t return_address = 0;
+    if (fl_safe_copy(&return_address, rsp, sizeof return_address) != 0) return -1;
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)return_address;
+    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(rsp + sizeof(uintptr_t));
+    return 0;
+}
+
+#elif defined(__aarch64__)
+const char *const fl_register_names[FL_REGISTER_COUNT] = {
+    "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11",
+    "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+    "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp", "pc", "pstate",
+};
+
+// Runs in a signal handler.
+void fl_capture_registers(const ucontext_t *uc, fl_registers *out) {
+    for (int i = 0; i < 31; i++) out->values[i] = uc->uc_mcontext.regs[i];
+    out->values[31] = uc->uc_mcontext.sp;
+    out->values[32] = uc->uc_mcontext.pc;
+    out->values[33] = uc->uc_mcontext.pstate;
+}
+
+// Runs on the crashing thread; compromised context. `blr` left the return address in x30 and
+// did not touch the stack.
+int fl_context_return_from_null_call(ucontext_t *uc) {
+    uintptr_t return_address = fl_strip_return_address((uintptr_t)uc->uc_mcontext.regs[30]);
+    if (return_address == 0) return -1;
+    uc->uc_mcontext.pc = return_address;
+    return 0;
+}
+#endif
