@@ -225,17 +225,43 @@ static void fl_scan_maps(const fl_scan_target *t) {
         fl_finish_module(t, &t->modules[*t->count - 1], first_end);
 }
 
-// Normal context (start): the loader's list of objects (glibc's r_debug.r_map chain of
-// link_maps), remembered node by node. Returns 0 if it could not be read whole.
-static int fl_read_loader_list(fl_module_cache *cache) {
+// Any context (fl_safe_copy only): the loader's list of objects (glibc's r_debug.r_map chain of
+// link_maps), node by node into `heads` (and each node's address into `objects`, when given).
+// Returns how many, or -1 if it could not be read whole.
+static long fl_read_loader_heads(fl_link_map_head *heads, uintptr_t *objects, uintptr_t *first) {
     struct { int version; uintptr_t map; } debug;  // the head of struct r_debug
-    if (!fl_state.loader_debug || fl_safe_copy(&debug, (uintptr_t)fl_state.loader_debug, sizeof debug) != 0) return 0;
-    cache->first_object = debug.map;
-    cache->object_count = 0;
-    for (uintptr_t node = debug.map; node; node = cache->heads[cache->object_count - 1].next) {
-        if (cache->object_count == FL_MAX_LOADED_OBJECTS) return 0;
-        if (fl_safe_copy(&cache->heads[cache->object_count], node, sizeof cache->heads[0]) != 0) return 0;
-        cache->objects[cache->object_count++] = node;
+    if (!fl_state.loader_debug || fl_safe_copy(&debug, (uintptr_t)fl_state.loader_debug, sizeof debug) != 0) return -1;
+    if (first) *first = debug.map;
+    long count = 0;
+    for (uintptr_t node = debug.map; node; node = heads[count - 1].next) {
+        if (count == FL_MAX_LOADED_OBJECTS) return -1;
+        if (fl_safe_copy(&heads[count], node, sizeof heads[0]) != 0) return -1;
+        if (objects) objects[count] = node;
+        count++;
+    }
+    return count;
+}
+
+// Normal context (start): the loader's list, remembered node by node. Returns 0 if it could not
+// be read whole.
+static int fl_read_loader_list(fl_module_cache *cache) {
+    long count = fl_read_loader_heads(cache->heads, cache->objects, &cache->first_object);
+    cache->object_count = count < 0 ? 0 : (size_t)count;
+    return count > 0;
+}
+
+// Any context. Whether every object the loader lists has its dynamic section inside a module of
+// the table. A scan can miss a module although nothing was loaded or unloaded: qemu-user builds
+// the guest's /proc/self/maps from the host's and leaves out a range whose pages it finds changing
+// as another thread maps memory, so the test runs that crash at start (while start's background
+// thread still allocates) lost the program itself now and then.
+static int fl_modules_cover(const fl_link_map_head *heads, size_t objects, const fl_module *modules, size_t count) {
+    for (size_t i = 0; i < objects; i++) {
+        uintptr_t dynamic = heads[i].ld;
+        if (dynamic == 0) continue;
+        int found = 0;
+        for (size_t m = 0; m < count && !found; m++) found = modules[m].base <= dynamic && dynamic < modules[m].end;
+        if (!found) return 0;
     }
     return 1;
 }
@@ -275,13 +301,19 @@ void fl_scan_modules(fl_crash_scratch *s) {
         known = 0;
     }
     fl_scan_target t = {s->modules, &s->module_count, s->maps_buffer, sizeof s->maps_buffer, known};
-    fl_scan_maps(&t);
+    // A table missing one of the loader's objects is scanned again (twice at most).
+    for (int attempt = 0; attempt < 3; attempt++) {
+        fl_scan_maps(&t);
+        long objects = fl_read_loader_heads(s->loader_heads, 0, 0);
+        if (objects < 0 || fl_modules_cover(s->loader_heads, (size_t)objects, s->modules, s->module_count)) break;
+    }
     s->report_modules = s->modules;
     s->report_module_count = s->module_count;
 }
 
 // Normal context (a thread started at start): fills the module cache. The loader's list is read
-// before and after the scan; a dlopen in between makes it try again.
+// before and after the scan; a dlopen in between, or a table missing one of the loader's objects,
+// makes it try again, and after three tries a crash scans for itself.
 void fl_fill_module_cache(fl_module_cache *cache) {
     for (int attempt = 0; attempt < 3; attempt++) {
         if (!fl_read_loader_list(cache)) return;
@@ -290,7 +322,7 @@ void fl_fill_module_cache(fl_module_cache *cache) {
         fl_scan_target t = {cache->modules, &cache->count, cache->maps_buffer, sizeof cache->maps_buffer, 0};
         fl_scan_maps(&t);
         if (fl_read_loader_list(cache) && cache->first_object == first && cache->object_count == objects &&
-            cache->objects[objects - 1] == last) {
+            cache->objects[objects - 1] == last && fl_modules_cover(cache->heads, objects, cache->modules, cache->count)) {
             atomic_store_explicit(&cache->ready, 1, memory_order_release);
             return;
         }
