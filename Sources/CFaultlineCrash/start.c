@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -178,6 +179,29 @@ void faultline_crash_delay_preparation_for_testing(unsigned milliseconds) { atom
 
 void faultline_crash_fault_during_preparation_for_testing(int signo) { atomic_store(&fl_preparation_fault_signal, signo); }
 
+// Normal context (start). The file of the loaded object whose segments hold `address`, found
+// through the program headers (dl_iterate_phdr) rather than dladdr: dladdr also looks for the
+// nearest symbol, a walk over the object's whole symbol table (libswiftCore's is large), which
+// made it nearly all of start's own cost; only the file is wanted here.
+struct fl_object_search {
+    uintptr_t address;
+    const char *file;
+};
+
+static int fl_object_holding(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct fl_object_search *search = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && search->address >= start && search->address - start < ph->p_memsz) {
+            search->file = info->dlpi_name;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 // Normal context (start). Which of the previous handlers are Swift's runtime backtracer (in
 // libswiftCore, installed before main), and whether the user asked for its report: it is on by
 // default on Linux, so without SWIFT_BACKTRACE in the environment every Swift crash would also be
@@ -189,11 +213,12 @@ static void fl_note_swift_backtracer(void) {
     for (int i = 0; i < FL_SIGNAL_COUNT; i++) {
         const struct sigaction *p = &fl_state.previous[i];
         void *handler = (p->sa_flags & SA_SIGINFO) ? (void *)p->sa_sigaction : (void *)p->sa_handler;
-        Dl_info where;
         fl_state.previous_is_swift_backtracer[i] = 0;
-        if (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN || !dladdr(handler, &where) || !where.dli_fname) continue;
-        const char *name = strrchr(where.dli_fname, '/');
-        name = name ? name + 1 : where.dli_fname;
+        if (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN) continue;
+        struct fl_object_search search = {(uintptr_t)handler, 0};
+        if (!dl_iterate_phdr(fl_object_holding, &search) || !search.file) continue;
+        const char *name = strrchr(search.file, '/');
+        name = name ? name + 1 : search.file;
         fl_state.previous_is_swift_backtracer[i] = strncmp(name, "libswiftCore.so", 15) == 0;
     }
 }
