@@ -29,7 +29,8 @@ final class Aarch64SymbolicationTests: XCTestCase {
     }
 
     /// The fixture sources built for aarch64 the ways a release ships them; every command is
-    /// the one in this function (the x86_64 variants are tools/build-symbolication-fixtures').
+    /// the one in this function (the x86_64 variants are tools/build-symbolication-fixtures'),
+    /// then the crash probes and the aarch64 preload library.
     func buildVariants() throws -> [Variant] {
         let src = Fixtures.sourceDir, d = directory
         let c = "aarch64-linux-gnu-gcc -Wl,--build-id=sha1", cxx = "aarch64-linux-gnu-g++ -Wl,--build-id=sha1", objcopy = "aarch64-linux-gnu-objcopy"
@@ -46,6 +47,8 @@ final class Aarch64SymbolicationTests: XCTestCase {
             \(objcopy) --strip-all cxx-O2 cxx-O2.bare
             """)
         let crasher = try Aarch64Emulation.buildCrasher(in: d + "/probes")
+        // A real library: Faultline's own crash core and preload library, -O2 -g (tools/build-preload).
+        let preload = try Aarch64Emulation.preloadDirectory() + "/libfaultline-preload.so"
         func plain(_ name: String, optimised: Bool) -> Variant { Variant(name: name, object: "\(d)/\(name)", symbols: "\(d)/\(name)", optimised: optimised) }
         return [
             plain("c-O0", optimised: false), plain("c-O2", optimised: true), plain("c-dwarf4-O2", optimised: true),
@@ -53,7 +56,8 @@ final class Aarch64SymbolicationTests: XCTestCase {
             Variant(name: "c-O2.zlib", object: "\(d)/c-O2.zlib", symbols: "\(d)/c-O2", optimised: true),
             Variant(name: "cxx-O2.bare", object: "\(d)/cxx-O2.bare", debugFile: "\(d)/cxx-O2.debug", symbols: "\(d)/cxx-O2", optimised: true),
             Variant(name: "crasher", object: crasher, symbols: crasher, optimised: false),
-            Variant(name: "libcrashlib.so", object: d + "/probes/libcrashlib.so", symbols: d + "/probes/libcrashlib.so", optimised: false)
+            Variant(name: "libcrashlib.so", object: d + "/probes/libcrashlib.so", symbols: d + "/probes/libcrashlib.so", optimised: false),
+            Variant(name: "libfaultline-preload.so", object: preload, symbols: preload, optimised: true)
         ]
     }
 
@@ -74,7 +78,7 @@ final class Aarch64SymbolicationTests: XCTestCase {
         for v in try buildVariants() {
             XCTAssertEqual(try ELFInfo.read(path: v.object).architecture, .aarch64, "\(v.name) is an aarch64 file")
             let functions = try Aarch64Emulation.functionSymbols(in: v.symbols)
-            XCTAssertTrue(functions.contains { $0.name == "main" || $0.name == "library_fault" }, "\(v.name): \(functions.map(\.name))")
+            XCTAssertTrue(functions.contains { ["main", "library_fault", "fl_handle_signal"].contains($0.name) }, "\(v.name): \(functions.map(\.name))")
             let addresses = Array(Set(functions.flatMap { $0.start..<($0.start + $0.size) })).sorted()
             let input = Data(addresses.map { "0x" + String($0, radix: 16) + "\n" }.joined().utf8)
             let ours = faultlineSymbolicate(["--obj", v.object] + (v.debugFile.map { ["--debug-file", $0] } ?? []), stdin: input)
