@@ -66,7 +66,9 @@ public enum CPUArchitecture: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The general registers in the order Swift's backtracer prints them in its JSON crash logs
-    /// (SwiftBacktraceLog restores it: JSON objects lose their member order).
+    /// (SwiftBacktraceLog restores it: JSON objects lose their member order). x86_64's is read
+    /// off real logs; aarch64's follows the backtracer's names (x0…x28, fp, lr, sp, pc) and has
+    /// not been seen in a real aarch64 log here (no aarch64 Swift toolchain).
     public var swiftBacktracerRegisterNames: [String] {
         switch self {
         case .x86_64:
