@@ -98,6 +98,20 @@ final class Aarch64SymbolicationTests: XCTestCase {
         }
     }
 
+    /// The own `.debug_line` reader (LineTable.swift) reads every unit of every aarch64 file
+    /// (none left to libdw) into exactly the rows libdw gives (LineTableReaderTests' check).
+    func testTheOwnLineTableReaderReadsAarch64UnitsAsLibdwDoes() throws {
+        for v in try buildVariants() {
+            let path = v.debugFile ?? v.object
+            let (own, libdw) = try LineTableReaderTests.walkBoth(path)
+            let a = LineTableReaderTests.view(own), b = LineTableReaderTests.view(libdw)
+            XCTAssertNil(LineTableReaderTests.firstDifference(a, b), v.name)
+            XCTAssertGreaterThan(b.address.count, 0, "\(v.name): libdw read no rows")
+            XCTAssertGreaterThan(own.lineTableUnits.own, 0, "\(v.name): our reader read no unit")
+            XCTAssertEqual(own.lineTableUnits.libdw, 0, "\(v.name): units left to libdw")
+        }
+    }
+
     /// The line of `text` in a probe source (1-based).
     func line(of text: String, in file: String) throws -> Int {
         let lines = try String(contentsOfFile: file, encoding: .utf8).components(separatedBy: "\n")
