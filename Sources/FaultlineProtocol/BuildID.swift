@@ -22,7 +22,7 @@ public struct BuildID: Hashable, Sendable, Comparable, CustomStringConvertible, 
     }
 
     /// Sentry's debug_id: first 16 bytes (zero padded), fields 0-3, 4-5, 6-7 byte-swapped
-    /// because ELF on x86_64 is little-endian (same as `uuid.UUID(bytes_le=…)`), age 0.
+    /// as Sentry does for little-endian ELF, x86_64's and aarch64's (same as `uuid.UUID(bytes_le=…)`), age 0.
     public var debugID: DebugID {
         var b = Array(bytes.prefix(16))
         while b.count < 16 { b.append(0) }

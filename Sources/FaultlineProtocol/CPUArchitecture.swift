@@ -8,6 +8,9 @@ public enum CPUArchitecture: String, Sendable, Hashable, CaseIterable {
 
     /// Reports written before `arch` existed all came from x86_64 builds of the crash core.
     public static let ofReportsWithoutArch: CPUArchitecture = .x86_64
+    /// An event that names no architecture (no `contexts.device.arch`, no image `arch`) is read
+    /// as x86_64's, as every event was before aarch64 support: its grouping stays as it was.
+    public static let ofEventsWithoutArch: CPUArchitecture = .x86_64
 
     /// The report's spelling (`uname -m`), or Sentry's (`arm64`, `amd64`); nil for others.
     public init?(name: String) {
@@ -16,6 +19,32 @@ public enum CPUArchitecture: String, Sendable, Hashable, CaseIterable {
         case "aarch64", "arm64", "arm64e": self = .aarch64
         default: return nil
         }
+    }
+
+    /// The architecture of an ELF header's `e_machine` (EM_X86_64, EM_AARCH64); nil for others.
+    public init?(elfMachine: UInt16) {
+        guard let a = Self.allCases.first(where: { $0.elfMachine == elfMachine }) else { return nil }
+        self = a
+    }
+
+    /// The ELF `e_machine` of this architecture's files.
+    public var elfMachine: UInt16 {
+        switch self {
+        case .x86_64: 62  // EM_X86_64
+        case .aarch64: 183  // EM_AARCH64
+        }
+    }
+
+    /// The architecture this code was compiled for (the in-process SDK's own); nil on others,
+    /// which the crash core does not support.
+    public static var host: CPUArchitecture? {
+        #if arch(x86_64)
+            .x86_64
+        #elseif arch(arm64)
+            .aarch64
+        #else
+            nil
+        #endif
     }
 
     /// Sentry's spelling, for `debug_meta.images[].arch` and `contexts.device.arch`.
@@ -36,6 +65,22 @@ public enum CPUArchitecture: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The general registers in the order Swift's backtracer prints them in its JSON crash logs
+    /// (SwiftBacktraceLog restores it: JSON objects lose their member order). x86_64's is read
+    /// off real logs; aarch64's follows the backtracer's names (x0…x28, fp, lr, sp, pc) and has
+    /// not been seen in a real aarch64 log here (no aarch64 Swift toolchain).
+    public var swiftBacktracerRegisterNames: [String] {
+        switch self {
+        case .x86_64:
+            ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "rflags", "cs", "fs", "gs"]
+        case .aarch64:
+            (0...28).map { "x\($0)" } + ["fp", "lr", "sp", "pc"]
+        }
+    }
+
+    /// Debian's multiarch directory name (`/usr/lib/<tuple>/`), where a module's libraries live.
+    public var multiarchTuple: String { rawValue + "-linux-gnu" }
+
     /// The register that holds the program counter.
     public var programCounterRegister: String {
         switch self {
@@ -53,5 +98,11 @@ public enum CPUArchitecture: String, Sendable, Hashable, CaseIterable {
         case .x86_64: 1
         case .aarch64: 4
         }
+    }
+
+    /// Where the call that pushed `returnAddress` lies: the address to look up in debug info for a
+    /// caller's frame. The one place the Swift side steps back from a return address.
+    public func callSite(ofReturnAddress returnAddress: UInt64) -> UInt64 {
+        returnAddress >= callSiteBackstep ? returnAddress - callSiteBackstep : returnAddress
     }
 }

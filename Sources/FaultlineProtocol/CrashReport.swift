@@ -120,7 +120,9 @@ public struct CrashReport: Sendable, Equatable {
             case .wrongFormat(let f): return "not a Faultline crash report (format \(f))"
             case .unsupportedVersion(let v): return "crash report version \(v) is newer than this reader (\(CrashReport.supportedVersion))"
             case .missingField(let f): return "crash report lacks \(f)"
-            case .unsupportedArchitecture(let a): return "crash report from an architecture this reader does not know (\(a)); x86_64 and aarch64 are read"
+            case .unsupportedArchitecture(let a):
+                return
+                    "crash report from an architecture this reader does not know (\(a)); \(CPUArchitecture.allCases.map(\.rawValue).joined(separator: " and ")) are read"
             }
         }
     }

@@ -17,16 +17,12 @@ public struct DebugImage: Sendable, Hashable {
         self.codeFile = codeFile; self.base = base; self.size = size; self.buildID = buildID; self.arch = arch
     }
 
-    /// The architecture this code was compiled for: the in-process SDK's images are this.
-    public static var hostArchitecture: String {
-        #if arch(x86_64)
-            "x86_64"
-        #elseif arch(arm64)
-            "arm64"
-        #else
-            "unknown"
-        #endif
-    }
+    /// The architecture this code was compiled for in Sentry's spelling: the in-process SDK's
+    /// images are this (CPUArchitecture.host; "unknown" where the crash core does not run).
+    public static var hostArchitecture: String { CPUArchitecture.host?.sentryName ?? "unknown" }
+
+    /// The image's architecture, when `arch` names one Faultline knows.
+    public var architecture: CPUArchitecture? { CPUArchitecture(name: arch) }
 
     /// Reads an entry; nil without a usable `image_addr`.
     public init?(json j: JSONValue) {

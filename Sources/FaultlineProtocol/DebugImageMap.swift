@@ -11,8 +11,13 @@ public struct DebugImageMap: Sendable {
     /// Sorted by base; for equal bases the first listed wins.
     public let images: [DebugImage]
     private let byBase: [UInt64: DebugImage]
+    /// The event's architecture, for frames whose image does not name one (or that lie in no
+    /// image): `contexts.device.arch`, else the first image's that names a known one.
+    public let architecture: CPUArchitecture
 
-    public init(_ images: [DebugImage]) {
+    /// - Parameter architecture: the event's, when it says; else the images' (CPUArchitecture.ofEventsWithoutArch without either).
+    public init(_ images: [DebugImage], architecture: CPUArchitecture? = nil) {
+        self.architecture = architecture ?? images.lazy.compactMap(\.architecture).first ?? .ofEventsWithoutArch
         var sorted: [DebugImage] = []
         var seen = Set<UInt64>()
         for i in images where seen.insert(i.base.value).inserted { sorted.append(i) }
@@ -23,7 +28,9 @@ public struct DebugImageMap: Sendable {
 
     /// The images of an event's `debug_meta.images`.
     public init(event: JSONValue) {
-        self.init((event["debug_meta"]?["images"]?.arrayValue ?? []).compactMap(DebugImage.init(json:)))
+        self.init(
+            (event["debug_meta"]?["images"]?.arrayValue ?? []).compactMap(DebugImage.init(json:)),
+            architecture: event["contexts"]?["device"]?["arch"]?.stringValue.flatMap(CPUArchitecture.init(name:)))
     }
 
     /// The image a frame names by its own `image_addr` if one starts there; else the image the

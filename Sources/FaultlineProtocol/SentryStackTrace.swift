@@ -16,6 +16,9 @@ public enum SentryStackTrace {
         public var imageAddress: UInt64?
         /// The frame as the event has it.
         public var json: JSONValue
+        /// The architecture its code ran on: its image's `arch`, else the event's. It says how
+        /// far back from a return address the call lies (`FrameAddress.lookupAddress(on:)`).
+        public var architecture: CPUArchitecture
         /// A Swift async frame (`data.faultline_async`): its address is a resume function's entry,
         /// exact like a program counter, whatever `instruction_addr_adjustment` says.
         public var isAsync: Bool { json["data"]?["faultline_async"]?.boolValue == true }
@@ -40,7 +43,7 @@ public enum SentryStackTrace {
         return raw.enumerated().map { i, f in
             let imageAddress = address(f["image_addr"])
             guard let addr = address(f["instruction_addr"]), addr != 0 else {
-                return Frame(index: i, address: nil, image: nil, imageAddress: imageAddress, json: f)
+                return Frame(index: i, address: nil, image: nil, imageAddress: imageAddress, json: f, architecture: images.architecture)
             }
             var isReturn: Bool
             switch adjustment {
@@ -50,9 +53,10 @@ public enum SentryStackTrace {
             }
             if f["data"]?["faultline_async"]?.boolValue == true { isReturn = false }
             let a = Address(addr)
+            let image = images.image(for: addr, imageAddress: imageAddress)
             return Frame(
                 index: i, address: isReturn ? .returnAddress(a) : .programCounter(a),
-                image: images.image(for: addr, imageAddress: imageAddress), imageAddress: imageAddress, json: f)
+                image: image, imageAddress: imageAddress, json: f, architecture: image?.architecture ?? images.architecture)
         }
     }
 

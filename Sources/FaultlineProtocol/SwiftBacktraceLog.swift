@@ -50,7 +50,7 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
     public struct Thread: Sendable, Equatable {
         public var name: String
         public var crashed: Bool
-        /// In the backtracer's order (x86_64: rax…r15, rip, rflags, cs, fs, gs).
+        /// In the backtracer's order (`CPUArchitecture.swiftBacktracerRegisterNames`).
         public var registers: [Register]
         public var frames: [Frame]
     }
@@ -138,11 +138,9 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
     private static func thread(_ t: JSONValue) -> Thread {
         var regs: [Register] = []
         if let r = t["registers"]?.objectValue {
-            // Object member order is lost in parsing; the backtracer's x86_64 order is restored.
-            let known = [
-                "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
-                "r12", "r13", "r14", "r15", "rip", "rflags", "cs", "fs", "gs"
-            ]
+            // Object member order is lost in parsing; the backtracer's order is restored (the
+            // architectures' register names do not overlap, so one list serves every log).
+            let known = CPUArchitecture.allCases.flatMap(\.swiftBacktracerRegisterNames)
             let order = known.filter { r[$0] != nil } + r.keys.filter { !known.contains($0) }.sorted()
             for name in order { if let v = r[name]?.stringValue.flatMap(Address.init(string:)) { regs.append(Register(name: name, value: v)) } }
         }
@@ -197,8 +195,8 @@ public struct SwiftBacktraceLog: Sendable, Equatable {
         ]
         if let hit = table.first(where: { $0.0 == description }) { return (hit.1, hit.2) }
         if description.hasPrefix("Signal "), let n = Int(description.dropFirst(7)) { return (n, "SIG\(n)") }
-        // A runtime failure is a trap (ud2): SIGILL on x86_64, SIGTRAP on arm64.
-        if runtimeFailure != nil { return architecture == "arm64" || architecture == "aarch64" ? (5, "SIGTRAP") : (4, "SIGILL") }
+        // A runtime failure is a trap: ud2 raises SIGILL on x86_64, brk SIGTRAP on aarch64.
+        if runtimeFailure != nil { return CPUArchitecture(name: architecture) == .aarch64 ? (5, "SIGTRAP") : (4, "SIGILL") }
         return nil
     }
 

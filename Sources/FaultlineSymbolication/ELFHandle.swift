@@ -180,7 +180,7 @@ final class ELFHandle {
         default: kind = .other
         }
         return ELFInfo(
-            path: path, buildID: buildID, hasDebugInfo: hasDebug, hasSymbols: hasSyms, kind: kind,
+            path: path, buildID: buildID, hasDebugInfo: hasDebug, hasSymbols: hasSyms, kind: kind, machine: ehdr.e_machine,
             firstLoadAddress: firstLoadAddress, debugLink: debugLink, fileSize: fileSize,
             debugCompression: compression)
     }

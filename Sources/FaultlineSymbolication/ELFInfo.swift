@@ -30,6 +30,11 @@ public struct ELFInfo: Sendable, Hashable {
     /// Has `.symtab` or `.dynsym` entries that name code.
     public var hasSymbols: Bool
     public var kind: Kind
+    /// The header's `e_machine`. Any machine is read: symbolication is architecture-neutral
+    /// (aarch64 files are symbolicated on x86_64 and the other way round).
+    public var machine: UInt16
+    /// The architecture, when `machine` is one Faultline's crash core runs on.
+    public var architecture: CPUArchitecture? { CPUArchitecture(elfMachine: machine) }
     /// Lowest address the file asks to be mapped at (first PT_LOAD, page-aligned): module-relative
     /// addresses (Sentry's `instruction_addr - image_addr`) plus this are ELF virtual addresses.
     public var firstLoadAddress: UInt64

@@ -12,16 +12,18 @@ import FaultlineProtocol
 public enum EventSymbolicator {
     /// Returns the new event and how many original frames were resolved and not resolved.
     public static func symbolicate(event: JSONValue, with symbolicator: Symbolicator) -> (event: JSONValue, resolved: Int, unresolved: Int) {
-        symbolicate(event: event) { image, address in
+        symbolicate(event: event) { image, address, architecture in
             symbolicator.symbolicate(
                 buildID: image.buildID, modulePath: image.codeFile,
-                relativeAddress: address.address.value &- image.base.value, isReturnAddress: address.isReturnAddress)
+                relativeAddress: address.address.value &- image.base.value, isReturnAddress: address.isReturnAddress,
+                architecture: architecture)
         }
     }
 
-    /// The same over any lookup: `lookup` gets each framed address with the image it lies in
-    /// (FaultlineProtocol's `SentryStackTrace` decides both, as it does for the server).
-    public static func symbolicate(event: JSONValue, lookup: (DebugImage, FrameAddress) -> SymbolicationOutcome)
+    /// The same over any lookup: `lookup` gets each framed address with the image it lies in and
+    /// the architecture it ran on (FaultlineProtocol's `SentryStackTrace` decides all three, as it
+    /// does for the server).
+    public static func symbolicate(event: JSONValue, lookup: (DebugImage, FrameAddress, CPUArchitecture) -> SymbolicationOutcome)
         -> (event: JSONValue, resolved: Int, unresolved: Int)
     {
         let images = DebugImageMap(event: event)
@@ -45,7 +47,7 @@ public enum EventSymbolicator {
 
     static func symbolicate(
         stacktrace: JSONValue, images: DebugImageMap,
-        lookup: (DebugImage, FrameAddress) -> SymbolicationOutcome
+        lookup: (DebugImage, FrameAddress, CPUArchitecture) -> SymbolicationOutcome
     ) -> (JSONValue, Int, Int) {
         var st = stacktrace
         var out: [JSONValue] = []
@@ -53,7 +55,7 @@ public enum EventSymbolicator {
         // Frames a previous run added for inlined calls are not read back; the out-of-line frame remains.
         for frame in SentryStackTrace.frames(of: stacktrace, images: images) {
             guard let address = frame.address else { out.append(frame.json); continue }
-            let outcome = frame.image.map { lookup($0, address) } ?? .unresolved(.notInAnyModule)
+            let outcome = frame.image.map { lookup($0, address, frame.architecture) } ?? .unresolved(.notInAnyModule)
             switch outcome {
             case .unresolved(let reason):
                 unresolved += 1

@@ -3,7 +3,8 @@
 // Public API (the contract the server and CLI code against):
 //   Symbolicator(locator:indexCacheDirectory:persistIndexes:)   — `persistIndexes` (default true)
 //       is the one addition to the agreed signature: `--no-cache` needs a way to skip the cache.
-//   symbolicate(buildID:modulePath:relativeAddress:isReturnAddress:) -> SymbolicationOutcome
+//   symbolicate(buildID:modulePath:relativeAddress:isReturnAddress:architecture:) -> SymbolicationOutcome
+//       (`architecture` joined the agreed signature with aarch64: it says how far back a call lies)
 //   symbolicate(objectFile:address:) for ELF virtual addresses (address mode).
 //   invalidate(buildID:), removePersistedIndex(buildID:)
 // SymbolicatedFrame gained `fromSymbolTable` (the ELF-symbol fallback says so) and
@@ -58,15 +59,17 @@ public final class Symbolicator: @unchecked Sendable {
     /// - Parameters:
     ///   - relativeAddress: runtime address − module base (Sentry's `instruction_addr - image_addr`);
     ///     the ELF's first load address is added here.
-    ///   - isReturnAddress: look up `address - 1` (inside the call instruction).
-    public func symbolicate(buildID: BuildID?, modulePath: String?, relativeAddress: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+    ///   - isReturnAddress: look up the call before it (`architecture.callSite(ofReturnAddress:)`).
+    ///   - architecture: the crashed process's (the event's or report's), which says how far
+    ///     back the call lies: 1 byte on x86_64, 4 on aarch64.
+    public func symbolicate(
+        buildID: BuildID?, modulePath: String?, relativeAddress: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture
+    ) -> SymbolicationOutcome {
         guard buildID != nil || (modulePath.map { !$0.isEmpty } ?? false) else { return .unresolved(.notInAnyModule) }
-        switch module(buildID: buildID, modulePath: modulePath, hints: { [relativeAddress &+ $0 &- (isReturnAddress && relativeAddress &+ $0 > 0 ? 1 : 0)] }) {
+        func lookup(_ elfAddress: UInt64) -> UInt64 { isReturnAddress ? architecture.callSite(ofReturnAddress: elfAddress) : elfAddress }
+        switch module(buildID: buildID, modulePath: modulePath, hints: { [lookup(relativeAddress &+ $0)] }) {
         case .unresolved(let r): return .unresolved(r)
-        case .loaded(let m):
-            var a = relativeAddress &+ m.firstLoadAddress
-            if isReturnAddress && a > 0 { a -= 1 }
-            return m.frames(at: a, inferLineZero: true)
+        case .loaded(let m): return m.frames(at: lookup(relativeAddress &+ m.firstLoadAddress), inferLineZero: true)
         }
     }
 

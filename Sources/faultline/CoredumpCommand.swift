@@ -39,7 +39,7 @@ enum CoredumpCommand {
           0  report written (its `core.incomplete` says when the core was cut short or the time ran out)
           1  the spool directory or the report could not be written
           2  usage error
-          3  stdin is not an x86_64 ELF core, or ended before its notes
+          3  stdin is not an \(CoreLayout.architecture.rawValue) ELF core, or ended before its notes
         Errors go to stderr and to syslog (the kernel gives a pipe handler no terminal).
         """
 

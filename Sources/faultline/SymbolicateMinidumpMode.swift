@@ -34,7 +34,7 @@ enum SymbolicateMinidumpMode {
             return nil
         }
         let lookup = ModuleFileLookup { buildID, modulePath, kind in
-            for path in candidatePaths(modulePath) {
+            for path in candidatePaths(modulePath, architecture: dump.systemInfo?.architecture.flatMap(CPUArchitecture.init(name:))) {
                 let found = locator.locate(buildID: buildID, modulePath: path)
                 if let file = kind == .executable ? found.moduleFile : (found.debugFile ?? found.symbolsOnlyFile) { return file }
             }
@@ -49,8 +49,10 @@ enum SymbolicateMinidumpMode {
     /// Where a module named in a dump may be on this machine: its path, or — Crashpad names
     /// system libraries by soname — the library directories the loader searches. A file found
     /// there is used only when its build-id is the module's (the locator's rule).
-    static func candidatePaths(_ modulePath: String) -> [String] {
+    /// The multiarch directories are the dump's architecture's (the host's when it names none).
+    static func candidatePaths(_ modulePath: String, architecture: CPUArchitecture?) -> [String] {
         if modulePath.hasPrefix("/") || modulePath.isEmpty { return [modulePath] }
-        return ["/lib/x86_64-linux-gnu/", "/usr/lib/x86_64-linux-gnu/", "/lib64/", "/usr/lib64/", "/lib/", "/usr/lib/"].map { $0 + modulePath }
+        let tuple = (architecture ?? CPUArchitecture.host ?? AMD64Context.architecture).multiarchTuple
+        return ["/lib/\(tuple)/", "/usr/lib/\(tuple)/", "/lib64/", "/usr/lib64/", "/lib/", "/usr/lib/"].map { $0 + modulePath }
     }
 }

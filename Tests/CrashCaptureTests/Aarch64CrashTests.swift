@@ -12,53 +12,18 @@ final class Aarch64CrashTests: XCTestCase {
     var crashDir: String { dataDir + "/crashes" }
     var programs: String { dataDir + "/programs" }
 
-    /// The aarch64 preload library, built once for the class.
-    nonisolated(unsafe) static var preloadDirectory: String?
-
     override func setUpWithError() throws {
         dataDir = TestSupport.makeTemporaryDirectory("aarch64")
-        // Not a skip: CI installs these (tools/setup), so their absence is a broken machine.
-        for tool in ["qemu-aarch64", "aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "aarch64-linux-gnu-nm"] {
-            guard (try? TestSupport.shell("command -v \(tool)")) != nil else {
-                throw MissingTool(name: tool)
-            }
-        }
-        if Self.preloadDirectory == nil {
-            let shared = TestSupport.makeTemporaryDirectory("aarch64-preload")
-            _ = try TestSupport.shell("'\(TestSupport.repositoryRoot().path)/tools/build-preload' --arch aarch64 '\(shared)'")
-            Self.preloadDirectory = shared
-        }
+        try Aarch64Emulation.requireTools()
         try FileManager.default.createDirectory(atPath: programs, withIntermediateDirectories: true)
-    }
-
-    struct MissingTool: Error, CustomStringConvertible {
-        var name: String
-        var description: String { "\(name) is missing: run tools/setup (it installs qemu-user and the aarch64 cross compilers)" }
     }
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: dataDir) }
 
-    var preload: String { (Self.preloadDirectory ?? "") + "/libfaultline-preload.so" }
+    func buildCrasher() throws -> String { try Aarch64Emulation.buildCrasher(in: programs) }
 
-    /// The probe sources, compiled for aarch64 with debug info: the crasher linked against the
-    /// crash library beside it.
-    func buildCrasher() throws -> String {
-        let sources = TestSupport.repositoryRoot().appendingPathComponent("Tests/CrashProbes/aarch64").path
-        _ = try TestSupport.shell(
-            "aarch64-linux-gnu-gcc -g -O1 -shared -fPIC '\(sources)/crash_library.c' -o '\(programs)/libcrashlib.so' && "
-                + "aarch64-linux-gnu-gcc -g -O1 -pthread '\(sources)/crasher.c' -o '\(programs)/crasher' "
-                + "-L'\(programs)' -lcrashlib -Wl,-rpath,'$ORIGIN'")
-        return programs + "/crasher"
-    }
-
-    /// Runs an aarch64 program under qemu-aarch64 with the preload library. The guest's loader
-    /// and C library are Debian's arm64 multiarch ones (no -L prefix: the cross toolchain's
-    /// sysroot holds another build of glibc, and mixing its loader with the multiarch libc hangs
-    /// the first pthread_create). No core file: the shell sets the limit to 0 before exec.
     func runUnderEmulation(_ program: String, _ arguments: [String]) throws -> TestSupport.Outcome {
-        try TestSupport.run(
-            "/bin/sh", ["-c", "ulimit -c 0; exec \"$@\"", "sh", "qemu-aarch64", "-E", "LD_PRELOAD=\(preload)", program] + arguments,
-            environment: ["FAULTLINE_CRASH_DIR": crashDir, "FAULTLINE_RELEASE": "aarch64-probe@1"], timeout: 120)
+        try Aarch64Emulation.run(program, arguments, crashDirectory: crashDir, environment: ["FAULTLINE_RELEASE": "aarch64-probe@1"])
     }
 
     func onlyReport(file: StaticString = #filePath, line: UInt = #line) throws -> CrashReport {
@@ -67,21 +32,13 @@ final class Aarch64CrashTests: XCTestCase {
         return try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(reports.first, file: file, line: line))))
     }
 
-    /// A function's address range in an aarch64 ELF file, from its symbol table.
-    func symbolRange(_ name: String, in binary: String) throws -> ClosedRange<UInt64> {
-        let out = try TestSupport.shell("aarch64-linux-gnu-nm -S --defined-only '\(binary)' | grep -E ' [tT] \(name)$'")
-        let f = out.split(separator: " ")
-        let start = try XCTUnwrap(UInt64(f[0], radix: 16)), size = try XCTUnwrap(UInt64(f[1], radix: 16))
-        return start...(start + size - 1)
-    }
-
     /// Whether some frame's call site (pc, or return address − 4) lies in `function` of the module at `path`.
     func hasFrame(_ r: CrashReport, in function: String, of path: String) throws -> Bool {
         let module = try XCTUnwrap(r.modules.first { $0.path == path }, "module \(path) in \(r.modules.map(\.path))")
-        let range = try symbolRange(function, in: path)
+        let range = try Aarch64Emulation.symbolRange(function, in: path)
         return r.frames.contains { frame in
-            let callSite = frame.isReturnAddress ? frame.address.value - r.architecture.callSiteBackstep : frame.address.value
-            return module.contains(Address(callSite)) && range.contains(callSite - module.base.value)
+            let callSite = frame.lookupAddress(on: r.architecture)
+            return module.contains(callSite) && range.contains(callSite.value - module.base.value)
         }
     }
 
@@ -191,7 +148,7 @@ final class Aarch64CrashTests: XCTestCase {
     // MARK: Signal safety of the aarch64 objects
 
     func testAarch64CrashPathObjectsImportOnlyAsyncSignalSafeFunctions() throws {
-        let objects = (Self.preloadDirectory ?? "") + "/objects"
+        let objects = try Aarch64Emulation.preloadDirectory() + "/objects"
         let findings = try CrashPathImports.check(objectsIn: objects, nm: "aarch64-linux-gnu-nm", unwindPrefix: "_Uaarch64_")
         XCTAssertEqual(findings.missingObjects, [], "tools/build-preload leaves one object per source in \(objects)")
         XCTAssertEqual(findings.offending, [], "aarch64 crash-path objects import functions that are not async-signal-safe")

@@ -69,7 +69,7 @@ final class CrashCaptureTests: XCTestCase {
             // address falls inside the probe's symbol.
             let range = try symbolRange(function)
             let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
-            let hits = r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) }
+            let hits = r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress(on: r.architecture).value - exe.base.value) }
             XCTAssertTrue(hits, "\(mode): no frame inside \(function) \(range)")
         }
     }
@@ -90,7 +90,7 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.frames.first?.address.value, 0)
         let range = try symbolRange("probe_call_null")
         let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
-        XCTAssertTrue(range.contains(r.frames[1].lookupAddress.value - exe.base.value), "frame 1 is the caller")
+        XCTAssertTrue(range.contains(r.frames[1].lookupAddress(on: r.architecture).value - exe.base.value), "frame 1 is the caller")
     }
 
     // MARK: Swift traps
@@ -522,7 +522,7 @@ final class CrashCaptureTests: XCTestCase {
         let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
         let range = try symbolRange("probe_segv_while_loader_lock_held")
         XCTAssertTrue(
-            r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress.value - exe.base.value) },
+            r.frames.contains { exe.contains($0.address) && range.contains($0.lookupAddress(on: r.architecture).value - exe.base.value) },
             "the frame-pointer walk reaches the caller")
     }
 

@@ -10,7 +10,7 @@ final class OwnFrameTitleTests: XCTestCase {
     static let app = BuildID(hex: "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1")!
 
     struct InlinedWrapper: FrameSymbolicating {
-        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
             .resolved([
                 SymbolicatedFrame(
                     function: "Faultline.capture(_:)", mangledFunction: "$s9Faultline7captureyys5Error_pF",

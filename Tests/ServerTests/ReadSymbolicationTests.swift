@@ -19,13 +19,13 @@ final class GatedSymbolicator: FrameSymbolicating, @unchecked Sendable {
 
     init(_ inner: FrameSymbolicating) { self.inner = inner }
 
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
         let open = state.withLock { s in
             s.calls[offset, default: 0] += 1
             return s.open
         }
         if !open { gate.wait(); gate.signal() }
-        return inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
+        return inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress, architecture: architecture)
     }
     func invalidate(buildID: BuildID) { inner.invalidate(buildID: buildID) }
     func prepare(buildID: BuildID) { inner.prepare(buildID: buildID) }

@@ -319,7 +319,9 @@ final class ReleaseRecipeTests: XCTestCase {
 /// Resolves nothing and takes its time to build an index: a backfill that outlasts `--timeout`.
 struct SlowToPrepare: FrameSymbolicating {
     let seconds: Double
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome { .unresolved(.missingDebugFile) }
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
+        .unresolved(.missingDebugFile)
+    }
     func invalidate(buildID: BuildID) {}
     func prepare(buildID: BuildID) { Thread.sleep(forTimeInterval: seconds) }
 }

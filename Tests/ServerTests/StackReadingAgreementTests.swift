@@ -53,7 +53,7 @@ final class StackReadingAgreementTests: XCTestCase {
     /// Caller-first, as the CLI walks them.
     func readByCLI(_ event: JSONValue) -> [Read] {
         var reads: [Read] = []
-        let (out, _, _) = EventSymbolicator.symbolicate(event: event) { image, address in
+        let (out, _, _) = EventSymbolicator.symbolicate(event: event) { image, address, _ in
             reads.append(Read(module: image.codeFile, offset: address.address.value - image.base.value, isReturn: address.isReturnAddress))
             return .unresolved(.missingDebugFile)
         }

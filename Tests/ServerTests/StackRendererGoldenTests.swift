@@ -45,7 +45,7 @@ final class StackRendererGoldenTests: XCTestCase {
     }()
 
     struct TableSymbolicator: FrameSymbolicating {
-        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
             StackRendererGoldenTests.symbols["\(buildID.hex)+\(String(offset, radix: 16))"] ?? .unresolved(.missingDebugFile)
         }
         func invalidate(buildID: BuildID) {}
@@ -56,10 +56,10 @@ final class StackRendererGoldenTests: XCTestCase {
     }
 
     /// The outermost frame is still being looked up when the server renders.
-    var pending: Set<FrameLookup> { [FrameLookup(buildID: BuildID(hex: Self.libc)!, offset: 0x29d90, isReturnAddress: true)] }
+    var pending: Set<FrameLookup> { [FrameLookup(buildID: BuildID(hex: Self.libc)!, offset: 0x29d90, isReturnAddress: true, architecture: .x86_64)] }
 
     func testBacktraceText() throws {
-        let symbolicated = EventSymbolicator.symbolicate(event: try event()) { image, address in
+        let symbolicated = EventSymbolicator.symbolicate(event: try event()) { image, address, _ in
             Self.symbols["\(image.buildID?.hex ?? "-")+\(String(address.address.value - image.base.value, radix: 16))"] ?? .unresolved(.missingDebugFile)
         }.event
         var text = "== faultline symbolicate ==\n" + BacktraceText.render(event: symbolicated)

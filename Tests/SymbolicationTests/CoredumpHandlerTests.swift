@@ -64,6 +64,8 @@ final class CoredumpHandlerTests: XCTestCase {
         XCTAssertEqual(lines.count, 1, events.description)
         let event = try JSONValue.parse(Data(lines[0].utf8))
         XCTAssertEqual(event["event_id"]?.stringValue, report?["event_id"]?.stringValue)
+        XCTAssertEqual(report?["arch"]?.stringValue, "x86_64", "the core reader's one architecture, named in its report")
+        XCTAssertEqual(event["contexts"]?["device"]?["arch"]?.stringValue, "x86_64")
         XCTAssertEqual(event["contexts"]?["process"]?["pid"]?.int64Value, 4242, "%P is the pid the host knows")
         XCTAssertEqual(event["exception"]?["values"]?[0]?["type"]?.stringValue, "SIGSEGV")
         XCTAssertEqual(event["threads"]?["values"]?.arrayValue?.count, 2, "both threads of the program")

@@ -41,7 +41,8 @@ final class DirectoryEntryTests: XCTestCase {
         let symbolicator = Symbolicator(
             locator: DebugFileLocator(explicitFiles: [exe], searchSystem: false), indexCacheDirectory: root + "/cache", persistIndexes: false)
         let id = try XCTUnwrap(try ELFInfo.read(path: exe).buildID)
-        let frames = try XCTUnwrap(symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: lo, isReturnAddress: false).frames)
+        let frames = try XCTUnwrap(
+            symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: lo, isReturnAddress: false, architecture: .x86_64).frames)
         XCTAssertEqual(frames.last?.file, "./nptl/pthread_kill.c")
         XCTAssertEqual(
             DWARFIndexBuilder.join("./nptl/pthread_kill.c", compDir: "./nptl", version5Directories: ["./nptl", "../include"]), "./nptl/pthread_kill.c")

@@ -41,7 +41,7 @@ final class FixtureVariantTests: XCTestCase {
         let info = try ELFInfo.read(path: v.module)
         return s.symbolicate(
             buildID: info.buildID, modulePath: v.module,
-            relativeAddress: address - info.firstLoadAddress + (isReturn ? 1 : 0), isReturnAddress: isReturn)
+            relativeAddress: address - info.firstLoadAddress + (isReturn ? 1 : 0), isReturnAddress: isReturn, architecture: .x86_64)
     }
 
     typealias Expected = [(function: String, line: Int)]
@@ -198,15 +198,16 @@ final class FixtureVariantTests: XCTestCase {
         let loc = DebugFileLocator(explicitFiles: ["\(d)/cxx-O2.debug"], searchSystem: false)
         let s = Symbolicator(locator: loc, indexCacheDirectory: nil, persistIndexes: false)
         let id = try buildID("\(d)/c-O2.bare")
-        let outcome = s.symbolicate(buildID: id, modulePath: "\(d)/does-not-exist", relativeAddress: 0x1170, isReturnAddress: false)
+        let outcome = s.symbolicate(buildID: id, modulePath: "\(d)/does-not-exist", relativeAddress: 0x1170, isReturnAddress: false, architecture: .x86_64)
         XCTAssertEqual(outcome, .unresolved(.buildIDMismatch))
         // A module path whose file is another build: also a mismatch, not a wrong answer.
-        let other = s.symbolicate(buildID: id, modulePath: "\(d)/cxx-O2.full", relativeAddress: 0x1170, isReturnAddress: false)
+        let other = s.symbolicate(buildID: id, modulePath: "\(d)/cxx-O2.full", relativeAddress: 0x1170, isReturnAddress: false, architecture: .x86_64)
         XCTAssertEqual(other, .unresolved(.buildIDMismatch))
         let missing = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
-            .symbolicate(buildID: id, modulePath: nil, relativeAddress: 0x1170, isReturnAddress: false)
+            .symbolicate(buildID: id, modulePath: nil, relativeAddress: 0x1170, isReturnAddress: false, architecture: .x86_64)
         XCTAssertEqual(missing, .unresolved(.missingDebugFile))
-        XCTAssertEqual(s.symbolicate(buildID: nil, modulePath: nil, relativeAddress: 1, isReturnAddress: false), .unresolved(.notInAnyModule))
+        XCTAssertEqual(
+            s.symbolicate(buildID: nil, modulePath: nil, relativeAddress: 1, isReturnAddress: false, architecture: .x86_64), .unresolved(.notInAnyModule))
     }
 
     func testModuleWithoutBuildIDIsOnlyUsedWhenNoneWasAskedFor() throws {
@@ -218,8 +219,9 @@ final class FixtureVariantTests: XCTestCase {
         let id = try buildID("\(d)/c-O2.full")
         let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
         let rel = try XCTUnwrap(try Fixtures.markers("c-O2")["c_outer"])
-        XCTAssertEqual(s.symbolicate(buildID: id, modulePath: path, relativeAddress: rel, isReturnAddress: false), .unresolved(.buildIDMismatch))
-        guard case .resolved(let f) = s.symbolicate(buildID: nil, modulePath: path, relativeAddress: rel, isReturnAddress: false) else {
+        XCTAssertEqual(
+            s.symbolicate(buildID: id, modulePath: path, relativeAddress: rel, isReturnAddress: false, architecture: .x86_64), .unresolved(.buildIDMismatch))
+        guard case .resolved(let f) = s.symbolicate(buildID: nil, modulePath: path, relativeAddress: rel, isReturnAddress: false, architecture: .x86_64) else {
             return XCTFail("a module without a build-id is still usable by path")
         }
         XCTAssertEqual(f.first?.function, "entry_c")
@@ -289,11 +291,15 @@ final class FixtureVariantTests: XCTestCase {
         let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
         let syms = Fixtures.functionSymbols(module)
         let addresses = syms.flatMap { sym in stride(from: sym.0, to: sym.0 + sym.1, by: 3).map { $0 } }
-        let reference = addresses.map { s.symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: $0, isReturnAddress: false) }
+        let reference = addresses.map {
+            s.symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: $0, isReturnAddress: false, architecture: .x86_64)
+        }
         let fresh = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
         let results = Mutex<[[SymbolicationOutcome]]>(Array(repeating: [], count: 8))
         DispatchQueue.concurrentPerform(iterations: 8) { t in
-            let r = addresses.map { fresh.symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: $0, isReturnAddress: false) }
+            let r = addresses.map {
+                fresh.symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: $0, isReturnAddress: false, architecture: .x86_64)
+            }
             results.withLock { $0[t] = r }
         }
         for r in results.withLock({ $0 }) { XCTAssertEqual(r, reference) }

@@ -12,7 +12,8 @@ final class IndexCacheTests: XCTestCase {
     func lookup(_ module: String, _ address: UInt64, locator: DebugFileLocator = DebugFileLocator(searchSystem: false)) throws -> SymbolicationOutcome {
         let info = try ELFInfo.read(path: module)
         return Symbolicator(locator: locator, indexCacheDirectory: dir)
-            .symbolicate(buildID: info.buildID, modulePath: module, relativeAddress: address - info.firstLoadAddress, isReturnAddress: false)
+            .symbolicate(
+                buildID: info.buildID, modulePath: module, relativeAddress: address - info.firstLoadAddress, isReturnAddress: false, architecture: .x86_64)
     }
 
     func testIndexIsPersistedAndReusedWithoutTheDebugFile() throws {
@@ -81,16 +82,19 @@ final class IndexCacheTests: XCTestCase {
         let id = try XCTUnwrap(info.buildID)
         let s = Symbolicator(locator: DebugFileLocator(debugDirectories: [store + "/.build-id"], searchSystem: false), indexCacheDirectory: store)
         let rel = addr - info.firstLoadAddress
-        guard case .resolved(let before) = s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false) else {
+        guard case .resolved(let before) = s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false, architecture: .x86_64)
+        else {
             // No module path and no debug file: nothing to read at all.
             let (x, y) = id.buildIDPathComponents
             try FileManager.default.createDirectory(atPath: "\(store)/.build-id/\(x)", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: "\(d)/c-O2.debug", toPath: "\(store)/.build-id/\(x)/\(y).debug")
             XCTAssertEqual(
-                s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false), .unresolved(.missingDebugFile),
+                s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false, architecture: .x86_64),
+                .unresolved(.missingDebugFile),
                 "the negative result is remembered until invalidated")
             s.invalidate(buildID: id)
-            guard case .resolved(let after) = s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false) else {
+            guard case .resolved(let after) = s.symbolicate(buildID: id, modulePath: nil, relativeAddress: rel, isReturnAddress: false, architecture: .x86_64)
+            else {
                 return XCTFail("not resolved after invalidate")
             }
             XCTAssertEqual(after.first?.function, "level4")

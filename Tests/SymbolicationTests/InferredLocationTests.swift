@@ -21,7 +21,7 @@ final class InferredLocationTests: XCTestCase {
         var inferredCount = 0, sawRuntimeFailure = false
         for a in lo..<(lo + size) {
             guard let objFrames = try symbolicator.symbolicate(objectFile: exe, address: a).frames,
-                let report = symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: a, isReturnAddress: false).frames
+                let report = symbolicator.symbolicate(buildID: id, modulePath: exe, relativeAddress: a, isReturnAddress: false, architecture: .x86_64).frames
             else { continue }
             XCTAssertEqual(objFrames.count, report.count)
             XCTAssertFalse(objFrames.contains { $0.isInferred }, "--obj mode never infers")

@@ -1,4 +1,5 @@
 // The ELF header and program headers of an x86_64 Linux core file (Elf64_Ehdr, Elf64_Phdr).
+import FaultlineProtocol
 import FoundationEssentials
 
 /// What a core file is made of: its segments. Read from the first bytes of the file (the kernel
@@ -20,7 +21,9 @@ public struct CoreLayout: Sendable, Equatable {
     static let PT_LOAD: UInt32 = 1
     static let PT_NOTE: UInt32 = 4
     static let ET_CORE: UInt16 = 4
-    static let EM_X86_64: UInt16 = 62
+    /// The one architecture whose cores this reader reads (NT_PRSTATUS's register layout,
+    /// CoreThreadSource's DWARF numbering); docs/AARCH64.md lists aarch64 cores as not yet read.
+    public static let architecture: CPUArchitecture = .x86_64
     static let headerSize = 64
     static let programHeaderSize = 56
     /// e_phnum's escape value: the real count is in section header 0, which the kernel writes at
@@ -46,7 +49,9 @@ public struct CoreLayout: Sendable, Equatable {
         guard header.count >= headerSize, header.starts(with: [0x7f, 0x45, 0x4c, 0x46]) else { throw .notACore("no ELF header") }
         guard header[4] == 2, header[5] == 1 else { throw .unsupported("not a 64-bit little-endian ELF file") }
         guard b.u16(16) == ET_CORE else { throw .notACore("ELF type \(b.u16(16) ?? 0), not ET_CORE") }
-        guard b.u16(18) == EM_X86_64 else { throw .unsupported("machine \(b.u16(18) ?? 0), only x86_64 cores are read") }
+        guard b.u16(18) == architecture.elfMachine else {
+            throw .unsupported("machine \(b.u16(18) ?? 0), only \(architecture.rawValue) cores are read")
+        }
         guard let phoff = b.u64(32), let phentsize = b.u16(54), let phnum = b.u16(56) else { throw .notACore("truncated ELF header") }
         guard phentsize == programHeaderSize else { throw .notACore("program header size \(phentsize)") }
         guard phnum != PN_XNUM else { throw .unsupported("more than 65,534 mappings (PN_XNUM)") }

@@ -125,8 +125,8 @@ public struct CoreNotes: Sendable {
         }
     }
 
-    /// Where each register of `CPUArchitecture.x86_64.registerNames` sits in pr_reg.
-    static let reportRegisters: [(name: String, index: Int)] = CPUArchitecture.x86_64.registerNames.compactMap { name in
+    /// Where each register of `CoreLayout.architecture.registerNames` sits in pr_reg.
+    static let reportRegisters: [(name: String, index: Int)] = CoreLayout.architecture.registerNames.compactMap { name in
         userRegsOrder.firstIndex(of: name).map { (name, $0) }
     }
 

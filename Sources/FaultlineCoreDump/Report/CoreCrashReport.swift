@@ -49,7 +49,7 @@ public enum CoreCrashReport {
         }
         var report: [String: JSONValue] = [
             "format": .string(CrashReport.formatName), "version": .int(Int64(CrashReport.supportedVersion)),
-            "event_id": .string(eventID),
+            "arch": .string(CoreLayout.architecture.rawValue), "event_id": .string(eventID),
             "timestamp": ["sec": .int(Int64(timestamp.rounded(.down))), "nsec": .int(Int64((timestamp - timestamp.rounded(.down)) * 1e9))],
             "process": ["pid": .int(Int64(hints.pid ?? notes.process?.pid ?? crashing.tid)), "executable": .string(executable)],
             "thread": ["tid": .int(Int64(crashing.tid)), "name": .string(threadName(crashing.tid, notes: notes, hints: hints, crashing: true))],

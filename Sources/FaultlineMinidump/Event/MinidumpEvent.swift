@@ -15,7 +15,8 @@ public enum MinidumpEvent {
         skeleton.contexts = contexts(dump)
         var event = skeleton.fields
 
-        let arch = dump.systemInfo?.architecture ?? "x86_64"
+        // Without a system info stream, the architecture is the one whose context the walker read.
+        let arch = dump.systemInfo?.architecture ?? AMD64Context.architecture.sentryName
         let images = dump.modules.map {
             DebugImage(codeFile: $0.path, base: Address($0.base), size: $0.size, buildID: $0.buildID, arch: arch)
         }

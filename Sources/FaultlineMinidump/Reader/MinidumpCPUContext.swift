@@ -1,4 +1,5 @@
 // A thread's registers as the dump saved them: MD_CONTEXT_AMD64 read, other CPUs kept as raw flags.
+import FaultlineProtocol
 
 /// The registers of one thread (or of the exception) as the dump stored them.
 public enum MinidumpCPUContext: Hashable, Sendable {
@@ -24,6 +25,8 @@ public enum MinidumpCPUContext: Hashable, Sendable {
 
 /// x86_64 registers (`MDRawContextAMD64`); only what the context flags say was saved is meaningful.
 public struct AMD64Context: Hashable, Sendable {
+    /// The architecture of this context, the only one the minidump walker reads.
+    public static let architecture: CPUArchitecture = .x86_64
     static let cpuFlag: UInt32 = 0x0010_0000
     static let size: UInt32 = 1232
     /// `MD_CONTEXT_AMD64_CONTROL`: rip, rsp, eflags, cs, ss.

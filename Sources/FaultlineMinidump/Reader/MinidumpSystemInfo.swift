@@ -1,4 +1,5 @@
 // The system-info stream: CPU architecture and count, operating system and its version.
+import FaultlineProtocol
 
 /// What machine and system the process ran on.
 public struct MinidumpSystemInfo: Hashable, Sendable {
@@ -18,10 +19,10 @@ public struct MinidumpSystemInfo: Hashable, Sendable {
     /// The architecture in Sentry's spelling (`x86_64`, `arm64`, `x86`, `arm`), nil if unknown.
     public var architecture: String? {
         switch processorArchitecture {
-        case 9: "x86_64"
+        case 9: CPUArchitecture.x86_64.sentryName
         case 0: "x86"
         case 5: "arm"
-        case 12, 0x8003: "arm64"
+        case 12, 0x8003: CPUArchitecture.aarch64.sentryName
         default: nil
         }
     }

@@ -45,8 +45,9 @@ final class UnwindSession {
         callbacks.initialize(to: Dwfl_Callbacks(find_elf: nil, find_debuginfo: nil, section_address: nil, debuginfo_path: nil))
         threadCallbacks.initialize(to: Dwfl_Thread_Callbacks())
         Self.writeArchitectureHeader(architectureImage)
-        guard dump.systemInfo?.architecture ?? "x86_64" == "x86_64" else {
-            unavailable = "a \(dump.systemInfo?.architecture ?? "unknown") dump: only x86_64 is walked with CFI"
+        let walked = AMD64Context.architecture
+        guard dump.systemInfo?.architecture.map({ CPUArchitecture(name: $0) == walked }) ?? true else {
+            unavailable = "a \(dump.systemInfo?.architecture ?? "unknown") dump: only \(walked.rawValue) is walked with CFI"
             return
         }
         open(lookup: lookup)
@@ -278,13 +279,14 @@ final class UnwindSession {
         return String(cString: m)
     }
 
-    /// ELF64, little-endian, ET_EXEC for EM_X86_64: all libdwfl needs to pick its x86_64 backend.
+    /// ELF64, little-endian, ET_EXEC for the walked architecture's machine: all libdwfl needs to
+    /// pick its backend.
     private static func writeArchitectureHeader(_ p: UnsafeMutableRawPointer) {
         p.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
         let ident: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1]
         for (i, b) in ident.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
         p.storeBytes(of: UInt16(2).littleEndian, toByteOffset: 16, as: UInt16.self)  // e_type ET_EXEC
-        p.storeBytes(of: UInt16(62).littleEndian, toByteOffset: 18, as: UInt16.self)  // e_machine EM_X86_64
+        p.storeBytes(of: AMD64Context.architecture.elfMachine.littleEndian, toByteOffset: 18, as: UInt16.self)  // e_machine
         p.storeBytes(of: UInt32(1).littleEndian, toByteOffset: 20, as: UInt32.self)  // e_version
         p.storeBytes(of: UInt16(64).littleEndian, toByteOffset: 52, as: UInt16.self)  // e_ehsize
         p.storeBytes(of: UInt16(56).littleEndian, toByteOffset: 54, as: UInt16.self)  // e_phentsize

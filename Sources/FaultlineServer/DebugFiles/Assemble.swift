@@ -238,6 +238,8 @@ public final class Assembler: Sendable {
     }
 
     func dif(_ r: DebugFileRecord, name: String) -> JSONValue {
+        // The architecture is the stored file's own (its ELF header), read when the client is told.
+        let stored = [debugFiles.debugInfoPath(r.buildID), debugFiles.executablePath(r.buildID)].lazy.compactMap { try? ELFInfo.read(path: $0) }.first
         var features: [JSONValue] = []
         if r.hasDebugInfo { features.append("debug") }
         if r.hasSymbols { features.append("symtab") }
@@ -245,7 +247,7 @@ public final class Assembler: Sendable {
         return [
             "id": .string(r.buildID.hex), "uuid": .string(r.buildID.debugID.description),
             "debugId": .string(r.buildID.debugID.description), "codeId": .string(r.buildID.hex),
-            "objectName": .string(r.name.isEmpty ? Self.displayName(name) : r.name), "cpuName": "x86_64",
+            "objectName": .string(r.name.isEmpty ? Self.displayName(name) : r.name), "cpuName": .string(stored?.architecture?.sentryName ?? "unknown"),
             "symbolType": "elf", "headers": [:], "size": .int(r.size), "sha1": "", "dateCreated": "",
             // symbolic's ObjectKind names: "dbg" for a debug companion, "exe" for a file with code.
             "data": ["type": r.isExecutable ? "exe" : "dbg", "features": .array(features)]

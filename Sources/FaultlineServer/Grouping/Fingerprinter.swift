@@ -29,7 +29,9 @@ public enum Fingerprinter {
         var culprit: String?
         for frame in stack.frames {
             if let b = frame.buildID,
-                let resolved = symbolicator.resolve(buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress).frames,
+                let resolved = symbolicator.resolve(
+                    buildID: b, modulePath: frame.module, offset: frame.offset, isReturnAddress: frame.isReturnAddress, architecture: frame.architecture
+                ).frames,
                 resolved.contains(where: { $0.function != nil })
             {
                 // Faultline's own frames (thread-start wrapper, handler) never group an issue.

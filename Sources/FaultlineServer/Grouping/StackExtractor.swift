@@ -48,6 +48,7 @@ public enum StackExtractor {
         var frame = StackFrame(
             buildID: f.image?.buildID, offset: addr >= base ? addr - base : addr, isReturnAddress: address.isReturnAddress,
             inApp: inApp, module: module, clientFunction: clientFunction, isAsync: f.isAsync)
+        frame.architecture = f.architecture
         frame.isFaultline = own
         return frame
     }

@@ -8,8 +8,13 @@ public struct StackFrame: Sendable, Hashable {
     public var buildID: BuildID?
     /// Address relative to the module's load address (or absolute when no module matched).
     public var offset: UInt64
-    /// Return addresses point after the call; the symbolicator looks up `offset - 1` for them.
+    /// Return addresses point after the call; the symbolicator looks up the call before them
+    /// (`architecture.callSite(ofReturnAddress:)`).
     public var isReturnAddress: Bool
+    /// The architecture the frame's code ran on (its image's, else the event's): how far back
+    /// from a return address the call lies. Encoded only when not x86_64, so stacks stored
+    /// before aarch64 support keep their keys.
+    public var architecture: CPUArchitecture = .ofEventsWithoutArch
     public var inApp: Bool
     public var module: String?
     /// A function name the client put in the event (e.g. from its own symbol table).
@@ -30,6 +35,7 @@ public struct StackFrame: Sendable, Hashable {
         if let f = clientFunction { o["f"] = .string(f) }
         if isAsync { o["y"] = true }  // only when set: signatures stored before async frames are unchanged
         if let s = sourceModule { o["s"] = .string(s) }
+        if architecture != .ofEventsWithoutArch { o["c"] = .string(architecture.rawValue) }
         return .object(o)
     }
 
@@ -48,6 +54,7 @@ public struct StackFrame: Sendable, Hashable {
         clientFunction = json["f"]?.stringValue
         isAsync = json["y"]?.boolValue ?? false
         sourceModule = json["s"]?.stringValue
+        architecture = json["c"]?.stringValue.flatMap(CPUArchitecture.init(rawValue:)) ?? .ofEventsWithoutArch
     }
 }
 

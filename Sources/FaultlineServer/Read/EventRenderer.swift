@@ -60,7 +60,7 @@ public enum EventRenderer {
     /// The addresses `stack(of:)` looks up (frames with a build-id), for ReadSymbolication.settle.
     public static func lookups(of event: JSONValue) -> [FrameLookup] {
         StackExtractor.frames(of: event).1.compactMap { f in
-            f.buildID.map { FrameLookup(buildID: $0, offset: f.offset, isReturnAddress: f.isReturnAddress) }
+            f.buildID.map(f.lookup(buildID:))
         }
     }
 

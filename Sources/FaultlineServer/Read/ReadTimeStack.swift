@@ -25,10 +25,11 @@ enum ReadTimeStack {
             address.trust = MinidumpFrameTrust.of(json)
             if f.buildID == nil { address.clientSource = ClientSourceFrame(json) }
             let outcome: SymbolicationOutcome?
-            if let b = f.buildID, pending.contains(FrameLookup(buildID: b, offset: f.offset, isReturnAddress: f.isReturnAddress)) {
+            if let b = f.buildID, pending.contains(f.lookup(buildID: b)) {
                 outcome = nil
             } else if let b = f.buildID {
-                outcome = symbolicator.resolve(buildID: b, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress)
+                outcome = symbolicator.resolve(
+                    buildID: b, modulePath: f.module, offset: f.offset, isReturnAddress: f.isReturnAddress, architecture: f.architecture)
             } else {
                 // Nothing to look up: in no image, or in one without an id.
                 outcome = .unresolved(f.module == nil ? .notInAnyModule : .missingDebugFile)

@@ -10,7 +10,8 @@ import Synchronization
 /// symbolicated (no debug file, no debug info for the address, …). It never throws: absence is an
 /// outcome.
 public protocol FrameSymbolicating: Sendable {
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome
+    /// `architecture`: the event's, which says how far back from a return address the call lies.
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome
     /// Drops whatever was cached for a build-id whose debug file changed.
     func invalidate(buildID: BuildID)
     /// Builds (and persists) the lookup index for a build-id now rather than at its first lookup.
@@ -26,7 +27,7 @@ extension FrameSymbolicating {
 /// in front of the server's symbolicator: the server keeps one for its lifetime, a backfill run
 /// a fresh one (whose `count` is the distinct addresses it asked about).
 public final class CachingSymbolicator: FrameSymbolicating, Sendable {
-    struct Key: Hashable { let buildID: BuildID; let offset: UInt64; let isReturn: Bool }
+    struct Key: Hashable { let buildID: BuildID; let offset: UInt64; let isReturn: Bool; let architecture: CPUArchitecture }
     private let inner: FrameSymbolicating
     private let known: @Sendable (BuildID) -> Bool
     private struct State {
@@ -47,12 +48,12 @@ public final class CachingSymbolicator: FrameSymbolicating, Sendable {
     /// Answers cached now.
     public var count: Int { state.withLock { $0.cache.count } }
 
-    public func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+    public func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
         guard known(buildID) else { return .unresolved(.missingDebugFile) }
-        let key = Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)
+        let key = Key(buildID: buildID, offset: offset, isReturn: isReturnAddress, architecture: architecture)
         let (hit, startedAt) = state.withLock { ($0.cache[key], $0.generation[buildID, default: 0]) }
         if let hit { return hit }
-        let result = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress)
+        let result = inner.resolve(buildID: buildID, modulePath: modulePath, offset: offset, isReturnAddress: isReturnAddress, architecture: architecture)
         state.withLock { s in
             guard s.generation[buildID, default: 0] == startedAt else { return }
             if s.cache.count >= capacity { s.cache.removeAll(keepingCapacity: true) }
@@ -63,9 +64,9 @@ public final class CachingSymbolicator: FrameSymbolicating, Sendable {
 
     /// The answer `resolve` would give without asking the inner symbolicator, or nil when it
     /// would have to (the read path's test for "may this need an index build?").
-    public func cached(buildID: BuildID, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome? {
+    public func cached(buildID: BuildID, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome? {
         guard known(buildID) else { return .unresolved(.missingDebugFile) }
-        return state.withLock { $0.cache[Key(buildID: buildID, offset: offset, isReturn: isReturnAddress)] }
+        return state.withLock { $0.cache[Key(buildID: buildID, offset: offset, isReturn: isReturnAddress, architecture: architecture)] }
     }
 
     public func invalidate(buildID: BuildID) {

@@ -22,10 +22,10 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, Sendable {
         arrivals.lazyColdPath = false
     }
 
-    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool) -> SymbolicationOutcome {
+    func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
         // modulePath comes from the client: deliberately not passed on.
         let s = prepared.withLock { $0.contains(buildID) } ? arrivals : symbolicator
-        return s.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress)
+        return s.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: offset, isReturnAddress: isReturnAddress, architecture: architecture)
     }
 
     func invalidate(buildID: BuildID) {
@@ -40,7 +40,8 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, Sendable {
     /// addresses spread over a binary cost about 1 s more than one full build (tools/results/backfill-*).
     /// The lazy module `symbolicator` may hold from an earlier read is dropped.
     func prepare(buildID: BuildID) {
-        _ = arrivals.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: 0, isReturnAddress: false)
+        // A program counter: no step back, so any architecture gives the same lookup.
+        _ = arrivals.symbolicate(buildID: buildID, modulePath: nil, relativeAddress: 0, isReturnAddress: false, architecture: .ofEventsWithoutArch)
         prepared.withLock { _ = $0.insert(buildID) }
         symbolicator.invalidate(buildID: buildID)
     }

@@ -14,6 +14,14 @@ public struct FrameLookup: Hashable, Sendable {
     public let buildID: BuildID
     public let offset: UInt64
     public let isReturnAddress: Bool
+    public let architecture: CPUArchitecture
+}
+
+extension StackFrame {
+    /// What a read asks the symbolicator about this frame (in the module `buildID`).
+    func lookup(buildID: BuildID) -> FrameLookup {
+        FrameLookup(buildID: buildID, offset: offset, isReturnAddress: isReturnAddress, architecture: architecture)
+    }
 }
 
 /// Contract: `settle` never blocks longer than `budget` (plus a lock hand-off); every lookup it
@@ -47,7 +55,8 @@ public final class ReadSymbolication: @unchecked Sendable {
                 guard !q.jobs.isEmpty else { return .wait(until: nil) }
                 let job = q.jobs.removeFirst()
                 return .run {
-                    _ = symbolicator.resolve(buildID: job.buildID, modulePath: nil, offset: job.offset, isReturnAddress: job.isReturnAddress)
+                    _ = symbolicator.resolve(
+                        buildID: job.buildID, modulePath: nil, offset: job.offset, isReturnAddress: job.isReturnAddress, architecture: job.architecture)
                     w.update { $0.inFlight.remove(job) }
                 }
             }
@@ -67,7 +76,8 @@ public final class ReadSymbolication: @unchecked Sendable {
     public func settle(_ lookups: [FrameLookup]) -> Set<FrameLookup> {
         let deadline = Date().addingTimeInterval(budget)
         var byWorker: [ObjectIdentifier: (WorkerThread<Queue>, [FrameLookup])] = [:]
-        for l in Set(lookups) where symbolicator.cached(buildID: l.buildID, offset: l.offset, isReturnAddress: l.isReturnAddress) == nil {
+        for l in Set(lookups)
+        where symbolicator.cached(buildID: l.buildID, offset: l.offset, isReturnAddress: l.isReturnAddress, architecture: l.architecture) == nil {
             let w = worker(for: l.buildID)
             byWorker[ObjectIdentifier(w), default: (w, [])].1.append(l)
         }
