@@ -152,7 +152,7 @@ public struct LLVMStyleSymbolizer {
             }
         }
         let halves = Halves(self, write, index, isAddress, found)
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
+        LLVMStyleSymbolizer.perform(parts) { part in
             let range = (lines * part / parts)..<(lines * (part + 1) / parts)
             var output = OutputBuffer(write: part == 0 ? halves.write : { halves.secondHalf.append(contentsOf: $0) })
             var printer = LLVMStyleFramePrinter(index: halves.index, demangle: halves.demangle, demangleSwift: halves.demangleSwift)
@@ -194,7 +194,7 @@ public struct LLVMStyleSymbolizer {
         withExtendedLifetime(index) {
             order.withUnsafeBufferPointer { order in
                 let shared = Shared(index: index, order: order, slices: found.slices)
-                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                LLVMStyleSymbolizer.perform(parts) { part in
                     let index = shared.index, order = shared.order, slices = shared.slices
                     var all: [IndexedFrame] = [], frames: [IndexedFrame] = []
                     var previous: (address: UInt64, start: Int32, count: Int32)? = nil
@@ -216,6 +216,12 @@ public struct LLVMStyleSymbolizer {
             for k in (order.count / 2)..<order.count { found.slices[Int(order[k].1)].start += base }
         }
         return (found.first + found.second, Array(found.slices))
+    }
+
+    /// `body(0)` here, or `body(0)` and `body(1)` on two threads: a run with few addresses does
+    /// not start libdispatch (its start-up reads the CPU topology from /sys).
+    static func perform(_ parts: Int, _ body: @Sendable (Int) -> Void) {
+        if parts == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: body) }
     }
 
     /// The address lines as (address, line), sorted by address. When address and line number fit

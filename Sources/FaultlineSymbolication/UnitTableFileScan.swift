@@ -73,6 +73,15 @@ private final class PreadSection {
         place.deallocate()
     }
 
+    /// The bytes from `offset` to the window's end, read anew from `offset` when it is outside
+    /// the window or `refill` says so.
+    func bytes(from offset: UInt64, refill again: Bool) throws(RootDIEReader.Stop) -> UnsafeRawBufferPointer {
+        let i = offset &- place.pointee.start
+        if again || i >= place.pointee.count { try refill(at: offset) }
+        let start = Int(offset - place.pointee.start)
+        return UnsafeRawBufferPointer(rebasing: window[start..<Int(place.pointee.count)])
+    }
+
     @inline(__always) func byte(_ offset: UInt64) throws(RootDIEReader.Stop) -> UInt8 {
         let i = offset &- place.pointee.start
         if i < place.pointee.count { return window[Int(i)] }
@@ -215,23 +224,9 @@ private struct RootDIEReader {
     func readRoot(_ c: inout Cursor, _ unit: Unit, abbrevOffset: UInt64) throws(Stop) -> Root {
         let code = try c.uleb()
         guard code != 0 else { throw .unsupported }
-        var a = Cursor(section: abbrev, offset: abbrevOffset)
-        // Find the abbreviation: entries are code, tag, children flag, (attribute, form) pairs.
-        while true {
-            let entry = try a.uleb()
-            guard entry != 0 else { throw .malformed }
-            let tag = try a.uleb()
-            _ = try a.u8()
-            if entry == code {
-                guard tag == UInt64(DW_TAG_compile_unit) || tag == UInt64(DW_TAG_partial_unit) else { throw .unsupported }
-                break
-            }
-            while true {
-                let name = try a.uleb(), form = try a.uleb()
-                if form == UInt64(DW_FORM_implicit_const) { _ = try a.sleb() }
-                if name == 0 && form == 0 { break }
-            }
-        }
+        let (tag, attributes) = try findAbbreviation(code, table: abbrevOffset)
+        guard tag == UInt64(DW_TAG_compile_unit) || tag == UInt64(DW_TAG_partial_unit) else { throw .unsupported }
+        var a = Cursor(section: abbrev, offset: attributes)
         var root = Root()
         var seen: [UInt64] = []  // a root DIE has a handful of attributes
         seen.reserveCapacity(16)
@@ -268,6 +263,53 @@ private struct RootDIEReader {
             }
         }
         return root
+    }
+
+    /// The tag and the offset of the attribute list of abbreviation `code` in the table at
+    /// `offset` (entries: code, tag, children flag, (attribute, form) pairs ending with (0, 0)).
+    /// The entries before it are walked in the window's bytes directly: a unit's own abbreviation
+    /// is often one of the last of its table (GCC orders them by use), and this walk was most of
+    /// the scan when every byte went through `Cursor`.
+    func findAbbreviation(_ code: UInt64, table offset: UInt64) throws(Stop) -> (tag: UInt64, attributes: UInt64) {
+        var entry = offset  // the section offset of the entry being read
+        var bytes = try abbrev.bytes(from: entry, refill: false)
+        var base = entry  // the section offset of bytes[0]
+        var fresh = false  // whether `bytes` was read from `base` on
+        while true {
+            var i = Int(entry - base)
+            func uleb() -> UInt64? {
+                var v: UInt64 = 0, shift: UInt64 = 0
+                while i < bytes.count {
+                    let b = bytes[i]
+                    i += 1
+                    if shift < 64 { v |= UInt64(b & 0x7f) << shift }
+                    shift += 7
+                    if b & 0x80 == 0 { return v }
+                }
+                return nil
+            }
+            read: do {
+                guard let c = uleb() else { break read }
+                guard c != 0 else { throw .malformed }
+                guard let tag = uleb(), i < bytes.count else { break read }
+                i += 1  // the children flag
+                if c == code { return (tag, base + UInt64(i)) }
+                while true {
+                    guard let name = uleb(), let form = uleb() else { break read }
+                    // An implicit constant is an SLEB128: the same bytes as a ULEB128 to skip.
+                    if form == UInt64(DW_FORM_implicit_const) { guard uleb() != nil else { break read } }
+                    if name == 0 && form == 0 { break }
+                }
+                entry = base + UInt64(i)
+                continue
+            }
+            // The bytes ended inside this entry: read on from its start, unless they were read
+            // from there already (an entry longer than the window) or reached the section's end.
+            guard !(fresh && entry == base), base + UInt64(bytes.count) < abbrev.size else { throw .unsupported }
+            bytes = try abbrev.bytes(from: entry, refill: true)
+            base = entry
+            fresh = true
+        }
     }
 
     enum Value { case address(UInt64), constant(UInt64), sectionOffset(UInt64), other, unsupported }
