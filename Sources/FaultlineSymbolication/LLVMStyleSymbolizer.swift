@@ -141,7 +141,9 @@ public struct LLVMStyleSymbolizer {
             let frames: [IndexedFrame]
             let demangle: Bool, demangleSwift: Bool
             var first = Summary(), second = Summary()  // one per thread
-            var secondHalf: [UInt8] = []
+            /// The second half's text in the pieces OutputBuffer handed over: one array grown by
+            /// doubling would copy it twice over and fault in each larger copy's pages again.
+            var secondHalf: [[UInt8]] = []
             init(
                 _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
                 _ found: (frames: [IndexedFrame], slices: [(start: Int32, count: Int32)])
@@ -154,13 +156,13 @@ public struct LLVMStyleSymbolizer {
         let halves = Halves(self, write, index, isAddress, found)
         LLVMStyleSymbolizer.perform(parts) { part in
             let range = (lines * part / parts)..<(lines * (part + 1) / parts)
-            var output = OutputBuffer(write: part == 0 ? halves.write : { halves.secondHalf.append(contentsOf: $0) })
+            var output = OutputBuffer(write: part == 0 ? halves.write : { halves.secondHalf.append(Array($0)) })
             var printer = LLVMStyleFramePrinter(index: halves.index, demangle: halves.demangle, demangleSwift: halves.demangleSwift)
             let printed = printer.print(range, halves.isAddress, halves.slices, halves.frames, into: &output)
             if part == 0 { halves.first = printed } else { halves.second = printed }
             output.flush()
         }
-        if !halves.secondHalf.isEmpty { halves.secondHalf.withUnsafeBytes { write($0) } }
+        for piece in halves.secondHalf { piece.withUnsafeBytes { write($0) } }
         for s in [halves.first, halves.second] {
             summary.addresses += s.addresses; summary.unresolved += s.unresolved; summary.invalidLines += s.invalidLines
         }
