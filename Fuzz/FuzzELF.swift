@@ -1,6 +1,7 @@
 // libFuzzer target: what the server reads from an uploaded file — the ELF summary (ELFInfo.read:
 // magic, class, sections, build-id note, compressed DWARF) and, for a readable file, the DWARF
-// index the backfill builds (DWARFIndexBuilder over libdw), its in-memory form and its stored form.
+// index the backfill builds (DWARFIndexBuilder over libdw), its in-memory form and its stored form,
+// and the lazy path's pread unit scan (UnitTableFileScan.swift).
 import Foundation
 import FaultlineProtocol
 
@@ -16,6 +17,8 @@ public func fuzzELF(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let info = try? ELFInfo.read(path: fuzzPath) else { return 0 }
     _ = info.buildID?.debugID
     guard let handle = try? ELFHandle(path: fuzzPath) else { return 0 }
+    // The lazy path's unit scan reads root DIEs and range lists with its own parser (pread).
+    _ = UnitTable.scanWithoutMapping(handle)
     let tables = DWARFIndexBuilder.build(debugFile: handle, symbolSources: [handle])
     if let index = DWARFIndex.inMemory(consume tables, buildID: info.buildID) {
         // The stored form: the tables streamed in the file layout, checksum summed on the way.

@@ -88,6 +88,7 @@ struct DWARFIndexBuilder {
     var lineTableUnits = (own: 0, libdw: 0)
     /// One unit's rows, reused from unit to unit.
     private var lineRows: [LineRow] = []
+    private var scratchColumns = ScratchColumns()
 
     /// Builds the index for `debugFile`; ELF symbols come from the first of `symbolSources`
     /// that has a `.symtab`, else from a `.dynsym`.
@@ -395,11 +396,11 @@ struct DWARFIndexBuilder {
     /// Rows `LineTableReader` decoded, appended as `readLines` appends libdw's.
     private mutating func appendLines(_ rows: [LineRow], files: LineFileTable, compDir: String?, unitFiles: inout UnitFiles) {
         let n = rows.count
-        let addresses = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: n)
-        let fileNumbers = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
-        let lineNumbers = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
-        let columns = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: n)
-        defer { addresses.deallocate(); fileNumbers.deallocate(); lineNumbers.deallocate(); columns.deallocate() }
+        // The columns are filled in scratch buffers kept from unit to unit: a buffer allocated per
+        // unit is a fresh mapping for a large unit, whose pages fault in again every time.
+        if scratchColumns.capacity < n { scratchColumns.grow(to: n) }
+        let addresses = scratchColumns.addresses, fileNumbers = scratchColumns.files
+        let lineNumbers = scratchColumns.lines, columns = scratchColumns.columns
         let table = UnitFileTable.decoded(files)
         for i in 0..<n {
             let r = rows[i]
@@ -418,10 +419,10 @@ struct DWARFIndexBuilder {
             lineNumbers[i] = UInt32(clamping: r.line)
             columns[i] = UInt32(r.column)
         }
-        t.rowAddress.append(contentsOf: addresses)
-        t.rowFile.append(contentsOf: fileNumbers)
-        t.rowLine.append(contentsOf: lineNumbers)
-        t.rowColumn.append(contentsOf: columns)
+        t.rowAddress.append(contentsOf: addresses[0..<n])
+        t.rowFile.append(contentsOf: fileNumbers[0..<n])
+        t.rowLine.append(contentsOf: lineNumbers[0..<n])
+        t.rowColumn.append(contentsOf: columns[0..<n])
     }
 
     private mutating func fileRef(_ files: UnitFileTable, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
@@ -957,4 +958,28 @@ final class UnitPageReleaser {
         guard last > first else { return }
         _ = madvise(UnsafeMutableRawPointer(bitPattern: first), Int(last - first), MADV_DONTNEED)
     }
+}
+
+/// The row columns of one unit before they are appended to the index (`appendLines`), reused
+/// from unit to unit. A class so that the builder, a struct that is copied, frees them once.
+final class ScratchColumns {
+    private(set) var addresses = UnsafeMutableBufferPointer<UInt64>(start: nil, count: 0)
+    private(set) var files = UnsafeMutableBufferPointer<UInt32>(start: nil, count: 0)
+    private(set) var lines = UnsafeMutableBufferPointer<UInt32>(start: nil, count: 0)
+    private(set) var columns = UnsafeMutableBufferPointer<UInt32>(start: nil, count: 0)
+    var capacity: Int { addresses.count }
+
+    func grow(to n: Int) {
+        free()
+        addresses = .allocate(capacity: n)
+        files = .allocate(capacity: n)
+        lines = .allocate(capacity: n)
+        columns = .allocate(capacity: n)
+    }
+
+    private func free() {
+        addresses.deallocate(); files.deallocate(); lines.deallocate(); columns.deallocate()
+    }
+
+    deinit { free() }
 }

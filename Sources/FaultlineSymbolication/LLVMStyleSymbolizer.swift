@@ -28,8 +28,12 @@ public struct LLVMStyleSymbolizer {
     ///
     /// `input`, when given, is the text `run` will read: a cold start then parses only the
     /// compile units covering its addresses (the lazy cold path, LazyIndex.swift).
+    ///
+    /// The lines of `input` are read here once; `run(write:)` prints them without reading the
+    /// text again (on 100,000 addresses a second parse was a few percent of a warm run).
     public init(objectFile: String, symbolicator: Symbolicator, input: UnsafeRawBufferPointer? = nil) throws(ELFError) {
-        let addresses = input.map { LLVMStyleSymbolizer.addresses(in: $0) }
+        parsedInput = input.map { LLVMStyleSymbolizer.lines(of: $0) }
+        let addresses = parsedInput.map { p in p.lineAddress.indices.filter { p.isAddress[$0] }.map { p.lineAddress[$0] } }
         switch try symbolicator.loadModule(objectFile: objectFile, addresses: addresses) {
         case .success(let m): module = m
         case .failure(let e): module = nil; unresolvedReason = e.reason
@@ -41,11 +45,24 @@ public struct LLVMStyleSymbolizer {
     /// Debug information that exists but is not used, and why (`Symbolicator.notes`).
     public var notes: [String] { module?.notes ?? [] }
 
-    /// The addresses of the lines of `input` that are addresses.
-    static func addresses(in input: UnsafeRawBufferPointer) -> [UInt64] {
-        var out: [UInt64] = []
-        forEachLine(input) { a, b in if let v = parseAddress(input, a, b) { out.append(v) } }
-        return out
+    /// The non-blank lines of an input: each one's address, and whether it is one.
+    struct ParsedLines {
+        var lineAddress: [UInt64] = []
+        var isAddress: [Bool] = []
+    }
+
+    /// The input given to `init`, already split and read.
+    private let parsedInput: ParsedLines?
+
+    /// Splits `input` into lines and reads each line's address.
+    static func lines(of input: UnsafeRawBufferPointer) -> ParsedLines {
+        var p = ParsedLines()
+        forEachLine(input) { a, b in
+            let address = parseAddress(input, a, b)
+            p.lineAddress.append(address ?? 0)
+            p.isAddress.append(address != nil)
+        }
+        return p
     }
 
     /// Calls `body` with the bounds of each non-blank line, surrounding spaces, tabs and CRs trimmed.
@@ -87,15 +104,21 @@ public struct LLVMStyleSymbolizer {
     /// Like `run(input:output:)`, handing the text to `write` in chunks of about 256 KiB so a
     /// large run never holds its whole output in memory.
     public func run(input: UnsafeRawBufferPointer, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
+        run(LLVMStyleSymbolizer.lines(of: input), write: write)
+    }
+
+    /// Whether `init` was given the input (then `run(write:)` prints it).
+    public var hasInput: Bool { parsedInput != nil }
+
+    /// Like `run(input:write:)` for the input given to `init`.
+    public func run(write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
+        run(parsedInput ?? ParsedLines(), write: write)
+    }
+
+    private func run(_ parsed: ParsedLines, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
         var summary = Summary()
-        // Phase 1: split lines and read addresses.
-        var lineAddress: [UInt64] = []
-        var isAddress: [Bool] = []
-        LLVMStyleSymbolizer.forEachLine(input) { a, b in
-            let address = LLVMStyleSymbolizer.parseAddress(input, a, b)
-            lineAddress.append(address ?? 0)
-            isAddress.append(address != nil)
-        }
+        // Phase 1 (done by `lines(of:)`): split lines and read addresses.
+        let lineAddress = parsed.lineAddress, isAddress = parsed.isAddress
         // Phase 2: look up in address order, each distinct address once.
         let order = LLVMStyleSymbolizer.addressOrder(lineAddress, isAddress)
         // A partial index (lazy cold path) grows when an address needs a unit it lacks. It grows
@@ -104,33 +127,44 @@ public struct LLVMStyleSymbolizer {
         if let module { for (address, _) in order { _ = module.index(for: address) } }
         let index = module?.index
         let found = LLVMStyleSymbolizer.lookUp(order, lines: lineAddress.count, in: index)
-        let all = found.frames, slice = found.slices
-        // Phase 3: print in input order.
-        var nameCache: [UInt32: [UInt8]] = [:]
-        var output = OutputBuffer(write: write)
-        defer { output.flush() }
-        for i in lineAddress.indices {
-            guard isAddress[i] else {
-                // llvm-symbolizer prints an unknown record for a line it cannot read.
-                unknownRecord.withUnsafeBytes { output.append($0) }
-                summary.invalidLines += 1
-                continue
+        // Phase 3: print in input order. A large input is formatted on two threads: the first
+        // half straight to `write`, the second into memory, written after the first (on one
+        // thread the formatting was the largest part of a warm 100k-address run).
+        let lines = lineAddress.count
+        let parts = lines >= 8192 && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 ? 2 : 1
+        // What both threads read (immutable while they run) and the second half's text.
+        final class Halves: @unchecked Sendable {
+            let write: (UnsafeRawBufferPointer) -> Void
+            let index: DWARFIndex?
+            let isAddress: [Bool]
+            let slices: [(start: Int32, count: Int32)]
+            let frames: [IndexedFrame]
+            let demangle: Bool, demangleSwift: Bool
+            var first = Summary(), second = Summary()  // one per thread
+            /// The second half's text in the pieces OutputBuffer handed over: one array grown by
+            /// doubling would copy it twice over and fault in each larger copy's pages again.
+            var secondHalf: [[UInt8]] = []
+            init(
+                _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
+                _ found: (frames: [IndexedFrame], slices: [(start: Int32, count: Int32)])
+            ) {
+                self.write = write; self.index = index; self.isAddress = isAddress
+                self.slices = found.slices; self.frames = found.frames
+                demangle = s.demangle; demangleSwift = s.demangleSwift
             }
-            summary.addresses += 1
-            let (start, count) = slice[i]
-            if count == 0 {
-                summary.unresolved += 1
-                unknownRecord.withUnsafeBytes { output.append($0) }
-                continue
-            }
-            for k in Int(start)..<Int(start + count) {
-                let f = all[k]
-                appendName(f.name, index!, &nameCache, &output)
-                output.append(10)
-                appendLocation(f, index!, &output)
-                output.append(10)
-            }
-            output.append(10)
+        }
+        let halves = Halves(self, write, index, isAddress, found)
+        LLVMStyleSymbolizer.perform(parts) { part in
+            let range = (lines * part / parts)..<(lines * (part + 1) / parts)
+            var output = OutputBuffer(write: part == 0 ? halves.write : { halves.secondHalf.append(Array($0)) })
+            var printer = LLVMStyleFramePrinter(index: halves.index, demangle: halves.demangle, demangleSwift: halves.demangleSwift)
+            let printed = printer.print(range, halves.isAddress, halves.slices, halves.frames, into: &output)
+            if part == 0 { halves.first = printed } else { halves.second = printed }
+            output.flush()
+        }
+        for piece in halves.secondHalf { piece.withUnsafeBytes { write($0) } }
+        for s in [halves.first, halves.second] {
+            summary.addresses += s.addresses; summary.unresolved += s.unresolved; summary.invalidLines += s.invalidLines
         }
         return summary
     }
@@ -140,6 +174,7 @@ public struct LLVMStyleSymbolizer {
     /// each taking one half of the address order (on one thread the lookups are a visible part
     /// of a large cold run).
     static func lookUp(_ order: [(UInt64, Int32)], lines: Int, in index: DWARFIndex?) -> (frames: [IndexedFrame], slices: [(start: Int32, count: Int32)]) {
+        guard let index else { return ([], Array(repeating: (0, 0), count: lines)) }
         // Each half writes its own frames and the slices of its own lines only.
         final class Found: @unchecked Sendable {
             var first: [IndexedFrame] = [], second: [IndexedFrame] = []
@@ -149,25 +184,46 @@ public struct LLVMStyleSymbolizer {
         }
         let parts = order.count >= 8192 && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 ? 2 : 1
         let found = Found(lines: lines)
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            var all: [IndexedFrame] = [], frames: [IndexedFrame] = []
-            var previous: (address: UInt64, start: Int32, count: Int32)? = nil
-            for k in (order.count * part / parts)..<(order.count * (part + 1) / parts) {
-                let (address, line) = order[k]
-                if let p = previous, p.address == address { found.slices[Int(line)] = (p.start, p.count); continue }
-                if let index { index.lookup(address, into: &frames) } else { frames.removeAll() }
-                let entry = (Int32(all.count), Int32(frames.count))
-                all.append(contentsOf: frames)
-                found.slices[Int(line)] = entry
-                previous = (address, entry.0, entry.1)
+        // The loop touches no reference count: with a retain of the index (or of `found`, or of
+        // the order array) per lookup, the two threads fought over the same counters' cache line
+        // (swift_retain was ~14% of a warm 100k-address run). `found` and `order` outlive the
+        // threads; the unowned(unsafe) index is kept alive by `withExtendedLifetime`.
+        struct Shared: @unchecked Sendable {
+            unowned(unsafe) let index: DWARFIndex
+            let order: UnsafeBufferPointer<(UInt64, Int32)>
+            let slices: UnsafeMutableBufferPointer<(start: Int32, count: Int32)>
+        }
+        withExtendedLifetime(index) {
+            order.withUnsafeBufferPointer { order in
+                let shared = Shared(index: index, order: order, slices: found.slices)
+                LLVMStyleSymbolizer.perform(parts) { part in
+                    let index = shared.index, order = shared.order, slices = shared.slices
+                    var all: [IndexedFrame] = [], frames: [IndexedFrame] = []
+                    var previous: (address: UInt64, start: Int32, count: Int32)? = nil
+                    for k in (order.count * part / parts)..<(order.count * (part + 1) / parts) {
+                        let (address, line) = order[k]
+                        if let p = previous, p.address == address { slices[Int(line)] = (p.start, p.count); continue }
+                        index.lookup(address, into: &frames)
+                        let entry = (Int32(all.count), Int32(frames.count))
+                        all.append(contentsOf: frames)
+                        slices[Int(line)] = entry
+                        previous = (address, entry.0, entry.1)
+                    }
+                    if part == 0 { found.first = all } else { found.second = all }
+                }
             }
-            if part == 0 { found.first = all } else { found.second = all }
         }
         if parts == 2 {  // the second half's slices start after the first half's frames
             let base = Int32(found.first.count)
             for k in (order.count / 2)..<order.count { found.slices[Int(order[k].1)].start += base }
         }
         return (found.first + found.second, Array(found.slices))
+    }
+
+    /// `body(0)` here, or `body(0)` and `body(1)` on two threads: a run with few addresses does
+    /// not start libdispatch (its start-up reads the CPU topology from /sys).
+    static func perform(_ parts: Int, _ body: @Sendable (Int) -> Void) {
+        if parts == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: body) }
     }
 
     /// The address lines as (address, line), sorted by address. When address and line number fit
@@ -212,8 +268,6 @@ public struct LLVMStyleSymbolizer {
         }
     }
 
-    private let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)
-
     /// An address as llvm-symbolizer reads it: an optional `CODE ` prefix, then a first word
     /// that is a number whose radix comes from its prefix (`0x` hex, `0b` binary, `0o` or a leading `0`
     /// octal, else decimal — so `1170` is decimal, exactly as llvm-symbolizer reads it).
@@ -256,46 +310,5 @@ public struct LLVMStyleSymbolizer {
             i += 1
         }
         return v
-    }
-
-    private func appendName(_ ref: UInt32, _ index: DWARFIndex, _ cache: inout [UInt32: [UInt8]], _ out: inout OutputBuffer) {
-        guard ref != IndexTables.none, let raw = index.cString(ref), raw.count > 0 else {
-            out.append(63); out.append(63); return
-        }
-        // Only names in a known mangling need the demangler; C names are copied as they are.
-        let first = raw[0]
-        if demangle && (first == UInt8(ascii: "_") || first == UInt8(ascii: "$")) {
-            if let cached = cache[ref] { cached.withUnsafeBytes { out.append($0) }; return }
-            let s = String(decoding: raw, as: UTF8.self)
-            let skip = !demangleSwift && Demangler.isSwift(s)
-            let bytes = Array((skip ? s : Demangler.demangle(s) ?? s).utf8)
-            cache[ref] = bytes
-            bytes.withUnsafeBytes { out.append($0) }
-            return
-        }
-        out.append(UnsafeRawBufferPointer(raw))
-    }
-
-    private func appendLocation(_ f: IndexedFrame, _ index: DWARFIndex, _ out: inout OutputBuffer) {
-        guard let path = index.cString(index.fileString(f.file)) else {
-            out.append(63); out.append(63); out.append(58); out.append(48); out.append(58); out.append(48)  // ??:0:0
-            return
-        }
-        out.append(UnsafeRawBufferPointer(path))
-        out.append(58)
-        appendDecimal(f.line, &out)
-        out.append(58)
-        appendDecimal(f.column, &out)
-    }
-
-    @inline(__always) private func appendDecimal(_ v: UInt32, _ out: inout OutputBuffer) {
-        if v < 10 { out.append(48 + UInt8(v)); return }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        var x = v
-        withUnsafeMutableBytes(of: &digits) { d in
-            while x > 0 { d[n] = 48 + UInt8(x % 10); x /= 10; n += 1 }
-            while n > 0 { n -= 1; out.append(d[n]) }
-        }
     }
 }

@@ -25,7 +25,7 @@ struct UnitRange {
 }
 
 /// Every code-bearing unit of a debug file with the address ranges its root DIE claims.
-struct UnitTable: Sendable {
+struct UnitTable: Sendable, Equatable {
     var offsets: [UInt64] = []  // unit header offsets, in file order
     var sizes: [UInt64] = []  // bytes of .debug_info per unit
     /// Address ranges sorted by low, with the unit (index into `offsets`) of each.
@@ -40,7 +40,13 @@ struct UnitTable: Sendable {
     /// Root DIEs read between two releases of the file's pages (see `scan`).
     static let unitsPerRelease = 4
 
-    /// Scans unit headers and root DIEs; nil when the file has no DWARF libdw can read.
+    /// Scans `file`'s units: with pread where the reader models the file (UnitTableFileScan.swift),
+    /// else through libdw. Nil when the file has no DWARF libdw can read.
+    static func scan(_ file: ELFHandle) -> UnitTable? {
+        scanWithoutMapping(file) ?? scan(file.elf)
+    }
+
+    /// Scans unit headers and root DIEs through libdw; nil when the file has no DWARF libdw can read.
     static func scan(_ elf: OpaquePointer) -> UnitTable? {
         guard let dwarf = DWARFSession.begin(elf) else { return nil }
         defer { dwarf_end(dwarf) }
@@ -79,10 +85,16 @@ struct UnitTable: Sendable {
             for (lo, hi) in own { rs.append(UnitRange(low: lo, high: hi, unit: Int32(u))) }
         }
         guard !t.offsets.isEmpty else { return nil }
+        t.finish(rs)
+        return t
+    }
+
+    /// Fills the range columns from the units' ranges (in unit order).
+    mutating func finish(_ ranges: [UnitRange]) {
+        var rs = ranges
         rs.sort { $0.low < $1.low }
         var m: UInt64 = 0
-        for r in rs { t.low.append(r.low); t.high.append(r.high); t.unit.append(r.unit); m = max(m, r.high); t.maxHigh.append(m) }
-        return t
+        for r in rs { low.append(r.low); high.append(r.high); unit.append(r.unit); m = max(m, r.high); maxHigh.append(m) }
     }
 
     /// The units whose ranges contain `address` (usually one).

@@ -198,6 +198,12 @@ enum LineTableReader {
         var hc = ByteCursor(p: c.p, end: header.programStart)
         guard let files = readFileTable(&hc, header: header, sections: sections, compDir: compDir) else { return nil }
         var program = ByteCursor(p: header.programStart, end: header.unitEnd)
+        // Every row is emitted by an opcode byte, so the program's length bounds the row count.
+        // Reserving that bound only reserves address space (malloc maps a large block; pages
+        // never written cost nothing) and spares the doubling's copies, each into a fresh
+        // mapping whose pages fault in again: on one large unit that was most of the decoding.
+        let bound = min(header.unitEnd - header.programStart + 1, 1 << 22)  // a huge program grows as before
+        if rows.capacity < bound { rows.reserveCapacity(bound) }
         guard runProgram(&program, header: header, addressSize: addressSize, rows: &rows) else {
             rows.removeAll(keepingCapacity: true)
             return nil

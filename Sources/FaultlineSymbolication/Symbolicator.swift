@@ -218,7 +218,7 @@ extension Symbolicator {
         _ firstLoad: UInt64, _ addresses: [UInt64], supplementary: String?,
         scanned: inout UnitTable?
     ) -> LoadedModule? {
-        guard let units = UnitTable.scan(files[0].elf) else { return nil }
+        guard let units = UnitTable.scan(files[0]) else { return nil }
         scanned = units
         guard let need = units.units(for: addresses, stopAbove: LazyModuleSource.fullIndexBytes(of: units)) else { return nil }
         let source = LazyModuleSource(

@@ -47,11 +47,11 @@ enum SymbolicateAddressMode {
         }
         final class WriteFailure: @unchecked Sendable { var failed = false }
         let output = WriteFailure()
-        let summary = input.withUnsafeBytes {
-            symbolizer.run(input: $0) { bytes in
-                if !output.failed && !writeAll(1, bytes) { output.failed = true }
-            }
+        let write = { (bytes: UnsafeRawBufferPointer) in
+            if !output.failed && !writeAll(1, bytes) { output.failed = true }
         }
+        // The symbolizer read the input's lines when it was made (unless it builds the full index).
+        let summary = symbolizer.hasInput ? symbolizer.run(write: write) : input.withUnsafeBytes { symbolizer.run(input: $0, write: write) }
         if output.failed { printError(standardOutputError()); return ExitCode.failure }
         if summary.invalidLines > 0 {
             printError("\(summary.invalidLines) input line(s) were not addresses (0x hex, decimal, 0 octal, 0b binary); they print ?? like llvm-symbolizer")

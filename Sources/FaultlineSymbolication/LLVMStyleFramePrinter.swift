@@ -1,0 +1,112 @@
+// Address mode's text for a run of input lines: `llvm-symbolizer --inlines` records, byte for byte.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Formats the looked-up frames of some input lines. One per thread: it keeps its own caches.
+struct LLVMStyleFramePrinter {
+    /// Kept alive by the caller for as long as the printer is used; unowned(unsafe) so printing
+    /// on two threads does not make them fight over its reference count.
+    private unowned(unsafe) let index: DWARFIndex?
+    private let demangle: Bool
+    private let demangleSwift: Bool
+    /// Demangled names by string reference (only names in a known mangling go through the demangler).
+    private var names: [UInt32: [UInt8]] = [:]
+    /// Length of each file's path by file number, -1 until measured: a path is printed for
+    /// nearly every frame, and a strlen each time was ~5% of a warm 100k-address run.
+    private var pathLengths: [Int32]
+
+    init(index: DWARFIndex?, demangle: Bool, demangleSwift: Bool) {
+        self.index = index
+        self.demangle = demangle
+        self.demangleSwift = demangleSwift
+        pathLengths = Array(repeating: -1, count: index?.files.count ?? 0)
+    }
+
+    private static let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)
+
+    /// Prints the records of `lines` (input line numbers): each address line's frames
+    /// (`slices[line]` into `frames`), an unknown record for a line that is not an address or
+    /// has no frames, as llvm-symbolizer does.
+    mutating func print(
+        _ lines: Range<Int>, _ isAddress: [Bool], _ slices: [(start: Int32, count: Int32)], _ frames: [IndexedFrame],
+        into output: inout OutputBuffer
+    ) -> LLVMStyleSymbolizer.Summary {
+        var summary = LLVMStyleSymbolizer.Summary()
+        for i in lines {
+            guard isAddress[i] else {
+                // llvm-symbolizer prints an unknown record for a line it cannot read.
+                LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                summary.invalidLines += 1
+                continue
+            }
+            summary.addresses += 1
+            let (start, count) = slices[i]
+            guard count > 0, let index else {
+                summary.unresolved += 1
+                LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                continue
+            }
+            for k in Int(start)..<Int(start + count) {
+                let f = frames[k]
+                appendName(f.name, index, &output)
+                output.append(10)
+                appendLocation(f, index, &output)
+                output.append(10)
+            }
+            output.append(10)
+        }
+        return summary
+    }
+
+    private mutating func appendName(_ ref: UInt32, _ index: DWARFIndex, _ out: inout OutputBuffer) {
+        guard ref != IndexTables.none, let raw = index.cString(ref), raw.count > 0 else {
+            out.append(63); out.append(63); return
+        }
+        // Only names in a known mangling need the demangler; C names are copied as they are.
+        let first = raw[0]
+        if demangle && (first == UInt8(ascii: "_") || first == UInt8(ascii: "$")) {
+            if let cached = names[ref] { cached.withUnsafeBytes { out.append($0) }; return }
+            let s = String(decoding: raw, as: UTF8.self)
+            let skip = !demangleSwift && Demangler.isSwift(s)
+            let bytes = Array((skip ? s : Demangler.demangle(s) ?? s).utf8)
+            names[ref] = bytes
+            bytes.withUnsafeBytes { out.append($0) }
+            return
+        }
+        out.append(UnsafeRawBufferPointer(raw))
+    }
+
+    private mutating func appendLocation(_ f: IndexedFrame, _ index: DWARFIndex, _ out: inout OutputBuffer) {
+        guard let path = self.path(f.file, index) else {
+            out.append(63); out.append(63); out.append(58); out.append(48); out.append(58); out.append(48)  // ??:0:0
+            return
+        }
+        out.append(UnsafeRawBufferPointer(path))
+        out.append(58)
+        appendDecimal(f.line, &out)
+        out.append(58)
+        appendDecimal(f.column, &out)
+    }
+
+    /// A file's path (`index.cString(index.fileString(file))`), measured once per file.
+    @inline(__always) private mutating func path(_ file: UInt32, _ index: DWARFIndex) -> UnsafeBufferPointer<UInt8>? {
+        guard Int(file) < pathLengths.count else { return index.cString(index.fileString(file)) }
+        let known = pathLengths[Int(file)]
+        if known >= 0 { return UnsafeBufferPointer(start: index.strings.baseAddress! + Int(index.files[Int(file)]), count: Int(known)) }
+        guard let path = index.cString(index.fileString(file)) else { return nil }
+        if path.count < Int(Int32.max) { pathLengths[Int(file)] = Int32(path.count) }
+        return path
+    }
+
+    @inline(__always) private func appendDecimal(_ v: UInt32, _ out: inout OutputBuffer) {
+        if v < 10 { out.append(48 + UInt8(v)); return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        var x = v
+        withUnsafeMutableBytes(of: &digits) { d in
+            while x > 0 { d[n] = 48 + UInt8(x % 10); x /= 10; n += 1 }
+            while n > 0 { n -= 1; out.append(d[n]) }
+        }
+    }
+}
