@@ -59,7 +59,8 @@ package enum PathName {
 
     private static func withoutTrailingSlashes(_ p: Substring) -> Substring {
         var p = p
-        while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
+        // `!dropLast().isEmpty` is `count > 1` without counting every Character of the path.
+        while p.hasSuffix("/"), !p.dropLast().isEmpty { p = p.dropLast() }
         return p
     }
 }
