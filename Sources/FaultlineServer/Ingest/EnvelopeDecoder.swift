@@ -24,6 +24,12 @@ public enum EnvelopeDecoder {
     enum Encoding { case identity, gzip, deflate, brotli }
 
     static func encoding(of request: HTTPRequest) throws(IngestError) -> Encoding {
+        // What SDKs send, as they send it, without lowercasing and trimming a copy first.
+        switch request.header("content-encoding") {
+        case nil: return .identity
+        case "gzip"?: return .gzip
+        default: break
+        }
         let encoding = (request.header("content-encoding") ?? "identity").lowercased().trimmingCharacters(in: .whitespaces)
         switch encoding {
         case "", "identity": return .identity
