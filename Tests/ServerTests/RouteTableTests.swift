@@ -38,5 +38,7 @@ final class RouteTableTests: XCTestCase {
             }
         }
         XCTAssertEqual(Router.route(forPath: "/api/0/issues/77")?.captures, ["77"])
+        let long = "/api/0/issues/" + String(repeating: "7", count: Router.recentRoutePathBytes)
+        XCTAssertEqual(Router.route(forPath: long)?.captures, [String(repeating: "7", count: Router.recentRoutePathBytes)], "a path too long to keep")
     }
 }

@@ -175,6 +175,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     /// full, so paths that name ids cannot grow it.
     private static let recentRoutes = Mutex<[String: (index: Int, captures: [String])]>([:])
     static let recentRoutesKept = 1024
+    static let recentRoutePathBytes = 256
 
     static func route(forPath path: String) -> (route: Route, captures: [String])? {
         if let hit = recentRoutes.withLock({ $0[path] }) { return hit.index < 0 ? nil : (routes[hit.index], hit.captures) }
@@ -186,9 +187,12 @@ final class Router: HTTPHandling, @unchecked Sendable {
                 break
             }
         }
-        recentRoutes.withLock { cache in
-            if cache.count >= recentRoutesKept { cache.removeAll(keepingCapacity: true) }
-            cache[path] = found
+        // Only paths of a usual length are kept: a client's long paths cannot make the cache large.
+        if path.utf8.count <= recentRoutePathBytes {
+            recentRoutes.withLock { cache in
+                if cache.count >= recentRoutesKept { cache.removeAll(keepingCapacity: true) }
+                cache[path] = found
+            }
         }
         return found.index < 0 ? nil : (routes[found.index], found.captures)
     }
