@@ -58,11 +58,36 @@ public enum FaultlineOwnFrames {
     /// a closure, specialisation, thunk or static member).
     static func isSwiftSDKSymbol(_ name: String) -> Bool {
         if name.hasPrefix("$s9Faultline") || name.hasPrefix("_$s9Faultline") { return true }
+        // Every demangled form below holds the bytes "Faultline.", and nearly no frame of a stack
+        // does: a byte scan turns those away before the Character-wise searches below, each of
+        // which builds a table (String.contains) — grouping asks this of every frame it hashes.
+        guard Self.holdsBytes(name, "Faultline.") else { return false }
         let readable = CrashEvent.readableFunctionName(name)
         for lead in ["", "static "] where readable.hasPrefix(lead + "Faultline.") { return true }
         for joint in [" in ", " of ", " for "] {
             if readable.contains(joint + "Faultline.") || readable.contains(joint + "static Faultline.") { return true }
         }
         return false
+    }
+
+    /// Whether `needle`'s UTF-8 bytes occur in `haystack`'s (a match of Characters is always one of
+    /// bytes, so false here means `contains` is false too).
+    static func holdsBytes(_ haystack: String, _ needle: StaticString) -> Bool {
+        var haystack = haystack
+        return haystack.withUTF8 { h in
+            let n = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+            guard let first = n.first, h.count >= n.count else { return n.isEmpty }
+            var i = 0
+            let last = h.count - n.count
+            while i <= last {
+                if h[i] == first {
+                    var k = 1
+                    while k < n.count && h[i + k] == n[k] { k += 1 }
+                    if k == n.count { return true }
+                }
+                i += 1
+            }
+            return false
+        }
     }
 }

@@ -18,7 +18,10 @@ final class TextTests: XCTestCase {
 
     func testPathNamesSplitAsNSStringDoes() {
         // ("//" differs: NSString gives "" for both; we give "/", and no caller passes it.)
-        for p in ["/", "/a", "/a/", "/a/b", "/a/b/", "/a//b", "/a//b//", "///a", "/tmp/x.envelope", "/a/b/c.d", "./x", "a/b"] {
+        for p in [
+            "/", "/a", "/a/", "/a/b", "/a/b/", "/a//b", "/a//b//", "///a", "/tmp/x.envelope", "/a/b/c.d", "./x", "a/b",
+            "/usr/lib/x86_64-linux-gnu/libc.so.6", "/ö/ü", "/ö/ü/", "/a/ü", "/é/"
+        ] {
             XCTAssertEqual(PathName.last(p), (p as NSString).lastPathComponent, p)
             XCTAssertEqual(PathName.directory(p), (p as NSString).deletingLastPathComponent, p)
         }
@@ -26,6 +29,9 @@ final class TextTests: XCTestCase {
         XCTAssertEqual(PathName.last("a"), "a")
         XCTAssertEqual(PathName.directory("a"), "")
         XCTAssertEqual(PathName.last(""), "")
+        XCTAssertEqual(PathName.last("a/"), "a")
+        XCTAssertEqual(PathName.last("ü/"), "ü")
+        XCTAssertEqual(PathName.last("///"), "/")
     }
 
     func testPaddingAsNSStringAndPrintfDid() {

@@ -20,4 +20,25 @@ final class RouteTableTests: XCTestCase {
         XCTAssertEqual(Router.route(for: ["buildid", "ab", "debuginfo"])?.route.credential, .anyone)
         XCTAssertNil(Router.route(for: ["api", "3", "other"]))
     }
+
+    func testARequestPathFindsTheSameRouteAndCapturesFromTheCacheAsFromTheTable() {
+        let paths = [
+            "/api/3/envelope/", "/api/3/store", "/api/0/envelope", "/api/0/projects/o/p/issues/", "/buildid/ab/debuginfo", "/", "/health",
+            "/ui/issues/5", "/api/3/other", "//api//3//minidump//", "/nothing"
+        ]
+        // Asked twice (the second from the cache), then again after more distinct paths than the
+        // cache keeps have emptied it.
+        for round in 0..<3 {
+            if round == 2 { for i in 0...Router.recentRoutesKept { _ = Router.route(forPath: "/api/0/issues/\(i)") } }
+            for path in paths {
+                let split = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+                let expected = Router.route(for: split), found = Router.route(forPath: path)
+                XCTAssertEqual(found?.route.pattern.description, expected?.route.pattern.description, "\(path), round \(round)")
+                XCTAssertEqual(found?.captures, expected?.captures, "\(path), round \(round)")
+            }
+        }
+        XCTAssertEqual(Router.route(forPath: "/api/0/issues/77")?.captures, ["77"])
+        let long = "/api/0/issues/" + String(repeating: "7", count: Router.recentRoutePathBytes)
+        XCTAssertEqual(Router.route(forPath: long)?.captures, [String(repeating: "7", count: Router.recentRoutePathBytes)], "a path too long to keep")
+    }
 }

@@ -146,14 +146,17 @@ public final class EventProcessor: @unchecked Sendable {
         var memo: [StackSignature: (Fingerprint, Data, String)] = [:]
         if encodings.count > 4096 { encodings.removeAll(keepingCapacity: true) }
         let outcomes = jobs.map { j -> GroupingOutcome in
-            let m =
-                memo[j.stack]
-                ?? {
-                    let (data, key) = encodings[j.stack] ?? j.stack.encodedWithKey
-                    encodings[j.stack] = (data, key)
-                    return PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
-                }()
-            memo[j.stack] = m
+            // A stack is hashed once per job when the batch has seen it (the usual case in a
+            // storm): hashing a stack's frames again to store what was just found showed in profiles.
+            let m: (Fingerprint, Data, String)
+            if let seen = memo[j.stack] {
+                m = seen
+            } else {
+                let (data, key) = encodings[j.stack] ?? j.stack.encodedWithKey
+                encodings[j.stack] = (data, key)
+                m = PhaseClock.time(.groupingFingerprint) { (Fingerprinter.fingerprint(j.stack, symbolicator: symbolicator), data, key) }
+                memo[j.stack] = m
+            }
             return GroupingOutcome(
                 occurrenceID: j.occurrenceID, projectID: j.projectID, stack: j.stack, stackEncoded: m.1, stackKey: m.2,
                 fingerprint: m.0, timestamp: j.timestamp, release: j.release, environment: j.environment, tags: j.tags)

@@ -3,6 +3,7 @@
 // server tokens on everything that uploads or reads, web sessions in WebUI.
 import Foundation
 import FaultlineProtocol
+import Synchronization
 
 final class Router: HTTPHandling, @unchecked Sendable {
     let store: any Store
@@ -167,9 +168,37 @@ final class Router: HTTPHandling, @unchecked Sendable {
         return nil
     }
 
-    func bodyLimit(method: String, path: String) -> Int {
+    /// Where each recent request path went in `routes` (its index and captures; -1: none). Every
+    /// request asks three times (body limit, preflight, handling) and an ingest route sits at the
+    /// end of the table, past thirty patterns: the walk and the path's split were a few percent of
+    /// a connection thread's CPU. The answer depends on the path alone; the cache is emptied when
+    /// full, so paths that name ids cannot grow it.
+    private static let recentRoutes = Mutex<[String: (index: Int, captures: [String])]>([:])
+    static let recentRoutesKept = 1024
+    static let recentRoutePathBytes = 256
+
+    static func route(forPath path: String) -> (route: Route, captures: [String])? {
+        if let hit = recentRoutes.withLock({ $0[path] }) { return hit.index < 0 ? nil : (routes[hit.index], hit.captures) }
         let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard let route = Self.route(for: components)?.route else { return 0 }
+        var found: (index: Int, captures: [String]) = (-1, [])
+        for (i, route) in routes.enumerated() {
+            if let c = route.pattern.match(components) {
+                found = (i, c)
+                break
+            }
+        }
+        // Only paths of a usual length are kept: a client's long paths cannot make the cache large.
+        if path.utf8.count <= recentRoutePathBytes {
+            recentRoutes.withLock { cache in
+                if cache.count >= recentRoutesKept { cache.removeAll(keepingCapacity: true) }
+                cache[path] = found
+            }
+        }
+        return found.index < 0 ? nil : (routes[found.index], found.captures)
+    }
+
+    func bodyLimit(method: String, path: String) -> Int {
+        guard let route = Self.route(forPath: path)?.route else { return 0 }
         switch route.bodyRule(method: method, path: path) {
         case .upload(let maxBytes): return maxBytes
         case .ingest: return limits.maxRequestBytes
@@ -188,7 +217,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     /// route that is sent a body is refused here as well.
     func preflight(_ r: HTTPRequest) -> HTTPResponse? {
         guard r.method == "POST" || r.method == "PUT" else { return nil }
-        let route = Self.route(for: r.pathComponents)?.route
+        let route = Self.route(forPath: r.path)?.route
         switch route?.bodyRule(method: r.method, path: r.path) ?? .none {
         case .upload:
             guard let token = r.bearerToken, (try? store.isServerToken(token)) == true else {
@@ -231,7 +260,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
     }
 
     func handle(_ r: HTTPRequest) -> HTTPResponse {
-        guard let (route, captures) = Self.route(for: r.pathComponents) else { return .detail(404, "no such endpoint: \(r.path)") }
+        guard let (route, captures) = Self.route(forPath: r.path) else { return .detail(404, "no such endpoint: \(r.path)") }
         do {
             if route.credential == .serverToken {
                 guard let token = r.bearerToken, try store.isServerToken(token) else {

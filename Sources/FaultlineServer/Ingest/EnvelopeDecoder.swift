@@ -24,6 +24,12 @@ public enum EnvelopeDecoder {
     enum Encoding { case identity, gzip, deflate, brotli }
 
     static func encoding(of request: HTTPRequest) throws(IngestError) -> Encoding {
+        // What SDKs send, as they send it, without lowercasing and trimming a copy first.
+        switch request.header("content-encoding") {
+        case nil: return .identity
+        case "gzip"?: return .gzip
+        default: break
+        }
         let encoding = (request.header("content-encoding") ?? "identity").lowercased().trimmingCharacters(in: .whitespaces)
         switch encoding {
         case "", "identity": return .identity
@@ -184,6 +190,8 @@ public enum EnvelopeDecoder {
     /// A Sentry event id: 32 hex digits (a dashed UUID is accepted and normalised).
     public static func normalisedEventID(_ s: String?) -> String? {
         guard let s else { return nil }
+        // Already 32 lowercase hex digits (what SDKs send): the answer is the id itself.
+        if s.utf8.count == 32, s.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) { return s }
         let h = s.lowercased().filter { $0 != "-" }
         // ASCII only: Character.isHexDigit also takes fullwidth digits (U+FF10…).
         guard h.count == 32, h.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else { return nil }

@@ -35,7 +35,8 @@ extension SQLiteStore: InstallWindows {
     }
 
     public func saveInstallWindow(projectID: Int64, installID: String, start: Double, count: Int) {
-        writer.async { c in
+        // One statement per ingest: rerunnable, so it rides in the batch without a savepoint.
+        writer.async(rerunnable: true) { c in
             try c.run(
                 "INSERT OR REPLACE INTO install_windows(project_id, install_id, window_start, count) VALUES(?, ?, ?, ?)",
                 .int(projectID), .text(installID), .double(start), .int(Int64(count)))

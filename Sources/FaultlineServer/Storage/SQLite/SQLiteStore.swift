@@ -108,7 +108,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func recordGrouping(_ outcomes: [GroupingOutcome]) throws {
         guard !outcomes.isEmpty else { return }
-        try writer.sync { c in
+        // Statements only, so rerunnable: no savepoint around a batch that rewrites dozens of
+        // pages, whose statement journal (every page's old image) spilled to a temporary file
+        // and cost the writer a third of its write calls during an ingest storm.
+        try writer.sync(rerunnable: true) { c in
             var knownStacks = Set<String>()
             for o in outcomes {
                 // An occurrence can reach the worker twice (queued at ingest and found by a scan of

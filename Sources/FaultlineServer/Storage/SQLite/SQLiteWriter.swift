@@ -63,8 +63,8 @@ final class SQLiteWriter: @unchecked Sendable {
         return try result!.get()
     }
 
-    /// Queues `job` without waiting; `done` runs after the commit.
-    func async(_ job: @escaping Job, done: ((Error?) -> Void)? = nil) { enqueue(job, done: done, rerunnable: false) }
+    /// Queues `job` without waiting; `done` runs after the commit. `rerunnable` as for `sync`.
+    func async(rerunnable: Bool = false, _ job: @escaping Job, done: ((Error?) -> Void)? = nil) { enqueue(job, done: done, rerunnable: rerunnable) }
 
     /// Jobs waiting for the next batch (tests).
     var queued: Int { writer.read { $0.jobs.count } }
@@ -77,13 +77,16 @@ final class SQLiteWriter: @unchecked Sendable {
         writer.stop()
     }
 
-    /// Rerunnable jobs (ingest's inserts) run first and without savepoints: any savepoint open
-    /// while a job writes cost ~15 us of CPU per ingest (SQLite journals the pages it changes, so a
-    /// rollback to it is possible). If one of them fails, the transaction is rolled back — nothing
+    /// Rerunnable jobs (ingest's inserts, grouping's batches, install windows) run first and
+    /// without savepoints: any savepoint open while a job writes costs CPU in proportion to the
+    /// pages it changes (SQLite journals their old images, so a rollback to it is possible; past
+    /// 64 KiB into a temporary file). If one of them fails, the transaction is rolled back — nothing
     /// else has run in it yet — and begun again with each in a savepoint of its own. Every other
     /// job runs in its own savepoint, so a failing job cannot undo the others. (Moving the ingest
     /// jobs first is safe: a batch commits as one, and no other job depends on a row an ingest
-    /// job of the same batch writes — an occurrence is grouped only after its own commit.)
+    /// job of the same batch writes — an occurrence is grouped only after its own commit — and a
+    /// grouping batch runs under a share of the regrouping claim taken in an earlier commit, so no
+    /// job it could overtake is one that excludes it.)
     private func run(_ batch: [Pending]) {
         var outcomes = [Error?](repeating: nil, count: batch.count)
         PhaseClock.count(.writerBatch, batch.count)

@@ -1,0 +1,36 @@
+// Which symbolicated function names are Faultline's own: every form the rule names (mangled,
+// demangled, a closure, specialisation or thunk of ours, the crash core's C names) is ours, and
+// names that merely resemble ours (another module starting with "Faultline", the bytes elsewhere)
+// are the app's. Grouping asks this of every frame, so the answer must stay the same however
+// cheaply it is found.
+import FaultlineProtocol
+import XCTest
+
+final class OwnFunctionNameTests: XCTestCase {
+    func testOurSymbolsInEveryFormAreOurs() {
+        for name in [
+            "$s9Faultline7captureyyF", "_$s9Faultline7captureyyF",
+            "Faultline.capture(_:)", "static Faultline.start(dsn:)",
+            "closure #1 in Faultline.capture(_:)", "closure #2 in static Faultline.start(dsn:)",
+            "specialized generic specialization <Swift.Int> of Faultline.Trace.withSpan<A>(_:_:)",
+            "reabstraction thunk helper for Faultline.Log.info(_:)",
+            "(1) suspend resume partial function for Faultline.Trace.run()",
+            "fl_handle_signal", "faultline::record_and_terminate()", "(anonymous namespace)::record_and_terminate"
+        ] {
+            XCTAssertTrue(FaultlineOwnFrames.isOwn(function: name, rawFunction: nil), name)
+            XCTAssertTrue(FaultlineOwnFrames.isOwn(function: nil, rawFunction: name), name)
+        }
+    }
+
+    func testLookAlikesAreTheApps() {
+        for name in [
+            "main", "crashdemo::EventLoop::exec", "$s12FaultlineApp3runyyF", "FaultlineApp.run()",
+            "closure #1 in FaultlineApp.run()", "MyFaultline.capture()", "closure #1 in MyFaultline.capture()",
+            "Faultline", "x in Faultline", "fl_handle_signal_wrapper", "", "é in Faultlinè.x"
+        ] {
+            XCTAssertFalse(FaultlineOwnFrames.isOwn(function: name, rawFunction: nil), name)
+        }
+        // The demangled subject of a closure is ours only when it is the module itself.
+        XCTAssertTrue(FaultlineOwnFrames.isOwn(function: "main", rawFunction: "closure #1 in Faultline.capture(_:)"))
+    }
+}
