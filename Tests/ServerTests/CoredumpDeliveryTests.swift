@@ -14,11 +14,8 @@ final class CoredumpDeliveryTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let serve = try CrashSafetyTests.ServeProcess(dataDir: work + "/server")
         defer { _ = serve.process.end(with: SIGTERM) }
-        let banner = try serve.banner()
-        let port = try XCTUnwrap(serve.port(banner))
-        let dsn = try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)
-        let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
-        let project = try DSN(parsing: String(dsn)).projectID
+        let (port, server, token) = try serve.endpoints().parts
+        let dsn = server.description, project = server.projectID
 
         let faultline = TestSupport.product("faultline")
         let app = work + "/app"
@@ -105,15 +102,13 @@ final class CoredumpDeliveryTests: XCTestCase {
         // A real server: the event arrives and the report is removed.
         let serve = try CrashSafetyTests.ServeProcess(dataDir: work + "/server")
         defer { _ = serve.process.end(with: SIGTERM) }
-        let banner = try serve.banner()
-        let port = try XCTUnwrap(serve.port(banner))
-        let dsn = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5))
-        let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+        let (port, server, token) = try serve.endpoints().parts
+        let dsn = server.description
         let sent = try TestSupport.run(faultline, ["crashes", spool, "--send", dsn], timeout: 60)
         XCTAssertEqual(sent.exitCode, 0, sent.description)
         XCTAssertTrue(sent.stdout.contains("sent 1 crash event"), sent.description)
         XCTAssertEqual(TestSupport.files(in: spool, suffix: ".crash.json"), [], "the delivered report was removed")
-        let project = try DSN(parsing: dsn).projectID
+        let project = server.projectID
         let r = RawHTTP.send(
             port: port, method: "GET", path: "/api/0/projects/faultline/\(project)/events/\(eventID)/", headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(r.status, 200, r.text)

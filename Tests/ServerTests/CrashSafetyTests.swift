@@ -39,6 +39,23 @@ final class CrashSafetyTests: XCTestCase {
             guard let r = banner.range(of: "127.0.0.1:") else { return nil }
             return UInt16(banner[r.upperBound...].prefix { $0.isNumber })
         }
+
+        /// What a fresh server's banner names: its port, the default project's DSN and the
+        /// server token (shown once).
+        struct Endpoints {
+            let port: UInt16
+            let dsn: DSN
+            let token: String
+            var parts: (port: UInt16, dsn: DSN, token: String) { (port, dsn, token) }
+        }
+
+        func endpoints(timeout: TimeInterval = 20) throws -> Endpoints {
+            let text = try banner(timeout: timeout)
+            let lines = text.split(separator: "\n")
+            return Endpoints(
+                port: try XCTUnwrap(port(text), text), dsn: try DSN(parsing: String(try XCTUnwrap(lines.first { $0.hasPrefix("DSN: ") }, text).dropFirst(5))),
+                token: String(try XCTUnwrap(lines.first { $0.contains("server token") }, text).split(separator: " ").last ?? ""))
+        }
         deinit { try? FileManager.default.removeItem(atPath: out) }
     }
 

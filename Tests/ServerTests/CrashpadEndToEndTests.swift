@@ -28,10 +28,7 @@ final class CrashpadEndToEndTests: XCTestCase {
 
         let serve = try CrashSafetyTests.ServeProcess(dataDir: work + "/data")
         defer { _ = serve.process.end() }
-        let banner = try serve.banner()
-        let port = try XCTUnwrap(serve.port(banner))
-        let dsn = try DSN(parsing: String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
-        let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+        let (port, dsn, token) = try serve.endpoints().parts
         let api = API(port: port, token: token, project: dsn.projectID)
         let url = "http://127.0.0.1:\(port)/api/\(dsn.projectID)/minidump/?sentry_key=\(dsn.publicKey.value)"
 

@@ -63,18 +63,15 @@ final class KernelCorePatternTests: XCTestCase {
 
         let serve = try CrashSafetyTests.ServeProcess(dataDir: work + "/server")
         defer { _ = serve.process.end(with: SIGTERM) }
-        let banner = try serve.banner()
-        let port = try XCTUnwrap(serve.port(banner))
-        let dsn = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5))
-        let token = String(try XCTUnwrap(banner.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
+        let server = try serve.endpoints()
         let ids = try reports.map { r in try XCTUnwrap(JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: r.path)))["event_id"]?.stringValue) }
-        let sent = try TestSupport.run(TestSupport.product("faultline"), ["crashes", home + "/spool", "--send", dsn], timeout: 120)
+        let sent = try TestSupport.run(TestSupport.product("faultline"), ["crashes", home + "/spool", "--send", server.dsn.description], timeout: 120)
         XCTAssertEqual(sent.exitCode, 0, sent.description)
         XCTAssertEqual(TestSupport.files(in: home + "/spool", suffix: ".crash.json"), [], "every delivered report was removed")
-        let project = try DSN(parsing: dsn).projectID
         for (id, r) in zip(ids, reports) {
             let answer = RawHTTP.send(
-                port: port, method: "GET", path: "/api/0/projects/faultline/\(project)/events/\(id)/", headers: ["Authorization": "Bearer \(token)"])
+                port: server.port, method: "GET", path: "/api/0/projects/faultline/\(server.dsn.projectID)/events/\(id)/",
+                headers: ["Authorization": "Bearer \(server.token)"])
             XCTAssertEqual(answer.status, 200, "\(r.label): \(answer.text)")
             XCTAssertTrue(answer.text.contains(r.signal == SIGABRT ? "SIGABRT" : "SIGSEGV"), "\(r.label): \(answer.text.prefix(2000))")
         }
