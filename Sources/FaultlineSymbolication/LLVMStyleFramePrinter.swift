@@ -13,7 +13,7 @@ struct LLVMStyleFramePrinter {
     /// Demangled names by string reference (only names in a known mangling go through the demangler).
     private var names: [UInt32: [UInt8]] = [:]
     /// Length of each file's path by file number, -1 until measured: a path is printed for
-    /// nearly every frame, and a strlen each time was ~5% of a warm 100k-address run.
+    /// nearly every frame, and a strlen each time showed in warm runs (docs/SYMBOLICATION.md).
     private var pathLengths: [Int32]
 
     init(index: DWARFIndex?, demangle: Bool, demangleSwift: Bool) {

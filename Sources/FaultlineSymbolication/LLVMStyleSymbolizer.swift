@@ -186,7 +186,7 @@ public struct LLVMStyleSymbolizer {
         let found = Found(lines: lines)
         // The loop touches no reference count: with a retain of the index (or of `found`, or of
         // the order array) per lookup, the two threads fought over the same counters' cache line
-        // (swift_retain was ~14% of a warm 100k-address run). `found` and `order` outlive the
+        // (docs/SYMBOLICATION.md, "Round 7"). `found` and `order` outlive the
         // threads; the unowned(unsafe) index is kept alive by `withExtendedLifetime`.
         struct Shared: @unchecked Sendable {
             unowned(unsafe) let index: DWARFIndex

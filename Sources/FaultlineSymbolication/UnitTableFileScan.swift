@@ -2,8 +2,8 @@
 //
 // `UnitTable.scan` through libdw reads each unit's header and root DIE through the file's mapping,
 // and every first touch maps a 64 KiB window or a whole large folio of the page cache into our
-// memory: on the Python library the scan was ~28% of a one-address run, most of it page faults
-// and the madvise calls that drop those pages again to keep peak memory low. pread copies the few
+// memory: on a large library most of a one-address run's scan was those page faults and the
+// madvise calls that drop those pages again to keep peak memory low. pread copies the few
 // bytes a root DIE needs and maps nothing.
 //
 // It reads what compilers write for a unit's root DIE (DWARF 2–5: low_pc/high_pc, DW_AT_ranges as
@@ -26,11 +26,18 @@ extension UnitTable {
         guard let dwarf = DWARFSession.begin(file.elf) else { return nil }
         dwarf_end(dwarf)
         guard file.header.e_ident.5 == UInt8(ELFDATA2LSB) else { return nil }
+        var status = stat()
+        guard fstat(file.fd, &status) == 0 else { return nil }
+        let fileSize = UInt64(max(0, status.st_size))
         var info: PreadSection?, abbrev: PreadSection?, ranges: PreadSection?, rnglists: PreadSection?
         for s in file.sections() {
             if s.name.hasPrefix(".zdebug") { return nil }
             let section = { () -> PreadSection? in
                 guard s.header.sh_type != SHT_NOBITS, s.header.sh_flags & UInt64(SHF_COMPRESSED) == 0 else { return nil }
+                // The header's offset and size are the file's word: a section must lie inside
+                // the file, so that every pread offset below (section start + offset < size) holds.
+                let (end, overflow) = s.header.sh_offset.addingReportingOverflow(s.header.sh_size)
+                guard !overflow, end <= fileSize else { return nil }
                 return PreadSection(fd: file.fd, fileOffset: s.header.sh_offset, size: s.header.sh_size)
             }
             switch s.name {
@@ -55,8 +62,7 @@ private final class PreadSection {
     let size: UInt64
     private let window: UnsafeMutableRawBufferPointer
     /// The window's section offset and byte count. Behind a pointer, not `var`s: a class's stored
-    /// vars are checked for exclusive access at run time, and that check on every byte read was
-    /// a tenth of a one-address run.
+    /// vars are checked for exclusive access at run time, a check on every byte read.
     private let place: UnsafeMutablePointer<(start: UInt64, count: UInt64)>
 
     init(fd: Int32, fileOffset: UInt64, size: UInt64) {
