@@ -157,9 +157,13 @@ public final class FileLogger: Logger, @unchecked Sendable {
         let note = LogEvent(
             level: .warning, message: "\(s.droppedInOutage) log lines were dropped: \(String(cString: strerror(s.failing)))",
             attributes: ["faultline.dropped_lines": .int(s.droppedInOutage)])
-        s.failing = 0
-        s.droppedInOutage = 0
-        LogLineFormat.withLine(note, pid: pid, maxBytes: maxLine) { line in _ = s.file.append([line]) }
+        // The line that worked may have taken the last free bytes: the outage only ends once its
+        // note is in the file, so a note that cannot be written is tried again after the next line.
+        let error = LogLineFormat.withLine(note, pid: pid, maxBytes: maxLine) { line in s.file.append([line]) }
+        if error == 0 {
+            s.failing = 0
+            s.droppedInOutage = 0
+        }
     }
 
     // MARK: exit
