@@ -4,8 +4,9 @@
 // read another thread's registers. So the crashing thread asks: it lists /proc/self/task, sends
 // each other thread in turn a real-time signal reserved at start (tgkill), and that thread, in its
 // handler, unwinds itself with libunwind from the signal's ucontext into its own preallocated
-// slot. One at a time: libunwind's caches and the loader lock are shared, and concurrent unwinds
-// from signal handlers were seen to block each other. An answered thread then stays parked in its
+// slot. A few at a time (FL_THREAD_ASKS_IN_FLIGHT): the waits for each thread to be scheduled
+// overlap, and libunwind's cache lock and the loader lock, which every unwind takes, see a handful
+// of threads queue rather than a thousand. An answered thread then stays parked in its
 // handler until the process dies: released, it would go on running application code (its sleep
 // cut short by the signal) while the crashing thread finishes — a program could exit cleanly in
 // the middle of its own crash. It is asked only once the crash is known to be real (the previous
@@ -229,8 +230,22 @@ static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, si
     close(fd);
 }
 
+// Runs on the crashing thread; compromised context. Waits (bounded by FL_THREAD_ANSWER_WAIT_MS
+// and the deadline) for an asked thread's answer.
+static void fl_wait_for_answer(fl_thread_slot *slot, int64_t deadline) {
+    if (!slot->asked) return;
+    int64_t now = fl_now_ms();
+    int64_t until = now + FL_THREAD_ANSWER_WAIT_MS < deadline ? now + FL_THREAD_ANSWER_WAIT_MS : deadline;
+    for (int state; (state = atomic_load(&slot->state)) < FL_SLOT_DONE && (now = fl_now_ms()) < until;) {
+        struct timespec rest = {(until - now) / 1000, (long)((until - now) % 1000) * 1000000L};
+        fl_futex_wait(&slot->state, state, &rest);  // woken by the answer (or a change of state)
+    }
+}
+
 // Runs on the crashing thread; compromised context. Asks every other thread for its stack and
-// waits (bounded) for the answers.
+// waits (bounded) for the answers. Up to FL_THREAD_ASKS_IN_FLIGHT requests are outstanding: slot
+// i is asked once slot i - FL_THREAD_ASKS_IN_FLIGHT has answered (or was given up on). Each
+// thread's /proc files are read just before it is asked, while the earlier ones unwind.
 void fl_collect_threads(pid_t crashing_thread) {
     fl_thread_table *table = fl_state.threads;
     if (!table || fl_state.dump_signal <= 0) return;
@@ -240,26 +255,20 @@ void fl_collect_threads(pid_t crashing_thread) {
     atomic_store(&table->collecting, 1);
     pid_t pid = getpid();
     int64_t deadline = fl_now_ms() + atomic_load(&fl_thread_dump_budget_ms);
-    if (table->count) fl_describe_for_request(&table->slots[0]);
-    for (size_t i = 0; i < table->count; i++) {
-        fl_thread_slot *slot = &table->slots[i];
-        int asked = !slot->blocks_request;  // a thread that blocks the signal would answer only once it unblocks
-        if (asked && syscall(SYS_tgkill, pid, slot->tid, fl_state.dump_signal) != 0) {
+    size_t asked = 0;  // slots [0, asked) have been dealt with: asked, gone, or blocking the signal
+    while (asked < table->count && fl_now_ms() < deadline) {
+        if (asked >= FL_THREAD_ASKS_IN_FLIGHT) fl_wait_for_answer(&table->slots[asked - FL_THREAD_ASKS_IN_FLIGHT], deadline);
+        fl_thread_slot *slot = &table->slots[asked++];
+        fl_describe_for_request(slot);
+        int ask = !slot->blocks_request;  // a thread that blocks the signal would answer only once it unblocks
+        if (ask && syscall(SYS_tgkill, pid, slot->tid, fl_state.dump_signal) != 0) {
             atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
-            asked = 0;
+            ask = 0;
         }
-        slot->asked = asked;
-        // The next thread's /proc files are read while this one unwinds itself.
-        if (i + 1 < table->count) fl_describe_for_request(&table->slots[i + 1]);
-        if (!asked) continue;
-        int64_t now = fl_now_ms();
-        int64_t until = now + FL_THREAD_ANSWER_WAIT_MS < deadline ? now + FL_THREAD_ANSWER_WAIT_MS : deadline;
-        for (int state; (state = atomic_load(&slot->state)) < FL_SLOT_DONE && (now = fl_now_ms()) < until;) {
-            struct timespec rest = {(until - now) / 1000, (long)((until - now) % 1000) * 1000000L};
-            fl_futex_wait(&slot->state, state, &rest);  // woken by the answer (or a change of state)
-        }
-        if (fl_now_ms() >= deadline) break;
+        slot->asked = ask;
     }
+    for (size_t i = asked > FL_THREAD_ASKS_IN_FLIGHT ? asked - FL_THREAD_ASKS_IN_FLIGHT : 0; i < asked; i++)
+        fl_wait_for_answer(&table->slots[i], deadline);
     // From here no new answer starts; one still working is reported without frames.
     atomic_store(&table->collecting, 0);
     for (size_t i = 0; i < table->count; i++) {
