@@ -102,7 +102,7 @@ typedef struct {
 // Requests outstanding at once: each answer needs its thread scheduled, and on a busy machine a
 // woken thread may wait for a CPU; asked a few at a time, those waits overlap instead of adding
 // up, while a thousand threads are not all woken to queue on libunwind's and the loader's locks.
-#define FL_THREAD_ASKS_IN_FLIGHT 8
+#define FL_THREAD_ASKS_IN_FLIGHT 16
 // A slot moves requested → working → done in its own thread's answer; the crashing thread marks
 // it gone (exited before it could be asked) or silent (no answer by the deadline).
 enum { FL_SLOT_EMPTY = 0, FL_SLOT_REQUESTED, FL_SLOT_WORKING, FL_SLOT_DONE, FL_SLOT_GONE, FL_SLOT_SILENT };

@@ -145,55 +145,59 @@ static ssize_t fl_read_task_file(pid_t tid, const char *file, char *out, size_t 
     return got;
 }
 
-// Runs on the crashing thread; compromised context. Name (comm) and run state of a thread.
-static void fl_describe_thread(fl_thread_slot *slot) {
-    char buffer[256];
-    ssize_t got = fl_read_task_file(slot->tid, "comm", buffer, sizeof slot->name);
+// Runs on the crashing thread; compromised context. A thread's name (comm).
+static void fl_read_thread_name(fl_thread_slot *slot) {
+    char buffer[sizeof slot->name];
+    ssize_t got = fl_read_task_file(slot->tid, "comm", buffer, sizeof buffer);
     size_t length = got > 0 ? (size_t)got : 0;
     if (length && buffer[length - 1] == '\n') length--;
+    if (length == sizeof slot->name) length--;
     for (size_t i = 0; i < length; i++) slot->name[i] = buffer[i];
-    slot->name[length < sizeof slot->name ? length : sizeof slot->name - 1] = 0;
-    // stat: "tid (comm) S …": the state follows the last ')' (comm may hold parentheses).
-    got = fl_read_task_file(slot->tid, "stat", buffer, sizeof buffer);
-    slot->run_state = 0;
-    for (ssize_t i = got - 1; i > 0; i--) {
-        if (buffer[i] == ')' && i + 2 < got) {
-            slot->run_state = buffer[i + 2];
-            break;
-        }
-    }
+    slot->name[length] = 0;
 }
 
-// Runs on the crashing thread; compromised context. Whether the thread blocks `signo` now
-// (SigBlk in /proc/self/task/<tid>/status, a hex mask with bit signo-1): its answer would only
-// come once it unblocks, so it is not waited for.
-static int fl_thread_blocks(pid_t tid, int signo) {
-    char buffer[2048];
-    ssize_t got = fl_read_task_file(tid, "status", buffer, sizeof buffer - 1);
-    if (got <= 0) return 0;
-    for (ssize_t i = 0; i + 8 < got; i++) {
-        if (buffer[i] != 'S' || buffer[i + 1] != 'i' || buffer[i + 2] != 'g' || buffer[i + 3] != 'B' ||
-            buffer[i + 4] != 'l' || buffer[i + 5] != 'k' || buffer[i + 6] != ':') continue;
-        ssize_t p = i + 7;
-        while (p < got && (buffer[p] == ' ' || buffer[p] == '\t')) p++;
-        uint64_t mask = 0;
-        for (int d = 0; d < 16 && p < got; d++, p++) {
-            char c = buffer[p];
-            int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (v < 0) break;
-            mask = mask << 4 | (uint64_t)v;
-        }
-        return (mask >> (signo - 1)) & 1;
+// Runs on the crashing thread; compromised context. The value after "<key>:" and its blanks in a
+// /proc status text, or NULL.
+static const char *fl_status_field(const char *text, ssize_t length, const char *key, ssize_t *at) {
+    size_t key_length = 0;
+    while (key[key_length]) key_length++;
+    for (ssize_t i = 0; i + (ssize_t)key_length < length; i++) {
+        if (i > 0 && text[i - 1] != '\n') continue;
+        size_t k = 0;
+        while (k < key_length && text[i + (ssize_t)k] == key[k]) k++;
+        if (k < key_length || text[i + (ssize_t)k] != ':') continue;
+        ssize_t p = i + (ssize_t)k + 1;
+        while (p < length && (text[p] == ' ' || text[p] == '\t')) p++;
+        *at = p;
+        return text + p;
     }
-    return 0;
+    return NULL;
 }
 
 // Runs on the crashing thread; compromised context. What is read of a thread before it is asked
-// for its stack: its name and run state (the answer parks it, so afterwards it would read
-// "sleeping") and whether it blocks the request's signal.
+// for its stack, from one read of /proc/self/task/<tid>/status: its run state (the answer parks
+// it, so afterwards it would read "sleeping") and whether it blocks the request's signal (SigBlk,
+// a hex mask with bit signo-1: its answer would only come once it unblocks, so it is not waited
+// for). Its name is read later, while the answers come in.
 static void fl_describe_for_request(fl_thread_slot *slot) {
-    fl_describe_thread(slot);
-    slot->blocks_request = fl_thread_blocks(slot->tid, fl_state.dump_signal);
+    char buffer[2048];
+    slot->run_state = 0;
+    slot->blocks_request = 0;
+    ssize_t got = fl_read_task_file(slot->tid, "status", buffer, sizeof buffer - 1);
+    if (got <= 0) return;
+    ssize_t at = 0;
+    const char *state = fl_status_field(buffer, got, "State", &at);
+    if (state && at < got) slot->run_state = *state;
+    const char *blocked = fl_status_field(buffer, got, "SigBlk", &at);
+    if (!blocked) return;
+    uint64_t mask = 0;
+    for (int d = 0; d < 16 && at < got; d++, at++) {
+        char c = buffer[at];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) break;
+        mask = mask << 4 | (uint64_t)v;
+    }
+    slot->blocks_request = (int)((mask >> (fl_state.dump_signal - 1)) & 1);
 }
 
 // Runs on the crashing thread; compromised context. Lists the other threads (getdents64 on
@@ -245,7 +249,7 @@ static void fl_wait_for_answer(fl_thread_slot *slot, int64_t deadline) {
 // Runs on the crashing thread; compromised context. Asks every other thread for its stack and
 // waits (bounded) for the answers. Up to FL_THREAD_ASKS_IN_FLIGHT requests are outstanding: slot
 // i is asked once slot i - FL_THREAD_ASKS_IN_FLIGHT has answered (or was given up on). Each
-// thread's /proc files are read just before it is asked, while the earlier ones unwind.
+// thread's status is read just before it is asked, while the earlier ones unwind.
 void fl_collect_threads(pid_t crashing_thread) {
     fl_thread_table *table = fl_state.threads;
     if (!table || fl_state.dump_signal <= 0) return;
@@ -267,14 +271,16 @@ void fl_collect_threads(pid_t crashing_thread) {
         }
         slot->asked = ask;
     }
+    // Names, while the last answers come in; then those answers.
+    for (size_t i = 0; i < table->count; i++) fl_read_thread_name(&table->slots[i]);
     for (size_t i = asked > FL_THREAD_ASKS_IN_FLIGHT ? asked - FL_THREAD_ASKS_IN_FLIGHT : 0; i < asked; i++)
         fl_wait_for_answer(&table->slots[i], deadline);
     // From here no new answer starts; one still working is reported without frames.
     atomic_store(&table->collecting, 0);
+    for (size_t i = asked; i < table->count; i++) fl_describe_for_request(&table->slots[i]);  // not reached by the deadline
     for (size_t i = 0; i < table->count; i++) {
         int requested = FL_SLOT_REQUESTED;
         atomic_compare_exchange_strong(&table->slots[i].state, &requested, FL_SLOT_SILENT);
-        if (!table->slots[i].name[0]) fl_describe_thread(&table->slots[i]);  // not reached by the deadline
     }
     table->collected = 1;
 }
