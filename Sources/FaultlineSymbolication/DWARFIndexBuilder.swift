@@ -17,6 +17,8 @@ struct ScopeRange {
     var high: UInt64
     var scope: UInt32
     var depth: Int32
+    /// The unit whose DIEs hold the scope (see `keepWinningUnitsScopes`).
+    var unit: UInt32
 }
 
 /// A unit's line-table file names: libdw's (split units, and units our reader leaves to it) or
@@ -73,6 +75,10 @@ struct DWARFIndexBuilder {
     /// The current unit's directory table when its DWARF is version 5 (see `join`).
     var currentDirectories: [String]? = nil
     var ranges: [ScopeRange] = []
+    /// The unit `walkDIEs` is reading.
+    var currentUnit: UInt32 = 0
+    /// Some address is claimed by more than one unit (see `unitSegments`).
+    var unitsOverlap = false
     /// DW_AT_dwo_name of skeleton units whose split unit libdw could not find (not persisted).
     var missingSplitUnits: [String] = []
     /// Names of abstract origins already resolved, by DIE offset in .debug_info (see `scopeName`).
@@ -206,6 +212,7 @@ struct DWARFIndexBuilder {
                 }
                 any = true
                 let unit = UInt32(t.cuRowStart.count)
+                currentUnit = unit
                 var unitFiles = UnitFiles()
                 let compDirC = cStringAttr(&cudie, DW_AT_comp_dir)
                 let compDir = compDirC.map { String(cString: $0) }
@@ -253,9 +260,69 @@ struct DWARFIndexBuilder {
             // drop the whole mapping after each session.
             if releasePages && releaser?.isUsable != true { DWARFIndexBuilder.releaseFilePages(elf) }
         }
-        cuRanges.sort { $0.0 < $1.0 }
-        for (lo, hi, u) in cuRanges { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
+        let segments = DWARFIndexBuilder.unitSegments(cuRanges)
+        unitsOverlap = unitsOverlap || segments.overlapping
+        for (lo, hi, u) in segments.segments { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
         return any
+    }
+
+    /// Units' address ranges as sorted, non-overlapping segments, each naming the unit whose line
+    /// table answers there. Where several units claim an address (identical code folded by the
+    /// linker, LTO partitions) the first unit in the file wins, as in llvm-symbolizer's address
+    /// map; `unit` numbers follow file order.
+    static func unitSegments(_ ranges: [(UInt64, UInt64, UInt32)]) -> (segments: [(UInt64, UInt64, UInt32)], overlapping: Bool) {
+        var points: [(at: UInt64, opens: Bool, unit: UInt32)] = []
+        points.reserveCapacity(ranges.count * 2)
+        for (lo, hi, u) in ranges where lo < hi { points.append((lo, true, u)); points.append((hi, false, u)) }
+        points.sort { $0.at < $1.at }
+        var open: [UInt32: Int] = [:]  // unit → ranges of it open here
+        var out: [(UInt64, UInt64, UInt32)] = []
+        var overlapping = false
+        var i = 0
+        while i < points.count {
+            let x = points[i].at
+            while i < points.count && points[i].at == x {
+                let p = points[i]
+                if p.opens {
+                    open[p.unit, default: 0] += 1
+                } else if let n = open[p.unit] {
+                    open[p.unit] = n > 1 ? n - 1 : nil
+                }
+                i += 1
+            }
+            guard i < points.count, let unit = open.keys.min() else { continue }
+            if open.count > 1 { overlapping = true }
+            let next = points[i].at
+            if let last = out.last, last.1 == x, last.2 == unit { out[out.count - 1].1 = next } else { out.append((x, next, unit)) }
+        }
+        return (out, overlapping)
+    }
+
+    /// Where units overlap, llvm-symbolizer reads an address's frames from the unit that wins it
+    /// (its line table and its DIEs alike): the scope ranges of the other units are cut out there,
+    /// so an inlined call's file is named relative to the same unit as the line. Addresses no
+    /// unit claims keep every scope.
+    mutating func keepWinningUnitsScopes() {
+        guard unitsOverlap, !t.cuLow.isEmpty else { return }
+        var kept: [ScopeRange] = []
+        kept.reserveCapacity(ranges.count)
+        for r in ranges {
+            // The first segment ending after r.low.
+            var lo = 0, hi = t.cuLow.count
+            while lo < hi { let mid = (lo + hi) >> 1; if t.cuHigh[mid] <= r.low { lo = mid + 1 } else { hi = mid } }
+            var start = r.low
+            var k = lo
+            while k < t.cuLow.count && t.cuLow[k] < r.high && start < r.high {
+                if t.cuOfRange[k] != r.unit {
+                    let cut = max(t.cuLow[k], start)
+                    if cut > start { var piece = r; piece.low = start; piece.high = cut; kept.append(piece) }
+                    start = max(start, min(t.cuHigh[k], r.high))
+                }
+                k += 1
+            }
+            if start < r.high { var piece = r; piece.low = start; kept.append(piece) }
+        }
+        ranges = kept
     }
 
     /// The parsed units' address ranges (root DIE, else line-table sequences), sorted and merged.
@@ -654,8 +721,13 @@ struct DWARFIndexBuilder {
                         t.scopeCallColumn.append(UInt32(clamping: inlined ? (udataAttr(&die, DW_AT_call_column) ?? 0) : 0))
                         // A nested out-of-line subprogram (GCC local classes) is a root of its own.
                         let depth: Int32 = inlined ? top.depth + 1 : 0
-                        for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth)) }
+                        for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth, unit: currentUnit)) }
                         if dwarf_child(&die, &child) == 0 { stack.append((child, scope, depth)) }
+                    } else if !skipTypes, dwarf_child(&die, &child) == 0 {
+                        // An abstract instance has no code, but a C++ one may hold a local class
+                        // whose member functions do (a lambda's `_FUN` in a function template):
+                        // out-of-line roots of their own, as llvm-symbolizer finds them.
+                        stack.append((child, IndexTables.none, 0))
                     }
                 } else if !DWARFIndexBuilder.isLeafTag(tag)
                     && !(skipTypes && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type))
@@ -684,6 +756,7 @@ struct DWARFIndexBuilder {
 
     /// Turns nested scope ranges into non-overlapping segments, each naming its innermost scope.
     mutating func flattenScopes() {
+        keepWinningUnitsScopes()
         sortRanges()
         var starts: [UInt64] = []
         var scopes: [UInt32] = []
@@ -800,7 +873,12 @@ struct DWARFIndexBuilder {
     /// Names point into the ELF image, valid while `file` stays open.
     private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
         var out: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
-        for s in file.sections() where s.header.sh_type == type && s.header.sh_entsize > 0 {
+        let sections = file.sections()
+        // A symbol in a section that is not loaded (.debug_info's local labels, .comment) has no
+        // address: its value is an offset in that section. llvm-symbolizer ignores such symbols.
+        var loaded = [Bool](repeating: false, count: (sections.map { Int(elf_ndxscn($0.scn)) }.max() ?? 0) + 1)
+        for s in sections where s.header.sh_flags & UInt64(SHF_ALLOC) != 0 { loaded[Int(elf_ndxscn(s.scn))] = true }
+        for s in sections where s.header.sh_type == type && s.header.sh_entsize > 0 {
             guard let data = elf_getdata(s.scn, nil) else { continue }
             let strings = StringTable(file.elf, section: Int(s.header.sh_link))
             var currentFile: UnsafePointer<CChar>? = nil
@@ -814,6 +892,7 @@ struct DWARFIndexBuilder {
                 }
                 guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { return }
                 guard Int32(shndx) != SHN_UNDEF, Int32(shndx) < SHN_LORESERVE || Int32(shndx) == SHN_XINDEX else { return }
+                if Int32(shndx) < SHN_LORESERVE && (Int(shndx) >= loaded.count || !loaded[Int(shndx)]) { return }
                 guard nameOffset != 0, let name = strings.string(at: nameOffset), name.pointee != 0 else { return }
                 // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
                 if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { return }

@@ -163,7 +163,8 @@ extension DWARFIndexBuilder {
             if part == 0 {
                 rowAddress.append(other.t.rowAddress)
                 rowColumn.append(other.t.rowColumn)
-                scopeRanges.append(other.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth) })
+                scopeRanges.append(
+                    other.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth, unit: $0.unit + unitBase) })
                 symbolAddress.append(other.t.symbolAddress)
                 symbolSize.append(other.t.symbolSize)
             } else {
@@ -190,7 +191,9 @@ extension DWARFIndexBuilder {
         t.cuRowEnd.append(contentsOf: o.t.cuRowEnd.lazy.map { $0 + rowBase })
         var cus = zip(zip(t.cuLow, t.cuHigh), t.cuOfRange).map { ($0.0, $0.1, $1) }
         for i in o.t.cuLow.indices { cus.append((o.t.cuLow[i], o.t.cuHigh[i], o.t.cuOfRange[i] + unitBase)) }
-        cus.sort { $0.0 < $1.0 }
+        let segments = DWARFIndexBuilder.unitSegments(cus)
+        unitsOverlap = unitsOverlap || o.unitsOverlap || segments.overlapping
+        cus = segments.segments
         t.cuLow = cus.map { $0.0 }; t.cuHigh = cus.map { $0.1 }; t.cuOfRange = cus.map { $0.2 }
     }
 }

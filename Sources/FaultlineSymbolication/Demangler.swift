@@ -21,6 +21,13 @@ public enum DemangleStyle: Sendable {
     case short
 }
 
+/// Whose printing of C++ names to follow: libstdc++'s (c++filt's, GNU) or llvm-symbolizer's
+/// (`ItaniumLLVMDialect`). They parse alike and differ in a few spellings.
+public enum ItaniumPrinter: Sendable {
+    case gnu
+    case llvm
+}
+
 /// Demangles Swift (`swift_demangle` from the Swift runtime) and Itanium C++ (`__cxa_demangle`
 /// from libstdc++) symbol names. `swift_demangle` is linked directly: with the runtime linked
 /// statically (`--static-swift-stdlib`, the installed form) no dynamic symbol table lists it, and a
@@ -54,12 +61,12 @@ public enum Demangler {
     }
 
     /// The demangled name, or nil when `name` is not mangled or the demangler rejects it.
-    public static func demangle(_ name: String, style: DemangleStyle = .full) -> String? {
+    public static func demangle(_ name: String, style: DemangleStyle = .full, cxx: ItaniumPrinter = .gnu) -> String? {
         let full: String?
         if isSwift(name) {
             full = callSwift(name)
         } else if name.hasPrefix("_Z") {
-            full = callCxx(name)
+            full = cxx == .gnu ? callCxx(name) : ItaniumLLVMDialect.demangle(name, gnu: callCxx)
         } else {
             full = nil
         }
@@ -78,8 +85,8 @@ public enum Demangler {
 
     private static func callCxx(_ name: String) -> String? {
         guard let fn = cxaDemangle else { return nil }
-        // GCC clone suffixes (`.constprop.0`, `.cold`) are not part of the mangling; demangle
-        // the base and keep the suffix visible, as c++filt does.
+        // GCC clone suffixes (`.constprop.0`, `.cold`) are printed by libstdc++ as c++filt does
+        // (" [clone .cold]").
         var status: Int32 = 0
         let out = name.withCString { fn($0, nil, nil, &status) }
         guard status == 0, let out else { return nil }

@@ -140,7 +140,9 @@ enum IndexFormat {
     static let magic: [UInt8] = Array("FLSYMIDX".utf8)
     /// Bump whenever the layout or the meaning of a table changes: old files are then rebuilt.
     // 5: DWARF 5 files in directory entry 0 are no longer joined to DW_AT_comp_dir again.
-    static let version: UInt32 = 5
+    // 6: unit ranges are non-overlapping segments (the first unit in the file wins an address
+    //    several claim); out-of-line functions inside C++ abstract instances are indexed.
+    static let version: UInt32 = 6
     static let flagHasDWARF: UInt32 = 1
     static let headerSize = 512
     static let maxBuildIDLength = 64

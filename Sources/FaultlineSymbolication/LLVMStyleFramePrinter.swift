@@ -69,7 +69,7 @@ struct LLVMStyleFramePrinter {
             if let cached = names[ref] { cached.withUnsafeBytes { out.append($0) }; return }
             let s = String(decoding: raw, as: UTF8.self)
             let skip = !demangleSwift && Demangler.isSwift(s)
-            let bytes = Array((skip ? s : Demangler.demangle(s) ?? s).utf8)
+            let bytes = Array((skip ? s : Demangler.demangle(s, cxx: .llvm) ?? s).utf8)
             names[ref] = bytes
             bytes.withUnsafeBytes { out.append($0) }
             return

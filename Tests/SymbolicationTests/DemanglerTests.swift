@@ -17,6 +17,31 @@ final class DemanglerTests: XCTestCase {
         XCTAssertEqual(Demangler.demangle("_ZN12_GLOBAL__N_13fooEv", style: .short), "(anonymous namespace)::foo")
     }
 
+    /// llvm-symbolizer's spelling of the forms libstdc++ prints otherwise (address mode only).
+    func testLLVMPrinter() {
+        func llvm(_ n: String) -> String? { Demangler.demangle(n, cxx: .llvm) }
+        XCTAssertEqual(Demangler.demangle("_ZL4failPKc.constprop.0"), "fail(char const*) [clone .constprop.0]")
+        XCTAssertEqual(llvm("_ZL4failPKc.constprop.0"), "fail(char const*) (.constprop.0)")
+        XCTAssertEqual(llvm("_ZL7sum_big3Big.isra.0.cold"), "sum_big(Big) (.isra.0.cold)")
+        XCTAssertEqual(
+            llvm("_Z1fSt6vectorIS_IiSaIiEESaIS1_EE"),
+            "f(std::vector<std::vector<int, std::allocator<int>>, std::allocator<std::vector<int, std::allocator<int>>>>)")
+        XCTAssertEqual(llvm("_ZZ4mainENKUliE0_clEi"), "main::'lambda0'(int)::operator()(int) const")
+        XCTAssertEqual(llvm("_ZZ4mainENKUlvE_clEv"), "main::'lambda'()::operator()() const")
+        XCTAssertEqual(llvm("_Z1fN6HolderUt_E"), "f(Holder::'unnamed')")
+        XCTAssertEqual(llvm("_Z10takes_nullDni"), "takes_null(std::nullptr_t, int)")
+        XCTAssertEqual(llvm("_ZltIiEb3BoxIT_ES2_"), "bool operator<<int>(Box<int>, Box<int>)")
+        // The enclosing function template's return type, which GNU leaves out of a local name.
+        XCTAssertEqual(
+            llvm("_ZZ9run_twiceIZ4mainEUliE_EiT_iENKUliE_clEi"),
+            "int run_twice<main::'lambda'(int)>(main::'lambda'(int), int)::'lambda'(int)::operator()(int) const")
+        // A Rust legacy name: dots inside a length-prefixed identifier are not a suffix.
+        XCTAssertEqual(
+            llvm("_ZN4core3ptr25drop_in_place$LT$a..b$GT$17h0123456789abcdefE.llvm.42"), "core::ptr::drop_in_place$LT$a..b$GT$::h0123456789abcdef (.llvm.42)")
+        // Refused by LLVM's parser: printed mangled, as llvm-symbolizer does.
+        XCTAssertNil(llvm("_ZSt14__relocate_a_1IiiENSt9enable_ifIXsrSt24__is_bitwise_relocatableIT_vE5valueEPS2_E4typeES4_S4_S4_RSaIT0_E"))
+    }
+
     func testNotMangled() {
         XCTAssertNil(Demangler.demangle("main"))
         XCTAssertNil(Demangler.demangle("_PyEval_EvalFrameDefault"))

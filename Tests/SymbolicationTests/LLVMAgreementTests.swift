@@ -70,6 +70,33 @@ final class LLVMAgreementTests: XCTestCase {
         }
     }
 
+    /// C++ names demangled on both sides: a program built now by g++ -O2 with the forms whose
+    /// printing differs between libstdc++'s demangler and LLVM's (nested templates, lambdas and
+    /// their `_FUN`s inside a function template, an unnamed type, std::nullptr_t, a templated
+    /// operator<, `.cold`/`.constprop`/`.isra` clones): every byte of every function identical.
+    func testCxxNamesMatchLLVMSymbolizer() throws {
+        guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
+        let dir = Fixtures.temporaryDirectory("cxx-names")
+        for (variant, flags) in [("O2", ["-g", "-O2"]), ("O2-dwarf4", ["-g", "-gdwarf-4", "-O2"])] {
+            let object = "\(dir)/cxx-names-\(variant)"
+            let cc = Fixtures.run("/usr/bin/env", ["g++"] + flags + ["-o", object, Fixtures.sourceDir + "/cxx-names.cpp"])
+            XCTAssertEqual(cc.status, 0, cc.stderr)
+            let symbols = Fixtures.functionSymbols(object)
+            XCTAssertTrue(symbols.contains { $0.2.hasSuffix(".cold") }, "g++ made no .cold part")
+            XCTAssertTrue(symbols.contains { $0.2.contains("_FUN") }, "no lambda _FUN out of line")
+            let addresses = Array(Set(symbols.flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+            let mine = try ours(object, addresses, demangle: true), theirs = try oracle(object, addresses, demangle: true)
+            let a = mine.components(separatedBy: "\n\n"), b = theirs.components(separatedBy: "\n\n")
+            XCTAssertEqual(a.count, b.count, variant)
+            let differing = zip(a, b).enumerated().filter { $0.element.0 != $0.element.1 }
+            if let first = differing.first {
+                XCTFail(
+                    "\(variant): \(differing.count) of \(addresses.count) addresses differ; 0x\(String(addresses[first.offset], radix: 16)):\n"
+                        + "ours:\n\(first.element.0)\nllvm:\n\(first.element.1)")
+            }
+        }
+    }
+
     /// The bar on the Python library (GCC -O3, DWARF 5): addresses drawn like the shared
     /// benchmark's (a function symbol uniformly, then an offset in it; fixed seed).
     func testPythonLibraryAgreement() throws {

@@ -1,0 +1,179 @@
+// C++ names as llvm-symbolizer prints them, from libstdc++'s `__cxa_demangle`.
+//
+// Address mode promises llvm-symbolizer's bytes. libstdc++'s demangler (libiberty's printer) and
+// LLVM's (ItaniumDemangle) parse the same grammar but print some nodes differently; no C library
+// on a Debian machine exports LLVM's printer with a C interface, so the GNU text is rewritten
+// where the two printers are known to differ:
+//   GNU                                       LLVM
+//   f() [clone .cold.3]                       f() (.cold.3)          (whole '.' suffix, one group)
+//   A<B<int> >, operator< <int>               A<B<int>>, operator<<int>
+//   {lambda(int)#1}, {lambda()#3}             'lambda'(int), 'lambda1'()
+//   {unnamed type#2}                          'unnamed0'
+//   decltype (x), decltype(nullptr)           decltype(x), std::nullptr_t
+//   reference temporary #0 for x              reference temporary for x
+//   TLS wrapper function for x                thread-local wrapper routine for x
+//   void (* (int))(long)                      void (*(int))(long)
+// Names outside these forms print alike. The server's pages and events keep the GNU forms
+// (c++filt's, which existing issues were grouped and titled with).
+enum ItaniumLLVMDialect {
+    /// `name` (an Itanium `_Z` name, possibly with a '.' suffix) demangled as LLVM prints it, or
+    /// nil when the demangler rejects it (llvm-symbolizer then prints the name as it is).
+    static func demangle(_ name: String, gnu: (String) -> String?) -> String? {
+        let (encoding, suffix) = split(name, gnu: gnu)
+        guard let encoding, !llvmRejects(encoding), var text = gnu(encoding) else { return nil }
+        if encoding.hasPrefix("_ZZ") { text = withEnclosingReturnType(text, localName: encoding, gnu: gnu) }
+        let llvm = rewrite(text)
+        return suffix.isEmpty ? llvm : llvm + " (" + suffix + ")"
+    }
+
+    /// Forms GCC emits and libstdc++ reads that LLVM's parser refuses, so llvm-symbolizer prints
+    /// the name mangled: an unresolved name whose type is `std::`-qualified (`srSt…`, as in
+    /// `enable_if<std::__is_bitwise_relocatable<T>::value>`); LLVM accepts only a template
+    /// parameter, a decltype or a substitution there. Recognised where an expression starts
+    /// (after `X`, `I`, `E` or `L`), not inside an identifier.
+    private static func llvmRejects(_ encoding: String) -> Bool {
+        let b = Array(encoding.utf8)
+        guard b.count > 5 else { return false }
+        for i in 1..<(b.count - 4)
+        where b[i] == UInt8(ascii: "s") && b[i + 1] == UInt8(ascii: "r") && b[i + 2] == UInt8(ascii: "S") && b[i + 3] == UInt8(ascii: "t") {
+            let before = b[i - 1]
+            if before == UInt8(ascii: "X") || before == UInt8(ascii: "I") || before == UInt8(ascii: "E") || before == UInt8(ascii: "L") { return true }
+        }
+        return false
+    }
+
+    /// LLVM parses the encoding and takes everything from the next '.' on as one suffix. The
+    /// encoding's end is where the grammar ends, not the first '.': a source name is length-prefixed
+    /// and may itself hold dots (Rust's legacy names do), so each '.' is tried left to right and the
+    /// first prefix that demangles is the encoding (none: the dots are all inside it).
+    private static func split(_ name: String, gnu: (String) -> String?) -> (String?, String) {
+        let bytes = Array(name.utf8)
+        guard bytes.contains(UInt8(ascii: ".")) else { return (name, "") }
+        for (i, b) in bytes.enumerated() where b == UInt8(ascii: ".") && i > 2 {
+            let head = String(decoding: bytes[..<i], as: UTF8.self)
+            if gnu(head) != nil { return (head, String(decoding: bytes[i...], as: UTF8.self)) }
+        }
+        return (name, "")
+    }
+
+    /// A local name (`_ZZ <function> E <entity>`: a lambda's `_FUN`, a local class's method) whose
+    /// enclosing function is a template carries that function's return type in the mangling; LLVM
+    /// prints it ("int f<int>(int)::'lambda'()::_FUN()"), GNU leaves it out. The enclosing
+    /// function demangled on its own gives the type: its text is `R P` where the local name's text
+    /// starts with `P::`.
+    private static func withEnclosingReturnType(_ text: String, localName: String, gnu: (String) -> String?) -> String {
+        let bytes = Array(localName.utf8)
+        for k in 3..<bytes.count where bytes[k] == UInt8(ascii: "E") {
+            guard let enclosing = gnu("_Z" + String(decoding: bytes[3..<k], as: UTF8.self)) else { continue }
+            if text.hasPrefix(enclosing + "::") { return text }  // no return type: nothing differs
+            let e = Array(enclosing.utf8)
+            for (i, c) in e.enumerated() where c == UInt8(ascii: " ") && i > 0 {
+                let rest = String(decoding: e[(i + 1)...], as: UTF8.self)
+                if text.hasPrefix(rest + "::") { return String(decoding: e[...i], as: UTF8.self) + text }
+            }
+        }
+        return text
+    }
+
+    /// The GNU printer's text with LLVM's spelling of the nodes listed above.
+    static func rewrite(_ gnu: String) -> String {
+        var s = gnu
+        if s.contains("{lambda(") { s = rewriteClosures(s) }
+        if s.contains("{unnamed type#") { s = rewriteUnnamedTypes(s) }
+        // GNU separates a '>' or '<' from the template bracket that follows it.
+        while s.contains("> >") { s = s.replacingAll("> >", with: ">>") }
+        while s.contains("< <") { s = s.replacingAll("< <", with: "<<") }
+        if s.contains("decltype") {
+            s = s.replacingAll("decltype(nullptr)", with: "std::nullptr_t").replacingAll("decltype (", with: "decltype(")
+        }
+        // A function returning a function pointer: "void (* (int))(long)" → "void (*(int))(long)".
+        if s.contains("(* (") { s = s.replacingAll("(* (", with: "(*(") }
+        if s.hasPrefix("TLS wrapper function for ") {
+            s = "thread-local wrapper routine for " + s.dropFirst("TLS wrapper function for ".count)
+        } else if s.hasPrefix("TLS init function for ") {
+            s = "thread-local initialization routine for " + s.dropFirst("TLS init function for ".count)
+        }
+        if s.hasPrefix("reference temporary #"), let r = s.firstRange(of: " for ") {
+            s = "reference temporary for " + s[r.upperBound...]
+        }
+        return s
+    }
+
+    /// LLVM numbers closures and unnamed types by their mangled discriminator: the first is bare,
+    /// the second "0", the n-th "n-2"; GNU counts from "#1".
+    private static func discriminator(_ gnuNumber: Int) -> String {
+        gnuNumber <= 1 ? "" : String(gnuNumber - 2)
+    }
+
+    /// "{lambda(P)#N}" → "'lambdaD'(P)". The innermost (last) closure first, so a closure type in
+    /// another's parameters is already rewritten when the outer one is.
+    private static func rewriteClosures(_ text: String) -> String {
+        var s = Array(text.utf8)
+        let open = Array("{lambda(".utf8)
+        var limit = s.count
+        while let start = lastRange(of: open, in: s, before: limit) {
+            limit = start
+            var depth = 0
+            var close = -1
+            var i = start + open.count - 1  // at the '('
+            while i < s.count {
+                if s[i] == UInt8(ascii: "(") { depth += 1 }
+                if s[i] == UInt8(ascii: ")") {
+                    depth -= 1
+                    if depth == 0 { close = i; break }
+                }
+                i += 1
+            }
+            // ")#N}" must follow; otherwise the text is not a closure name and is left alone.
+            guard close > 0, close + 2 < s.count, s[close + 1] == UInt8(ascii: "#") else { continue }
+            var j = close + 2
+            var number = 0
+            while j < s.count, s[j] >= 48, s[j] <= 57 { number = number * 10 + Int(s[j] - 48); j += 1 }
+            guard j < s.count, s[j] == UInt8(ascii: "}"), j > close + 2 else { continue }
+            let params = s[(start + open.count)..<close]
+            let replacement = Array("'lambda\(discriminator(number))'(".utf8) + params + [UInt8(ascii: ")")]
+            s.replaceSubrange(start...j, with: replacement)
+        }
+        return String(decoding: s, as: UTF8.self)
+    }
+
+    /// "{unnamed type#N}" → "'unnamedD'".
+    private static func rewriteUnnamedTypes(_ text: String) -> String {
+        var s = Array(text.utf8)
+        let open = Array("{unnamed type#".utf8)
+        var limit = s.count
+        while let start = lastRange(of: open, in: s, before: limit) {
+            limit = start
+            var j = start + open.count
+            var number = 0
+            while j < s.count, s[j] >= 48, s[j] <= 57 { number = number * 10 + Int(s[j] - 48); j += 1 }
+            guard j < s.count, s[j] == UInt8(ascii: "}"), j > start + open.count else { continue }
+            s.replaceSubrange(start...j, with: Array("'unnamed\(discriminator(number))'".utf8))
+        }
+        return String(decoding: s, as: UTF8.self)
+    }
+
+    /// The last start of `needle` in `haystack` before `limit`.
+    private static func lastRange(of needle: [UInt8], in haystack: [UInt8], before limit: Int) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var i = min(limit - 1, haystack.count - needle.count)
+        while i >= 0 {
+            if haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle { return i }
+            i -= 1
+        }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
+        var out = ""
+        var rest = Substring(self)
+        while let r = rest.firstRange(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        return out + rest
+    }
+}
