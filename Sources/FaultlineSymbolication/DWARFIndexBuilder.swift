@@ -17,8 +17,6 @@ struct ScopeRange {
     var high: UInt64
     var scope: UInt32
     var depth: Int32
-    /// The unit whose DIEs hold the scope (see `keepWinningUnitsScopes`).
-    var unit: UInt32
 }
 
 /// A unit's line-table file names: libdw's (split units, and units our reader leaves to it) or
@@ -75,8 +73,9 @@ struct DWARFIndexBuilder {
     /// The current unit's directory table when its DWARF is version 5 (see `join`).
     var currentDirectories: [String]? = nil
     var ranges: [ScopeRange] = []
-    /// The unit `walkDIEs` is reading.
-    var currentUnit: UInt32 = 0
+    /// The first scope of each unit (scopes are numbered in the order units are walked): a scope's
+    /// unit without a field in every `ScopeRange`, which the sort moves around.
+    var unitFirstScope: [UInt32] = []
     /// Some address is claimed by more than one unit (see `unitSegments`).
     var unitsOverlap = false
     /// DW_AT_dwo_name of skeleton units whose split unit libdw could not find (not persisted).
@@ -212,7 +211,11 @@ struct DWARFIndexBuilder {
                 }
                 any = true
                 let unit = UInt32(t.cuRowStart.count)
-                currentUnit = unit
+                if unitFirstScope.count > Int(unit) {
+                    unitFirstScope[Int(unit)] = UInt32(t.scopeName.count)
+                } else {
+                    unitFirstScope.append(UInt32(t.scopeName.count))
+                }
                 var unitFiles = UnitFiles()
                 let compDirC = cStringAttr(&cudie, DW_AT_comp_dir)
                 let compDir = compDirC.map { String(cString: $0) }
@@ -271,6 +274,15 @@ struct DWARFIndexBuilder {
     /// linker, LTO partitions) the first unit in the file wins, as in llvm-symbolizer's address
     /// map; `unit` numbers follow file order.
     static func unitSegments(_ ranges: [(UInt64, UInt64, UInt32)]) -> (segments: [(UInt64, UInt64, UInt32)], overlapping: Bool) {
+        // The common case, units that do not overlap, needs only the sort.
+        let sorted = ranges.filter { $0.0 < $0.1 }.sorted { $0.0 < $1.0 }
+        var end: UInt64 = 0
+        var disjoint = true
+        for r in sorted {
+            if r.0 < end { disjoint = false; break }
+            end = r.1
+        }
+        if disjoint { return (sorted, false) }
         var points: [(at: UInt64, opens: Bool, unit: UInt32)] = []
         points.reserveCapacity(ranges.count * 2)
         for (lo, hi, u) in ranges where lo < hi { points.append((lo, true, u)); points.append((hi, false, u)) }
@@ -306,14 +318,20 @@ struct DWARFIndexBuilder {
         guard unitsOverlap, !t.cuLow.isEmpty else { return }
         var kept: [ScopeRange] = []
         kept.reserveCapacity(ranges.count)
+        func unit(of scope: UInt32) -> UInt32 {
+            var lo = 0, hi = unitFirstScope.count
+            while lo < hi { let mid = (lo + hi) >> 1; if unitFirstScope[mid] <= scope { lo = mid + 1 } else { hi = mid } }
+            return UInt32(max(lo - 1, 0))
+        }
         for r in ranges {
+            let own = unit(of: r.scope)
             // The first segment ending after r.low.
             var lo = 0, hi = t.cuLow.count
             while lo < hi { let mid = (lo + hi) >> 1; if t.cuHigh[mid] <= r.low { lo = mid + 1 } else { hi = mid } }
             var start = r.low
             var k = lo
             while k < t.cuLow.count && t.cuLow[k] < r.high && start < r.high {
-                if t.cuOfRange[k] != r.unit {
+                if t.cuOfRange[k] != own {
                     let cut = max(t.cuLow[k], start)
                     if cut > start { var piece = r; piece.low = start; piece.high = cut; kept.append(piece) }
                     start = max(start, min(t.cuHigh[k], r.high))
@@ -721,7 +739,7 @@ struct DWARFIndexBuilder {
                         t.scopeCallColumn.append(UInt32(clamping: inlined ? (udataAttr(&die, DW_AT_call_column) ?? 0) : 0))
                         // A nested out-of-line subprogram (GCC local classes) is a root of its own.
                         let depth: Int32 = inlined ? top.depth + 1 : 0
-                        for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth, unit: currentUnit)) }
+                        for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth)) }
                         if dwarf_child(&die, &child) == 0 { stack.append((child, scope, depth)) }
                     } else if !skipTypes, dwarf_child(&die, &child) == 0 {
                         // An abstract instance has no code, but a C++ one may hold a local class

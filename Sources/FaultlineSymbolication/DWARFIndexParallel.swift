@@ -163,8 +163,7 @@ extension DWARFIndexBuilder {
             if part == 0 {
                 rowAddress.append(other.t.rowAddress)
                 rowColumn.append(other.t.rowColumn)
-                scopeRanges.append(
-                    other.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth, unit: $0.unit + unitBase) })
+                scopeRanges.append(other.ranges.lazy.map { ScopeRange(low: $0.low, high: $0.high, scope: $0.scope + scopeBase, depth: $0.depth) })
                 symbolAddress.append(other.t.symbolAddress)
                 symbolSize.append(other.t.symbolSize)
             } else {
@@ -191,6 +190,7 @@ extension DWARFIndexBuilder {
         t.cuRowEnd.append(contentsOf: o.t.cuRowEnd.lazy.map { $0 + rowBase })
         var cus = zip(zip(t.cuLow, t.cuHigh), t.cuOfRange).map { ($0.0, $0.1, $1) }
         for i in o.t.cuLow.indices { cus.append((o.t.cuLow[i], o.t.cuHigh[i], o.t.cuOfRange[i] + unitBase)) }
+        unitFirstScope += o.unitFirstScope.map { $0 + scopeBase }
         let segments = DWARFIndexBuilder.unitSegments(cus)
         unitsOverlap = unitsOverlap || o.unitsOverlap || segments.overlapping
         cus = segments.segments
