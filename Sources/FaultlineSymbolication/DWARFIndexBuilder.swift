@@ -76,6 +76,9 @@ struct DWARFIndexBuilder {
     /// The first scope of each unit (scopes are numbered in the order units are walked): a scope's
     /// unit without a field in every `ScopeRange`, which the sort moves around.
     var unitFirstScope: [UInt32] = []
+    /// Each unit's offset in .debug_info: "first in the file" (the two-thread build numbers units
+    /// in alternating runs, not in file order).
+    var unitFileOffset: [UInt64] = []
     /// Some address is claimed by more than one unit (see `unitSegments`).
     var unitsOverlap = false
     /// DW_AT_dwo_name of skeleton units whose split unit libdw could not find (not persisted).
@@ -213,8 +216,10 @@ struct DWARFIndexBuilder {
                 let unit = UInt32(t.cuRowStart.count)
                 if unitFirstScope.count > Int(unit) {
                     unitFirstScope[Int(unit)] = UInt32(t.scopeName.count)
+                    unitFileOffset[Int(unit)] = UInt64(unitOffset)
                 } else {
                     unitFirstScope.append(UInt32(t.scopeName.count))
+                    unitFileOffset.append(UInt64(unitOffset))
                 }
                 var unitFiles = UnitFiles()
                 let compDirC = cStringAttr(&cudie, DW_AT_comp_dir)
@@ -263,7 +268,7 @@ struct DWARFIndexBuilder {
             // drop the whole mapping after each session.
             if releasePages && releaser?.isUsable != true { DWARFIndexBuilder.releaseFilePages(elf) }
         }
-        let segments = DWARFIndexBuilder.unitSegments(cuRanges)
+        let segments = DWARFIndexBuilder.unitSegments(cuRanges, fileOffsets: unitFileOffset)
         unitsOverlap = unitsOverlap || segments.overlapping
         for (lo, hi, u) in segments.segments { t.cuLow.append(lo); t.cuHigh.append(hi); t.cuOfRange.append(u) }
         return any
@@ -271,9 +276,11 @@ struct DWARFIndexBuilder {
 
     /// Units' address ranges as sorted, non-overlapping segments, each naming the unit whose line
     /// table answers there. Where several units claim an address (identical code folded by the
-    /// linker, LTO partitions) the first unit in the file wins, as in llvm-symbolizer's address
-    /// map; `unit` numbers follow file order.
-    static func unitSegments(_ ranges: [(UInt64, UInt64, UInt32)]) -> (segments: [(UInt64, UInt64, UInt32)], overlapping: Bool) {
+    /// linker, LTO partitions) the first unit in the file (lowest `fileOffsets[unit]`) wins, as in
+    /// llvm-symbolizer's address map.
+    static func unitSegments(_ ranges: [(UInt64, UInt64, UInt32)], fileOffsets: [UInt64]) -> (
+        segments: [(UInt64, UInt64, UInt32)], overlapping: Bool
+    ) {
         // The common case, units that do not overlap, needs only the sort.
         let sorted = ranges.filter { $0.0 < $0.1 }.sorted { $0.0 < $1.0 }
         var end: UInt64 = 0
@@ -283,6 +290,7 @@ struct DWARFIndexBuilder {
             end = r.1
         }
         if disjoint { return (sorted, false) }
+        func offset(_ u: UInt32) -> UInt64 { Int(u) < fileOffsets.count ? fileOffsets[Int(u)] : UInt64(u) }
         var points: [(at: UInt64, opens: Bool, unit: UInt32)] = []
         points.reserveCapacity(ranges.count * 2)
         for (lo, hi, u) in ranges where lo < hi { points.append((lo, true, u)); points.append((hi, false, u)) }
@@ -302,7 +310,7 @@ struct DWARFIndexBuilder {
                 }
                 i += 1
             }
-            guard i < points.count, let unit = open.keys.min() else { continue }
+            guard i < points.count, let unit = open.keys.min(by: { offset($0) < offset($1) }) else { continue }
             if open.count > 1 { overlapping = true }
             let next = points[i].at
             if let last = out.last, last.1 == x, last.2 == unit { out[out.count - 1].1 = next } else { out.append((x, next, unit)) }

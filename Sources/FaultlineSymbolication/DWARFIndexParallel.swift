@@ -191,7 +191,8 @@ extension DWARFIndexBuilder {
         var cus = zip(zip(t.cuLow, t.cuHigh), t.cuOfRange).map { ($0.0, $0.1, $1) }
         for i in o.t.cuLow.indices { cus.append((o.t.cuLow[i], o.t.cuHigh[i], o.t.cuOfRange[i] + unitBase)) }
         unitFirstScope += o.unitFirstScope.map { $0 + scopeBase }
-        let segments = DWARFIndexBuilder.unitSegments(cus)
+        unitFileOffset += o.unitFileOffset
+        let segments = DWARFIndexBuilder.unitSegments(cus, fileOffsets: unitFileOffset)
         unitsOverlap = unitsOverlap || o.unitsOverlap || segments.overlapping
         cus = segments.segments
         t.cuLow = cus.map { $0.0 }; t.cuHigh = cus.map { $0.1 }; t.cuOfRange = cus.map { $0.2 }

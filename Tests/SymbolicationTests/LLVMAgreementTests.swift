@@ -4,11 +4,16 @@ import XCTest
 @testable import FaultlineSymbolication
 
 final class LLVMAgreementTests: XCTestCase {
-    func ours(_ object: String, _ addresses: [UInt64], demangle: Bool) throws -> String {
+    /// `lazy`: the index is built from the units covering `addresses` (as `faultline symbolicate`
+    /// does), not from every unit.
+    func ours(_ object: String, _ addresses: [UInt64], demangle: Bool, lazy: Bool = false) throws -> String {
         let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
-        var sym = try LLVMStyleSymbolizer(objectFile: object, symbolicator: s)
-        sym.demangle = demangle
         let input = Array(addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n").utf8)
+        var sym =
+            lazy
+            ? try input.withUnsafeBytes { try LLVMStyleSymbolizer(objectFile: object, symbolicator: s, input: $0) }
+            : try LLVMStyleSymbolizer(objectFile: object, symbolicator: s)
+        sym.demangle = demangle
         var out: [UInt8] = []
         _ = input.withUnsafeBytes { sym.run(input: $0, output: &out) }
         return String(decoding: out, as: UTF8.self)
@@ -95,6 +100,39 @@ final class LLVMAgreementTests: XCTestCase {
                         + "ours:\n\(first.element.0)\nllvm:\n\(first.element.1)")
             }
         }
+    }
+
+    /// GCC's sanitizer runtimes (C++ -O2 with lambdas, `.cold` parts, and functions that several
+    /// units claim, identical code folded by the linker): whatever this machine's gccs ship,
+    /// addresses drawn from its function symbols with a fixed seed, through the lazy path (only the
+    /// units that cover them) and the full index, every record identical.
+    func testGCCSanitizerRuntimesMatchLLVMSymbolizer() throws {
+        guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
+        var checked = 0
+        // The aarch64 cross compiler's too (tools/setup installs it): other units fold together there.
+        let runtimes = ["gcc", "aarch64-linux-gnu-gcc"].flatMap { cc in ["libtsan.so", "libasan.so", "libubsan.so"].map { (cc, $0) } }
+        for (cc, name) in runtimes {
+            let found = Fixtures.run("/usr/bin/env", [cc, "-print-file-name=\(name)"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let library = URL(fileURLWithPath: found).resolvingSymlinksInPath().path
+            guard found.hasPrefix("/"), FileManager.default.fileExists(atPath: library) else { continue }
+            let symbols = Fixtures.functionSymbols(library).filter { $0.1 > 0 }
+            guard symbols.count > 100 else { continue }
+            checked += 1
+            var rng = SplitMix64(state: 20_240_611)
+            for (count, lazy) in [(2000, true), (6000, false)] {
+                let addresses = (0..<count).map { _ -> UInt64 in
+                    let s = symbols[Int(rng.next() % UInt64(symbols.count))]
+                    return s.0 + rng.next() % s.1
+                }
+                let a = try ours(library, addresses, demangle: true, lazy: lazy).components(separatedBy: "\n\n")
+                let b = try oracle(library, addresses, demangle: true).components(separatedBy: "\n\n")
+                XCTAssertEqual(a.count, b.count, library)
+                if let i = zip(a, b).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                    XCTFail("\(library), \(count) addresses: 0x\(String(addresses[i], radix: 16)) differs:\nours:\n\(a[i])\nllvm:\n\(b[i])")
+                }
+            }
+        }
+        XCTAssertGreaterThan(checked, 0, "gcc ships no sanitizer runtime here (Debian's gcc depends on libasan, libtsan, libubsan)")
     }
 
     /// The bar on the Python library (GCC -O3, DWARF 5): addresses drawn like the shared
