@@ -16,6 +16,10 @@
 // Names outside these forms print alike. The server's pages and events keep the GNU forms
 // (c++filt's, which existing issues were grouped and titled with).
 enum ItaniumLLVMDialect {
+    /// Split points tried per name (each is a demangler call): a real name has a few; a hostile one
+    /// must not cost a demangle per byte.
+    static let maxTries = 64
+
     /// `name` (an Itanium `_Z` name, possibly with a '.' suffix) demangled as LLVM prints it, or
     /// nil when the demangler rejects it (llvm-symbolizer then prints the name as it is).
     static func demangle(_ name: String, gnu: (String) -> String?) -> String? {
@@ -49,7 +53,10 @@ enum ItaniumLLVMDialect {
     private static func split(_ name: String, gnu: (String) -> String?) -> (String?, String) {
         let bytes = Array(name.utf8)
         guard bytes.contains(UInt8(ascii: ".")) else { return (name, "") }
+        var tries = 0
         for (i, b) in bytes.enumerated() where b == UInt8(ascii: ".") && i > 2 {
+            tries += 1
+            if tries > maxTries { break }
             let head = String(decoding: bytes[..<i], as: UTF8.self)
             if gnu(head) != nil { return (head, String(decoding: bytes[i...], as: UTF8.self)) }
         }
@@ -63,7 +70,10 @@ enum ItaniumLLVMDialect {
     /// starts with `P::`.
     private static func withEnclosingReturnType(_ text: String, localName: String, gnu: (String) -> String?) -> String {
         let bytes = Array(localName.utf8)
+        var tries = 0
         for k in 3..<bytes.count where bytes[k] == UInt8(ascii: "E") {
+            tries += 1
+            if tries > maxTries { break }
             guard let enclosing = gnu("_Z" + String(decoding: bytes[3..<k], as: UTF8.self)) else { continue }
             if text.hasPrefix(enclosing + "::") { return text }  // no return type: nothing differs
             let e = Array(enclosing.utf8)
