@@ -296,6 +296,33 @@ struct DWARFIndexBuilder {
         for (lo, hi, u) in ranges where lo < hi { points.append((lo, true, u)); points.append((hi, false, u)) }
         points.sort { $0.at < $1.at }
         var open: [UInt32: Int] = [:]  // unit → ranges of it open here
+        // The open units by file offset: a binary min-heap whose closed entries are dropped when
+        // they surface, so a file with many nested units costs n log n, not n × open units.
+        var heap: [(offset: UInt64, unit: UInt32)] = []
+        func push(_ e: (offset: UInt64, unit: UInt32)) {
+            heap.append(e)
+            var c = heap.count - 1
+            while c > 0 {
+                let parent = (c - 1) / 2
+                guard (heap[c].offset, heap[c].unit) < (heap[parent].offset, heap[parent].unit) else { break }
+                heap.swapAt(c, parent)
+                c = parent
+            }
+        }
+        func popTop() {
+            heap.swapAt(0, heap.count - 1)
+            heap.removeLast()
+            var p = 0
+            while true {
+                let l = 2 * p + 1, r = l + 1
+                var m = p
+                if l < heap.count && (heap[l].offset, heap[l].unit) < (heap[m].offset, heap[m].unit) { m = l }
+                if r < heap.count && (heap[r].offset, heap[r].unit) < (heap[m].offset, heap[m].unit) { m = r }
+                if m == p { break }
+                heap.swapAt(p, m)
+                p = m
+            }
+        }
         var out: [(UInt64, UInt64, UInt32)] = []
         var overlapping = false
         var i = 0
@@ -304,13 +331,16 @@ struct DWARFIndexBuilder {
             while i < points.count && points[i].at == x {
                 let p = points[i]
                 if p.opens {
-                    open[p.unit, default: 0] += 1
+                    let n = open[p.unit, default: 0]
+                    open[p.unit] = n + 1
+                    if n == 0 { push((offset(p.unit), p.unit)) }
                 } else if let n = open[p.unit] {
                     open[p.unit] = n > 1 ? n - 1 : nil
                 }
                 i += 1
             }
-            guard i < points.count, let unit = open.keys.min(by: { offset($0) < offset($1) }) else { continue }
+            while let top = heap.first, open[top.unit] == nil { popTop() }
+            guard i < points.count, let unit = heap.first?.unit else { continue }
             if open.count > 1 { overlapping = true }
             let next = points[i].at
             if let last = out.last, last.1 == x, last.2 == unit { out[out.count - 1].1 = next } else { out.append((x, next, unit)) }
@@ -331,7 +361,11 @@ struct DWARFIndexBuilder {
             while lo < hi { let mid = (lo + hi) >> 1; if unitFirstScope[mid] <= scope { lo = mid + 1 } else { hi = mid } }
             return UInt32(max(lo - 1, 0))
         }
+        // Cutting can split a range once per segment it spans: past a bound the remaining ranges are
+        // kept whole (a crafted file must not multiply the index; real ones stay far below it).
+        let limit = 4 * ranges.count + 1024
         for r in ranges {
+            if kept.count > limit { kept.append(r); continue }
             let own = unit(of: r.scope)
             // The first segment ending after r.low.
             var lo = 0, hi = t.cuLow.count
@@ -697,6 +731,16 @@ struct DWARFIndexBuilder {
     /// C has no member functions: a C unit's structure, union and class types hold no code, and
     /// not entering them skips most of the DIEs of a C library's units (every unit repeats the
     /// headers' types; on the Python library ~X% of a full build).
+    /// A subprogram without code of its own whose children may still have some: an abstract
+    /// instance (DW_AT_inline), or one with no address attribute and not a declaration (swiftc's
+    /// abstract origins carry no DW_AT_inline). Declarations and functions the linker dropped
+    /// (an address attribute whose range is dead) are not searched.
+    static func mayHoldOutOfLineCode(_ die: inout Dwarf_Die) -> Bool {
+        if dwarf_hasattr(&die, UInt32(DW_AT_inline)) != 0 { return true }
+        return dwarf_hasattr(&die, UInt32(DW_AT_declaration)) == 0 && dwarf_hasattr(&die, UInt32(DW_AT_low_pc)) == 0
+            && dwarf_hasattr(&die, UInt32(DW_AT_ranges)) == 0
+    }
+
     static func typesHoldNoCode(_ cudie: inout Dwarf_Die) -> Bool {
         var attr = Dwarf_Attribute()
         var language: Dwarf_Word = 0
@@ -749,8 +793,9 @@ struct DWARFIndexBuilder {
                         let depth: Int32 = inlined ? top.depth + 1 : 0
                         for (l, h) in dieRanges { ranges.append(ScopeRange(low: l, high: h, scope: scope, depth: depth)) }
                         if dwarf_child(&die, &child) == 0 { stack.append((child, scope, depth)) }
-                    } else if !skipTypes, dwarf_child(&die, &child) == 0 {
-                        // An abstract instance has no code, but a C++ one may hold a local class
+                    } else if !skipTypes, DWARFIndexBuilder.mayHoldOutOfLineCode(&die), dwarf_child(&die, &child) == 0 {
+                        // An abstract instance (DW_AT_inline; not a declaration, not a function
+                        // the linker dropped) has no code, but a C++ one may hold a local class
                         // whose member functions do (a lambda's `_FUN` in a function template):
                         // out-of-line roots of their own, as llvm-symbolizer finds them.
                         stack.append((child, IndexTables.none, 0))

@@ -19,13 +19,20 @@ enum ItaniumLLVMDialect {
     /// Split points tried per name (each is a demangler call): a real name has a few; a hostile one
     /// must not cost a demangle per byte.
     static let maxTries = 64
+    /// Longest discriminator read ("#123}"); a longer digit run is not one the demangler printed.
+    static let maxDigits = 9
+    /// Longest text the closure, unnamed-type and return-type rewrites scan (each is linear per
+    /// occurrence); real names are far shorter, and a longer one is printed as libstdc++ spells it.
+    static let maxRewrittenBytes = 16_384
 
     /// `name` (an Itanium `_Z` name, possibly with a '.' suffix) demangled as LLVM prints it, or
     /// nil when the demangler rejects it (llvm-symbolizer then prints the name as it is).
     static func demangle(_ name: String, gnu: (String) -> String?) -> String? {
         let (encoding, suffix) = split(name, gnu: gnu)
         guard let encoding, !llvmRejects(encoding), var text = gnu(encoding) else { return nil }
-        if encoding.hasPrefix("_ZZ") { text = withEnclosingReturnType(text, localName: encoding, gnu: gnu) }
+        if encoding.hasPrefix("_ZZ") && text.utf8.count <= maxRewrittenBytes {
+            text = withEnclosingReturnType(text, localName: encoding, gnu: gnu)
+        }
         let llvm = rewrite(text)
         return suffix.isEmpty ? llvm : llvm + " (" + suffix + ")"
     }
@@ -34,12 +41,14 @@ enum ItaniumLLVMDialect {
     /// the name mangled: an unresolved name whose type is `std::`-qualified (`srSt…`, as in
     /// `enable_if<std::__is_bitwise_relocatable<T>::value>`); LLVM accepts only a template
     /// parameter, a decltype or a substitution there. Recognised where an expression starts
-    /// (after `X`, `I`, `E` or `L`), not inside an identifier.
+    /// (after `X`, `I`, `E` or `L`) and a length-prefixed name follows, not inside an identifier.
     private static func llvmRejects(_ encoding: String) -> Bool {
         let b = Array(encoding.utf8)
         guard b.count > 5 else { return false }
         for i in 1..<(b.count - 4)
         where b[i] == UInt8(ascii: "s") && b[i + 1] == UInt8(ascii: "r") && b[i + 2] == UInt8(ascii: "S") && b[i + 3] == UInt8(ascii: "t") {
+            // `St` then a length-prefixed name; inside an identifier ("readLsrStatus") it is not.
+            guard b[i + 4] >= 48 && b[i + 4] <= 57 else { continue }
             let before = b[i - 1]
             if before == UInt8(ascii: "X") || before == UInt8(ascii: "I") || before == UInt8(ascii: "E") || before == UInt8(ascii: "L") { return true }
         }
@@ -76,10 +85,12 @@ enum ItaniumLLVMDialect {
             if tries > maxTries { break }
             guard let enclosing = gnu("_Z" + String(decoding: bytes[3..<k], as: UTF8.self)) else { continue }
             if text.hasPrefix(enclosing + "::") { return text }  // no return type: nothing differs
-            let e = Array(enclosing.utf8)
+            let e = Array(enclosing.utf8), t = Array(text.utf8), separator = Array("::".utf8)
             for (i, c) in e.enumerated() where c == UInt8(ascii: " ") && i > 0 {
-                let rest = String(decoding: e[(i + 1)...], as: UTF8.self)
-                if text.hasPrefix(rest + "::") { return String(decoding: e[...i], as: UTF8.self) + text }
+                let rest = e[(i + 1)...]
+                if t.starts(with: rest), t[rest.count...].starts(with: separator) {
+                    return String(decoding: e[...i], as: UTF8.self) + text
+                }
             }
         }
         return text
@@ -88,11 +99,19 @@ enum ItaniumLLVMDialect {
     /// The GNU printer's text with LLVM's spelling of the nodes listed above.
     static func rewrite(_ gnu: String) -> String {
         var s = gnu
-        if s.contains("{lambda(") { s = rewriteClosures(s) }
-        if s.contains("{unnamed type#") { s = rewriteUnnamedTypes(s) }
-        // GNU separates a '>' or '<' from the template bracket that follows it.
-        while s.contains("> >") { s = s.replacingAll("> >", with: ">>") }
-        while s.contains("< <") { s = s.replacingAll("< <", with: "<<") }
+        if s.utf8.count <= maxRewrittenBytes {
+            if s.contains("{lambda(") { s = rewriteClosures(s) }
+            if s.contains("{unnamed type#") { s = rewriteUnnamedTypes(s) }
+        }
+        // GNU separates a '>' or '<' from the template bracket that follows it ("> > >" takes two
+        // passes); each pass shortens the text, so the loop ends.
+        for (gnuPair, llvmPair) in [("> >", ">>"), ("< <", "<<")] {
+            while true {
+                let next = s.replacingAll(gnuPair, with: llvmPair)
+                if next.utf8.count == s.utf8.count { break }
+                s = next
+            }
+        }
         if s.contains("decltype") {
             s = s.replacingAll("decltype(nullptr)", with: "std::nullptr_t").replacingAll("decltype (", with: "decltype(")
         }
@@ -138,7 +157,7 @@ enum ItaniumLLVMDialect {
             guard close > 0, close + 2 < s.count, s[close + 1] == UInt8(ascii: "#") else { continue }
             var j = close + 2
             var number = 0
-            while j < s.count, s[j] >= 48, s[j] <= 57 { number = number * 10 + Int(s[j] - 48); j += 1 }
+            while j < s.count, s[j] >= 48, s[j] <= 57, j - (close + 2) < maxDigits { number = number * 10 + Int(s[j] - 48); j += 1 }
             guard j < s.count, s[j] == UInt8(ascii: "}"), j > close + 2 else { continue }
             let params = s[(start + open.count)..<close]
             let replacement = Array("'lambda\(discriminator(number))'(".utf8) + params + [UInt8(ascii: ")")]
@@ -156,7 +175,7 @@ enum ItaniumLLVMDialect {
             limit = start
             var j = start + open.count
             var number = 0
-            while j < s.count, s[j] >= 48, s[j] <= 57 { number = number * 10 + Int(s[j] - 48); j += 1 }
+            while j < s.count, s[j] >= 48, s[j] <= 57, j - (start + open.count) < maxDigits { number = number * 10 + Int(s[j] - 48); j += 1 }
             guard j < s.count, s[j] == UInt8(ascii: "}"), j > start + open.count else { continue }
             s.replaceSubrange(start...j, with: Array("'unnamed\(discriminator(number))'".utf8))
         }

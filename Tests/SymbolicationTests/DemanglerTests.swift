@@ -38,6 +38,13 @@ final class DemanglerTests: XCTestCase {
         // A Rust legacy name: dots inside a length-prefixed identifier are not a suffix.
         XCTAssertEqual(
             llvm("_ZN4core3ptr25drop_in_place$LT$a..b$GT$17h0123456789abcdefE.llvm.42"), "core::ptr::drop_in_place$LT$a..b$GT$::h0123456789abcdef (.llvm.42)")
+        // An identifier holding `srSt` is not an unresolved name.
+        XCTAssertEqual(llvm("_Z13readLsrStatusv"), "readLsrStatus()")
+        // Text that only looks like a discriminator, with more digits than an Int holds: no trap.
+        for name in ["_Z31{lambda()#99999999999999999999}v", "_Z35{unnamed type#99999999999999999999}v"] {
+            XCTAssertFalse(llvm(name)?.contains("'lambda") ?? false)
+            XCTAssertFalse(llvm(name)?.contains("'unnamed") ?? false)
+        }
         // Refused by LLVM's parser: printed mangled, as llvm-symbolizer does.
         XCTAssertNil(llvm("_ZSt14__relocate_a_1IiiENSt9enable_ifIXsrSt24__is_bitwise_relocatableIT_vE5valueEPS2_E4typeES4_S4_S4_RSaIT0_E"))
     }
