@@ -134,6 +134,16 @@ enum ItaniumLLVMDialect {
         gnuNumber <= 1 ? "" : String(gnuNumber - 2)
     }
 
+    /// The discriminator "N}" starting at `from`: N (at most `maxDigits` digits) and the index of
+    /// the '}', or nil when the text there is not one.
+    private static func numberAndBrace(_ s: [UInt8], from: Int) -> (Int, Int)? {
+        var j = from
+        var number = 0
+        while j < s.count, s[j] >= 48, s[j] <= 57, j - from < maxDigits { number = number * 10 + Int(s[j] - 48); j += 1 }
+        guard j > from, j < s.count, s[j] == UInt8(ascii: "}") else { return nil }
+        return (number, j)
+    }
+
     /// "{lambda(P)#N}" → "'lambdaD'(P)". The innermost (last) closure first, so a closure type in
     /// another's parameters is already rewritten when the outer one is.
     private static func rewriteClosures(_ text: String) -> String {
@@ -155,10 +165,7 @@ enum ItaniumLLVMDialect {
             }
             // ")#N}" must follow; otherwise the text is not a closure name and is left alone.
             guard close > 0, close + 2 < s.count, s[close + 1] == UInt8(ascii: "#") else { continue }
-            var j = close + 2
-            var number = 0
-            while j < s.count, s[j] >= 48, s[j] <= 57, j - (close + 2) < maxDigits { number = number * 10 + Int(s[j] - 48); j += 1 }
-            guard j < s.count, s[j] == UInt8(ascii: "}"), j > close + 2 else { continue }
+            guard let (number, j) = numberAndBrace(s, from: close + 2) else { continue }
             let params = s[(start + open.count)..<close]
             let replacement = Array("'lambda\(discriminator(number))'(".utf8) + params + [UInt8(ascii: ")")]
             s.replaceSubrange(start...j, with: replacement)
@@ -173,10 +180,7 @@ enum ItaniumLLVMDialect {
         var limit = s.count
         while let start = lastRange(of: open, in: s, before: limit) {
             limit = start
-            var j = start + open.count
-            var number = 0
-            while j < s.count, s[j] >= 48, s[j] <= 57, j - (start + open.count) < maxDigits { number = number * 10 + Int(s[j] - 48); j += 1 }
-            guard j < s.count, s[j] == UInt8(ascii: "}"), j > start + open.count else { continue }
+            guard let (number, j) = numberAndBrace(s, from: start + open.count) else { continue }
             s.replaceSubrange(start...j, with: Array("'unnamed\(discriminator(number))'".utf8))
         }
         return String(decoding: s, as: UTF8.self)
