@@ -31,6 +31,23 @@ enum PGArray {
                 }.joined(separator: ",") + "}")
     }
 
+    /// A bytea[] in PostgreSQL's binary array format, sent as a binary parameter: the events of an
+    /// ingest batch are then neither written as hex here nor parsed from it there.
+    static func binaryBlobs(_ values: [Data]) -> SQLValue {
+        var out = Data(capacity: 20 + values.reduce(0) { $0 + 4 + $1.count })
+        func int32(_ v: Int32) { withUnsafeBytes(of: v.bigEndian) { out.append(contentsOf: $0) } }
+        int32(1)  // dimensions
+        int32(0)  // no NULL element
+        int32(17)  // element type: bytea
+        int32(Int32(values.count))
+        int32(1)  // lower bound
+        for v in values {
+            int32(Int32(v.count))
+            out.append(v)
+        }
+        return .blob(out)
+    }
+
     private static func quoted(_ s: String) -> String {
         var out = "\""
         for ch in s.unicodeScalars {

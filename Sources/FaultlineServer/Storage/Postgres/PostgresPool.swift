@@ -53,6 +53,14 @@ final class PostgresPool: @unchecked Sendable {
         cond.unlock()
     }
 
+    /// Runs `body`'s statements each in its own implicit transaction (no BEGIN/COMMIT round trips):
+    /// for one statement that is atomic by itself.
+    func autocommit<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        let c = try take()
+        defer { give(c) }
+        return try body(c)
+    }
+
     /// Runs `body` in one transaction (committed before this returns: with PostgreSQL's default
     /// `synchronous_commit = on` the commit is flushed to the WAL on disk). A serialization failure
     /// or deadlock runs the whole body again, a few times.

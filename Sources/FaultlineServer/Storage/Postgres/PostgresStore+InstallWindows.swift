@@ -1,7 +1,8 @@
 // `InstallWindows` over PostgreSQL: every node counts in the same rows, so the cap holds
-// cluster-wide. One upsert per admission, on the database's clock; it commits without waiting
-// for the WAL flush (`synchronous_commit = off` for that transaction only): a count lost to a
-// database crash lets an install send a little more, it never loses an event.
+// cluster-wide. One upsert per admission, on the database's clock, atomic by itself and run as its
+// own implicit transaction on a connection whose commits do not wait for the WAL flush
+// (`synchronous_commit = off` for that session): a count lost to a database crash lets an install
+// send a little more, it never loses an event.
 import Foundation
 
 extension PostgresStore: InstallWindows {
@@ -13,8 +14,7 @@ extension PostgresStore: InstallWindows {
                 max(1, Int(($0.start + windowSeconds - Date().timeIntervalSince1970).rounded(.up)))
             } ?? Int(windowSeconds)
         }
-        return try pool.transaction { c in
-            try c.exec("SET LOCAL synchronous_commit = off")
+        return try unflushedPool.autocommit { c in
             let now = "extract(epoch FROM clock_timestamp())"
             let admitted = try c.query(
                 """
@@ -46,8 +46,7 @@ extension PostgresStore: InstallWindows {
     }
 
     public func saveInstallWindow(projectID: Int64, installID: String, start: Double, count: Int) {
-        _ = try? pool.transaction { c in
-            try c.exec("SET LOCAL synchronous_commit = off")
+        _ = try? unflushedPool.autocommit { c in
             try c.query(
                 """
                 INSERT INTO install_windows(project_id, install_id, window_start, count) VALUES($1, $2, $3, $4)

@@ -10,6 +10,11 @@ import FaultlineProtocol
 public final class PostgresStore: Store, @unchecked Sendable {
     let pool: PostgresPool
     let credentials = CredentialCache()
+    /// Plain events of concurrent requests share a transaction (PostgresIngestBatcher.swift).
+    let ingestBatcher: PostgresIngestBatcher
+    /// Connections whose commits do not wait for the WAL flush, for the install cap's admissions
+    /// (PostgresStore+InstallWindows.swift): one statement each, no transaction of its own to open.
+    let unflushedPool: PostgresPool
 
     /// - Parameters:
     ///   - url: a libpq connection URI (`postgres://user:password@host:port/database?…`).
@@ -22,10 +27,19 @@ public final class PostgresStore: Store, @unchecked Sendable {
         pool = PostgresPool(
             url: url, size: connections,
             sessionSetup: durability == .normal ? "SET synchronous_commit = off" : nil)
+        unflushedPool = PostgresPool(url: url, size: PostgresStore.unflushedConnections, sessionSetup: "SET synchronous_commit = off")
         try PostgresSchema.migrate(pool)
+        ingestBatcher = PostgresIngestBatcher(pool: pool)
     }
 
-    public func close() { pool.close() }
+    /// Connections for admissions: each holds one for a single statement.
+    static let unflushedConnections = 4
+
+    public func close() {
+        ingestBatcher.stop()
+        pool.close()
+        unflushedPool.close()
+    }
 
     @discardableResult
     func write<T>(_ body: (PGConnection) throws -> T) throws -> T { try pool.transaction(body) }
@@ -39,7 +53,8 @@ public final class PostgresStore: Store, @unchecked Sendable {
     // MARK: Ingest
 
     public func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64? {
-        try write { c in
+        if items.isEmpty, let event, PostgresIngestBatcher.takes(event) { return try ingestBatcher.store(event) }
+        return try write { c in
             var id: Int64?
             if let e = event {
                 try c.query(

@@ -1,8 +1,6 @@
 // Group commit: one thread owns the write connection and runs every pending job in one
-// transaction, so many concurrent ingests share one fsync instead of paying one each. (Waiting
-// a little for requests still decoding, PostgreSQL's commit_delay, was tried: it made legitimate
-// ingest's p99 5-10x worse under HostileLoadTests, whose valid-key bombs decode for long and
-// never arrive.)
+// transaction, so many concurrent ingests share one fsync instead of paying one each; when a batch
+// waits for company is GroupCommitGather's rule.
 import FaultlineThreads
 import Foundation
 
@@ -13,16 +11,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private struct Pending { let job: Job; let done: ((Error?) -> Void)?; let rerunnable: Bool }
     private struct Queue {
         var jobs: [Pending] = []
-        /// The last batch's size and when it committed (`gather`).
-        var lastBatch = 0
-        var lastCommitted = Date.distantPast
+        var gather = GroupCommitGather()
     }
-    /// Right after a batch of several jobs commits, the next waits this long while it holds few:
-    /// the replies just sent bring the next requests, and a commit's fsync costs the same for 2
-    /// jobs as for 12. A lone client (batches of one) never waits.
-    private let gather = 0.0003
-    private let gatherUntil = 8
-
     private let connection: SQLiteConnection
     /// The writer thread; its state is the jobs waiting for the next batch.
     private let writer = WorkerThread(name: "faultline-sqlite-writer", state: Queue())
@@ -34,15 +24,12 @@ final class SQLiteWriter: @unchecked Sendable {
         // Batches until stopped, and after a stop request until nothing is pending.
         writer.start { [unowned self] q, stopping in
             if q.jobs.isEmpty { return stopping ? .exit : .wait(until: nil) }
-            if q.lastBatch > 1 && q.jobs.count < gatherUntil && !stopping {
-                let due = q.lastCommitted.addingTimeInterval(gather)
-                if Date() < due { return .wait(until: due) }
-            }
+            if let due = q.gather.waitUntil(pending: q.jobs.count, stopping: stopping) { return .wait(until: due) }
             let batch = Array(q.jobs.prefix(maxBatch))
             q.jobs.removeFirst(batch.count)
             return .run { [unowned self] in
                 run(batch)
-                writer.update { ($0.lastBatch, $0.lastCommitted) = (batch.count, Date()) }
+                writer.update { $0.gather.committed(batch.count) }
             }
         }
     }
