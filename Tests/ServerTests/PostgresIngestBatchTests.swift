@@ -52,7 +52,7 @@ final class PostgresIngestBatchTests: XCTestCase {
             Self.event(p.id, "a", release: "quote \" brace } comma , backslash \\"),
             Self.event(p.id, "stored-before"),
             Self.event(p.id, "a", release: "the second a"),
-            Self.event(p.id, "c", release: nil, bytes: binary),
+            Self.event(p.id, "c", release: nil, bytes: binary)
         ]
         let c = try PGConnection(url: url)
         try c.exec("BEGIN")
