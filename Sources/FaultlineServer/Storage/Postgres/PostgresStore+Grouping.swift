@@ -4,6 +4,7 @@
 // behind its own ingest. Two nodes' batches are kept apart by the database alone:
 // - an occurrence is claimed by locking its row with `processed = 0` checked again after any wait,
 //   so one that another node (or a scan here) grouped meanwhile is skipped, never counted twice;
+//   it is marked grouped, with its stack and issue, by one update at the end of the batch;
 // - an issue is one upsert per fingerprint with the batch's count added to whatever count the row
 //   has when the lock is granted, so two nodes grouping one new crash make one issue, counted once
 //   per occurrence;
@@ -33,9 +34,13 @@ extension PostgresStore {
                     SELECT * FROM unnest($1::bigint[], $2::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING
                     """, PGArray.ints(releases.map(\.issueID)), PGArray.texts(releases.map(\.release)))
             }
+            // One new version of each occurrence row (every index it is in written once), not one
+            // for the claim and another for the issue.
             try c.query(
-                "UPDATE occurrences o SET issue_id = v.issue FROM unnest($1::bigint[], $2::bigint[]) AS v(id, issue) WHERE o.id = v.id",
-                PGArray.ints(mine.map(\.occurrenceID)), PGArray.ints(mine.map(issueOf)))
+                """
+                UPDATE occurrences o SET processed = 1, stack_key = v.key, issue_id = v.issue
+                FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS v(id, key, issue) WHERE o.id = v.id
+                """, PGArray.ints(mine.map(\.occurrenceID)), PGArray.texts(mine.map(\.stackKey)), PGArray.ints(mine.map(issueOf)))
             let pairs = GroupingOutcome.environmentPairs(mine)
             if !pairs.isEmpty {
                 try c.query(
@@ -55,19 +60,15 @@ extension PostgresStore {
         }
     }
 
-    /// Marks the batch's ungrouped occurrences grouped (with their stack) and returns their ids:
-    /// rows locked in id order; a row another transaction holds is waited for and then skipped if
-    /// that one grouped it.
+    /// Locks the batch's ungrouped occurrences for this transaction (marked grouped, with their
+    /// stack and issue, by `recordGrouping`'s last update) and returns their ids: rows locked in id
+    /// order; a row another transaction holds is waited for and then skipped if that one grouped it
+    /// (READ COMMITTED checks `processed = 0` again on the row's newest version).
     private static func claimOccurrences(_ c: PGConnection, _ batch: [GroupingOutcome]) throws -> Set<Int64> {
         var claimed = Set<Int64>()
         try c.query(
-            """
-            WITH mine AS (SELECT id FROM occurrences WHERE id = ANY($1::bigint[]) AND processed = 0 ORDER BY id FOR UPDATE)
-            UPDATE occurrences o SET processed = 1, stack_key = v.key
-            FROM unnest($1::bigint[], $2::text[]) AS v(id, key), mine
-            WHERE o.id = v.id AND o.id = mine.id
-            RETURNING o.id
-            """, PGArray.ints(batch.map(\.occurrenceID)), PGArray.texts(batch.map(\.stackKey))
+            "SELECT id FROM occurrences WHERE id = ANY($1::bigint[]) AND processed = 0 ORDER BY id FOR UPDATE",
+            PGArray.ints(batch.map(\.occurrenceID))
         ) { claimed.insert($0.int(0)) }
         return claimed
     }
