@@ -81,6 +81,18 @@ final class PostgresIngestBatchTests: XCTestCase {
         XCTAssertEqual(try store.unprocessedOccurrences(limit: 10).count, 4, "the earlier event and the three new ones")
     }
 
+    /// Stored events are compressed already (StoredEvent): PostgreSQL must not try again (migration 16).
+    func testStoredEventsAreNotCompressedAgain() throws {
+        let url = try PostgresCluster.shared(for: Self.self).createDatabase()
+        try PostgresStore(url: url, connections: 1).close()
+        let c = try PGConnection(url: url)
+        var storage: String?
+        try c.query("SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'occurrences'::regclass AND attname = 'event'") {
+            storage = $0.text(0)
+        }
+        XCTAssertEqual(storage, "e", "EXTERNAL: out of line, uncompressed")
+    }
+
     /// Requests from many threads at once: each gets its own answer whatever batches they fell into.
     func testConcurrentIngestsEachGetTheirAnswer() throws {
         let url = try PostgresCluster.shared(for: Self.self).createDatabase()

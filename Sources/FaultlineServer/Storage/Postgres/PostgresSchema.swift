@@ -60,7 +60,10 @@ enum PostgresSchema {
         PostgresMinidumpSchema.statements,
         // 15: each occurrence's environment and OS, and the tags grouping has seen per stack (the
         // issue page's breakdown, the issues search's `key:value`: Web/WebBreakdownSchema).
-        PostgresWebBreakdownSchema.statements
+        PostgresWebBreakdownSchema.statements,
+        // 16: a stored event's bytes are compressed already (StoredEvent): PostgreSQL keeps them out
+        // of line as they are instead of trying to compress them again on every insert.
+        "ALTER TABLE occurrences ALTER COLUMN event SET STORAGE EXTERNAL"
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

@@ -64,7 +64,10 @@ enum SQLiteSchema {
         SQLiteMinidumpSchema.statements,
         // 15: each occurrence's environment and OS, and the tags grouping has seen per stack (the
         // issue page's breakdown, the issues search's `key:value`: Web/WebBreakdownSchema).
-        SQLiteWebBreakdownSchema.statements
+        SQLiteWebBreakdownSchema.statements,
+        // 16: PostgreSQL stores an event's bytes without compressing them again; SQLite never
+        // compresses, so nothing changes here (the versions move together).
+        "SELECT 1"
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
