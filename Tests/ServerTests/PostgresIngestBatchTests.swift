@@ -81,6 +81,18 @@ final class PostgresIngestBatchTests: XCTestCase {
         XCTAssertEqual(try store.unprocessedOccurrences(limit: 10).count, 4, "the earlier event and the three new ones")
     }
 
+    /// A request that arrives while the server stops gets an error, not a wait for a thread that ended.
+    func testAnEventAfterCloseIsRefused() throws {
+        let url = try PostgresCluster.shared(for: Self.self).createDatabase()
+        let store = try PostgresStore(url: url, connections: 1)
+        let p = try store.createProject(slug: "closing", name: "Closing")
+        XCTAssertNotNil(try store.storeIngest(event: Self.event(p.id, "before-close"), items: []))
+        store.close()
+        XCTAssertThrowsError(try store.storeIngest(event: Self.event(p.id, "after-close"), items: [])) { error in
+            XCTAssertEqual(error as? StoreError, .closed)
+        }
+    }
+
     /// Stored events are compressed already (StoredEvent): PostgreSQL must not try again (migration 16).
     func testStoredEventsAreNotCompressedAgain() throws {
         let url = try PostgresCluster.shared(for: Self.self).createDatabase()

@@ -3,12 +3,16 @@
 public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The database was written by a newer Faultline; this binary must not touch it.
     case newerSchema(path: String, found: Int, supported: Int)
+    /// The store was closed (the server is stopping) before the operation could run.
+    case closed
 
     public var description: String {
         switch self {
         case .newerSchema(let path, let found, let supported):
             return "\(path) has schema version \(found), but this faultline understands versions up to \(supported): "
                 + "it was written by a newer faultline. Run that version (or newer), or restore a backup made for this one."
+        case .closed:
+            return "the store is closed: the server is stopping"
         }
     }
 }

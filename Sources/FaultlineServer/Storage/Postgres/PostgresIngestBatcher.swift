@@ -19,6 +19,8 @@ final class PostgresIngestBatcher: @unchecked Sendable {
     private struct Queue {
         var pending: [Pending] = []
         var gather = GroupCommitGather()
+        /// Set by `stop`: nothing more is taken (the thread is ending and would never run it).
+        var closed = false
     }
     private let writer = WorkerThread(name: "faultline-pg-ingest", state: Queue())
     /// Events per transaction at most, and their stored bytes: one statement carries them all.
@@ -57,19 +59,25 @@ final class PostgresIngestBatcher: @unchecked Sendable {
     func store(_ event: IncomingEvent) throws -> Int64? {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var outcome: Result<Int64?, Error>?
-        writer.update {
-            $0.pending.append(
+        let taken = writer.update { q -> Bool in
+            guard !q.closed else { return false }
+            q.pending.append(
                 Pending(event: event) {
                     outcome = $0
                     done.signal()
                 })
+            return true
         }
+        guard taken else { throw StoreError.closed }
         done.wait()
         return try outcome!.get()
     }
 
-    /// Stores what is queued, then ends the thread.
-    func stop() { writer.stop() }
+    /// Stores what is queued, then ends the thread; a later `store` throws `StoreError.closed`.
+    func stop() {
+        writer.update { $0.closed = true }
+        writer.stop()
+    }
 
     private func run(_ batch: [Pending]) {
         do {
