@@ -54,4 +54,21 @@ final class SQLiteWriterTests: XCTestCase {
         XCTAssertEqual(stored, [0, 1, 2, 3, 4, 6, 7, 100])
         XCTAssertEqual(otherRuns.withLock { $0 }, 1)
     }
+
+    /// A job given while the store closes is refused at once, not left waiting for a thread that ended.
+    func testAJobAfterStopIsRefused() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-writer")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let c = try SQLiteConnection(path: dir + "/w.sqlite")
+        try c.exec("PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER NOT NULL)")
+        let writer = SQLiteWriter(connection: c)
+        try writer.sync { c in _ = try c.run("INSERT INTO t(v) VALUES(1)") }
+        writer.stop()
+        XCTAssertThrowsError(try writer.sync { c in _ = try c.run("INSERT INTO t(v) VALUES(2)") }) { error in
+            XCTAssertEqual(error as? StoreError, .closed)
+        }
+        let refused = Mutex<Error?>(nil)
+        writer.async({ _ in XCTFail("a job after stop ran") }, done: { e in refused.withLock { $0 = e } })
+        XCTAssertEqual(refused.withLock { $0 } as? StoreError, .closed)
+    }
 }

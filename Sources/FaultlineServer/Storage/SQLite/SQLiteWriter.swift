@@ -12,6 +12,8 @@ final class SQLiteWriter: @unchecked Sendable {
     private struct Queue {
         var jobs: [Pending] = []
         var gather = GroupCommitGather()
+        /// Set by `stop`: nothing more is taken (the thread is ending and would never run it).
+        var closed = false
     }
     private let connection: SQLiteConnection
     /// The writer thread; its state is the jobs waiting for the next batch.
@@ -56,11 +58,19 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Jobs waiting for the next batch (tests).
     var queued: Int { writer.read { $0.jobs.count } }
 
+    /// A job given after `stop` is not run: its `done` gets `StoreError.closed` at once.
     private func enqueue(_ job: @escaping Job, done: ((Error?) -> Void)?, rerunnable: Bool) {
-        writer.update { $0.jobs.append(Pending(job: job, done: done, rerunnable: rerunnable)) }
+        let taken = writer.update { q -> Bool in
+            guard !q.closed else { return false }
+            q.jobs.append(Pending(job: job, done: done, rerunnable: rerunnable))
+            return true
+        }
+        if !taken { done?(StoreError.closed) }
     }
 
+    /// Runs what is queued, then ends the thread.
     func stop() {
+        writer.update { $0.closed = true }
         writer.stop()
     }
 
