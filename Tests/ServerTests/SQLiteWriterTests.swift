@@ -8,12 +8,17 @@ import FaultlineTestSupport
 import Synchronization
 
 final class SQLiteWriterTests: XCTestCase {
-    func testAFailingIngestJobInABatchLeavesTheOthersCommitted() throws {
+    /// A writer over a fresh WAL database with one table `t(v)`, and the directory to remove.
+    private static func makeWriter() throws -> (SQLiteWriter, String) {
         let dir = TestSupport.makeTemporaryDirectory("faultline-writer")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let c = try SQLiteConnection(path: dir + "/w.sqlite")
         try c.exec("PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER NOT NULL)")
-        let writer = SQLiteWriter(connection: c)
+        return (SQLiteWriter(connection: c), dir)
+    }
+
+    func testAFailingIngestJobInABatchLeavesTheOthersCommitted() throws {
+        let (writer, dir) = try Self.makeWriter()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         defer { writer.stop() }
         // Hold the writer in a first batch so the next jobs queue up and run as one batch.
         let hold = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
@@ -57,11 +62,8 @@ final class SQLiteWriterTests: XCTestCase {
 
     /// A job given while the store closes is refused at once, not left waiting for a thread that ended.
     func testAJobAfterStopIsRefused() throws {
-        let dir = TestSupport.makeTemporaryDirectory("faultline-writer")
+        let (writer, dir) = try Self.makeWriter()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let c = try SQLiteConnection(path: dir + "/w.sqlite")
-        try c.exec("PRAGMA journal_mode=WAL; CREATE TABLE t(v INTEGER NOT NULL)")
-        let writer = SQLiteWriter(connection: c)
         try writer.sync { c in _ = try c.run("INSERT INTO t(v) VALUES(1)") }
         writer.stop()
         XCTAssertThrowsError(try writer.sync { c in _ = try c.run("INSERT INTO t(v) VALUES(2)") }) { error in
