@@ -7,7 +7,8 @@ calls and bytes (/proc/PID/io), and with --perf the share of the CPU samples (pe
 each part of the path, turned into microseconds per event. Parts are inclusive (a part's callees
 count in it), so they overlap and do not add up to the total.
 
-  profile.py --server LABEL=BINARY [--server ...] [--seconds 10] [--concurrency 16] [--perf] [--out FILE]
+  profile.py --server LABEL=BINARY [--server ...] [--seconds 10] [--concurrency 16] [--perf]
+             [--keep-perf PREFIX] [--out FILE]
 """
 import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
 
@@ -93,7 +94,7 @@ def perf_parts(data, pid):
     return shares, top_self, by_library
 
 
-def profile(label, binary, seconds, conc, use_perf):
+def profile(label, binary, seconds, conc, use_perf, keep_perf=None):
     server = bench.Faultline(binary, "full", label)
     pool = tempfile.mktemp(prefix="profile-ingest-pool.", suffix=".lua")
     try:
@@ -138,7 +139,12 @@ def profile(label, binary, seconds, conc, use_perf):
                 print("  %-44s %5.1f %%  %5d us/event" % (p["part"], p["share_pct"], p["us_per_event"]))
             print("  by library (self): " + ", ".join("%s %d us" % (b["library"], b["us_per_event"]) for b in out["by_library_self"]))
             print("  top self (% of samples): " + ", ".join("%s %.1f" % (t["symbol"][:60], t["self_pct"]) for t in out["top_self"][:12]))
-            os.unlink(data)
+            if keep_perf:
+                kept = "%s.%s.perf" % (keep_perf, label)
+                shutil.move(data, kept)
+                print("  perf data kept: %s (server pid %d)" % (kept, server.proc.pid), flush=True)
+            else:
+                os.unlink(data)
         return out
     finally:
         server.stop()
@@ -153,13 +159,14 @@ def main():
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--perf", action="store_true")
     ap.add_argument("--out")
+    ap.add_argument("--keep-perf", metavar="PREFIX", help="keep each server's perf data as PREFIX.LABEL.perf for perf report")
     args = ap.parse_args()
     load = open("/proc/loadavg").read().split()[:3]
     print("profile-ingest: %s UTC, load average %s" % (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), " ".join(load)), flush=True)
     results = {"load_average": load, "runs": []}
     for spec in args.server:
         label, binary = spec.split("=", 1)
-        results["runs"].append(profile(label, binary, args.seconds, args.concurrency, args.perf))
+        results["runs"].append(profile(label, binary, args.seconds, args.concurrency, args.perf, args.keep_perf))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)

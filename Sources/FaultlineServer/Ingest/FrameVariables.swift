@@ -3,8 +3,18 @@
 // them only when it opted in (`faultline projects frame-variables PROJECT on`); otherwise ingest
 // removes them before the event is stored, so no page, API or backup ever holds them.
 import FaultlineProtocol
+import FoundationEssentials
 
 enum FrameVariables {
+    /// The whole event (`bytes`) without any frame's `vars`, or nil when no frame had any. `parsed`
+    /// is ingest's parse, which holds only the members ingest reads (frames among them): it says
+    /// whether there is anything to remove, and the event is then read again in full, so that the
+    /// rewritten event keeps every other member (breadcrumbs, extra, request, …).
+    static func stripped(_ bytes: Data, parsed: JSONValue) throws(IngestError) -> JSONValue? {
+        guard stripped(parsed) != nil else { return nil }
+        do { return stripped(try JSONParser.parse(bytes)) } catch { throw .malformed("event: \(error)") }
+    }
+
     /// The event without any frame's `vars`, or nil when no frame had any (nothing to rewrite).
     /// Frames are where Sentry puts them: the exceptions', the threads' and a top-level stacktrace.
     static func stripped(_ event: JSONValue) -> JSONValue? {

@@ -127,7 +127,7 @@ public final class IngestHandler: Sendable {
             // Frame variables are stored only for a project that asked for them: the event is
             // written again without them, and the client's compressed body is not kept as is.
             var clientBodyKept = true
-            if !project.keepsFrameVariables, let stripped = FrameVariables.stripped(event) {
+            if !project.keepsFrameVariables, let stripped = try FrameVariables.stripped(bytes, parsed: event) {
                 (event, bytes, clientBodyKept) = (stripped, stripped.serialized(), false)
             }
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
