@@ -146,6 +146,8 @@ let package = Package(
                           path: "Benchmarks/faultline-trace-bench"),
         .executableTarget(name: "faultline-logging-bench", dependencies: ["Faultline"],
                           path: "Benchmarks/faultline-logging-bench"),
+        .executableTarget(name: "faultline-ingest-bench", dependencies: ["FaultlineServer", "FaultlineProtocol"],
+                          path: "Benchmarks/faultline-ingest-bench"),
         .executableTarget(name: "faultline-minidump-bench", dependencies: ["FaultlineMinidump", "FaultlineProtocol"],
                           path: "Benchmarks/faultline-minidump-bench"),
 

@@ -52,14 +52,8 @@ enum SQLTraceStore {
 
     static let linkSQL = "INSERT INTO occurrence_traces(occurrence_id, project_id, event_id, trace_id, span_id) VALUES(?, ?, ?, ?, ?) " + linkConflict
 
-    /// The same for a batch on PostgreSQL (PostgresIngestBatcher): each column one array parameter.
-    static let linkBatchPostgresSQL = """
-        INSERT INTO occurrence_traces(occurrence_id, project_id, event_id, trace_id, span_id)
-        SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[])
-        """ + " " + linkConflict
-
-    /// A link given again replaces the first.
-    private static let linkConflict = """
+    /// A link given again replaces the first (also PostgresIngestBatcher's rule).
+    static let linkConflict = """
         ON CONFLICT(occurrence_id) DO UPDATE SET project_id = excluded.project_id, event_id = excluded.event_id,
           trace_id = excluded.trace_id, span_id = excluded.span_id
         """

@@ -1,10 +1,12 @@
-// Group commit for ingest on PostgreSQL: the events of concurrent requests are inserted by one
-// statement in one transaction, and each request is answered once that commit is flushed, so every
-// acknowledged event is still durable before its 200.
+// Group commit for ingest on PostgreSQL: the events of concurrent requests (and their trace links)
+// are inserted by one statement, which is its own transaction, and each request is answered once
+// that commit is flushed, so every acknowledged event is still durable before its 200.
 //
 // Why: one transaction per event (BEGIN, INSERT, COMMIT: three round trips, a commit and its WAL
 // flush) was most of PostgreSQL's CPU per ingested event, and the commit's share does not grow with
-// the rows it holds (tools/pg-insert-cost measures both forms; docs/DEPLOY.md has the figures).
+// the rows it holds (tools/pg-insert-cost measures both forms; docs/DEPLOY.md has the figures). One
+// statement without BEGIN and COMMIT is one round trip per batch: what a batch costs whatever its
+// size is what grows when a load is shared by more nodes, each with smaller batches.
 // Like SQLiteWriter, a batch is what queued while the previous one ran, and waits for company only
 // as GroupCommitGather says: a lone request never waits.
 import Foundation
@@ -81,13 +83,13 @@ final class PostgresIngestBatcher: @unchecked Sendable {
 
     private func run(_ batch: [Pending]) {
         do {
-            let ids = try pool.transaction { c in try Self.insert(batch.map(\.event), c) }
+            let ids = try pool.statement { c in try Self.insert(batch.map(\.event), c) }
             for (p, id) in zip(batch, ids) { p.done(.success(id)) }
         } catch {
             // An event the batch could not take must not fail the others: each alone.
             if batch.count == 1 { batch[0].done(.failure(error)); return }
             for p in batch {
-                p.done(Result { try pool.transaction { c in try Self.insert([p.event], c)[0] } })
+                p.done(Result { try pool.statement { c in try Self.insert([p.event], c)[0] } })
             }
         }
     }
@@ -97,9 +99,9 @@ final class PostgresIngestBatcher: @unchecked Sendable {
         let eventID: String
     }
 
-    /// Inserts `events` (one statement per table) and returns each one's occurrence id in order: nil
-    /// for an event id the project has already, and for the second of two alike in the batch (as
-    /// if they had come one after the other).
+    /// Inserts `events` and their trace links in one statement (atomic by itself) and returns each
+    /// one's occurrence id in order: nil for an event id the project has already, and for the
+    /// second of two alike in the batch (as if they had come one after the other).
     static func insert(_ events: [IncomingEvent], _ c: PGConnection) throws -> [Int64?] {
         var first: [Key: Int] = [:]
         var rows: [Int] = []
@@ -112,25 +114,36 @@ final class PostgresIngestBatcher: @unchecked Sendable {
         let ordered = rows.map { events[$0] }
         var stored: [Key: Int64] = [:]
         try c.query(
-            """
-            INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
-            SELECT * FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::text[])
-            ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id, project_id, event_id
-            """, PGArray.ints(ordered.map(\.projectID)), PGArray.texts(ordered.map(\.eventID)),
+            insertSQL, PGArray.ints(ordered.map(\.projectID)), PGArray.texts(ordered.map(\.eventID)),
             PGArray.doubles(ordered.map(\.received)), PGArray.doubles(ordered.map(\.timestamp)),
             PGArray.texts(ordered.map(\.release)), PGArray.texts(ordered.map(\.installID)),
             PGArray.binaryBlobs(ordered.map(\.compressedEvent)),
-            PGArray.texts(ordered.map(\.environment)), PGArray.texts(ordered.map(\.operatingSystem))
+            PGArray.texts(ordered.map(\.environment)), PGArray.texts(ordered.map(\.operatingSystem)),
+            PGArray.texts(ordered.map(\.traceID)), PGArray.texts(ordered.map(\.spanID))
         ) { stored[Key(projectID: $0.int(1), eventID: $0.text(2) ?? "")] = $0.int(0) }
         var ids = [Int64?](repeating: nil, count: events.count)
         for (key, i) in first { ids[i] = stored[key] }
-        let linked = rows.filter { ids[$0] != nil && events[$0].traceID != nil }
-        if !linked.isEmpty {
-            try c.query(
-                SQLTraceStore.linkBatchPostgresSQL, PGArray.ints(linked.map { ids[$0]! }), PGArray.ints(linked.map { events[$0].projectID }),
-                PGArray.texts(linked.map { events[$0].eventID }), PGArray.texts(linked.map { events[$0].traceID }),
-                PGArray.texts(linked.map { events[$0].spanID }))
-        }
         return ids
     }
+
+    /// The batch's rows in key order (`input`, read once: a CTE used twice is materialised), the
+    /// occurrences that were new (`stored`), and a trace link for each of those that names a trace.
+    static let insertSQL = """
+        WITH input AS (
+          SELECT * FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::bytea[],
+                               $8::text[], $9::text[], $10::text[], $11::text[])
+            AS t(project_id, event_id, received, timestamp, release, install_id, event, environment, os, trace_id, span_id)
+        ), stored AS (
+          INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
+          SELECT project_id, event_id, received, timestamp, release, install_id, event, environment, os FROM input
+          ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id, project_id, event_id
+        ), linked AS (
+          INSERT INTO occurrence_traces(occurrence_id, project_id, event_id, trace_id, span_id)
+          SELECT stored.id, stored.project_id, stored.event_id, input.trace_id, input.span_id
+          FROM stored JOIN input ON input.project_id = stored.project_id AND input.event_id = stored.event_id
+          WHERE input.trace_id IS NOT NULL
+          \(SQLTraceStore.linkConflict)
+        )
+        SELECT id, project_id, event_id FROM stored
+        """
 }

@@ -61,6 +61,29 @@ final class PostgresPool: @unchecked Sendable {
         return try body(c)
     }
 
+    /// Runs `body`'s one statement as its own implicit transaction, with `transaction`'s retry rule:
+    /// atomic, and committed (flushed, with `synchronous_commit = on`) before its result returns,
+    /// in one round trip instead of three.
+    @discardableResult
+    func statement<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            let c = try take()
+            do {
+                let out = try body(c)
+                give(c)
+                return out
+            } catch let e as PostgresError where e.isRetryable && attempt < 8 {
+                give(c)
+                attempt += 1
+                usleep(UInt32.random(in: 1_000...20_000) * UInt32(attempt))
+            } catch {
+                give(c)
+                throw error
+            }
+        }
+    }
+
     /// Runs `body` in one transaction (committed before this returns: with PostgreSQL's default
     /// `synchronous_commit = on` the commit is flushed to the WAL on disk). A serialization failure
     /// or deadlock runs the whole body again, a few times.
