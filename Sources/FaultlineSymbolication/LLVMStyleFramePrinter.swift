@@ -29,7 +29,7 @@ struct LLVMStyleFramePrinter {
     /// (`slices[line]` into `frames`), an unknown record for a line that is not an address or
     /// has no frames, as llvm-symbolizer does.
     mutating func print(
-        _ lines: Range<Int>, _ isAddress: [Bool], _ slices: [(start: Int32, count: Int32)], _ frames: [IndexedFrame],
+        _ lines: Range<Int>, _ isAddress: [Bool], _ slices: [(start: Int32, count: Int32)], _ frames: LLVMStyleSymbolizer.FoundFrames,
         into output: inout OutputBuffer
     ) -> LLVMStyleSymbolizer.Summary {
         var summary = LLVMStyleSymbolizer.Summary()

@@ -138,7 +138,7 @@ public struct LLVMStyleSymbolizer {
             let index: DWARFIndex?
             let isAddress: [Bool]
             let slices: [(start: Int32, count: Int32)]
-            let frames: [IndexedFrame]
+            let frames: FoundFrames
             let demangle: Bool, demangleSwift: Bool
             var first = Summary(), second = Summary()  // one per thread
             /// The second half's text in the pieces OutputBuffer handed over: one array grown by
@@ -146,7 +146,7 @@ public struct LLVMStyleSymbolizer {
             var secondHalf: [[UInt8]] = []
             init(
                 _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
-                _ found: (frames: [IndexedFrame], slices: [(start: Int32, count: Int32)])
+                _ found: (frames: FoundFrames, slices: [(start: Int32, count: Int32)])
             ) {
                 self.write = write; self.index = index; self.isAddress = isAddress
                 self.slices = found.slices; self.frames = found.frames
@@ -173,8 +173,8 @@ public struct LLVMStyleSymbolizer {
     /// line's (an empty slice when nothing is known). Large inputs are looked up on two threads,
     /// each taking one half of the address order (on one thread the lookups are a visible part
     /// of a large cold run).
-    static func lookUp(_ order: [(UInt64, Int32)], lines: Int, in index: DWARFIndex?) -> (frames: [IndexedFrame], slices: [(start: Int32, count: Int32)]) {
-        guard let index else { return ([], Array(repeating: (0, 0), count: lines)) }
+    static func lookUp(_ order: [(UInt64, Int32)], lines: Int, in index: DWARFIndex?) -> (frames: FoundFrames, slices: [(start: Int32, count: Int32)]) {
+        guard let index else { return (FoundFrames(first: [], second: []), Array(repeating: (0, 0), count: lines)) }
         // Each half writes its own frames and the slices of its own lines only.
         final class Found: @unchecked Sendable {
             var first: [IndexedFrame] = [], second: [IndexedFrame] = []
@@ -199,8 +199,13 @@ public struct LLVMStyleSymbolizer {
                 LLVMStyleSymbolizer.perform(parts) { part in
                     let index = shared.index, order = shared.order, slices = shared.slices
                     var all: [IndexedFrame] = [], frames: [IndexedFrame] = []
+                    let mine = (order.count * part / parts)..<(order.count * (part + 1) / parts)
+                    // Room for a few frames per address at once: grown by doubling, the array was
+                    // copied again and again, each larger copy's pages faulted in anew. Room not
+                    // used is never touched (a large allocation is mapped, not written).
+                    all.reserveCapacity(mine.count * 4)
                     var previous: (address: UInt64, start: Int32, count: Int32)? = nil
-                    for k in (order.count * part / parts)..<(order.count * (part + 1) / parts) {
+                    for k in mine {
                         let (address, line) = order[k]
                         if let p = previous, p.address == address { slices[Int(line)] = (p.start, p.count); continue }
                         index.lookup(address, into: &frames)
@@ -217,7 +222,18 @@ public struct LLVMStyleSymbolizer {
             let base = Int32(found.first.count)
             for k in (order.count / 2)..<order.count { found.slices[Int(order[k].1)].start += base }
         }
-        return (found.first + found.second, Array(found.slices))
+        return (FoundFrames(first: found.first, second: found.second), Array(found.slices))
+    }
+
+    /// The frames both lookup threads found, read as one array (`first` then `second`) without
+    /// joining them: the copy was a visible part of a warm 100k-address run.
+    struct FoundFrames {
+        let first: [IndexedFrame]
+        let second: [IndexedFrame]
+
+        @inline(__always) subscript(k: Int) -> IndexedFrame {
+            k < first.count ? first[k] : second[k - first.count]
+        }
     }
 
     /// `body(0)` here, or `body(0)` and `body(1)` on two threads: a run with few addresses does
