@@ -12,7 +12,10 @@ see the same moment of the machine): SQLite in one node; one node on a private P
 (tools/pg-local, fsync on); two or three nodes sharing one PostgreSQL database and one --debug-files
 directory, the load split across them (one wrk per node, the connections split evenly, same
 duration). Server CPU is the nodes' (summed); PostgreSQL's own CPU (the postmaster and its backends,
-reaped ones included) is reported beside it.
+reaped ones included) is reported beside it. --pg-statements N also loads pg_stat_statements into
+that PostgreSQL and prints, after each level, the N statements that took the most time in it (calls
+and microseconds per stored event, rows per call): where the database's time per event goes, and
+how it changes as nodes are added.
 """
 import argparse, json, os, re, shutil, sqlite3, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
@@ -160,6 +163,18 @@ class Faultline:
 
 
 BACKENDS = {"sqlite": 1, "postgres": 1, "postgres2": 2, "postgres3": 3}
+STATEMENTS_TOP = 0  # --pg-statements
+
+
+def psql(url, sql):
+    """Runs SQL with psql (as the cluster's owner when we are root, as tools/pg-local does); rows as tuples."""
+    bindir = sorted(d for d in (os.path.join("/usr/lib/postgresql", v, "bin") for v in os.listdir("/usr/lib/postgresql"))
+                    if os.path.exists(os.path.join(d, "psql")))[-1]
+    cmd = [os.path.join(bindir, "psql"), "-X", "-q", "-A", "-t", "-F", "\x1f", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql]
+    if os.getuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return [tuple(line.split("\x1f")) for line in out.splitlines() if line]
 
 
 class Cluster:
@@ -174,8 +189,14 @@ class Cluster:
                 self.nodes.append(Faultline(binary, durability, backend))
             else:
                 self.pgdir = tempfile.mkdtemp(prefix="faultline-bench-pg.")
+                env = dict(os.environ)
+                if STATEMENTS_TOP:
+                    env["PG_LOCAL_OPTIONS"] = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
                 url = subprocess.run([os.path.join(HERE, "..", "pg-local"), "start", self.pgdir], check=True,
-                                     capture_output=True, text=True).stdout.split()[-1]
+                                     capture_output=True, text=True, env=env).stdout.split()[-1]
+                self.pg_url = url
+                if STATEMENTS_TOP:
+                    psql(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
                 self.postmaster = int(open(os.path.join(self.pgdir, "data", "postmaster.pid")).readline())
                 self.debug = tempfile.mkdtemp(prefix="faultline-bench-debug-files.")
                 extra = ["--database", url, "--debug-files", self.debug]
@@ -195,6 +216,36 @@ class Cluster:
 
     def db_cpu(self):
         return postgres_cpu_seconds(self.postmaster) if self.postmaster else None
+
+    def statements_reset(self):
+        if self.postmaster and STATEMENTS_TOP:
+            psql(self.pg_url, "SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')")
+            self.commits0 = self.commits()
+
+    def commits(self):
+        return int(psql(self.pg_url, "SELECT sum(xact_commit) FROM pg_stat_database")[0][0])
+
+    def wal(self, events):
+        """WAL per stored event since the reset: bytes, records, writes and flushes (fsyncs), and commits."""
+        if not (self.postmaster and STATEMENTS_TOP):
+            return None
+        (records, size, writes, syncs), = psql(self.pg_url, "SELECT wal_records, wal_bytes, wal_write, wal_sync FROM pg_stat_wal")
+        per = lambda v: round(float(v) / max(1, events), 3)
+        return {"records": per(records), "bytes": per(size), "writes": per(writes), "syncs": per(syncs),
+                "commits": per(self.commits() - self.commits0)}
+
+    def statements(self, events):
+        """The top statements since the reset, by total time in PostgreSQL (planning included)."""
+        if not (self.postmaster and STATEMENTS_TOP):
+            return None
+        rows = psql(self.pg_url, """
+            SELECT calls, total_exec_time + total_plan_time, rows, plans, total_plan_time, regexp_replace(query, '\\s+', ' ', 'g')
+            FROM pg_stat_statements WHERE query NOT LIKE '%%pg_stat_statements%%'
+            ORDER BY 2 DESC LIMIT %d""" % STATEMENTS_TOP)
+        return [{"calls": int(c), "us_per_event": round(float(ms) * 1000 / max(1, events), 1),
+                 "calls_per_event": round(int(c) / max(1, events), 3), "rows_per_call": round(int(r) / max(1, int(c)), 1),
+                 "plans_per_call": round(int(p) / max(1, int(c)), 2), "plan_us_per_event": round(float(pms) * 1000 / max(1, events), 1),
+                 "query": q} for c, ms, r, p, pms, q in rows]
 
     def stop(self):
         for n in self.nodes:
@@ -254,6 +305,7 @@ def measure(server, levels, seconds, warmup, drain_limit):
         wait_grouped(server, drain_limit, w["requests"] - w["non_2xx"])
     for conc in levels:
         before = server.counts()[1]
+        getattr(server, "statements_reset", lambda: None)()
         c0, d0 = cpu_seconds(server.pids), db_cpu()
         t0 = time.time()
         r = wrk(urls, server.key, pool, conc, seconds)
@@ -280,6 +332,10 @@ def measure(server, levels, seconds, warmup, drain_limit):
         if d0 is not None:
             level["postgres_cpu_s_total"] = round(d1 - d0, 2)
             level["postgres_cpu_us_per_event"] = round((d1 - d0) / max(1, stored - before) * 1e6)
+        statements = getattr(server, "statements", lambda events: None)(stored - before)
+        wal = getattr(server, "wal", lambda events: None)(stored - before)
+        if statements is not None:
+            level["postgres_statements"], level["postgres_wal_per_event"] = statements, wal
         out["levels"].append(level)
         print("  %-10s c=%-3d acked/s %7.1f  grouped/s %7s  p50 %6.1f  p99 %7.1f ms  non-2xx %d  cpu/event %5d us  wrk %3d us/req  RSS %.0f (peak %.0f) MiB"
               % (server.label, conc, level["acked_per_s"], level["grouped_per_s"], r["latency_ms"]["p50"], r["latency_ms"]["p99"],
@@ -290,6 +346,13 @@ def measure(server, levels, seconds, warmup, drain_limit):
                   % ("", level["postgres_cpu_s_total"], level["postgres_cpu_us_per_event"],
                      level["server_cpu_us_per_event"] + level["postgres_cpu_us_per_event"],
                      "; acked per node %s" % "/".join(str(x["acked"]) for x in level["per_node"]) if "per_node" in level else ""),
+                  flush=True)
+        if wal:
+            print("  %-10s       per event: %.3f commits, %.3f WAL flushes (fsync), %.3f WAL writes, %.1f WAL records, %.0f WAL bytes"
+                  % ("", wal["commits"], wal["syncs"], wal["writes"], wal["records"], wal["bytes"]), flush=True)
+        for st in statements or []:
+            print("  %-10s       %7.1f us/event (planning %5.1f)  %6.3f calls/event  %6.1f rows/call  %s"
+                  % ("", st["us_per_event"], st["plan_us_per_event"], st["calls_per_event"], st["rows_per_call"], st["query"][:100]),
                   flush=True)
     os.unlink(pool)
     return out
@@ -316,8 +379,11 @@ def main():
     ap.add_argument("--bugsink", help="shared/bench/ingest directory: also measure Bugsink (c=16 only)")
     ap.add_argument("--bugsink-duration", type=int, default=20)
     ap.add_argument("--backends", help="sqlite,postgres,postgres2,postgres3: every --server's binary on each back end")
+    ap.add_argument("--pg-statements", type=int, default=0, help="print the N statements PostgreSQL spent most time in")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    global STATEMENTS_TOP
+    STATEMENTS_TOP = args.pg_statements
     levels = [int(x) for x in args.levels.split(",")]
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine(),
               "durability": args.durability, "duration_s": args.duration, "runs": []}

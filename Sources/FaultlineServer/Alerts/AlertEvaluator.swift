@@ -85,6 +85,11 @@ final class AlertEvaluator: @unchecked Sendable {
         }
     }
 
+    private struct ProjectRelease: Hashable {
+        var projectID: Int64
+        var release: String
+    }
+
     private struct Seen {
         var projectID: Int64
         var issueID: Int64
@@ -126,10 +131,14 @@ final class AlertEvaluator: @unchecked Sendable {
             }
             var byIssue: [Int64: Seen] = [:]
             var order: [Int64] = []
+            var noted = Set<ProjectRelease>()
             for (id, project, issue, received, release) in taken {
-                // First heard of at the occurrence's own time, so two releases first seen in one
-                // batch keep the order their events came in.
-                if let release { try ReleaseOrder.note(c, projectID: project, version: release, now: received) }
+                // First heard of at its first occurrence's own time, so two releases first seen in
+                // one batch keep the order their events came in. Once per release and batch: the
+                // later occurrences' notes would change nothing.
+                if let release, noted.insert(ProjectRelease(projectID: project, release: release)).inserted {
+                    try ReleaseOrder.note(c, projectID: project, version: release, now: received)
+                }
                 guard let issue else { continue }
                 if byIssue[issue] == nil {
                     order.append(issue)
@@ -151,12 +160,8 @@ final class AlertEvaluator: @unchecked Sendable {
 
     /// One issue's new occurrences in this batch.
     private func evaluate(_ c: any SQLSession, _ seen: Seen, rules: [AlertRule], now: Double) throws -> Int {
-        var transition: (LifecycleTransition, String?)?
-        for o in seen.occurrences where transition == nil {
-            if let t = try IssueLifecycle.occurred(c, issueID: seen.issueID, projectID: seen.projectID, release: o.release, received: o.received, now: now) {
-                transition = (t, o.release)
-            }
-        }
+        let transition = try IssueLifecycle.occurred(
+            c, issueID: seen.issueID, projectID: seen.projectID, occurrences: seen.occurrences.map { ($0.release, $0.received) }, now: now)
         guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try Self.project(store, id: seen.projectID) else { return 0 }
         let first = try c.first("SELECT min(id) FROM occurrences WHERE issue_id = ?", .int(issue.id)) { $0.int(0) }
         let isNew = first.map { id in seen.occurrences.contains { $0.id == id } } ?? false

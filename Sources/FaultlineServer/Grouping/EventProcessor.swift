@@ -36,9 +36,11 @@ public final class EventProcessor: @unchecked Sendable {
     private let batchSize = 256
     /// A part batch waits this long for more jobs: grouping commits share the writer (and its fsyncs)
     /// with ingest, and under a storm a batch taken as soon as one job arrived held 9 events (half
-    /// of all commits, each rewriting the same index pages). Events are already durable; only
-    /// grouping waits, and by at most this.
-    let gatherDelay = 0.05
+    /// of all commits, each rewriting the same index pages). With several nodes each node's share
+    /// of a load is smaller: 50 ms gathered a quarter of one node's batch on each of three, and
+    /// their batches' statements and commits per event grew with the nodes. Events are already
+    /// durable; only grouping waits, and by at most this (a full batch goes at once).
+    let gatherDelay = 0.15
     /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).
     let rescanInterval: Double = 5
     /// A share of the regrouping claim: grouping pauses while a backfill regroups (here or on

@@ -70,39 +70,45 @@ enum IssueLifecycle {
         }
     }
 
-    /// A new occurrence (`release`, received at `received`) of `issueID`: reopens a resolved issue
-    /// when the release is not older than the one it was resolved in (any release when it was
-    /// resolved without one; a newer one when resolved "in the next release"), and brings an
-    /// ignored issue back when its count ran out. Returns what happened, if anything.
+    /// New occurrences of `issueID` (`release`, received at `received`), oldest first. The first
+    /// that reopens the issue does so: a resolved issue when the occurrence's release is not older
+    /// than the one it was resolved in (any release when it was resolved without one; a newer one
+    /// when resolved "in the next release"), an ignored issue when its count ran out. Returns what
+    /// happened and that occurrence's release, if anything happened. The status is read once for
+    /// all of them: nothing before the first transition changes it, and that transition ends the
+    /// batch (it was a statement per occurrence, every event's round trip on PostgreSQL).
     static func occurred(
-        _ c: any SQLSession, issueID: Int64, projectID: Int64, release: String?, received: Double,
+        _ c: any SQLSession, issueID: Int64, projectID: Int64, occurrences: [(release: String?, received: Double)],
         now: Double
-    ) throws -> LifecycleTransition? {
+    ) throws -> (LifecycleTransition, String?)? {
+        guard let first = occurrences.first else { return nil }
         let s = try state(c, issueID: issueID)
         switch s.status {
         case .unresolved:
             return nil
         case .resolved:
-            guard received >= s.changed else { return nil }  // sent before it was resolved
-            if let resolvedIn = s.details.inRelease {
-                guard let release else { return nil }
-                let newer = try ReleaseOrder.isNewer(c, projectID: projectID, release, than: resolvedIn)
-                if s.details.inNextRelease ? !newer : (!newer && release != resolvedIn) { return nil }
-            }
-            try reopen(c, issueID: issueID, now: now, regression: true)
-            return .regression
-        case .ignored:
-            if let n = s.details.ignoreCount {
-                let counts = try c.first(
-                    "SELECT i.count, coalesce(d.count_at_ignore, 0) FROM issues i LEFT JOIN issue_status_details d ON d.issue_id = i.id WHERE i.id = ?",
-                    .int(issueID)
-                ) { ($0.int(0), $0.int(1)) }
-                if let (count, base) = counts, count - base >= n {
-                    try reopen(c, issueID: issueID, now: now, regression: false)
-                    return .unmuted
+            for o in occurrences {
+                guard o.received >= s.changed else { continue }  // sent before it was resolved
+                if let resolvedIn = s.details.inRelease {
+                    guard let release = o.release else { continue }
+                    let newer = try ReleaseOrder.isNewer(c, projectID: projectID, release, than: resolvedIn)
+                    if s.details.inNextRelease ? !newer : (!newer && release != resolvedIn) { continue }
                 }
+                try reopen(c, issueID: issueID, now: now, regression: true)
+                return (.regression, o.release)
             }
             return nil
+        case .ignored:
+            // The issue's count is the same for every occurrence of the batch (grouping counted
+            // them all before the evaluator saw them): the first decides.
+            guard let n = s.details.ignoreCount else { return nil }
+            let counts = try c.first(
+                "SELECT i.count, coalesce(d.count_at_ignore, 0) FROM issues i LEFT JOIN issue_status_details d ON d.issue_id = i.id WHERE i.id = ?",
+                .int(issueID)
+            ) { ($0.int(0), $0.int(1)) }
+            guard let (count, base) = counts, count - base >= n else { return nil }
+            try reopen(c, issueID: issueID, now: now, regression: false)
+            return (.unmuted, first.release)
         }
     }
 

@@ -1,24 +1,43 @@
 // When a group-commit writer (SQLiteWriter, PostgresIngestBatcher) waits a moment before its next
-// batch. Right after a batch of several jobs commits, the replies just sent bring the next
-// requests, and a commit costs the same for 2 jobs as for 12: the next batch waits a little while
-// it holds few. A lone client (batches of one) never waits. (Waiting for requests still decoding,
-// PostgreSQL's commit_delay, was tried: it made legitimate ingest's p99 5-10x worse under
-// HostileLoadTests, whose valid-key bombs decode for long and never arrive.)
+// batch. A commit costs the same for 2 jobs as for 12, and the replies just sent bring the next
+// requests: right after a batch of several jobs commits, the next batch waits while it holds fewer
+// than `enough`, until `window` after that commit. A lone client (batches of one) never waits.
+// How long is worth waiting depends on what a commit costs (`Rule`).
+// (Waiting for requests still decoding, PostgreSQL's commit_delay, was tried: it made legitimate
+// ingest's p99 5-10x worse under HostileLoadTests, whose valid-key bombs decode for long and never
+// arrive; counting the requests this node is decoding did not make PostgreSQL's batches larger.)
 import Foundation
 
 struct GroupCommitGather {
-    /// How long after the last commit the next batch may wait, and up to how many jobs it waits.
-    static let window = 0.0003
-    static let enough = 8
+    struct Rule {
+        /// How long after the last commit the next batch may wait for company.
+        let window: Double
+        /// The batch runs at once when it holds this many jobs.
+        let enough: Int
 
+        /// SQLite: the commit is a fsync in this process, during which the next requests queue
+        /// by themselves; a longer wait would mostly leave the cores idle.
+        static let inProcess = Rule(window: 0.0003, enough: 8)
+        /// PostgreSQL: every batch is a statement, a round trip and a commit with its WAL flush,
+        /// paid in the database's CPU. When one load is shared by several nodes each node has
+        /// fewer clients, and within 0.3 ms each committed every 2 events where one node alone
+        /// committed every 8: the cost per event grew with the nodes (docs/DEPLOY.md).
+        static let overNetwork = Rule(window: 0.002, enough: 8)
+    }
+
+    let rule: Rule
     /// The last batch's size and when it committed.
     private var lastBatch = 0
     private var lastCommitted = Date.distantPast
 
+    init(_ rule: Rule) {
+        self.rule = rule
+    }
+
     /// Until when a batch of `pending` jobs should wait for more; nil: run it now.
     func waitUntil(pending: Int, stopping: Bool) -> Date? {
-        guard lastBatch > 1, pending < Self.enough, !stopping else { return nil }
-        let due = lastCommitted.addingTimeInterval(Self.window)
+        guard lastBatch > 1, pending < rule.enough, !stopping else { return nil }
+        let due = lastCommitted.addingTimeInterval(rule.window)
         return Date() < due ? due : nil
     }
 

@@ -20,7 +20,7 @@ final class PostgresIngestBatcher: @unchecked Sendable {
     private let pool: PostgresPool
     private struct Queue {
         var pending: [Pending] = []
-        var gather = GroupCommitGather()
+        var gather = GroupCommitGather(.overNetwork)
         /// Set by `stop`: nothing more is taken (the thread is ending and would never run it).
         var closed = false
     }

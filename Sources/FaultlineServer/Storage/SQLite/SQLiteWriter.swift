@@ -11,7 +11,7 @@ final class SQLiteWriter: @unchecked Sendable {
     private struct Pending { let job: Job; let done: ((Error?) -> Void)?; let rerunnable: Bool }
     private struct Queue {
         var jobs: [Pending] = []
-        var gather = GroupCommitGather()
+        var gather = GroupCommitGather(.inProcess)
         /// Set by `stop`: nothing more is taken (the thread is ending and would never run it).
         var closed = false
     }
