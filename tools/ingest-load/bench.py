@@ -190,8 +190,10 @@ class Cluster:
             else:
                 self.pgdir = tempfile.mkdtemp(prefix="faultline-bench-pg.")
                 env = dict(os.environ)
-                if STATEMENTS_TOP:
-                    env["PG_LOCAL_OPTIONS"] = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
+                if STATEMENTS_TOP:  # added to the caller's PG_LOCAL_OPTIONS (server settings to try)
+                    env["PG_LOCAL_OPTIONS"] = env.get("PG_LOCAL_OPTIONS", "") + (
+                        " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+                        " -c pg_stat_statements.track_planning=on")
                 url = subprocess.run([os.path.join(HERE, "..", "pg-local"), "start", self.pgdir], check=True,
                                      capture_output=True, text=True, env=env).stdout.split()[-1]
                 self.pg_url = url
