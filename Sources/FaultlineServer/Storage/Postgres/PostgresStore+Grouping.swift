@@ -5,11 +5,15 @@
 // - an occurrence is claimed by locking its row with `processed = 0` checked again after any wait,
 //   so one that another node (or a scan here) grouped meanwhile is skipped, never counted twice;
 //   it is marked grouped, with its stack and issue, by one update at the end of the batch;
-// - an issue is one upsert per fingerprint with the batch's count added to whatever count the row
-//   has when the lock is granted, so two nodes grouping one new crash make one issue, counted once
-//   per occurrence;
-// - rows are locked in one order on every node (occurrences by id, then stacks, issues, releases,
-//   environment and tag rows, each sorted), so two batches cannot wait on each other in a cycle.
+// - an issue is made once per fingerprint (an insert that does nothing when the row exists, so two
+//   nodes grouping one new crash make one issue), and the batch's count is added to an existing
+//   issue's row by the batch's last statement, to whatever count the row has when its lock is
+//   granted: counted once per occurrence. Last, because every node's batches add to the same few
+//   issues in a storm, and a row locked earlier stayed locked through the batch's other
+//   statements, which made the nodes' grouping take turns;
+// - rows are locked in one order on every node (occurrences by id, then stacks, new issues,
+//   releases, environment and tag rows, and the existing issues last, each sorted), so two batches
+//   cannot wait on each other in a cycle.
 import Foundation
 import FaultlineProtocol
 
@@ -24,7 +28,7 @@ extension PostgresStore {
             let mine = batch.filter { claimed.contains($0.occurrenceID) }
             guard !mine.isEmpty else { return }
             try Self.recordStacks(c, mine)
-            let issues = try Self.upsertIssues(c, mine)
+            let (issues, existing) = try Self.ensureIssues(c, mine)
             let issueOf = { (o: GroupingOutcome) in issues[IssueKey(projectID: o.projectID, fingerprint: o.fingerprint.hash)]! }
             let releases = Set(mine.compactMap { o in o.release.map { ReleaseKey(issueID: issueOf(o), release: $0) } }).sorted()
             if !releases.isEmpty {
@@ -57,6 +61,7 @@ extension PostgresStore {
                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING
                     """, PGArray.texts(triples.map { $0[0] }), PGArray.texts(triples.map { $0[1] }), PGArray.texts(triples.map { $0[2] }))
             }
+            try Self.countIntoIssues(c, existing)
         }
     }
 
@@ -93,23 +98,27 @@ extension PostgresStore {
             """, PGArray.texts(modules.map(\.0)), PGArray.texts(modules.map(\.1)))
     }
 
-    /// One upsert per distinct fingerprint of the batch (in (project, fingerprint) order), adding
-    /// its occurrences to the count and widening first/last seen; returns each issue's id.
-    private static func upsertIssues(_ c: PGConnection, _ mine: [GroupingOutcome]) throws -> [IssueKey: Int64] {
-        struct Tally {
-            var fingerprint: Fingerprint
-            var count: Int64
-            var first: Double
-            var last: Double
-        }
-        var tallies: [IssueKey: Tally] = [:]
+    /// The batch's occurrences of one issue: how many, and their first and last timestamps.
+    struct IssueTally {
+        var fingerprint: Fingerprint
+        var count: Int64
+        var first: Double
+        var last: Double
+    }
+
+    /// Each issue of the batch, made if it is new (with the batch's count, first and last seen);
+    /// returns every issue's id and the tallies still to add to the issues that existed, which
+    /// `countIntoIssues` adds last. An issue another node is making at the same moment is waited
+    /// for (the insert meets its row), then read like any existing one.
+    private static func ensureIssues(_ c: PGConnection, _ mine: [GroupingOutcome]) throws -> ([IssueKey: Int64], [(IssueKey, IssueTally)]) {
+        var tallies: [IssueKey: IssueTally] = [:]
         for o in mine {
             let k = IssueKey(projectID: o.projectID, fingerprint: o.fingerprint.hash)
             if var t = tallies[k] {
                 t.count += 1; t.first = min(t.first, o.timestamp); t.last = max(t.last, o.timestamp)
                 tallies[k] = t
             } else {
-                tallies[k] = Tally(fingerprint: o.fingerprint, count: 1, first: o.timestamp, last: o.timestamp)
+                tallies[k] = IssueTally(fingerprint: o.fingerprint, count: 1, first: o.timestamp, last: o.timestamp)
             }
         }
         let keys = tallies.keys.sorted()
@@ -120,15 +129,48 @@ extension PostgresStore {
             INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::bigint[], $8::int[])
             ORDER BY 1, 2
-            ON CONFLICT(project_id, fingerprint) DO UPDATE SET
-              first_seen = least(issues.first_seen, EXCLUDED.first_seen), last_seen = greatest(issues.last_seen, EXCLUDED.last_seen),
-              count = issues.count + EXCLUDED.count
+            ON CONFLICT(project_id, fingerprint) DO NOTHING
             RETURNING id, project_id, fingerprint
             """, PGArray.ints(keys.map(\.projectID)), PGArray.texts(keys.map(\.fingerprint)), PGArray.texts(rows.map(\.fingerprint.title)),
             PGArray.texts(rows.map(\.fingerprint.culprit)), PGArray.doubles(rows.map(\.first)), PGArray.doubles(rows.map(\.last)),
             PGArray.ints(rows.map(\.count)), PGArray.ints(rows.map { $0.fingerprint.symbolicated ? 1 : 0 })
         ) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
-        return ids
+        let existing = keys.filter { ids[$0] == nil }
+        guard !existing.isEmpty else { return (ids, []) }
+        try c.query(
+            """
+            SELECT i.id, i.project_id, i.fingerprint FROM issues i
+            JOIN unnest($1::bigint[], $2::text[]) AS k(project_id, fingerprint) ON i.project_id = k.project_id AND i.fingerprint = k.fingerprint
+            """, PGArray.ints(existing.map(\.projectID)), PGArray.texts(existing.map(\.fingerprint))
+        ) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
+        // Neither made nor found: removed between the two statements (nothing that removes issues
+        // runs beside grouping, but a batch must not fail on it): made again, counted with it.
+        let gone = existing.filter { ids[$0] == nil }
+        if !gone.isEmpty {
+            try countIntoIssues(c, gone.map { ($0, tallies[$0]!) }) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
+        }
+        return (ids, existing.filter { !gone.contains($0) }.map { ($0, tallies[$0]!) })
+    }
+
+    /// Adds the batch's occurrences to the issues that existed before it: the count, and first
+    /// and last seen widened. In (project, fingerprint) order, as every node locks them.
+    private static func countIntoIssues(
+        _ c: PGConnection, _ existing: [(IssueKey, IssueTally)], ids: ((PGRow) throws -> Void)? = nil
+    ) throws {
+        guard !existing.isEmpty else { return }
+        try c.query(
+            """
+            INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::bigint[], $8::int[])
+            ORDER BY 1, 2
+            ON CONFLICT(project_id, fingerprint) DO UPDATE SET
+              first_seen = least(issues.first_seen, EXCLUDED.first_seen), last_seen = greatest(issues.last_seen, EXCLUDED.last_seen),
+              count = issues.count + EXCLUDED.count
+            RETURNING id, project_id, fingerprint
+            """, PGArray.ints(existing.map(\.0.projectID)), PGArray.texts(existing.map(\.0.fingerprint)),
+            PGArray.texts(existing.map(\.1.fingerprint.title)), PGArray.texts(existing.map(\.1.fingerprint.culprit)),
+            PGArray.doubles(existing.map(\.1.first)), PGArray.doubles(existing.map(\.1.last)), PGArray.ints(existing.map(\.1.count)),
+            PGArray.ints(existing.map { $0.1.fingerprint.symbolicated ? 1 : 0 }), row: ids)
     }
 
     private struct IssueKey: Hashable, Comparable {
