@@ -36,9 +36,9 @@ public final class EventProcessor: @unchecked Sendable {
     private let batchSize = 256
     /// A part batch waits this long for more jobs: grouping commits share the writer (and its fsyncs)
     /// with ingest, and under a storm a batch taken as soon as one job arrived held 9 events (half
-    /// of all commits, each rewriting the same index pages). With several nodes each node's share
-    /// of a load is smaller: 50 ms gathered a quarter of one node's batch on each of three, and
-    /// their batches' statements and commits per event grew with the nodes. Events are already
+    /// of all commits, each rewriting the same index pages). With several nodes each node sees only
+    /// its share of a load, so a shorter wait made each node's batches smaller and their statements
+    /// and commits per event grew with the nodes (docs/SERVER.md, "Then group"). Events are already
     /// durable; only grouping waits, and by at most this (a full batch goes at once).
     let gatherDelay = 0.15
     /// Idle seconds between scans for ungrouped rows (other nodes' leftovers).

@@ -20,8 +20,8 @@ struct GroupCommitGather {
         static let inProcess = Rule(window: 0.0003, enough: 8)
         /// PostgreSQL: every batch is a statement, a round trip and a commit with its WAL flush,
         /// paid in the database's CPU. When one load is shared by several nodes each node has
-        /// fewer clients, and within 0.3 ms each committed every 2 events where one node alone
-        /// committed every 8: the cost per event grew with the nodes (docs/DEPLOY.md).
+        /// fewer clients, and the in-process wait let each node commit far smaller batches than
+        /// one node alone: the cost per event grew with the nodes (docs/DEPLOY.md).
         static let overNetwork = Rule(window: 0.002, enough: 8)
     }
 
