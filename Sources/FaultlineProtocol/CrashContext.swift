@@ -101,8 +101,8 @@ public struct CrashContext: Sendable, Equatable {
         sessionID = j["session_id"]?.stringValue
         sessionStarted = j["session_started"]?.stringValue
         if let t = j["trace"], let id = t["trace_id"]?.stringValue { trace = Trace(traceID: id, spanID: t["span_id"]?.stringValue) }
-        contexts = j["contexts"]?.objectValue ?? [:]
-        tags = j["tags"]?.objectValue ?? [:]
+        contexts = j["contexts"]?.objectValue?.dictionary ?? [:]
+        tags = j["tags"]?.objectValue?.dictionary ?? [:]
     }
 
     /// The `os` and `device` contexts of this machine, as every Faultline report carries them.

@@ -26,7 +26,7 @@ public enum CrashEvent {
         device["arch"] = .string(arch)
         contexts["device"] = .object(device)
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os"]
-        var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
+        var app: JSONObject = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(PathName.last(r.executable))
         if let appID = ctx.appID { app["app_identifier"] = .string(appID) }
         contexts["app"] = .object(app)
@@ -134,8 +134,8 @@ public enum CrashEvent {
         async: (after: Int, addresses: [Address])? = nil
     ) -> JSONValue {
         var frames: [JSONValue] = []
-        func frameJSON(_ a: Address) -> [String: JSONValue] {
-            var frame: [String: JSONValue] = ["instruction_addr": .string(a.hex)]
+        func frameJSON(_ a: Address) -> JSONObject {
+            var frame: JSONObject = ["instruction_addr": .string(a.hex)]
             if let m = r.module(containing: a) {
                 frame["package"] = .string(m.path)
                 frame["image_addr"] = .string(m.base.hex)

@@ -46,7 +46,7 @@ public enum FaultlineOwnFrames {
     }
 
     /// Marks an event frame as ours: not the app's code, and says so.
-    public static func mark(_ frame: inout [String: JSONValue]) {
+    public static func mark(_ frame: inout JSONObject) {
         frame["in_app"] = false
         var data = frame["data"]?.objectValue ?? [:]
         data[marker] = true

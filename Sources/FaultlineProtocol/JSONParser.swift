@@ -59,9 +59,9 @@ public enum JSONParser {
         mutating func object(depth: Int, keeping keep: Set<String>? = nil) throws(Failure) -> JSONValue {
             pos += 1
             skipSpace()
-            if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object([:]) }
+            if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(JSONObject()) }
             // Room for a typical object's members at once: growing 1, 2, 4, 8 showed in ingest profiles.
-            var out = [String: JSONValue](minimumCapacity: 8)
+            var out = JSONObject(minimumCapacity: 8)
             while true {
                 skipSpace()
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
@@ -70,7 +70,13 @@ public enum JSONParser {
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 pos += 1
                 skipSpace()
-                if let keep, !keep.contains(key) { try skipValue(depth: depth + 1) } else { out[key] = try value(depth: depth + 1) }
+                if let keep, !keep.contains(key) {
+                    try skipValue(depth: depth + 1)
+                } else {
+                    // A repeated key keeps its place and takes the later value, as a Dictionary would.
+                    let v = try value(depth: depth + 1)
+                    if let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
+                }
                 skipSpace()
                 guard pos < bytes.count else { throw fail("unterminated object") }
                 if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }

@@ -8,7 +8,10 @@ public enum JSONValue: Hashable, Sendable, Codable {
     case double(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(JSONObject)
+
+    /// An object from a Dictionary's members (construction sites that build one).
+    public static func object(_ dictionary: [String: JSONValue]) -> JSONValue { .object(JSONObject(dictionary)) }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.singleValueContainer()
@@ -25,7 +28,7 @@ public enum JSONValue: Hashable, Sendable, Codable {
         } else if let a = try? c.decode([JSONValue].self) {
             self = .array(a)
         } else {
-            self = .object(try c.decode([String: JSONValue].self))
+            self = .object(try c.decode(JSONObject.self))
         }
     }
 
@@ -57,7 +60,7 @@ public enum JSONValue: Hashable, Sendable, Codable {
 
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
-    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { return o } else { return nil } }
+    public var objectValue: JSONObject? { if case .object(let o) = self { return o } else { return nil } }
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     public var int64Value: Int64? {
         switch self {
@@ -100,6 +103,8 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(nilLiteral: ()) { self = .null }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, b in b }))
+        var o = JSONObject(minimumCapacity: elements.count)
+        for (k, v) in elements { o[k] = v }
+        self = .object(o)
     }
 }

@@ -65,10 +65,10 @@ public struct JSONWriter {
             bytes.append(0x5D)
         case .object(let o):
             bytes.append(0x7B)
-            for (i, k) in o.keys.sorted().enumerated() {
+            for (i, m) in o.sortedByKey.enumerated() {
                 if i > 0 { comma() }
-                key(k)
-                value(o[k]!)
+                key(m.key)
+                value(m.value)
             }
             bytes.append(0x7D)
         }
@@ -93,12 +93,12 @@ public struct JSONWriter {
             bytes.append(0x5D)
         case .object(let o) where !o.isEmpty:
             bytes.append(0x7B)
-            for (i, k) in o.keys.sorted().enumerated() {
+            for (i, m) in o.sortedByKey.enumerated() {
                 if i > 0 { comma() }
                 newline(level + 1)
-                string(k)
+                string(m.key)
                 raw(" : ")
-                prettyValue(o[k]!, level: level + 1)
+                prettyValue(m.value, level: level + 1)
             }
             newline(level)
             bytes.append(0x7D)

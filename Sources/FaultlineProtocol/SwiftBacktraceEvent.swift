@@ -30,7 +30,7 @@ public enum SwiftBacktraceEvent {
 
         var contexts = ctx.allContexts
         contexts["os"] = contexts["os"] ?? ["name": "Linux", "type": "os", "raw_description": .string(log.platform)]
-        var app: [String: JSONValue] = contexts["app"]?.objectValue ?? [:]
+        var app: JSONObject = contexts["app"]?.objectValue ?? [:]
         app["app_name"] = app["app_name"] ?? .string(executable.map(PathName.last) ?? log.threads.first?.name ?? "")
         if let appID = ctx.appID { app["app_identifier"] = .string(appID) }
         contexts["app"] = .object(app)

@@ -99,7 +99,7 @@ enum Browser {
             throw NoResult()
         }
         let r = Result(
-            values: j["values"]?.objectValue ?? [:], requests: (j["requests"]?.arrayValue ?? []).compactMap(\.stringValue),
+            values: j["values"]?.objectValue?.dictionary ?? [:], requests: (j["requests"]?.arrayValue ?? []).compactMap(\.stringValue),
             dialogs: (j["dialogs"]?.arrayValue ?? []).compactMap(\.stringValue), error: j["error"]?.stringValue)
         if let e = r.error { XCTFail("browser: \(e)", file: file, line: line) }
         return r

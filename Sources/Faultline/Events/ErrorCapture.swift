@@ -27,7 +27,7 @@ extension Faultline {
         let imageMap = DebugImageMap(modules)
         let executable = modules.first?.codeFile ?? ""
         let frames: [JSONValue] = returnAddresses.dropFirst(min(ownFrames, max(0, returnAddresses.count - 1))).map { addr in
-            var f: [String: JSONValue] = ["instruction_addr": .string(Address(addr).hex)]
+            var f: JSONObject = ["instruction_addr": .string(Address(addr).hex)]
             if let m = imageMap.image(containing: addr), let path = m.codeFile {
                 f["package"] = .string(path)
                 f["image_addr"] = .string(m.base.hex)
