@@ -11,8 +11,17 @@ enum FrameVariables {
     /// whether there is anything to remove, and the event is then read again in full, so that the
     /// rewritten event keeps every other member (breadcrumbs, extra, request, …).
     static func stripped(_ bytes: Data, parsed: JSONValue) throws(IngestError) -> JSONValue? {
-        guard stripped(parsed) != nil else { return nil }
+        guard hasVariables(parsed) else { return nil }
         do { return stripped(try JSONParser.parse(bytes)) } catch { throw .malformed("event: \(error)") }
+    }
+
+    /// Whether any frame has `vars`: read only, so the usual event (none) is not copied.
+    static func hasVariables(_ event: JSONValue) -> Bool {
+        func inStacktrace(_ st: JSONValue?) -> Bool { st?["frames"]?.arrayValue?.contains { $0["vars"] != nil } ?? false }
+        for key in ["exception", "threads"] {
+            if event[key]?["values"]?.arrayValue?.contains(where: { inStacktrace($0["stacktrace"]) }) == true { return true }
+        }
+        return inStacktrace(event["stacktrace"])
     }
 
     /// The event without any frame's `vars`, or nil when no frame had any (nothing to rewrite).
