@@ -33,6 +33,8 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CBrotli", path: "Sources/System/CBrotli", pkgConfig: "libbrotlidec",
                        providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CLibDeflate", path: "Sources/System/CLibDeflate", pkgConfig: "libdeflate",
+                       providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/System/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
 
@@ -98,7 +100,7 @@ let package = Package(
         .target(name: "FaultlineServer",
                 dependencies: [
                     "FaultlineSymbolication", "FaultlineMinidump", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD",
-                    "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli"
+                    "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli", "CLibDeflate"
                 ]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)

@@ -1,7 +1,8 @@
 // Ingest's per-event work on a connection thread, without HTTP or storage (run through
-// tools/measure-ingest-cpu): inflate the gzip'd envelope, frame it, parse the event, compute its
-// stack signature, and free it all — the part of `tools/profile-ingest`'s "IngestHandler.ingest"
-// that does not wait on the database. Timed per event over batches, median; and each step alone.
+// tools/measure-ingest-cpu): decode the gzip'd envelope request as ingest does (one gzip member
+// whole, else streamed: Ingest/GzipMember.swift) and frame it, parse the event, compute its stack
+// signature, and free it all — the part of `tools/profile-ingest`'s "IngestHandler.ingest" that
+// does not wait on the database. Timed per event over batches, median; and each step alone.
 import FaultlineProtocol
 import FaultlineServer
 import Foundation
@@ -41,9 +42,12 @@ let events = decoded.map { $0.event! }
 let payloads = decoded.map { $0.eventBytes! }
 var sink = 0
 
-let whole = median(batches: batches, count: gzipped.count) { i in
-    let data = try! Inflate.inflate(gzipped[i], limit: limits.maxDecompressedBytes)
-    let submission = try! EnvelopeDecoder.envelope(data, limits: limits)
+// As a connection thread gets it: a gzip'd envelope request, decoded the way ingest decodes it.
+let requests = gzipped.map {
+    HTTPRequest(method: "POST", path: "/api/1/envelope/", headers: ["Content-Encoding": "gzip"], body: $0)
+}
+let whole = median(batches: batches, count: requests.count) { i in
+    let submission = try! EnvelopeDecoder.envelope(of: requests[i], limits: limits)
     sink &+= StackExtractor.signature(of: submission.event!, grouping: .v2).frames.count
 }
 let inflate = median(batches: batches, count: gzipped.count) { i in

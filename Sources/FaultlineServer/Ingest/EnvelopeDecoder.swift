@@ -103,7 +103,12 @@ public enum EnvelopeDecoder {
         var reader = EnvelopeReader(limits: limits.envelope)
         do {
             let inflated = try PhaseClock.time(.inflateAndFrame) {
-                try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) }
+                // One gzip member decoded whole (GzipMember), else streamed with the cap applied as it inflates.
+                if format == .gzipOrZlib, let whole = GzipMember.inflated(body, limit: limits.maxDecompressedBytes) {
+                    try whole.withUnsafeBufferPointer { try reader.feed($0) }
+                    return whole.count
+                }
+                return try Inflate.inflate(body, limit: limits.maxDecompressedBytes, format: format) { try reader.feed($0) }
             }
             return (try reader.finish(), inflated)
         } catch let e as Envelope.ParseError {

@@ -1,0 +1,2 @@
+// libdeflate: whole-buffer gzip decoding of ingest's request bodies (Ingest/GzipMember.swift).
+#include <libdeflate.h>
