@@ -45,7 +45,9 @@ public enum EnvelopeDecoder {
         do {
             switch try encoding(of: request) {
             case .identity: break
-            case .gzip: return try Inflate.inflate(request.body, limit: limit)
+            case .gzip:
+                if let whole = GzipMember.inflated(request.body, limit: limit) { return Data(whole) }
+                return try Inflate.inflate(request.body, limit: limit)
             case .deflate: return try Inflate.inflateHTTPDeflate(request.body, limit: limit)
             case .brotli: return try BrotliDecoder.decode(request.body, limit: limit)
             }
