@@ -76,7 +76,13 @@ final class IngestTests: XCTestCase {
             port: server.port, method: "POST", path: "/api/\(server.projectID)/store/",
             headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)"], body: TestEvents.native(offsets: [0x10]).serialized())
         XCTAssertEqual(r.status, 200, r.text)
-        XCTAssertEqual(try server.storedCount(), 3)
+        // The same, gzip'd (one member: decoded whole, Ingest/GzipMember.swift).
+        r = RawHTTP.send(
+            port: server.port, method: "POST", path: "/api/\(server.projectID)/store/",
+            headers: ["X-Sentry-Auth": "Sentry sentry_key=\(server.publicKey)", "Content-Encoding": "gzip"],
+            body: try XCTUnwrap(Deflate.gzip(TestEvents.native(offsets: [0x20]).serialized())))
+        XCTAssertEqual(r.status, 200, r.text)
+        XCTAssertEqual(try server.storedCount(), 4)
     }
 
     func testHugeStackAndImageListsAreHandledQuickly() throws {
