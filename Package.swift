@@ -53,6 +53,8 @@ let package = Package(
         // compiler alone: a SwiftPM dynamic product would pull libswiftCore (and Swift's own
         // crash handler) into every C program it is preloaded into.
 
+        // The SQLite writer's VFS: a commit's WAL frames in one write call (Storage/SQLite/SQLiteStore).
+        .target(name: "CFaultlineSQLiteVFS", dependencies: ["CSQLite"], path: "Sources/CFaultlineSQLiteVFS"),
         // Non-variadic front for MHD_start_daemon (Swift cannot call C variadics).
         .target(name: "CFaultlineHTTPShim", dependencies: ["CMicroHTTPD"],
                 linkerSettings: [.linkedLibrary("microhttpd")]),
@@ -100,7 +102,7 @@ let package = Package(
         .target(name: "FaultlineServer",
                 dependencies: [
                     "FaultlineSymbolication", "FaultlineMinidump", "FaultlineProtocol", "FaultlineThreads", "FaultlineHashing", "FaultlineFiles", "CMicroHTTPD",
-                    "CFaultlineHTTPShim", "CSQLite", "CCrypto", "CLibPQ", "CCurl", "CBrotli", "CLibDeflate"
+                    "CFaultlineHTTPShim", "CSQLite", "CFaultlineSQLiteVFS", "CCrypto", "CLibPQ", "CCurl", "CBrotli", "CLibDeflate"
                 ]),
 
         // MARK: CI client: find, split and upload debug files, wait for the server (used by the CLI)

@@ -20,10 +20,11 @@ final class SQLiteConnection: @unchecked Sendable {
     let db: OpaquePointer
     private var cache: [String: OpaquePointer] = [:]
 
-    init(path: String, readOnly: Bool = false) throws {
+    /// - Parameter vfs: a VFS by name (nil: SQLite's default), e.g. the writer's WAL-coalescing one.
+    init(path: String, readOnly: Bool = false, vfs: String? = nil) throws {
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        let rc = sqlite3_open_v2(path, &handle, flags, vfs)
         guard rc == SQLITE_OK, let h = handle else {
             let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let h = handle { sqlite3_close(h) }

@@ -1,6 +1,7 @@
 // `Store` over SQLite in WAL mode: one writer thread with group commit, a pool of readers.
 import Foundation
 import CSQLite
+import CFaultlineSQLiteVFS
 import FaultlineProtocol
 import Synchronization
 
@@ -20,7 +21,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public init(path: String, durability: Durability = .full) throws {
         self.path = path
-        let w = try SQLiteConnection(path: path)
+        let w = try SQLiteConnection(path: path, vfs: Self.writerVFS(durability))
         try w.exec("PRAGMA journal_mode=WAL")
         try w.exec("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try w.exec("PRAGMA foreign_keys=OFF")
@@ -33,6 +34,16 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try w.exec(TraceSchema.statements)  // Traces/: tables of their own, created if missing
         checkpointer = try WALCheckpointer(path: path)
         writer = SQLiteWriter(connection: w)
+    }
+
+    /// The writer's VFS: under `.full` the WAL-coalescing one (CFaultlineSQLiteVFS), which hands a
+    /// commit's frames to the WAL in one write call at the commit's sync instead of two calls per
+    /// frame. Only under `.full`: there every commit syncs the WAL before other connections may read
+    /// its frames; under `.normal` none does, so the frames must reach the file as they are written.
+    /// Nil (SQLite's default) if the VFS could not be registered.
+    static func writerVFS(_ durability: Durability) -> String? {
+        guard durability == .full, faultline_register_wal_coalescing_vfs() == SQLITE_OK else { return nil }
+        return String(cString: faultline_wal_coalescing_vfs_name)
     }
 
     public func close() {
