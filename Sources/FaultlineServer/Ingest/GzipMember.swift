@@ -10,7 +10,7 @@ import FaultlineProtocol
 import Foundation
 import Synchronization
 
-public enum GzipMember {
+enum GzipMember {
     /// Members that say they inflate to more than this are streamed (not allocated whole).
     static let wholeUpTo = 1 << 20
     /// DEFLATE cannot expand a stream more than about 1032:1, so a member stating more than

@@ -37,8 +37,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     }
 
     /// The writer's VFS: under `.full` the WAL-coalescing one (CFaultlineSQLiteVFS), which hands a
-    /// commit's frames to the WAL in one write call at the commit's sync instead of two calls per
-    /// frame. Only under `.full`: there every commit syncs the WAL before other connections may read
+    /// commit's frames to the WAL in 124 KiB pieces at the commit's sync instead of two write calls
+    /// per frame. Only under `.full`: there every commit syncs the WAL before other connections may read
     /// its frames; under `.normal` none does, so the frames must reach the file as they are written.
     /// Nil (SQLite's default) if the VFS could not be registered.
     static func writerVFS(_ durability: Durability) -> String? {
