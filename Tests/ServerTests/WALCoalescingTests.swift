@@ -18,11 +18,7 @@ final class WALCoalescingTests: XCTestCase {
 
     func testEveryCommitIsReadByAnotherConnectionAndTheFramesAreGathered() throws {
         let path = dir + "/db.sqlite"
-        let vfs = try XCTUnwrap(SQLiteStore.writerVFS(.full))
-        let writer = try SQLiteConnection(path: path, vfs: vfs)
-        try writer.exec("PRAGMA journal_mode=WAL")
-        try writer.exec("PRAGMA synchronous=FULL")
-        try writer.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        let writer = try coalescingWriter(path)
         let reader = try SQLiteConnection(path: path)
         var asked0: Int64 = 0, made0: Int64 = 0
         faultline_wal_coalescing_counts(&asked0, &made0)
@@ -62,12 +58,8 @@ final class WALCoalescingTests: XCTestCase {
     /// spilled frames also passes the default VFS's 128 KiB limit per write call.)
     func testARolledBackSpillIsOverwrittenByTheNextCommit() throws {
         let path = dir + "/db.sqlite"
-        let vfs = try XCTUnwrap(SQLiteStore.writerVFS(.full))
-        let writer = try SQLiteConnection(path: path, vfs: vfs)
-        try writer.exec("PRAGMA journal_mode=WAL")
-        try writer.exec("PRAGMA synchronous=FULL")
-        try writer.exec("PRAGMA cache_size=10")  // a tiny cache: a large transaction spills frames before it commits
-        try writer.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        // A tiny cache: a large transaction spills frames before it commits.
+        let writer = try coalescingWriter(path, cachePages: 10)
         try writer.exec("BEGIN")
         for i in 1...200 { try writer.run("INSERT INTO t(id, body) VALUES(?, ?)", .int(Int64(i)), .blob(Data(repeating: 1, count: 5000))) }
         try writer.exec("ROLLBACK")
@@ -85,9 +77,36 @@ final class WALCoalescingTests: XCTestCase {
         try reader.query("PRAGMA integrity_check") { XCTAssertEqual($0.text(0), "ok") }
     }
 
+    /// The store's own writer goes through the VFS under `.full`: its commits ask for many more
+    /// writes than reach the file.
+    func testTheStoreWritesThroughItUnderFullDurability() throws {
+        let store = try SQLiteStore(path: dir + "/store.sqlite", durability: .full)
+        defer { store.close() }
+        var asked0: Int64 = 0, made0: Int64 = 0
+        faultline_wal_coalescing_counts(&asked0, &made0)
+        for i in 0..<20 {
+            let item = IncomingItem(projectID: 1, type: "log", received: Double(i), payload: Data(repeating: UInt8(i), count: 9000))
+            _ = try store.storeIngest(event: nil, items: [item])
+        }
+        var asked: Int64 = 0, made: Int64 = 0
+        faultline_wal_coalescing_counts(&asked, &made)
+        XCTAssertGreaterThanOrEqual(asked - asked0, 20 * 6)
+        XCTAssertLessThan(made - made0, (asked - asked0) / 2)
+    }
+
     /// Under `.normal` the writer keeps SQLite's default VFS (nothing syncs a commit's frames
     /// before other connections may read them).
     func testNormalDurabilityUsesTheDefaultVFS() {
         XCTAssertNil(SQLiteStore.writerVFS(.normal))
+    }
+
+    /// A writer connection as the store opens it under `.full`, with a table `t(id, body)`.
+    private func coalescingWriter(_ path: String, cachePages: Int? = nil) throws -> SQLiteConnection {
+        let writer = try SQLiteConnection(path: path, vfs: try XCTUnwrap(SQLiteStore.writerVFS(.full)))
+        try writer.exec("PRAGMA journal_mode=WAL")
+        try writer.exec("PRAGMA synchronous=FULL")
+        if let cachePages { try writer.exec("PRAGMA cache_size=\(cachePages)") }
+        try writer.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        return writer
     }
 }
