@@ -39,11 +39,12 @@ public struct JSONWriter {
             for i in stride(from: n - 1, through: 0, by: -1) { bytes.append(d[i]) }
         }
     }
-    /// The one double format (see the file comment).
+    /// The one double format (see the file comment; written by `DoubleText`).
     public mutating func double(_ v: Double) {
-        guard v.isFinite else { raw("null"); return }
-        if v == v.rounded(), abs(v) < 1e15 { int64(Int64(v)); raw(".0"); return }
-        bytes.append(contentsOf: v.description.utf8)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DoubleText.maximumLength) { text in
+            let n = DoubleText.write(v, to: text.baseAddress!)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<n]))
+        }
     }
     public mutating func bool(_ v: Bool) { if v { raw("true") } else { raw("false") } }
     public mutating func null() { raw("null") }

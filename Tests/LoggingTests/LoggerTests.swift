@@ -78,32 +78,62 @@ final class LoggerTests: XCTestCase {
     }
 
     func testSlotWriterDoublesAreTheTextJSONWriterWrites() {
-        // The breadcrumb's fast decimal path must give exactly `description`'s shortest text (and
-        // the integral/non-finite forms): random bit patterns, random short decimals, i * 0.1 and
-        // values at the edges of the fast path's range.
-        var rng = SystemRandomNumberGenerator()
-        var values: [Double] = [
-            0.1, -0.1, 0.3, 1e-4, 9.999999999999999e-5, 1e-5, 999999999999999.9, 1e15 - 0.5, 1e15, 5e-324,
-            .pi, -.pi, .ulpOfOne, 1 / 3, 2 / 3, 0.1 + 0.2, 1e300, .infinity, .nan, -0.0, 123456.789e-3
-        ]
-        for i in 0..<20_000 { values.append(Double(i) * 0.1); values.append(Double(i) * 0.01 - 50) }
-        for _ in 0..<100_000 {
-            values.append(Double(bitPattern: rng.next()))
-            let digits = Double(Int64.random(in: -99_999_999...99_999_999, using: &rng))
-            values.append(digits / pow(10, Double(Int.random(in: 0...17, using: &rng))))
-            values.append(Double.random(in: -1e6...1e6, using: &rng))
-            values.append(Double.random(in: 1e-4...1e-2, using: &rng))
-        }
-        var slot = [UInt8](repeating: 0, count: 64)
+        // In place when the slot has room, through a temporary otherwise, and an overflow noted
+        // (not a partial number) when the text does not fit at all.
+        var values: [Double] = [0.1, -0.1, 0.1 + 0.2, 1e-5, 1e15, 5e-324, -.pi, 1e300, .infinity, .nan, -0.0, 42]
+        for i in 0..<2_000 { values.append(Double(i) * 0.1) }
         for v in values {
             var expected = JSONWriter()
             expected.double(v)
+            for room in [64, expected.bytes.count, expected.bytes.count - 1] {
+                var slot = [UInt8](repeating: 0, count: room)
+                let (got, overflowed) = slot.withUnsafeMutableBytes { buffer -> ([UInt8], Bool) in
+                    var w = SlotWriter(buffer)
+                    w.double(v)
+                    return (Array(buffer[..<w.count]), w.overflowed)
+                }
+                if room < expected.bytes.count {
+                    XCTAssertTrue(overflowed, "bits \(v.bitPattern)")
+                } else {
+                    XCTAssertFalse(overflowed)
+                    XCTAssertEqual(String(decoding: got, as: UTF8.self), String(decoding: expected.bytes, as: UTF8.self), "bits \(v.bitPattern)")
+                }
+            }
+        }
+    }
+
+    func testSlotWriterStringsAreTheTextJSONWriterWrites() {
+        // Every length from 0 to 40 (the word-at-a-time paths: whole words, the overlapping last
+        // word, the four-byte halves, the byte loop), each byte that needs an escape at every
+        // position, and random mixes with multi-byte UTF-8.
+        let specials: [UInt8] = [0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x00, 0x1F, 0x01]
+        var strings: [String] = []
+        for length in 0...40 {
+            let plain = (0..<length).map { UInt8(0x61 + $0 % 26) }
+            strings.append(String(decoding: plain, as: UTF8.self))
+            for position in 0..<length {
+                for special in specials {
+                    var bytes = plain
+                    bytes[position] = special
+                    strings.append(String(decoding: bytes, as: UTF8.self))
+                }
+            }
+        }
+        let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "\n", "\t", "\u{1}", "é", "→", "😀", "/", "}"]
+        for _ in 0..<3_000 {
+            strings.append(String((0..<Int.random(in: 0...30)).map { _ in alphabet.randomElement()! }))
+        }
+        var slot = [UInt8](repeating: 0, count: 512)
+        for text in strings {
+            var expected = JSONWriter()
+            expected.string(text)
             let got = slot.withUnsafeMutableBytes { buffer -> [UInt8] in
                 var w = SlotWriter(buffer)
-                w.double(v)
-                return Array(buffer[..<w.count])
+                w.raw("x")  // an odd start: the writes are unaligned
+                w.string(text)
+                return Array(buffer[1..<w.count])
             }
-            XCTAssertEqual(String(decoding: got, as: UTF8.self), String(decoding: expected.bytes, as: UTF8.self), "bits \(v.bitPattern)")
+            XCTAssertEqual(got, expected.bytes, "\(Array(text.utf8))")
         }
     }
 

@@ -9,8 +9,7 @@ final class BreadcrumbStore: Sendable {
     private static let maxBytes = Int(FAULTLINE_BREADCRUMB_MAX_BYTES)  // the crash core's slot size
 
     /// Serialises the breadcrumb (Sentry's shape) straight into the crash ring's next slot, on the
-    /// calling thread: a crash right after the call carries it. No allocation on this path (the
-    /// text of a double with more than 15 digits or below 1e-4 aside). Too long for a slot: kept
+    /// calling thread: a crash right after the call carries it. No allocation on this path. Too long for a slot: kept
     /// with a shortened message and no data rather than lost.
     func add(_ r: LogRecord) {
         Self.add(
@@ -87,7 +86,8 @@ final class BreadcrumbStore: Sendable {
     where A.Element == (key: String, value: AttributeValue) {
         var j = start
         while j != attributes.endIndex {
-            if attributes[j].key == key { return true }
+            let other = attributes[j].key
+            if other.utf8.count == key.utf8.count, other == key { return true }  // lengths first: O(1) for native strings
             attributes.formIndex(after: &j)
         }
         return false
@@ -148,20 +148,36 @@ struct SlotWriter {
         var i = 0
         let n = buf.count
         if let src = buf.baseAddress {
-            // Eight bytes at a time while none needs an escape (SWAR: a byte below 0x20, or equal
-            // to `"` or `\`, sets its high bit in `special`).
+            // Eight bytes at a time while none needs an escape.
             while i + 8 <= n {
                 let w = UnsafeRawPointer(src + i).loadUnaligned(as: UInt64.self)
-                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-                let quote: UInt64 = w ^ 0x2222_2222_2222_2222, backslash: UInt64 = w ^ 0x5C5C_5C5C_5C5C_5C5C
-                let control: UInt64 = (w &- 0x2020_2020_2020_2020) & ~w
-                let quoted: UInt64 = (quote &- ones) & ~quote
-                let escaped: UInt64 = (backslash &- ones) & ~backslash
-                let special: UInt64 = (control | quoted | escaped) & highs
-                if special != 0 { break }
+                if Self.special(w) != 0 { break }
                 UnsafeMutableRawPointer(o).storeBytes(of: w, as: UInt64.self)
                 o += 8
                 i += 8
+            }
+            // The tail (most keys and messages are short) as one word too, when nothing so far
+            // needed an escape (so input and output are still in step): the last eight bytes
+            // overlapping what was copied, or for four to seven bytes the first and last four.
+            let left = n - i
+            if left > 0, i + 8 > n {
+                if n >= 8 {
+                    let w = UnsafeRawPointer(src + n - 8).loadUnaligned(as: UInt64.self)
+                    if Self.special(w) == 0 {
+                        UnsafeMutableRawPointer(o - (8 - left)).storeBytes(of: w, as: UInt64.self)
+                        o += left
+                        i = n
+                    }
+                } else if n >= 4 {
+                    let first = UnsafeRawPointer(src).loadUnaligned(as: UInt32.self)
+                    let last = UnsafeRawPointer(src + n - 4).loadUnaligned(as: UInt32.self)
+                    if Self.special(UInt64(first) | UInt64(last) << 32) == 0 {
+                        UnsafeMutableRawPointer(o).storeBytes(of: first, as: UInt32.self)
+                        UnsafeMutableRawPointer(o + n - 4).storeBytes(of: last, as: UInt32.self)
+                        o += n
+                        i = n
+                    }
+                }
             }
         }
         for c in UnsafeBufferPointer(rebasing: buf[i...]) {
@@ -179,6 +195,17 @@ struct SlotWriter {
         }
         o.pointee = 0x22; o += 1
         count = o - base
+    }
+    /// SWAR over eight bytes: the high bit of each byte below 0x20, or equal to `"` or `\`, is set
+    /// (a byte after such a one may be flagged too; a flag only sends the caller to the byte loop).
+    @inline(__always)
+    private static func special(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote: UInt64 = w ^ 0x2222_2222_2222_2222, backslash: UInt64 = w ^ 0x5C5C_5C5C_5C5C_5C5C
+        let control: UInt64 = (w &- 0x2020_2020_2020_2020) & ~w
+        let quoted: UInt64 = (quote &- ones) & ~quote
+        let escaped: UInt64 = (backslash &- ones) & ~backslash
+        return (control | quoted | escaped) & highs
     }
     private mutating func escapedChecked(_ buf: UnsafeBufferPointer<UInt8>) {
         byte(0x22)
@@ -228,42 +255,16 @@ struct SlotWriter {
     private static var pairs: StaticString {
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     }
-    /// JSONWriter.double's format: integral values below 1e15 as `N.0`, others Swift's shortest form.
+    /// JSONWriter.double's format (`DoubleText`), written in place.
     mutating func double(_ v: Double) {
-        guard v.isFinite else { raw("null"); return }
-        if abs(v) < 1e15, Double(Int64(v)) == v { int(Int64(v)); raw(".0"); return }  // no libm call
-        if let (n, k) = Self.shortDecimal(v) { fixed(n, fractionDigits: k); return }
-        var text = v.description
-        text.withUTF8 { bytes($0) }
-    }
-    /// `v` as `n / 10^k` with the fewest fraction digits k (at most 15) that reads back as `v`
-    /// exactly, for the range where `description` writes plain decimals (1e-4 ≤ |v| < 1e15) and
-    /// `n` stays well inside a double's exact integers: then `n` with the point k digits from the
-    /// right is `description`'s text (tested against it on random values). Nil: use `description`.
-    static func shortDecimal(_ v: Double) -> (Int64, Int)? {
-        let m = abs(v)
-        guard m >= 1e-4, m < 1e15 else { return nil }
-        var p: Double = 1  // 10^k, exact for every k here
-        for k in 1...15 {
-            p *= 10
-            let x = v * p
-            guard abs(x) < 1e15 else { return nil }
-            let n = Int64(x + (x < 0 ? -0.5 : 0.5))  // nearest, without a libm call; the read-back decides
-            // A decimal that reads back as v is within a few ulps of x: farther, skip the division.
-            if abs(x - Double(n)) <= 4 * x.ulp, Double(n) / p == v { return (n, k) }
+        if count + DoubleText.maximumLength <= capacity {
+            count += DoubleText.write(v, to: base + count)
+            return
         }
-        return nil
-    }
-    /// `n / 10^k` as a plain decimal: `-0.0123`, `12.3`.
-    private mutating func fixed(_ n: Int64, fractionDigits k: Int) {
-        if n < 0 { byte(0x2D) }
-        let m = n.magnitude
-        var p: UInt64 = 1
-        for _ in 0..<k { p &*= 10 }
-        let (whole, fraction) = m.quotientAndRemainder(dividingBy: p)
-        digits(whole, minimum: 1)
-        byte(0x2E)
-        digits(fraction, minimum: k)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DoubleText.maximumLength) { text in
+            let n = DoubleText.write(v, to: text.baseAddress!)
+            bytes(UnsafeBufferPointer(rebasing: text[..<n]))
+        }
     }
     /// Seconds since the epoch with all nine digits of the kernel's nanoseconds (no Double rounding).
     mutating func timestamp(_ t: LogTimestamp) {

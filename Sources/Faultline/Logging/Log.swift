@@ -55,7 +55,7 @@ typealias LogRecord = LogEvent
 /// lines at or above `Options.sendLogsAtOrAbove` are sent as log items, and every line is also
 /// handed to the logger installed with `Log.bootstrap` (file, console, journal sinks…).
 /// Cost on the calling thread: one breadcrumb serialised straight into the crash ring's slot (no
-/// allocation but the text of a double with more than 15 digits or below 1e-4), an append to
+/// allocation), an append to
 /// the send buffer for sent lines, and whatever the installed logger does (the file log copies
 /// one formatted line into a ring; the writing happens on its own thread).
 /// Attributes are taken as written at the call site (`attributes: ["a": 1, "b": "x"]`, a

@@ -1,6 +1,7 @@
 // The tracing API: spans, the current trace context (a task-local), and W3C `traceparent` in and out.
 import CFaultlineCrash
 import Foundation
+import Synchronization
 
 /// Traces and spans. The current span lives in a `@TaskLocal`, so it follows `await`, `async let`
 /// and task groups (child tasks inherit it). What does not inherit it:
@@ -12,7 +13,20 @@ import Foundation
 /// `startSpan` does not make the span current (there is no way to set a task-local without a
 /// scope); `withSpan` does, for the closure it runs.
 public enum Trace {
-    @TaskLocal static var current: SpanContext?
+    /// The current span's context: nil outside any trace.
+    static var current: SpanContext? { anyBound.load(ordering: .relaxed) ? bound : nil }
+
+    @TaskLocal private static var bound: SpanContext?
+    /// Set before the first context is bound anywhere. Until then no task or thread has a current
+    /// span, and `current` skips the task-local lookup, which every log line would pay. Relaxed is
+    /// enough: a context is visible only inside its binding scope, to the binding thread and to
+    /// tasks it creates there, which all happen after the store.
+    private static let anyBound = Atomic<Bool>(false)
+    /// `$bound`, once `anyBound` is set.
+    private static var binding: TaskLocal<SpanContext?> {
+        if !anyBound.load(ordering: .relaxed) { anyBound.store(true, ordering: .relaxed) }
+        return $bound
+    }
 
     /// The current span's context, or nil outside any trace.
     public static var currentContext: SpanContext? { current }
@@ -57,7 +71,7 @@ public enum Trace {
         let span = startSpan(name, operation: operation, attributes: attributes)
         let c = SpanContext(span)
         do {
-            let value = try $current.withValue(c) { try body(span) }
+            let value = try binding.withValue(c) { try body(span) }
             span.end()
             return value
         } catch {
@@ -77,7 +91,7 @@ public enum Trace {
         let span = startSpan(name, operation: operation, attributes: attributes)
         let c = SpanContext(span)
         do {
-            let value = try await $current.withValue(c) {
+            let value = try await binding.withValue(c) {
                 let v = try await body(span)
                 ThreadSpanSlot.set(c)  // the task may have resumed on another thread
                 return v
@@ -107,7 +121,7 @@ public enum Trace {
         _ header: String?, tracestate: String? = nil,
         _ body: () throws -> T
     ) rethrows -> T {
-        try $current.withValue(continued(header, tracestate)) { try body() }
+        try binding.withValue(continued(header, tracestate)) { try body() }
     }
 
     @discardableResult
@@ -116,13 +130,13 @@ public enum Trace {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> T
     ) async rethrows -> T {
-        try await $current.withValue(continued(header, tracestate)) { try await body() }
+        try await binding.withValue(continued(header, tracestate)) { try await body() }
     }
 
     /// Makes `context` current for `body` (a detached task or thread carrying a span along).
     @discardableResult
     public static func withContext<T>(_ context: SpanContext?, _ body: () throws -> T) rethrows -> T {
-        try $current.withValue(context) { try body() }
+        try binding.withValue(context) { try body() }
     }
 
     @discardableResult
@@ -130,7 +144,7 @@ public enum Trace {
         _ context: SpanContext?, isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> T
     ) async rethrows -> T {
-        try await $current.withValue(context) { try await body() }
+        try await binding.withValue(context) { try await body() }
     }
 
     /// The context a header continues, or a fresh unsampled-or-sampled root when it is unusable.
