@@ -194,9 +194,9 @@ typedef struct {
     fl_module_cache *module_cache;
 
     // All threads (thread_dump.c): the table (mapped at start) and the signal that asks each
-    // thread for its stack (a real-time signal nobody else handled at start; 0 if none).
+    // thread for its stack (a real-time signal nobody else handled at start; 0 or -1 if none).
     fl_thread_table *threads;
-    int dump_signal;
+    _Atomic int dump_signal;
 
     // Crash-time coordination (handler.c).
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
@@ -247,6 +247,7 @@ void fl_bind_crash_path_symbols(void);
 void fl_find_crash_message_sources(void);
 int fl_cover_existing_threads(pid_t except);  // thread_setup.c: answers received, or -1
 int fl_prepare_thread_dump(void);      // thread_setup.c (start): table and signal
+void fl_confirm_dump_signal(void);    // thread_setup.c (background): the signal can be sent
 void fl_collect_threads(pid_t crashing_thread);  // thread_dump.c (crash path)
 void fl_answer_dump_request(int signo, siginfo_t *info, void *context);  // thread_dump.c
 void fl_release_parked_threads(void);  // thread_dump.c: the crash was no crash after all

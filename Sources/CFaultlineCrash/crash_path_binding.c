@@ -13,6 +13,7 @@
 #include "crash_internal.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <libunwind.h>
@@ -90,6 +91,7 @@ void fl_bind_crash_path_symbols(void) {
     (void)write(-1, fl_scratch_a, fl_one);
     (void)rename("", "");
     (void)unlink("");
+    (void)mkdir("", 0700);
 
     memcpy(fl_scratch_a, fl_scratch_b, fl_one);
     memmove(fl_scratch_a, fl_scratch_b, fl_one);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -338,6 +339,10 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_copy_string(final_path + n, cap - n, ".crash.json");
 
     int fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == ENOENT && fl_make_directories(fl_state.crash_directory) == 0) {
+        // Not made yet (a crash before start's preparation) or removed since: made now.
+        fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+    }
     if (fd < 0) {
         FL_LOG("cannot create the crash report file");
         return -1;

@@ -2,6 +2,7 @@
 #include "safe_io.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 
 int fl_write_all(int fd, const void *bytes, size_t length) {
     const char *p = bytes;
@@ -157,4 +158,22 @@ size_t fl_copy_string(char *destination, size_t capacity, const char *source) {
     }
     destination[n] = 0;
     return n;
+}
+
+int fl_make_directories(const char *path) {
+    char partial[1024];
+    size_t n = fl_copy_string(partial, sizeof partial, path);
+    if (n + 1 >= sizeof partial) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (size_t i = 1; i <= n; i++) {
+        if (partial[i] == '/' || partial[i] == 0) {
+            char saved = partial[i];
+            partial[i] = 0;
+            if (mkdir(partial, 0700) != 0 && errno != EEXIST) return -1;
+            partial[i] = saved;
+        }
+    }
+    return 0;
 }

@@ -59,46 +59,48 @@ static void fl_after_fork_in_child(void) {
     // The breadcrumb ring resets itself (breadcrumb_ring.c registers its own handler).
 }
 
-// Normal context: mkdir -p.
-static int fl_make_directories(const char *path) {
-    char partial[FL_PATH_MAX];
-    size_t n = fl_copy_string(partial, sizeof partial, path);
-    for (size_t i = 1; i <= n; i++) {
-        if (partial[i] == '/' || partial[i] == 0) {
-            char saved = partial[i];
-            partial[i] = 0;
-            if (mkdir(partial, 0700) != 0 && errno != EEXIST) return -1;
-            partial[i] = saved;
-        }
+// Normal context: the nearest directory at or above `path` that exists, into `out`, with its
+// stat; 0, or -1 with errno set.
+static int fl_nearest_existing_directory(const char *path, char *out, size_t capacity, struct stat *st) {
+    size_t n = fl_copy_string(out, capacity, path);
+    for (;;) {
+        if (stat(out, st) == 0) return 0;
+        if (errno != ENOENT) return -1;
+        if (n == 1 && (out[0] == '/' || out[0] == '.')) return -1;
+        while (n > 0 && out[n - 1] != '/') n--;  // drop the last component
+        while (n > 1 && out[n - 1] == '/') n--;  // and the slashes before it, but not the root's
+        if (n == 0) out[n++] = '.';               // a relative path: the working directory
+        out[n] = 0;
     }
-    return 0;
 }
 
-// Normal context: proves the directory is usable now rather than at crash time. One mkdir when the
-// directory exists (the usual start), the whole path only when it does not; access() answers for
-// permissions and a read-only file system without creating and removing a probe file.
+// Normal context: proves the directory is usable now rather than at crash time, without creating
+// it: it exists and is a writable directory, or the nearest directory above it that exists is
+// writable. Creating a directory is a disk allocation the caller need not wait for: start's
+// preparation thread makes it, and a crash that comes first makes it itself (report_writer.c).
+// access() answers for permissions and a read-only file system without a probe file.
 static int fl_check_directory(const char *dir, char *error, size_t cap) {
     if (strlen(dir) + 64 >= FL_PATH_MAX) {
         snprintf(error, cap, "crash directory path is too long (max %d bytes)", FL_PATH_MAX - 64);
         return -1;
     }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST && fl_make_directories(dir) != 0) {
-        snprintf(error, cap, "cannot create crash directory %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    // A directory (EEXIST above is also what an existing plain file gives), and writable by the
-    // effective user (access() asks about the real one: a setuid program got the wrong answer).
+    char existing[FL_PATH_MAX];
     struct stat st;
-    if (stat(dir, &st) != 0) {
+    if (fl_nearest_existing_directory(dir, existing, sizeof existing, &st) != 0) {
         snprintf(error, cap, "cannot use crash directory %s: %s", dir, strerror(errno));
         return -1;
     }
+    int exists = strcmp(existing, dir) == 0;
     if (!S_ISDIR(st.st_mode)) {
-        snprintf(error, cap, "crash directory %s is not a directory", dir);
+        if (exists) snprintf(error, cap, "crash directory %s is not a directory", dir);
+        else snprintf(error, cap, "cannot create crash directory %s: %s is not a directory", dir, existing);
         return -1;
     }
-    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
-        snprintf(error, cap, "crash directory %s is not writable: %s", dir, strerror(errno));
+    // Writable by the effective user (access() asks about the real one: a setuid program got the
+    // wrong answer).
+    if (faccessat(AT_FDCWD, existing, W_OK | X_OK, AT_EACCESS) != 0) {
+        if (exists) snprintf(error, cap, "crash directory %s is not writable: %s", dir, strerror(errno));
+        else snprintf(error, cap, "cannot create crash directory %s: %s is not writable: %s", dir, existing, strerror(errno));
         return -1;
     }
     return 0;
@@ -133,6 +135,7 @@ static void fl_prepare(void) {
         struct timespec pause = {delay / 1000, (long)(delay % 1000) * 1000000L};
         nanosleep(&pause, NULL);
     }
+    (void)fl_make_directories(fl_state.crash_directory);  // start found it missing, or a crash will make it
     int owner = 0;
     if (atomic_compare_exchange_strong(&fl_state.unwinder_owner, &owner, (int)syscall(SYS_gettid))) {
         int fault = atomic_load(&fl_preparation_fault_signal);
@@ -142,6 +145,7 @@ static void fl_prepare(void) {
     }
     // Otherwise a crashing thread began it and finishes it: the process is on its way out, or the
     // crash was recovered and unwinder_ready follows.
+    fl_confirm_dump_signal();
     fl_cover_existing_threads(fl_starting_thread);
     if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
     atomic_store(&fl_prepared, 1);

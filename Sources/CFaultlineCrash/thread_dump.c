@@ -252,7 +252,8 @@ static void fl_wait_for_answer(fl_thread_slot *slot, int64_t deadline) {
 // thread's status is read just before it is asked, while the earlier ones unwind.
 void fl_collect_threads(pid_t crashing_thread) {
     fl_thread_table *table = fl_state.threads;
-    if (!table || fl_state.dump_signal <= 0) return;
+    int signo = atomic_load(&fl_state.dump_signal);  // one value for the whole collection
+    if (!table || signo <= 0) return;
     table->collected = 0;
     atomic_store(&table->release, 0);
     fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
@@ -265,7 +266,7 @@ void fl_collect_threads(pid_t crashing_thread) {
         fl_thread_slot *slot = &table->slots[asked++];
         fl_describe_for_request(slot);
         int ask = !slot->blocks_request;  // a thread that blocks the signal would answer only once it unblocks
-        if (ask && syscall(SYS_tgkill, pid, slot->tid, fl_state.dump_signal) != 0) {
+        if (ask && syscall(SYS_tgkill, pid, slot->tid, signo) != 0) {
             atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
             ask = 0;
         }

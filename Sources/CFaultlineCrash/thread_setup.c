@@ -130,12 +130,10 @@ int fl_cover_existing_threads(pid_t except) {
     return atomic_load(&fl_answers);
 }
 
-// Normal context (start): maps the thread table and takes a real-time signal nobody handles for
-// the dump requests; the handler (fl_answer_dump_request, thread_dump.c) stays installed.
-int fl_prepare_thread_dump(void) {
-    fl_thread_table *table = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (table == MAP_FAILED) return -1;
-    for (int signo = SIGRTMAX; signo > SIGRTMIN + 4; signo--) {
+// Normal context: installs the dump-request handler on the highest real-time signal at or below
+// `from` that has no handler; returns it, or -1.
+static int fl_take_dump_signal(int from) {
+    for (int signo = from; signo > SIGRTMIN + 4; signo--) {
         struct sigaction current;
         if (sigaction(signo, NULL, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) continue;
         struct sigaction ours;
@@ -143,19 +141,44 @@ int fl_prepare_thread_dump(void) {
         ours.sa_sigaction = fl_answer_dump_request;
         ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
         sigemptyset(&ours.sa_mask);
-        if (sigaction(signo, &ours, NULL) != 0) continue;
-        // Sent once to this thread now (the answer handler ignores it: nobody is collecting).
-        // An emulator (qemu-user) accepts a handler for a guest real-time signal it has no host
-        // signal for, and only refuses to send it; found now, the next signal down is taken.
-        if (syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), signo) != 0) {
-            sigaction(signo, &current, NULL);
-            continue;
-        }
-        fl_state.threads = table;
-        fl_state.dump_signal = signo;
-        return 0;
+        if (sigaction(signo, &ours, NULL) == 0) return signo;
     }
-    munmap(table, sizeof *table);
     return -1;
 }
 
+// Normal context (start): maps the thread table and takes a real-time signal nobody handles for
+// the dump requests; the handler (fl_answer_dump_request, thread_dump.c) stays installed. That
+// the signal can also be sent is checked on the background thread (fl_confirm_dump_signal):
+// sending and taking a signal was the costliest single step of start.
+int fl_prepare_thread_dump(void) {
+    fl_thread_table *table = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (table == MAP_FAILED) return -1;
+    int signo = fl_take_dump_signal(SIGRTMAX);
+    if (signo < 0) {
+        munmap(table, sizeof *table);
+        return -1;
+    }
+    fl_state.threads = table;
+    atomic_store(&fl_state.dump_signal, signo);
+    return 0;
+}
+
+// Normal context (the background preparation thread). The dump signal is sent once to this
+// thread (the answer handler ignores it: nobody is collecting). An emulator (qemu-user) accepts
+// a handler for a guest real-time signal it has no host signal for, and only refuses to send it;
+// then the handler goes and the next free signal down is taken and tried. Until this has run, a
+// crash under such an emulator reports the other threads without their stacks.
+void fl_confirm_dump_signal(void) {
+    int signo = atomic_load(&fl_state.dump_signal);
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    while (signo > 0 && syscall(SYS_tgkill, getpid(), self, signo) != 0) {
+        struct sigaction none;  // it had no handler when taken
+        memset(&none, 0, sizeof none);
+        none.sa_handler = SIG_DFL;
+        sigemptyset(&none.sa_mask);
+        int next = fl_take_dump_signal(signo - 1);
+        atomic_store(&fl_state.dump_signal, next);
+        sigaction(signo, &none, NULL);
+        signo = next;
+    }
+}

@@ -65,7 +65,11 @@ public enum Faultline {
 
         let data = DataDirectory(root: options.resolvedDataDirectory)
         result.dataDirectory = data.root
-        do { try data.createRoot() } catch {
+        let rootExists: Bool
+        do {
+            rootExists = try data.rootExists()
+            if !rootExists && options.captureStderr { try data.createRoot() }  // the stderr file is in it
+        } catch {
             result.startWarnings.append("Faultline is off: cannot use data directory \(data.root): \(error)")
             warnOnce(result.startWarnings.last!)
             SDKState.shared.abandonStart()
@@ -92,6 +96,7 @@ public enum Faultline {
         ExitHooks.waitForStartAtExit()
 
         let background: @Sendable () -> Void = { [dsn] in
+            if !rootExists { try? data.createRoot() }  // before anything goes into it (a failure: the outbox says why)
             if install.isNew { data.persistInstallID(install.id) }
             prepareInBackground(options: options, dsn: dsn, data: data, context: context, preparation: preparation)
         }

@@ -5,6 +5,10 @@ import Glibc
 public struct POSIXError: Error, CustomStringConvertible {
     public let operation: String
     public let code: Int32
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
     public static func errno(_ operation: String) -> POSIXError { POSIXError(operation: operation, code: Glibc.errno) }
     public var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }

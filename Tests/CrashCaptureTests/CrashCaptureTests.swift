@@ -692,6 +692,25 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: crashDir + "/corrupt/garbage.crash.json"))
     }
 
+    func testACrashMakesItsDirectoryWhenItIsMissing() throws {
+        // Start creates no directory on the app's thread: a data directory two levels below an
+        // existing one, and a crash before the background preparation has made anything.
+        let base = dataDir
+        dataDir += "/not/yet"
+        defer { dataDir = base }  // tearDown removes it all
+        XCTAssertEqual(try crash("segv-before-preparation").signal, SIGSEGV)
+        XCTAssertEqual(try onlyReport().signal.number, Int(SIGSEGV))
+        for dir in [dataDir, crashDir] {
+            let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int)
+            XCTAssertEqual(mode, 0o700, "\(dir) is private to the user")
+        }
+        // Removed while the app runs: the crash makes it again.
+        for report in TestSupport.files(in: crashDir, suffix: ".crash.json") { try FileManager.default.removeItem(atPath: report) }
+        let o = try crash("segv-without-crash-directory")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        XCTAssertEqual(try onlyReport().signal.number, Int(SIGSEGV))
+    }
+
     func testUnusableDataDirectoryWarnsAndTheAppKeepsRunning() throws {
         let o = try TestSupport.run(crasher, ["none", "--data-dir", "/proc/version/faultline"], environment: ["SWIFT_BACKTRACE": "enable=no"])
         XCTAssertEqual(o.exitCode, 0, o.description)

@@ -15,7 +15,7 @@ enum CrashPathImports {
     static func allowed(unwindPrefix: String) -> Set<String> {
         [
             // signal-safety(7)
-            "close", "open", "read", "write", "rename", "unlink", "getpid", "sigaction", "sigaddset",
+            "close", "open", "read", "write", "rename", "unlink", "mkdir", "getpid", "sigaction", "sigaddset",
             "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp", "strlen",
             "__errno_location",  // errno itself
             // raw syscalls: gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv, prctl, sigaltstack, exit_group

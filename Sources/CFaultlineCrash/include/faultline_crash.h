@@ -26,7 +26,10 @@ extern "C" {
 
 /// Prepares everything the handler needs (alternate stack, buffers, pre-warmed unwinder, event id,
 /// crash directory) and installs handlers for SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV and SIGTRAP.
-/// Safe to call again: a second call only changes the crash directory.
+/// The crash directory must be a writable directory, or not exist below a writable one: then the
+/// background thread creates it (with any missing parents, mode 0700), and a crash that comes
+/// first, or finds it removed, creates it itself. Safe to call again: a second call only changes
+/// the crash directory.
 /// Returns 0, or -1 with a message in `error` (the process keeps running without the handler).
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity);
 

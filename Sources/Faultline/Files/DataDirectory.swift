@@ -17,8 +17,28 @@ struct DataDirectory: Sendable {
         }
     }
 
-    /// The root alone, with mkdir(2) (start, on the app's thread: FileManager's first use costs
-    /// tens of microseconds). One call when it exists; the whole path only when it does not.
+    /// Start's check on the app's thread, which creates nothing: true when the root is a directory
+    /// already; false when it does not exist but the nearest directory above it that does is
+    /// writable, so start's background half can make it. Creating a directory is a disk
+    /// allocation the app need not wait for (and a crash that comes first makes the crash
+    /// directory itself). Throws when neither.
+    func rootExists() throws -> Bool {
+        var info = stat()
+        var path = root
+        while stat(path, &info) != 0 {
+            guard errno == ENOENT, path != "/", path != "." else { throw POSIXError.errno("stat \(path)") }
+            let parent = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? "."
+            path = parent.isEmpty ? "/" : parent
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw POSIXError(operation: "use \(path)", code: ENOTDIR) }
+        if path == root { return true }
+        guard faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0 else { throw POSIXError.errno("create \(root) in \(path)") }
+        return false
+    }
+
+    /// The root alone, with mkdir(2) and mode 0700 (FileManager's first use costs tens of
+    /// microseconds, and it would use the umask's mode). One call when it exists; the whole path
+    /// only when it does not.
     func createRoot() throws {
         if mkdir(root, 0o700) == 0 || errno == EEXIST { return }
         var partial = ""

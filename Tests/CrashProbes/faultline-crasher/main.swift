@@ -47,6 +47,7 @@ let modes: [String: String] = [
         "--threads N (default 8) threads parked in different ways, then SIGSEGV on main (--thread-dump-budget-ms M: every thread's stack gets M ms)",
     "assert": "a failed C assert() (SIGABRT, glibc keeps the message)",
     "cxx-throw": "an uncaught std::out_of_range (SIGABRT through std::terminate)",
+    "segv-without-crash-directory": "wait for start's preparation, remove the (empty) crash directory, then SIGSEGV",
     "segv-marked": "write a marker line to stderr, then SIGSEGV (LD_DEBUG=bindings tests)",
     "log-and-wait": "log a warning, print 'ready', then sleep (SIGTERM tests)",
     "capture-and-flush": "--count N errors captured, then flush(timeout: --timeout S); prints 'flush true|false' and the status as JSON",
@@ -147,6 +148,10 @@ fflush(nil)
 switch mode {
 case "none": exit(0)
 case "segv": probe_segv()
+case "segv-without-crash-directory":
+    _ = faultline_crash_wait_for_preparation(5000)
+    if rmdir(result.dataDirectory + "/crashes") != 0 { print("crasher: cannot remove the crash directory"); exit(1) }
+    probe_segv()
 case "bus": probe_bus((result.dataDirectory as NSString).appendingPathComponent("bus-scratch"))
 case "fpe": probe_fpe()
 case "ill": probe_ill()
