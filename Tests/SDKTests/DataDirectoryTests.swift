@@ -27,6 +27,37 @@ final class DataDirectoryTests: XCTestCase {
         XCTAssertFalse(data.installID().isNew)
     }
 
+    func testStartChecksTheRootWithoutMakingItAndTheBackgroundMakesItPrivate() throws {
+        let base = TestSupport.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let data = DataDirectory(root: base + "/two/levels")
+        XCTAssertFalse(try data.rootExists(), "missing below a writable directory: made later")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/two"), "the check makes nothing")
+        try data.createRoot()
+        XCTAssertTrue(try data.rootExists())
+        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: data.root)[.posixPermissions] as? Int)
+        XCTAssertEqual(mode, 0o700)
+
+        // Unusable: below a file, or below a directory this user cannot write to.
+        try Data("x".utf8).write(to: URL(fileURLWithPath: base + "/file"))
+        XCTAssertThrowsError(try DataDirectory(root: base + "/file/faultline").rootExists())
+        XCTAssertThrowsError(try DataDirectory(root: base + "/file").rootExists(), "a file is not a directory")
+        if geteuid() != 0 {  // root may write anywhere
+            try FileManager.default.createDirectory(atPath: base + "/locked", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o500])
+            XCTAssertThrowsError(try DataDirectory(root: base + "/locked/faultline").rootExists())
+        }
+
+        // A relative root is made relative to the working directory, not to /.
+        let previous = FileManager.default.currentDirectoryPath
+        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath(base))
+        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+        let relative = DataDirectory(root: "relative/app")
+        XCTAssertFalse(try relative.rootExists())
+        try relative.createRoot()
+        var isDirectory: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: base + "/relative/app", isDirectory: &isDirectory) && isDirectory.boolValue)
+    }
+
     func testEventIDsAreVersionFourUUIDsInLowercaseHex() {
         var seen = Set<String>()
         for _ in 0..<2000 {

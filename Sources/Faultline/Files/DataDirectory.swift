@@ -41,7 +41,7 @@ struct DataDirectory: Sendable {
     /// only when it does not.
     func createRoot() throws {
         if mkdir(root, 0o700) == 0 || errno == EEXIST { return }
-        var partial = ""
+        var partial = root.hasPrefix("/") ? "" : "."  // a relative root stays relative
         for component in root.split(separator: "/", omittingEmptySubsequences: true) {
             partial += "/" + component
             if mkdir(partial, 0o700) != 0 && errno != EEXIST { throw POSIXError.errno("mkdir \(partial)") }
