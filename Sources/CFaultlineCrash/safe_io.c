@@ -161,12 +161,12 @@ size_t fl_copy_string(char *destination, size_t capacity, const char *source) {
 }
 
 int fl_make_directories(const char *path) {
-    char partial[1024];
-    size_t n = fl_copy_string(partial, sizeof partial, path);
-    if (n + 1 >= sizeof partial) {
+    char partial[FL_MAKE_DIRECTORIES_MAX];
+    if (fl_strlen(path) >= sizeof partial) {
         errno = ENAMETOOLONG;
         return -1;
     }
+    size_t n = fl_copy_string(partial, sizeof partial, path);
     for (size_t i = 1; i <= n; i++) {
         if (partial[i] == '/' || partial[i] == 0) {
             char saved = partial[i];

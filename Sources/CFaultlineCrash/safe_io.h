@@ -46,7 +46,8 @@ size_t fl_strlen(const char *s);
 /// Copies at most capacity-1 bytes and always terminates; returns the length written.
 size_t fl_copy_string(char *destination, size_t capacity, const char *source);
 /// mkdir -p with mode 0700 (mkdir(2) only: start's preparation, and a crash that finds its
-/// directory missing); 0, or -1 with errno set.
+/// directory missing); 0, or -1 with errno set (ENAMETOOLONG from FL_MAKE_DIRECTORIES_MAX bytes).
+#define FL_MAKE_DIRECTORIES_MAX 1024
 int fl_make_directories(const char *path);
 /// Formats value as decimal into out (needs 21 bytes); returns the length.
 size_t fl_format_u64(char *out, uint64_t value);

@@ -127,15 +127,24 @@ typedef struct {
     int prepare;  // 0: the core was prepared by an earlier start; only the continuation runs
     void (*then)(void *);
     void *argument;
+    char crash_directory[FL_PATH_MAX];  // as that start set it (a later start may change it)
 } fl_background_work;
 
-static void fl_prepare(void) {
+_Static_assert(FL_MAKE_DIRECTORIES_MAX >= FL_PATH_MAX, "every crash directory start accepts can be made");
+
+// Normal context: the crash directory, when start found it missing (fl_check_directory).
+static void fl_make_crash_directory(const char *directory) {
+    if (fl_make_directories(directory) != 0) FL_LOG("cannot create the crash directory now; a crash will try again");
+}
+
+static void fl_prepare(const char *crash_directory) {
     unsigned delay = atomic_load(&fl_preparation_delay_ms);
     if (delay) {
         struct timespec pause = {delay / 1000, (long)(delay % 1000) * 1000000L};
         nanosleep(&pause, NULL);
     }
-    (void)fl_make_directories(fl_state.crash_directory);  // start found it missing, or a crash will make it
+    fl_make_crash_directory(crash_directory);
+    fl_confirm_dump_signal();  // first: until it has run, an emulator may refuse the dump requests
     int owner = 0;
     if (atomic_compare_exchange_strong(&fl_state.unwinder_owner, &owner, (int)syscall(SYS_gettid))) {
         int fault = atomic_load(&fl_preparation_fault_signal);
@@ -145,15 +154,15 @@ static void fl_prepare(void) {
     }
     // Otherwise a crashing thread began it and finishes it: the process is on its way out, or the
     // crash was recovered and unwinder_ready follows.
-    fl_confirm_dump_signal();
     fl_cover_existing_threads(fl_starting_thread);
     if (fl_state.module_cache) fl_fill_module_cache(fl_state.module_cache);
     atomic_store(&fl_prepared, 1);
 }
 
 static void *fl_background(void *raw) {
-    fl_background_work work = *(fl_background_work *)raw;
-    free(raw);
+    fl_background_work *work_memory = raw;
+    fl_background_work work = *work_memory;
+    free(work_memory);
     // SCHED_BATCH: no wake-up preemption of the app's threads by this one, yet its fair share of
     // CPU (SCHED_IDLE could starve it on a loaded server). Set by the thread itself: an explicit
     // policy in the attributes makes glibc create the thread stopped and set the policy from the
@@ -161,8 +170,12 @@ static void *fl_background(void *raw) {
     // the caller SCHED_BATCH for the clone() so the thread would inherit it.
     struct sched_param batch = {.sched_priority = 0};
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
-    if (work.prepare) fl_prepare();
-    else faultline_crash_wait_for_preparation(5000);
+    if (work.prepare) {
+        fl_prepare(work.crash_directory);
+    } else {
+        fl_make_crash_directory(work.crash_directory);
+        faultline_crash_wait_for_preparation(5000);
+    }
     if (work.then) {
         // The continuation is work the app may be waiting for (the SDK's outbox and sender): the
         // ordinary policy again, also for the threads it creates.
@@ -227,7 +240,7 @@ static void fl_note_swift_backtracer(void) {
     }
 }
 
-// Normal context (start).
+// Normal context (start, holding fl_start_lock).
 static void fl_start_background(int prepare, void (*then)(void *), void *argument) {
     if (prepare) {
         fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
@@ -236,7 +249,8 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
     }
     fl_background_work *work = malloc(sizeof *work);
-    fl_background_work on_stack = {prepare, then, argument};
+    fl_background_work on_stack = {prepare, then, argument, {0}};
+    fl_copy_string(on_stack.crash_directory, sizeof on_stack.crash_directory, fl_state.crash_directory);
     pthread_attr_t attr;
     pthread_t thread;
     pthread_attr_init(&attr);
@@ -248,7 +262,9 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
         free(work);
         if (prepare) {
             fl_state.module_cache = NULL;  // a crash rescans /proc/self/maps instead
-            fl_prepare();
+            fl_prepare(on_stack.crash_directory);
+        } else {
+            fl_make_crash_directory(on_stack.crash_directory);
         }
         if (then) then(argument);
     }

@@ -179,7 +179,7 @@ static const char *fl_status_field(const char *text, ssize_t length, const char 
 // it, so afterwards it would read "sleeping") and whether it blocks the request's signal (SigBlk,
 // a hex mask with bit signo-1: its answer would only come once it unblocks, so it is not waited
 // for). Its name is read later, while the answers come in.
-static void fl_describe_for_request(fl_thread_slot *slot) {
+static void fl_describe_for_request(fl_thread_slot *slot, int dump_signal) {
     char buffer[2048];
     slot->run_state = 0;
     slot->blocks_request = 0;
@@ -197,7 +197,7 @@ static void fl_describe_for_request(fl_thread_slot *slot) {
         if (v < 0) break;
         mask = mask << 4 | (uint64_t)v;
     }
-    slot->blocks_request = (int)((mask >> (fl_state.dump_signal - 1)) & 1);
+    slot->blocks_request = dump_signal > 0 && ((mask >> (dump_signal - 1)) & 1);
 }
 
 // Runs on the crashing thread; compromised context. Lists the other threads (getdents64 on
@@ -264,7 +264,7 @@ void fl_collect_threads(pid_t crashing_thread) {
     while (asked < table->count && fl_now_ms() < deadline) {
         if (asked >= FL_THREAD_ASKS_IN_FLIGHT) fl_wait_for_answer(&table->slots[asked - FL_THREAD_ASKS_IN_FLIGHT], deadline);
         fl_thread_slot *slot = &table->slots[asked++];
-        fl_describe_for_request(slot);
+        fl_describe_for_request(slot, signo);
         int ask = !slot->blocks_request;  // a thread that blocks the signal would answer only once it unblocks
         if (ask && syscall(SYS_tgkill, pid, slot->tid, signo) != 0) {
             atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
@@ -278,7 +278,7 @@ void fl_collect_threads(pid_t crashing_thread) {
         fl_wait_for_answer(&table->slots[i], deadline);
     // From here no new answer starts; one still working is reported without frames.
     atomic_store(&table->collecting, 0);
-    for (size_t i = asked; i < table->count; i++) fl_describe_for_request(&table->slots[i]);  // not reached by the deadline
+    for (size_t i = asked; i < table->count; i++) fl_describe_for_request(&table->slots[i], signo);  // not reached by the deadline
     for (size_t i = 0; i < table->count; i++) {
         int requested = FL_SLOT_REQUESTED;
         atomic_compare_exchange_strong(&table->slots[i].state, &requested, FL_SLOT_SILENT);

@@ -165,13 +165,15 @@ int fl_prepare_thread_dump(void) {
 
 // Normal context (the background preparation thread). The dump signal is sent once to this
 // thread (the answer handler ignores it: nobody is collecting). An emulator (qemu-user) accepts
-// a handler for a guest real-time signal it has no host signal for, and only refuses to send it;
-// then the handler goes and the next free signal down is taken and tried. Until this has run, a
-// crash under such an emulator reports the other threads without their stacks.
+// a handler for a guest real-time signal it has no host signal for, and only refuses to send it
+// (EINVAL); then the next free signal down is taken and tried, and the refused one gets its
+// default action back (a crash that read it a moment earlier cannot send it either). Any other
+// failure (the queue of pending signals full) keeps the signal. Until this has run, a crash under
+// such an emulator reports the other threads without their stacks.
 void fl_confirm_dump_signal(void) {
     int signo = atomic_load(&fl_state.dump_signal);
     pid_t self = (pid_t)syscall(SYS_gettid);
-    while (signo > 0 && syscall(SYS_tgkill, getpid(), self, signo) != 0) {
+    while (signo > 0 && syscall(SYS_tgkill, getpid(), self, signo) != 0 && errno == EINVAL) {
         struct sigaction none;  // it had no handler when taken
         memset(&none, 0, sizeof none);
         none.sa_handler = SIG_DFL;

@@ -39,10 +39,11 @@ public enum Faultline {
     /// - A malformed DSN, or one carrying a server token: the same as no DSN (crashes captured
     ///   to disk, nothing sent), with one line on stderr saying why.
     ///
-    /// On the calling thread: the DSN, the data directory's root, the install id, the crash
-    /// context and the crash handler. Everything else (outbox scan, pickup of earlier crash
-    /// reports, network set-up, the worker) runs on the crash core's background thread right
-    /// after; whatever needs it waits for it (StartPreparation).
+    /// On the calling thread: the DSN, a check of the data directory (usable, or can be made),
+    /// the install id, the crash context and the crash handler. Everything else (making missing
+    /// directories, outbox scan, pickup of earlier crash reports, network set-up, the worker)
+    /// runs on the crash core's background thread right after; whatever needs it waits for it
+    /// (StartPreparation).
     @discardableResult
     public static func start(_ options: Options) -> StartResult {
         if case .again(let first) = SDKState.shared.claimStart() {
@@ -68,7 +69,7 @@ public enum Faultline {
         let rootExists: Bool
         do {
             rootExists = try data.rootExists()
-            if !rootExists && options.captureStderr { try data.createRoot() }  // the stderr file is in it
+            if !rootExists && options.captureStderr && options.stderrFile == nil { try data.createRoot() }  // the stderr file is in it
         } catch {
             result.startWarnings.append("Faultline is off: cannot use data directory \(data.root): \(error)")
             warnOnce(result.startWarnings.last!)

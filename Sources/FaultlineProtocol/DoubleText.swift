@@ -7,8 +7,9 @@
 /// arguments are a pointer, integers, a double and a flag, passed alike by the C and Swift
 /// conventions. It writes at most `bufferLength` bytes, no terminator, and returns their count.
 /// The buffer must hold ASCII zeros on entry: this toolchain's version leaves the leading "0" of
-/// "0.3" unwritten (later versions fill the buffer themselves); DoubleTextTests holds it to
-/// `description` on every kind of value.
+/// "0.3" unwritten (later versions fill the buffer themselves). Its behaviour is not an API
+/// promise: DoubleTextTests holds it to `description` on every kind of value, and must pass on
+/// every toolchain this is built with.
 @_silgen_name("swift_float64ToString")
 private func runtimeFloat64ToString(
     _ textBuffer: UnsafeMutablePointer<UInt8>, _ bufferLength: UInt, _ value: Double, _ debug: Bool

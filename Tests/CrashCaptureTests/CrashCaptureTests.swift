@@ -711,6 +711,14 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(try onlyReport().signal.number, Int(SIGSEGV))
     }
 
+    func testARelativeDataDirectoryIsMadeUnderTheWorkingDirectory() throws {
+        let o = try TestSupport.shell("cd '\(dataDir)' && SWIFT_BACKTRACE=enable=no '\(crasher)' none --data-dir relative/app")
+        XCTAssertTrue(o.contains("\"crash_handler_installed\":true"), o)
+        // `none` waits for start's background half, which makes the directories.
+        var isDirectory: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dataDir + "/relative/app/crashes", isDirectory: &isDirectory) && isDirectory.boolValue, o)
+    }
+
     func testUnusableDataDirectoryWarnsAndTheAppKeepsRunning() throws {
         let o = try TestSupport.run(crasher, ["none", "--data-dir", "/proc/version/faultline"], environment: ["SWIFT_BACKTRACE": "enable=no"])
         XCTAssertEqual(o.exitCode, 0, o.description)

@@ -46,16 +46,6 @@ final class DataDirectoryTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: base + "/locked", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o500])
             XCTAssertThrowsError(try DataDirectory(root: base + "/locked/faultline").rootExists())
         }
-
-        // A relative root is made relative to the working directory, not to /.
-        let previous = FileManager.default.currentDirectoryPath
-        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath(base))
-        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
-        let relative = DataDirectory(root: "relative/app")
-        XCTAssertFalse(try relative.rootExists())
-        try relative.createRoot()
-        var isDirectory: ObjCBool = false
-        XCTAssertTrue(FileManager.default.fileExists(atPath: base + "/relative/app", isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 
     func testEventIDsAreVersionFourUUIDsInLowercaseHex() {

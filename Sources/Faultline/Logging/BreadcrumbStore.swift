@@ -86,8 +86,7 @@ final class BreadcrumbStore: Sendable {
     where A.Element == (key: String, value: AttributeValue) {
         var j = start
         while j != attributes.endIndex {
-            let other = attributes[j].key
-            if other.utf8.count == key.utf8.count, other == key { return true }  // lengths first: O(1) for native strings
+            if attributes[j].key == key { return true }  // Swift's equality, as a dictionary's keys
             attributes.formIndex(after: &j)
         }
         return false
