@@ -148,8 +148,8 @@ static int fl_take_dump_signal(int from) {
 
 // Normal context (start): maps the thread table and takes a real-time signal nobody handles for
 // the dump requests; the handler (fl_answer_dump_request, thread_dump.c) stays installed. That
-// the signal can also be sent is checked on the background thread (fl_confirm_dump_signal):
-// sending and taking a signal was the costliest single step of start.
+// the signal can also be sent is checked on the background thread (fl_confirm_dump_signal), so
+// the app's thread does not take a signal delivery at start for a check only an emulator fails.
 int fl_prepare_thread_dump(void) {
     fl_thread_table *table = mmap(NULL, sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (table == MAP_FAILED) return -1;
