@@ -38,6 +38,13 @@ public func writeAll(
 /// Everything on a file descriptor up to its end; what was read before an error other than EINTR.
 public func readToEnd(_ fd: Int32) -> [UInt8] {
     var out = [UInt8]()
+    // A regular file says how much is left: room for it at once, not a buffer regrown (and its
+    // new pages faulted in) at each doubling. The size is only a hint; reading still goes to the end.
+    var status = stat()
+    if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+        let offset = lseek(fd, 0, SEEK_CUR)
+        if offset >= 0, status.st_size > offset { out.reserveCapacity(Int(status.st_size - offset) + 1) }
+    }
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
         let n = chunk.withUnsafeMutableBytes { b in retryingOnInterrupt { read(fd, b.baseAddress!, b.count) } }

@@ -151,6 +151,8 @@ struct DWARFIndexBuilder {
         preparedLineSections: LineSections?? = nil
     ) -> Bool {
         let releaser = releasePages ? UnitPageReleaser(elf) : nil
+        // A partial build drops the pages of the unit headers libdw reads on the way to its units.
+        let headerPages = only != nil && releaser == nil ? UnitPageReleaser(elf) : nil
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -190,7 +192,7 @@ struct DWARFIndexBuilder {
                 }
                 processed += 1
                 // A partial build (no releaser): the headers libdw would read before this unit, in steps.
-                if only != nil && releaser == nil { DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, releasing: elf) }
+                if only != nil && releaser == nil { DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, releasing: headerPages) }
                 interned = max(interned, nextOffset)
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
@@ -397,10 +399,12 @@ struct DWARFIndexBuilder {
     /// libdw finds the handle of the unit at an offset by reading every unit header before it
     /// (`__libdw_findcu`), and each header read faults in a 64 KiB-or-more window of .debug_info:
     /// for a late unit of a large library that adds megabytes to our peak memory. Reading those headers
-    /// here first, a few at a time, lets their pages be dropped as we go (read-only file pages).
-    static func readUnitHeaders(_ dwarf: OpaquePointer, from offset: inout Dwarf_Off, upTo target: Dwarf_Off, releasing elf: OpaquePointer) {
+    /// here first lets the pages read so far be dropped every `headerPagesSpan` bytes of
+    /// .debug_info (read-only file pages), that range alone: dropping the whole file's pages
+    /// every few units cost a system call and a walk of the whole mapping each time.
+    static func readUnitHeaders(_ dwarf: OpaquePointer, from offset: inout Dwarf_Off, upTo target: Dwarf_Off, releasing pages: UnitPageReleaser?) {
         guard offset < target else { return }
-        var sinceRelease = 0
+        var kept = offset  // .debug_info from here on may still be resident
         while offset < target {
             var next: Dwarf_Off = 0
             var headerSize = 0
@@ -408,11 +412,13 @@ struct DWARFIndexBuilder {
             var die = Dwarf_Die()
             _ = dwarf_offdie(dwarf, offset + Dwarf_Off(headerSize), &die)  // interns the units up to this one
             offset = next
-            sinceRelease += 1
-            if sinceRelease == UnitTable.unitsPerRelease { releaseFilePages(elf); sinceRelease = 0 }
+            if offset - kept >= DWARFIndexBuilder.headerPagesSpan { pages?.releaseInfo(from: kept, to: offset); kept = offset }
         }
-        releaseFilePages(elf)
+        pages?.releaseInfo(from: kept, to: offset)
     }
+
+    /// Bytes of .debug_info whose unit headers are read between two releases of their pages.
+    static let headerPagesSpan: Dwarf_Off = 512 * 1024
 
     /// Whether libelf's image of the file is its mapping (page-aligned, as mmap returns it) rather
     /// than a heap copy it read when mapping failed: MADV_DONTNEED on a heap copy would zero it.
@@ -866,15 +872,20 @@ struct DWARFIndexBuilder {
     /// - Parameter windows: sorted, disjoint address ranges a partial index answers for (see
     ///   `build(symbolsForUnitsOnly:)`); nil reads every symbol.
     mutating func readSymbols(_ sources: [ELFHandle], deduplicate: Bool, windows: [(UInt64, UInt64)]? = nil) {
-        var chosen: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
-        for type in [SHT_SYMTAB, SHT_DYNSYM] {
+        var chosen: [SymbolEntry] = []
+        // The first table with any symbol that can name an address, whether or not any of them
+        // is kept for `windows`: a partial index never takes the next table's symbols instead.
+        search: for type in [SHT_SYMTAB, SHT_DYNSYM] {
             for src in sources {
-                chosen = DWARFIndexBuilder.symbols(of: src, type: UInt32(type))
-                if !chosen.isEmpty { break }
+                if let windows {
+                    let (kept, any) = DWARFIndexBuilder.symbols(of: src, type: UInt32(type), naming: windows)
+                    if any { chosen = kept; break search }
+                } else {
+                    chosen = DWARFIndexBuilder.symbols(of: src, type: UInt32(type))
+                    if !chosen.isEmpty { break search }
+                }
             }
-            if !chosen.isEmpty { break }
         }
-        if let windows { chosen = DWARFIndexBuilder.symbols(chosen, naming: windows) }
         // llvm-symbolizer sorts by (address, size) stably and keeps the last of each address:
         // the largest symbol, and among equals the one latest in the table (a GLOBAL after its
         // `.localalias`, the later of two identical-code-folded functions). The table index in
@@ -909,41 +920,60 @@ struct DWARFIndexBuilder {
         }
     }
 
-    /// The symbols a lookup inside `windows` can pick (the last symbol at or below the address):
-    /// those starting inside a window, and those at the highest address below each window's start.
-    /// On the Python library a one-address index keeps a few dozen of its ~13,000 symbols; sorting
-    /// and interning all of them was about half the work of a one-address cold run.
-    static func symbols(
-        _ all: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)],
-        naming windows: [(UInt64, UInt64)]
-    ) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
-        guard !windows.isEmpty else { return [] }
+    /// A symbol as the index takes it: address, size, name and, for a local, its STT_FILE's name.
+    /// Names point into the ELF image, valid while its file stays open.
+    typealias SymbolEntry = (UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)
+
+    /// The symbols of one table a lookup inside `windows` can pick (the last symbol at or below
+    /// the address): those starting inside a window, then those at the highest address below
+    /// each window's start, each group in table order; and whether the table has any symbol at all.
+    /// Two passes over the table in place, reading only the names of the symbols kept or
+    /// compared: a one-address run reads a few names of a large library's table instead of
+    /// copying every entry (and touching every name) first.
+    static func symbols(of file: ELFHandle, type: UInt32, naming windows: [(UInt64, UInt64)]) -> (kept: [SymbolEntry], any: Bool) {
+        var any = false
+        var kept: [SymbolEntry] = []
         var below = [UInt64?](repeating: nil, count: windows.count)  // highest symbol address below each window
-        var kept: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
-        for s in all {
+        forEachSymbol(of: file, type: type) { value, entry in
             // The first window starting above the symbol; the one before it may contain it.
             var lo = 0, hi = windows.count
-            while lo < hi { let mid = (lo + hi) >> 1; if windows[mid].0 <= s.0 { lo = mid + 1 } else { hi = mid } }
-            if lo > 0 && s.0 < windows[lo - 1].1 { kept.append(s); continue }
-            if lo < windows.count, below[lo].map({ $0 < s.0 }) ?? true { below[lo] = s.0 }
+            while lo < hi { let mid = (lo + hi) >> 1; if windows[mid].0 <= value { lo = mid + 1 } else { hi = mid } }
+            if lo > 0 && value < windows[lo - 1].1 {
+                if let e = entry() { kept.append(e); any = true }
+            } else if lo < windows.count, below[lo].map({ $0 < value }) ?? true {
+                if entry() != nil { below[lo] = value; any = true }
+            } else if !any {
+                any = entry() != nil
+            }
         }
         let edges = below.compactMap { $0 }.sorted()  // a sorted array: one generic Set type less to instantiate
         if !edges.isEmpty {
-            for s in all {
+            forEachSymbol(of: file, type: type) { value, entry in
                 var lo = 0, hi = edges.count
-                while lo < hi { let mid = (lo + hi) >> 1; if edges[mid] < s.0 { lo = mid + 1 } else { hi = mid } }
-                // Table order is kept (the dedup below prefers the later of equal keys).
-                if lo < edges.count && edges[lo] == s.0 { kept.append(s) }
+                while lo < hi { let mid = (lo + hi) >> 1; if edges[mid] < value { lo = mid + 1 } else { hi = mid } }
+                if lo < edges.count && edges[lo] == value, let e = entry() { kept.append(e) }
             }
         }
-        return kept
+        return (kept, any)
     }
 
-    /// Symbols in table order with, for local ones, the name of the STT_FILE symbol before them
-    /// (the ELF spec puts a file's locals after its STT_FILE entry).
-    /// Names point into the ELF image, valid while `file` stays open.
-    private static func symbols(of file: ELFHandle, type: UInt32) -> [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] {
-        var out: [(UInt64, UInt64, UnsafePointer<CChar>, UnsafePointer<CChar>?)] = []
+    /// Every symbol of the table that can name an address, in table order.
+    private static func symbols(of file: ELFHandle, type: UInt32) -> [SymbolEntry] {
+        var out: [SymbolEntry] = []
+        forEachSymbol(of: file, type: type, entries: { out.reserveCapacity(out.count + $0) }) { _, entry in
+            if let e = entry() { out.append(e) }
+        }
+        return out
+    }
+
+    /// Calls `visit` with the address of each symbol of `file`'s tables of `type` whose kind and
+    /// section can name an address, in table order; `visit` calls `entry()` for the symbols it
+    /// wants, which reads the name and gives the entry, or nil when the symbol has no usable name.
+    /// For local symbols the file is the name of the STT_FILE symbol before them (the ELF spec
+    /// puts a file's locals after its STT_FILE entry). `entries` hears each table's size first.
+    private static func forEachSymbol(
+        of file: ELFHandle, type: UInt32, entries: (Int) -> Void = { _ in }, _ visit: (UInt64, () -> SymbolEntry?) -> Void
+    ) {
         let sections = file.sections()
         // A symbol in a section that is not loaded (.debug_info's local labels, .comment) has no
         // address: its value is an offset in that section. llvm-symbolizer ignores such symbols.
@@ -952,23 +982,28 @@ struct DWARFIndexBuilder {
         for s in sections where s.header.sh_type == type && s.header.sh_entsize > 0 {
             guard let data = elf_getdata(s.scn, nil) else { continue }
             let strings = StringTable(file.elf, section: Int(s.header.sh_link))
-            var currentFile: UnsafePointer<CChar>? = nil
+            // The name offset of the last STT_FILE symbol, read only when a local after it is kept.
+            // An empty STT_FILE name ends the previous file's locals without naming one.
+            var currentFile: UInt32? = nil
             func take(_ value: UInt64, _ size: UInt64, _ nameOffset: UInt32, _ info: UInt8, _ shndx: UInt16) {
                 let kind = Int32(info & 0xf)
                 if kind == STT_FILE {
-                    // An empty STT_FILE name ends the previous file's locals without naming one.
-                    currentFile = strings.string(at: nameOffset)
-                    if currentFile?.pointee == 0 { currentFile = nil }
+                    currentFile = nameOffset
                     return
                 }
                 guard kind == STT_FUNC || kind == STT_OBJECT || kind == STT_NOTYPE || kind == STT_GNU_IFUNC else { return }
                 guard Int32(shndx) != SHN_UNDEF, Int32(shndx) < SHN_LORESERVE || Int32(shndx) == SHN_XINDEX else { return }
                 if Int32(shndx) < SHN_LORESERVE && (Int(shndx) >= loaded.count || !loaded[Int(shndx)]) { return }
-                guard nameOffset != 0, let name = strings.string(at: nameOffset), name.pointee != 0 else { return }
-                // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
-                if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { return }
-                let local = Int32(info >> 4) == STB_LOCAL
-                out.append((value, size, name, local ? currentFile : nil))
+                let fileName = currentFile
+                visit(value) {
+                    guard nameOffset != 0, let name = strings.string(at: nameOffset), name.pointee != 0 else { return nil }
+                    // ARM/AArch64 mapping symbols ($a, $d, $x) are not names.
+                    if kind == STT_NOTYPE && name.pointee == CChar(UInt8(ascii: "$")) { return nil }
+                    guard Int32(info >> 4) == STB_LOCAL, let f = fileName, let path = strings.string(at: f), path.pointee != 0 else {
+                        return (value, size, name, nil)
+                    }
+                    return (value, size, name, path)
+                }
             }
             // ELF64 in this machine's byte order (libelf has converted the section to it): read the
             // table in place; gelf_getsym's copy per entry was a visible share of a cold run.
@@ -978,7 +1013,7 @@ struct DWARFIndexBuilder {
                 let table = UnsafeBufferPointer(
                     start: base.assumingMemoryBound(to: Elf64_Sym.self),
                     count: data.pointee.d_size / MemoryLayout<Elf64_Sym>.stride)
-                out.reserveCapacity(table.count)
+                entries(table.count)
                 for sym in table { take(sym.st_value, sym.st_size, sym.st_name, sym.st_info, sym.st_shndx) }
             } else {
                 let n = Int(s.header.sh_size / s.header.sh_entsize)
@@ -988,7 +1023,6 @@ struct DWARFIndexBuilder {
                 }
             }
         }
-        return out
     }
 }
 
@@ -1093,6 +1127,12 @@ final class UnitPageReleaser {
         if let r = lineRange { pendingLine = (pendingLine?.start ?? r.start, r.end) }
         pendingUnits += 1
         if pendingUnits >= UnitPageReleaser.unitsPerRelease { flush() }
+    }
+
+    /// Drops the pages of .debug_info between the two section offsets (whole pages inside them).
+    func releaseInfo(from start: UInt64, to end: UInt64) {
+        guard let info, start < end, end <= UInt64(info.size) else { return }
+        release(info.file + Int(start), Int(end - start))
     }
 
     func flush() {

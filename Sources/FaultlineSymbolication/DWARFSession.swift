@@ -4,10 +4,11 @@
 // buffer (found by `tools/fuzz elf`: dwarf_getsrclines over a mutated .debug_line_str). Such a
 // file gets no session: it is used for its ELF symbols only, as a file without DWARF is.
 import CDw
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum DWARFSession {
-    private static let stringSections: Set<String> = [".debug_str", ".debug_line_str", ".debug_str.dwo", ".debug_line_str.dwo"]
-
     /// `dwarf_begin_elf(elf, DWARF_C_READ)`, or nil when libdw cannot read the file or its string
     /// sections are not terminated.
     static func begin(_ elf: OpaquePointer) -> OpaquePointer? {
@@ -39,7 +40,7 @@ enum DWARFSession {
             defer { section = elf_nextscn(elf, s) }
             var header = GElf_Shdr()
             guard gelf_getshdr(s, &header) != nil, header.sh_type != SHT_NOBITS, let name = elf_strptr(elf, names, Int(header.sh_name)),
-                stringSections.contains(String(cString: name))
+                isStringSection(name)
             else { continue }
             guard let data = elf_getdata(s, nil) else { return false }
             let size = data.pointee.d_size
@@ -47,5 +48,12 @@ enum DWARFSession {
             guard let bytes = data.pointee.d_buf, bytes.load(fromByteOffset: size - 1, as: UInt8.self) == 0 else { return false }
         }
         return true
+    }
+
+    /// .debug_str, .debug_line_str and their .dwo forms, compared in place (no String per
+    /// section, no hashed set to build on a one-address run).
+    private static func isStringSection(_ name: UnsafePointer<CChar>) -> Bool {
+        strcmp(name, ".debug_str") == 0 || strcmp(name, ".debug_line_str") == 0 || strcmp(name, ".debug_str.dwo") == 0
+            || strcmp(name, ".debug_line_str.dwo") == 0
     }
 }

@@ -127,43 +127,29 @@ public struct LLVMStyleSymbolizer {
         if let module { for (address, _) in order { _ = module.index(for: address) } }
         let index = module?.index
         let found = LLVMStyleSymbolizer.lookUp(order, lines: lineAddress.count, in: index)
-        // Phase 3: print in input order. A large input is formatted on two threads: the first
-        // half straight to `write`, the second into memory, written after the first (on one
-        // thread the formatting was the largest part of a warm 100k-address run).
+        // Phase 3: print in input order. A large input is formatted on two threads in turns of
+        // `linesPerChunk` lines (chunks 0, 2, 4… here, 1, 3, 5… on the other thread), each chunk
+        // written as soon as the one before it is: each thread reuses one chunk's memory.
+        // (Formatting the second half whole into memory while the first was written held
+        // half the output at once: its pages faulted in, copied and unmapped again.)
         let lines = lineAddress.count
-        let parts = lines >= 8192 && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 ? 2 : 1
-        // What both threads read (immutable while they run) and the second half's text.
-        final class Halves: @unchecked Sendable {
-            let write: (UnsafeRawBufferPointer) -> Void
-            let index: DWARFIndex?
-            let isAddress: [Bool]
-            let slices: [(start: Int32, count: Int32)]
-            let frames: FoundFrames
-            let demangle: Bool, demangleSwift: Bool
-            var first = Summary(), second = Summary()  // one per thread
-            /// The second half's text in the pieces OutputBuffer handed over: one array grown by
-            /// doubling would copy it twice over and fault in each larger copy's pages again.
-            var secondHalf: [[UInt8]] = []
-            init(
-                _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
-                _ found: (frames: FoundFrames, slices: [(start: Int32, count: Int32)])
-            ) {
-                self.write = write; self.index = index; self.isAddress = isAddress
-                self.slices = found.slices; self.frames = found.frames
-                demangle = s.demangle; demangleSwift = s.demangleSwift
-            }
-        }
-        let halves = Halves(self, write, index, isAddress, found)
-        LLVMStyleSymbolizer.perform(parts) { part in
-            let range = (lines * part / parts)..<(lines * (part + 1) / parts)
-            var output = OutputBuffer(write: part == 0 ? halves.write : { halves.secondHalf.append(Array($0)) })
-            var printer = LLVMStyleFramePrinter(index: halves.index, demangle: halves.demangle, demangleSwift: halves.demangleSwift)
-            let printed = printer.print(range, halves.isAddress, halves.slices, halves.frames, into: &output)
-            if part == 0 { halves.first = printed } else { halves.second = printed }
+        let printing = ChunkPrinting(self, write, index, isAddress, found, lines: lines)
+        let done = DispatchSemaphore(value: 0)
+        if lines >= 8192 && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
+            && DetachedThread.start({
+                printing.printChunks(of: 1)
+                done.signal()
+            })
+        {
+            printing.printChunks(of: 0)
+            done.wait()
+        } else {
+            var output = OutputBuffer(write: write)
+            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift)
+            printing.first = printer.print(0..<lines, isAddress, found.slices, found.frames, into: &output)
             output.flush()
         }
-        for piece in halves.secondHalf { piece.withUnsafeBytes { write($0) } }
-        for s in [halves.first, halves.second] {
+        for s in [printing.first, printing.second] {
             summary.addresses += s.addresses; summary.unresolved += s.unresolved; summary.invalidLines += s.invalidLines
         }
         return summary
@@ -238,6 +224,51 @@ public struct LLVMStyleSymbolizer {
 
     /// `body(0)` here, or `body(0)` and `body(1)` on two threads: a run with few addresses does
     /// not start libdispatch (its start-up reads the CPU topology from /sys).
+    /// Address mode's text printed by two threads in turns: chunk k (lines k·n ..< (k+1)·n) by
+    /// thread k % 2, written after chunk k - 1. Each thread waits for its turn only to write;
+    /// its turn comes when the other thread has written the chunk before.
+    final class ChunkPrinting: @unchecked Sendable {
+        static let linesPerChunk = 4096
+        let write: (UnsafeRawBufferPointer) -> Void
+        let index: DWARFIndex?
+        let isAddress: [Bool]
+        let slices: [(start: Int32, count: Int32)]
+        let frames: FoundFrames
+        let demangle: Bool, demangleSwift: Bool
+        let lines: Int
+        /// Signalled by thread 1 - t when a chunk before thread t's next one was written.
+        let turn = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        var first = Summary(), second = Summary()  // one per thread
+
+        init(
+            _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
+            _ found: (frames: FoundFrames, slices: [(start: Int32, count: Int32)]), lines: Int
+        ) {
+            self.write = write; self.index = index; self.isAddress = isAddress
+            self.slices = found.slices; self.frames = found.frames
+            demangle = s.demangle; demangleSwift = s.demangleSwift
+            self.lines = lines
+        }
+
+        /// Prints and writes thread `t`'s chunks (t is 0 or 1; both must run at once).
+        func printChunks(of t: Int) {
+            let n = ChunkPrinting.linesPerChunk
+            var output = OutputBuffer(holding: 1 << 20)
+            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift)
+            var summary = Summary()
+            var k = t
+            while k * n < lines {
+                let printed = printer.print((k * n)..<min(lines, (k + 1) * n), isAddress, slices, frames, into: &output)
+                summary.addresses += printed.addresses; summary.unresolved += printed.unresolved; summary.invalidLines += printed.invalidLines
+                if k > 0 { turn[t].wait() }
+                output.handOver(write)
+                turn[1 - t].signal()
+                k += 2
+            }
+            if t == 0 { first = summary } else { second = summary }
+        }
+    }
+
     static func perform(_ parts: Int, _ body: @Sendable (Int) -> Void) {
         if parts == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: body) }
     }

@@ -32,13 +32,16 @@ extension UnitTable {
         var info: PreadSection?, abbrev: PreadSection?, ranges: PreadSection?, rnglists: PreadSection?
         for s in file.sections() {
             if s.name.hasPrefix(".zdebug") { return nil }
+            // Abbreviation tables are read front to back, one unit's after another's (and GCC puts
+            // a root's abbreviation late in its table): a larger window takes them in a few reads.
+            let window = s.name == ".debug_abbrev" ? 64 * 1024 : 4096
             let section = { () -> PreadSection? in
                 guard s.header.sh_type != SHT_NOBITS, s.header.sh_flags & UInt64(SHF_COMPRESSED) == 0 else { return nil }
                 // The header's offset and size are the file's word: a section must lie inside
                 // the file, so that every pread offset below (section start + offset < size) holds.
                 let (end, overflow) = s.header.sh_offset.addingReportingOverflow(s.header.sh_size)
                 guard !overflow, end <= fileSize else { return nil }
-                return PreadSection(fd: file.fd, fileOffset: s.header.sh_offset, size: s.header.sh_size)
+                return PreadSection(fd: file.fd, fileOffset: s.header.sh_offset, size: s.header.sh_size, window: window)
             }
             switch s.name {
             case ".debug_info": guard let x = section() else { return nil }; info = x
@@ -54,8 +57,8 @@ extension UnitTable {
     }
 }
 
-/// A section read with pread through a window (4 KiB: a root DIE, or the part of an
-/// abbreviation table before a root's abbreviation, is a few hundred bytes to a few kilobytes).
+/// A section read with pread through a window (4 KiB for a root DIE, a few hundred bytes to a few
+/// kilobytes; larger for the abbreviation tables, read in order).
 private final class PreadSection {
     let fd: Int32
     let fileOffset: UInt64
@@ -65,11 +68,11 @@ private final class PreadSection {
     /// vars are checked for exclusive access at run time, a check on every byte read.
     private let place: UnsafeMutablePointer<(start: UInt64, count: UInt64)>
 
-    init(fd: Int32, fileOffset: UInt64, size: UInt64) {
+    init(fd: Int32, fileOffset: UInt64, size: UInt64, window bytes: Int) {
         self.fd = fd
         self.fileOffset = fileOffset
         self.size = size
-        window = .allocate(byteCount: 4096, alignment: 8)
+        window = .allocate(byteCount: bytes, alignment: 8)
         place = .allocate(capacity: 1)
         place.initialize(to: (0, 0))
     }

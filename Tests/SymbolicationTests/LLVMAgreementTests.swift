@@ -75,6 +75,40 @@ final class LLVMAgreementTests: XCTestCase {
         }
     }
 
+    /// 8,192 lines or more are printed by two threads taking turns by chunks of
+    /// `ChunkPrinting.linesPerChunk` lines, each chunk written after the one before: an odd number
+    /// of chunks and a short last one, with lines that are not addresses on both sides of every
+    /// chunk boundary, and the text byte for byte llvm-symbolizer's.
+    func testTwoThreadPrintingKeepsInputOrderAcrossEveryChunkBoundary() throws {
+        guard let llvm = Fixtures.llvmSymbolizer else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
+        let d = try Fixtures.directory()
+        let base = try XCTUnwrap(try Fixtures.bases().first)
+        let object = "\(d)/\(base).full"
+        let distinct = Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+        XCTAssertGreaterThan(distinct.count, 50)
+        let chunk = LLVMStyleSymbolizer.ChunkPrinting.linesPerChunk
+        var rng = SplitMix64(state: 4096)
+        var lines = (0..<(chunk * 7 + 123)).map { _ in "0x" + String(distinct[Int(rng.next() % UInt64(distinct.count))], radix: 16) }
+        for k in 1...7 {
+            lines[k * chunk - 1] = "not an address"
+            lines[k * chunk] = "0xZZ"
+        }
+        let input = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
+        var sym = try LLVMStyleSymbolizer(objectFile: object, symbolicator: s)
+        sym.demangle = false
+        var out: [UInt8] = []
+        let summary = input.withUnsafeBytes { sym.run(input: $0, output: &out) }
+        XCTAssertEqual(summary.invalidLines, 14)
+        XCTAssertEqual(summary.addresses, lines.count - 14)
+        let theirs = Fixtures.run(llvm, ["--obj=\(object)", "--inlines", "--no-demangle"], stdin: Data(input))
+        XCTAssertEqual(theirs.status, 0, theirs.stderr)
+        let a = String(decoding: out, as: UTF8.self).components(separatedBy: "\n\n")
+        let b = theirs.stdout.components(separatedBy: "\n\n")
+        XCTAssertEqual(a.count, b.count)
+        if let i = zip(a, b).map({ $0 == $1 }).firstIndex(of: false) { XCTFail("record \(i) (\(lines[i])): ours \(a[i]) llvm \(b[i])") }
+    }
+
     /// C++ names demangled on both sides: a program built now by g++ -O2 with the forms whose
     /// printing differs between libstdc++'s demangler and LLVM's (nested templates, lambdas and
     /// their `_FUN`s inside a function template, an unnamed type, std::nullptr_t, a templated
