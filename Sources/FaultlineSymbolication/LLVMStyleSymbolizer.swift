@@ -31,14 +31,44 @@ public struct LLVMStyleSymbolizer {
     ///
     /// The lines of `input` are read here once; `run(write:)` prints them without reading the
     /// text again (on 100,000 addresses a second parse was a few percent of a warm run).
+    ///
+    /// A large input's lookup order (`addressOrder`) is sorted on a second thread meanwhile: it
+    /// needs only the input, and a warm load spends its time verifying the stored index.
     public init(objectFile: String, symbolicator: Symbolicator, input: UnsafeRawBufferPointer? = nil) throws(ELFError) {
-        parsedInput = input.map { LLVMStyleSymbolizer.lines(of: $0) }
-        let addresses = parsedInput.map { p in p.lineAddress.indices.filter { p.isAddress[$0] }.map { p.lineAddress[$0] } }
+        let parsed = input.map { LLVMStyleSymbolizer.lines(of: $0) }
+        parsedInput = parsed
+        var addresses: [UInt64]? = nil
+        if let parsed {
+            var a: [UInt64] = []
+            a.reserveCapacity(parsed.lineAddress.count)
+            for (i, address) in parsed.lineAddress.enumerated() where parsed.isAddress[i] { a.append(address) }
+            addresses = a
+        }
+        final class Sorting: @unchecked Sendable { var order: [(UInt64, Int32)]? }
+        let sorting = Sorting()
+        let sorted = DispatchSemaphore(value: 0)
+        var sortingElsewhere = false
+        if let parsed, parsed.lineAddress.count >= LLVMStyleSymbolizer.twoThreadLines, sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 {
+            sortingElsewhere = DetachedThread.start {
+                sorting.order = LLVMStyleSymbolizer.addressOrder(parsed.lineAddress, parsed.isAddress)
+                sorted.signal()
+            }
+        }
+        defer {
+            if sortingElsewhere { sorted.wait() }
+            inputOrder = sorting.order
+        }
         switch try symbolicator.loadModule(objectFile: objectFile, addresses: addresses) {
         case .success(let m): module = m
         case .failure(let e): module = nil; unresolvedReason = e.reason
         }
     }
+
+    /// Inputs of this many lines or more are sorted, looked up and printed on two threads.
+    static let twoThreadLines = 8192
+
+    /// The lookup order of the input given to `init`, when it was sorted there.
+    private var inputOrder: [(UInt64, Int32)]? = nil
 
     /// Why nothing was found for the object (nil when something was).
     public private(set) var unresolvedReason: UnresolvedReason?
@@ -54,9 +84,21 @@ public struct LLVMStyleSymbolizer {
     /// The input given to `init`, already split and read.
     private let parsedInput: ParsedLines?
 
-    /// Splits `input` into lines and reads each line's address.
+    /// Splits `input` into lines and reads each line's address. The arrays get their room at
+    /// once (the line count first, by memchr): grown by doubling, each larger copy was new pages
+    /// faulted in.
     static func lines(of input: UnsafeRawBufferPointer) -> ParsedLines {
         var p = ParsedLines()
+        var newlines = 0
+        if var at = input.baseAddress {
+            let end = at + input.count
+            while at < end, let found = memchr(at, 10, end - at) {
+                newlines += 1
+                at = UnsafeRawPointer(found) + 1
+            }
+        }
+        p.lineAddress.reserveCapacity(newlines + 1)
+        p.isAddress.reserveCapacity(newlines + 1)
         forEachLine(input) { a, b in
             let address = parseAddress(input, a, b)
             p.lineAddress.append(address ?? 0)
@@ -68,11 +110,11 @@ public struct LLVMStyleSymbolizer {
     /// Calls `body` with the bounds of each non-blank line, surrounding spaces, tabs and CRs trimmed.
     static func forEachLine(_ input: UnsafeRawBufferPointer, _ body: (Int, Int) -> Void) {
         @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
+        guard let base = input.baseAddress else { return }
         var lineStart = 0
         let n = input.count
         while lineStart < n {
-            var lineEnd = lineStart
-            while lineEnd < n && input[lineEnd] != 10 { lineEnd += 1 }
+            let lineEnd = memchr(base + lineStart, 10, n - lineStart).map { UnsafeRawPointer($0) - base } ?? n
             var a = lineStart, b = lineEnd
             while a < b && isSpace(input[a]) { a += 1 }
             while b > a && isSpace(input[b - 1]) { b -= 1 }
@@ -112,15 +154,15 @@ public struct LLVMStyleSymbolizer {
 
     /// Like `run(input:write:)` for the input given to `init`.
     public func run(write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
-        run(parsedInput ?? ParsedLines(), write: write)
+        run(parsedInput ?? ParsedLines(), order: inputOrder, write: write)
     }
 
-    private func run(_ parsed: ParsedLines, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
+    private func run(_ parsed: ParsedLines, order: [(UInt64, Int32)]? = nil, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
         var summary = Summary()
         // Phase 1 (done by `lines(of:)`): split lines and read addresses.
         let lineAddress = parsed.lineAddress, isAddress = parsed.isAddress
         // Phase 2: look up in address order, each distinct address once.
-        let order = LLVMStyleSymbolizer.addressOrder(lineAddress, isAddress)
+        let order = order ?? LLVMStyleSymbolizer.addressOrder(lineAddress, isAddress)
         // A partial index (lazy cold path) grows when an address needs a unit it lacks. It grows
         // for every address first, so one index answers all lookups and the printing below (the
         // string references of frames belong to the index that produced them).
@@ -135,7 +177,7 @@ public struct LLVMStyleSymbolizer {
         let lines = lineAddress.count
         let printing = ChunkPrinting(self, write, index, isAddress, found, lines: lines)
         let done = DispatchSemaphore(value: 0)
-        if lines >= 8192 && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
+        if lines >= LLVMStyleSymbolizer.twoThreadLines && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
             && DetachedThread.start({
                 printing.printChunks(of: 1)
                 done.signal()
@@ -168,7 +210,7 @@ public struct LLVMStyleSymbolizer {
             init(lines: Int) { slices = .allocate(capacity: lines); slices.initialize(repeating: (0, 0)) }
             deinit { slices.deallocate() }
         }
-        let parts = order.count >= 8192 && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 ? 2 : 1
+        let parts = order.count >= LLVMStyleSymbolizer.twoThreadLines && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 ? 2 : 1
         let found = Found(lines: lines)
         // The loop touches no reference count: with a retain of the index (or of `found`, or of
         // the order array) per lookup, the two threads fought over the same counters' cache line
@@ -340,6 +382,22 @@ public struct LLVMStyleSymbolizer {
         }
         guard i < end else { return nil }
         var v: UInt64 = 0
+        if radix == 16 {
+            // The common case (`0x…`, what every tool writes), a shift and no multiply per digit.
+            while i < end {
+                let c = buf[i]
+                var d = c &- 48
+                if d > 9 {
+                    d = (c | 0x20) &- 97  // a-f, either case
+                    guard d < 6 else { return nil }
+                    d += 10
+                }
+                guard v >> 60 == 0 else { return nil }
+                v = v << 4 | UInt64(d)
+                i += 1
+            }
+            return v
+        }
         while i < end {
             let c = buf[i]
             let d: UInt64
