@@ -266,51 +266,6 @@ public struct LLVMStyleSymbolizer {
 
     /// `body(0)` here, or `body(0)` and `body(1)` on two threads: a run with few addresses does
     /// not start libdispatch (its start-up reads the CPU topology from /sys).
-    /// Address mode's text printed by two threads in turns: chunk k (lines k·n ..< (k+1)·n) by
-    /// thread k % 2, written after chunk k - 1. Each thread waits for its turn only to write;
-    /// its turn comes when the other thread has written the chunk before.
-    final class ChunkPrinting: @unchecked Sendable {
-        static let linesPerChunk = 4096
-        let write: (UnsafeRawBufferPointer) -> Void
-        let index: DWARFIndex?
-        let isAddress: [Bool]
-        let slices: [(start: Int32, count: Int32)]
-        let frames: FoundFrames
-        let demangle: Bool, demangleSwift: Bool
-        let lines: Int
-        /// Signalled by thread 1 - t when a chunk before thread t's next one was written.
-        let turn = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
-        var first = Summary(), second = Summary()  // one per thread
-
-        init(
-            _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
-            _ found: (frames: FoundFrames, slices: [(start: Int32, count: Int32)]), lines: Int
-        ) {
-            self.write = write; self.index = index; self.isAddress = isAddress
-            self.slices = found.slices; self.frames = found.frames
-            demangle = s.demangle; demangleSwift = s.demangleSwift
-            self.lines = lines
-        }
-
-        /// Prints and writes thread `t`'s chunks (t is 0 or 1; both must run at once).
-        func printChunks(of t: Int) {
-            let n = ChunkPrinting.linesPerChunk
-            var output = OutputBuffer(holding: 1 << 20)
-            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift)
-            var summary = Summary()
-            var k = t
-            while k * n < lines {
-                let printed = printer.print((k * n)..<min(lines, (k + 1) * n), isAddress, slices, frames, into: &output)
-                summary.addresses += printed.addresses; summary.unresolved += printed.unresolved; summary.invalidLines += printed.invalidLines
-                if k > 0 { turn[t].wait() }
-                output.handOver(write)
-                turn[1 - t].signal()
-                k += 2
-            }
-            if t == 0 { first = summary } else { second = summary }
-        }
-    }
-
     static func perform(_ parts: Int, _ body: @Sendable (Int) -> Void) {
         if parts == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: body) }
     }
