@@ -1131,7 +1131,9 @@ final class UnitPageReleaser {
 
     /// Drops the pages of .debug_info between the two section offsets (whole pages inside them).
     func releaseInfo(from start: UInt64, to end: UInt64) {
-        guard let info, start < end, end <= UInt64(info.size) else { return }
+        guard let info else { return }
+        let end = min(end, UInt64(info.size))  // a corrupt unit length may point past the section
+        guard start < end else { return }
         release(info.file + Int(start), Int(end - start))
     }
 

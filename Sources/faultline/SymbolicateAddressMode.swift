@@ -45,14 +45,16 @@ enum SymbolicateAddressMode {
         } else if !symbolizer.hasDebugInformation {
             printError("\(object): no debug information or symbols found (build-id or debuglink did not match, or the file is stripped); addresses print as ??")
         }
-        final class WriteFailure: @unchecked Sendable { var failed = false }
+        // The error is kept with the failure: a large input is written from two threads, and
+        // errno is each thread's own.
+        final class WriteFailure: @unchecked Sendable { var error: Int32? = nil }
         let output = WriteFailure()
         let write = { (bytes: UnsafeRawBufferPointer) in
-            if !output.failed && !writeAll(1, bytes) { output.failed = true }
+            if output.error == nil && !writeAll(1, bytes) { output.error = errno }
         }
         // The symbolizer read the input's lines when it was made (unless it builds the full index).
         let summary = symbolizer.hasInput ? symbolizer.run(write: write) : input.withUnsafeBytes { symbolizer.run(input: $0, write: write) }
-        if output.failed { printError(standardOutputError()); return ExitCode.failure }
+        if let error = output.error { printError(standardOutputError(error)); return ExitCode.failure }
         if summary.invalidLines > 0 {
             printError("\(summary.invalidLines) input line(s) were not addresses (0x hex, decimal, 0 octal, 0b binary); they print ?? like llvm-symbolizer")
             return ExitCode.partial

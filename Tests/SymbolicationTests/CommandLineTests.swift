@@ -27,6 +27,33 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(a.stdout, "entry_c\n\(Fixtures.sourceDir)/inline_chain.c:\(try Fixtures.line("c_outer", in: "inline_chain.c")):5\n\n")
     }
 
+    /// A large input is written by two threads in turns of a chunk of lines. A write that fails
+    /// on the second thread (the file size limit reached just after the first chunk: EFBIG, with
+    /// SIGXFSZ ignored) is reported with its own reason, not the other thread's errno.
+    func testAWriteErrorOnTheSecondPrintingThreadNamesItsReason() throws {
+        let d = try Fixtures.directory()
+        let base = try XCTUnwrap(try Fixtures.bases().first)
+        let object = "\(d)/\(base).full"
+        let distinct = Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+        XCTAssertGreaterThan(distinct.count, 50)
+        let chunk = LLVMStyleSymbolizer.ChunkPrinting.linesPerChunk
+        let lines = (0..<(chunk * 3)).map { "0x" + String(distinct[$0 % distinct.count], radix: 16) }
+        // The first chunk's text is what its lines print on their own (one thread, under 8,192 lines).
+        let first = symbolicate(["--obj", object], stdin: Data((lines[..<chunk].joined(separator: "\n") + "\n").utf8))
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let firstBytes = first.stdout.utf8.count
+        let all = cache + "/all.txt", out = cache + "/out.txt"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: all, atomically: true, encoding: .utf8)
+        let command =
+            "trap '' XFSZ; exec prlimit --fsize=\(firstBytes + 1) '\(Fixtures.faultlineBinary)' symbolicate --cache-dir '\(cache!)' --no-system --obj '\(object)' < '\(all)' > '\(out)'"
+        let r = Fixtures.run("/bin/sh", ["-c", command])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("cannot write to standard output: \(String(cString: strerror(EFBIG)))"), r.stderr)
+        let written = try Data(contentsOf: URL(fileURLWithPath: out))
+        XCTAssertEqual(written.count, firstBytes + 1)
+        XCTAssertEqual(written.prefix(firstBytes), Data(first.stdout.utf8))
+    }
+
     func testUnknownAddressPrintsQuestionMarks() throws {
         let d = try Fixtures.directory()
         // Below the first symbol and outside every unit (llvm-symbolizer prints the same; far

@@ -107,6 +107,14 @@ final class LLVMAgreementTests: XCTestCase {
         let b = theirs.stdout.components(separatedBy: "\n\n")
         XCTAssertEqual(a.count, b.count)
         if let i = zip(a, b).map({ $0 == $1 }).firstIndex(of: false) { XCTFail("record \(i) (\(lines[i])): ours \(a[i]) llvm \(b[i])") }
+        // The command's path: the input given when the symbolizer is made (its lookup order
+        // sorted on a second thread while the module loads), printed by `run(write:)`.
+        var given = try input.withUnsafeBytes { try LLVMStyleSymbolizer(objectFile: object, symbolicator: s, input: $0) }
+        given.demangle = false
+        var written: [UInt8] = []
+        let again = given.run { written.append(contentsOf: $0) }
+        XCTAssertEqual(again.invalidLines, 14)
+        XCTAssertEqual(written, out)
     }
 
     /// C++ names demangled on both sides: a program built now by g++ -O2 with the forms whose
