@@ -43,7 +43,8 @@ public func readToEnd(_ fd: Int32) -> [UInt8] {
     var status = stat()
     if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
         let offset = lseek(fd, 0, SEEK_CUR)
-        if offset >= 0, status.st_size > offset { out.reserveCapacity(Int(status.st_size - offset) + 1) }
+        // Capped: a huge (or sparse) file still grows as it is read, not all at once up front.
+        if offset >= 0, status.st_size > offset { out.reserveCapacity(Int(min(status.st_size - offset, 1 << 30)) + 1) }
     }
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {

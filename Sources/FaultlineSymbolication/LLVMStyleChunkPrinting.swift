@@ -37,8 +37,7 @@ extension LLVMStyleSymbolizer {
             var summary = Summary()
             var k = t
             while k * n < lines {
-                let printed = printer.print((k * n)..<min(lines, (k + 1) * n), isAddress, slices, frames, into: &output)
-                summary.addresses += printed.addresses; summary.unresolved += printed.unresolved; summary.invalidLines += printed.invalidLines
+                summary.add(printer.print((k * n)..<min(lines, (k + 1) * n), isAddress, slices, frames, into: &output))
                 if k > 0 { turn[t].wait() }
                 output.handOver(write)
                 turn[1 - t].signal()

@@ -16,6 +16,11 @@ public struct LLVMStyleSymbolizer {
         public var addresses = 0
         public var unresolved = 0
         public var invalidLines = 0
+
+        /// Adds the counts of another part of the same run.
+        mutating func add(_ other: Summary) {
+            addresses += other.addresses; unresolved += other.unresolved; invalidLines += other.invalidLines
+        }
     }
 
     private var module: LoadedModule?
@@ -192,7 +197,7 @@ public struct LLVMStyleSymbolizer {
             output.flush()
         }
         for s in [printing.first, printing.second] {
-            summary.addresses += s.addresses; summary.unresolved += s.unresolved; summary.invalidLines += s.invalidLines
+            summary.add(s)
         }
         return summary
     }

@@ -34,7 +34,7 @@ final class CommandLineTests: XCTestCase {
         let d = try Fixtures.directory()
         let base = try XCTUnwrap(try Fixtures.bases().first)
         let object = "\(d)/\(base).full"
-        let distinct = Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+        let distinct = Fixtures.functionBytes(object)
         XCTAssertGreaterThan(distinct.count, 50)
         let chunk = LLVMStyleSymbolizer.ChunkPrinting.linesPerChunk
         let lines = (0..<(chunk * 3)).map { "0x" + String(distinct[$0 % distinct.count], radix: 16) }

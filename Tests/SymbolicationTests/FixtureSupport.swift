@@ -58,6 +58,11 @@ enum Fixtures {
     }
 
     /// Function symbols (address, size, name) of a binary's text, from `nm -S`.
+    /// Every byte address of every function symbol of `path` (nm), each once, ascending.
+    static func functionBytes(_ path: String) -> [UInt64] {
+        Array(Set(functionSymbols(path).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+    }
+
     static func functionSymbols(_ path: String) -> [(UInt64, UInt64, String)] {
         let r = run("/usr/bin/nm", ["-S", "--defined-only", path])
         var out: [(UInt64, UInt64, String)] = []

@@ -61,7 +61,7 @@ final class LLVMAgreementTests: XCTestCase {
         let d = try Fixtures.directory()
         let base = try XCTUnwrap(try Fixtures.bases().first)
         let object = "\(d)/\(base).full"
-        let distinct = Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+        let distinct = Fixtures.functionBytes(object)
         XCTAssertGreaterThan(distinct.count, 50)
         var rng = SplitMix64(state: 8192)
         // 20,000 lines drawn from 200 addresses: every address repeats ~100 times, in both halves.
@@ -84,7 +84,7 @@ final class LLVMAgreementTests: XCTestCase {
         let d = try Fixtures.directory()
         let base = try XCTUnwrap(try Fixtures.bases().first)
         let object = "\(d)/\(base).full"
-        let distinct = Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
+        let distinct = Fixtures.functionBytes(object)
         XCTAssertGreaterThan(distinct.count, 50)
         let chunk = LLVMStyleSymbolizer.ChunkPrinting.linesPerChunk
         var rng = SplitMix64(state: 4096)

@@ -33,10 +33,6 @@ final class LazyColdPathTests: XCTestCase {
 
     func library() throws -> String { try Self.multiUnitLibrary.get() }
 
-    func allFunctionBytes(_ object: String) -> [UInt64] {
-        Array(Set(Fixtures.functionSymbols(object).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
-    }
-
     func symbolicator(lazy: Bool) -> Symbolicator {
         let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
         s.lazyColdPath = lazy
@@ -54,7 +50,7 @@ final class LazyColdPathTests: XCTestCase {
         XCTAssertEqual(lazy.frames(at: f.0 + 4), full.frames(at: f.0 + 4))
         // Every byte, walking across units: the partial index grows and never answers differently.
         var sawPartialMiss = false
-        for a in allFunctionBytes(lib) {
+        for a in Fixtures.functionBytes(lib) {
             if lazy.isPartial { sawPartialMiss = true }
             XCTAssertEqual(lazy.frames(at: a), full.frames(at: a), "address 0x\(String(a, radix: 16))")
         }
@@ -68,7 +64,7 @@ final class LazyColdPathTests: XCTestCase {
         let libpython = "/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0"
         if FileManager.default.fileExists(atPath: libpython) { objects.append(libpython) }
         for object in objects {
-            let all = allFunctionBytes(object)
+            let all = Fixtures.functionBytes(object)
             var rng = SplitMix64(state: 7)
             for count in [1, 3, 200] {
                 let addresses = (0..<count).map { _ in all[Int(rng.next() % UInt64(all.count))] }
@@ -98,7 +94,7 @@ final class LazyColdPathTests: XCTestCase {
         let b = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(parallel, buildID: nil)))
         XCTAssertEqual(a.index.cuLow.count, b.index.cuLow.count)
         XCTAssertEqual(a.index.scopeName.count, b.index.scopeName.count)
-        for addr in allFunctionBytes(lib) {
+        for addr in Fixtures.functionBytes(lib) {
             XCTAssertEqual(a.frames(at: addr), b.frames(at: addr), "address 0x\(String(addr, radix: 16))")
         }
     }
