@@ -1,12 +1,50 @@
 // An app that sets its own small alternate signal stack (as language runtimes do for their own
-// stack-overflow detection), then crashes: own_altstack SIZE overflow|fault main|thread
+// stack-overflow detection), then crashes: own_altstack SIZE overflow|fault main|thread [signals]
+//
+// With "signals", another thread sends the crashing thread an app signal (SIGUSR1) as fast as it
+// can, before and while it crashes: a signal arriving just as the crash handler is entered would
+// nest on the small alternate stack. Its handler runs on the alternate stack too (SA_ONSTACK), so
+// that near the end of an overflow its frame still finds room, and the overflow stays a fault on
+// the guard page rather than a signal frame the kernel could not push.
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static size_t altstack_size;
+static _Atomic pid_t crashing_thread;
+static _Atomic long signals_received;
+
+static void count_signal(int signo) {
+    (void)signo;
+    atomic_fetch_add(&signals_received, 1);
+}
+
+static void *send_signals(void *unused) {
+    (void)unused;
+    pid_t target;
+    while (!(target = atomic_load(&crashing_thread))) sched_yield();
+    for (;;) syscall(SYS_tgkill, getpid(), target, SIGUSR1);
+    return NULL;
+}
+
+// On the thread about to crash: the sender aims at it, and the crash waits until signals arrive.
+static void start_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = count_signal;
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR1, &sa, NULL);
+    pthread_t sender;
+    pthread_create(&sender, NULL, send_signals, NULL);
+    atomic_store(&crashing_thread, (pid_t)syscall(SYS_gettid));
+    while (atomic_load(&signals_received) < 100) sched_yield();
+}
 
 static void install_own_altstack(void) {
     stack_t ss = {.ss_sp = malloc(altstack_size), .ss_size = altstack_size, .ss_flags = 0};
@@ -24,7 +62,10 @@ __attribute__((noinline)) static int recurse_forever(volatile int depth) {
 
 __attribute__((noinline)) static void write_through_null(void) { *(volatile int *)16 = 1; }
 
+static int with_signals;
+
 static void crash(const char *how) {
+    if (with_signals) start_signals();
     if (strcmp(how, "overflow") == 0) recurse_forever(0);
     write_through_null();
 }
@@ -38,6 +79,7 @@ static void *worker(void *how) {
 int main(int argc, char **argv) {
     if (argc < 4) return 2;
     altstack_size = strtoul(argv[1], NULL, 0);
+    with_signals = argc > 4 && strcmp(argv[4], "signals") == 0;
     if (strcmp(argv[3], "thread") == 0) {
         pthread_t t;
         pthread_create(&t, NULL, worker, argv[2]);

@@ -234,6 +234,7 @@ void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
 typedef void (*fl_signal_entry)(int signo, siginfo_t *info, void *context);
 void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void *context);  // handler_stack.c
+const sigset_t *fl_crash_entry_mask(void);  // handler_stack.c: the crash handler's sa_mask
 
 int fl_copy_context(char *out, size_t capacity, uint32_t *length);
 int fl_trace_slot_read(long tid, uint64_t *trace_high, uint64_t *trace_low, uint64_t *span);  // trace_slots.c
@@ -242,6 +243,8 @@ extern _Atomic(fl_sigmask_fn) fl_next_pthread_sigmask;  // signal_mask.c, set at
 extern _Atomic(fl_sigmask_fn) fl_next_sigprocmask;
 
 // start path (normal context) ------------------------------------------------------------------
+void fl_prepare_crash_entry_mask(void);  // handler_stack.c
+void fl_note_thread_started_after_start(void);  // thread_setup.c
 void fl_prewarm_unwinder(void);
 void fl_bind_crash_path_symbols(void);
 void fl_find_crash_message_sources(void);

@@ -258,7 +258,7 @@ static void fl_install_ours(int signo) {
     memset(&ours, 0, sizeof ours);
     ours.sa_sigaction = fl_handle_signal;
     ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&ours.sa_mask);
+    ours.sa_mask = *fl_crash_entry_mask();
     sigaction(signo, &ours, NULL);
 }
 

@@ -12,6 +12,17 @@
 // the mapping released if the handler returns (a recovered fault, or a crash ending by the
 // default action after the return).
 //
+// Until it is off the entry stack, no other signal may be delivered to the thread: the kernel
+// puts a nested signal's frame (several kilobytes with the FPU state) on the stack the thread is
+// running on, the small alternate stack, whether or not that handler asked for one; the frame
+// does not fit and the kernel kills the process before any handler runs. It can come as soon as
+// the crash frame is pushed (the kernel delivers every pending signal on the same return) or at
+// any of the entry's system calls: an app's SIGUSR1 or profiler tick, or a real-time signal of
+// Faultline's own background preparation. So the crash signals' handler is installed with every
+// other signal in its mask (fl_crash_entry_mask), and once on a roomy stack the handler opens the
+// mask to what the kernel would have given it without that: the interrupted code's mask plus the
+// signal itself (a crash on another thread still gets this thread's stack in its report).
+//
 // Rules: as handler.c (signal-safety(7)): system calls made inline only, no libc state, errno
 // untouched.
 #include "crash_internal.h"
@@ -82,6 +93,33 @@ __attribute__((always_inline)) static inline long fl_entry_syscall(long number, 
 #endif
 }
 
+static sigset_t fl_entry_mask;
+
+// Normal context (start, before the handlers are installed). Every signal, glibc's internal ones
+// too (they wait the few system calls until the mask opens), but the crash signals: a fault with
+// its signal blocked kills the process outright, and a fault inside the handler must reach it
+// (handler.c, fl_claim). Plain bit operations, as in signal_mask.c: this file is crash-path code
+// and imports no libc function.
+void fl_prepare_crash_entry_mask(void) {
+    unsigned long *words = (unsigned long *)(void *)&fl_entry_mask;
+    const int bits = 8 * (int)sizeof(unsigned long);
+    for (size_t i = 0; i < sizeof fl_entry_mask / sizeof *words; i++) words[i] = ~0UL;
+    for (int i = 0; i < FL_SIGNAL_COUNT; i++)
+        words[(fl_crash_signals[i] - 1) / bits] &= ~(1UL << ((fl_crash_signals[i] - 1) % bits));
+}
+
+// Runs anywhere, also in a signal handler: the sa_mask for the crash signals' handler.
+const sigset_t *fl_crash_entry_mask(void) { return &fl_entry_mask; }
+
+// Runs on a thread in a signal handler; compromised context; on a roomy stack. The mask the
+// kernel would have set for the handler had its sa_mask been empty.
+static void fl_open_handler_mask(int signo, const void *context) {
+    const ucontext_t *uc = context;
+    // The kernel's sigset: one bit per signal, in the first word of glibc's larger sigset_t.
+    unsigned long mask = *(const unsigned long *)(const void *)&uc->uc_sigmask | (1UL << (signo - 1));
+    fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof mask, 0, 0);
+}
+
 // What the fresh stack's first frame needs; it lives at the top of the fresh mapping itself, so
 // the entry stack holds none of it.
 typedef struct {
@@ -97,6 +135,7 @@ typedef struct {
 static void fl_enter_fresh_stack(void *raw) {
     fl_fresh_stack_call *call = raw;
     fl_entry_syscall(SYS_sigaltstack, (long)&call->fresh, 0, 0, 0, 0, 0);
+    fl_open_handler_mask(call->signo, call->context);
     call->fn(call->signo, call->info, call->context);
 }
 
@@ -109,12 +148,14 @@ void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void 
     stack_t entry;
     int have_entry = fl_entry_syscall(SYS_sigaltstack, 0, (long)&entry, 0, 0, 0, 0) == 0;
     if (have_entry && (entry.ss_flags & SS_ONSTACK) && entry.ss_size >= FL_ALTSTACK_SIZE) {
+        fl_open_handler_mask(signo, context);
         fn(signo, info, context);
         return;
     }
     size_t length = FL_HANDLER_STACK_SIZE + FL_GUARD_SIZE;
     long mapped = fl_entry_syscall(SYS_mmap, 0, (long)length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mapped < 0 && mapped > -4096) {
+        fl_open_handler_mask(signo, context);
         fn(signo, info, context);
         return;
     }

@@ -324,12 +324,13 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         FL_LOG("could not map an alternate signal stack for the calling thread");
     }
 
+    fl_prepare_crash_entry_mask();
     for (int i = 0; i < FL_SIGNAL_COUNT; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = fl_handle_signal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigemptyset(&sa.sa_mask);
+        sa.sa_mask = *fl_crash_entry_mask();
         sigaction(fl_crash_signals[i], &sa, &fl_state.previous[i]);
     }
     fl_note_swift_backtracer();

@@ -98,6 +98,7 @@ FL_OWN_CODE static void *fl_thread_trampoline(void *raw) {
     fl_thread_start start = *(fl_thread_start *)raw;
     free(raw);
     faultline_crash_install_alternate_stack();
+    fl_note_thread_started_after_start();  // no catch-up signal for this one (thread_setup.c)
     return start.start(start.argument);
 }
 

@@ -6,9 +6,10 @@
 // Faultline.start, or with a raw clone() that bypasses pthread_create — have no alternate stack,
 // so a stack overflow there would kill the process with no report. sigaltstack() only acts on the
 // calling thread, so each of them must install its own: we send every other thread in
-// /proc/self/task a real-time signal (one nobody has a handler for) whose handler takes a
-// pre-mapped stack from a pool and hands it to the kernel through its signal frame. The handler touches no
-// thread-local storage, so a raw clone() thread sharing its parent's TLS is safe.
+// /proc/self/task (but those the wrapper started meanwhile) a real-time signal (one nobody has a
+// handler for) whose handler takes a pre-mapped stack from a pool and hands it to the kernel
+// through its signal frame. The handler touches no thread-local storage, so a raw clone() thread
+// sharing its parent's TLS is safe.
 //
 // This runs on a background thread start creates (start does not wait for the answers), so for a
 // moment after start a pre-existing thread may not be covered yet; faultline_crash_wait_for_
@@ -70,6 +71,32 @@ static int fl_free_realtime_signal(void) {
     return -1;
 }
 
+// Threads the pthread_create wrapper started after start: they map their own alternate stack
+// (thread_hooks.c) and need no catch-up signal, which could only do harm there: an app's own
+// handler running on a small alternate stack of its own when the signal arrives would have the
+// catch-up frame pushed on top of it, where it does not fit, and the kernel would kill the
+// process. Only the moment before the catch-up is over counts; later threads are not recorded.
+#define FL_STARTED_THREADS_MAX 256
+static _Atomic pid_t fl_started_threads[FL_STARTED_THREADS_MAX];
+static _Atomic size_t fl_started_thread_count;
+static _Atomic int fl_catch_up_over;
+
+// Normal context: on a thread the wrapper started, before it runs the app's code.
+void fl_note_thread_started_after_start(void) {
+    if (atomic_load(&fl_catch_up_over)) return;
+    size_t index = atomic_fetch_add(&fl_started_thread_count, 1);
+    if (index < FL_STARTED_THREADS_MAX) atomic_store(&fl_started_threads[index], (pid_t)syscall(SYS_gettid));
+}
+
+// Normal context (the background preparation thread).
+static int fl_started_after_start(pid_t tid) {
+    size_t count = atomic_load(&fl_started_thread_count);
+    if (count > FL_STARTED_THREADS_MAX) count = FL_STARTED_THREADS_MAX;
+    for (size_t i = 0; i < count; i++)
+        if (atomic_load(&fl_started_threads[i]) == tid) return 1;
+    return 0;
+}
+
 // Normal context: the kernel thread ids of the process, except the caller's; returns how many.
 static size_t fl_other_threads(pid_t *out, size_t capacity, pid_t except) {
     DIR *tasks = opendir("/proc/self/task");
@@ -87,7 +114,7 @@ static size_t fl_other_threads(pid_t *out, size_t capacity, pid_t except) {
 
 // Normal context (the background preparation thread): `except` is the thread that called start,
 // which got its alternate stack there.
-int fl_cover_existing_threads(pid_t except) {
+static int fl_send_catch_up(pid_t except) {
     pid_t *threads = calloc(FL_CATCH_UP_MAX_THREADS, sizeof *threads);
     if (!threads) return -1;
     size_t count = fl_other_threads(threads, FL_CATCH_UP_MAX_THREADS, except);
@@ -116,8 +143,8 @@ int fl_cover_existing_threads(pid_t except) {
     sigemptyset(&ours.sa_mask);
     sigaction(signo, &ours, &original);
     int sent = 0;
-    for (size_t i = 0; i < count; i++)
-        if (syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
+    for (size_t i = 0; i < count; i++)  // checked just before each signal: a thread may be starting now
+        if (!fl_started_after_start(threads[i]) && syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
     struct timespec pause = {0, 100 * 1000};
     for (int waited = 0; atomic_load(&fl_answers) < sent && waited < FL_CATCH_UP_WAIT_MS * 10; waited++) nanosleep(&pause, NULL);
 
@@ -128,6 +155,13 @@ int fl_cover_existing_threads(pid_t except) {
     sigaction(signo, &original, NULL);
     free(threads);
     return atomic_load(&fl_answers);
+}
+
+// Normal context (the background preparation thread).
+int fl_cover_existing_threads(pid_t except) {
+    int answers = fl_send_catch_up(except);
+    atomic_store(&fl_catch_up_over, 1);
+    return answers;
 }
 
 // Normal context: installs the dump-request handler on the highest real-time signal at or below
