@@ -1,6 +1,9 @@
 // An app that sets its own small alternate signal stack (as language runtimes do for their own
 // stack-overflow detection), then crashes: own_altstack SIZE overflow|fault main|thread [signals]
 //
+// own_altstack SIZE beside: a thread with its own small alternate stack waits (named "small-stack")
+// while the main thread aborts; the crash asks that thread for its stack too.
+//
 // With "signals", another thread sends the crashing thread an app signal (SIGUSR1) as fast as it
 // can, before and while it crashes: a signal arriving just as the crash handler is entered would
 // nest on the small alternate stack. Its handler runs on the alternate stack too (SA_ONSTACK), so
@@ -76,7 +79,29 @@ static void *worker(void *how) {
     return NULL;
 }
 
+static _Atomic int bystander_ready;
+
+__attribute__((noinline)) static void wait_with_small_altstack(void) {
+    atomic_store(&bystander_ready, 1);
+    for (;;) pause();
+}
+
+static void *bystander(void *unused) {
+    (void)unused;
+    pthread_setname_np(pthread_self(), "small-stack");
+    install_own_altstack();
+    wait_with_small_altstack();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[2], "beside") == 0) {
+        altstack_size = strtoul(argv[1], NULL, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, bystander, NULL);
+        while (!atomic_load(&bystander_ready)) sched_yield();
+        abort();
+    }
     if (argc < 4) return 2;
     altstack_size = strtoul(argv[1], NULL, 0);
     with_signals = argc > 4 && strcmp(argv[4], "signals") == 0;

@@ -65,6 +65,28 @@ final class AppAlternateStackTests: XCTestCase {
         }
     }
 
+    /// The crash asks every other thread for its stack with a signal whose handler runs on that
+    /// thread's alternate stack: a thread parked with the app's small one still answers there,
+    /// and the process still dies by the crashing thread's signal.
+    func testAThreadWithASmallAppAlternateStackStillGivesItsStackToAnotherThreadsCrash() throws {
+        let (program, lib) = try buildProgramAndPreload()
+        for size in Self.smallStackSizes {
+            let label = "\(size) bytes on a parked thread, abort on main"
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try TestSupport.run(program, [String(size), "beside"], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir])
+            XCTAssertEqual(o.signal, SIGABRT, "\(label): dies as it would have: \(o)")
+            let reports = TestSupport.files(in: crashDir, suffix: ".crash.json")
+            XCTAssertEqual(reports.count, 1, "\(label): a report (the program: \(o))")
+            guard let path = reports.first else { continue }
+            let r = try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+            XCTAssertEqual(r.signal.number, Int(SIGABRT), label)
+            let parked = try XCTUnwrap(r.otherThreads.first { $0.name == "small-stack" }, "\(label): the parked thread is listed")
+            XCTAssertNil(parked.error, label)
+            let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable }, label)
+            XCTAssertGreaterThanOrEqual(parked.frames.filter { exe.contains($0.address) }.count, 2, "\(label): its stack reaches the program's frames")
+        }
+    }
+
     private func buildProgramAndPreload() throws -> (program: String, lib: String) {
         let root = TestSupport.repositoryRoot().path
         let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)

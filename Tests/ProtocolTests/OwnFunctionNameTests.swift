@@ -3,8 +3,10 @@
 // names that merely resemble ours (another module starting with "Faultline", the bytes elsewhere)
 // are the app's. Grouping asks this of every frame, so the answer must stay the same however
 // cheaply it is found.
-import FaultlineProtocol
+import Foundation
 import XCTest
+
+@testable import FaultlineProtocol
 
 final class OwnFunctionNameTests: XCTestCase {
     func testOurSymbolsInEveryFormAreOurs() {
@@ -32,5 +34,20 @@ final class OwnFunctionNameTests: XCTestCase {
         }
         // The demangled subject of a closure is ours only when it is the module itself.
         XCTAssertTrue(FaultlineOwnFrames.isOwn(function: "main", rawFunction: "closure #1 in Faultline.capture(_:)"))
+    }
+
+    /// The crash core's C names in the list are functions the core defines: a rename in C must
+    /// not leave its frames looking like the app's.
+    func testEveryCrashCoreNameIsAFunctionOfTheCrashCore() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = root.appendingPathComponent("Sources/CFaultlineCrash")
+        var source = ""
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".c") {
+            source += try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+        }
+        for name in FaultlineOwnFrames.crashCoreFunctions where name.hasPrefix("fl_") {
+            let defined = source.contains(" \(name)(") || source.contains("*\(name)(") || source.contains("\n\(name):")
+            XCTAssertTrue(defined, "\(name) is not defined in Sources/CFaultlineCrash")
+        }
     }
 }
