@@ -21,7 +21,8 @@
 // Faultline's own background preparation. So the crash signals' handler is installed with every
 // other signal in its mask (fl_crash_entry_mask), and once on a roomy stack the handler opens the
 // mask to what the kernel would have given it without that: the interrupted code's mask plus the
-// signal itself (a crash on another thread still gets this thread's stack in its report).
+// signal itself (a crash on another thread still gets this thread's stack in its report); it
+// closes it again before it goes back.
 //
 // Rules: as handler.c (signal-safety(7)): system calls made inline only, no libc state, errno
 // untouched.
@@ -111,13 +112,18 @@ void fl_prepare_crash_entry_mask(void) {
 // Runs anywhere, also in a signal handler: the sa_mask for the crash signals' handler.
 const sigset_t *fl_crash_entry_mask(void) { return &fl_entry_mask; }
 
-// Runs on a thread in a signal handler; compromised context; on a roomy stack. The mask the
-// kernel would have set for the handler had its sa_mask been empty.
-static void fl_open_handler_mask(int signo, const void *context) {
+// Runs on a thread in a signal handler; compromised context; on a roomy stack. fn with the mask
+// the kernel would have set for the handler had its sa_mask been empty; the mask it was entered
+// with is put back before returning, still on this stack, since the way back (a recovered fault,
+// a crash that ends by returning to its faulting instruction) may lead onto a small one again.
+static void fl_run_with_handler_mask(fl_signal_entry fn, int signo, siginfo_t *info, void *context) {
     const ucontext_t *uc = context;
     // The kernel's sigset: one bit per signal, in the first word of glibc's larger sigset_t.
-    unsigned long mask = *(const unsigned long *)(const void *)&uc->uc_sigmask | (1UL << (signo - 1));
-    fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof mask, 0, 0);
+    unsigned long entered = 0;
+    unsigned long opened = *(const unsigned long *)(const void *)&uc->uc_sigmask | (1UL << (signo - 1));
+    fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&opened, (long)&entered, sizeof opened, 0, 0);
+    fn(signo, info, context);
+    fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&entered, 0, sizeof entered, 0, 0);
 }
 
 // What the fresh stack's first frame needs; it lives at the top of the fresh mapping itself, so
@@ -135,8 +141,7 @@ typedef struct {
 static void fl_enter_fresh_stack(void *raw) {
     fl_fresh_stack_call *call = raw;
     fl_entry_syscall(SYS_sigaltstack, (long)&call->fresh, 0, 0, 0, 0, 0);
-    fl_open_handler_mask(call->signo, call->context);
-    call->fn(call->signo, call->info, call->context);
+    fl_run_with_handler_mask(call->fn, call->signo, call->info, call->context);
 }
 
 // Runs on a thread in a signal handler; compromised context. Calls fn(signo, info, context) on a
@@ -148,15 +153,13 @@ void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void 
     stack_t entry;
     int have_entry = fl_entry_syscall(SYS_sigaltstack, 0, (long)&entry, 0, 0, 0, 0) == 0;
     if (have_entry && (entry.ss_flags & SS_ONSTACK) && entry.ss_size >= FL_ALTSTACK_SIZE) {
-        fl_open_handler_mask(signo, context);
-        fn(signo, info, context);
+        fl_run_with_handler_mask(fn, signo, info, context);
         return;
     }
     size_t length = FL_HANDLER_STACK_SIZE + FL_GUARD_SIZE;
     long mapped = fl_entry_syscall(SYS_mmap, 0, (long)length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mapped < 0 && mapped > -4096) {
-        fl_open_handler_mask(signo, context);
-        fn(signo, info, context);
+        fl_run_with_handler_mask(fn, signo, info, context);
         return;
     }
     char *base = (char *)(uintptr_t)mapped;

@@ -17,7 +17,7 @@ public enum FaultlineOwnFrames {
     /// The crash core's functions that can sit in a reported stack (its C names, which symbol
     /// tables keep even for `static` functions).
     static let crashCoreFunctions: Set<String> = [
-        "fl_thread_trampoline", "fl_handle_signal", "fl_handle_crash", "fl_enter_fresh_stack",
+        "fl_thread_trampoline", "fl_handle_signal", "fl_handle_crash", "fl_enter_fresh_stack", "fl_run_with_handler_mask",
         "fl_call_with_stack", "fl_run_on_roomy_stack", "fl_invoke", "fl_chain", "fl_forward_nested",
         "fl_answer_dump_request", "fl_watchdog_fired", "fl_add_all_threads",
         // The C++ terminate handler, mangled and demangled (the anonymous namespace is its name
