@@ -103,8 +103,9 @@ public final class Symbolicator: @unchecked Sendable {
 
     /// Address mode: the object's own build-id keys the module; the object is the module path.
     private func module(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> ModuleState {
-        let info = try ELFInfo.read(path: objectFile)
-        return module(buildID: info.buildID, modulePath: objectFile, hints: addresses.map { a in { _ in a } })
+        let opened = OpenELFFiles()
+        let info = try opened.info(objectFile)
+        return module(buildID: info.buildID, modulePath: objectFile, hints: addresses.map { a in { _ in a } }, opened: opened)
     }
 
     /// The module of `objectFile`; `addresses` (ELF virtual addresses), when given, are the ones
@@ -141,7 +142,10 @@ public final class Symbolicator: @unchecked Sendable {
     }
 
     /// Hints: the ELF virtual addresses about to be looked up, given the first load address.
-    private func module(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])? = nil) -> ModuleState {
+    /// - Parameter opened: files the caller already has open (address mode: the object itself).
+    private func module(
+        buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])? = nil, opened: OpenELFFiles = OpenELFFiles()
+    ) -> ModuleState {
         let key = buildID?.hex ?? "path:" + (modulePath ?? "")
         let slot = slots.withLock { slots in
             if let s = slots[key] { return s }
@@ -151,19 +155,19 @@ public final class Symbolicator: @unchecked Sendable {
         }
         return slot.state.withLock { state in
             if let s = state { return s }
-            let s = load(buildID: buildID, modulePath: modulePath, hints: hints)
+            let s = load(buildID: buildID, modulePath: modulePath, hints: hints, opened: opened)
             state = s
             return s
         }
     }
 
-    private func load(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])?) -> ModuleState {
+    private func load(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])?, opened: OpenELFFiles) -> ModuleState {
         // A persisted index with DWARF is authoritative for its build-id: no file search needed.
         let fewLookups = (hints?(0).count ?? Int.max) <= Symbolicator.fewLookups
         if let buildID, let cache, let index = cache.load(buildID, fewLookups: fewLookups), index.hasDWARF {
             return .loaded(LoadedModule(index: index))
         }
-        let loc = locator.locate(buildID: buildID, modulePath: modulePath)
+        let loc = locator.locate(buildID: buildID, modulePath: modulePath, opened: opened)
         var notes: [String] = []
         if loc.debugFile == nil, let (file, link) = loc.missingSupplementary {
             notes.append(
@@ -178,10 +182,10 @@ public final class Symbolicator: @unchecked Sendable {
         if loc.debugFile == nil, let buildID, let cache, let index = cache.load(buildID) {
             return .loaded(LoadedModule(index: index, notes: notes))  // symbols-only index, still current
         }
-        guard let debug = try? ELFHandle(path: source) else { return .unresolved(.unreadableDebugFile) }
+        guard let debug = try? opened.handle(source) else { return .unresolved(.unreadableDebugFile) }
         var sources = [debug]
         var module: ELFHandle? = nil
-        if let m = loc.moduleFile, m != source, let h = try? ELFHandle(path: m) { sources.append(h); module = h }
+        if let m = loc.moduleFile, m != source, let h = try? opened.handle(m) { sources.append(h); module = h }
         // The module's own program headers are authoritative; a split debug file keeps copies.
         let firstLoad = (module ?? debug).firstLoadAddress
         var scanned: UnitTable? = nil  // the lazy path's scan, reused by a full build

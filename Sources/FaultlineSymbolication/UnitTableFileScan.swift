@@ -286,27 +286,19 @@ private struct RootDIEReader {
         var fresh = false  // whether `bytes` was read from `base` on
         while true {
             var i = Int(entry - base)
-            func uleb() -> UInt64? {
-                var v: UInt64 = 0, shift: UInt64 = 0
-                while i < bytes.count {
-                    let b = bytes[i]
-                    i += 1
-                    if shift < 64 { v |= UInt64(b & 0x7f) << shift }
-                    shift += 7
-                    if b & 0x80 == 0 { return v }
-                }
-                return nil
-            }
             read: do {
-                guard let c = uleb() else { break read }
+                guard let start = bytes.baseAddress, !bytes.isEmpty else { break read }
+                let p = start.assumingMemoryBound(to: UInt8.self), n = bytes.count
+                guard let c = Self.uleb(p, n, &i) else { break read }
                 guard c != 0 else { throw .malformed }
-                guard let tag = uleb(), i < bytes.count else { break read }
+                guard let tag = Self.uleb(p, n, &i), i < n else { break read }
                 i += 1  // the children flag
                 if c == code { return (tag, base + UInt64(i)) }
+                // The attribute specifications, skipped: only the (0, 0) pair that ends them matters.
                 while true {
-                    guard let name = uleb(), let form = uleb() else { break read }
+                    guard let name = Self.uleb(p, n, &i), let form = Self.uleb(p, n, &i) else { break read }
                     // An implicit constant is an SLEB128: the same bytes as a ULEB128 to skip.
-                    if form == UInt64(DW_FORM_implicit_const) { guard uleb() != nil else { break read } }
+                    if form == UInt64(DW_FORM_implicit_const) { guard Self.uleb(p, n, &i) != nil else { break read } }
                     if name == 0 && form == 0 { break }
                 }
                 entry = base + UInt64(i)
@@ -319,6 +311,24 @@ private struct RootDIEReader {
             base = entry
             fresh = true
         }
+    }
+
+    /// The ULEB128 at `p[i]` (i moves past it), or nil when the `count` bytes end inside it. Most
+    /// values in an abbreviation table are one byte: that case is a single compare.
+    @inline(__always) static func uleb(_ p: UnsafePointer<UInt8>, _ count: Int, _ i: inout Int) -> UInt64? {
+        guard i < count else { return nil }
+        let first = p[i]
+        i += 1
+        if first < 0x80 { return UInt64(first) }
+        var v = UInt64(first & 0x7f), shift: UInt64 = 7
+        while i < count {
+            let b = p[i]
+            i += 1
+            if shift < 64 { v |= UInt64(b & 0x7f) << shift }
+            shift += 7
+            if b & 0x80 == 0 { return v }
+        }
+        return nil
     }
 
     enum Value { case address(UInt64), constant(UInt64), sectionOffset(UInt64), other, unsupported }

@@ -56,6 +56,11 @@ public struct DebugFileLocator: Sendable {
     }
 
     public func locate(buildID: BuildID?, modulePath: String?) -> Location {
+        locate(buildID: buildID, modulePath: modulePath, opened: OpenELFFiles())
+    }
+
+    /// `locate`, reading candidates through `opened` (the caller's handles, shared with it).
+    func locate(buildID: BuildID?, modulePath: String?, opened: OpenELFFiles) -> Location {
         var loc = Location()
         var seen = Set<String>()
         let request = DebugFileRequest(buildID: buildID, modulePath: modulePath)
@@ -64,7 +69,7 @@ public struct DebugFileLocator: Sendable {
         func consider(_ c: DebugFileCandidate) -> Bool {
             guard !seen.contains(c.path), Self.isRegularFile(c.path) else { return false }
             seen.insert(c.path)
-            guard let handle = try? ELFHandle(path: c.path), let info = try? handle.info() else { return false }
+            guard let handle = try? opened.handle(c.path), let info = try? opened.info(c.path) else { return false }
             // Identity: the build-id must match; a file without one is only accepted when nothing
             // was asked for, or when the debuglink CRC (checked next) vouches for it.
             if let buildID {
@@ -96,7 +101,7 @@ public struct DebugFileLocator: Sendable {
         search: for source in sources {
             for c in source.candidates(for: request) where consider(c) { break search }
         }
-        if let modulePath, Self.isRegularFile(modulePath), let info = try? ELFInfo.read(path: modulePath),
+        if let modulePath, Self.isRegularFile(modulePath), let info = try? opened.info(modulePath),
             buildID == nil || info.buildID == buildID
         {
             loc.moduleFile = modulePath
