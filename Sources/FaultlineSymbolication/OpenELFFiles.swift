@@ -9,22 +9,31 @@
 /// Handles opened during one module load, kept until the load is over. Not thread-safe: one
 /// load runs on one thread (under its module slot's lock).
 final class OpenELFFiles {
-    private var handles: [String: ELFHandle] = [:]
-    private var infos: [String: ELFInfo] = [:]
+    /// A load opens one to three files: a short list, searched in order.
+    private struct Entry {
+        let path: String
+        let handle: ELFHandle
+        var info: ELFInfo?
+    }
+    private var entries: [Entry] = []
 
     /// The open handle of `path`, opened on first use.
     func handle(_ path: String) throws(ELFError) -> ELFHandle {
-        if let h = handles[path] { return h }
-        let h = try ELFHandle(path: path)
-        handles[path] = h
-        return h
+        try entries[index(path)].handle
     }
 
     /// `path`'s identity and contents, read once.
     func info(_ path: String) throws(ELFError) -> ELFInfo {
-        if let i = infos[path] { return i }
-        let i = try handle(path).info()
-        infos[path] = i
-        return i
+        let i = try index(path)
+        if let known = entries[i].info { return known }
+        let info = try entries[i].handle.info()
+        entries[i].info = info
+        return info
+    }
+
+    private func index(_ path: String) throws(ELFError) -> Int {
+        if let i = entries.firstIndex(where: { $0.path == path }) { return i }
+        entries.append(Entry(path: path, handle: try ELFHandle(path: path), info: nil))
+        return entries.count - 1
     }
 }
