@@ -31,11 +31,7 @@ final class CommandLineTests: XCTestCase {
     /// on the second thread (the file size limit reached just after the first chunk: EFBIG, with
     /// SIGXFSZ ignored) is reported with its own reason, not the other thread's errno.
     func testAWriteErrorOnTheSecondPrintingThreadNamesItsReason() throws {
-        let d = try Fixtures.directory()
-        let base = try XCTUnwrap(try Fixtures.bases().first)
-        let object = "\(d)/\(base).full"
-        let distinct = Fixtures.functionBytes(object)
-        XCTAssertGreaterThan(distinct.count, 50)
+        let (object, distinct) = try Fixtures.largeInputSubject()
         let chunk = LLVMStyleSymbolizer.ChunkPrinting.linesPerChunk
         let lines = (0..<(chunk * 3)).map { "0x" + String(distinct[$0 % distinct.count], radix: 16) }
         // The first chunk's text is what its lines print on their own (one thread, under 8,192 lines).

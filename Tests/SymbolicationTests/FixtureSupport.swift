@@ -57,12 +57,22 @@ enum Fixtures {
         throw FixtureError(description: "no LINE:\(name) in \(file)")
     }
 
-    /// Function symbols (address, size, name) of a binary's text, from `nm -S`.
     /// Every byte address of every function symbol of `path` (nm), each once, ascending.
     static func functionBytes(_ path: String) -> [UInt64] {
         Array(Set(functionSymbols(path).flatMap { s in (s.0..<(s.0 + s.1)).map { $0 } })).sorted()
     }
 
+    /// The first fixture variant's object with DWARF, and its function bytes: the subject of the
+    /// large-input tests, which draw thousands of lines from them.
+    static func largeInputSubject() throws -> (object: String, functionBytes: [UInt64]) {
+        guard let base = try bases().first else { throw FixtureError(description: "no fixture variants were built") }
+        let object = "\(try directory())/\(base).full"
+        let bytes = functionBytes(object)
+        guard bytes.count > 50 else { throw FixtureError(description: "\(object): only \(bytes.count) function bytes") }
+        return (object, bytes)
+    }
+
+    /// Function symbols (address, size, name) of a binary's text, from `nm -S`.
     static func functionSymbols(_ path: String) -> [(UInt64, UInt64, String)] {
         let r = run("/usr/bin/nm", ["-S", "--defined-only", path])
         var out: [(UInt64, UInt64, String)] = []

@@ -58,11 +58,7 @@ final class LLVMAgreementTests: XCTestCase {
     /// order; repeated addresses (a crash report's frames, a profile) straddle that split.
     func testRepeatedAddressesAcrossTheTwoThreadLookupSplit() throws {
         guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
-        let d = try Fixtures.directory()
-        let base = try XCTUnwrap(try Fixtures.bases().first)
-        let object = "\(d)/\(base).full"
-        let distinct = Fixtures.functionBytes(object)
-        XCTAssertGreaterThan(distinct.count, 50)
+        let (object, distinct) = try Fixtures.largeInputSubject()
         var rng = SplitMix64(state: 8192)
         // 20,000 lines drawn from 200 addresses: every address repeats ~100 times, in both halves.
         let pool = (0..<200).map { _ in distinct[Int(rng.next() % UInt64(distinct.count))] }
@@ -81,11 +77,7 @@ final class LLVMAgreementTests: XCTestCase {
     /// chunk boundary, and the text byte for byte llvm-symbolizer's.
     func testTwoThreadPrintingKeepsInputOrderAcrossEveryChunkBoundary() throws {
         guard let llvm = Fixtures.llvmSymbolizer else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
-        let d = try Fixtures.directory()
-        let base = try XCTUnwrap(try Fixtures.bases().first)
-        let object = "\(d)/\(base).full"
-        let distinct = Fixtures.functionBytes(object)
-        XCTAssertGreaterThan(distinct.count, 50)
+        let (object, distinct) = try Fixtures.largeInputSubject()
         let chunk = LLVMStyleSymbolizer.ChunkPrinting.linesPerChunk
         var rng = SplitMix64(state: 4096)
         var lines = (0..<(chunk * 7 + 123)).map { _ in "0x" + String(distinct[Int(rng.next() % UInt64(distinct.count))], radix: 16) }
