@@ -19,8 +19,9 @@ let package = Package(
     ],
     targets: [
         // MARK: System libraries (one Debian -dev package each)
-        .systemLibrary(name: "CDw", path: "Sources/System/CDw", pkgConfig: "libdw",
-                       providers: [.apt(["libdw-dev", "libelf-dev"])]),
+        // No pkgConfig: it would add -ldw -lelf, the shared libraries; the module map names the archives.
+        .systemLibrary(name: "CDw", path: "Sources/System/CDw",
+                       providers: [.apt(["libdw-dev", "libelf-dev", "liblzma-dev", "libbz2-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/System/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/System/CMicroHTTPD", pkgConfig: "libmicrohttpd",
@@ -89,7 +90,9 @@ let package = Package(
         .target(name: "FaultlineHashing", dependencies: ["CCrypto", "FaultlineProtocol"]),
 
         // MARK: Symbolication (never in the crashing process)
-        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol", "FaultlineFiles"]),
+        // libstdc++ for `__cxa_demangle` (Demangler.swift), which it calls directly.
+        .target(name: "FaultlineSymbolication", dependencies: ["CDw", "FaultlineProtocol", "FaultlineFiles"],
+                linkerSettings: [.linkedLibrary("stdc++")]),
 
         // MARK: Minidumps (Crashpad/Breakpad): a reader that never trusts an offset, a stackwalker over
         // libdwfl with frame-pointer and stack-scan fallbacks, and the Sentry event of a walked dump.
@@ -120,11 +123,22 @@ let package = Package(
         // runtime and Foundation carried 72,000 R_X86_64_RELATIVE entries whose 1.7 MB table the
         // loader read at every start, ~8% of a one-address run's peak memory (gold cannot pack
         // them; a non-PIE link would, at the cost of ASLR for a tool that reads untrusted files).
+        // libstdc++ and libgcc's unwinder come from their static archives (the linker script in
+        // Sources/System/StaticLibStdCxx says why and how), as libdw does (its module map): the
+        // installed executable loads only libc, libm and zlib. No archive's symbols are exported
+        // (as the toolchain's static link already has it): in a build with the shared Swift
+        // runtime, which loads the shared libstdc++ for itself, neither binds to the other's copy.
         .executableTarget(name: "faultline",
                           dependencies: [
                               "FaultlineCommandLine", "FaultlineCrashPickup", "FaultlineSymbolication", "FaultlineCoreDump", "FaultlineMinidump", "FaultlineProtocol", "FaultlineFiles"
                           ],
-                          linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
+                          linkerSettings: [
+                              .unsafeFlags([
+                                  "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                  "-L", Context.packageDirectory + "/Sources/System/StaticLibStdCxx", "-Xclang-linker", "-static-libgcc",
+                                  "-Xlinker", "--exclude-libs", "-Xlinker", "ALL",
+                              ])
+                          ]),
         .executableTarget(name: "faultline-server",
                           dependencies: ["FaultlineCommandLine", "FaultlineServer", "FaultlineUpload", "FaultlineCrashPickup", "FaultlineProtocol", "FaultlineFiles"]),
         // Test-only: a program that crashes in every way the tests need.

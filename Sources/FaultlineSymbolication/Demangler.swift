@@ -13,6 +13,14 @@ private func runtimeSwiftDemangle(
     _ flags: UInt32
 ) -> UnsafeMutablePointer<CChar>?
 
+/// libstdc++'s demangler (the C++ ABI's `abi::__cxa_demangle`, an `extern "C"` symbol): pointers
+/// only, passed alike by the C and Swift conventions. Returns a malloc'd string or nil.
+@_silgen_name("__cxa_demangle")
+private func libstdcxxDemangle(
+    _ mangledName: UnsafePointer<CChar>?, _ outputBuffer: UnsafeMutablePointer<CChar>?,
+    _ length: UnsafeMutablePointer<Int>?, _ status: UnsafeMutablePointer<Int32>?
+) -> UnsafeMutablePointer<CChar>?
+
 /// How much of a demangled name to show.
 public enum DemangleStyle: Sendable {
     /// Everything the demangler prints (parameter types, generic specialisation notes).
@@ -29,27 +37,11 @@ public enum ItaniumPrinter: Sendable {
 }
 
 /// Demangles Swift (`swift_demangle` from the Swift runtime) and Itanium C++ (`__cxa_demangle`
-/// from libstdc++) symbol names. `swift_demangle` is linked directly: with the runtime linked
-/// statically (`--static-swift-stdlib`, the installed form) no dynamic symbol table lists it, and a
-/// dlsym lookup found nothing. `__cxa_demangle` is looked up once (libstdc++ is loaded by the Swift
-/// runtime either way); when it is missing the mangled name is returned unchanged. Stateless and
-/// thread-safe.
+/// from libstdc++) symbol names. Both are linked directly: with the runtime and libstdc++ linked
+/// statically (`--static-swift-stdlib`, the installed form; Package.swift) no dynamic symbol table
+/// lists them, and a lookup at run time found nothing or loaded the shared libstdc++ for it.
+/// Stateless and thread-safe.
 public enum Demangler {
-    private typealias CxaDemangle =
-        @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<
-            CChar
-        >?
-
-    private static let cxaDemangle: CxaDemangle? = {
-        let handle = dlopen(nil, RTLD_NOW)
-        var sym = dlsym(handle, "__cxa_demangle")
-        if sym == nil, let lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD) ?? dlopen("libstdc++.so.6", RTLD_NOW) {
-            sym = dlsym(lib, "__cxa_demangle")
-        }
-        guard let sym else { return nil }
-        return unsafeBitCast(sym, to: CxaDemangle.self)
-    }()
-
     /// True for names in a mangling scheme we know (Swift 4+, Swift 3, Itanium C++).
     public static func isMangled(_ name: String) -> Bool {
         isSwift(name) || name.hasPrefix("_Z")
@@ -84,11 +76,10 @@ public enum Demangler {
     }
 
     private static func callCxx(_ name: String) -> String? {
-        guard let fn = cxaDemangle else { return nil }
         // GCC clone suffixes (`.constprop.0`, `.cold`) are printed by libstdc++ as c++filt does
         // (" [clone .cold]").
         var status: Int32 = 0
-        let out = name.withCString { fn($0, nil, nil, &status) }
+        let out = name.withCString { libstdcxxDemangle($0, nil, nil, &status) }
         guard status == 0, let out else { return nil }
         defer { free(out) }
         return String(cString: out)
