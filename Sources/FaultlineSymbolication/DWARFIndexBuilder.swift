@@ -529,26 +529,35 @@ struct DWARFIndexBuilder {
     /// Rows `LineTableReader` decoded, appended as `readLines` appends libdw's.
     private mutating func appendLines(_ rows: [LineRow], files: LineFileTable, compDir: String?, unitFiles: inout UnitFiles) {
         let n = rows.count
+        let table = UnitFileTable.decoded(files)
+        if t.rowAddress.capacity == 0 {
+            // The first unit (a one-address run's only one), when no room was reserved, fills the
+            // index's own columns: no scratch pages to fault in and no copy of them.
+            var fileNumbers: [UInt32] = []
+            t.rowAddress = [UInt64](unsafeUninitializedCapacity: n) { addresses, filled in
+                fileNumbers = [UInt32](unsafeUninitializedCapacity: n) { numbers, numbered in
+                    for i in 0..<n {
+                        addresses[i] = rows[i].address
+                        numbers[i] = rowFile(rows[i], table, fileCount: files.count, compDir: compDir, unitFiles: &unitFiles)
+                    }
+                    numbered = n
+                }
+                filled = n
+            }
+            t.rowFile = fileNumbers
+            t.rowLine = rows.map { UInt32(clamping: $0.line) }
+            t.rowColumn = rows.map { UInt32($0.column) }
+            return
+        }
         // The columns are filled in scratch buffers kept from unit to unit: a buffer allocated per
         // unit is a fresh mapping for a large unit, whose pages fault in again every time.
         if scratchColumns.capacity < n { scratchColumns.grow(to: n) }
         let addresses = scratchColumns.addresses, fileNumbers = scratchColumns.files
         let lineNumbers = scratchColumns.lines, columns = scratchColumns.columns
-        let table = UnitFileTable.decoded(files)
         for i in 0..<n {
             let r = rows[i]
-            var file = IndexTables.none
-            if !r.isEnd {
-                if let known = unitFiles[Int(r.file)] {
-                    file = known
-                } else if Int(r.file) < files.count {
-                    file = fileRef(table, Int(r.file), compDir: compDir, unitFiles: &unitFiles)
-                } else {
-                    file = fileRef(path: "??", unitFiles: &unitFiles, key: -1)  // as dwarf_line_file fails
-                }
-            }
             addresses[i] = r.address
-            fileNumbers[i] = file
+            fileNumbers[i] = rowFile(r, table, fileCount: files.count, compDir: compDir, unitFiles: &unitFiles)
             lineNumbers[i] = UInt32(clamping: r.line)
             columns[i] = UInt32(r.column)
         }
@@ -556,6 +565,15 @@ struct DWARFIndexBuilder {
         t.rowFile.append(contentsOf: fileNumbers[0..<n])
         t.rowLine.append(contentsOf: lineNumbers[0..<n])
         t.rowColumn.append(contentsOf: columns[0..<n])
+    }
+
+    /// A line row's file in the index's file table (none for an end-of-sequence row).
+    @inline(__always)
+    private mutating func rowFile(_ r: LineRow, _ table: UnitFileTable, fileCount: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
+        if r.isEnd { return IndexTables.none }
+        if let known = unitFiles[Int(r.file)] { return known }
+        if Int(r.file) < fileCount { return fileRef(table, Int(r.file), compDir: compDir, unitFiles: &unitFiles) }
+        return fileRef(path: "??", unitFiles: &unitFiles, key: -1)  // as dwarf_line_file fails
     }
 
     private mutating func fileRef(_ files: UnitFileTable, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
