@@ -120,9 +120,10 @@ let package = Package(
         // never Foundation: CoreFoundation's and ICU's start-up was ~3 MB of a one-address run.
         .target(name: "FaultlineCommandLine", dependencies: ["FaultlineProtocol", "FaultlineFiles"]),
         // Linked by lld with packed relative relocations (DT_RELR, glibc 2.36+): the static Swift
-        // runtime and Foundation carried 72,000 R_X86_64_RELATIVE entries whose 1.7 MB table the
-        // loader read at every start, ~8% of a one-address run's peak memory (gold cannot pack
-        // them; a non-PIE link would, at the cost of ASLR for a tool that reads untrusted files).
+        // runtime and Foundation carry tens of thousands of relative relocations, whose unpacked
+        // table the loader read at every start (gold cannot pack them; a non-PIE link would, at
+        // the cost of ASLR for a tool that reads untrusted files). docs/SYMBOLICATION.md has the
+        // figures.
         // libstdc++ and libgcc's unwinder come from their static archives (the linker script in
         // Sources/System/StaticLibStdCxx says why and how), as libdw does (its module map): the
         // installed executable loads only libc, libm and zlib. No archive's symbols are exported

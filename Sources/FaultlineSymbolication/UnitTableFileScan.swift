@@ -314,7 +314,9 @@ private struct RootDIEReader {
     }
 
     /// The ULEB128 at `p[i]` (i moves past it), or nil when the `count` bytes end inside it. Most
-    /// values in an abbreviation table are one byte: that case is a single compare.
+    /// values in an abbreviation table are one byte: that case is a single compare. Not the line
+    /// reader's `ByteCursor.uleb`: that one rejects values wider than 64 bits (libdw's rule for a
+    /// value it keeps), where this walk only skips entries, and nil here means "read more bytes".
     @inline(__always) static func uleb(_ p: UnsafePointer<UInt8>, _ count: Int, _ i: inout Int) -> UInt64? {
         guard i < count else { return nil }
         let first = p[i]
