@@ -47,6 +47,14 @@ public enum Demangler {
         isSwift(name) || name.hasPrefix("_Z")
     }
 
+    /// Whether a name starting with these two bytes can be in one of the manglings above: a
+    /// byte test for the printing loop, where most C names (`_Py…`) then skip the demangler's
+    /// cache. Admits every prefix `isMangled` accepts (`$…`, `_$…`, `_T…`, `_Z…`).
+    @inline(__always) static func mayBeMangled(_ first: UInt8, _ second: UInt8) -> Bool {
+        first == UInt8(ascii: "$")
+            || (first == UInt8(ascii: "_") && (second == UInt8(ascii: "$") || second == UInt8(ascii: "T") || second == UInt8(ascii: "Z")))
+    }
+
     static func isSwift(_ name: String) -> Bool {
         name.hasPrefix("$s") || name.hasPrefix("$S") || name.hasPrefix("_$s") || name.hasPrefix("_$S")
             || name.hasPrefix("_T0") || name.hasPrefix("$e") || name.hasPrefix("_$e")

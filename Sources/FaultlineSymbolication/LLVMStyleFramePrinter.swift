@@ -24,6 +24,8 @@ struct LLVMStyleFramePrinter {
     }
 
     private static let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)
+    /// The frames of the lines being printed, in input order (reused from call to call).
+    private var inOrder: [IndexedFrame] = []
 
     /// Prints the records of `lines` (input line numbers): each address line's frames
     /// (`slices[line]` into `frames`), an unknown record for a line that is not an address or
@@ -33,6 +35,25 @@ struct LLVMStyleFramePrinter {
         into output: inout OutputBuffer
     ) -> LLVMStyleSymbolizer.Summary {
         var summary = LLVMStyleSymbolizer.Summary()
+        // Unwrapped once for the whole run of lines: unwrapped per line, it cost a retain and a
+        // release of the index for every address.
+        guard let index else {
+            for i in lines {
+                if isAddress[i] { summary.addresses += 1; summary.unresolved += 1 } else { summary.invalidLines += 1 }
+                LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+            }
+            return summary
+        }
+        // The frames were found in address order and are printed in input order, so nearly every
+        // line's first frame is a cache miss. Copied into input order first, in a loop that does
+        // nothing else, the misses overlap; formatting a line between two of them, they did not.
+        inOrder.removeAll(keepingCapacity: true)
+        for i in lines where isAddress[i] {
+            let (start, count) = slices[i]
+            for k in Int(start)..<Int(start + count) { inOrder.append(frames[k]) }
+        }
+        let ordered = inOrder
+        var next = 0  // the first of the current line's frames in `ordered`
         for i in lines {
             guard isAddress[i] else {
                 // llvm-symbolizer prints an unknown record for a line it cannot read.
@@ -42,19 +63,20 @@ struct LLVMStyleFramePrinter {
             }
             summary.addresses += 1
             let (start, count) = slices[i]
-            guard count > 0, let index else {
+            guard count > 0 else {
                 summary.unresolved += 1
                 LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
                 continue
             }
-            for k in Int(start)..<Int(start + count) {
-                let f = frames[k]
+            for j in next..<next + Int(count) {
+                let f = ordered[j]
                 appendName(f.name, index, &output)
                 output.append(10)
                 appendLocation(f, index, &output)
                 output.append(10)
             }
             output.append(10)
+            next += Int(count)
         }
         return summary
     }
@@ -64,8 +86,7 @@ struct LLVMStyleFramePrinter {
             out.append(63); out.append(63); return
         }
         // Only names in a known mangling need the demangler; C names are copied as they are.
-        let first = raw[0]
-        if demangle && (first == UInt8(ascii: "_") || first == UInt8(ascii: "$")) {
+        if demangle && Demangler.mayBeMangled(raw[0], raw.count > 1 ? raw[1] : 0) {
             if let cached = names[ref] { cached.withUnsafeBytes { out.append($0) }; return }
             let s = String(decoding: raw, as: UTF8.self)
             let skip = !demangleSwift && Demangler.isSwift(s)

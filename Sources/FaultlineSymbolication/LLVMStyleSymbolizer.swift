@@ -171,7 +171,13 @@ public struct LLVMStyleSymbolizer {
         // A partial index (lazy cold path) grows when an address needs a unit it lacks. It grows
         // for every address first, so one index answers all lookups and the printing below (the
         // string references of frames belong to the index that produced them).
-        if let module { for (address, _) in order { _ = module.index(for: address) } }
+        // (A full index needs no check per address: each took the module's lock and a reference.)
+        if let module {
+            for (address, _) in order {
+                guard module.isPartial else { break }
+                _ = module.index(for: address)
+            }
+        }
         let index = module?.index
         let found = LLVMStyleSymbolizer.lookUp(order, lines: lineAddress.count, in: index)
         // Phase 3: print in input order. A large input is formatted on two threads in turns of
@@ -243,7 +249,8 @@ public struct LLVMStyleSymbolizer {
                         if let p = previous, p.address == address { slices[Int(line)] = (p.start, p.count); continue }
                         index.lookup(address, into: &frames)
                         let entry = (Int32(all.count), Int32(frames.count))
-                        all.append(contentsOf: frames)
+                        // Through a buffer pointer: appending the array itself took a reference to it.
+                        frames.withUnsafeBufferPointer { all.append(contentsOf: $0) }
                         slices[Int(line)] = entry
                         previous = (address, entry.0, entry.1)
                     }

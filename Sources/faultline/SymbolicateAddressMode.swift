@@ -15,7 +15,13 @@ enum SymbolicateAddressMode {
                 return ExitCode.usage
             }
         } else {
-            input = Array(addresses.joined(separator: "\n").utf8)
+            // Not `joined(separator:)`: its generic form looks up conformances at run time, a
+            // visible part of a one-address run.
+            input = []
+            for (i, address) in addresses.enumerated() {
+                if i > 0 { input.append(10) }
+                input.append(contentsOf: address.utf8)
+            }
         }
         var symbolizer: LLVMStyleSymbolizer
         // The addresses go in first: a cold start parses only the units that cover them.

@@ -59,6 +59,22 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(r.stdout, "??\n??:0:0\n\n??\n??:0:0\n\n")
     }
 
+    /// An object with neither DWARF nor ELF symbols: every line prints llvm-symbolizer's unknown
+    /// record (the printer's path without an index), and the reason is on stderr.
+    func testObjectWithoutDebugInformationOrSymbolsPrintsUnknownRecords() throws {
+        let d = try Fixtures.directory()
+        let bare = Fixtures.temporaryDirectory("bare-object") + "/bare"
+        let strip = Fixtures.run(
+            "/usr/bin/objcopy",
+            ["--strip-all", "-R", ".dynsym", "-R", ".dynstr", "-R", ".gnu.hash", "-R", ".gnu.version", "-R", ".gnu.version_r", "\(d)/c-O2.full", bare])
+        XCTAssertEqual(strip.status, 0, strip.stderr)
+        let r = symbolicate(["--obj", bare], stdin: Data("0x1139\nnot-an-address\n0x10\n".utf8))
+        XCTAssertEqual(r.status, 4, r.stderr)
+        XCTAssertEqual(r.stdout, "??\n??:0:0\n\n??\n??:0:0\n\n??\n??:0:0\n\n")
+        XCTAssertTrue(r.stderr.contains("no debug information or symbols found"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("1 input line(s) were not addresses"), r.stderr)
+    }
+
     func testGarbageAddressesPrintUnknownWithPartialExit() throws {
         let d = try Fixtures.directory()
         let r = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: Data("not-an-address\n0xzz\n".utf8))

@@ -55,4 +55,24 @@ final class DemanglerTests: XCTestCase {
         XCTAssertNil(Demangler.demangle("_Znot_really"))
         XCTAssertNil(Demangler.demangle("$sgarbage!!"))
     }
+
+    /// The printing loop's byte test must admit every name the demangler would change, or a
+    /// mangled name prints raw; C names it turns away skip the demangler altogether.
+    func testMayBeMangledAdmitsEveryMangledPrefix() {
+        func admits(_ name: String) -> Bool {
+            let b = Array(name.utf8)
+            return Demangler.mayBeMangled(b.first ?? 0, b.count > 1 ? b[1] : 0)
+        }
+        for name in [
+            "$s10SubscriptO7element_2atSiSaySiG_SitF", "$S4main3fooyyF", "_$s4main3fooyyF", "_$S4main3fooyyF", "_T04main3fooyyF",
+            "$e4main3fooyyF", "_$e4main3fooyyF", "_ZNK3geo3BoxIiE6scaledEi", "_ZL4failPKc.constprop.0"
+        ] {
+            XCTAssertTrue(Demangler.isMangled(name), name)
+            XCTAssertTrue(admits(name), name)
+        }
+        for name in ["_PyEval_EvalFrameDefault", "main", "_start", "_", "", "__libc_start_main", "PyObject_Call"] {
+            XCTAssertFalse(admits(name), name)
+            XCTAssertFalse(Demangler.isMangled(name), name)
+        }
+    }
 }
