@@ -24,7 +24,9 @@ struct LLVMStyleFramePrinter {
     }
 
     private static let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)
-    /// The frames of the lines being printed, in input order (reused from call to call).
+    /// Lines whose frames `print` copies into input order at a time (a printing chunk's worth).
+    private static let linesPerBlock = 4096
+    /// The frames of the lines being printed, in input order (reused from block to block).
     private var inOrder: [IndexedFrame] = []
 
     /// Prints the records of `lines` (input line numbers): each address line's frames
@@ -47,36 +49,42 @@ struct LLVMStyleFramePrinter {
         // The frames were found in address order and are printed in input order, so nearly every
         // line's first frame is a cache miss. Copied into input order first, in a loop that does
         // nothing else, the misses overlap; formatting a line between two of them, they did not.
-        inOrder.removeAll(keepingCapacity: true)
-        for i in lines where isAddress[i] {
-            let (start, count) = slices[i]
-            for k in Int(start)..<Int(start + count) { inOrder.append(frames[k]) }
-        }
-        let ordered = inOrder
-        var next = 0  // the first of the current line's frames in `ordered`
-        for i in lines {
-            guard isAddress[i] else {
-                // llvm-symbolizer prints an unknown record for a line it cannot read.
-                LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
-                summary.invalidLines += 1
-                continue
+        // A block of lines at a time, so the copy stays small however many lines one call prints.
+        var blockStart = lines.lowerBound
+        while blockStart < lines.upperBound {
+            let block = blockStart..<min(lines.upperBound, blockStart + LLVMStyleFramePrinter.linesPerBlock)
+            inOrder.removeAll(keepingCapacity: true)
+            for i in block where isAddress[i] {
+                let (start, count) = slices[i]
+                for k in Int(start)..<Int(start + count) { inOrder.append(frames[k]) }
             }
-            summary.addresses += 1
-            let (start, count) = slices[i]
-            guard count > 0 else {
-                summary.unresolved += 1
-                LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
-                continue
-            }
-            for j in next..<next + Int(count) {
-                let f = ordered[j]
-                appendName(f.name, index, &output)
+            let ordered = inOrder
+            var next = 0  // the first of the current line's frames in `ordered`
+            for i in block {
+                guard isAddress[i] else {
+                    // llvm-symbolizer prints an unknown record for a line it cannot read.
+                    LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                    summary.invalidLines += 1
+                    continue
+                }
+                summary.addresses += 1
+                let count = Int(slices[i].count)
+                guard count > 0 else {
+                    summary.unresolved += 1
+                    LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                    continue
+                }
+                for j in next..<next + count {
+                    let f = ordered[j]
+                    appendName(f.name, index, &output)
+                    output.append(10)
+                    appendLocation(f, index, &output)
+                    output.append(10)
+                }
                 output.append(10)
-                appendLocation(f, index, &output)
-                output.append(10)
+                next += count
             }
-            output.append(10)
-            next += Int(count)
+            blockStart = block.upperBound
         }
         return summary
     }

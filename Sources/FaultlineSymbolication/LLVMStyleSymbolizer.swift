@@ -2,7 +2,8 @@
 //
 // For each input line: one `function` line and one `path:line:column` line per frame, innermost
 // inlined frame first, then a blank line. Unknown parts print `??` and `??:0:0`, and so does a
-// line that is not an address, as in llvm-symbolizer. This path writes bytes straight from the
+// line that is not an address or is blank, as in llvm-symbolizer (21; version 14 echoed a blank
+// line instead). This path writes bytes straight from the
 // index (no String per frame) because it is the benchmark's.
 import Dispatch
 import FaultlineProtocol
@@ -15,6 +16,7 @@ public struct LLVMStyleSymbolizer {
     public struct Summary: Sendable {
         public var addresses = 0
         public var unresolved = 0
+        /// Lines that are neither an address nor blank.
         public var invalidLines = 0
 
         /// Adds the counts of another part of the same run.
@@ -80,10 +82,13 @@ public struct LLVMStyleSymbolizer {
     /// Debug information that exists but is not used, and why (`Symbolicator.notes`).
     public var notes: [String] { module?.notes ?? [] }
 
-    /// The non-blank lines of an input: each one's address, and whether it is one.
+    /// The lines of an input: each one's address, and whether it is one.
     struct ParsedLines {
         var lineAddress: [UInt64] = []
         var isAddress: [Bool] = []
+        /// Lines with nothing but spaces, tabs or a CR: not addresses, but not counted as lines
+        /// that could not be read (llvm-symbolizer prints their unknown record without a word).
+        var blankLines = 0
     }
 
     /// The input given to `init`, already split and read.
@@ -105,14 +110,16 @@ public struct LLVMStyleSymbolizer {
         p.lineAddress.reserveCapacity(newlines + 1)
         p.isAddress.reserveCapacity(newlines + 1)
         forEachLine(input) { a, b in
-            let address = parseAddress(input, a, b)
+            let address = a < b ? parseAddress(input, a, b) : nil
             p.lineAddress.append(address ?? 0)
             p.isAddress.append(address != nil)
+            if a == b { p.blankLines += 1 }
         }
         return p
     }
 
-    /// Calls `body` with the bounds of each non-blank line, surrounding spaces, tabs and CRs trimmed.
+    /// Calls `body` with the bounds of each line, surrounding spaces, tabs and CRs trimmed (an
+    /// empty range for a blank line). A final newline ends the last line; it starts no other.
     static func forEachLine(_ input: UnsafeRawBufferPointer, _ body: (Int, Int) -> Void) {
         @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
         guard let base = input.baseAddress else { return }
@@ -124,7 +131,7 @@ public struct LLVMStyleSymbolizer {
             while a < b && isSpace(input[a]) { a += 1 }
             while b > a && isSpace(input[b - 1]) { b -= 1 }
             lineStart = lineEnd + 1
-            if a < b { body(a, b) }  // blank lines produce nothing
+            body(a, b)
         }
     }
 
@@ -205,6 +212,7 @@ public struct LLVMStyleSymbolizer {
         for s in [printing.first, printing.second] {
             summary.add(s)
         }
+        summary.invalidLines -= parsed.blankLines  // printed as the others, but not unreadable
         return summary
     }
 

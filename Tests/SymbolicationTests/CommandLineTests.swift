@@ -92,13 +92,28 @@ final class CommandLineTests: XCTestCase {
             "0x" + String(outer, radix: 16), "0X" + String(outer, radix: 16, uppercase: true), String(outer),
             "0" + String(outer, radix: 8), "0b" + String(outer, radix: 2), "+0x" + String(outer, radix: 16),
             "0x" + String(outer, radix: 16) + " trailing words",
-            "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1"
+            "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1",
+            // Blank lines: llvm-symbolizer 21 prints an unknown record for each.
+            "", "  ", "\t\r", "0x" + String(outer, radix: 16) + "\r"
         ]
         let input = Data((lines.joined(separator: "\n") + "\n").utf8)
         let theirs = Fixtures.run(llvm, ["--obj=\(d)/c-O2.full", "--inlines"], stdin: input)
         let ours = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: input)
         XCTAssertEqual(ours.stdout, theirs.stdout)
-        XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 7)
+        XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 8)
+    }
+
+    /// A blank line prints llvm-symbolizer's unknown record but is not a line that could not be
+    /// read: no warning, and the exit code of the addresses alone.
+    func testBlankLinesPrintUnknownRecordsWithoutAWarning() throws {
+        let d = try Fixtures.directory()
+        let outer = try XCTUnwrap(try Fixtures.markers("c-O2")["c_outer"])
+        let address = "0x" + String(outer, radix: 16)
+        let alone = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: Data("\(address)\n".utf8))
+        let r = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: Data("\n\(address)\n \n\r\n".utf8))
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stdout, "??\n??:0:0\n\n" + alone.stdout + "??\n??:0:0\n\n??\n??:0:0\n\n")
+        XCTAssertFalse(r.stderr.contains("not addresses"), r.stderr)
     }
 
     func testEmptyStdinIsAUsageError() throws {
