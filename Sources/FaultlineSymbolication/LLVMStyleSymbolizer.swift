@@ -120,14 +120,18 @@ public struct LLVMStyleSymbolizer {
 
     /// Calls `body` with the bounds of each line, surrounding spaces, tabs and CRs trimmed (an
     /// empty range for a blank line). A final newline ends the last line; it starts no other.
+    /// A NUL byte ends a line's text, as llvm-symbolizer reads it (a C string).
     static func forEachLine(_ input: UnsafeRawBufferPointer, _ body: (Int, Int) -> Void) {
         @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
         guard let base = input.baseAddress else { return }
         var lineStart = 0
         let n = input.count
+        let hasNUL = memchr(base, 0, n) != nil  // one pass here, none per line in the usual input
         while lineStart < n {
             let lineEnd = memchr(base + lineStart, 10, n - lineStart).map { UnsafeRawPointer($0) - base } ?? n
-            var a = lineStart, b = lineEnd
+            var textEnd = lineEnd
+            if hasNUL, let nul = memchr(base + lineStart, 0, lineEnd - lineStart) { textEnd = UnsafeRawPointer(nul) - base }
+            var a = lineStart, b = textEnd
             while a < b && isSpace(input[a]) { a += 1 }
             while b > a && isSpace(input[b - 1]) { b -= 1 }
             lineStart = lineEnd + 1

@@ -94,13 +94,15 @@ final class CommandLineTests: XCTestCase {
             "0x" + String(outer, radix: 16) + " trailing words",
             "CODE 0x" + String(outer, radix: 16), String(outer, radix: 16) + "zz", "junk", "-1",
             // Blank lines: llvm-symbolizer 21 prints an unknown record for each.
-            "", "  ", "\t\r", "0x" + String(outer, radix: 16) + "\r"
+            "", "  ", "\t\r", "0x" + String(outer, radix: 16) + "\r",
+            // A NUL ends the line's text (llvm-symbolizer reads a C string).
+            "0x" + String(outer, radix: 16) + "\u{0}junk", "\u{0}0x" + String(outer, radix: 16)
         ]
         let input = Data((lines.joined(separator: "\n") + "\n").utf8)
         let theirs = Fixtures.run(llvm, ["--obj=\(d)/c-O2.full", "--inlines"], stdin: input)
         let ours = symbolicate(["--obj", "\(d)/c-O2.full"], stdin: input)
         XCTAssertEqual(ours.stdout, theirs.stdout)
-        XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 8)
+        XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 9)
     }
 
     /// A blank line prints llvm-symbolizer's unknown record but is not a line that could not be
