@@ -13,6 +13,8 @@
 //   reference temporary #0 for x              reference temporary for x
 //   TLS wrapper function for x                thread-local wrapper routine for x
 //   void (* (int))(long)                      void (*(int))(long)
+//   float __vector(4)                         float vector[4]
+//   void ( swiftcall*)(int)                   void (int) swiftcall*  (a vendor-qualified function)
 // Names outside these forms print alike. The server's pages and events keep the GNU forms
 // (c++filt's, which existing issues were grouped and titled with).
 enum ItaniumLLVMDialect {
@@ -29,7 +31,7 @@ enum ItaniumLLVMDialect {
     /// nil when the demangler rejects it (llvm-symbolizer then prints the name as it is).
     static func demangle(_ name: String, gnu: (String) -> String?) -> String? {
         let (encoding, suffix) = split(name, gnu: gnu)
-        guard let encoding, !llvmRejects(encoding), var text = gnu(encoding) else { return nil }
+        guard let encoding, !llvmRejects(encoding), var text = gnu(encoding) ?? llvmOnlySpecialName(encoding, gnu: gnu) else { return nil }
         if encoding.hasPrefix("_ZZ") && text.utf8.count <= maxRewrittenBytes {
             text = withEnclosingReturnType(text, localName: encoding, gnu: gnu)
         }
@@ -42,7 +44,11 @@ enum ItaniumLLVMDialect {
     /// `enable_if<std::__is_bitwise_relocatable<T>::value>`); LLVM accepts only a template
     /// parameter, a decltype or a substitution there. Recognised where an expression starts
     /// (after `X`, `I`, `E` or `L`) and a length-prefixed name follows, not inside an identifier.
+    ///
+    /// Also the special names libstdc++ reads and LLVM's parser does not know (`GT` transaction
+    /// clones, `GA` hidden aliases, `TF` typeinfo functions, Java's `TJ` and `Gr`).
     private static func llvmRejects(_ encoding: String) -> Bool {
+        for prefix in ["_ZGT", "_ZGA", "_ZTF", "_ZTJ", "_ZGr"] where encoding.hasPrefix(prefix) { return true }
         let b = Array(encoding.utf8)
         guard b.count > 5 else { return false }
         for i in 1..<(b.count - 4)
@@ -53,6 +59,53 @@ enum ItaniumLLVMDialect {
             if before == UInt8(ascii: "X") || before == UInt8(ascii: "I") || before == UInt8(ascii: "E") || before == UInt8(ascii: "L") { return true }
         }
         return false
+    }
+
+    /// The special names LLVM reads and this libstdc++ (GCC 12) does not: a reference temporary
+    /// with the ABI's sequence number and closing `_` (`GR <object name> [<seq-id>] _`, what GCC
+    /// emits for `const int& r = 42;`), and a C++20 module's initializer (`GI <module-name>`).
+    private static func llvmOnlySpecialName(_ encoding: String, gnu: (String) -> String?) -> String? {
+        let b = Array(encoding.utf8)
+        if encoding.hasPrefix("_ZGR"), b.count > 5, b[b.count - 1] == UInt8(ascii: "_") {
+            // The object name is self-delimiting; the seq-id after it is base 36 in digits and
+            // capitals. The longest run of those is tried as the seq-id first, then shorter ones (a
+            // nested name ends with `E`, which is also a seq-id digit).
+            let name = b[4..<(b.count - 1)]
+            var run = 0
+            while run < name.count, run < 8, let c = name.dropLast(run).last, (48...57).contains(c) || (65...90).contains(c) { run += 1 }
+            for strip in stride(from: run, through: 0, by: -1) {
+                let object = "_Z" + String(decoding: name.dropLast(strip), as: UTF8.self)
+                if let text = gnu(object) { return "reference temporary for " + text }
+            }
+            return nil
+        }
+        if encoding.hasPrefix("_ZGI") { return moduleInitializer(b[4...]) }
+        return nil
+    }
+
+    /// `W <source-name>` parts, a `P` after the `W` marking a partition: "initializer for module
+    /// a.b:c". Nil for anything else (substitutions included), which then prints mangled.
+    private static func moduleInitializer(_ b: ArraySlice<UInt8>) -> String? {
+        var i = b.startIndex
+        var text = "initializer for module "
+        var first = true
+        while i < b.endIndex {
+            guard b[i] == UInt8(ascii: "W") else { return nil }
+            i += 1
+            var separator = first ? "" : "."
+            if i < b.endIndex, b[i] == UInt8(ascii: "P") {
+                guard !first else { return nil }
+                separator = ":"
+                i += 1
+            }
+            var length = 0
+            while i < b.endIndex, (48...57).contains(b[i]), length < 1 << 20 { length = length * 10 + Int(b[i] - 48); i += 1 }
+            guard length > 0, b.endIndex - i >= length else { return nil }
+            text += separator + String(decoding: b[i..<(i + length)], as: UTF8.self)
+            i += length
+            first = false
+        }
+        return first ? nil : text
     }
 
     /// LLVM parses the encoding and takes everything from the next '.' on as one suffix. The
@@ -117,6 +170,8 @@ enum ItaniumLLVMDialect {
         }
         // A function returning a function pointer: "void (* (int))(long)" → "void (*(int))(long)".
         if s.contains("(* (") { s = s.replacingAll("(* (", with: "(*(") }
+        if s.contains("__vector(") { s = rewriteVectors(s) }
+        if s.contains("( ") && s.utf8.count <= maxRewrittenBytes { s = rewriteVendorQualifiedFunctions(s) }
         if s.hasPrefix("TLS wrapper function for ") {
             s = "thread-local wrapper routine for " + s.dropFirst("TLS wrapper function for ".count)
         } else if s.hasPrefix("TLS init function for ") {
@@ -182,6 +237,55 @@ enum ItaniumLLVMDialect {
             limit = start
             guard let (number, j) = numberAndBrace(s, from: start + open.count) else { continue }
             s.replaceSubrange(start...j, with: Array("'unnamed\(discriminator(number))'".utf8))
+        }
+        return String(decoding: s, as: UTF8.self)
+    }
+
+    /// "T __vector(N)" (GCC's vector extension type, `Dv N _ T`) → "T vector[N]".
+    private static func rewriteVectors(_ text: String) -> String {
+        var s = Array(text.utf8)
+        let open = Array("__vector(".utf8)
+        var limit = s.count
+        while let start = lastRange(of: open, in: s, before: limit) {
+            limit = start
+            var j = start + open.count
+            while j < s.count, s[j] >= 48, s[j] <= 57, j - start - open.count < maxDigits { j += 1 }
+            guard j > start + open.count, j < s.count, s[j] == UInt8(ascii: ")") else { continue }
+            s.replaceSubrange(start...j, with: Array("vector[".utf8) + s[(start + open.count)..<j] + [UInt8(ascii: "]")])
+        }
+        return String(decoding: s, as: UTF8.self)
+    }
+
+    /// A pointer to a function type with a vendor qualifier (clang's calling conventions: `PU9swiftcallFv…E`):
+    /// GNU prints the qualifier in the pointer's parentheses, "R ( swiftcall*)(A)"; LLVM after
+    /// the parameter list, "R (A) swiftcall*".
+    private static func rewriteVendorQualifiedFunctions(_ text: String) -> String {
+        var s = Array(text.utf8)
+        func isIdentifier(_ c: UInt8) -> Bool { (65...90).contains(c) || (97...122).contains(c) || (48...57).contains(c) || c == 95 }
+        var limit = s.count
+        while let start = lastRange(of: Array("( ".utf8), in: s, before: limit) {
+            limit = start
+            // "( " qualifier "*)(" parameters ")"
+            var i = start + 2
+            let nameStart = i
+            while i < s.count, isIdentifier(s[i]) { i += 1 }
+            guard i > nameStart, i + 2 < s.count, s[i] == UInt8(ascii: "*"), s[i + 1] == UInt8(ascii: ")"), s[i + 2] == UInt8(ascii: "(") else { continue }
+            let qualifier = s[nameStart..<i]
+            var depth = 0
+            var close = -1
+            var k = i + 2
+            while k < s.count {
+                if s[k] == UInt8(ascii: "(") { depth += 1 }
+                if s[k] == UInt8(ascii: ")") {
+                    depth -= 1
+                    if depth == 0 { close = k; break }
+                }
+                k += 1
+            }
+            guard close > 0 else { continue }
+            let parameters = s[(i + 3)..<close]
+            let replacement = [UInt8(ascii: "(")] + parameters + Array(") ".utf8) + qualifier + [UInt8(ascii: "*")]
+            s.replaceSubrange(start...close, with: replacement)
         }
         return String(decoding: s, as: UTF8.self)
     }

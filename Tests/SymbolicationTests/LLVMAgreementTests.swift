@@ -109,6 +109,38 @@ final class LLVMAgreementTests: XCTestCase {
         XCTAssertEqual(written, out)
     }
 
+    /// Itanium special names, each a function's symbol in a library built now (no DWARF, so the
+    /// symbol's name is what prints): the ones both demanglers read, the ones only libstdc++ reads
+    /// (printed mangled, as llvm-symbolizer prints them) and the ones only LLVM reads.
+    func testSpecialNamesMatchLLVMSymbolizer() throws {
+        guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
+        let names = [
+            "_ZGTtNSt14overflow_errorD0Ev", "_ZGTnNSt14overflow_errorD0Ev", "_ZGA3foov", "_ZTFi", "_ZTJi", "_ZGr4_foo",
+            "_ZGV3foo", "_ZGR3foo", "_ZGR1r_", "_ZGR1r0_", "_ZGR1rA_", "_ZGRN1a1bE_", "_ZGRN1a1bE0_", "_ZGRZ4mainE1r_",
+            "_ZGRZ4mainE1r0_", "_ZTH3foo", "_ZTW3foo", "_ZTC1A0_1B", "_ZThn8_N1A1fEv", "_ZTv0_n24_N1A1fEv",
+            "_ZTcv0_n24_v0_n24_N1A1fEv", "_ZTV1A", "_ZTI1A", "_ZTS1A", "_ZTT1A", "_ZGIW3foo", "_ZGIW3fooW3bar",
+            "_ZGIW3fooWP3bar", "_ZGIW3fooEv", "_ZTAXtl1AEE", "_Z3foov.cold",
+            // Shapes the Swift runtime's (clang-built) names have: vector types, a function
+            // pointer with a calling-convention qualifier, one inside a parameter list.
+            "_ZN5swift12metadataimpl14ValueWitnessesINS0_9NativeBoxIDv16_dLm128ELm128ELm128EEEE14assignWithCopyEPNS_11OpaqueValueES7_",
+            "_Z35swift_task_future_wait_throwingImplPN5swift11OpaqueValueEPNS_12AsyncContextEPNS_9AsyncTaskEPU14swiftasynccallFvU19swift_async_contextS3_U13swift_contextPvES3_",
+            "_Z1fPU9swiftcallFviE", "_Z1gDv4_fDv2_i"
+        ]
+        let dir = Fixtures.temporaryDirectory("special-names")
+        let source = names.enumerated().map { i, n in "void f\(i)(void) __asm__(\"\(n)\"); void f\(i)(void) { __asm__ volatile(\"nop\"); }\n" }
+        try source.joined().write(toFile: "\(dir)/special.c", atomically: true, encoding: .utf8)
+        let object = "\(dir)/special.so"
+        let cc = Fixtures.run("/usr/bin/env", ["gcc", "-O0", "-shared", "-fPIC", "-o", object, "\(dir)/special.c"])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let symbols = Fixtures.functionSymbols(object).filter { names.contains($0.2) }
+        XCTAssertEqual(symbols.count, names.count)
+        let addresses = symbols.map(\.0)
+        let a = try ours(object, addresses, demangle: true).components(separatedBy: "\n\n")
+        let b = try oracle(object, addresses, demangle: true).components(separatedBy: "\n\n")
+        XCTAssertEqual(a.count, b.count)
+        for (i, (x, y)) in zip(a, b).enumerated() where x != y { XCTFail("\(symbols[i].2): ours \(x), llvm-symbolizer \(y)") }
+    }
+
     /// C++ names demangled on both sides: a program built now by g++ -O2 with the forms whose
     /// printing differs between libstdc++'s demangler and LLVM's (nested templates, lambdas and
     /// their `_FUN`s inside a function template, an unnamed type, std::nullptr_t, a templated
