@@ -35,7 +35,8 @@ enum ItaniumLLVMDialect {
         if encoding.hasPrefix("_ZZ") && text.utf8.count <= maxRewrittenBytes {
             text = withEnclosingReturnType(text, localName: encoding, gnu: gnu)
         }
-        let llvm = rewrite(text)
+        var llvm = rewrite(text)
+        if isInheritingConstructor(encoding) { llvm = inheritingConstructor(llvm) }
         return suffix.isEmpty ? llvm : llvm + " (" + suffix + ")"
     }
 
@@ -43,7 +44,8 @@ enum ItaniumLLVMDialect {
     /// the name mangled: an unresolved name whose type is `std::`-qualified (`srSt…`, as in
     /// `enable_if<std::__is_bitwise_relocatable<T>::value>`); LLVM accepts only a template
     /// parameter, a decltype or a substitution there. Recognised where an expression starts
-    /// (after `X`, `I`, `E` or `L`) and a length-prefixed name follows, not inside an identifier.
+    /// (after `X`, `I`, `E` or `L`, or after an operator's code: `ntsrSt…` is
+    /// `!std::__is_scalar<…>::__value`) and a length-prefixed name follows, not inside an identifier.
     ///
     /// Also the special names libstdc++ reads and LLVM's parser does not know (`GT` transaction
     /// clones, `GA` hidden aliases, `TF` typeinfo functions, Java's `TJ` and `Gr`).
@@ -57,9 +59,39 @@ enum ItaniumLLVMDialect {
             guard b[i + 4] >= 48 && b[i + 4] <= 57 else { continue }
             let before = b[i - 1]
             if before == UInt8(ascii: "X") || before == UInt8(ascii: "I") || before == UInt8(ascii: "E") || before == UInt8(ascii: "L") { return true }
+            if i >= 3, operatorCodes.contains(String(decoding: b[(i - 2)..<i], as: UTF8.self)) {
+                let context = b[i - 3]
+                if context == UInt8(ascii: "X") || context == UInt8(ascii: "I") || context == UInt8(ascii: "E") || context == UInt8(ascii: "L") { return true }
+            }
         }
         return false
     }
+
+    /// Whether the encoding's name ends in an inheriting constructor: `CI1`, `CI2` or `CI4`
+    /// after a name component (a length-prefixed identifier or a template argument list's `E`).
+    private static func isInheritingConstructor(_ encoding: String) -> Bool {
+        let b = Array(encoding.utf8)
+        guard b.count > 6 else { return false }
+        for i in 1..<(b.count - 3) where b[i] == UInt8(ascii: "C") && b[i + 1] == UInt8(ascii: "I") {
+            let kind = b[i + 2]
+            guard kind == UInt8(ascii: "1") || kind == UInt8(ascii: "2") || kind == UInt8(ascii: "4") else { continue }
+            let next = b[i + 3]
+            // The base class follows: a nested name, a substitution or a length-prefixed name.
+            guard next == UInt8(ascii: "N") || next == UInt8(ascii: "S") || (48...57).contains(next) else { continue }
+            let before = b[i - 1]
+            if before == UInt8(ascii: "E") || (97...122).contains(before) || (65...90).contains(before) || (48...57).contains(before) || before == 95 {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The operators of an expression (`<operator-name>` codes) whose operand may be an unresolved
+    /// name: unary and binary arithmetic, logical and comparison operators.
+    private static let operatorCodes: Set<String> = [
+        "nt", "ng", "ps", "co", "ad", "de", "aa", "oo", "eq", "ne", "lt", "gt", "le", "ge", "ss", "pl", "mi", "ml", "dv",
+        "rm", "an", "or", "eo", "ls", "rs"
+    ]
 
     /// The special names LLVM reads and this libstdc++ (GCC 12) does not: a reference temporary
     /// with the ABI's sequence number and closing `_` (`GR <object name> [<seq-id>] _`, what GCC
@@ -180,7 +212,50 @@ enum ItaniumLLVMDialect {
         if s.hasPrefix("reference temporary #"), let r = s.firstRange(of: " for ") {
             s = "reference temporary for " + s[r.upperBound...]
         }
+        // An empty template argument pack: GNU prints an empty element ("<F, , void>").
+        if s.contains(", , ") { s = s.replacingAll(", , ", with: ", ") }
         return s
+    }
+
+    /// An inheriting constructor (`CI1`/`CI2`/`CI4 <base>`): GNU names it after the base class
+    /// ("Derived<…>::Base(…)"), LLVM after its own class ("Derived<…>::Derived(…)").
+    static func inheritingConstructor(_ text: String) -> String {
+        let b = Array(text.utf8)
+        guard b.count <= maxRewrittenBytes else { return text }
+        // A constructor has no return type: its parameter list is the first '(' outside template
+        // arguments; the name before it is the last component, the class the one before that.
+        var angle = 0
+        var open = -1
+        for (i, c) in b.enumerated() {
+            switch c {
+            case UInt8(ascii: "<"): angle += 1
+            case UInt8(ascii: ">"): angle -= 1
+            case UInt8(ascii: "(") where angle == 0: open = i
+            default: break
+            }
+            if open >= 0 { break }
+        }
+        guard open > 0 else { return text }
+        func lastSeparator(before end: Int) -> Int? {
+            var depth = 0
+            var i = end - 1
+            while i > 0 {
+                switch b[i] {
+                case UInt8(ascii: ">"): depth += 1
+                case UInt8(ascii: "<"): depth -= 1
+                case UInt8(ascii: ":") where depth == 0 && b[i - 1] == UInt8(ascii: ":"): return i - 1
+                default: break
+                }
+                i -= 1
+            }
+            return nil
+        }
+        guard let nameStart = lastSeparator(before: open) else { return text }
+        let classStart = lastSeparator(before: nameStart).map { $0 + 2 } ?? 0
+        var classEnd = nameStart
+        if let angleAt = b[classStart..<nameStart].firstIndex(of: UInt8(ascii: "<")) { classEnd = angleAt }
+        guard classEnd > classStart else { return text }
+        return String(decoding: b[..<(nameStart + 2)] + b[classStart..<classEnd] + b[open...], as: UTF8.self)
     }
 
     /// LLVM numbers closures and unnamed types by their mangled discriminator: the first is bare,
