@@ -42,17 +42,18 @@ public enum ItaniumPrinter: Sendable {
 /// lists them, and a lookup at run time found nothing or loaded the shared libstdc++ for it.
 /// Stateless and thread-safe.
 public enum Demangler {
-    /// True for names in a mangling scheme we know (Swift 4+, Swift 3, Itanium C++).
+    /// True for names in a mangling scheme we know (Swift 4+, Swift 3, Itanium C++, Rust v0).
     public static func isMangled(_ name: String) -> Bool {
-        isSwift(name) || name.hasPrefix("_Z")
+        isSwift(name) || name.hasPrefix("_Z") || name.hasPrefix("_R")
     }
 
     /// Whether a name starting with these two bytes can be in one of the manglings above: a
     /// byte test for the printing loop, where most C names (`_Py…`) then skip the demangler's
-    /// cache. Admits every prefix `isMangled` accepts (`$…`, `_$…`, `_T…`, `_Z…`).
+    /// cache. Admits every prefix `isMangled` accepts (`$…`, `_$…`, `_T…`, `_Z…`, `_R…`).
     @inline(__always) static func mayBeMangled(_ first: UInt8, _ second: UInt8) -> Bool {
         first == UInt8(ascii: "$")
-            || (first == UInt8(ascii: "_") && (second == UInt8(ascii: "$") || second == UInt8(ascii: "T") || second == UInt8(ascii: "Z")))
+            || (first == UInt8(ascii: "_")
+                && (second == UInt8(ascii: "$") || second == UInt8(ascii: "T") || second == UInt8(ascii: "Z") || second == UInt8(ascii: "R")))
     }
 
     static func isSwift(_ name: String) -> Bool {
@@ -67,6 +68,8 @@ public enum Demangler {
             full = callSwift(name)
         } else if name.hasPrefix("_Z") {
             full = cxx == .gnu ? callCxx(name) : ItaniumLLVMDialect.demangle(name, gnu: callCxx)
+        } else if name.hasPrefix("_R") {
+            return RustDemangler.demangle(name)  // already short: no signature to drop
         } else {
             full = nil
         }

@@ -56,6 +56,60 @@ final class DemanglerTests: XCTestCase {
         XCTAssertNil(Demangler.demangle("$sgarbage!!"))
     }
 
+    func testRustV0() {
+        XCTAssertEqual(Demangler.demangle("_RNvXC1aNtB2_1SNtB2_1T1f"), "<a::S as a::T>::f")
+        XCTAssertEqual(Demangler.demangle("_RNvMC1aNtB2_1S3new"), "<a::S>::new")
+        XCTAssertEqual(Demangler.demangle("_RNCNCNgCs6DXkGYLi8lr_2cc5spawn00B5_"), "cc::spawn::{closure#0}::{closure#0}")
+        XCTAssertEqual(Demangler.demangle("_RINvC1a1fKanc_E"), "a::f::<-12>")
+        XCTAssertEqual(Demangler.demangle("_RINvC1a1fFG_KCRL0_hEuE"), "a::f::<for<'a> extern \"C\" fn(&'a u8)>")
+        XCTAssertEqual(Demangler.demangle("_RNvCs_5krateu7caf_dma"), "krate::café")
+        XCTAssertEqual(Demangler.demangle("_RNvC1a1f.llvm.1234"), "a::f (.llvm.1234)")
+        XCTAssertEqual(Demangler.demangle("_RNvC1a1f", style: .short), "a::f")
+        XCTAssertTrue(Demangler.isMangled("_RNvC1a1f"))
+    }
+
+    /// Malformed and hostile v0 names: nil (printed as they are), quickly. A backreference must
+    /// point before itself; nesting and output are bounded.
+    func testRustV0RejectsMalformedNames() {
+        for name in ["_R", "_RNvC1a", "_RNvC1a1_", "_RINvC1a1fBs_E", "_RNvC1au3r_1f", "_RC99abc", "_RB_", "_RNvC1a1f\u{0}"] {
+            XCTAssertNil(RustDemangler.demangle(name), name)
+        }
+        // 10,000 nested generic-argument lists: past the depth limit.
+        let deep = "_R" + String(repeating: "INvC1a1f", count: 10_000) + "C1a" + String(repeating: "E", count: 10_000)
+        XCTAssertNil(RustDemangler.demangle(deep))
+        // Each tuple type holds the one before it twice (two backreferences): the text doubles
+        // per level, 2^40 times over; the output bound stops it.
+        func base62(_ n: Int) -> String {
+            if n == 0 { return "_" }
+            let digits = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            var v = n - 1, out = ""
+            repeat {
+                out = String(digits[v % 62]) + out
+                v /= 62
+            } while v > 0
+            return out + "_"
+        }
+        var body = "INvC1a1f"
+        var previous = body.utf8.count
+        body += "h"
+        for _ in 0..<40 {
+            let here = body.utf8.count
+            body += "TB" + base62(previous) + "B" + base62(previous) + "E"
+            previous = here
+        }
+        XCTAssertNil(RustDemangler.demangle("_R" + body + "E"))
+        // The same at three levels is a name llvm-symbolizer prints: it must print.
+        var small = "INvC1a1f"
+        previous = small.utf8.count
+        small += "h"
+        for _ in 0..<3 {
+            let here = small.utf8.count
+            small += "TB" + base62(previous) + "B" + base62(previous) + "E"
+            previous = here
+        }
+        XCTAssertEqual(RustDemangler.demangle("_R" + small + "E"), "a::f::<u8, (u8, u8), ((u8, u8), (u8, u8)), (((u8, u8), (u8, u8)), ((u8, u8), (u8, u8)))>")
+    }
+
     /// The printing loop's byte test must admit every name the demangler would change, or a
     /// mangled name prints raw; C names it turns away skip the demangler altogether.
     func testMayBeMangledAdmitsEveryMangledPrefix() {

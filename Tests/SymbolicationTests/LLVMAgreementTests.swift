@@ -109,6 +109,26 @@ final class LLVMAgreementTests: XCTestCase {
         XCTAssertEqual(written, out)
     }
 
+    /// Builds a library whose functions carry `names` (no DWARF: the symbol's name is what
+    /// prints) and compares our record of each with llvm-symbolizer's; returns ours.
+    @discardableResult
+    func compareNamedFunctions(_ names: [String], directory: String) throws -> [String] {
+        let dir = Fixtures.temporaryDirectory(directory)
+        let source = names.enumerated().map { i, n in "void f\(i)(void) __asm__(\"\(n)\"); void f\(i)(void) { __asm__ volatile(\"nop\"); }\n" }
+        try source.joined().write(toFile: "\(dir)/names.c", atomically: true, encoding: .utf8)
+        let object = "\(dir)/names.so"
+        let cc = Fixtures.run("/usr/bin/env", ["gcc", "-O0", "-shared", "-fPIC", "-o", object, "\(dir)/names.c"])
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let symbols = Fixtures.functionSymbols(object).filter { names.contains($0.2) }
+        XCTAssertEqual(symbols.count, names.count)
+        let addresses = symbols.map(\.0)
+        let a = try ours(object, addresses, demangle: true).components(separatedBy: "\n\n")
+        let b = try oracle(object, addresses, demangle: true).components(separatedBy: "\n\n")
+        XCTAssertEqual(a.count, b.count)
+        for (i, (x, y)) in zip(a, b).enumerated() where x != y { XCTFail("\(symbols[i].2): ours \(x), llvm-symbolizer \(y)") }
+        return a
+    }
+
     /// Itanium special names, each a function's symbol in a library built now (no DWARF, so the
     /// symbol's name is what prints): the ones both demanglers read, the ones only libstdc++ reads
     /// (printed mangled, as llvm-symbolizer prints them) and the ones only LLVM reads.
@@ -131,19 +151,33 @@ final class LLVMAgreementTests: XCTestCase {
             "_ZNSt8__detail16_RegexTranslatorINSt7__cxx1112regex_traitsIcEELb1ELb0EECI4NS_20_RegexTranslatorBaseIS3_Lb1ELb0EEEERKS3_",
             "_ZNSt6threadC2IZ4workiEUlvE1_JEvEEOT_DpOT0_"
         ]
-        let dir = Fixtures.temporaryDirectory("special-names")
-        let source = names.enumerated().map { i, n in "void f\(i)(void) __asm__(\"\(n)\"); void f\(i)(void) { __asm__ volatile(\"nop\"); }\n" }
-        try source.joined().write(toFile: "\(dir)/special.c", atomically: true, encoding: .utf8)
-        let object = "\(dir)/special.so"
-        let cc = Fixtures.run("/usr/bin/env", ["gcc", "-O0", "-shared", "-fPIC", "-o", object, "\(dir)/special.c"])
-        XCTAssertEqual(cc.status, 0, cc.stderr)
-        let symbols = Fixtures.functionSymbols(object).filter { names.contains($0.2) }
-        XCTAssertEqual(symbols.count, names.count)
-        let addresses = symbols.map(\.0)
-        let a = try ours(object, addresses, demangle: true).components(separatedBy: "\n\n")
-        let b = try oracle(object, addresses, demangle: true).components(separatedBy: "\n\n")
-        XCTAssertEqual(a.count, b.count)
-        for (i, (x, y)) in zip(a, b).enumerated() where x != y { XCTFail("\(symbols[i].2): ours \(x), llvm-symbolizer \(y)") }
+        try compareNamedFunctions(names, directory: "special-names")
+    }
+
+    /// Rust v0 names (`_R…`), each a function's symbol in a library built now: paths, impls,
+    /// closures and shims, generic arguments of every kind (types, lifetimes, integer, bool, char
+    /// and placeholder constants), fn pointers with binders and ABIs, dyn bounds, backreferences,
+    /// punycode identifiers, vendor suffixes, and malformed names llvm-symbolizer prints mangled.
+    func testRustV0NamesMatchLLVMSymbolizer() throws {
+        guard Fixtures.llvmSymbolizer != nil else { return XCTFail("no llvm-symbolizer (the Swift toolchain ships one)") }
+        let names = [
+            "_RNvC6_123foo3bar", "_RNqCs4fqI2P2rA04_11utf8_identsu30____7hkackfecea1cbdathfdh9qlvbgd8", "_RNCNCNgCs6DXkGYLi8lr_2cc5spawn00B5_",
+            "_RNCINkXs25_NgCsbmNqQUJIY6D_4core5sliceINyB9_4IterhENuNgNoBb_4iter8iterator8Iterator9rpositionNCNgNpB9_6memchr7memrchrs_0E0Bb_",
+            "_RINbNbCskIICzLVDPPb_5alloc5alloc8box_freeDINbNiB4_5boxed5FnBoxuEp6OutputuEL_ECs1iopQbuBiw2_3std", "_RINvC1a1fKj8_E",
+            "_RINvC1a1fKanc_E", "_RINvC1a1fKb1_E", "_RINvC1a1fKb0_E", "_RINvC1a1fKc61_E", "_RINvC1a1fKc1f600_E",
+            "_RINvC1a1fKc27_E", "_RINvC1a1fKc5c_E", "_RINvC1a1fKc22_E", "_RINvC1a1fKc9_E", "_RINvC1a1fKpE", "_RINvC1a1fKy123456789abcdef01_E",
+            "_RINvC1a1fKo0_E", "_RINvC1a1fAhj4_E", "_RINvC1a1fShE", "_RINvC1a1fThEE", "_RINvC1a1fThlEE", "_RINvC1a1fTEE",
+            "_RINvC1a1fRL_hE", "_RINvC1a1fQhE", "_RINvC1a1fPhE", "_RINvC1a1fOhE", "_RINvC1a1fFG_KCRL0_hEuE", "_RINvC1a1fFUKCEuE",
+            "_RINvC1a1fFElE", "_RINvC1a1fFK7my_abiEuE", "_RINvC1a1fDNtC1a1TEL_E", "_RINvC1a1fDG_NtC1a1TEL_E", "_RINvC1a1fDNtC1a1TNtC1a1UEL_E",
+            "_RINvC1a1fNtC1a1SE", "_RINvC1a1fINtC1a1SlEE", "_RINvC1a1fL_E", "_RNvC1a1f.llvm.1234", "_RNvC1a1fC1b",
+            "_RNvMC1aNtB2_1S3new", "_RNvXC1aNtB2_1SNtB2_1T1f", "_RNvYNtC1a1SNtB4_1T1f", "_RNSNvC1a1f6vtable", "_RNCNvC1a1fs_0",
+            "_RNCNvC1a1f4name", "_RNvC1a1_", "_RNvNtC1a1b1c", "_RNvC1a", "_RNvC1au3r_1f", "_Rfoo", "_RC3abc", "_RINvC1a1fDNtC1a1TEL1_E",
+            "_RINvC1a1fzE", "_RINvC1a1fvE", "_RINvC1a1fpE", "_RINvC1a1fuE", "_RINvC1a1fBs_E", "_RNvCs_5krateu7caf_dma",
+            "_RNvC5krateu3tda", "_RNvC5krateu5_0tda"
+        ]
+        let a = try compareNamedFunctions(names, directory: "rust-v0-names")
+        XCTAssertTrue(a.contains { $0.hasPrefix("<a::S as a::T>::f\n") })
+        XCTAssertTrue(a.contains { $0.hasPrefix("krate::café\n") })
     }
 
     /// C++ names demangled on both sides: a program built now by g++ -O2 with the forms whose
