@@ -3,8 +3,8 @@
 // For each input line: one `function` line and one `path:line:column` line per frame, innermost
 // inlined frame first, then a blank line. Unknown parts print `??` and `??:0:0`, and so does a
 // line that is not an address or is blank, as in llvm-symbolizer (21; version 14 echoed a blank
-// line instead). This path writes bytes straight from the
-// index (no String per frame) because it is the benchmark's.
+// line instead). This path writes bytes straight from the index (no String per frame) because it
+// is the benchmark's.
 import Dispatch
 import FaultlineProtocol
 #if canImport(Glibc)
