@@ -282,17 +282,7 @@ enum ItaniumLLVMDialect {
         var limit = s.count
         while let start = lastRange(of: open, in: s, before: limit) {
             limit = start
-            var depth = 0
-            var close = -1
-            var i = start + open.count - 1  // at the '('
-            while i < s.count {
-                if s[i] == UInt8(ascii: "(") { depth += 1 }
-                if s[i] == UInt8(ascii: ")") {
-                    depth -= 1
-                    if depth == 0 { close = i; break }
-                }
-                i += 1
-            }
+            let close = closingParenthesis(s, from: start + open.count - 1) ?? -1
             // ")#N}" must follow; otherwise the text is not a closure name and is left alone.
             guard close > 0, close + 2 < s.count, s[close + 1] == UInt8(ascii: "#") else { continue }
             guard let (number, j) = numberAndBrace(s, from: close + 2) else { continue }
@@ -346,23 +336,25 @@ enum ItaniumLLVMDialect {
             while i < s.count, isIdentifier(s[i]) { i += 1 }
             guard i > nameStart, i + 2 < s.count, s[i] == UInt8(ascii: "*"), s[i + 1] == UInt8(ascii: ")"), s[i + 2] == UInt8(ascii: "(") else { continue }
             let qualifier = s[nameStart..<i]
-            var depth = 0
-            var close = -1
-            var k = i + 2
-            while k < s.count {
-                if s[k] == UInt8(ascii: "(") { depth += 1 }
-                if s[k] == UInt8(ascii: ")") {
-                    depth -= 1
-                    if depth == 0 { close = k; break }
-                }
-                k += 1
-            }
-            guard close > 0 else { continue }
+            guard let close = closingParenthesis(s, from: i + 2) else { continue }
             let parameters = s[(i + 3)..<close]
             let replacement = [UInt8(ascii: "(")] + parameters + Array(") ".utf8) + qualifier + [UInt8(ascii: "*")]
             s.replaceSubrange(start...close, with: replacement)
         }
         return String(decoding: s, as: UTF8.self)
+    }
+
+    /// The index of the ')' that closes the '(' at `open`, or nil when none does.
+    private static func closingParenthesis(_ s: [UInt8], from open: Int) -> Int? {
+        var depth = 0
+        for i in open..<s.count {
+            if s[i] == UInt8(ascii: "(") { depth += 1 }
+            if s[i] == UInt8(ascii: ")") {
+                depth -= 1
+                if depth == 0 { return i }
+            }
+        }
+        return nil
     }
 
     /// The last start of `needle` in `haystack` before `limit`.
