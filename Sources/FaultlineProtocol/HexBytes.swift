@@ -9,15 +9,22 @@ public enum HexBytes {
         return String(decoding: out, as: UTF8.self)
     }
     public static func decode(_ hex: String) -> [UInt8]? {
-        let u = Array(hex.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        var out = [UInt8](); out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo); i += 2
+        var hex = hex
+        return hex.withUTF8 { u -> [UInt8]? in
+            guard u.count % 2 == 0 else { return nil }
+            var valid = true
+            let out = [UInt8](unsafeUninitializedCapacity: u.count / 2) { buffer, initialized in
+                for j in 0..<u.count / 2 {
+                    guard let hi = nibble(u[2 * j]), let lo = nibble(u[2 * j + 1]) else {
+                        valid = false
+                        break
+                    }
+                    buffer[j] = hi << 4 | lo
+                    initialized = j + 1
+                }
+            }
+            return valid ? out : nil
         }
-        return out
     }
     @inline(__always) static func nibble(_ c: UInt8) -> UInt8? {
         switch c {

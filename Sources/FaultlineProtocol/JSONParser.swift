@@ -105,16 +105,15 @@ public enum JSONParser {
             pos += 1
             let start = pos
             // Fast path: no escapes.
-            while pos < bytes.count {
+            pos = stringStop(from: pos)
+            if pos < bytes.count {
                 let c = bytes[pos]
                 if c == UInt8(ascii: "\"") {
                     let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self)
                     pos += 1
                     return s
                 }
-                if c == UInt8(ascii: "\\") { break }
                 if c < 0x20 { throw fail("control character in string") }
-                pos += 1
             }
             var buf = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<pos]))
             while pos < bytes.count {
@@ -168,8 +167,9 @@ public enum JSONParser {
             return v
         }
 
-        mutating func number() throws(Failure) -> JSONValue {
-            let start = pos
+        /// Steps over one number, checking its syntax; true when it has neither a fraction nor an
+        /// exponent.
+        mutating func scanNumber() throws(Failure) -> Bool {
             var isInteger = true
             if pos < bytes.count && bytes[pos] == UInt8(ascii: "-") { pos += 1 }
             let digitsStart = pos
@@ -191,10 +191,58 @@ public enum JSONParser {
                 while pos < bytes.count, bytes[pos] >= 48, bytes[pos] <= 57 { pos += 1 }
                 guard pos > e else { throw fail("digits expected in exponent") }
             }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self)
+            return isInteger
+        }
+
+        mutating func number() throws(Failure) -> JSONValue {
+            let start = pos
+            let isInteger = try scanNumber()
+            let span = UnsafeBufferPointer(rebasing: bytes[start..<pos])
+            // Up to 18 digits cannot overflow Int64: read them here, without a String.
+            if isInteger, let i = Self.smallInteger(span) { return .int(i) }
+            let text = String(decoding: span, as: UTF8.self)
             if isInteger, let i = Int64(text) { return .int(i) }
             guard let d = Double(text) else { throw fail("bad number") }
             return .double(d)
+        }
+
+        /// The value of an integer's text (already checked by `scanNumber`) of at most 18 digits.
+        @inline(__always) static func smallInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+            let negative = text[0] == UInt8(ascii: "-")
+            let first = negative ? 1 : 0
+            guard text.count - first <= 18 else { return nil }
+            var v: Int64 = 0
+            for i in first..<text.count { v = v &* 10 &+ Int64(text[i] &- 48) }
+            return negative ? -v : v
+        }
+
+        /// The first position at or after `from` holding a quote, a backslash or a control
+        /// character (or the end): eight bytes are tested at a time, as strings are most of an
+        /// event's bytes.
+        @inline(__always) func stringStop(from: Int) -> Int {
+            var p = from
+            let n = bytes.count
+            if let base = bytes.baseAddress {
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
+                while p + 8 <= n {
+                    let w = UnsafeRawPointer(base + p).loadUnaligned(as: UInt64.self)
+                    let q = w ^ (ones &* 0x22)
+                    let b = w ^ (ones &* 0x5C)
+                    // A byte is flagged when it is zero after the XOR (a quote, a backslash) or
+                    // below 0x20; borrows can only flag bytes above a flagged one, so the lowest
+                    // flag is exact (x86_64 and aarch64 are little-endian).
+                    let hit = ((q &- ones) & ~q | (b &- ones) & ~b | (w &- ones &* 0x20) & ~w) & highs
+                    if hit != 0 { return p + hit.trailingZeroBitCount / 8 }
+                    p += 8
+                }
+            }
+            while p < n {
+                let c = bytes[p]
+                if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { return p }
+                p += 1
+            }
+            return p
         }
     }
 }
@@ -291,13 +339,15 @@ extension JSONParser.Parser {
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
         case UInt8(ascii: "n"): try literal("null")
-        default: _ = try number()
+        default: _ = try scanNumber()
         }
     }
 
     mutating func skipString() throws(JSONParser.Failure) {
         pos += 1
         while pos < bytes.count {
+            pos = stringStop(from: pos)
+            guard pos < bytes.count else { break }
             let c = bytes[pos]
             if c == UInt8(ascii: "\"") { pos += 1; return }
             if c < 0x20 { throw fail("control character in string") }

@@ -39,18 +39,19 @@ public enum SentryStackTrace {
     /// program counter and every other frame a return address.
     public static func frames(of stacktrace: JSONValue, images: DebugImageMap) -> [Frame] {
         let raw = (stacktrace["frames"]?.arrayValue ?? []).filter { $0["data"]?["faultline_inlined"]?.boolValue != true }
-        let adjustment = stacktrace["instruction_addr_adjustment"]?.stringValue ?? "auto"
+        // Decided once per stack, not once per frame.
+        let everyFrame: Bool? =
+            switch stacktrace["instruction_addr_adjustment"]?.stringValue {
+            case "all"?: true
+            case "none"?: false
+            default: nil
+            }
         return raw.enumerated().map { i, f in
             let imageAddress = address(f["image_addr"])
             guard let addr = address(f["instruction_addr"]), addr != 0 else {
                 return Frame(index: i, address: nil, image: nil, imageAddress: imageAddress, json: f, architecture: images.architecture)
             }
-            var isReturn: Bool
-            switch adjustment {
-            case "all": isReturn = true
-            case "none": isReturn = false
-            default: isReturn = i != raw.count - 1
-            }
+            var isReturn = everyFrame ?? (i != raw.count - 1)
             if f["data"]?["faultline_async"]?.boolValue == true { isReturn = false }
             let a = Address(addr)
             let image = images.image(for: addr, imageAddress: imageAddress)

@@ -39,6 +39,49 @@ final class JSONParserTests: XCTestCase {
             try JSONParser.parse((["s": "quote\" back\\ nl\n tab\t ctl\u{01}"] as JSONValue).serialized()), ["s": "quote\" back\\ nl\n tab\t ctl\u{01}"])
     }
 
+    /// Strings are scanned eight bytes at a time: a quote, a backslash or a control character
+    /// at every position of a word (and in the tail after the last whole word), beside multi-byte
+    /// UTF-8, reads as it does byte by byte; Foundation decides what the string holds.
+    func testStringStopsAtEveryPositionOfAWord() throws {
+        for length in 0..<20 {
+            for (inserted, valid) in [("\\\"", true), ("\\n", true), ("é", true), ("\u{7F}", true), ("\u{01}", false), ("\t", false)] {
+                for at in 0...length {
+                    var text = String(repeating: "a", count: length)
+                    text.insert(contentsOf: inserted, at: text.index(text.startIndex, offsetBy: at))
+                    let doc = Data(("{\"k\":\"" + text + "\",\"z\":1}").utf8)
+                    guard valid else {
+                        XCTAssertThrowsError(try JSONParser.parse(doc), text.debugDescription)
+                        XCTAssertThrowsError(try JSONParser.parseObject(doc, keeping: ["z"]), text.debugDescription)
+                        continue
+                    }
+                    let expected = try XCTUnwrap((try JSONSerialization.jsonObject(with: doc)) as? [String: Any])["k"] as? String
+                    XCTAssertEqual(try JSONParser.parse(doc)["k"]?.stringValue, expected, text.debugDescription)
+                    XCTAssertEqual(try JSONParser.parseObject(doc, keeping: ["z"])["z"], 1, "skipped: \(text.debugDescription)")
+                }
+            }
+        }
+    }
+
+    /// Integers of up to 18 digits are read without a String; longer ones, and the limits of
+    /// Int64, the slow way; past Int64 a number is a double. Skipped numbers are checked alike.
+    func testIntegersAtTheEdgesOfTheFastPath() throws {
+        let cases: [(String, JSONValue)] = [
+            ("0", .int(0)), ("-0", .int(0)), ("7", .int(7)), ("-7", .int(-7)),
+            ("999999999999999999", .int(999_999_999_999_999_999)), ("-999999999999999999", .int(-999_999_999_999_999_999)),
+            ("1000000000000000000", .int(1_000_000_000_000_000_000)),
+            ("9223372036854775807", .int(.max)), ("-9223372036854775808", .int(.min)),
+            ("9223372036854775808", .double(9_223_372_036_854_775_808)), ("12.5", .double(12.5)), ("1e2", .double(100))
+        ]
+        for (text, value) in cases {
+            XCTAssertEqual(try JSONParser.parse(Data(("[" + text + "]").utf8))[0], value, text)
+            XCTAssertEqual(try JSONParser.parseObject(Data(("{\"s\":" + text + ",\"k\":2}").utf8), keeping: ["k"])["k"], 2, text)
+        }
+        for bad in ["-", "01", "-01", "1.", "1e", "1e+", ".5", "+1"] {
+            XCTAssertThrowsError(try JSONParser.parse(Data(("[" + bad + "]").utf8)), bad)
+            XCTAssertThrowsError(try JSONParser.parseObject(Data(("{\"s\":" + bad + ",\"k\":2}").utf8), keeping: ["k"]), bad)
+        }
+    }
+
     func testSelectiveParseKeepsOnlyNamedMembers() throws {
         let v = try JSONParser.parseObject(Data(#"{"keep":{"a":1},"drop":[{"deep":[1,2,{"x":"y"}]}],"also":2}"#.utf8), keeping: ["keep", "also"])
         XCTAssertEqual(v, ["keep": ["a": 1], "also": 2])

@@ -51,3 +51,24 @@ final class OwnFunctionNameTests: XCTestCase {
         }
     }
 }
+
+final class OwnModulePathTests: XCTestCase {
+    /// A module is ours when its file name starts with the preload library's name, whatever the
+    /// directory, trailing slashes or the bytes around it; the ASCII fast path and the
+    /// Character-wise rule answer alike.
+    func testThePreloadLibraryIsOursAndItsNeighboursAreNot() {
+        let ours = [
+            "/usr/lib/libfaultline-preload.so", "libfaultline-preload.so", "/opt/x/libfaultline-preload-cxx.so.1",
+            "/opt/x/libfaultline-preload.so/", "/ü/libfaultline-preload.so", "libfaultline-preload"
+        ]
+        let theirs = [
+            "", "/", "/usr/lib/libfaultline.so", "/libfaultline-preload.so/x", "/opt/libfaultline-preload.so/lib.so",
+            "/opt/xlibfaultline-preload.so", "libfaultline-prelo", "/ü/libfaultline.so", "/libfaultline-preloäd.so"
+        ]
+        for path in ours { XCTAssertTrue(FaultlineOwnFrames.isOwn(modulePath: path), path) }
+        for path in theirs { XCTAssertFalse(FaultlineOwnFrames.isOwn(modulePath: path), path) }
+        for path in ours + theirs {
+            XCTAssertEqual(FaultlineOwnFrames.isOwn(modulePath: path), PathName.last(path).hasPrefix("libfaultline-preload"), path)
+        }
+    }
+}

@@ -42,6 +42,28 @@ final class StackReadingTests: XCTestCase {
         XCTAssertEqual(map.image(for: 0x1010, imageAddress: 0x5000)?.codeFile, "/b", "a frame's image_addr wins")
     }
 
+    /// Two images listed at one base: the first listed is the one, whichever way the list is
+    /// ordered; a frame's image_addr names an image only when one starts exactly there.
+    func testTheFirstImageListedAtABaseWins() {
+        let images = [
+            DebugImage(codeFile: "/z", base: Address(0x9000), size: 0, buildID: nil, arch: "x86_64"),
+            DebugImage(codeFile: "/first", base: Address(0x5000), size: 0x1000, buildID: nil, arch: "x86_64"),
+            DebugImage(codeFile: "/a", base: Address(0x1000), size: 0, buildID: nil, arch: "x86_64"),
+            DebugImage(codeFile: "/second", base: Address(0x5000), size: 0x3000, buildID: nil, arch: "x86_64")
+        ]
+        for list in [images, images.reversed()] {
+            let map = DebugImageMap(list)
+            let first = list.first { $0.base.value == 0x5000 }?.codeFile
+            XCTAssertEqual(map.images.map(\.base.value), [0x1000, 0x5000, 0x9000])
+            XCTAssertEqual(map.image(containing: 0x5100)?.codeFile, first)
+            XCTAssertEqual(map.image(startingAt: 0x5000)?.codeFile, first)
+            XCTAssertNil(map.image(startingAt: 0x5001))
+            XCTAssertNil(map.image(startingAt: 0x0fff))
+            XCTAssertEqual(map.image(for: 0x9100, imageAddress: 0x1000)?.codeFile, "/a")
+            XCTAssertEqual(map.image(for: 0x9100, imageAddress: 0x1001)?.codeFile, "/z", "no image starts there: the address decides")
+        }
+    }
+
     func testDebugImageRoundTrip() throws {
         let image = DebugImage(
             codeFile: "/usr/lib/x.so", base: Address(0x7f00_0000_0000), size: 0x2000,
