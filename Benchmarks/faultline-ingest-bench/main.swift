@@ -65,6 +65,8 @@ let figures: [String: Double] = [
 if args.contains("--json") {
     print(String(decoding: try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]), as: UTF8.self))
 } else {
-    for (k, v) in figures.sorted(by: { $0.key < $1.key }) { print(String(format: "%-20s %9.0f ns per event", k, v)) }
+    for (k, v) in figures.sorted(by: { $0.key < $1.key }) {
+        print(k.padding(toLength: 20, withPad: " ", startingAt: 0) + String(format: " %9.0f ns per event", v))
+    }
 }
 if sink == 42 { print("") }  // keeps the work observable

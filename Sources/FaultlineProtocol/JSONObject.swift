@@ -47,7 +47,10 @@ public struct JSONObject: Sendable {
     /// Where `key` is in `members`, if set.
     @inline(__always) func position(of key: String) -> Int? {
         if let index { return index[key] }
-        for i in members.indices where members[i].key == key { return i }
+        // Lengths first: most keys compared are another member's, and a length is read without
+        // a call into the String comparison.
+        let length = key.utf8.count
+        for i in members.indices where members[i].key.utf8.count == length && members[i].key == key { return i }
         return nil
     }
 

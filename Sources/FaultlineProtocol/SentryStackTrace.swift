@@ -38,7 +38,9 @@ public enum SentryStackTrace {
     /// otherwise (`auto`, `all_but_first`, absent) the innermost frame — the last one — is the
     /// program counter and every other frame a return address.
     public static func frames(of stacktrace: JSONValue, images: DebugImageMap) -> [Frame] {
-        let raw = (stacktrace["frames"]?.arrayValue ?? []).filter { $0["data"]?["faultline_inlined"]?.boolValue != true }
+        let all = stacktrace["frames"]?.arrayValue ?? []
+        // Read in place (no filtered copy of the array): every ingested event comes here.
+        let clients = all.indices.filter { all[$0]["data"]?["faultline_inlined"]?.boolValue != true }
         // Decided once per stack, not once per frame.
         let everyFrame: Bool? =
             switch stacktrace["instruction_addr_adjustment"]?.stringValue {
@@ -46,19 +48,25 @@ public enum SentryStackTrace {
             case "none"?: false
             default: nil
             }
-        return raw.enumerated().map { i, f in
+        var out: [Frame] = []
+        out.reserveCapacity(clients.count)
+        for (i, position) in clients.enumerated() {
+            let f = all[position]
             let imageAddress = address(f["image_addr"])
             guard let addr = address(f["instruction_addr"]), addr != 0 else {
-                return Frame(index: i, address: nil, image: nil, imageAddress: imageAddress, json: f, architecture: images.architecture)
+                out.append(Frame(index: i, address: nil, image: nil, imageAddress: imageAddress, json: f, architecture: images.architecture))
+                continue
             }
-            var isReturn = everyFrame ?? (i != raw.count - 1)
+            var isReturn = everyFrame ?? (i != clients.count - 1)
             if f["data"]?["faultline_async"]?.boolValue == true { isReturn = false }
             let a = Address(addr)
             let image = images.image(for: addr, imageAddress: imageAddress)
-            return Frame(
-                index: i, address: isReturn ? .returnAddress(a) : .programCounter(a),
-                image: image, imageAddress: imageAddress, json: f, architecture: image?.architecture ?? images.architecture)
+            out.append(
+                Frame(
+                    index: i, address: isReturn ? .returnAddress(a) : .programCounter(a),
+                    image: image, imageAddress: imageAddress, json: f, architecture: image?.architecture ?? images.architecture))
         }
+        return out
     }
 
     /// The crashing stack: the last exception value's, else the crashed thread's, else the

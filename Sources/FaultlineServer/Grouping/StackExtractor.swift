@@ -81,9 +81,14 @@ public enum StackExtractor {
     static func defaultSignature(of event: JSONValue, grouping: GroupingConfig) -> StackSignature {
         let (type, raw) = frames(of: event, grouping: grouping)
         // Faultline's own frames never group an issue nor name its culprit.
-        let all = raw.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }
-        let inApp = all.filter(\.inApp)
-        let chosen = Array((inApp.isEmpty ? all : inApp).prefix(groupingDepth))
+        let kept = raw.lazy.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }
+        let anyInApp = kept.contains { $0.inApp }
+        // One copy of the frames kept (each copy retains every frame's strings).
+        var chosen: [StackFrame] = []
+        for frame in kept where !anyInApp || frame.inApp {
+            chosen.append(frame)
+            if chosen.count == groupingDepth { break }
+        }
         if chosen.isEmpty && type.isEmpty, let message = messageGroup(of: event) {
             return StackSignature(exceptionType: "", frames: [], headline: firstLine(message.text), messageGroup: message.group)
         }
