@@ -6,6 +6,13 @@ public struct BuildID: Hashable, Sendable, Comparable, CustomStringConvertible, 
 
     public init(bytes: [UInt8]) { self.bytes = bytes }
 
+    /// The bytes in one call (the synthesized hash fed them one at a time): grouping hashes every
+    /// frame's build-id of every event it groups. Equal bytes, equal hash, as `==` needs.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// Parses lowercase or uppercase hex; nil for odd lengths, non-hex or empty input.
     public init?(hex: String) {
         guard let bytes = HexBytes.decode(hex), !bytes.isEmpty else { return nil }
