@@ -181,6 +181,7 @@ enum ServeCommand {
                 "serve: warning: --max-connections-per-ip 0 without --trusted-proxy: behind a load balancer every client shares its address's limits; name the balancer with --trusted-proxy ADDR[/BITS] instead (docs/DEPLOY.md)"
             )
         }
+        HeapTrimThreshold.apply()
         let shutdown = ShutdownSignal.install()
         let server: Server
         do {

@@ -13,7 +13,11 @@ public enum StackExtractor {
         let (excType, stacktrace) = SentryStackTrace.crashing(in: event)
         guard let stacktrace else { return (excType, []) }
         let read = SentryStackTrace.frames(of: stacktrace, images: DebugImageMap(event: event))
-        return (excType, read.reversed().map { frame($0, grouping: grouping) })
+        // By index: each frame is read where it lies, not copied first (a copy retains its strings).
+        var out: [StackFrame] = []
+        out.reserveCapacity(read.count)
+        for i in read.indices.reversed() { out.append(frame(read[i], grouping: grouping)) }
+        return (excType, out)
     }
 
     /// The same frames, each with its JSON as the client sent it (what a page shows beyond what
@@ -81,12 +85,14 @@ public enum StackExtractor {
     static func defaultSignature(of event: JSONValue, grouping: GroupingConfig) -> StackSignature {
         let (type, raw) = frames(of: event, grouping: grouping)
         // Faultline's own frames never group an issue nor name its culprit.
-        let kept = raw.lazy.filter { !$0.isFaultline && ($0.buildID != nil || $0.offset != 0 || $0.clientFunction != nil) }
-        let anyInApp = kept.contains { $0.inApp }
-        // One copy of the frames kept (each copy retains every frame's strings).
+        func isKept(_ i: Int) -> Bool {
+            !raw[i].isFaultline && (raw[i].buildID != nil || raw[i].offset != 0 || raw[i].clientFunction != nil)
+        }
+        // By index, and one copy of the frames chosen (each copy retains every frame's strings).
+        let anyInApp = raw.indices.contains { isKept($0) && raw[$0].inApp }
         var chosen: [StackFrame] = []
-        for frame in kept where !anyInApp || frame.inApp {
-            chosen.append(frame)
+        for i in raw.indices where isKept(i) && (!anyInApp || raw[i].inApp) {
+            chosen.append(raw[i])
             if chosen.count == groupingDepth { break }
         }
         if chosen.isEmpty && type.isEmpty, let message = messageGroup(of: event) {
