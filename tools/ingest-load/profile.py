@@ -10,7 +10,7 @@ count in it), so they overlap and do not add up to the total.
   profile.py --server LABEL=BINARY [--server ...] [--seconds 10] [--concurrency 16] [--perf]
              [--keep-perf PREFIX] [--out FILE]
 """
-import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
+import argparse, statistics, json, os, re, shutil, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -152,6 +152,26 @@ def profile(label, binary, seconds, conc, use_perf, keep_perf=None):
             os.unlink(pool)
 
 
+def print_pairs(specs, runs, results):
+    """Per pair: CPU per event of each server and the second's over the first's; then medians."""
+    a, b = specs[0][0], specs[1][0]
+    pairs = [(runs[2 * i], runs[2 * i + 1]) for i in range(len(runs) // 2)]
+    cpu = {a: [], b: []}
+    acked = {a: [], b: []}
+    for x, y in pairs:
+        for r in (x, y):
+            cpu[r["server"]].append(r["cpu_us_per_event"])
+            acked[r["server"]].append(r["acked_per_s"])
+    ratios = [cpu[b][i] / cpu[a][i] for i in range(len(pairs)) if cpu[a][i]]
+    print("pairs (ABBA): CPU us/event %s %s, %s %s" % (a, cpu[a], b, cpu[b]))
+    print("pairs (ABBA): acked/s %s %s, %s %s" % (a, acked[a], b, acked[b]))
+    print("%s / %s CPU per event, per pair: %s; median %.3f (%d of %d pairs lower)"
+          % (b, a, " ".join("%.2f" % r for r in ratios), statistics.median(ratios), sum(r < 1 for r in ratios), len(ratios)))
+    print("medians: %s %d us/event, %s %d us/event" % (a, statistics.median(cpu[a]), b, statistics.median(cpu[b])))
+    results["pairs"] = {"first": a, "second": b, "cpu_us_per_event": cpu, "acked_per_s": acked, "ratios": ratios,
+                        "median_ratio": statistics.median(ratios)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", action="append", default=[], help="LABEL=BINARY (repeatable; measured in this order)")
@@ -160,13 +180,27 @@ def main():
     ap.add_argument("--perf", action="store_true")
     ap.add_argument("--out")
     ap.add_argument("--keep-perf", metavar="PREFIX", help="keep each server's perf data as PREFIX.LABEL.perf for perf report")
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="with two --server: N pairs in ABBA order, then the per-pair ratios and medians")
     args = ap.parse_args()
     load = open("/proc/loadavg").read().split()[:3]
     print("profile-ingest: %s UTC, load average %s" % (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), " ".join(load)), flush=True)
     results = {"load_average": load, "runs": []}
-    for spec in args.server:
-        label, binary = spec.split("=", 1)
-        results["runs"].append(profile(label, binary, args.seconds, args.concurrency, args.perf, args.keep_perf))
+    specs = [tuple(spec.split("=", 1)) for spec in args.server]
+    if args.pairs:
+        if len(specs) != 2:
+            ap.error("--pairs needs exactly two --server")
+        # ABBA: the VM moves between a faster and a slower mode within minutes, so each pair is
+        # measured back to back and the verdict is the median of the pairs' ratios.
+        order = []
+        for i in range(args.pairs):
+            order += [specs[0], specs[1]] if i % 2 == 0 else [specs[1], specs[0]]
+        runs = [profile(label, binary, args.seconds, args.concurrency, args.perf, args.keep_perf) for label, binary in order]
+        results["runs"] = runs
+        print_pairs(specs, runs, results)
+    else:
+        for label, binary in specs:
+            results["runs"].append(profile(label, binary, args.seconds, args.concurrency, args.perf, args.keep_perf))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
