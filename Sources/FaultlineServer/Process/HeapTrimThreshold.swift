@@ -1,9 +1,9 @@
 // How much freed memory glibc's malloc keeps at the top of a heap before handing it back to the
-// kernel. At its default (128 KiB) the SQLite writer's heap crossed the line at nearly every group
-// commit — a statement journal freed at the end of grouping's statement — so each commit gave
-// pages back with madvise (a TLB shootdown across the cores) and faulted them in again at the next
-// one (docs/SERVER.md, "Measured"). A server runs for weeks with a steady working set, so it keeps
-// up to `bytes` per heap; memory freed beyond that is still returned.
+// kernel. At its default (128 KiB) the SQLite writer's heap crossed the line hundreds of times a
+// second under load — memory SQLite frees as a grouping statement ends — and each time gave 20 KiB
+// back with madvise (a TLB shootdown across the cores), to fault it in again moments later
+// (docs/SERVER.md, "Measured"). A server runs for weeks with a steady working set, so it keeps up
+// to `bytes` per heap; memory freed beyond that is still returned.
 #if canImport(Glibc)
     import Glibc
 #endif
