@@ -47,10 +47,9 @@ public struct JSONObject: Sendable {
     /// Where `key` is in `members`, if set.
     @inline(__always) func position(of key: String) -> Int? {
         if let index { return index[key] }
-        // Lengths first: most keys compared are another member's, and a length is read without
-        // a call into the String comparison.
-        let length = key.utf8.count
-        for i in members.indices where members[i].key.utf8.count == length && members[i].key == key { return i }
+        // String equality, not bytes: canonically equivalent keys (`é` and `e` + U+0301) are one
+        // key here as in the index and a Dictionary, whatever their UTF-8 lengths.
+        for i in members.indices where members[i].key == key { return i }
         return nil
     }
 

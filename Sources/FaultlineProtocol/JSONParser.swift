@@ -226,12 +226,13 @@ public enum JSONParser {
                 let ones: UInt64 = 0x0101_0101_0101_0101
                 let highs: UInt64 = 0x8080_8080_8080_8080
                 while p + 8 <= n {
-                    let w = UnsafeRawPointer(base + p).loadUnaligned(as: UInt64.self)
+                    // Byte order fixed, so the lowest flag is the first byte on any machine.
+                    let w = UInt64(littleEndian: UnsafeRawPointer(base + p).loadUnaligned(as: UInt64.self))
                     let q = w ^ (ones &* 0x22)
                     let b = w ^ (ones &* 0x5C)
                     // A byte is flagged when it is zero after the XOR (a quote, a backslash) or
                     // below 0x20; borrows can only flag bytes above a flagged one, so the lowest
-                    // flag is exact (x86_64 and aarch64 are little-endian).
+                    // flag is exact.
                     let hit = ((q &- ones) & ~q | (b &- ones) & ~b | (w &- ones &* 0x20) & ~w) & highs
                     if hit != 0 { return p + hit.trailingZeroBitCount / 8 }
                     p += 8

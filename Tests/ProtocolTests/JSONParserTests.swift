@@ -82,6 +82,19 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    /// A repeated key is the same key under String equality, which is canonical equivalence:
+    /// `é` written precomposed and as `e` + U+0301 (different UTF-8 lengths) is one member that
+    /// takes the later value, in a small object as in one large enough to be indexed.
+    func testCanonicallyEquivalentKeysAreOneMember() throws {
+        let small = try JSONParser.parse(Data(#"{"\u00e9":1,"e\u0301":2}"#.utf8))
+        XCTAssertEqual(small.objectValue?.count, 1)
+        XCTAssertEqual(small["\u{e9}"], 2)
+        let filler = (0..<30).map { "\"k\($0)\":0," }.joined()
+        let large = try JSONParser.parse(Data(("{" + filler + #""\u00e9":1,"e\u0301":2}"#).utf8))
+        XCTAssertEqual(large.objectValue?.count, 31)
+        XCTAssertEqual(large["e\u{301}"], 2)
+    }
+
     func testSelectiveParseKeepsOnlyNamedMembers() throws {
         let v = try JSONParser.parseObject(Data(#"{"keep":{"a":1},"drop":[{"deep":[1,2,{"x":"y"}]}],"also":2}"#.utf8), keeping: ["keep", "also"])
         XCTAssertEqual(v, ["keep": ["a": 1], "also": 2])

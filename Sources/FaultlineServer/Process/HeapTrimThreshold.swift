@@ -3,7 +3,13 @@
 // second under load — memory SQLite frees as a grouping statement ends — and each time gave 20 KiB
 // back with madvise (a TLB shootdown across the cores), to fault it in again moments later
 // (docs/SERVER.md, "Measured"). A server runs for weeks with a steady working set, so it keeps up
-// to `bytes` per heap; memory freed beyond that is still returned.
+// to `trimBytes` per heap; memory freed beyond that is still returned.
+//
+// Setting a threshold turns off glibc's own adjustment of both thresholds (after freeing a large
+// mapped block it would raise the mmap threshold to its size and the trim threshold to twice that),
+// which would otherwise leave every block of 128 KiB and more — a large upload's body, a minidump —
+// to an mmap and munmap of its own (munmap: the same shootdown). So the mmap threshold is set too,
+// at half the trim threshold, glibc's own ratio.
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -11,12 +17,16 @@
 public enum HeapTrimThreshold {
     /// Kept at a heap's top before trimming: well above one commit's churn, small beside the
     /// server's resident set even with a heap per core's worth of threads.
-    public static let bytes: Int32 = 1 << 20
+    public static let trimBytes: Int32 = 1 << 20
+    /// Blocks of this size and more get a mapping of their own.
+    public static let mmapBytes: Int32 = trimBytes / 2
 
-    /// glibc's `M_TRIM_THRESHOLD` (<malloc.h>, which Swift's Glibc module does not import).
-    static let mallocTrimThresholdOption: Int32 = -1
+    /// glibc's `M_TRIM_THRESHOLD` and `M_MMAP_THRESHOLD` (<malloc.h>, which Swift's Glibc module
+    /// does not import).
+    static let trimThresholdOption: Int32 = -1
+    static let mmapThresholdOption: Int32 = -3
 
-    /// Sets the threshold for the whole process (`faultline serve` does, before it starts).
+    /// Sets both thresholds for the whole process (`faultline serve` does, before it starts).
     /// Returns false where the C library has no such setting (`mallopt` is glibc's: found at run
     /// time, as the Glibc module does not declare it).
     @discardableResult
@@ -24,7 +34,8 @@ public enum HeapTrimThreshold {
         #if canImport(Glibc)
             typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
             guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
-            return unsafeBitCast(symbol, to: Mallopt.self)(mallocTrimThresholdOption, bytes) == 1
+            let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+            return mallopt(trimThresholdOption, trimBytes) == 1 && mallopt(mmapThresholdOption, mmapBytes) == 1
         #else
             return false
         #endif
