@@ -44,19 +44,9 @@ public enum FaultlineOwnFrames {
     static let ownModulePrefix = "libfaultline-preload"
 
     /// `isOwn` over the bytes of an ASCII path (grouping asks it of every frame of every event);
-    /// nil for any other path. In ASCII a Character is one byte, so the answer is the same.
+    /// nil for any other path.
     private static func isOwnASCII(modulePath: String) -> Bool? {
-        var path = modulePath
-        return path.withUTF8 { b -> Bool? in
-            for c in b where c >= 0x80 { return nil }
-            let slash = UInt8(ascii: "/")
-            var end = b.count
-            while end > 1 && b[end - 1] == slash { end -= 1 }
-            var start = end
-            while start > 0 && b[start - 1] != slash { start -= 1 }
-            let prefix = ownModulePrefix.utf8
-            return end - start >= prefix.count && b[start..<start + prefix.count].elementsEqual(prefix)
-        }
+        PathName.withLastOfASCII(modulePath) { $0.starts(with: ownModulePrefix.utf8) }
     }
 
     /// True when the frame (Sentry event JSON) already carries the marker.

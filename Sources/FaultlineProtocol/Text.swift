@@ -62,16 +62,22 @@ package enum PathName {
     /// walking Characters backwards was a twentieth of an ingest's CPU); nil for any other path.
     /// In ASCII a Character is one byte (CR LF aside, which holds no slash), so the answer is the same.
     private static func lastOfASCII(_ path: String) -> String? {
+        withLastOfASCII(path) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `body` over the bytes of an ASCII path's last component (as `last` names it); nil for any
+    /// other path, whose Characters `last` reads instead.
+    package static func withLastOfASCII<T>(_ path: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
         var path = path
-        return path.withUTF8 { b -> String? in
+        return path.withUTF8 { b -> T? in
             for c in b where c >= 0x80 { return nil }
             let slash = UInt8(ascii: "/")
             var end = b.count
             while end > 1 && b[end - 1] == slash { end -= 1 }
-            if end == 1 && b[0] == slash { return "/" }
             var start = end
             while start > 0 && b[start - 1] != slash { start -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+            if start == end && end == 1 { start = 0 }  // the root alone is its own last component
+            return body(UnsafeBufferPointer(rebasing: b[start..<end]))
         }
     }
 

@@ -1,8 +1,8 @@
 // How much freed memory glibc's malloc keeps at the top of a heap before handing it back to the
-// kernel. At its default (128 KiB) the SQLite writer's heap crossed the line hundreds of times a
-// second under load — memory SQLite frees as a grouping statement ends — and each time gave 20 KiB
-// back with madvise (a TLB shootdown across the cores), to fault it in again moments later
-// (docs/SERVER.md, "Measured"). A server runs for weeks with a steady working set, so it keeps up
+// kernel. At its default (128 KiB) the SQLite writer's heap crossed the line again and again under
+// load — memory SQLite frees as a grouping statement ends — and each time gave pages back with
+// madvise (a TLB shootdown across the cores), to fault them in again moments later (docs/SERVER.md,
+// "Measured", has the figures). A server runs for weeks with a steady working set, so it keeps up
 // to `trimBytes` per heap; memory freed beyond that is still returned.
 //
 // Setting a threshold turns off glibc's own adjustment of both thresholds (after freeing a large
