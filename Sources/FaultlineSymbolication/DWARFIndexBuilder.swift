@@ -83,6 +83,8 @@ struct DWARFIndexBuilder {
     var unitsOverlap = false
     /// DW_AT_dwo_name of skeleton units whose split unit libdw could not find (not persisted).
     var missingSplitUnits: [String] = []
+    /// A walk through a `DebugInfoView` met a unit the view cannot serve (see `walkUnits`).
+    private(set) var viewRefused = false
     /// Names of abstract origins already resolved, by DIE offset in .debug_info (see `scopeName`).
     private var originNames: [UInt64: UInt32] = [:]
     /// Off while a split unit's DIEs are walked: offsets there count from the start of that .dwo's
@@ -121,9 +123,20 @@ struct DWARFIndexBuilder {
         var b = DWARFIndexBuilder()
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
         if !symbolsOnly {
-            b.t.hasDWARF = b.walkUnits(
-                debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
-                releasePages: units == nil)
+            // A partial build reads its units through a view that starts at the first of them
+            // (DebugInfoView.swift); a unit the view cannot serve sends the build back to the file.
+            var viewed = false
+            if let first = units?.first, let view = DebugInfoView(debugFile, base: first) {
+                b.t.hasDWARF = b.walkUnits(
+                    view.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: false, view: view)
+                viewed = !b.viewRefused
+                if !viewed { b = DWARFIndexBuilder() }
+            }
+            if !viewed {
+                b.t.hasDWARF = b.walkUnits(
+                    debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
+                    releasePages: units == nil)
+            }
         }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
@@ -146,13 +159,16 @@ struct DWARFIndexBuilder {
     ///   are not read again; a partial index reads a few units and would only fault them back in).
     /// - Parameter preparedLineSections: the line-table sections, read by the caller after its own
     ///   `dwarf_begin_elf` (the two-thread build: libelf must not load a section on two threads).
+    /// - Parameter view: `elf` is this view of the debug file (offsets in `only` are the file's;
+    ///   libdw's count from `view.base`). A unit it cannot serve stops the walk with `viewRefused`.
     mutating func walkUnits(
         _ elf: OpaquePointer, only: [UInt64]?, supplementary: SupplementaryDwarf?, releasePages: Bool,
-        preparedLineSections: LineSections?? = nil
+        preparedLineSections: LineSections?? = nil, view: DebugInfoView? = nil
     ) -> Bool {
         let releaser = releasePages ? UnitPageReleaser(elf) : nil
         // A partial build drops the pages of the unit headers libdw reads on the way to its units.
-        let headerPages = only != nil && releaser == nil ? UnitPageReleaser(elf) : nil
+        let headerPages = only != nil && releaser == nil ? (view.map { $0.headerPages } ?? UnitPageReleaser(elf)) : nil
+        let base = view?.base ?? 0
         var any = false
         var cuRanges: [(UInt64, UInt64, UInt32)] = []
         // Each session resumes at the offset where the last one stopped (dwarf_next_unit works on
@@ -169,7 +185,7 @@ struct DWARFIndexBuilder {
             supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil
             finished = true
             var processed = 0
-            var interned: Dwarf_Off = 0  // with `only`: unit headers this session has read up to here
+            var interned: Dwarf_Off = base  // with `only`: unit headers this session has read up to here
             while true {
                 var nextOffset: Dwarf_Off = 0
                 var headerSize = 0
@@ -178,11 +194,12 @@ struct DWARFIndexBuilder {
                 var addressSize: UInt8 = 0
                 var offsetSize: UInt8 = 0
                 // nil type signature/offset: non-nil would make libdw walk DWARF 4's .debug_types.
-                guard
+                guard offset >= base,
                     dwarf_next_unit(
-                        dwarf, offset, &nextOffset, &headerSize, &version, &abbrevOffset,
+                        dwarf, offset - base, &nextOffset, &headerSize, &version, &abbrevOffset,
                         &addressSize, &offsetSize, nil, nil) == 0
                 else { break }
+                nextOffset += base
                 if processed == DWARFIndexBuilder.unitsPerSession { finished = false; break }
                 let unitOffset = offset
                 guard nextOffset > unitOffset else { break }  // a corrupt length must not loop
@@ -192,10 +209,17 @@ struct DWARFIndexBuilder {
                 }
                 processed += 1
                 // A partial build (no releaser): the headers libdw would read before this unit, in steps.
-                if only != nil && releaser == nil { DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, releasing: headerPages) }
+                if only != nil && releaser == nil {
+                    DWARFIndexBuilder.readUnitHeaders(dwarf, from: &interned, upTo: unitOffset, base: base, releasing: headerPages)
+                }
                 interned = max(interned, nextOffset)
                 var cudie = Dwarf_Die()
-                guard dwarf_offdie(dwarf, unitOffset + Dwarf_Off(headerSize), &cudie) != nil else { continue }
+                guard dwarf_offdie(dwarf, unitOffset - base + Dwarf_Off(headerSize), &cudie) != nil else { continue }
+                if let view, !view.refersOnlyWithinItself(abbreviationsAt: abbrevOffset) {
+                    viewRefused = true
+                    dwarf_end(dwarf)
+                    return false
+                }
                 var unitType: UInt8 = 0
                 var splitDIE = Dwarf_Die()
                 guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, &splitDIE, nil, nil, nil) == 0 else { continue }
@@ -249,7 +273,9 @@ struct DWARFIndexBuilder {
                 t.cuRowStart.append(UInt32(rowStart))
                 t.cuRowEnd.append(UInt32(t.rowAddress.count))
                 var own = DWARFIndexBuilder.unitRanges(&cudie)
-                if own.isEmpty { own = sequenceRanges(from: rowStart) }
+                // A partial unit (dwz's shared DIEs) holds no code of its own: its DW_AT_stmt_list
+                // names the table of a unit that does, whose addresses it must not claim.
+                if own.isEmpty && unitType != UInt8(DW_UT_partial) { own = sequenceRanges(from: rowStart) }
                 for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
                 if isSkeleton {
                     // DW_AT_call_file indexes the split unit's own file table (.debug_line.dwo)
@@ -402,16 +428,19 @@ struct DWARFIndexBuilder {
     /// here first lets the pages read so far be dropped every `headerPagesSpan` bytes of
     /// .debug_info (read-only file pages), that range alone: dropping the whole file's pages
     /// every few units cost a system call and a walk of the whole mapping each time.
-    static func readUnitHeaders(_ dwarf: OpaquePointer, from offset: inout Dwarf_Off, upTo target: Dwarf_Off, releasing pages: UnitPageReleaser?) {
-        guard offset < target else { return }
+    /// `base`: libdw's offsets count from there (a `DebugInfoView`); `offset` and `target` are the file's.
+    static func readUnitHeaders(
+        _ dwarf: OpaquePointer, from offset: inout Dwarf_Off, upTo target: Dwarf_Off, base: Dwarf_Off = 0, releasing pages: UnitPageReleaser?
+    ) {
+        guard offset < target, offset >= base else { return }
         var kept = offset  // .debug_info from here on may still be resident
         while offset < target {
             var next: Dwarf_Off = 0
             var headerSize = 0
-            guard dwarf_next_unit(dwarf, offset, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0, next > offset else { break }
+            guard dwarf_next_unit(dwarf, offset - base, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0, next + base > offset else { break }
             var die = Dwarf_Die()
-            _ = dwarf_offdie(dwarf, offset + Dwarf_Off(headerSize), &die)  // interns the units up to this one
-            offset = next
+            _ = dwarf_offdie(dwarf, offset - base + Dwarf_Off(headerSize), &die)  // interns the units up to this one
+            offset = next + base
             if offset - kept >= DWARFIndexBuilder.headerPagesSpan { pages?.releaseInfo(from: kept, to: offset); kept = offset }
         }
         pages?.releaseInfo(from: kept, to: offset)
@@ -463,7 +492,7 @@ struct DWARFIndexBuilder {
         return out
     }
 
-    /// A unit without DW_AT_ranges/low_pc still covers its line-table sequences.
+    /// A compile unit without DW_AT_ranges/low_pc still covers its line-table sequences.
     private func sequenceRanges(from rowStart: Int) -> [(UInt64, UInt64)] {
         var out: [(UInt64, UInt64)] = []
         var seqStart: UInt64? = nil

@@ -109,7 +109,7 @@ struct LineFileTable {
 }
 
 /// Bounds-checked little-endian reads over [p, end); every read fails (nil) instead of running over.
-private struct ByteCursor {
+struct ByteCursor {
     var p: UnsafePointer<UInt8>
     let end: UnsafePointer<UInt8>
 

@@ -1,0 +1,123 @@
+// A partial build reads its units through a view of .debug_info that starts at the first of them
+// (DebugInfoView.swift). Each unit built that way must answer what the full index answers, and a
+// unit that refers outside itself by a section offset (dwz's partial units) must be refused and
+// built from the file instead, with the same answers.
+import Foundation
+import XCTest
+import CDw
+@testable import FaultlineSymbolication
+
+final class DebugInfoViewTests: XCTestCase {
+    /// Each unit's offset and its abbreviation table's offset, read through libdw from the file.
+    func units(_ debug: ELFHandle) throws -> [(offset: UInt64, abbreviations: UInt64)] {
+        let dwarf = try XCTUnwrap(DWARFSession.begin(debug.elf))
+        defer { dwarf_end(dwarf) }
+        var out: [(UInt64, UInt64)] = []
+        var offset: Dwarf_Off = 0
+        while true {
+            var next: Dwarf_Off = 0
+            var headerSize = 0
+            var abbrev: Dwarf_Off = 0
+            guard dwarf_next_unit(dwarf, offset, &next, &headerSize, nil, &abbrev, nil, nil, nil, nil) == 0, next > offset else { break }
+            out.append((offset, abbrev))
+            offset = next
+        }
+        return out
+    }
+
+    /// Every function byte each unit covers answers, from a partial build of that unit alone, what
+    /// the full index answers. Returns how many units the view accepted.
+    func assertEachUnitAgreesWithTheFullIndex(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let debug = try ELFHandle(path: path)
+        let table = try XCTUnwrap(UnitTable.scan(debug), path, file: file, line: line)
+        let full = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(DWARFIndexBuilder.build(debugFile: debug, symbolSources: [debug]), buildID: nil)))
+        let bytes = Fixtures.functionBytes(path)
+        var accepted = 0
+        for (offset, abbreviations) in try units(debug) {
+            if offset == 0 {
+                XCTAssertNil(DebugInfoView(debug, base: 0), "the first unit needs no view", file: file, line: line)
+            } else if let view = DebugInfoView(debug, base: offset), view.refersOnlyWithinItself(abbreviationsAt: abbreviations) {
+                accepted += 1
+            }
+            // dwz's partial unit holds no code: a unit without ranges is not looked up by address.
+            guard let u = table.offsets.firstIndex(of: offset), !table.unranged.contains(u) else { continue }
+            // The units a lookup in it parses (it and those without ranges, as `UnitTable.units(for:)`),
+            // and the unit alone: its view is then tried first, whatever it refers to.
+            let withUnranged = (table.unranged.map { table.offsets[$0] } + [offset]).sorted()
+            var checked = 0
+            for parsed in Set([[offset], withUnranged]) {
+                let partial = DWARFIndexBuilder.build(debugFile: debug, symbolSources: [debug], units: parsed, symbolsForUnitsOnly: true)
+                let module = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(partial, buildID: nil)))
+                for a in bytes {
+                    var covering = Set<Int>()
+                    table.units(covering: a, into: &covering)
+                    guard covering == [u] else { continue }
+                    checked += 1
+                    XCTAssertEqual(
+                        module.frames(at: a), full.frames(at: a), "\(path) units \(parsed) address 0x\(String(a, radix: 16))", file: file, line: line)
+                }
+            }
+            XCTAssertGreaterThan(checked, 0, "\(path): unit 0x\(String(offset, radix: 16)) covers no function byte", file: file, line: line)
+        }
+        return accepted
+    }
+
+    func testEveryUnitOfAMultiUnitLibraryIsBuiltThroughTheView() throws {
+        let lib = try LazyColdPathTests.multiUnitLibrary.get()
+        let count = try units(ELFHandle(path: lib)).count
+        XCTAssertEqual(count, 8)
+        XCTAssertEqual(try assertEachUnitAgreesWithTheFullIndex(lib), count - 1, "every unit after the first is served by the view")
+    }
+
+    /// dwz moves the DIEs several units share (a struct, an inline function's abstract instance)
+    /// into a partial unit, which each unit imports and whose function its inlined frames name, by
+    /// DW_FORM_ref_addr: those units are refused by the view and built from the file.
+    func testUnitsThatReferBySectionOffsetAreBuiltFromTheFile() throws {
+        let dir = Fixtures.temporaryDirectory("debug-info-view-dwz")
+        let header = "\(dir)/shared.h"
+        try """
+        struct fl_shared_record { int id; long total; const char *name; double weights[4]; struct fl_shared_record *next; };
+        typedef int (*fl_shared_callback)(struct fl_shared_record *, int);
+        static inline __attribute__((always_inline)) int fl_shared_weight(struct fl_shared_record *r, int k) {
+            return (int)(r->weights[k & 3] * 2) + r->id;
+        }
+        """.write(toFile: header, atomically: true, encoding: .utf8)
+        var sources: [String] = []
+        for u in 0..<4 {
+            let path = "\(dir)/part\(u).c"
+            try """
+            #include "shared.h"
+            __attribute__((noinline)) int part\(u)_sum(struct fl_shared_record *r, fl_shared_callback f) {
+                int s = 0;
+                for (; r; r = r->next) s += f(r, \(u)) + fl_shared_weight(r, \(u)) + (int)r->total;
+                return s;
+            }
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+            sources.append(path)
+        }
+        let lib = "\(dir)/libparts.so"
+        let cc = Fixtures.run("/usr/bin/cc", ["-shared", "-fPIC", "-g", "-O2", "-o", lib] + sources)
+        XCTAssertEqual(cc.status, 0, cc.stderr)
+        let dwz = Fixtures.run("/usr/bin/dwz", [lib])
+        XCTAssertEqual(dwz.status, 0, dwz.stderr)
+        let abbrev = Fixtures.run("/usr/bin/readelf", ["--debug-dump=abbrev", lib])
+        XCTAssertTrue(abbrev.stdout.contains("DW_FORM_ref_addr"), "dwz made no cross-unit reference; the test needs one")
+        let accepted = try assertEachUnitAgreesWithTheFullIndex(lib)
+        XCTAssertEqual(accepted, 0, "every unit imports the partial unit: each must be refused")
+        // And what the index answers is llvm-symbolizer's, inlined frames included: the partial
+        // unit names the first unit's line table, and claimed that unit's addresses from it.
+        let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer)
+        let bytes = Fixtures.functionBytes(lib)
+        let text = bytes.map { "0x" + String($0, radix: 16) }.joined(separator: "\n")
+        let s = Symbolicator(locator: DebugFileLocator(searchSystem: false), indexCacheDirectory: nil, persistIndexes: false)
+        var sym = try LLVMStyleSymbolizer(objectFile: lib, symbolicator: s)
+        sym.demangle = false
+        var out: [UInt8] = []
+        let input = Array(text.utf8)
+        _ = input.withUnsafeBytes { sym.run(input: $0, output: &out) }
+        let expected = Fixtures.run(llvm, ["--obj=\(lib)", "--inlines", "--no-demangle"], stdin: Data((text + "\n").utf8))
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), expected.stdout)
+        XCTAssertTrue(expected.stdout.contains("fl_shared_weight"), "the fixture has inlined frames")
+    }
+}
