@@ -183,6 +183,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=0,
                     help="with two --server: N pairs in ABBA order, then the per-pair ratios and medians")
     args = ap.parse_args()
+    bench.PER_ADDRESS_CONNECTIONS = max(16, args.concurrency + 4)  # all of wrk's connections share one address
     load = open("/proc/loadavg").read().split()[:3]
     print("profile-ingest: %s UTC, load average %s" % (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), " ".join(load)), flush=True)
     results = {"load_average": load, "runs": []}
