@@ -121,22 +121,27 @@ struct DWARFIndexBuilder {
             return t
         }
         var b = DWARFIndexBuilder()
+        // A partial build reads its units through a view that starts at the first of them
+        // (DebugInfoView.swift); a unit the view cannot serve sends the build back to the file.
+        // The view stays mapped until the build returns: the string pool keeps addresses of the
+        // .debug_str it read names from, and a mapping made later could reuse them.
+        var view: DebugInfoView? = nil
         // symbolsOnly: DWARF that cannot be read whole (dwz without its supplementary file).
         if !symbolsOnly {
-            // A partial build reads its units through a view that starts at the first of them
-            // (DebugInfoView.swift); a unit the view cannot serve sends the build back to the file.
-            var viewed = false
-            if let first = units?.first, let view = DebugInfoView(debugFile, base: first) {
-                b.t.hasDWARF = b.walkUnits(
-                    view.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary), releasePages: false, view: view)
-                viewed = !b.viewRefused
-                if !viewed { b = DWARFIndexBuilder() }
+            let alt = SupplementaryDwarf.opening(supplementary)
+            var viewUse = IndexTables.ViewUse.notTried
+            if let units, let first = units.min() {
+                view = DebugInfoView(debugFile, base: first)
             }
-            if !viewed {
-                b.t.hasDWARF = b.walkUnits(
-                    debugFile.elf, only: units, supplementary: SupplementaryDwarf.opening(supplementary),
-                    releasePages: units == nil)
+            if let view {
+                b.t.hasDWARF = b.walkUnits(view.elf, only: units?.sorted(), supplementary: alt, releasePages: false, view: view)
+                viewUse = b.viewRefused ? .refused : .used
+                if b.viewRefused { b = DWARFIndexBuilder() }
             }
+            if viewUse != .used {
+                b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: alt, releasePages: units == nil)
+            }
+            b.t.debugInfoView = viewUse
         }
         b.flattenScopes()
         b.readSymbols(symbolSources, deduplicate: units == nil, windows: symbolsForUnitsOnly && units != nil ? b.unitWindows() : nil)
@@ -179,7 +184,10 @@ struct DWARFIndexBuilder {
         var finished = only?.isEmpty ?? false
         var lineSections: LineSections?? = preparedLineSections  // read once, after libdw has inflated compressed sections
         while !finished {
-            guard let dwarf = DWARFSession.begin(elf) else { break }
+            guard let dwarf = DWARFSession.begin(elf) else {
+                if view != nil { viewRefused = true }  // the file itself may still be readable
+                break
+            }
             if lineSections == nil { lineSections = readsLineTables ? LineSections(elf) : nil }
             if let supplementary { dwarf_setalt(dwarf, supplementary.dwarf) }
             supDwarf = supplementary?.isDebugSup == true ? supplementary?.dwarf : nil
@@ -193,14 +201,22 @@ struct DWARFIndexBuilder {
                 var abbrevOffset: Dwarf_Off = 0
                 var addressSize: UInt8 = 0
                 var offsetSize: UInt8 = 0
+                if offset == .max { break }  // past the last listed unit
+                // A view starts at the smallest listed unit: a unit before it is a caller's error,
+                // answered by the file.
+                if offset < base { viewRefused = true; break }
                 // nil type signature/offset: non-nil would make libdw walk DWARF 4's .debug_types.
-                guard offset >= base,
+                guard
                     dwarf_next_unit(
                         dwarf, offset - base, &nextOffset, &headerSize, &version, &abbrevOffset,
                         &addressSize, &offsetSize, nil, nil) == 0
                 else { break }
                 nextOffset += base
                 if processed == DWARFIndexBuilder.unitsPerSession { finished = false; break }
+                if let view, !view.refersOnlyWithinItself(abbreviationsAt: abbrevOffset) {
+                    viewRefused = true
+                    break
+                }
                 let unitOffset = offset
                 guard nextOffset > unitOffset else { break }  // a corrupt length must not loop
                 offset = nextOffset
@@ -215,11 +231,6 @@ struct DWARFIndexBuilder {
                 interned = max(interned, nextOffset)
                 var cudie = Dwarf_Die()
                 guard dwarf_offdie(dwarf, unitOffset - base + Dwarf_Off(headerSize), &cudie) != nil else { continue }
-                if let view, !view.refersOnlyWithinItself(abbreviationsAt: abbrevOffset) {
-                    viewRefused = true
-                    dwarf_end(dwarf)
-                    return false
-                }
                 var unitType: UInt8 = 0
                 var splitDIE = Dwarf_Die()
                 guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, &splitDIE, nil, nil, nil) == 0 else { continue }

@@ -49,7 +49,10 @@ final class DebugInfoView {
         self.base = base
     }
 
-    deinit { elf_end(elf) }
+    deinit {
+        headerPages?.flush()  // its ranges lie in this mapping
+        elf_end(elf)
+    }
 
     /// The section's data when it is stored as is (not compressed, not NOBITS).
     private static func plainSection(_ wanted: String, of elf: OpaquePointer) -> UnsafeMutablePointer<Elf_Data>? {
@@ -72,9 +75,16 @@ final class DebugInfoView {
 
     /// Whether no abbreviation of the table at `offset` in .debug_abbrev uses a form that refers
     /// outside its unit by a .debug_info offset (or to a type unit, or whose form is given per DIE).
-    /// Read here from the section's bytes, bounds-checked: a malformed table is refused.
     func refersOnlyWithinItself(abbreviationsAt offset: UInt64) -> Bool {
-        guard let abbreviations, let start = abbreviations.baseAddress, offset < UInt64(abbreviations.count) else { return false }
+        guard let abbreviations else { return false }
+        return DebugInfoView.refersOnlyWithinItself(abbreviations, at: offset)
+    }
+
+    /// The same over a .debug_abbrev's bytes, read here bounds-checked: a table libdw might read
+    /// differently (a truncated number, a pair with one half zero, which libdw takes as the end of
+    /// the entry in one place and not in another) is refused rather than guessed at.
+    static func refersOnlyWithinItself(_ abbreviations: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+        guard let start = abbreviations.baseAddress, offset < UInt64(abbreviations.count) else { return false }
         let bytes = start.assumingMemoryBound(to: UInt8.self)
         var reader = ByteCursor(p: bytes + Int(offset), end: bytes + abbreviations.count)
         while true {
@@ -82,12 +92,16 @@ final class DebugInfoView {
             if code == 0 { return true }  // the table's end
             guard reader.uleb() != nil, reader.u8() != nil else { return false }  // tag, children
             while true {
-                guard let name = reader.uleb(), let form = reader.uleb() else { return false }
+                // libdw reads both into an unsigned int: the low 32 bits are the form it acts on.
+                guard let name = reader.uleb().map({ UInt32(truncatingIfNeeded: $0) }),
+                    let form = reader.uleb().map({ UInt32(truncatingIfNeeded: $0) })
+                else { return false }
                 if name == 0 && form == 0 { break }
-                switch Int(form) {
-                case DW_FORM_ref_addr, DW_FORM_ref_sig8, DW_FORM_indirect: return false
+                if name == 0 || form == 0 { return false }
+                switch form {
+                case UInt32(DW_FORM_ref_addr), UInt32(DW_FORM_ref_sig8), UInt32(DW_FORM_indirect): return false
                 // Its value, a SLEB128: the same bytes end it (one beyond 64 bits refuses the view).
-                case DW_FORM_implicit_const: guard reader.uleb() != nil else { return false }
+                case UInt32(DW_FORM_implicit_const): guard reader.uleb() != nil else { return false }
                 default: continue
                 }
             }

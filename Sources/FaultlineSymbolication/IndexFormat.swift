@@ -56,6 +56,9 @@ struct IndexTables {
     /// Split-DWARF units whose .dwo was not found (their DW_AT_dwo_name). Not stored: an index
     /// that lacks units is never persisted.
     var missingSplitUnits: [String] = []
+    /// How a partial build read its units (`DebugInfoView`). Not stored: tests ask it.
+    enum ViewUse { case notTried, used, refused }
+    var debugInfoView = ViewUse.notTried
     /// The ELF's first load address, so a warm start needs no ELF file at all.
     var firstLoadAddress: UInt64 = 0
 

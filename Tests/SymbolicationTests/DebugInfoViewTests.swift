@@ -26,27 +26,25 @@ final class DebugInfoViewTests: XCTestCase {
     }
 
     /// Every function byte each unit covers answers, from a partial build of that unit alone, what
-    /// the full index answers. Returns how many units the view accepted.
-    func assertEachUnitAgreesWithTheFullIndex(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+    /// the full index answers. Returns how each unit's build alone used the view (first unit first).
+    func assertEachUnitAgreesWithTheFullIndex(
+        _ path: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> [IndexTables.ViewUse] {
         let debug = try ELFHandle(path: path)
         let table = try XCTUnwrap(UnitTable.scan(debug), path, file: file, line: line)
         let full = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(DWARFIndexBuilder.build(debugFile: debug, symbolSources: [debug]), buildID: nil)))
         let bytes = Fixtures.functionBytes(path)
-        var accepted = 0
-        for (offset, abbreviations) in try units(debug) {
-            if offset == 0 {
-                XCTAssertNil(DebugInfoView(debug, base: 0), "the first unit needs no view", file: file, line: line)
-            } else if let view = DebugInfoView(debug, base: offset), view.refersOnlyWithinItself(abbreviationsAt: abbreviations) {
-                accepted += 1
-            }
+        var uses: [IndexTables.ViewUse] = []
+        for (offset, _) in try units(debug) {
             // dwz's partial unit holds no code: a unit without ranges is not looked up by address.
             guard let u = table.offsets.firstIndex(of: offset), !table.unranged.contains(u) else { continue }
-            // The units a lookup in it parses (it and those without ranges, as `UnitTable.units(for:)`),
-            // and the unit alone: its view is then tried first, whatever it refers to.
+            // The unit alone (its view is then tried first, whatever it refers to), and the units a
+            // lookup in it parses: it and those without ranges, as `UnitTable.units(for:)`.
             let withUnranged = (table.unranged.map { table.offsets[$0] } + [offset]).sorted()
             var checked = 0
-            for parsed in Set([[offset], withUnranged]) {
+            for parsed in withUnranged == [offset] ? [[offset]] : [[offset], withUnranged] {
                 let partial = DWARFIndexBuilder.build(debugFile: debug, symbolSources: [debug], units: parsed, symbolsForUnitsOnly: true)
+                if parsed == [offset] { uses.append(partial.debugInfoView) }
                 let module = LoadedModule(index: try XCTUnwrap(DWARFIndex.inMemory(partial, buildID: nil)))
                 for a in bytes {
                     var covering = Set<Int>()
@@ -59,14 +57,21 @@ final class DebugInfoViewTests: XCTestCase {
             }
             XCTAssertGreaterThan(checked, 0, "\(path): unit 0x\(String(offset, radix: 16)) covers no function byte", file: file, line: line)
         }
-        return accepted
+        return uses
     }
 
     func testEveryUnitOfAMultiUnitLibraryIsBuiltThroughTheView() throws {
         let lib = try LazyColdPathTests.multiUnitLibrary.get()
-        let count = try units(ELFHandle(path: lib)).count
-        XCTAssertEqual(count, 8)
-        XCTAssertEqual(try assertEachUnitAgreesWithTheFullIndex(lib), count - 1, "every unit after the first is served by the view")
+        let debug = try ELFHandle(path: lib)
+        let all = try units(debug)
+        XCTAssertEqual(all.count, 8)
+        XCTAssertNil(DebugInfoView(debug, base: 0), "the first unit needs no view")
+        for (offset, abbreviations) in all.dropFirst() {
+            let view = try XCTUnwrap(DebugInfoView(debug, base: offset))
+            XCTAssertTrue(view.refersOnlyWithinItself(abbreviationsAt: abbreviations), "unit 0x\(String(offset, radix: 16))")
+        }
+        let uses = try assertEachUnitAgreesWithTheFullIndex(lib)
+        XCTAssertEqual(uses, [.notTried] + Array(repeating: .used, count: 7), "every unit after the first is read through the view")
     }
 
     /// dwz moves the DIEs several units share (a struct, an inline function's abstract instance)
@@ -103,8 +108,13 @@ final class DebugInfoViewTests: XCTestCase {
         XCTAssertEqual(dwz.status, 0, dwz.stderr)
         let abbrev = Fixtures.run("/usr/bin/readelf", ["--debug-dump=abbrev", lib])
         XCTAssertTrue(abbrev.stdout.contains("DW_FORM_ref_addr"), "dwz made no cross-unit reference; the test needs one")
-        let accepted = try assertEachUnitAgreesWithTheFullIndex(lib)
-        XCTAssertEqual(accepted, 0, "every unit imports the partial unit: each must be refused")
+        let debug = try ELFHandle(path: lib)
+        for (offset, abbreviations) in try units(debug).dropFirst() {
+            let view = try XCTUnwrap(DebugInfoView(debug, base: offset))
+            XCTAssertFalse(view.refersOnlyWithinItself(abbreviationsAt: abbreviations), "unit 0x\(String(offset, radix: 16))")
+        }
+        let uses = try assertEachUnitAgreesWithTheFullIndex(lib)
+        XCTAssertEqual(uses, Array(repeating: .refused, count: 4), "every unit imports the partial unit: each view is refused")
         // And what the index answers is llvm-symbolizer's, inlined frames included: the partial
         // unit names the first unit's line table, and claimed that unit's addresses from it.
         let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer)
@@ -119,5 +129,32 @@ final class DebugInfoViewTests: XCTestCase {
         let expected = Fixtures.run(llvm, ["--obj=\(lib)", "--inlines", "--no-demangle"], stdin: Data((text + "\n").utf8))
         XCTAssertEqual(String(decoding: out, as: UTF8.self), expected.stdout)
         XCTAssertTrue(expected.stdout.contains("fl_shared_weight"), "the fixture has inlined frames")
+    }
+
+    /// The abbreviation reader on tables written by hand: what libdw could read as a reference by
+    /// section offset, or could read differently, is refused; nothing in a hostile table traps.
+    func testAbbreviationTablesAreReadAsLibdwReadsThemOrRefused() {
+        func accepts(_ bytes: [UInt8], at offset: UInt64 = 0) -> Bool {
+            bytes.withUnsafeBytes { DebugInfoView.refersOnlyWithinItself($0, at: offset) }
+        }
+        let compileUnit: [UInt8] = [0x01, 0x11, 0x01, 0x03, 0x0e, 0x25, 0x0e]  // code 1, DW_TAG_compile_unit, children; name strp, producer strp
+        XCTAssertTrue(accepts([0x00]), "an empty table")
+        XCTAssertTrue(accepts(compileUnit + [0x00, 0x00, 0x00]))
+        XCTAssertTrue(accepts([0xff] + compileUnit + [0x00, 0x00, 0x00], at: 1), "a table at an offset")
+        XCTAssertFalse(accepts(compileUnit + [0x49, 0x10, 0x00, 0x00, 0x00]), "DW_AT_type by DW_FORM_ref_addr")
+        XCTAssertFalse(accepts(compileUnit + [0x49, 0x20, 0x00, 0x00, 0x00]), "DW_FORM_ref_sig8")
+        XCTAssertFalse(accepts(compileUnit + [0x49, 0x16, 0x00, 0x00, 0x00]), "DW_FORM_indirect")
+        // 2^32 + 0x10: libdw keeps the low 32 bits, DW_FORM_ref_addr.
+        XCTAssertFalse(accepts(compileUnit + [0x49, 0x90, 0x80, 0x80, 0x80, 0x10, 0x00, 0x00, 0x00]))
+        // 2^63: no trap; its low 32 bits are zero, a pair libdw may take as the entry's end.
+        XCTAssertFalse(accepts(compileUnit + [0x49, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00, 0x00, 0x00]))
+        // A number longer than 64 bits, a table cut short, an offset past the section.
+        XCTAssertFalse(accepts(compileUnit + [0x49, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x00, 0x00, 0x00]))
+        XCTAssertFalse(accepts(compileUnit + [0x49]))
+        XCTAssertFalse(accepts(compileUnit))
+        XCTAssertFalse(accepts([0x00], at: 1))
+        // DW_FORM_implicit_const carries its value in the table (a SLEB128, here -2): skipped.
+        XCTAssertTrue(accepts(compileUnit + [0x3a, 0x21, 0x7e, 0x00, 0x00, 0x00]))
+        XCTAssertFalse(accepts(compileUnit + [0x3a, 0x21, 0x7e, 0x49, 0x10, 0x00, 0x00, 0x00]), "a reference after it is still seen")
     }
 }
