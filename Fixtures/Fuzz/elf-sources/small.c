@@ -1,4 +1,4 @@
-/* Seed for the ELF fuzz target: tools/fuzz compiles it (-g, stripped, object, -gz=zlib, and an
+/* Seed for the ELF fuzz target: tools/fuzz compiles it (-g, stripped, object, -gz=zlib, with second_unit.c, and an
    objcopy --only-keep-debug companion) into .build/fuzz/seeds/elf/. */
 #include <stdio.h>
 static inline int leaf(int x) { return x * 3 + 1; }
