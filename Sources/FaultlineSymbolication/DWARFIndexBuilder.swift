@@ -211,7 +211,11 @@ struct DWARFIndexBuilder {
                         dwarf, offset - base, &nextOffset, &headerSize, &version, &abbrevOffset,
                         &addressSize, &offsetSize, nil, nil) == 0
                 else { break }
-                nextOffset += base
+                // libdw adds the unit's length as the file gives it: near the top of the address
+                // space the sum wraps, and the file's offset would overflow.
+                let (fileNext, overflow) = nextOffset.addingReportingOverflow(base)
+                guard !overflow else { break }
+                nextOffset = fileNext
                 if processed == DWARFIndexBuilder.unitsPerSession { finished = false; break }
                 if let view, !view.refersOnlyWithinItself(abbreviationsAt: abbrevOffset) {
                     viewRefused = true
@@ -448,10 +452,13 @@ struct DWARFIndexBuilder {
         while offset < target {
             var next: Dwarf_Off = 0
             var headerSize = 0
-            guard dwarf_next_unit(dwarf, offset - base, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0, next + base > offset else { break }
+            guard dwarf_next_unit(dwarf, offset - base, &next, &headerSize, nil, nil, nil, nil, nil, nil) == 0 else { break }
+            let (fileNext, overflow) = next.addingReportingOverflow(base)  // a length from the file
+            guard !overflow, fileNext > offset else { break }
+            next = fileNext
             var die = Dwarf_Die()
             _ = dwarf_offdie(dwarf, offset - base + Dwarf_Off(headerSize), &die)  // interns the units up to this one
-            offset = next + base
+            offset = next
             if offset - kept >= DWARFIndexBuilder.headerPagesSpan { pages?.releaseInfo(from: kept, to: offset); kept = offset }
         }
         pages?.releaseInfo(from: kept, to: offset)

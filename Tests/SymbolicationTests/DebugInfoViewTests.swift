@@ -157,4 +157,27 @@ final class DebugInfoViewTests: XCTestCase {
         XCTAssertTrue(accepts(compileUnit + [0x3a, 0x21, 0x7e, 0x00, 0x00, 0x00]))
         XCTAssertFalse(accepts(compileUnit + [0x3a, 0x21, 0x7e, 0x49, 0x10, 0x00, 0x00, 0x00]), "a reference after it is still seen")
     }
+
+    /// A unit whose length points past the end of the address space (64-bit DWARF, an uploaded
+    /// file): the walk through the view stops there instead of overflowing its offsets.
+    func testAUnitLengthNearTheTopOfTheAddressSpaceStopsTheWalk() throws {
+        let lib = try LazyColdPathTests.multiUnitLibrary.get()
+        let last = try XCTUnwrap(try units(ELFHandle(path: lib)).last)
+        let info = try XCTUnwrap(try ELFHandle(path: lib).sections().first { $0.name == ".debug_info" })
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: lib)))
+        // A DWARF 5 header in its 64-bit form: 0xffffffff, an 8-byte length, version, unit type,
+        // address size, an 8-byte abbreviation offset (the unit's own).
+        var header: [UInt8] = [0xff, 0xff, 0xff, 0xff]
+        withUnsafeBytes(of: UInt64(0xffff_ffff_ffff_ff00).littleEndian) { header += $0 }
+        header += [0x05, 0x00, 0x01, 0x08]
+        withUnsafeBytes(of: last.abbreviations.littleEndian) { header += $0 }
+        let at = Int(info.header.sh_offset + last.offset)
+        bytes.replaceSubrange(at..<(at + header.count), with: header)
+        let hostile = Fixtures.temporaryDirectory("debug-info-view-length") + "/libunits.so"
+        try Data(bytes).write(to: URL(fileURLWithPath: hostile))
+        let debug = try ELFHandle(path: hostile)
+        let partial = DWARFIndexBuilder.build(debugFile: debug, symbolSources: [debug], units: [last.offset], symbolsForUnitsOnly: true)
+        XCTAssertNotEqual(partial.debugInfoView, .notTried, "the view is tried for a unit after the first")
+        XCTAssertTrue(partial.cuLow.isEmpty, "a unit that cannot be read gives no address range")
+    }
 }
