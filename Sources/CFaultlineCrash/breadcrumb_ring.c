@@ -1,5 +1,6 @@
-// Breadcrumb ring and context (normal context). The SDK serialises each breadcrumb to JSON once,
-// straight into its ring slot, so the crash handler only has to copy bytes. Writers take a mutex among themselves; the
+// Breadcrumb ring and context (normal context). A slot holds one breadcrumb: JSON
+// (faultline_crash_add_breadcrumb) or the SDK's binary record, written straight into the slot
+// (reserve/commit), so the crash handler only has to copy bytes. Writers take a mutex among themselves; the
 // handler never takes it and uses each slot's sequence number (a seqlock) instead.
 #include "crash_internal.h"
 #include "faultline_crash.h"
@@ -24,6 +25,7 @@ static void fl_ring_lock(void) {
 
 int faultline_crash_add_breadcrumb(const char *json, size_t length) {
     if (length == 0 || length > sizeof fl_state.breadcrumbs[0].bytes) return -1;
+    if ((unsigned char)json[0] == FL_BREADCRUMB_RECORD_MAGIC) return -1;  // not JSON; would pass for a record
     fl_ring_lock();
     uint64_t index = atomic_load(&fl_state.breadcrumb_next);
     fl_breadcrumb_slot *slot = &fl_state.breadcrumbs[index % FAULTLINE_BREADCRUMB_SLOTS];

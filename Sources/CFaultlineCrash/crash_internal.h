@@ -66,6 +66,10 @@ typedef struct {
     size_t build_id_length;
 } fl_module;
 
+/// The first byte of a slot holding the SDK's binary breadcrumb record (FaultlineProtocol's
+/// BreadcrumbRecord.magic) rather than JSON: never the first byte of UTF-8 text.
+#define FL_BREADCRUMB_RECORD_MAGIC 0xFBu
+
 typedef struct {
     _Atomic uint32_t sequence;  // odd while a writer is inside the slot (seqlock)
     uint32_t length;

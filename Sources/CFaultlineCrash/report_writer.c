@@ -270,7 +270,15 @@ static void fl_put_breadcrumbs(fl_writer *w) {
         atomic_thread_fence(memory_order_acquire);  // the copy is done before the re-check (seqlock)
         if (atomic_load(&slot->sequence) != before) continue;
         if (!first) fl_put_bytes(w, ",", 1);
-        fl_put_bytes(w, copy, length);
+        if ((unsigned char)copy[0] == FL_BREADCRUMB_RECORD_MAGIC) {
+            // The SDK's binary record: as hex, rendered to JSON at the next launch
+            // (FaultlineProtocol's BreadcrumbRecord, which also names the key).
+            fl_put(w, "{\"faultline_record\":\"");
+            fl_put_hex_bytes(w, (const uint8_t *)copy, length);
+            fl_put(w, "\"}");
+        } else {
+            fl_put_bytes(w, copy, length);
+        }
         first = 0;
     }
     fl_put(w, "]");

@@ -191,7 +191,9 @@ public struct CrashReport: Sendable, Equatable {
                 path: path, base: base, size: UInt64(clamping: m["size"]?.int64Value ?? 0),
                 buildID: m["build_id"]?.stringValue.flatMap(BuildID.init(hex:)))
         }
-        breadcrumbs = j["breadcrumbs"]?.arrayValue ?? []
+        // The SDK's binary records come as hex (the crash handler does not render JSON); a damaged
+        // one loses that breadcrumb only.
+        breadcrumbs = (j["breadcrumbs"]?.arrayValue ?? []).compactMap(BreadcrumbRecord.fromReport)
         context = j["context"] ?? .object([:])
         if let t = j["trace"], let tid = t["trace_id"]?.stringValue, let sid = t["span_id"]?.stringValue,
             tid.utf8.count == 32, sid.utf8.count == 16

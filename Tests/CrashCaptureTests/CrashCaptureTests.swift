@@ -623,6 +623,33 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.breadcrumbs.last?["data"]?["index"]?.int64Value, 99)
     }
 
+    func testBreadcrumbRecordsReachTheReportAsTheSDKsJSON() throws {
+        // The log path writes binary records into the ring; the handler writes them as hex and
+        // the report reader renders them: every type, escapes, a duplicate key, a shortened line.
+        let o = try crash("segv", ["--escaped-logs"])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let path = try XCTUnwrap(TestSupport.files(in: crashDir, suffix: ".crash.json").first)
+        let raw = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(raw.contains("{\"\(BreadcrumbRecord.reportKey)\":\"fb01"), "records as hex in the report")
+        let crumbs = try onlyReport().breadcrumbs
+        let line = try XCTUnwrap(crumbs.first { $0["level"]?.stringValue == "warning" })
+        XCTAssertEqual(line["message"]?.stringValue, "quote\" back\\ nl\n ctl\u{01} ü 😀")
+        XCTAssertEqual(line["category"]?.stringValue, "log")
+        let data = try XCTUnwrap(line["data"])
+        XCTAssertEqual(data["s"]?.stringValue, "last")
+        XCTAssertEqual(data["i"]?.int64Value, Int64.min)
+        XCTAssertEqual(data["d"]?.doubleValue, 0.1)
+        XCTAssertEqual(data["w"]?.doubleValue, 2.0)
+        XCTAssertEqual(data["b"]?.boolValue, false)
+        XCTAssertEqual(data["code.filepath"]?.stringValue, "faultline_crasher/main.swift")
+        XCTAssertNotNil(data["code.lineno"]?.int64Value)
+        let t = try XCTUnwrap(line["timestamp"]?.doubleValue)
+        XCTAssertLessThan(abs(t - Date().timeIntervalSince1970), 600)
+        let long = try XCTUnwrap(crumbs.last)
+        XCTAssertTrue(long["message"]?.stringValue?.hasSuffix("…") ?? false)
+        XCTAssertNil(long["data"]?["k"])
+    }
+
     // MARK: Next launch
 
     func reportIDs() throws -> [String] {

@@ -77,38 +77,46 @@ final class LoggerTests: XCTestCase {
         XCTAssertNil(long["data"]?["k"])
     }
 
-    func testSlotWriterDoublesAreTheTextJSONWriterWrites() {
-        // In place when the slot has room, through a temporary otherwise, and an overflow noted
-        // (not a partial number) when the text does not fit at all.
-        var values: [Double] = [0.1, -0.1, 0.1 + 0.2, 1e-5, 1e15, 5e-324, -.pi, 1e300, .infinity, .nan, -0.0, 42]
-        for i in 0..<2_000 { values.append(Double(i) * 0.1) }
-        for v in values {
-            var expected = JSONWriter()
-            expected.double(v)
-            for room in [64, expected.bytes.count, expected.bytes.count - 1] {
-                var slot = [UInt8](repeating: 0, count: room)
-                let (got, overflowed) = slot.withUnsafeMutableBytes { buffer -> ([UInt8], Bool) in
-                    var w = SlotWriter(buffer)
-                    w.double(v)
-                    return (Array(buffer[..<w.count]), w.overflowed)
-                }
-                if room < expected.bytes.count {
-                    XCTAssertTrue(overflowed, "bits \(v.bitPattern)")
-                } else {
-                    XCTAssertFalse(overflowed)
-                    XCTAssertEqual(String(decoding: got, as: UTF8.self), String(decoding: expected.bytes, as: UTF8.self), "bits \(v.bitPattern)")
-                }
-            }
-        }
+    /// A breadcrumb's record as the log path writes it into a slot, rendered as events and
+    /// crash reports render it; nil when it does not fit in `room` bytes.
+    func rendered(
+        _ b: BreadcrumbStore.Breadcrumb, _ attributes: KeyValuePairs<String, AttributeValue>, room: Int = 1024
+    ) -> (record: [UInt8], json: String)? {
+        var slot = [UInt8](repeating: 0, count: room)
+        let n = slot.withUnsafeMutableBytes { BreadcrumbStore.write(b, attributes: attributes, includeData: true, into: $0) }
+        guard let n else { return nil }
+        let record = Array(slot[..<n])
+        guard let json = record.withUnsafeBytes({ BreadcrumbRecord.json($0) }) else { return nil }
+        return (record, String(decoding: json, as: UTF8.self))
     }
 
-    func testSlotWriterStringsAreTheTextJSONWriterWrites() {
-        // Every length from 0 to 40 (the word-at-a-time paths: whole words, the overlapping last
-        // word, the four-byte halves, the byte loop), each byte that needs an escape at every
-        // position, and random mixes with multi-byte UTF-8.
+    func breadcrumb(_ message: String, trace: Bool = false) -> BreadcrumbStore.Breadcrumb {
+        .init(
+            level: .notice, message: message, file: "app/Checkout.swift", function: "pay(order:)", line: 42,
+            timestamp: LogTimestamp(seconds: 1_733_318_400, nanoseconds: 5),
+            traceID: trace ? "0123456789abcdef0123456789abcdef" : nil, spanID: trace ? "0123456789abcdef" : nil)
+    }
+
+    func testARecordRendersTheBreadcrumbJSONTheSDKAlwaysWrote() throws {
+        // Sentry's breadcrumb shape, the attributes in the caller's order with a repeated key at
+        // its last place, all nine digits of the nanoseconds, the trace ids in data.
+        let got = try XCTUnwrap(rendered(breadcrumb("paid \"now\"", trace: true), ["k": 1, "d": 0.5, "b": true, "s": "x\n", "k": 2]))
+        XCTAssertEqual(
+            got.json,
+            #"{"timestamp":1733318400.000000005,"type":"default","category":"log","level":"info","message":"paid \"now\"","#
+                + #""data":{"d":0.5,"b":true,"s":"x\n","k":2,"code.function":"pay(order:)","code.filepath":"app/Checkout.swift","#
+                + #""code.lineno":42,"trace_id":"0123456789abcdef0123456789abcdef","span_id":"0123456789abcdef"}}"#)
+        XCTAssertEqual(got.record.first, BreadcrumbRecord.magic)
+        let plain = try XCTUnwrap(rendered(breadcrumb("x"), [:]))
+        XCTAssertTrue(plain.json.hasSuffix(#""data":{"code.function":"pay(order:)","code.filepath":"app/Checkout.swift","code.lineno":42}}"#))
+    }
+
+    func testRecordsCarryEveryStringAndDoubleAsJSONWriterWritesThem() throws {
+        // Each byte JSON escapes at every position, multi-byte UTF-8, and the doubles whose text
+        // is hardest (shortest round trip, subnormal, NaN and infinities as null).
         let specials: [UInt8] = [0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x00, 0x1F, 0x01]
         var strings: [String] = []
-        for length in 0...40 {
+        for length in 0...20 {
             let plain = (0..<length).map { UInt8(0x61 + $0 % 26) }
             strings.append(String(decoding: plain, as: UTF8.self))
             for position in 0..<length {
@@ -120,21 +128,67 @@ final class LoggerTests: XCTestCase {
             }
         }
         let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "\n", "\t", "\u{1}", "é", "→", "😀", "/", "}"]
-        for _ in 0..<3_000 {
-            strings.append(String((0..<Int.random(in: 0...30)).map { _ in alphabet.randomElement()! }))
+        for _ in 0..<1_000 { strings.append(String((0..<Int.random(in: 0...30)).map { _ in alphabet.randomElement()! })) }
+        var doubles: [Double] = [0.1, -0.1, 0.1 + 0.2, 1e-5, 1e15, 5e-324, -.pi, 1e300, .infinity, -.infinity, .nan, -0.0, 42]
+        for i in 0..<500 { doubles.append(Double(i) * 0.1) }
+        for (i, text) in strings.enumerated() {
+            let d = doubles[i % doubles.count]
+            let got = try XCTUnwrap(rendered(breadcrumb(text), [text: .double(d), "i": .int(i)]), "\(Array(text.utf8))")
+            var message = JSONWriter(), key = JSONWriter(), number = JSONWriter()
+            message.string(text)
+            key.key(text)
+            number.double(d)
+            XCTAssertTrue(got.json.contains(#""message":"# + String(decoding: message.bytes, as: UTF8.self) + ","), "\(Array(text.utf8))")
+            XCTAssertTrue(
+                got.json.contains(#""data":{"# + String(decoding: key.bytes + number.bytes, as: UTF8.self) + #","i":\#(i),"#),
+                "\(Array(text.utf8)) \(d)")
+            XCTAssertNoThrow(try JSONValue.parse(Data(got.json.utf8)))
         }
-        var slot = [UInt8](repeating: 0, count: 512)
-        for text in strings {
-            var expected = JSONWriter()
-            expected.string(text)
-            let got = slot.withUnsafeMutableBytes { buffer -> [UInt8] in
-                var w = SlotWriter(buffer)
-                w.raw("x")  // an odd start: the writes are unaligned
-                w.string(text)
-                return Array(buffer[1..<w.count])
+    }
+
+    func testARecordThatDoesNotFitIsNotedNotCut() {
+        let full = rendered(breadcrumb("fits"), ["k": "v"])!
+        XCTAssertNotNil(rendered(breadcrumb("fits"), ["k": "v"], room: full.record.count))
+        for room in [1, 10, 24, full.record.count - 1] {
+            XCTAssertNil(rendered(breadcrumb("fits"), ["k": "v"], room: room), "room \(room)")
+        }
+    }
+
+    func testADamagedRecordIsRefusedAndAReportKeepsItsOtherBreadcrumbs() throws {
+        let good = try XCTUnwrap(rendered(breadcrumb("whole", trace: true), ["s": "x", "i": 1, "d": 0.5, "b": true]))
+        // Every cut and every single byte changed: refused or rendered as valid JSON, never a trap.
+        for cut in 0..<good.record.count {
+            XCTAssertNil(Array(good.record[..<cut]).withUnsafeBytes { BreadcrumbRecord.json($0) }, "cut at \(cut)")
+        }
+        for position in good.record.indices {
+            for value: UInt8 in [0, 1, 0x7F, 0xFF] {
+                var bytes = good.record
+                bytes[position] = value
+                if let json = bytes.withUnsafeBytes({ BreadcrumbRecord.json($0) }) {
+                    XCTAssertNoThrow(try JSONValue.parse(Data(json)), "byte \(position) = \(value)")
+                }
             }
-            XCTAssertEqual(got, expected.bytes, "\(Array(text.utf8))")
         }
+        XCTAssertNil((good.record + [0]).withUnsafeBytes { BreadcrumbRecord.json($0) }, "trailing bytes")
+        // In a report: hex rendered, JSON kept as written, damaged hex or records dropped alone.
+        let hex = good.record.map { String(format: "%02x", $0) }.joined()
+        let elements: [JSONValue] = [
+            .object(JSONObject([BreadcrumbRecord.reportKey: .string(hex)])),
+            .object(JSONObject(["message": .string("from C")])),
+            .object(JSONObject([BreadcrumbRecord.reportKey: .string(hex + "0")])),
+            .object(JSONObject([BreadcrumbRecord.reportKey: .string("zz" + hex.dropFirst(2))])),
+            .object(JSONObject([BreadcrumbRecord.reportKey: .string(String(hex.dropLast(2)))]))
+        ]
+        let kept = elements.compactMap(BreadcrumbRecord.fromReport)
+        XCTAssertEqual(kept.count, 2)
+        XCTAssertEqual(kept.first?["message"]?.stringValue, "whole")
+        XCTAssertEqual(kept.first?["data"]?["span_id"]?.stringValue, "0123456789abcdef")
+        XCTAssertEqual(kept.last?["message"]?.stringValue, "from C")
+    }
+
+    func testTheCRingRefusesJSONThatWouldPassForARecord() {
+        let bytes: [UInt8] = [BreadcrumbRecord.magic, 0x7B, 0x7D]
+        XCTAssertEqual(bytes.withUnsafeBytes { faultline_crash_add_breadcrumb($0.baseAddress!.assumingMemoryBound(to: CChar.self), 3) }, -1)
     }
 
     func testLogAttributesKeepTheirTypesAndALaterDuplicateWins() throws {

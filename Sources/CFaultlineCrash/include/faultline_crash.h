@@ -66,10 +66,12 @@ void faultline_crash_set_thread_dump_budget_for_testing(unsigned milliseconds);
 int faultline_crash_is_started(void);
 
 
-/// Copies one breadcrumb (a complete JSON object) into the ring; longer ones are rejected (-1).
+/// Copies one breadcrumb (a complete JSON object) into the ring; longer ones, and bytes that
+/// begin as the SDK's binary records do (0xFB, never UTF-8), are rejected (-1).
 int faultline_crash_add_breadcrumb(const char *json, size_t length);
 
-/// The same, written in place (the SDK's log path: no copy, no allocation): reserve returns the
+/// A breadcrumb written in place (the SDK's log path: a binary record, no copy, no allocation;
+/// the report carries it as hex, see FaultlineProtocol/BreadcrumbRecord.swift): reserve returns the
 /// next slot's buffer (FAULTLINE_BREADCRUMB_MAX_BYTES) and holds the ring's writer lock until
 /// commit. Commit with the length written; 0 leaves the slot empty and adds nothing.
 char *faultline_crash_reserve_breadcrumb(void);

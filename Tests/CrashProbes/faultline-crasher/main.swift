@@ -118,6 +118,14 @@ let rssAfter = residentBytes()
 if let n = option("--logs").flatMap(Int.init) {
     for i in 0..<n { Log.info("log line \(i)", attributes: ["index": .int(i)]) }
 }
+if args.contains("--escaped-logs") {
+    // Every attribute type and every character JSON escapes, in a report's breadcrumbs, and
+    // one line too long for a ring slot.
+    Log.warning(
+        "quote\" back\\ nl\n ctl\u{01} ü 😀",
+        attributes: ["s": "a\"b\\c\u{7}d", "i": .int(Int.min), "d": 0.1, "w": 2.0, "b": false, "s": "last"])
+    Log.info(String(repeating: "é", count: 2000), attributes: ["k": "v"])
+}
 // A crash meant to come before start's background half has finished must not wait for it here
 // (reading pickup or warnings does).
 let early = args.contains("--right-after-start") || mode.hasSuffix("-preparation")
