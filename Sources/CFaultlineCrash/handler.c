@@ -395,8 +395,22 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
     }
 }
 
+// Runs on the signalled thread. A signal sent by kill, tgkill or raise (si_code <= 0), not by a
+// fault, whose disposition before us was to ignore it (a parent's `trap '' SEGV` inherited across
+// exec, or the app's own SIG_IGN): without us it would have been discarded and the process gone
+// on, so it is discarded here too, with no report. A fault is never ignorable (the kernel forces
+// the default action), and SIGABRT this process sent itself is abort(), which goes on to die
+// whatever the disposition: both are crashes and reported.
+static int fl_would_have_been_ignored(int signo, const siginfo_t *info) {
+    int index = fl_signal_index(signo);
+    if (index < 0 || info->si_code > 0) return 0;
+    if (signo == SIGABRT && info->si_pid == getpid()) return 0;
+    return fl_state.previous[index].sa_handler == SIG_IGN;
+}
+
 // Runs on the crashing thread; compromised context.
 static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
+    if (fl_would_have_been_ignored(signo, info)) return;
     pid_t tid = fl_gettid();
     if (!fl_claim(tid, signo, info, context)) return;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);

@@ -362,7 +362,9 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     clock_gettime(CLOCK_REALTIME, &now);
     char thread_name[17] = {0};
     syscall(SYS_prctl, PR_GET_NAME, thread_name, 0, 0, 0);
-    uintptr_t fault = (uintptr_t)info->si_addr;
+    // A signal sent by a process (kill, tgkill, raise, abort) has no fault address: si_addr
+    // shares its bytes with si_pid there (the sender is sender_pid below).
+    uintptr_t fault = info->si_code <= 0 ? 0 : (uintptr_t)info->si_addr;
     uintptr_t sp = fl_context_sp(uc);
     // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow.
     int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -163,6 +164,9 @@ static void *fl_background(void *raw) {
     fl_background_work *work_memory = raw;
     fl_background_work work = *work_memory;
     free(work_memory);
+    // Named as the SDK's threads are: a report of a crash in the first milliseconds lists this
+    // thread, which must not pass for one of the app's (it inherited the app's name).
+    prctl(PR_SET_NAME, "faultline.start", 0, 0, 0);
     // SCHED_BATCH: no wake-up preemption of the app's threads by this one, yet its fair share of
     // CPU (SCHED_IDLE could starve it on a loaded server). Set by the thread itself: an explicit
     // policy in the attributes makes glibc create the thread stopped and set the policy from the
@@ -275,6 +279,21 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
     return faultline_crash_start_then(crash_directory, error, error_capacity, NULL, NULL);
 }
 
+// Normal context (start). `dir` made absolute against the working directory now: a relative
+// crash directory names the one meant at start, not wherever the process has moved (chdir) by the
+// time it crashes. 0, or -1 when the result would not fit.
+static int fl_absolute_directory(const char *dir, char *out, size_t capacity) {
+    size_t n = 0;
+    if (dir[0] != '/') {
+        if (!getcwd(out, capacity)) return -1;
+        n = strlen(out);
+        if (out[n - 1] != '/') out[n++] = '/';
+    }
+    if (n + strlen(dir) >= capacity) return -1;
+    fl_copy_string(out + n, capacity - n, dir);
+    return 0;
+}
+
 int faultline_crash_start_then(const char *crash_directory, char *error, size_t error_capacity,
                                void (*then)(void *), void *argument) {
     char scratch_error[256];
@@ -287,6 +306,12 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         snprintf(error, error_capacity, "no crash directory given");
         return -1;
     }
+    char absolute[FL_PATH_MAX];
+    if (fl_absolute_directory(crash_directory, absolute, sizeof absolute) != 0) {
+        snprintf(error, error_capacity, "crash directory path is too long (max %d bytes)", FL_PATH_MAX - 64);
+        return -1;
+    }
+    crash_directory = absolute;
     if (fl_check_directory(crash_directory, error, error_capacity) != 0) return -1;
 
     pthread_mutex_lock(&fl_start_lock);

@@ -59,7 +59,18 @@ public struct Options: Sendable {
         self.dataDirectory = dataDirectory
     }
 
+    /// Absolute: a relative path names the directory it meant at start, not wherever the app
+    /// has moved to (chdir) when a crash or the background half uses it.
     var resolvedDataDirectory: String {
+        let path = chosenDataDirectory
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return cwd == "/" ? "/" + path : cwd + "/" + path
+    }
+
+    private var chosenDataDirectory: String {
         if let d = dataDirectory, !d.isEmpty { return d }
         // getenv, not ProcessInfo's environment dictionary (which copies every variable, on the app's thread at start).
         func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }

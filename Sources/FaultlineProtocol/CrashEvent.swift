@@ -55,7 +55,12 @@ public enum CrashEvent {
         ]
         if r.stackOverflow { mechanismMeta["faultline_stack_overflow"] = true }
         var type = r.signal.name
-        var value = "\(r.signal.name) / \(r.signal.codeName) at \(r.signal.faultAddress.hex)"
+        // A signal a process sent (code <= 0) has no fault address (reports before that was
+        // written as 0 held the sender's pid there): it names its sender instead.
+        var value =
+            r.signal.code > 0
+            ? "\(r.signal.name) / \(r.signal.codeName) at \(r.signal.faultAddress.hex)"
+            : "\(r.signal.name) / \(r.signal.codeName) from pid \(r.signal.senderPID)"
         if r.stackOverflow { value = "stack overflow: " + value }
         var mechanism: [String: JSONValue] = ["type": "signalhandler", "handled": false, "meta": .object(mechanismMeta)]
         if let message = r.message {

@@ -623,6 +623,49 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.breadcrumbs.last?["data"]?["index"]?.int64Value, 99)
     }
 
+    func testASignalTheProcessIgnoredBeforeStartIsStillIgnoredWhenSent() throws {
+        // Sent with kill while ignored (as a parent's `trap '' SEGV` leaves it): the process lives
+        // on, as without Faultline, and nothing is reported.
+        let o = try crash("signal-self", ["--ignored", "11,5,7"])
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        XCTAssertTrue(o.stdout.contains("survived"), o.description)
+        XCTAssertEqual(TestSupport.files(in: crashDir, suffix: ".crash.json"), [])
+        // Not ignored: the same kill is a crash, reported, and ends the process by that signal.
+        let sent = try crash("signal-self", ["--ignored", "5,7"])
+        XCTAssertEqual(sent.signal, SIGSEGV, sent.description)
+        let report = try onlyReport()
+        XCTAssertEqual(report.signal.number, Int(SIGSEGV))
+        // Sent, not a fault: no address (si_addr would be the sender's pid), the sender named.
+        XCTAssertEqual(report.signal.faultAddress, Address(0))
+        XCTAssertEqual(report.signal.senderPID, report.pid)
+        let value = CrashEvent.make(from: report)["exception"]?["values"]?[0]?["value"]?.stringValue
+        XCTAssertEqual(value, "SIGSEGV / SI_USER from pid \(report.pid)")
+    }
+
+    func testAFaultOrAbortIsReportedEvenWhenItsSignalWasIgnored() throws {
+        // The kernel forces a fault's default action, and abort() ends the process whatever the
+        // disposition: both are crashes.
+        let fault = try crash("segv", ["--ignored", "11"])
+        XCTAssertEqual(fault.signal, SIGSEGV, fault.description)
+        XCTAssertEqual(try onlyReport().signal.number, Int(SIGSEGV))
+        try FileManager.default.removeItem(atPath: crashDir)
+        let abort = try crash("abort", ["--ignored", "6"])
+        XCTAssertEqual(abort.signal, SIGABRT, abort.description)
+        XCTAssertEqual(try onlyReport().signal.number, Int(SIGABRT))
+    }
+
+    func testARelativeDataDirectoryMeansTheOneAtStartAfterTheAppMoves() throws {
+        let base = dataDir + "-relative", elsewhere = dataDir + "-elsewhere"
+        for d in [base, elsewhere] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        defer { for d in [base, elsewhere] { try? FileManager.default.removeItem(atPath: d) } }
+        let o = try TestSupport.run(
+            crasher, ["segv", "--data-dir", "app-data", "--start-in", base, "--chdir-after-start", elsewhere],
+            environment: ["SWIFT_BACKTRACE": "enable=no"])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        XCTAssertEqual(TestSupport.files(in: base + "/app-data/crashes", suffix: ".crash.json").count, 1, o.description)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: elsewhere + "/app-data"))
+    }
+
     func testBreadcrumbRecordsReachTheReportAsTheSDKsJSON() throws {
         // The log path writes binary records into the ring; the handler writes them as hex and
         // the report reader renders them: every type, escapes, a duplicate key, a shortened line.
@@ -726,7 +769,10 @@ final class CrashCaptureTests: XCTestCase {
         dataDir += "/not/yet"
         defer { dataDir = base }  // tearDown removes it all
         XCTAssertEqual(try crash("segv-before-preparation").signal, SIGSEGV)
-        XCTAssertEqual(try onlyReport().signal.number, Int(SIGSEGV))
+        let early = try onlyReport()
+        XCTAssertEqual(early.signal.number, Int(SIGSEGV))
+        // Start's preparing thread, held back, is still there: named as Faultline's, not the app's.
+        XCTAssertEqual(early.otherThreads.filter { $0.name == "faultline.start" }.count, 1, "\(early.otherThreads.map(\.name))")
         for dir in [dataDir, crashDir] {
             let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int)
             XCTAssertEqual(mode, 0o700, "\(dir) is private to the user")

@@ -74,7 +74,8 @@ let modes: [String: String] = [
     "async-corrupt-unreadable": "SIGSEGV in an async function whose context's Parent points at unmapped memory",
     "async-corrupt-loop": "SIGSEGV in an async function whose context's Parent points at itself",
     "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
-    "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)"
+    "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
+    "signal-self": "send itself SIGSEGV, SIGTRAP and SIGBUS with kill (ignored ones are survived: --ignored 11,5,7), then exit 0",
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -85,6 +86,11 @@ guard let mode = args.first, modes[mode] != nil else {
     exit(2)
 }
 
+// --start-in DIR / --chdir-after-start DIR: the working directory at start, and a move before
+// the crash (a relative --data-dir must still mean the directory it meant at start).
+if let d = option("--start-in") { chdir(d) }
+// --ignored N,M: these signals ignored before start, as a parent's `trap '' SEGV` leaves them.
+for number in (option("--ignored") ?? "").split(separator: ",").compactMap({ Int32($0) }) { signal(number, SIG_IGN) }
 if mode == "pre-start-thread-overflow" || mode == "pre-start-clone-overflow" {
     probe_spawn_thread_before_start(mode == "pre-start-clone-overflow" ? 1 : 0)
 }
@@ -153,8 +159,16 @@ if !early {
 print(String(decoding: try! JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
 fflush(nil)
 
+if let d = option("--chdir-after-start") {
+    _ = faultline_crash_wait_for_preparation(5000)  // the background half uses the directory too
+    chdir(d)
+}
 switch mode {
 case "none": exit(0)
+case "signal-self":
+    for number in [SIGSEGV, SIGTRAP, SIGBUS] { kill(getpid(), number) }
+    print("survived")
+    exit(0)
 case "segv": probe_segv()
 case "segv-without-crash-directory":
     _ = faultline_crash_wait_for_preparation(5000)
