@@ -75,7 +75,7 @@ let modes: [String: String] = [
     "async-corrupt-loop": "SIGSEGV in an async function whose context's Parent points at itself",
     "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
     "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
-    "signal-self": "send itself SIGSEGV, SIGTRAP and SIGBUS with kill (ignored ones are survived: --ignored 11,5,7), then exit 0",
+    "signal-self": "send itself SIGSEGV, SIGTRAP and SIGBUS with kill (ignored ones are survived: --ignored 11,5,7), then exit 0"
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())
