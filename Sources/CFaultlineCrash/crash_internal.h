@@ -227,7 +227,7 @@ extern fl_crash_state fl_state;
 void fl_breadcrumb_ring_after_fork(void);
 
 // crash path (signal-handler context) ---------------------------------------------------------
-void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out);
+void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out, int pc_is_no_code);
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
 int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_address);
 int fl_safe_copy(void *destination, uintptr_t source, size_t length);

@@ -369,6 +369,12 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
             fl_unlink_last_report();
             return 1;
         }
+        // The holder is no thread of this process: a vfork child that crashed in this memory and
+        // is gone. Its claim is stale and its report is its own: take the claim, keep the report.
+        if (syscall(SYS_tgkill, getpid(), holder, 0) != 0 && errno == ESRCH) {
+            if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) return 1;
+            continue;
+        }
         // Another thread holds the claim. Patience restarts whenever the holder or its claim changes.
         uint64_t generation = atomic_load(&fl_state.claim_generation);
         if (holder != waited_for || generation != waited_generation || waiting_since == 0) {
@@ -411,6 +417,16 @@ static int fl_would_have_been_ignored(int signo, const siginfo_t *info) {
 // Runs on the crashing thread; compromised context.
 static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     if (fl_would_have_been_ignored(signo, info)) return;
+    // A child that shares this memory without having forked through glibc (vfork, clone with
+    // CLONE_VM) never ran the atfork handler: the state still names the parent, its pid (which
+    // fl_safe_copy reads through) and its event id (the report's name). This crash is the child's:
+    // its own pid and a fresh id. The parent's own crash later renews both again (its pid no
+    // longer matches), and takes over the claim the child left behind (fl_claim).
+    pid_t self = getpid();
+    if (self != fl_state.pid) {
+        fl_state.pid = self;
+        fl_generate_event_id(fl_state.event_id);
+    }
     pid_t tid = fl_gettid();
     if (!fl_claim(tid, signo, info, context)) return;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);
@@ -426,7 +442,11 @@ static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     fl_begin_stack_walk();
     const char *fallback = fl_ready_unwinder(tid);
     if (!fallback) {
-        fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames);
+        // A fault whose address is the pc is the fetch of the instruction itself: a call or jump
+        // to where no code is.
+        int fetch = (signo == SIGSEGV || signo == SIGBUS) && info->si_code > 0
+                 && (uintptr_t)info->si_addr == fl_context_pc((const ucontext_t *)context);
+        fl_unwind((const ucontext_t *)context, &fl_state.scratch->frames, fetch);
     } else {  // no libunwind, so no async search either
         fl_async_reset();
         fl_unwind_frame_pointers((const ucontext_t *)context, &fl_state.scratch->frames);

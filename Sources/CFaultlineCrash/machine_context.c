@@ -19,7 +19,7 @@ void fl_capture_registers(const ucontext_t *uc, fl_registers *out) {
 }
 
 // Runs on the crashing thread; compromised context.
-int fl_context_return_from_null_call(ucontext_t *uc) {
+int fl_context_return_from_bad_call(ucontext_t *uc) {
     uintptr_t rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
     uintptr_t return_address = 0;
     if (fl_safe_copy(&return_address, rsp, sizeof return_address) != 0) return -1;
@@ -45,7 +45,7 @@ void fl_capture_registers(const ucontext_t *uc, fl_registers *out) {
 
 // Runs on the crashing thread; compromised context. `blr` left the return address in x30 and
 // did not touch the stack.
-int fl_context_return_from_null_call(ucontext_t *uc) {
+int fl_context_return_from_bad_call(ucontext_t *uc) {
     uintptr_t return_address = fl_strip_return_address((uintptr_t)uc->uc_mcontext.regs[30]);
     if (return_address == 0) return -1;
     uc->uc_mcontext.pc = return_address;

@@ -86,11 +86,11 @@ static inline uintptr_t fl_strip_return_address(uintptr_t address) {
 #define FL_CALL_SITE_BACKSTEP 1
 #endif
 
-/// Runs in a signal handler. A call through a null pointer leaves the pc at 0, where no unwinder
-/// can step; this turns the context into the caller's, as if the call had returned: on x86_64
+/// Runs in a signal handler. A call through a bad pointer (null, unmapped, not code) leaves the pc
+/// where no unwinder can step; this turns the context into the caller's, as if the call had returned: on x86_64
 /// the call pushed its return address (read with fl_safe_copy: the stack pointer may be garbage
 /// too), on aarch64 it is in the link register. Returns 0, or -1 when it cannot be read.
-int fl_context_return_from_null_call(ucontext_t *uc);
+int fl_context_return_from_bad_call(ucontext_t *uc);
 
 #pragma GCC visibility pop
 #endif

@@ -15,36 +15,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 fl_crash_state fl_state;
 static pthread_mutex_t fl_start_lock = PTHREAD_MUTEX_INITIALIZER;
-
-// Normal context.
-void fl_generate_event_id(char out[33]) {
-    uint8_t bytes[16];
-    ssize_t got = getrandom(bytes, sizeof bytes, GRND_NONBLOCK);
-    if (got != (ssize_t)sizeof bytes) {
-        // No entropy yet (early boot): mix time and pid; uniqueness matters, secrecy does not.
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        uint64_t a = (uint64_t)t.tv_nsec * 6364136223846793005ULL + (uint64_t)getpid();
-        uint64_t b = (uint64_t)t.tv_sec ^ (a << 17) ^ (uint64_t)(uintptr_t)&t;
-        memcpy(bytes, &a, 8);
-        memcpy(bytes + 8, &b, 8);
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;  // a version-4 UUID, as Sentry expects
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        out[2 * i] = hex[bytes[i] >> 4];
-        out[2 * i + 1] = hex[bytes[i] & 15];
-    }
-    out[32] = 0;
-}
 
 // Normal context: a forked child is a new process and must not reuse the parent's event id.
 static void fl_after_fork_in_child(void) {

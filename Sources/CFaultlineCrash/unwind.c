@@ -53,9 +53,12 @@ static int fl_walk(unw_cursor_t *cursor, fl_frame_buffer *out, int first_is_pc) 
 }
 
 // Runs on the crashing thread; compromised context. The ucontext copy lives on the alternate
-// stack: a call through a null pointer leaves the pc at 0, and libunwind cannot step from there,
-// so we start again from the caller, as if the call had returned (machine_context.c).
-void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
+// stack: a call through a bad pointer — null, unmapped, or to memory that is not code — leaves
+// the pc where no unwind information is, and libunwind cannot step from there (a null pc stops it,
+// any other loses the frame that made the call), so we start again from the caller, as if the
+// call had returned (machine_context.c). `pc_is_no_code`: the fault was the instruction fetch
+// itself (handler.c decides).
+void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out, int pc_is_no_code) {
     out->inner_count = 0;
     out->total_count = 0;
     out->stopped_by = "end";
@@ -64,11 +67,11 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out) {
     fl_async_reset();
 
     uintptr_t pc = fl_context_pc(uc);
-    if (pc == 0) {
-        fl_push_frame(out, 0, 1);
+    if (pc == 0 || pc_is_no_code) {
+        fl_push_frame(out, pc, 1);
         ucontext_t caller;
         memcpy(&caller, uc, sizeof caller);
-        if (fl_context_return_from_null_call(&caller) != 0) {
+        if (fl_context_return_from_bad_call(&caller) != 0) {
             out->stopped_by = "error";
             return;
         }

@@ -93,6 +93,37 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertTrue(range.contains(r.frames[1].lookupAddress(on: r.architecture).value - exe.base.value), "frame 1 is the caller")
     }
 
+    func testCallThroughAPointerToNoCodeStillUnwindsToTheCaller() throws {
+        // The fault is the instruction fetch (its address is the pc): frame 0 is that address,
+        // frame 1 the function that made the call, then its caller.
+        for (mode, probe) in [("call-unmapped", "probe_call_unmapped"), ("call-data", "probe_call_data")] {
+            try? FileManager.default.removeItem(atPath: crashDir)
+            let o = try crash(mode)
+            XCTAssertEqual(o.signal, SIGSEGV, "\(mode): \(o)")
+            let r = try onlyReport()
+            XCTAssertEqual(r.frames.first?.address, r.signal.faultAddress, mode)
+            let range = try symbolRange(probe)
+            let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+            XCTAssertGreaterThan(r.frames.count, 2, mode)
+            XCTAssertTrue(range.contains(r.frames[1].lookupAddress(on: r.architecture).value - exe.base.value), "\(mode): frame 1 is the caller")
+        }
+    }
+
+    func testAVforkChildsCrashAndThenItsParentsAreTwoReports() throws {
+        // The child crashed in the parent's memory, with the parent's state: it gets its own
+        // event id, and the parent, crashing after it, neither waits on the child's claim nor
+        // removes its report.
+        let o = try crash("vfork-child-then-parent")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let reports = try TestSupport.files(in: crashDir, suffix: ".crash.json").map {
+            try CrashReport.parse(Data(contentsOf: URL(fileURLWithPath: $0)))
+        }
+        XCTAssertEqual(reports.count, 2, o.description)
+        XCTAssertEqual(Set(reports.map(\.eventID)).count, 2)
+        XCTAssertEqual(Set(reports.map(\.pid)).count, 2, "one report from each process")
+        XCTAssertTrue(reports.allSatisfy { $0.signal.number == Int(SIGSEGV) })
+    }
+
     // MARK: Swift traps
 
     func testSwiftTrapsAreReportedAsSIGILL() throws {
@@ -768,10 +799,11 @@ final class CrashCaptureTests: XCTestCase {
         let base = dataDir
         dataDir += "/not/yet"
         defer { dataDir = base }  // tearDown removes it all
-        XCTAssertEqual(try crash("segv-before-preparation").signal, SIGSEGV)
+        // Once start's preparing thread (held back) has begun: it is listed, named as Faultline's
+        // threads are, not with the app's name it inherited.
+        XCTAssertEqual(try crash("segv-before-preparation", ["--wait-for-thread", "faultline.start"]).signal, SIGSEGV)
         let early = try onlyReport()
         XCTAssertEqual(early.signal.number, Int(SIGSEGV))
-        // Start's preparing thread, held back, is still there: named as Faultline's, not the app's.
         XCTAssertEqual(early.otherThreads.filter { $0.name == "faultline.start" }.count, 1, "\(early.otherThreads.map(\.name))")
         for dir in [dataDir, crashDir] {
             let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int)

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,29 @@ PROBE void probe_c_stack_overflow(void) { probe_recurse(0); }
 PROBE void probe_call_null(void) {
     void (*volatile fn)(void) = 0;
     fn();
+}
+
+PROBE void probe_call_unmapped(void) {
+    void (*volatile fn)(void) = (void (*)(void))0xdeadbeef0;
+    fn();
+}
+
+static char probe_not_code[64];  // zeroes in a data page: mapped, never executable
+PROBE void probe_call_data(void) {
+    void (*volatile fn)(void) = (void (*)(void))(void *)probe_not_code;
+    fn();
+}
+
+// A vfork child crashes in the parent's memory (no atfork handler runs), then the parent crashes.
+PROBE void probe_vfork_child_then_parent(void) {
+    pid_t child = vfork();
+    if (child == 0) {
+        probe_segv();
+        _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    probe_segv();
 }
 
 static void *probe_thread_main(void *arg) {

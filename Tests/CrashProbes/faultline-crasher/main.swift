@@ -75,6 +75,9 @@ let modes: [String: String] = [
     "async-corrupt-loop": "SIGSEGV in an async function whose context's Parent points at itself",
     "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
     "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
+    "call-unmapped": "call through a pointer to unmapped memory (SIGSEGV, the pc where no code is)",
+    "call-data": "call into a data buffer (SIGSEGV on the fetch: mapped, not executable)",
+    "vfork-child-then-parent": "a vfork child crashes (SIGSEGV) in the parent's memory, then the parent does",
     "signal-self": "send itself SIGSEGV, SIGTRAP and SIGBUS with kill (ignored ones are survived: --ignored 11,5,7), then exit 0"
 ]
 
@@ -136,6 +139,18 @@ if args.contains("--escaped-logs") {
 // (reading pickup or warnings does).
 let early = args.contains("--right-after-start") || mode.hasSuffix("-preparation")
 if mode == "segv-during-preparation" { _ = faultline_crash_wait_for_preparation(60_000) }  // it crashes meanwhile
+// --wait-for-thread NAME: go on once a thread of this process bears NAME (at most 10 s), e.g.
+// start's preparing thread once it has named itself.
+if let name = option("--wait-for-thread") {
+    func named() -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.contains {
+            (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) == name
+        }
+    }
+    let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+    while !named() && DispatchTime.now().uptimeNanoseconds < deadline { sched_yield() }
+}
 if mode == "segv-before-preparation" || mode == "segv-after-preparation" {
     if mode == "segv-after-preparation" {
         _ = faultline_crash_wait_for_preparation(5000)
@@ -180,6 +195,9 @@ case "ill": probe_ill()
 case "trap": probe_trap()
 case "abort": probe_abort()
 case "call-null": probe_call_null()
+case "call-unmapped": probe_call_unmapped()
+case "call-data": probe_call_data()
+case "vfork-child-then-parent": probe_vfork_child_then_parent()
 case "double-free": probe_double_free()
 case "swift-force-unwrap": print(forceUnwrapNil())
 case "swift-index": print(indexOutOfRange())

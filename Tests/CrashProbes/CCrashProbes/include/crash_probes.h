@@ -14,6 +14,9 @@ void probe_segv_on_pthread(int stack_overflow);
 void probe_segv_on_threads(int count);
 void probe_dlopen_and_crash(const char *library_path);
 void probe_call_null(void);
+void probe_call_unmapped(void);
+void probe_call_data(void);
+void probe_vfork_child_then_parent(void);
 /// Installs a SA_SIGINFO handler for the six crash signals that writes `marker_path` and returns;
 /// models an application's or runtime's own handler installed before Faultline.
 void probe_install_previous_handler(const char *marker_path);
