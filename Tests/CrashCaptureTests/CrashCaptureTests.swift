@@ -845,6 +845,18 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(r.context["release"]?.stringValue, "plain@2")
         XCTAssertFalse(r.modules.contains { $0.path.contains("libswiftCore") }, "no Swift runtime is dragged into a C program")
 
+        // A relative FAULTLINE_CRASH_DIR means the directory it named at start, after a chdir.
+        let moves = dataDir + "/moves.c", elsewhere = dataDir + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try "#include <unistd.h>\nint main(int c, char **v) { (void)c; chdir(v[1]); *(volatile int *)16 = 1; return 0; }\n"
+            .write(toFile: moves, atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -g '\(moves)' -o '\(dataDir)/moves'")
+        let relative = try TestSupport.shell(
+            "cd '\(dataDir)' && LD_PRELOAD='\(lib)' FAULTLINE_CRASH_DIR=relative-crashes ./moves '\(elsewhere)'; echo status $?")
+        XCTAssertTrue(relative.contains("status 139"), relative)
+        XCTAssertEqual(TestSupport.files(in: dataDir + "/relative-crashes", suffix: ".crash.json").count, 1, relative)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: elsewhere + "/relative-crashes"))
+
         // Every thread of an unmodified program, too.
         let threaded = dataDir + "/threaded.c"
         try """
