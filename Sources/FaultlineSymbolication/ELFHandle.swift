@@ -13,6 +13,9 @@ public enum ELFError: Error, CustomStringConvertible, Sendable, Equatable {
     case notELF(String)
     case truncated(String)
     case malformed(String, String)
+    /// An object file not yet linked (ET_REL): libdw reads its DWARF without applying the
+    /// relocations, so every address in it would be wrong.
+    case relocatable(String)
 
     public var description: String {
         switch self {
@@ -22,6 +25,8 @@ public enum ELFError: Error, CustomStringConvertible, Sendable, Equatable {
         case .notELF(let p): return "\(p): not an ELF file"
         case .truncated(let p): return "\(p): truncated ELF file (sections or headers lie beyond the end of the file)"
         case .malformed(let p, let why): return "\(p): malformed ELF file (\(why))"
+        case .relocatable(let p):
+            return "\(p): a relocatable object file (.o), whose debug information is not yet relocated; symbolicate the linked executable or library"
         }
     }
 }

@@ -105,6 +105,7 @@ public final class Symbolicator: @unchecked Sendable {
     private func module(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> ModuleState {
         let opened = OpenELFFiles()
         let info = try opened.info(objectFile)
+        if info.kind == .relocatable { throw .relocatable(objectFile) }
         return module(buildID: info.buildID, modulePath: objectFile, hints: addresses.map { a in { _ in a } }, opened: opened)
     }
 

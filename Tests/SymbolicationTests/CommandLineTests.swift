@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 import FaultlineProtocol
 @testable import FaultlineSymbolication
+import FaultlineTestSupport
 
 final class CommandLineTests: XCTestCase {
     var cache: String!
@@ -130,8 +131,13 @@ final class CommandLineTests: XCTestCase {
         let truncated = Fixtures.temporaryDirectory("cli-trunc") + "/t.elf"
         let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(d)/c-O2.full"))
         try bytes.prefix(3000).write(to: URL(fileURLWithPath: truncated))
+        // An object file not yet linked: its DWARF's addresses are unrelocated.
+        let object = Fixtures.temporaryDirectory("cli-reloc") + "/unit.o"
+        try "int add(int a, int b) {\n  return a + b;\n}\n".write(toFile: object + ".c", atomically: false, encoding: .utf8)
+        _ = try TestSupport.shell("cc -O0 -g -c '\(object).c' -o '\(object)'")
         let cases: [(String, String)] = [
             ("\(d)/commands.txt", "not an ELF file"),
+            (object, "relocatable object file"),
             (truncated, "truncated ELF file"),
             (d, "is a directory"),
             ("\(d)/missing", "no such file")

@@ -35,6 +35,7 @@ public struct ELFSummary: Sendable, Equatable {
             case .notFound, .unreadable: throw .truncated("cannot read the file")
             case .truncated: throw .truncated("sections or headers lie beyond the end of the file")
             case .malformed(_, let why): throw .truncated(why)
+            case .relocatable: throw .unsupported("a relocatable object file (.o); upload the linked executable or library")
             }
         }
         guard let id = info.buildID else { throw .noBuildID }
