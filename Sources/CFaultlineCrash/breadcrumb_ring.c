@@ -95,7 +95,7 @@ static void fl_wait_while_a_crash_is_reported(void) {
     struct timespec pause = {0, 200 * 1000};
     for (;;) {
         pid_t holder = atomic_load(&fl_state.handling_thread);
-        if (holder == 0 || holder == self) return;
+        if (holder == 0 || holder == self || fl_claim_holder_is_gone(holder)) return;
         nanosleep(&pause, NULL);
     }
 }

@@ -204,6 +204,7 @@ typedef struct {
 
     // Crash-time coordination (handler.c).
     _Atomic pid_t handling_thread;  // tid of the thread that claimed the crash, 0 if none
+    _Atomic pid_t claim_pid;        // the process of that thread (a vfork child shares this memory)
     _Atomic int claim_phase;        // FL_CLAIM_*
     _Atomic uint64_t claim_generation;  // bumped by every claim: a waiter's patience restarts
     _Atomic int started;
@@ -262,6 +263,8 @@ void fl_begin_stack_walk(void);  // signal_mask.c: libunwind's masking is answer
 void fl_end_stack_walk(void);
 void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
+/// Whether the thread holding the crash claim is gone (handler.c).
+int fl_claim_holder_is_gone(pid_t holder);
 int fl_install_thread_hooks(void);
 
 #pragma GCC visibility pop

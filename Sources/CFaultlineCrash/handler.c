@@ -334,6 +334,15 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
 }
 
+// Runs on a signalled thread, or in normal context (breadcrumb_ring.c). The holder of the crash
+// claim belongs to the process recorded with it; when no such thread exists any more (a vfork
+// child that crashed in this memory and died), the claim is stale.
+int fl_claim_holder_is_gone(pid_t holder) {
+    pid_t owner = atomic_load(&fl_state.claim_pid);
+    if (holder == 0 || owner == 0) return 0;
+    return syscall(SYS_tgkill, owner, holder, 0) != 0 && errno == ESRCH;
+}
+
 // Runs on the crashing thread; compromised context. Returns 1 once this thread holds the claim,
 // 0 if the signal was nested inside the previous handler and has been forwarded (just return).
 static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
@@ -369,10 +378,13 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
             fl_unlink_last_report();
             return 1;
         }
-        // The holder is no thread of this process: a vfork child that crashed in this memory and
-        // is gone. Its claim is stale and its report is its own: take the claim, keep the report.
-        if (syscall(SYS_tgkill, getpid(), holder, 0) != 0 && errno == ESRCH) {
-            if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) return 1;
+        // The holder is gone: a vfork child that crashed in this memory and died. Its claim is
+        // stale and its report is its own: take the claim, keep the report.
+        if (fl_claim_holder_is_gone(holder)) {
+            if (atomic_compare_exchange_strong(&fl_state.handling_thread, &holder, tid)) {
+                fl_release_parked_threads();
+                return 1;
+            }
             continue;
         }
         // Another thread holds the claim. Patience restarts whenever the holder or its claim changes.
@@ -417,18 +429,20 @@ static int fl_would_have_been_ignored(int signo, const siginfo_t *info) {
 // Runs on the crashing thread; compromised context.
 static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     if (fl_would_have_been_ignored(signo, info)) return;
+    pid_t tid = fl_gettid();
+    if (!fl_claim(tid, signo, info, context)) return;
+    pid_t self = getpid();
+    atomic_store(&fl_state.claim_pid, self);
     // A child that shares this memory without having forked through glibc (vfork, clone with
     // CLONE_VM) never ran the atfork handler: the state still names the parent, its pid (which
     // fl_safe_copy reads through) and its event id (the report's name). This crash is the child's:
-    // its own pid and a fresh id. The parent's own crash later renews both again (its pid no
-    // longer matches), and takes over the claim the child left behind (fl_claim).
-    pid_t self = getpid();
+    // its own pid and a fresh id, taken once it holds the claim (a parent thread reporting its own
+    // crash keeps its own meanwhile). The parent's own crash later renews both again (its pid no
+    // longer matches) and takes over the claim the child left behind (fl_claim).
     if (self != fl_state.pid) {
         fl_state.pid = self;
         fl_generate_event_id(fl_state.event_id);
     }
-    pid_t tid = fl_gettid();
-    if (!fl_claim(tid, signo, info, context)) return;
     atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);
     atomic_fetch_add(&fl_state.claim_generation, 1);
     fl_record_handler_stack();

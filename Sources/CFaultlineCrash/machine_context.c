@@ -1,5 +1,5 @@
 // The per-architecture parts of machine_context.h that are not inline: the register names and
-// copies, and undoing a call through a null pointer.
+// copies, and undoing a call through a bad pointer.
 #include "machine_context.h"
 #include "crash_internal.h"
 
@@ -18,11 +18,25 @@ void fl_capture_registers(const ucontext_t *uc, fl_registers *out) {
     for (int i = 0; i < FL_REGISTER_COUNT; i++) out->values[i] = (uint64_t)uc->uc_mcontext.gregs[fl_register_index[i]];
 }
 
+// Runs on the crashing thread; compromised context. Whether the bytes before `return_address`
+// end in a call: `call rel32` (E8 + 4 bytes), or `call r/m64` (FF with a ModRM whose reg field
+// is 2, the opcode and its operand 2 to 7 bytes long with a REX prefix, a SIB or a displacement).
+static int fl_follows_a_call(uintptr_t return_address) {
+    uint8_t before[8];
+    if (return_address < sizeof before || fl_safe_copy(before, return_address - sizeof before, sizeof before) != 0) return 0;
+    if (before[8 - 5] == 0xE8) return 1;
+    for (int length = 2; length <= 7; length++) {
+        if (before[8 - length] == 0xFF && ((before[8 - length + 1] >> 3) & 7) == 2) return 1;
+    }
+    return 0;
+}
+
 // Runs on the crashing thread; compromised context.
-int fl_context_return_from_bad_call(ucontext_t *uc) {
+int fl_context_return_from_bad_call(ucontext_t *uc, int check_call_site) {
     uintptr_t rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
     uintptr_t return_address = 0;
     if (fl_safe_copy(&return_address, rsp, sizeof return_address) != 0) return -1;
+    if (check_call_site && !fl_follows_a_call(return_address)) return -1;
     uc->uc_mcontext.gregs[REG_RIP] = (greg_t)return_address;
     uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(rsp + sizeof(uintptr_t));
     return 0;
@@ -43,11 +57,21 @@ void fl_capture_registers(const ucontext_t *uc, fl_registers *out) {
     out->values[33] = uc->uc_mcontext.pstate;
 }
 
+// Runs on the crashing thread; compromised context. Whether the instruction before
+// `return_address` is a call: BL, BLR, or one of the pointer-authenticating BLRAA/BLRAB(Z).
+static int fl_follows_a_call(uintptr_t return_address) {
+    uint32_t insn;
+    if (return_address < 4 || fl_safe_copy(&insn, return_address - 4, sizeof insn) != 0) return 0;
+    return (insn & 0xFC000000u) == 0x94000000u || (insn & 0xFFFFFC1Fu) == 0xD63F0000u
+        || (insn & 0xFEFFF800u) == 0xD63F0800u;
+}
+
 // Runs on the crashing thread; compromised context. `blr` left the return address in x30 and
 // did not touch the stack.
-int fl_context_return_from_bad_call(ucontext_t *uc) {
+int fl_context_return_from_bad_call(ucontext_t *uc, int check_call_site) {
     uintptr_t return_address = fl_strip_return_address((uintptr_t)uc->uc_mcontext.regs[30]);
     if (return_address == 0) return -1;
+    if (check_call_site && (return_address == (uintptr_t)uc->uc_mcontext.pc || !fl_follows_a_call(return_address))) return -1;
     uc->uc_mcontext.pc = return_address;
     return 0;
 }

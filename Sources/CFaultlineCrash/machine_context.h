@@ -89,8 +89,11 @@ static inline uintptr_t fl_strip_return_address(uintptr_t address) {
 /// Runs in a signal handler. A call through a bad pointer (null, unmapped, not code) leaves the pc
 /// where no unwinder can step; this turns the context into the caller's, as if the call had returned: on x86_64
 /// the call pushed its return address (read with fl_safe_copy: the stack pointer may be garbage
-/// too), on aarch64 it is in the link register. Returns 0, or -1 when it cannot be read.
-int fl_context_return_from_bad_call(ucontext_t *uc);
+/// too), on aarch64 it is in the link register. Returns 0, or -1 when it cannot be read. With
+/// `check_call_site`, also -1 unless the instruction before that address is a call: a `ret` or
+/// `jmp` to a bad address, or a code page that cannot be read mid-function, leaves no return
+/// address there, and the ordinary walk does better.
+int fl_context_return_from_bad_call(ucontext_t *uc, int check_call_site);
 
 #pragma GCC visibility pop
 #endif

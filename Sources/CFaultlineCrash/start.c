@@ -140,8 +140,12 @@ static void *fl_background(void *raw) {
     fl_background_work *work_memory = raw;
     fl_background_work work = *work_memory;
     free(work_memory);
-    // Named as the SDK's threads are: a report of a crash in the first milliseconds lists this
-    // thread, which must not pass for one of the app's (it inherited the app's name).
+    // Named as the SDK's threads are while it prepares: a report of a crash in the first
+    // milliseconds lists this thread, which must not pass for one of the app's (it inherited the
+    // app's name). The continuation gets the inherited name back, so that threads it starts
+    // (a dispatch worker that later runs app work) do not bear Faultline's.
+    char inherited[16] = {0};
+    prctl(PR_GET_NAME, inherited, 0, 0, 0);
     prctl(PR_SET_NAME, "faultline.start", 0, 0, 0);
     // SCHED_BATCH: no wake-up preemption of the app's threads by this one, yet its fair share of
     // CPU (SCHED_IDLE could starve it on a loaded server). Set by the thread itself: an explicit
@@ -161,6 +165,7 @@ static void *fl_background(void *raw) {
         // ordinary policy again, also for the threads it creates.
         struct sched_param other = {.sched_priority = 0};
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+        prctl(PR_SET_NAME, inherited, 0, 0, 0);
         work.then(work.argument);
     }
     return NULL;
@@ -257,7 +262,8 @@ int faultline_crash_start(const char *crash_directory, char *error, size_t error
 
 // Normal context (start). `dir` made absolute against the working directory now: a relative
 // crash directory names the one meant at start, not wherever the process has moved (chdir) by the
-// time it crashes. 0, or -1 when the result would not fit.
+// time it crashes. -1 when that cannot be done (no working directory, or too long a path): the
+// caller then keeps `dir` as given, as it was before.
 static int fl_absolute_directory(const char *dir, char *out, size_t capacity) {
     size_t n = 0;
     if (dir[0] != '/') {
@@ -283,11 +289,7 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         return -1;
     }
     char absolute[FL_PATH_MAX];
-    if (fl_absolute_directory(crash_directory, absolute, sizeof absolute) != 0) {
-        snprintf(error, error_capacity, "crash directory path is too long (max %d bytes)", FL_PATH_MAX - 64);
-        return -1;
-    }
-    crash_directory = absolute;
+    if (fl_absolute_directory(crash_directory, absolute, sizeof absolute - 64) == 0) crash_directory = absolute;
     if (fl_check_directory(crash_directory, error, error_capacity) != 0) return -1;
 
     pthread_mutex_lock(&fl_start_lock);

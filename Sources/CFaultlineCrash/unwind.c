@@ -68,20 +68,25 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out, int pc_is_no_code) {
 
     uintptr_t pc = fl_context_pc(uc);
     if (pc == 0 || pc_is_no_code) {
-        fl_push_frame(out, pc, 1);
+        // A null pc always came from a call or a jump to 0; any other is taken for a call only
+        // when the return address the caller would have left follows a call instruction.
         ucontext_t caller;
         memcpy(&caller, uc, sizeof caller);
-        if (fl_context_return_from_bad_call(&caller) != 0) {
+        if (fl_context_return_from_bad_call(&caller, pc != 0) == 0) {
+            fl_push_frame(out, pc, 1);
+            unw_cursor_t cursor;
+            if (unw_init_local2(&cursor, (unw_context_t *)&caller, 0) < 0) {
+                out->stopped_by = "error";
+                return;
+            }
+            fl_walk(&cursor, out, 0);
+            return;
+        }
+        if (pc == 0) {
+            fl_push_frame(out, 0, 1);
             out->stopped_by = "error";
             return;
         }
-        unw_cursor_t cursor;
-        if (unw_init_local2(&cursor, (unw_context_t *)&caller, 0) < 0) {
-            out->stopped_by = "error";
-            return;
-        }
-        fl_walk(&cursor, out, 0);
-        return;
     }
 
     unw_cursor_t cursor;

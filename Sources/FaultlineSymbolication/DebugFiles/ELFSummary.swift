@@ -38,6 +38,7 @@ public struct ELFSummary: Sendable, Equatable {
             case .relocatable: throw .unsupported("a relocatable object file (.o); upload the linked executable or library")
             }
         }
+        if info.kind == .relocatable { throw .unsupported("a relocatable object file (.o); upload the linked executable or library") }
         guard let id = info.buildID else { throw .noBuildID }
         if info.hasUnreadableDebugInfo {
             throw .unsupported("its DWARF is zstd-compressed, which this server's libdw cannot read; relink with --compress-debug-sections=zlib")

@@ -55,20 +55,25 @@ PROBE static int probe_recurse(volatile int depth) {
 }
 PROBE void probe_c_stack_overflow(void) { probe_recurse(0); }
 
+// `asm volatile` after each call: a call in tail position compiles to a jmp at -O2, and the
+// probe's own frame (the caller the report must name) would be gone.
 PROBE void probe_call_null(void) {
     void (*volatile fn)(void) = 0;
     fn();
+    __asm__ volatile("");
 }
 
 PROBE void probe_call_unmapped(void) {
     void (*volatile fn)(void) = (void (*)(void))0xdeadbeef0;
     fn();
+    __asm__ volatile("");
 }
 
 static char probe_not_code[64];  // zeroes in a data page: mapped, never executable
 PROBE void probe_call_data(void) {
     void (*volatile fn)(void) = (void (*)(void))(void *)probe_not_code;
     fn();
+    __asm__ volatile("");
 }
 
 // A vfork child crashes in the parent's memory (no atfork handler runs), then the parent crashes.
