@@ -16,7 +16,7 @@
 //   24     message, function, file, then (flag) trace id and span id
 //          attribute count, UInt8; each attribute: key, a tag (0 string, 1 int, 2 double, 3 bool)
 //          and its value (a string; Int64; a Double's bit pattern as UInt64; one byte 0 or 1)
-import Foundation
+import FoundationEssentials
 
 public enum BreadcrumbRecord {
     public static let magic: UInt8 = 0xFB
