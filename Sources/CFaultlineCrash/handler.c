@@ -336,10 +336,13 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
 
 // Runs on a signalled thread, or in normal context (breadcrumb_ring.c). The holder of the crash
 // claim belongs to the process recorded with it; when no such thread exists any more (a vfork
-// child that crashed in this memory and died), the claim is stale.
+// child that crashed in this memory and died), the claim is stale. A thread of this very process
+// is never taken for gone: between another thread's claim and its recording of its process, the
+// recorded process can still be a child's from before.
 int fl_claim_holder_is_gone(pid_t holder) {
     pid_t owner = atomic_load(&fl_state.claim_pid);
     if (holder == 0 || owner == 0) return 0;
+    if (syscall(SYS_tgkill, getpid(), holder, 0) == 0) return 0;
     return syscall(SYS_tgkill, owner, holder, 0) != 0 && errno == ESRCH;
 }
 

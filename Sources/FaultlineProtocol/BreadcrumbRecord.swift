@@ -183,31 +183,9 @@ public enum BreadcrumbRecord {
     /// (nil when the hex or the record is damaged; that breadcrumb alone is lost).
     public static func fromReport(_ element: JSONValue) -> JSONValue? {
         guard case .object(let o) = element, o.members.count == 1, let hex = o[reportKey]?.stringValue else { return element }
-        guard let bytes = decodeHex(hex) else { return nil }
+        guard let bytes = HexBytes.decode(hex) else { return nil }
         guard let text = bytes.withUnsafeBytes({ json($0) }) else { return nil }
         return try? JSONValue.parse(Data(text))
-    }
-
-    static func decodeHex(_ hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x57
-            case 0x41...0x46: c - 0x37
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var i = 0
-        while i < digits.count {
-            guard let h = nibble(digits[i]), let l = nibble(digits[i + 1]) else { return nil }
-            out.append(h << 4 | l)
-            i += 2
-        }
-        return out
     }
 
     /// Bounds-checked reads of a record that may be damaged.

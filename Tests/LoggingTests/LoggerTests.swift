@@ -176,7 +176,7 @@ final class LoggerTests: XCTestCase {
         }
         XCTAssertNil((good.record + [0]).withUnsafeBytes { BreadcrumbRecord.json($0) }, "trailing bytes")
         // In a report: hex rendered, JSON kept as written, damaged hex or records dropped alone.
-        let hex = good.record.map { String(format: "%02x", $0) }.joined()
+        let hex = HexBytes.encode(good.record)
         let elements: [JSONValue] = [
             .object(JSONObject([BreadcrumbRecord.reportKey: .string(hex)])),
             .object(JSONObject(["message": .string("from C")])),
