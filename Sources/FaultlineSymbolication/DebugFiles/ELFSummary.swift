@@ -28,6 +28,7 @@ public struct ELFSummary: Sendable, Equatable {
     }
 
     public static func read(path: String) throws(Failure) -> ELFSummary {
+        let relocatable = "a relocatable object file (.o); upload the linked executable or library"
         let info: ELFInfo
         do { info = try ELFInfo.read(path: path) } catch {
             switch error {
@@ -35,10 +36,10 @@ public struct ELFSummary: Sendable, Equatable {
             case .notFound, .unreadable: throw .truncated("cannot read the file")
             case .truncated: throw .truncated("sections or headers lie beyond the end of the file")
             case .malformed(_, let why): throw .truncated(why)
-            case .relocatable: throw .unsupported("a relocatable object file (.o); upload the linked executable or library")
+            case .relocatable: throw .unsupported(relocatable)
             }
         }
-        if info.kind == .relocatable { throw .unsupported("a relocatable object file (.o); upload the linked executable or library") }
+        if info.kind == .relocatable { throw .unsupported(relocatable) }
         guard let id = info.buildID else { throw .noBuildID }
         if info.hasUnreadableDebugInfo {
             throw .unsupported("its DWARF is zstd-compressed, which this server's libdw cannot read; relink with --compress-debug-sections=zlib")
