@@ -15,7 +15,8 @@ extern "C" {
 
 /// Version of the crash report JSON this core writes (docs/CRASH-REPORT.md).
 #define FAULTLINE_CRASH_REPORT_VERSION 2
-/// Breadcrumb ring: the last N pre-serialised JSON objects, each at most this many bytes.
+/// Breadcrumb ring: the last N breadcrumbs (JSON objects, or the SDK's binary records), each at
+/// most this many bytes.
 #define FAULTLINE_BREADCRUMB_SLOTS 32
 #define FAULTLINE_BREADCRUMB_MAX_BYTES 1024
 /// Pre-serialised context (release, environment, …) as one JSON object.

@@ -35,7 +35,7 @@ enum CrashHandler {
         return String(decoding: buffer.prefix(32).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Copies a pre-serialised breadcrumb into the ring the handler reads. Too long: shortened message.
+    /// Copies a breadcrumb already serialised as JSON into the ring the handler reads. Too long: shortened message.
     static func record(breadcrumbBytes: [UInt8]) {
         breadcrumbBytes.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: CChar.self) { _ = faultline_crash_add_breadcrumb($0.baseAddress, $0.count) }

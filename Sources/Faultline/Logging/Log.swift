@@ -54,8 +54,8 @@ typealias LogRecord = LogEvent
 /// The SDK's global logging front. Every line becomes a breadcrumb (the crash handler's ring),
 /// lines at or above `Options.sendLogsAtOrAbove` are sent as log items, and every line is also
 /// handed to the logger installed with `Log.bootstrap` (file, console, journal sinks…).
-/// Cost on the calling thread: one breadcrumb serialised straight into the crash ring's slot (no
-/// allocation), an append to
+/// Cost on the calling thread: one breadcrumb written straight into the crash ring's slot as a
+/// binary record (no allocation, no escaping: `BreadcrumbRecord`), an append to
 /// the send buffer for sent lines, and whatever the installed logger does (the file log copies
 /// one formatted line into a ring; the writing happens on its own thread).
 /// Attributes are taken as written at the call site (`attributes: ["a": 1, "b": "x"]`, a
