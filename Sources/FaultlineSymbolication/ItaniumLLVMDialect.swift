@@ -17,6 +17,10 @@
 //   void ( swiftcall*)(int)                   void (int) swiftcall*  (a vendor-qualified function)
 // Names outside these forms print alike. The server's pages and events keep the GNU forms
 // (c++filt's, which existing issues were grouped and titled with).
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 enum ItaniumLLVMDialect {
     /// Split points tried per name (each is a demangler call): a real name has a few; a hostile one
     /// must not cost a demangle per byte.
@@ -169,8 +173,8 @@ enum ItaniumLLVMDialect {
             tries += 1
             if tries > maxTries { break }
             guard let enclosing = gnu("_Z" + String(decoding: bytes[3..<k], as: UTF8.self)) else { continue }
-            if text.hasPrefix(enclosing + "::") { return text }  // no return type: nothing differs
             let e = Array(enclosing.utf8), t = Array(text.utf8), separator = Array("::".utf8)
+            if t.starts(with: e), t[e.count...].starts(with: separator) { return text }  // no return type: nothing differs
             for (i, c) in e.enumerated() where c == UInt8(ascii: " ") && i > 0 {
                 let rest = e[(i + 1)...]
                 if t.starts(with: rest), t[rest.count...].starts(with: separator) {
@@ -183,42 +187,46 @@ enum ItaniumLLVMDialect {
 
     /// The GNU printer's text with LLVM's spelling of the nodes listed above.
     static func rewrite(_ gnu: String) -> String {
-        var s = gnu
-        if s.utf8.count <= maxRewrittenBytes {
-            if s.contains("{lambda(") { s = rewriteClosures(s) }
-            if s.contains("{unnamed type#") { s = rewriteUnnamedTypes(s) }
+        var s = Array(gnu.utf8)
+        rewrite(&s)
+        return String(decoding: s, as: UTF8.self)
+    }
+
+    /// The same rewrite on the text's UTF-8 bytes. Every form it looks for is ASCII, and a name is
+    /// read a byte at a time as LLVM's printer writes it: a search by Character would also cost a
+    /// grapheme-break test per byte, which made demangling most of a C++ binary's symbolication.
+    static func rewrite(_ s: inout [UInt8]) {
+        if s.count <= maxRewrittenBytes {
+            if s.contains(bytes: "{lambda(") { rewriteClosures(&s) }
+            if s.contains(bytes: "{unnamed type#") { rewriteUnnamedTypes(&s) }
         }
         // GNU separates a '>' or '<' from the template bracket that follows it ("> > >" takes two
         // passes); each pass shortens the text, so the loop ends.
         for (gnuPair, llvmPair) in [("> >", ">>"), ("< <", "<<")] {
-            while true {
-                let next = s.replacingAll(gnuPair, with: llvmPair)
-                if next.utf8.count == s.utf8.count { break }
-                s = next
-            }
+            while s.replaceAll(gnuPair, with: llvmPair) {}
         }
-        if s.contains("decltype") {
-            s = s.replacingAll("decltype(nullptr)", with: "std::nullptr_t").replacingAll("decltype (", with: "decltype(")
+        if s.contains(bytes: "decltype") {
+            s.replaceAll("decltype(nullptr)", with: "std::nullptr_t")
+            s.replaceAll("decltype (", with: "decltype(")
         }
         // A function returning a function pointer: "void (* (int))(long)" → "void (*(int))(long)".
-        if s.contains("(* (") { s = s.replacingAll("(* (", with: "(*(") }
-        if s.contains("__vector(") { s = rewriteVectors(s) }
-        if s.contains("( ") && s.utf8.count <= maxRewrittenBytes { s = rewriteVendorQualifiedFunctions(s) }
-        if s.hasPrefix("TLS wrapper function for ") {
-            s = "thread-local wrapper routine for " + s.dropFirst("TLS wrapper function for ".count)
-        } else if s.hasPrefix("TLS init function for ") {
-            s = "thread-local initialization routine for " + s.dropFirst("TLS init function for ".count)
+        s.replaceAll("(* (", with: "(*(")
+        if s.contains(bytes: "__vector(") { rewriteVectors(&s) }
+        if s.count <= maxRewrittenBytes && s.contains(bytes: "( ") { rewriteVendorQualifiedFunctions(&s) }
+        if s.replacePrefix("TLS wrapper function for ", with: "thread-local wrapper routine for ") {
+        } else {
+            s.replacePrefix("TLS init function for ", with: "thread-local initialization routine for ")
         }
-        if s.hasPrefix("reference temporary #"), let r = s.firstRange(of: " for ") {
-            s = "reference temporary for " + s[r.upperBound...]
+        if s.starts(with: "reference temporary #".utf8), let r = s.firstIndex(of: Array(" for ".utf8), from: 0) {
+            s.replaceSubrange(0..<(r + 5), with: "reference temporary for ".utf8)
         }
         // An empty template argument pack: GNU prints an empty element ("<F, , void>").
-        if s.contains(", , ") { s = s.replacingAll(", , ", with: ", ") }
-        return s
+        s.replaceAll(", , ", with: ", ")
     }
 
     /// An inheriting constructor (`CI1`/`CI2`/`CI4 <base>`): GNU names it after the base class
-    /// ("Derived<…>::Base(…)"), LLVM after its own class ("Derived<…>::Derived(…)").
+    /// ("Derived<…>::Base(…)"), LLVM after its own class ("Derived<…>::Derived(…)"); a
+    /// constructor template keeps its arguments in both ("Derived::Derived<double>(…)").
     static func inheritingConstructor(_ text: String) -> String {
         let b = Array(text.utf8)
         guard b.count <= maxRewrittenBytes else { return text }
@@ -255,7 +263,10 @@ enum ItaniumLLVMDialect {
         var classEnd = nameStart
         if let angleAt = b[classStart..<nameStart].firstIndex(of: UInt8(ascii: "<")) { classEnd = angleAt }
         guard classEnd > classStart else { return text }
-        return String(decoding: b[..<(nameStart + 2)] + b[classStart..<classEnd] + b[open...], as: UTF8.self)
+        // A constructor template's own arguments ("Base<double>(double, int)", GNU names the base
+        // without its class's arguments) stay: "D1::D1<double>(double, int)".
+        let ownArguments = b[(nameStart + 2)..<open].firstIndex(of: UInt8(ascii: "<")) ?? open
+        return String(decoding: b[..<(nameStart + 2)] + b[classStart..<classEnd] + b[ownArguments...], as: UTF8.self)
     }
 
     /// LLVM numbers closures and unnamed types by their mangled discriminator: the first is bare,
@@ -276,8 +287,7 @@ enum ItaniumLLVMDialect {
 
     /// "{lambda(P)#N}" → "'lambdaD'(P)". The innermost (last) closure first, so a closure type in
     /// another's parameters is already rewritten when the outer one is.
-    private static func rewriteClosures(_ text: String) -> String {
-        var s = Array(text.utf8)
+    private static func rewriteClosures(_ s: inout [UInt8]) {
         let open = Array("{lambda(".utf8)
         var limit = s.count
         while let start = lastRange(of: open, in: s, before: limit) {
@@ -290,12 +300,10 @@ enum ItaniumLLVMDialect {
             let replacement = Array("'lambda\(discriminator(number))'(".utf8) + params + [UInt8(ascii: ")")]
             s.replaceSubrange(start...j, with: replacement)
         }
-        return String(decoding: s, as: UTF8.self)
     }
 
     /// "{unnamed type#N}" → "'unnamedD'".
-    private static func rewriteUnnamedTypes(_ text: String) -> String {
-        var s = Array(text.utf8)
+    private static func rewriteUnnamedTypes(_ s: inout [UInt8]) {
         let open = Array("{unnamed type#".utf8)
         var limit = s.count
         while let start = lastRange(of: open, in: s, before: limit) {
@@ -303,12 +311,10 @@ enum ItaniumLLVMDialect {
             guard let (number, j) = numberAndBrace(s, from: start + open.count) else { continue }
             s.replaceSubrange(start...j, with: Array("'unnamed\(discriminator(number))'".utf8))
         }
-        return String(decoding: s, as: UTF8.self)
     }
 
     /// "T __vector(N)" (GCC's vector extension type, `Dv N _ T`) → "T vector[N]".
-    private static func rewriteVectors(_ text: String) -> String {
-        var s = Array(text.utf8)
+    private static func rewriteVectors(_ s: inout [UInt8]) {
         let open = Array("__vector(".utf8)
         var limit = s.count
         while let start = lastRange(of: open, in: s, before: limit) {
@@ -318,14 +324,12 @@ enum ItaniumLLVMDialect {
             guard j > start + open.count, j < s.count, s[j] == UInt8(ascii: ")") else { continue }
             s.replaceSubrange(start...j, with: Array("vector[".utf8) + s[(start + open.count)..<j] + [UInt8(ascii: "]")])
         }
-        return String(decoding: s, as: UTF8.self)
     }
 
     /// A pointer to a function type with a vendor qualifier (clang's calling conventions: `PU9swiftcallFv…E`):
     /// GNU prints the qualifier in the pointer's parentheses, "R ( swiftcall*)(A)"; LLVM after
     /// the parameter list, "R (A) swiftcall*".
-    private static func rewriteVendorQualifiedFunctions(_ text: String) -> String {
-        var s = Array(text.utf8)
+    private static func rewriteVendorQualifiedFunctions(_ s: inout [UInt8]) {
         func isIdentifier(_ c: UInt8) -> Bool { (65...90).contains(c) || (97...122).contains(c) || (48...57).contains(c) || c == 95 }
         var limit = s.count
         while let start = lastRange(of: Array("( ".utf8), in: s, before: limit) {
@@ -341,7 +345,6 @@ enum ItaniumLLVMDialect {
             let replacement = [UInt8(ascii: "(")] + parameters + Array(") ".utf8) + qualifier + [UInt8(ascii: "*")]
             s.replaceSubrange(start...close, with: replacement)
         }
-        return String(decoding: s, as: UTF8.self)
     }
 
     /// The index of the ')' that closes the '(' at `open`, or nil when none does.
@@ -362,22 +365,65 @@ enum ItaniumLLVMDialect {
         guard haystack.count >= needle.count else { return nil }
         var i = min(limit - 1, haystack.count - needle.count)
         while i >= 0 {
-            if haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle { return i }
+            if haystack[i] == needle[0] && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
             i -= 1
         }
         return nil
     }
 }
 
-extension String {
-    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.firstRange(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
+extension [UInt8] {
+    /// Where `needle` first starts at or after `from`.
+    fileprivate func firstIndex(of needle: [UInt8], from: Int) -> Int? {
+        guard !needle.isEmpty, count - from >= needle.count else { return nil }
+        return withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { n -> Int? in
+                // memchr for the first byte, then a compare: Glibc's module does not export memmem.
+                let base = hay.baseAddress!
+                var i = from
+                let last = hay.count - n.count
+                while i <= last {
+                    guard let hit = memchr(base + i, Int32(n[0]), last - i + 1) else { return nil }
+                    i = UnsafeRawPointer(hit) - UnsafeRawPointer(base)
+                    if memcmp(base + i, n.baseAddress!, n.count) == 0 { return i }
+                    i += 1
+                }
+                return nil
+            }
         }
-        return out + rest
+    }
+
+    fileprivate func contains(bytes needle: StaticString) -> Bool {
+        firstIndex(of: Array(UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)), from: 0) != nil
+    }
+
+    /// Replaces every occurrence of `target`, left to right without overlaps (as one pass of a
+    /// text replacement does); true when any was replaced.
+    @discardableResult
+    fileprivate mutating func replaceAll(_ target: String, with replacement: String) -> Bool {
+        let t = Array(target.utf8)
+        guard var at = firstIndex(of: t, from: 0) else { return false }
+        let r = Array(replacement.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        var copied = 0
+        while true {
+            out.append(contentsOf: self[copied..<at])
+            out.append(contentsOf: r)
+            copied = at + t.count
+            guard let next = firstIndex(of: t, from: copied) else { break }
+            at = next
+        }
+        out.append(contentsOf: self[copied...])
+        self = out
+        return true
+    }
+
+    /// Replaces a leading `prefix`; true when the text started with it.
+    @discardableResult
+    fileprivate mutating func replacePrefix(_ prefix: String, with replacement: String) -> Bool {
+        guard starts(with: prefix.utf8) else { return false }
+        replaceSubrange(0..<prefix.utf8.count, with: replacement.utf8)
+        return true
     }
 }
