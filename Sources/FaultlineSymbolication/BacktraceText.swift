@@ -21,9 +21,11 @@ public enum BacktraceText {
     /// Turns a crash report (`format: faultline-crash`), a Swift backtracer JSON crash log
     /// (`kind: crashReport`) or a Sentry event into an event.
     public static func event(from data: Data) throws(SymbolicationInputError) -> JSONValue {
-        let json: JSONValue
+        var json: JSONValue
         do { json = try JSONValue.parse(data) } catch { throw .notJSON(error.reason) }
         guard json.objectValue != nil else { throw .notACrash("top level is not an object") }
+        // A Sentry event's containers in any form SDKs send them (a bare list, one object).
+        if json["format"] == nil, !SwiftBacktraceLog.isCandidate(json), let normal = SentryValues.normalised(json) { json = normal }
         if json["format"] != nil {
             do { return CrashEvent.make(from: try CrashReport(json: json)) } catch { throw .badReport(error.description) }
         }

@@ -180,11 +180,11 @@ public enum EnvelopeDecoder {
 
     /// Top-level event members ingest reads (ids, time, release, install and app ids, the stack and
     /// its modules). The rest is validated but not built; the stored bytes are the client's own.
-    public static let eventFieldsRead: Set<String> = [
+    public static let eventFieldsRead: Set<String> = Set<String>([
         "event_id", "timestamp", "release", "environment", "platform", "user", "tags", "contexts",
         "exception", "threads", "stacktrace", "debug_meta",
         "logentry", "message", "fingerprint"  // grouping of messages and the client's own fingerprint
-    ]
+    ]).union(SentryValues.keysToCheck)  // other forms of the list containers, legacy names
 
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }

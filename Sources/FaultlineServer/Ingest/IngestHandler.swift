@@ -127,6 +127,13 @@ public final class IngestHandler: Sendable {
             // Frame variables are stored only for a project that asked for them: the event is
             // written again without them, and the client's compressed body is not kept as is.
             var clientBodyKept = true
+            // A bare-list or single-object `exception`/`threads` (sentry-go, old SDKs) or a legacy
+            // interface name is stored in the protocol's form, which every reader reads.
+            do throws(JSONParser.Failure) {
+                if let (normal, normalBytes) = try SentryValues.normalised(bytes, parsed: event) {
+                    (event, bytes, clientBodyKept) = (normal, normalBytes, false)
+                }
+            } catch { throw IngestError.malformed("event: \(error)") }
             if !project.keepsFrameVariables, let stripped = try FrameVariables.stripped(bytes, parsed: event) {
                 (event, bytes, clientBodyKept) = (stripped, stripped.serialized(), false)
             }
