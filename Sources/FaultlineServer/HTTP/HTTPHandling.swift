@@ -10,8 +10,12 @@ public protocol HTTPHandling: Sendable {
     /// authentication failure) is sent at once and the body is never buffered.
     func preflight(_ head: HTTPRequest) -> HTTPResponse?
     func handle(_ request: HTTPRequest) -> HTTPResponse
+    /// Headers added to every answer to this request line, refusals at any stage included (the
+    /// ingest routes' CORS headers).
+    func responseHeaders(method: String, path: String) -> [(String, String)]
 }
 
 extension HTTPHandling {
     public func preflight(_ head: HTTPRequest) -> HTTPResponse? { nil }
+    public func responseHeaders(method: String, path: String) -> [(String, String)] { [] }
 }

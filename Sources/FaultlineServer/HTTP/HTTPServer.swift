@@ -122,6 +122,8 @@ final class HTTPRequestState {
     var forwarded = false
     /// What the body has reserved of the server's body budget (released when the request ends).
     var claim: BodyBudget.Claim?
+    /// Added to whatever answers this request (`HTTPHandling.responseHeaders`).
+    var responseHeaders: [(String, String)] = []
     /// Counted in the server's ForwardedClientCap (left when the request ends).
     var countedAsForwarded = false
     init(method: String, path: String) { self.method = method; self.path = path }
@@ -182,11 +184,12 @@ func faultlineAccessHandler(
         state.clientAddress = server.trustedProxies.clientAddress(
             peer: peer, forwardedFor: state.headers["x-forwarded-for"], forwarded: state.headers["forwarded"])
         state.forwarded = state.clientAddress != TrustedProxies.text(peer)
+        state.responseHeaders = server.handler.responseHeaders(method: state.method, path: state.path)
         if let refusal = server.refusalAtHeaders(state) {
             // Refused before reading the body: libmicrohttpd sends this and closes the connection.
             state.overLimit = true  // discard whatever body follows
             faultline_http_body_complete(connection)
-            return queue(refusal, on: connection)
+            return queue(refusal, adding: state.responseHeaders, on: connection)
         }
         return MHD_Result.YES
     }
@@ -219,7 +222,7 @@ func faultlineAccessHandler(
             headers: state.headers, body: state.body, clientAddress: state.clientAddress)
         response = PhaseClock.time(.httpHandler) { server.handler.handle(request) }
     }
-    return queue(response, on: connection)
+    return queue(response, adding: state.responseHeaders, on: connection)
 }
 
 extension HTTPServer {
@@ -265,7 +268,7 @@ extension HTTPServer {
     }
 }
 
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+private func queue(_ response: HTTPResponse, adding extraHeaders: [(String, String)], on connection: OpaquePointer) -> MHD_Result {
     var mhdResponse: OpaquePointer?
     switch response.body {
     case .data(let data):
@@ -284,7 +287,7 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
         defer { MHD_destroy_response(fallback) }
         return MHD_queue_response(connection, 500, fallback)
     }
-    for (name, value) in response.headers { MHD_add_response_header(r, name, value) }
+    for (name, value) in response.headers + extraHeaders { MHD_add_response_header(r, name, value) }
     let result = MHD_queue_response(connection, UInt32(response.status), r)
     MHD_destroy_response(r)
     return result

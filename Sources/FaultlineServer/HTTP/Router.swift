@@ -216,8 +216,9 @@ final class Router: HTTPHandling, @unchecked Sendable {
     /// the project in the path, so they cannot be used to enumerate project slugs. Any other
     /// route that is sent a body is refused here as well.
     func preflight(_ r: HTTPRequest) -> HTTPResponse? {
-        guard r.method == "POST" || r.method == "PUT" else { return nil }
         let route = Self.route(forPath: r.path)?.route
+        if r.method == "OPTIONS", let route, case .ingest = route.body { return IngestCORS.preflightAnswer }
+        guard r.method == "POST" || r.method == "PUT" else { return nil }
         switch route?.bodyRule(method: r.method, path: r.path) ?? .none {
         case .upload:
             guard let token = r.bearerToken, (try? store.isServerToken(token)) == true else {
@@ -252,6 +253,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
             refusals.record("route.no-body")
             return refusal(route, r)
         }
+    }
+
+    func responseHeaders(method: String, path: String) -> [(String, String)] {
+        guard let route = Self.route(forPath: path)?.route, case .ingest = route.body else { return [] }
+        return IngestCORS.responseHeaders
     }
 
     private func refusal(_ route: Route?, _ r: HTTPRequest) -> HTTPResponse {
