@@ -114,6 +114,12 @@ public enum StackExtractor {
         return nil
     }
 
+    /// What a message event (or an event's message beside its exception) said: the SDK's
+    /// formatted text, else its template; nil when it sent none.
+    public static func messageText(of event: JSONValue) -> String? {
+        messageGroup(of: event)?.text
+    }
+
     static func firstLine(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return line.count > 120 ? String(line.prefix(119)) + "…" : line
@@ -122,9 +128,12 @@ public enum StackExtractor {
     /// The exception's value when it says why (a crash message, or an error's description) —
     /// not a bare signal's "SIGSEGV / SEGV_MAPERR at 0x10". First line, at most 120 characters.
     static func headline(of event: JSONValue) -> String {
-        guard let exception = event["exception"]?["values"]?.arrayValue?.last,
-            let value = exception["value"]?.stringValue, !value.isEmpty
-        else { return "" }
+        guard let exception = event["exception"]?["values"]?.arrayValue?.last else {
+            // No exception: a message sent with a stack (sentry-php's captureMessage with
+            // attach_stacktrace, any SDK's attach_stacktrace) is titled by what it said.
+            return messageText(of: event).map(firstLine) ?? ""
+        }
+        guard let value = exception["value"]?.stringValue, !value.isEmpty else { return "" }
         let mechanism = exception["mechanism"]
         // A signal's value (ours, or a minidump's exception stream) only restates the type.
         let signal = ["signalhandler", "minidump"].contains(mechanism?["type"]?.stringValue ?? "")

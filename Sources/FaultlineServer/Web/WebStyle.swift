@@ -61,6 +61,8 @@ enum WebStyle {
         dl.kv { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; background:#fff; border:1px solid var(--line); padding:10px; margin:0; }
         dl.kv dt { color:var(--muted); } dl.kv dd { margin:0; word-break:break-all; }
         pre { white-space:pre-wrap; word-break:break-all; margin:0; }
+        pre.message { background:#fff; border:1px solid var(--line); padding:10px; }
+        details.chained { margin:0 0 10px; } details.chained summary { cursor:pointer; font-weight:600; padding:4px 0; }
         .regs { columns:3; font:12px ui-monospace, monospace; background:#fff; border:1px solid var(--line); padding:10px; }
         .pager { margin:12px 0; display:flex; gap:12px; }
         .progress { width:160px; height:10px; background:#e7eaf0; border-radius:5px; overflow:hidden; display:inline-block; vertical-align:middle; }

@@ -4,6 +4,13 @@ import Foundation
 import FaultlineProtocol
 
 enum EventSections {
+    /// What the event's message said (`logentry` or `message`): a message event's whole text, or
+    /// the log line an exception was reported with (`logger.exception("Failed to charge…")`).
+    static func message(_ e: JSONValue) -> String {
+        guard let text = StackExtractor.messageText(of: e), !text.isEmpty else { return "" }
+        return "<h2>Message</h2><pre class=\"message\">\(HTML.esc(HTML.clip(text, 8192)))</pre>"
+    }
+
     static func exception(_ e: JSONValue) -> String {
         guard let x = e["exception"]?["values"]?.arrayValue?.last else { return "" }
         var kv: [(String, String)] = []

@@ -64,12 +64,14 @@ struct IssuePage {
                 body += newer.map { "<a href=\"/ui/issues/\(issue.id)?event=\($0)\">newer occurrence →</a>" } ?? ""
                 body += "</p>"
             }
+            body += EventSections.message(event)
             body += EventSections.exception(event)
             let sources = ctx.ui.sourceFiles.map(SourceLines.init)
             body +=
                 "<h2>Stack (most recent call first)</h2>"
                 + StackView.render(
                     event: event, symbolicator: ctx.ui.symbolicator, pending: ctx.ui.reads.settle(EventRenderer.lookups(of: event)), sources: sources)
+            body += StackView.chainedExceptions(event: event, symbolicator: ctx.ui.symbolicator, sources: sources)
             body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [], sources: sources)
             body += try AttachmentsSection(ctx: ctx).render(occurrenceID: o.id)
             body += EventSections.breadcrumbs(event)

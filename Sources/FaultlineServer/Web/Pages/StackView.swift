@@ -14,6 +14,31 @@ enum StackView {
         render(ReadTimeStack.crashing(in: event, symbolicator: symbolicator, pending: pending), sources: sources)
     }
 
+    /// The exceptions chained before the one raised last (its causes: Python's `__context__`,
+    /// Java's `cause`, .NET's inner exceptions; `exception.values` lists them oldest first), each
+    /// with its type, value and stack, the most recent first, as Sentry shows them.
+    static func chainedExceptions(event: JSONValue, symbolicator: FrameSymbolicating, sources: SourceLines? = nil) -> String {
+        let values = event["exception"]?["values"]?.arrayValue ?? []
+        guard values.count > 1 else { return "" }
+        let images = DebugImageMap(event: event)
+        let earlier = values.dropLast().reversed()
+        var out = "<h2>Chained exceptions (\(earlier.count) more)</h2>"
+        for x in earlier.prefix(50) {
+            let type = x["type"]?.stringValue ?? "", value = x["value"]?.stringValue ?? ""
+            let label = [type, value].filter { !$0.isEmpty }.joined(separator: ": ")
+            out += "<details class=\"chained\" open><summary>\(HTML.esc(HTML.clip(label.isEmpty ? "exception" : label, 300)))</summary>"
+            if let st = x["stacktrace"], st["frames"]?.arrayValue?.isEmpty == false {
+                let stack = ReadTimeStack.build(StackExtractor.framesWithJSON(of: st, images: images), symbolicator: symbolicator, pending: [])
+                out += render(stack, crashed: false, sources: sources)
+            } else {
+                out += "<p class=\"muted\">no stack</p>"
+            }
+            out += "</details>"
+        }
+        if earlier.count > 50 { out += "<p class=\"muted\">\(earlier.count - 50) more exceptions are in the event JSON.</p>" }
+        return out
+    }
+
     /// Every other thread the event carries (`threads.values` with a stacktrace, the crashed one
     /// left out: it is the stack above), each under its id, name and state, folded.
     static func threads(event: JSONValue, symbolicator: FrameSymbolicating, pending: Set<FrameLookup>, sources: SourceLines? = nil) -> String {

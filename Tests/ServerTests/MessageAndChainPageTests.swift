@@ -1,0 +1,63 @@
+// What SDKs send beside the exception raised last must reach the reader: the exceptions chained
+// before it (a Python `KeyError` during whose handling a `ValueError` was raised, .NET's inner
+// exceptions), each with its stack, and the log line an exception or a stack was reported with.
+import Foundation
+import XCTest
+import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class MessageAndChainPageTests: XCTestCase {
+    private func pythonFrame(_ function: String, _ file: String, _ line: Int) -> JSONValue {
+        ["function": .string(function), "module": "shop.billing", "filename": .string(file), "lineno": .int(Int64(line)), "in_app": true]
+    }
+
+    func testTheIssuePageShowsChainedExceptionsAndTheMessage() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        // sentry-python's `logger.exception("Failed to charge order %s", "A-77")` while a KeyError
+        // was being handled: the cause first, the exception raised last at the end.
+        let chained: JSONValue = [
+            "event_id": .string(TestEvents.eventID()), "platform": "python", "level": "error",
+            "logentry": ["message": "Failed to charge order %s", "params": ["A-77"], "formatted": "Failed to charge order A-77"],
+            "exception": [
+                "values": [
+                    [
+                        "type": "KeyError", "value": "'sku-991'", "mechanism": ["type": "chained", "exception_id": 1, "parent_id": 0],
+                        "stacktrace": ["frames": [pythonFrame("charge", "shop/billing.py", 40), pythonFrame("line_total", "shop/prices.py", 12)]]
+                    ],
+                    [
+                        "type": "ValueError", "value": "price missing", "mechanism": ["type": "logging", "exception_id": 0],
+                        "stacktrace": ["frames": [pythonFrame("charge", "shop/billing.py", 44)]]
+                    ]
+                ]
+            ]
+        ]
+        // sentry-php's captureMessage with attach_stacktrace: a message and a top-level stack.
+        let message: JSONValue = [
+            "event_id": .string(TestEvents.eventID()), "platform": "php", "level": "warning",
+            "message": ["message": "User %s failed login", "params": ["bob"], "formatted": "User bob failed login"],
+            "stacktrace": ["frames": [["function": "App\\Auth\\Login::attempt", "filename": "/src/Auth/Login.php", "lineno": 31, "in_app": true]]]
+        ]
+        for e in [chained, message] { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200) }
+        try server.waitUntilIdle()
+        let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
+        let titles = issues.compactMap { $0["title"]?.stringValue }
+        XCTAssertTrue(titles.contains { $0.hasPrefix("ValueError: price missing") }, "titled by the exception raised last: \(titles)")
+        XCTAssertTrue(titles.contains { $0.hasPrefix("User bob failed login") }, "a message with a stack is titled by the message: \(titles)")
+
+        let login = try XCTUnwrap(server.webLogin())
+        let chainedIssue = try XCTUnwrap(issues.first { $0["title"]?.stringValue?.hasPrefix("ValueError") == true }?["id"]?.stringValue)
+        let page = server.page("/ui/issues/\(chainedIssue)", login).text
+        XCTAssertTrue(page.contains("<h2>Message</h2>") && page.contains("Failed to charge order A-77"), "the log line: \(page.prefix(4000))")
+        let chain = try XCTUnwrap(page.range(of: "<h2>Chained exceptions (1 more)</h2>"), "a section for the cause")
+        let section = page[chain.lowerBound...]
+        XCTAssertTrue(section.contains("KeyError: &#39;sku-991&#39;") || section.contains("KeyError: 'sku-991'"), section.prefix(2000).description)
+        XCTAssertTrue(section.contains("line_total"), "the cause's own frame: \(section.prefix(3000))")
+
+        let messageIssue = try XCTUnwrap(issues.first { $0["title"]?.stringValue?.hasPrefix("User bob") == true }?["id"]?.stringValue)
+        let messagePage = server.page("/ui/issues/\(messageIssue)", login).text
+        XCTAssertTrue(messagePage.contains("User bob failed login"), messagePage.prefix(3000).description)
+        XCTAssertTrue(messagePage.contains("Login::attempt"), "and its stack")
+    }
+}
