@@ -74,7 +74,9 @@ public final class IngestHandler: Sendable {
         do throws(IngestError) {
             switch endpoint {
             case .envelope: submission = try EnvelopeDecoder.envelope(of: request, limits: limits)
-            case .store: submission = try EnvelopeDecoder.storeBody(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limits: limits)
+            case .store:
+                let body = try LegacyStoreBody.decoded(try EnvelopeDecoder.body(of: request, limit: limits.maxEventBytes), limit: limits.maxEventBytes)
+                submission = try EnvelopeDecoder.storeBody(body, limits: limits)
             case .minidump:
                 minidumpSlot = try minidumps?.slots.take(for: request.clientAddress)
                 submission = try MinidumpUpload.submission(of: request, limits: limits)
