@@ -37,7 +37,12 @@ final class MessageAndChainPageTests: XCTestCase {
         let message: JSONValue = [
             "event_id": .string(TestEvents.eventID()), "platform": "php", "level": "warning",
             "message": ["message": "User %s failed login", "params": ["bob"], "formatted": "User bob failed login"],
-            "stacktrace": ["frames": [["function": "App\\Auth\\Login::attempt", "filename": "/src/Auth/Login.php", "lineno": 31, "in_app": true]]]
+            "stacktrace": [
+                "frames": [
+                    ["filename": "/var/www/index.php", "lineno": 12, "in_app": true],  // the script's top level: no function
+                    ["function": "App\\Auth\\Login::attempt", "filename": "/src/Auth/Login.php", "lineno": 31, "in_app": true]
+                ]
+            ]
         ]
         for e in [chained, message] { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200) }
         try server.waitUntilIdle()
@@ -59,5 +64,10 @@ final class MessageAndChainPageTests: XCTestCase {
         let messagePage = server.page("/ui/issues/\(messageIssue)", login).text
         XCTAssertTrue(messagePage.contains("User bob failed login"), messagePage.prefix(3000).description)
         XCTAssertTrue(messagePage.contains("Login::attempt"), "and its stack")
+        XCTAssertTrue(messagePage.contains("/var/www/index.php:12"), "a frame without a function is its file and line")
+        for page in [page, messagePage] {
+            XCTAssertFalse(page.contains("+0x0"), "frames without an address show none: \(page.prefix(3000))")
+            XCTAssertFalse(page.contains("faulting address"))
+        }
     }
 }

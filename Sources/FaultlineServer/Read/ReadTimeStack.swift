@@ -18,8 +18,10 @@ enum ReadTimeStack {
     ) -> SymbolicatedStack {
         var stack = SymbolicatedStack(frames: [])
         for (f, json) in withJSON {
+            // A frame the client sent without an address (Python, JavaScript, PHP…) has no offset.
+            let hasAddress = json["instruction_addr"] != nil
             var address = SymbolicatedStack.Frame(
-                physicalIndex: 0, moduleOffset: f.offset, module: f.module, buildID: f.buildID, isReturnAddress: f.isReturnAddress,
+                physicalIndex: 0, moduleOffset: hasAddress ? f.offset : nil, module: f.module, buildID: f.buildID, isReturnAddress: f.isReturnAddress,
                 outcome: .notLookedUp, role: .system)
             address.isAsync = f.isAsync
             address.trust = MinidumpFrameTrust.of(json)

@@ -98,9 +98,12 @@ enum StackView {
             case .unresolved, .notLookedUp:
                 // Why there is no name says what to upload (a debug file, the right build of it).
                 let why = f.outcome.unresolvedReason.map { $0.message } ?? "not symbolicated"
-                if f.buildID == nil, let fn = f.function, let source = f.clientSource {
-                    // A non-native frame (Python, JavaScript, …): the client resolved it already.
-                    out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">\(HTML.esc(source.location))</span>"
+                if f.buildID == nil, let source = f.clientSource, f.function != nil || !source.location.isEmpty {
+                    // A non-native frame (Python, JavaScript, …): the client resolved it already. One
+                    // without a function (a PHP script's top level, an anonymous JS function) is
+                    // its file and line.
+                    out += f.function.map { "<span class=\"fn\">\(HTML.esc($0))</span>" } ?? ""
+                    out += "<span class=\"loc\">\(HTML.esc(source.location))</span>"
                     out += sourceHTML(source) + variablesHTML(source)
                 } else if let fn = f.function {
                     out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol; \(HTML.esc(why)))</span>"
@@ -110,10 +113,14 @@ enum StackView {
             }
             // How a minidump's walk found the frame: a `scan` frame may be a stale return address.
             if let t = f.trust { out += "<span class=\"trust\" title=\"how the stackwalker found this frame\">\(HTML.esc(t))</span>" }
-            out += "<details><summary>module and address</summary>\(HTML.esc(f.module ?? "?")) + \(offset)"
-            out += f.buildID.map { " · build-id \(HTML.esc($0.hex))" } ?? ""
-            out += f.isReturnAddress ? " · return address" : " · faulting address"
-            out += "</details></div>"
+            // Only a frame with an address has a module and an offset to show.
+            if f.moduleOffset != nil || f.buildID != nil {
+                out += "<details><summary>module and address</summary>\(HTML.esc(f.module ?? "?")) + \(offset)"
+                out += f.buildID.map { " · build-id \(HTML.esc($0.hex))" } ?? ""
+                out += f.isReturnAddress ? " · return address" : " · faulting address"
+                out += "</details>"
+            }
+            out += "</div>"
         }
         return out + "</div>"
     }
