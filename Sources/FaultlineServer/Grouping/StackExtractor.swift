@@ -42,7 +42,7 @@ public enum StackExtractor {
                 buildID: nil, offset: 0, isReturnAddress: false, inApp: !own && (f.json["in_app"]?.boolValue ?? false),
                 module: f.json["package"]?.stringValue, clientFunction: clientFunction)
             frame.isFaultline = own
-            if grouping == .v2 { frame.sourceModule = sourceModule(of: f.json) }
+            if grouping != .v1 { frame.sourceModule = sourceModule(of: f.json, scriptsByName: grouping == .v3) }
             return frame
         }
         let inApp = !own && (f.json["in_app"]?.boolValue ?? module.map(isInApp) ?? false)
@@ -75,10 +75,14 @@ public enum StackExtractor {
     }
 
     /// A non-native frame's module as the SDK names it (`app.billing`), else its file (never its
-    /// absolute path: the same code deployed in two places is one issue), at most 200 bytes.
-    static func sourceModule(of json: JSONValue) -> String? {
+    /// absolute path: the same code deployed in two places is one issue), at most 200 bytes; with
+    /// `scriptsByName` (rules 3) a file that is a URL by the script's stable name (`ScriptURLName`).
+    static func sourceModule(of json: JSONValue, scriptsByName: Bool = false) -> String? {
         if let m = json["module"]?.stringValue, !m.isEmpty { return String(m.prefix(200)) }
-        if let f = json["filename"]?.stringValue, !f.isEmpty { return String(f.prefix(200)) }
+        if let f = json["filename"]?.stringValue, !f.isEmpty {
+            if scriptsByName, let name = ScriptURLName.of(f) { return String(name.prefix(200)) }
+            return String(f.prefix(200))
+        }
         return nil
     }
 

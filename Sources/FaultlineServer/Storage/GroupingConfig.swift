@@ -10,14 +10,19 @@ public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible
     /// As v1, but a non-native frame by its module (or file, when the SDK names no module) and
     /// function, as Sentry groups them: `handle` in two modules is two issues.
     case v2 = 2
+    /// As v2, but a browser script's frame (its file a URL) by the script's name without the
+    /// URL's host, path, query and content hash (`ScriptURLName`), so a deploy does not split
+    /// every issue of a web app.
+    case v3 = 3
 
     /// What a project created now gets.
-    public static let newProjects = GroupingConfig.v2
+    public static let newProjects = GroupingConfig.v3
 
     public var description: String {
         switch self {
         case .v1: "1 (non-native frames by function)"
         case .v2: "2 (non-native frames by module and function)"
+        case .v3: "3 (as 2, a browser script by its name without URL and content hash)"
         }
     }
 }
