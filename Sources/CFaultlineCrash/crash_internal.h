@@ -239,6 +239,12 @@ void fl_unlink_last_report(void);
 void fl_handle_signal(int signo, siginfo_t *info, void *uc);
 typedef void (*fl_signal_entry)(int signo, siginfo_t *info, void *context);
 void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void *context);  // handler_stack.c
+// handler_stack.c: whether a handler's arguments are the kernel's (readable, and the siginfo names
+// this signal); not when another program's handler called ours as a plain function, f(signo).
+int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context);
+// The si_code of the siginfo that stands in for missing details (handler.c): above every code the
+// kernel uses, so it reads as no sender and no fault address.
+#define FL_SI_NO_DETAILS 0x7fff
 const sigset_t *fl_crash_entry_mask(void);  // handler_stack.c: the crash handler's sa_mask
 
 int fl_copy_context(char *out, size_t capacity, uint32_t *length);
@@ -258,6 +264,7 @@ int fl_prepare_thread_dump(void);      // thread_setup.c (start): table and sign
 void fl_confirm_dump_signal(void);    // thread_setup.c (background): the signal can be sent
 void fl_collect_threads(pid_t crashing_thread);  // thread_dump.c (crash path)
 void fl_answer_dump_request(int signo, siginfo_t *info, void *context);  // thread_dump.c
+void fl_dump_signal_action(struct sigaction *ours);  // thread_dump.c: the dump signal's disposition
 void fl_release_parked_threads(void);  // thread_dump.c: the crash was no crash after all
 void fl_begin_stack_walk(void);  // signal_mask.c: libunwind's masking is answered without syscalls
 void fl_end_stack_walk(void);

@@ -42,6 +42,8 @@ static volatile uintptr_t fl_frame_sink;
 __attribute__((noinline)) static void fl_prewarm_from_frame_with_frame_pointer(void) {
     fl_frame_sink = (uintptr_t)__builtin_frame_address(0);  // forces this function to keep rbp
     ucontext_t context;
+    // (The same getcontext the handler calls when another handler called it without a context:
+    // bound here, as every import of the crash path is.)
     if (getcontext(&context) != 0) return;
     static const int flags[] = {UNW_INIT_SIGNAL_FRAME, 0};
     for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
@@ -54,6 +56,7 @@ __attribute__((noinline)) static void fl_prewarm_from_frame_with_frame_pointer(v
             unw_get_reg(&cursor, UNW_REG_IP, &ip);
             unw_proc_info_t info;  // async_unwind.c asks each frame's function start
             unw_get_proc_info(&cursor, &info);
+            fl_sink = unw_is_signal_frame(&cursor);
             if (unw_step(&cursor) <= 0) break;
         }
     }

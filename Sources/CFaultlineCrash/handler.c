@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 
@@ -304,7 +305,9 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
         // A fault re-executes its instruction on return and dies by the default action with a
         // correct core dump. A signal sent by kill/raise/abort does not recur: send it again; it
         // stays pending until we return and the kernel restores the interrupted mask.
-        if (info->si_code <= 0 || signo == SIGABRT || signo == SIGTRAP)
+        // Nor does one whose handler another handler called (no details): the caller returns to
+        // its own fatal path, or to the fault, with the signal pending under the default action.
+        if (info->si_code <= 0 || info->si_code == FL_SI_NO_DETAILS || signo == SIGABRT || signo == SIGTRAP)
             syscall(SYS_tgkill, getpid(), fl_gettid(), signo);
         atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
         return;
@@ -368,7 +371,9 @@ static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {
             // As PID 1, a raised signal does not kill, so abort() goes on to its fallback (a
             // faulting instruction): that fault is the same crash ending, not a new one. Keep the
             // report and let the fault kill the process as it would without us.
-            if (phase == FL_CLAIM_RETURNED && getpid() == 1) {
+            // Likewise when the report was made for a handler that called ours without details:
+            // that handler's own way to die (Ruby's abort()) is the same crash ending.
+            if (phase == FL_CLAIM_RETURNED && (getpid() == 1 || fl_crash_info.si_code == FL_SI_NO_DETAILS)) {
                 struct sigaction dfl;
                 memset(&dfl, 0, sizeof dfl);
                 dfl.sa_handler = SIG_DFL;
@@ -485,11 +490,35 @@ static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     fl_chain(signo, info, context);
 }
 
+// What stands in for the siginfo and context when another handler called ours without them
+// (fl_signal_details_usable): the signal, FL_SI_NO_DETAILS, and this thread's registers where
+// the call came in, from which the walk goes through the calling handler and its signal frame
+// to where the signal struck. One process-wide copy: the first thread to need it takes it.
+static siginfo_t fl_missing_info;
+static ucontext_t fl_missing_context;
+static atomic_int fl_missing_details_taken;
+
+// Runs on the crashing thread, on the entry stack; compromised context. Returns 0 when another
+// thread holds the stand-ins already.
+__attribute__((noinline)) static int fl_stand_in_for_missing_details(int signo, siginfo_t **info, void **context) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&fl_missing_details_taken, &expected, 1)) return 0;
+    // Its mask too: the calling handler's, which stands for the mask at the signal.
+    if (getcontext(&fl_missing_context) != 0) return 0;
+    memset(&fl_missing_info, 0, sizeof fl_missing_info);
+    fl_missing_info.si_signo = signo;
+    fl_missing_info.si_code = FL_SI_NO_DETAILS;
+    *info = &fl_missing_info;
+    *context = &fl_missing_context;
+    return 1;
+}
+
 // Runs on the crashing thread; compromised context. The entry point the kernel calls: it needs
 // under two hundred bytes of whatever stack it was entered on before it moves to a stack of its
 // own when that one is not ours (handler_stack.c says why).
 FL_OWN_CODE void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
-    fl_run_on_roomy_stack(fl_handle_crash, signo, info, context);
+    if (fl_signal_details_usable(signo, info, context) || fl_stand_in_for_missing_details(signo, &info, &context))
+        fl_run_on_roomy_stack(fl_handle_crash, signo, info, context);
     errno = saved_errno;
 }

@@ -28,8 +28,10 @@
 // untouched.
 #include "crash_internal.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -124,6 +126,26 @@ static void fl_run_with_handler_mask(fl_signal_entry fn, int signo, siginfo_t *i
     fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&opened, (long)&entered, sizeof opened, 0, 0);
     fn(signo, info, context);
     fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&entered, 0, sizeof entered, 0, 0);
+}
+
+// Runs on a thread in a signal handler, on the entry stack; compromised context. The kernel
+// passes a SA_SIGINFO handler its siginfo and context; a handler another program installed after
+// ours may call ours as the handler it replaced, but as a plain function (Ruby does, after
+// printing its own report: f(signo)), and the other two arguments are then whatever the
+// registers held. Usable only when both lie in readable memory (the first and last byte of each:
+// neither spans more than two pages) and the siginfo names this signal. When the kernel refuses
+// the read itself (seccomp), alignment and a non-null page are all that is checked.
+int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context) {
+    uintptr_t i = (uintptr_t)info, c = (uintptr_t)context;
+    if (i < 4096 || c < 4096 || (i & 7) || (c & 7)) return 0;
+    char probe[4];
+    struct iovec local = {probe, sizeof probe};
+    struct iovec remote[4] = {
+        {(void *)i, 1}, {(void *)(i + sizeof(siginfo_t) - 1), 1}, {(void *)c, 1}, {(void *)(c + sizeof(ucontext_t) - 1), 1}};
+    long pid = fl_entry_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+    long read = fl_entry_syscall(SYS_process_vm_readv, pid, (long)&local, 1, (long)remote, 4, 0);
+    if (read == -EFAULT || (read >= 0 && read != (long)sizeof probe)) return 0;
+    return info->si_signo == signo;
 }
 
 // What the fresh stack's first frame needs; it lives at the top of the fresh mapping itself, so

@@ -37,6 +37,7 @@ static const char *fl_code_name(int signo, int code) {
     case SI_KERNEL: return "SI_KERNEL";
     case SI_QUEUE: return "SI_QUEUE";
     case SI_TKILL: return "SI_TKILL";
+    case FL_SI_NO_DETAILS: return "no details: another handler called ours without them";
     default: break;
     }
     switch (signo) {

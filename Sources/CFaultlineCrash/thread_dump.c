@@ -86,6 +86,15 @@ static void fl_unwind_into_slot(fl_thread_slot *slot, ucontext_t *uc) {
     }
 }
 
+// Runs anywhere, also in a signal handler: the disposition the dump signal is given at start and
+// put back at a crash (fl_collect_threads).
+void fl_dump_signal_action(struct sigaction *ours) {
+    memset(ours, 0, sizeof *ours);
+    ours->sa_sigaction = fl_answer_dump_request;
+    ours->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&ours->sa_mask);
+}
+
 // Runs on an answering thread, in its signal handler (async-signal-safe, no lock).
 void fl_answer_dump_request(int signo, siginfo_t *info, void *context) {
     (void)signo;
@@ -256,6 +265,13 @@ void fl_collect_threads(pid_t crashing_thread) {
     if (!table || signo <= 0) return;
     table->collected = 0;
     atomic_store(&table->release, 0);
+    // A runtime that installs handlers for every signal after start (Go's does) takes the dump
+    // signal too and ignores the requests: every thread would be "no answer" and the crash
+    // would wait out the whole budget. Ours is put back for the collection, theirs after it.
+    struct sigaction ours, theirs;
+    fl_dump_signal_action(&ours);
+    int taken = sigaction(signo, NULL, &theirs) == 0 && theirs.sa_sigaction != fl_answer_dump_request;
+    if (taken) sigaction(signo, &ours, NULL);
     fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
     atomic_store(&table->collecting, 1);
     pid_t pid = getpid();
@@ -284,6 +300,7 @@ void fl_collect_threads(pid_t crashing_thread) {
         atomic_compare_exchange_strong(&table->slots[i].state, &requested, FL_SLOT_SILENT);
     }
     table->collected = 1;
+    if (taken) sigaction(signo, &theirs, NULL);
 }
 
 // Runs on the crashing thread; compromised context. The process goes on (the fault was recovered

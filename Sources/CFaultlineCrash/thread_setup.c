@@ -23,6 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,7 @@ static int fl_take_dump_signal(int from) {
         struct sigaction current;
         if (sigaction(signo, NULL, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) continue;
         struct sigaction ours;
-        memset(&ours, 0, sizeof ours);
-        ours.sa_sigaction = fl_answer_dump_request;
-        ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-        sigemptyset(&ours.sa_mask);
+        fl_dump_signal_action(&ours);
         if (sigaction(signo, &ours, NULL) == 0) return signo;
     }
     return -1;
@@ -198,16 +196,28 @@ int fl_prepare_thread_dump(void) {
 }
 
 // Normal context (the background preparation thread). The dump signal is sent once to this
-// thread (the answer handler ignores it: nobody is collecting). An emulator (qemu-user) accepts
-// a handler for a guest real-time signal it has no host signal for, and only refuses to send it
-// (EINVAL); then the next free signal down is taken and tried, and the refused one gets its
-// default action back (a crash that read it a moment earlier cannot send it either). Any other
-// failure (the queue of pending signals full) keeps the signal. Until this has run, a crash under
-// such an emulator reports the other threads without their stacks.
+// thread, blocked, and taken back with sigtimedwait: never delivered, so a debugger (gdb stops at
+// every real-time signal it sees delivered) does not stop every program at start. An emulator
+// (qemu-user) accepts a handler for a guest real-time signal it has no host signal for, and only
+// refuses to send it (EINVAL); then the next free signal down is taken and tried, and the refused
+// one gets its default action back (a crash that read it a moment earlier cannot send it either).
+// Any other failure (the queue of pending signals full) keeps the signal. Until this has run, a
+// crash under such an emulator reports the other threads without their stacks.
 void fl_confirm_dump_signal(void) {
     int signo = atomic_load(&fl_state.dump_signal);
     pid_t self = (pid_t)syscall(SYS_gettid);
-    while (signo > 0 && syscall(SYS_tgkill, getpid(), self, signo) != 0 && errno == EINVAL) {
+    while (signo > 0) {
+        sigset_t only, before;
+        sigemptyset(&only);
+        sigaddset(&only, signo);
+        pthread_sigmask(SIG_BLOCK, &only, &before);
+        int refused = syscall(SYS_tgkill, getpid(), self, signo) != 0 && errno == EINVAL;
+        if (!refused) {
+            struct timespec now = {0, 0};
+            sigtimedwait(&only, NULL, &now);
+        }
+        pthread_sigmask(SIG_SETMASK, &before, NULL);
+        if (!refused) return;
         struct sigaction none;  // it had no handler when taken
         memset(&none, 0, sizeof none);
         none.sa_handler = SIG_DFL;

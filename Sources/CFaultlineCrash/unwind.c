@@ -38,7 +38,10 @@ static int fl_walk(unw_cursor_t *cursor, fl_frame_buffer *out, int first_is_pc) 
         if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return 0;
         if (async_search && fl_async_consider(cursor, out->total_count, (uintptr_t)ip)) async_search = 0;
         fl_push_frame(out, (uintptr_t)ip, is_pc);
-        is_pc = 0;
+        // Above a signal frame (the kernel's sigreturn trampoline) is the instruction the signal
+        // interrupted, not a return address: a crash in a signal handler, or a handler another
+        // handler called (handler.c). Its address is looked up as it is, not one byte back.
+        is_pc = unw_is_signal_frame(cursor) > 0;
         if (out->total_count >= FL_MAX_UNWIND_STEPS) {
             out->stopped_by = "limit";
             return 0;

@@ -154,7 +154,10 @@ public enum CrashEvent {
             if let o = omitted, i == o.after {
                 frames.append(["function": .string("<\(o.count) frames omitted>"), "instruction_addr": "0x0", "in_app": false])
             }
-            frames.append(.object(frameJSON(f.address)))
+            var frame = frameJSON(f.address)
+            // An interrupted instruction above a signal frame: exact, like the crashing frame's.
+            if i > 0 && !f.isReturnAddress { SentryStackTrace.markProgramCounter(&frame) }
+            frames.append(.object(frame))
             if let async, i == min(async.after, addresses.count - 1) {
                 for a in async.addresses {
                     var frame = frameJSON(a)

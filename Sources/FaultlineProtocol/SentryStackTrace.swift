@@ -30,6 +30,17 @@ public enum SentryStackTrace {
         }
     }
 
+    /// Marks a frame other than the innermost whose address is an instruction the signal
+    /// interrupted (above a signal frame), not a return address: `data.faultline_pc`, read as a
+    /// program counter whatever `instruction_addr_adjustment` says, as an async frame is.
+    public static let programCounterMarker = "faultline_pc"
+
+    public static func markProgramCounter(_ frame: inout JSONObject) {
+        var data = frame["data"]?.objectValue ?? [:]
+        data[programCounterMarker] = true
+        frame["data"] = .object(data)
+    }
+
     /// The frames of one `stacktrace` object, caller-first, minus frames a symbolicator added for
     /// inlined calls (`data.faultline_inlined`), so reading a symbolicated event again gives the
     /// client's frames.
@@ -58,7 +69,7 @@ public enum SentryStackTrace {
                 continue
             }
             var isReturn = everyFrame ?? (i != clients.count - 1)
-            if f["data"]?["faultline_async"]?.boolValue == true { isReturn = false }
+            if f["data"]?["faultline_async"]?.boolValue == true || f["data"]?[programCounterMarker]?.boolValue == true { isReturn = false }
             let a = Address(addr)
             let image = images.image(for: addr, imageAddress: imageAddress)
             out.append(

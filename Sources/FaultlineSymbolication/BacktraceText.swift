@@ -109,7 +109,9 @@ public enum BacktraceText {
         for f in stack.frames {
             if !showFaultlineFrames && f.role == .faultline { hidden += 1; continue }
             let addr = f.instructionAddress ?? 0
-            var line = "#\(n)".paddedOrCut(toLength: 4)
+            // "#7  0x…", "#42 0x…": a column of four, and at least one space after a wider number.
+            let number = "#\(n)"
+            var line = number + String(repeating: " ", count: max(1, 4 - number.count))
             if f.isAsync { line += "[async] " }
             line += "0x" + String(addr, radix: 16).zeroPadded(toLength: 16)
             line += " in " + (f.function ?? "??")

@@ -18,10 +18,15 @@ enum CrashPathImports {
             "close", "open", "read", "write", "rename", "unlink", "mkdir", "getpid", "sigaction", "sigaddset",
             "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp", "strlen",
             "__errno_location",  // errno itself
+            // Not in signal-safety(7), but glibc's is registers and one rt_sigprocmask, no lock or
+            // allocation: the handler's own context when another handler called it without one.
+            "getcontext",
             // raw syscalls: gettid, tgkill, rt_sigprocmask, timer_*, process_vm_readv, prctl, sigaltstack, exit_group
             "syscall",
             // libunwind's local unwinder, pre-warmed at start (see unwind.c for its caveats)
             unwindPrefix + "init_local2", unwindPrefix + "step", unwindPrefix + "get_reg", unwindPrefix + "get_proc_info",
+            unwindPrefix + "is_signal_frame",
+
             // libunwind's pre-warm (crash_path_binding.c): on the crash path only when a crash comes
             // before start's background thread has begun it (handler.c, fl_ready_unwinder), under
             // the watchdog. Its own imports are bound here at start like the rest.
