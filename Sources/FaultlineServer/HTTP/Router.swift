@@ -112,6 +112,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
             guard let queries = router.queries else { return .detail(404, "this store keeps no sessions") }
             return try ReleaseHealthAPI(store: router.store, queries: queries).handle(r, project: c[1])
         },
+        // What users wrote about crashes and errors (UserFeedback/).
+        Route(["GET"], "/api/0/projects/*/*/user-feedback", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let database = router.database else { return .detail(404, "this store keeps no user feedback") }
+            return try UserFeedbackAPI(reads: UserFeedbackReads(store: router.store, database: database)).list(r, project: c[1])
+        },
         // An event's attachments (Attachments/): the list, one described, one downloaded.
         Route(["GET"], "/api/0/projects/*/*/events/*/attachments", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             guard let a = router.read.attachments else { return .detail(404, "this store keeps no attachments") }

@@ -19,7 +19,7 @@ public struct DecodedSubmission: Sendable {
 
 public enum EnvelopeDecoder {
     /// Item types kept and counted besides the event.
-    public static let keptItemTypes: Set<String> = ["session", "sessions", "log", "client_report", "transaction"]
+    public static let keptItemTypes: Set<String> = ["session", "sessions", "log", "client_report", "transaction", "user_report", "feedback"]
 
     enum Encoding { case identity, gzip, deflate, brotli }
 

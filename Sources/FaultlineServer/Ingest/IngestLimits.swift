@@ -18,6 +18,8 @@ public struct IngestLimits: Sendable {
     public var maxItemBytes: [String: Int] = [
         "session": 64 * 1024, "sessions": 256 * 1024,
         "client_report": 64 * 1024, "log": 1024 * 1024,
+        // What a user wrote about a crash (UserFeedback/): a few fields, Sentry's comment limit.
+        "user_report": 64 * 1024, "feedback": 64 * 1024,
         // Sentry's 1 MB event limit; ~1000 spans (the SDKs' own cap) fit.
         "transaction": 1024 * 1024,
         // One attachment (a log file, a screenshot, a minidump): kept in the database with its

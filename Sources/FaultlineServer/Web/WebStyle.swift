@@ -61,6 +61,8 @@ enum WebStyle {
         dl.kv { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; background:#fff; border:1px solid var(--line); padding:10px; margin:0; }
         dl.kv dt { color:var(--muted); } dl.kv dd { margin:0; word-break:break-all; }
         pre { white-space:pre-wrap; word-break:break-all; margin:0; }
+        ol.feedback { list-style:none; padding:0; margin:0; } ol.feedback li { background:#fff; border:1px solid var(--line); padding:8px 12px; margin-bottom:8px; }
+        ol.feedback blockquote { margin:0 0 4px; white-space:pre-wrap; }
         pre.message { background:#fff; border:1px solid var(--line); padding:10px; }
         details.chained { margin:0 0 10px; } details.chained summary { cursor:pointer; font-weight:600; padding:4px 0; }
         .regs { columns:3; font:12px ui-monospace, monospace; background:#fff; border:1px solid var(--line); padding:10px; }

@@ -79,6 +79,7 @@ struct IssuePage {
             body += EventSections.tagsAndContexts(event, projectSlug: project.slug)
             body += EventSections.modules(event, files: ctx.ui.debugFiles)
         }
+        body += try UserFeedbackSection(ctx: ctx).render(issueID: issue.id, projectID: issue.projectID)
         body += try occurrences(issue)
         return ctx.layout(issue.title, body, project: project)
     }
