@@ -37,15 +37,25 @@ public enum CoreFile {
     }
 
     /// The crash report of the core at `path` (the options as `CoreUnwinder` takes them).
+    /// `warn` hears what was not used and why (an executable of another build).
     public static func report(
         path: String, executable: String? = nil, debugDirectories: [String] = [], hints: CoreReportHints = CoreReportHints(),
         provenance: CoreCrashReport.Provenance, budget: FrameBudget = FrameBudget(), deadline: ContinuousClock.Instant? = nil,
-        eventID: String = CoreCrashReport.newEventID()
+        eventID: String = CoreCrashReport.newEventID(), warn: (String) -> Void = { _ in }
     ) throws(CoreDumpError) -> JSONValue {
         let (layout, notes) = try notes(path: path)
         let unwinder = try CoreUnwinder(corePath: path, layout: layout, notes: notes, executable: executable, debugDirectories: debugDirectories)
+        if let refused = unwinder.refusedExecutable { warn(refused) }
         var st = stat()
-        let written = stat(path, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : Date().timeIntervalSince1970
+        let found = stat(path, &st) == 0
+        let written = found ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : Date().timeIntervalSince1970
+        // A core cut short (a full disk, a copy interrupted) still has its notes, so every thread
+        // is listed, but memory past its end is gone: a stack there ends early, and says nothing
+        // of why. Said once, here.
+        let reach = layout.segments.filter(\.isLoad).map { $0.offset &+ $0.fileSize }.max() ?? 0
+        if found, UInt64(max(0, st.st_size)) < reach {
+            warn("the core is cut short: it ends at \(st.st_size) bytes, its memory reaches \(reach); stacks in the missing part end early")
+        }
         return try CoreCrashReport.json(
             notes: notes, stacks: unwinder.threads(budget: budget, deadline: deadline), modules: unwinder.modules(), hints: hints,
             eventID: eventID, timestamp: hints.time ?? written, provenance: provenance, unwindError: unwinder.attachError)

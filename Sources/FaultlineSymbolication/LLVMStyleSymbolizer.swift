@@ -339,7 +339,7 @@ public struct LLVMStyleSymbolizer {
     /// An address as llvm-symbolizer reads it: an optional `CODE ` prefix, then a first word
     /// that is a number whose radix comes from its prefix (`0x` hex, `0b` binary, `0o` or a leading `0`
     /// octal, else decimal — so `1170` is decimal, exactly as llvm-symbolizer reads it).
-    static func parseAddress(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UInt64? {
+    public static func parseAddress(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> UInt64? {
         var i = start
         if end - i > 5 && buf[i] == 67 && buf[i + 1] == 79 && buf[i + 2] == 68 && buf[i + 3] == 69 && (buf[i + 4] == 32 || buf[i + 4] == 9) {
             i += 5  // "CODE "

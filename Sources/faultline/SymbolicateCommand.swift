@@ -152,6 +152,13 @@ enum SymbolicateCommand {
         return .success(o)
     }
 
+    /// An argument that names an existing file and cannot be an address (`0x…`, decimal, octal).
+    static func isNamedFile(_ argument: String) -> Bool {
+        let isAddress = Array(argument.utf8).withUnsafeBytes { LLVMStyleSymbolizer.parseAddress($0, 0, $0.count) != nil }
+        var st = stat()
+        return !isAddress && stat(argument, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
+    }
+
     static func run(_ args: [String]) -> Int32 {
         if args.contains("-h") || args.contains("--help") { print(help); return ExitCode.ok }
         var options: Options
@@ -161,9 +168,11 @@ enum SymbolicateCommand {
         }
         // `--exe BIN CORE` (or DUMP): --exe names the crashed program (llvm-symbolizer's --exe, an
         // alias of --obj, is address mode only when what follows is not a core file or minidump).
+        // A file that is neither (a damaged dump, an empty file) is an input too, refused as one:
+        // read as an address it printed `??` and said nothing of the file.
         var core = SymbolicateCoreMode.Options(debugDirectories: options.debugDirs)
         if let object = options.object, !options.addresses.isEmpty,
-            options.addresses.allSatisfy({ CoreFile.isCore(path: $0) || SymbolicateMinidumpMode.isMinidump(path: $0) })
+            options.addresses.allSatisfy({ CoreFile.isCore(path: $0) || SymbolicateMinidumpMode.isMinidump(path: $0) || isNamedFile($0) })
         {
             core.executable = object
             options.debugFiles.append(object)

@@ -14,13 +14,19 @@ enum SymbolicateCoreMode {
         var debugDirectories: [String] = []
     }
 
-    /// The report's JSON, or nil after saying on stderr why the core cannot be read.
-    static func report(core: String, options: Options) -> Data? {
+    /// The report's JSON and whether it is incomplete (an executable of another build refused,
+    /// a core cut short: said on stderr), or nil after saying on stderr why the core cannot be read.
+    static func report(core: String, options: Options) -> (json: Data, incomplete: Bool)? {
         do {
+            var incomplete = false
             let json = try CoreFile.report(
                 path: core, executable: options.executable, debugDirectories: options.debugDirectories,
-                provenance: CoreCrashReport.Provenance(source: "file"))
-            return json.serialized()
+                provenance: CoreCrashReport.Provenance(source: "file"),
+                warn: {
+                    printError("\(core): \($0)")
+                    incomplete = true
+                })
+            return (json.serialized(), incomplete)
         } catch {
             printError("\(core): \(error.description)")
             return nil

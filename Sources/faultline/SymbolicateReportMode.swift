@@ -13,11 +13,12 @@ enum SymbolicateReportMode {
         symbolicator: Symbolicator
     ) -> Int32 {
         let data: Data
+        var incomplete = false  // the input itself is (a core cut short): at best a partial result
         if input != "-", CoreFile.isCore(path: input) {
             // A core file: read into the crash report the crash core would have written, then
             // printed like one.
             guard let report = SymbolicateCoreMode.report(core: input, options: core) else { return ExitCode.inputError }
-            data = report
+            (data, incomplete) = report
         } else if input != "-", SymbolicateMinidumpMode.isMinidump(path: input) {
             // A minidump: walked here into the event Crashpad's server side would make.
             guard let event = SymbolicateMinidumpMode.event(dump: input, locator: symbolicator.locator) else { return ExitCode.inputError }
@@ -37,7 +38,12 @@ enum SymbolicateReportMode {
         }
         let event: JSONValue
         do { event = try BacktraceText.event(from: data) } catch {
-            printError("\(input == "-" ? "stdin" : input): \(error.description)")
+            // Not even the start of JSON: say every kind of input this reads, not only JSON's.
+            let what =
+                if case .notJSON = error, data.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) != UInt8(ascii: "{") {
+                    "not JSON (a crash report or event), a Linux core file or a minidump (\(data.isEmpty ? "empty" : "\(data.count) bytes"))"
+                } else { error.description }
+            printError("\(input == "-" ? "stdin" : input): \(what)")
             return ExitCode.inputError
         }
         let result = EventSymbolicator.symbolicate(event: event, with: symbolicator)
@@ -51,7 +57,7 @@ enum SymbolicateReportMode {
             }
         }
         for note in symbolicator.notesForLoadedModules() { printError(note) }
-        if result.unresolved == 0 { return ExitCode.ok }
+        if result.unresolved == 0 { return incomplete ? ExitCode.partial : ExitCode.ok }
         printError("\(result.unresolved) of \(result.resolved + result.unresolved) frames could not be symbolicated")
         return result.resolved == 0 ? ExitCode.failure : ExitCode.partial
     }

@@ -28,6 +28,33 @@ final class OwnFrameTitleTests: XCTestCase {
         XCTAssertEqual(fingerprint.title, "SIGSEGV in settleInvoice (invoice.c:12)")
     }
 
+    /// Standard-library code inlined into the app's (Rust's `core::ptr::write_volatile`, a C++
+    /// container's accessor) leaves the culprit to the app's function that called it; with no app
+    /// function in the stack it is still named.
+    struct InlinedStandardLibrary: FrameSymbolicating {
+        let appFunction: Bool
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
+            var frames = [
+                SymbolicatedFrame(function: "core::ptr::write_volatile<i32>", file: "/rustc/library/core/src/ptr/mod.rs", line: 1525, isInlined: true),
+                SymbolicatedFrame(function: "void std::vector<int>::push_back(int const&)", file: "/usr/include/c++/12/bits/stl_vector.h", line: 1280, isInlined: true)
+            ]
+            if appFunction { frames.append(SymbolicatedFrame(function: "rcrash::deref_it", file: "/src/rcrash/src/main.rs", line: 3)) }
+            return .resolved(frames)
+        }
+        func invalidate(buildID: BuildID) {}
+    }
+
+    func testTheAppsCallerNamesTheIssueRatherThanInlinedStandardLibraryCode() {
+        let frame = StackFrame(buildID: Self.app, offset: 0x1200, isReturnAddress: false, inApp: true, module: "/srv/rcrash", clientFunction: nil)
+        let signature = StackSignature(exceptionType: "SIGSEGV", frames: [frame])
+        XCTAssertEqual(Fingerprinter.fingerprint(signature, symbolicator: InlinedStandardLibrary(appFunction: true)).culprit, "rcrash::deref_it (main.rs:3)")
+        XCTAssertEqual(
+            Fingerprinter.fingerprint(signature, symbolicator: InlinedStandardLibrary(appFunction: false)).culprit,
+            "core::ptr::write_volatile<i32> (mod.rs:1525)", "only library code: it is named")
+        XCTAssertTrue(Fingerprinter.isStandardLibrary("void std::vector<int>::push_back(int const&)"))
+        XCTAssertFalse(Fingerprinter.isStandardLibrary("parse(std::string const&)"), "an app function taking a std type")
+    }
+
     /// A long message shortens before the culprit does: the list still says where it crashed.
     func testAShortenedTitleKeepsItsCulprit() {
         let culprit = "Shop.Ledger.reconcile(entries:) (Ledger.swift:88)"

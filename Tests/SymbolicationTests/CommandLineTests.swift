@@ -148,6 +148,17 @@ final class CommandLineTests: XCTestCase {
             XCTAssertTrue(r.stderr.contains(message), "\(path): \(r.stderr)")
             XCTAssertEqual(r.stdout, "")
         }
+        // A damaged dump or core given with --exe (the program) is refused as an input, not read
+        // as an address of the program.
+        let dir = Fixtures.temporaryDirectory("cli-bad-dump")
+        try Data().write(to: URL(fileURLWithPath: dir + "/empty.dmp"))
+        try Data("MDMQ not quite a minidump".utf8).write(to: URL(fileURLWithPath: dir + "/wrong-magic.dmp"))
+        for name in ["empty.dmp", "wrong-magic.dmp"] {
+            let r = symbolicate([dir + "/" + name, "--exe", "\(d)/c-O2.full"])
+            XCTAssertEqual(r.status, 3, "\(name): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("not JSON (a crash report or event), a Linux core file or a minidump"), "\(name): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", name)
+        }
     }
 
     /// Random damage to the DWARF sections or the section headers: a clear answer or a clear

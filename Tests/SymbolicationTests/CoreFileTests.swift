@@ -101,6 +101,22 @@ final class CoreFileTests: XCTestCase {
         XCTAssertTrue(with.stdout.hasPrefix("SIGSEGV: SIGSEGV / SEGV_MAPERR at 0x0"), with.description)
     }
 
+    /// `--exe` names the program only when it is the build the core ran: another build's symbols
+    /// would name every frame wrongly (libdwfl takes the file it is given). Refused with both
+    /// build-ids on stderr; the program's own frames then stay unnamed.
+    func testExeOfAnotherBuildIsRefused() throws {
+        let work = try XCTUnwrap(Self.work)
+        let program = try KernelCores.build(.c, in: work + "/rebuilt")
+        let (core, _, _) = try KernelCores.crash(program, "null", in: work + "/rebuilt")
+        let other = work + "/rebuilt/other-build"
+        _ = try TestSupport.shell("printf 'int unrelated(void) { return 7; }\\nint main(void) { return unrelated(); }\\n' | cc -g -x c - -o '\(other)'")
+        try FileManager.default.removeItem(atPath: program)
+        let r = try symbolicate([core, "--exe", other], cached: false)
+        XCTAssertNotEqual(r.exitCode, 0, "nothing of the program's own is named (1), or only the libraries' (4): \(r)")
+        XCTAssertTrue(r.stderr.contains("is not the program this core ran"), r.description)
+        XCTAssertFalse(r.stdout.contains("unrelated") || r.stdout.contains("in main at"), "no name from the other build: \(r.stdout)")
+    }
+
     func testStrippedProgramIsNamedFromADebugDirectory() throws {
         let work = try XCTUnwrap(Self.work)
         let dir = work + "/stripped"
@@ -137,6 +153,8 @@ final class CoreFileTests: XCTestCase {
         try bytes.prefix(64 * 1024).write(to: URL(fileURLWithPath: afterNotes))
         let partial = try symbolicate([afterNotes])
         XCTAssertTrue(partial.stdout.hasPrefix("SIGABRT: SIGABRT / SI_TKILL"), partial.description)
+        XCTAssertTrue(partial.stderr.contains("the core is cut short"), "said, not a quiet short stack: \(partial)")
+        XCTAssertEqual(partial.exitCode, 4, partial.description)
         let stdin = try TestSupport.run("/bin/sh", ["-c", "'\(faultline)' coredump --spool '\(work)/cut/spool' 1 1 6 0 x < '\(cut)'"])
         XCTAssertEqual(stdin.exitCode, 3, stdin.description)
         XCTAssertTrue(stdin.stderr.contains("truncated"), stdin.description)

@@ -49,6 +49,19 @@ final class DemanglerTests: XCTestCase {
         XCTAssertNil(llvm("_ZSt14__relocate_a_1IiiENSt9enable_ifIXsrSt24__is_bitwise_relocatableIT_vE5valueEPS2_E4typeES4_S4_S4_RSaIT0_E"))
     }
 
+    /// Rust's legacy mangling: the `h<16 hex>` hash (of the crate's metadata: it changes with the
+    /// version) is left out of names the server groups and shows, kept in address mode (as
+    /// llvm-symbolizer prints it).
+    func testRustLegacyHashIsLeftOutExceptInAddressMode() {
+        let name = "_ZN4core3ptr14write_volatile17he34476c044b31629E"
+        XCTAssertEqual(Demangler.demangle(name), "core::ptr::write_volatile")
+        XCTAssertEqual(Demangler.demangle(name, cxx: .llvm), "core::ptr::write_volatile::he34476c044b31629")
+        XCTAssertEqual(Demangler.demangle("_ZN6rcrash8deref_it17h0123456789abcdefE"), "rcrash::deref_it")
+        // Not a hash: C++ names whose last component merely starts with h.
+        XCTAssertEqual(Demangler.demangle("_ZN3app17hxxxxxxxxxxxxxxxxEv"), "app::hxxxxxxxxxxxxxxxx()")
+        XCTAssertEqual(Demangler.demangle("_ZN3app5hello3runEv"), "app::hello::run()")
+    }
+
     func testNotMangled() {
         XCTAssertNil(Demangler.demangle("main"))
         XCTAssertNil(Demangler.demangle("_PyEval_EvalFrameDefault"))

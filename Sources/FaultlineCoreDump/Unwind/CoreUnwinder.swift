@@ -50,6 +50,13 @@ public final class CoreUnwinder {
         self.fd = fd
         self.elf = elf
         self.dwfl = dwfl
+        // A program given with --exe is used only when it is the build the core ran: libdwfl
+        // takes the file it is given, and another build's symbols would name every frame wrongly.
+        var executable = executable
+        if let exe = executable, let mismatch = Self.buildIDMismatch(executable: exe, core: elf, notes: notes, callbacks: callbacks) {
+            refusedExecutable = mismatch
+            executable = nil
+        }
         dwfl_report_begin(dwfl)
         let reported = executable.map { dwfl_core_file_report(dwfl, elf, $0) } ?? dwfl_core_file_report(dwfl, elf, nil)
         dwfl_report_end(dwfl, nil, nil)
@@ -63,6 +70,53 @@ public final class CoreUnwinder {
 
     /// Why the threads cannot be walked, when they cannot (libdwfl's message).
     public private(set) var attachError: String?
+    /// Why the program given as the executable was not used (its build-id is not the core's).
+    public private(set) var refusedExecutable: String?
+
+    /// The two build-ids when `executable`'s differs from the one the core's own program carries
+    /// (read by libdwfl from the core's memory, in a report of its own without the file); nil when
+    /// they match or either is unknown (a core without its first pages: nothing to check against).
+    private static func buildIDMismatch(
+        executable: String, core: OpaquePointer, notes: CoreNotes, callbacks: UnsafeMutablePointer<Dwfl_Callbacks>
+    ) -> String? {
+        guard let program = notes.executablePath, let fileID = fileBuildID(executable), let probe = dwfl_begin(callbacks) else { return nil }
+        defer { dwfl_end(probe) }
+        dwfl_report_begin(probe)
+        let reported = dwfl_core_file_report(probe, core, nil)
+        dwfl_report_end(probe, nil, nil)
+        guard reported >= 0 else { return nil }
+        final class Found { let program: String; var id: BuildID?; init(_ p: String) { program = p } }
+        let found = Found(program)
+        _ = withExtendedLifetime(found) {
+            dwfl_getmodules(
+                probe,
+                { module, _, _, _, arg in
+                    let found = Unmanaged<Found>.fromOpaque(arg!).takeUnretainedValue()
+                    guard let module, let name = dwfl_module_info(module, nil, nil, nil, nil, nil, nil, nil), String(cString: name) == found.program
+                    else { return Int32(DWARF_CB_OK) }
+                    var bits: UnsafePointer<UInt8>?
+                    var vaddr: GElf_Addr = 0
+                    let length = dwfl_module_build_id(module, &bits, &vaddr)
+                    if length > 0, let bits { found.id = BuildID(bytes: Array(UnsafeBufferPointer(start: bits, count: Int(length)))) }
+                    return Int32(DWARF_CB_ABORT)
+                }, Unmanaged.passUnretained(found).toOpaque(), 0)
+        }
+        guard let coreID = found.id, coreID != fileID else { return nil }
+        return "\(executable) is not the program this core ran (its build-id is \(fileID.hex), the core's \(coreID.hex)): not used"
+    }
+
+    /// The GNU build-id of the ELF file at `path`, nil when it has none or cannot be read.
+    private static func fileBuildID(_ path: String) -> BuildID? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else { return nil }
+        defer { elf_end(elf) }
+        var bits: UnsafeRawPointer?
+        let length = dwelf_elf_gnu_build_id(elf, &bits)
+        guard length > 0, let bits else { return nil }
+        return BuildID(bytes: Array(UnsafeRawBufferPointer(start: bits, count: Int(length))))
+    }
 
     deinit {
         dwfl_end(dwfl)

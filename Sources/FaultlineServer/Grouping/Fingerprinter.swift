@@ -19,6 +19,18 @@ public enum Fingerprinter {
         return computed
     }
 
+    /// Functions of Rust's and C++'s standard libraries (`core::ptr::write_volatile`,
+    /// `std::vector<…>::operator[]`): inlined into the app's code, they share its module, but what
+    /// crashed is the app's code that called them.
+    static func isStandardLibrary(_ function: String) -> Bool {
+        let prefixes = ["core::", "alloc::", "std::", "__gnu_cxx::"]
+        if prefixes.contains(where: { function.hasPrefix($0) }) { return true }
+        // A template function's return type comes first ("void std::vector<int>::push_back(…)").
+        guard let space = function.firstIndex(of: " "), !function[..<space].contains("(") else { return false }
+        let name = function[function.index(after: space)...]
+        return prefixes.contains { name.hasPrefix($0) }
+    }
+
     static func isDefaultMarker(_ s: String) -> Bool {
         s.filter { !$0.isWhitespace } == "{{default}}"
     }
@@ -27,6 +39,7 @@ public enum Fingerprinter {
         var components: [String] = []
         var resolvedAny = false
         var culprit: String?
+        var libraryCulprit: String?
         for frame in stack.frames {
             if let b = frame.buildID,
                 let resolved = symbolicator.resolve(
@@ -49,7 +62,9 @@ public enum Fingerprinter {
                     if culprit == nil && !own {
                         var c = fn
                         if let file = r.file { c += " (\((file as NSString).lastPathComponent)\(r.line.map { ":\($0)" } ?? ""))" }
-                        culprit = c
+                        // A standard-library function inlined into the app's code names the issue
+                        // only when no app function follows.
+                        if isStandardLibrary(fn) { libraryCulprit = libraryCulprit ?? c } else { culprit = c }
                     }
                 }
             } else if let fn = frame.clientFunction, !fn.isEmpty {
@@ -65,6 +80,7 @@ public enum Fingerprinter {
                 }
             }
         }
+        if culprit == nil { culprit = libraryCulprit }
         if components.isEmpty && !stack.messageGroup.isEmpty {
             // A message: grouped by its template (or pattern), titled by what it said.
             let hash = SHA1Hash.hex("v1\nmessage\n" + stack.messageGroup)
