@@ -36,7 +36,8 @@ final class OwnFrameTitleTests: XCTestCase {
         func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
             var frames = [
                 SymbolicatedFrame(function: "core::ptr::write_volatile<i32>", file: "/rustc/library/core/src/ptr/mod.rs", line: 1525, isInlined: true),
-                SymbolicatedFrame(function: "void std::vector<int>::push_back(int const&)", file: "/usr/include/c++/12/bits/stl_vector.h", line: 1280, isInlined: true)
+                SymbolicatedFrame(
+                    function: "void std::vector<int>::push_back(int const&)", file: "/usr/include/c++/12/bits/stl_vector.h", line: 1280, isInlined: true)
             ]
             if appFunction { frames.append(SymbolicatedFrame(function: "rcrash::deref_it", file: "/src/rcrash/src/main.rs", line: 3)) }
             return .resolved(frames)
