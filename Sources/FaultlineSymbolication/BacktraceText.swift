@@ -128,6 +128,9 @@ public enum BacktraceText {
             }
             if let reason = f.outcome.unresolvedReason { line += " [\(reason.message)]" }
             if f.isSymbolTableOnly { line += " [symbol table only]" }
+            // How a minidump's walk found the frame (context, cfi, fp, scan): a scanned one may be
+            // a stale return address.
+            if let trust = f.trust { line += " [\(trust)]" }
             out += line + "\n"
             n += 1
         }

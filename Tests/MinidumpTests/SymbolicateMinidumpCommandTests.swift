@@ -23,6 +23,10 @@ final class SymbolicateMinidumpCommandTests: XCTestCase {
         for function in ["crash_here", "caller", "main"] { XCTAssertTrue(crashing.contains(function), "\(function) in:\n\(text.stdout)") }
         XCTAssertTrue(text.stdout.contains("SIGSEGV"), text.stdout)
         XCTAssertTrue(text.stdout.contains("wait_in_worker"), "the other threads are printed too:\n\(text.stdout)")
+        // Each frame says how the walk found it, as the help promises.
+        let first = crashing.split(separator: "\n").first { $0.hasPrefix("#0 ") } ?? ""
+        XCTAssertTrue(first.hasSuffix(" [context]"), "the crashing frame comes from the context: \(first)")
+        XCTAssertTrue(crashing.contains(" [cfi]") || crashing.contains(" [fp]") || crashing.contains(" [scan]"), crashing)
 
         // --json: the event, its frames filled in and marked with how they were found.
         let json = try TestSupport.run(faultline, ["symbolicate", "--no-debuginfod", "--json", dumpPath], timeout: 120)

@@ -24,7 +24,7 @@ enum ReadTimeStack {
                 physicalIndex: 0, moduleOffset: hasAddress ? f.offset : nil, module: f.module, buildID: f.buildID, isReturnAddress: f.isReturnAddress,
                 outcome: .notLookedUp, role: .system)
             address.isAsync = f.isAsync
-            address.trust = MinidumpFrameTrust.of(json)
+            address.trust = SymbolicatedStack.Frame.trust(of: json)
             if f.buildID == nil { address.clientSource = ClientSourceFrame(json) }
             let outcome: SymbolicationOutcome?
             if let b = f.buildID, pending.contains(f.lookup(buildID: b)) {

@@ -67,6 +67,17 @@ extension SymbolicatedStack {
         /// (`context`, `cfi`, `fp`, `scan`); nil for a frame the client unwound itself.
         public var trust: String?
 
+        /// Sentry's trust names that Faultline's walker writes (best first), and the others
+        /// Sentry's own stackwalker knows.
+        public static let trustNames: Set<String> = ["context", "cfi", "fp", "scan", "cfi_scan", "prewalked", "inline", "none"]
+
+        /// An event frame's `trust`, when it is a stackwalker's name (the event may be a client's:
+        /// any other text is not shown).
+        public static func trust(of frame: JSONValue) -> String? {
+            guard let t = frame["trust"]?.stringValue, trustNames.contains(t) else { return nil }
+            return t
+        }
+
         public init(
             physicalIndex: Int, instructionAddress: UInt64? = nil, moduleOffset: UInt64? = nil, module: String? = nil,
             buildID: BuildID? = nil, isReturnAddress: Bool = false, outcome: Outcome, role: Role

@@ -43,6 +43,7 @@ extension SymbolicatedStack {
         f.isInlined = data?["inlined"]?.boolValue == true
         f.isAsync = data?["faultline_async"]?.boolValue == true
         f.isInferred = data?["faultline_inferred"]?.boolValue == true
+        f.trust = Frame.trust(of: json)
         f.isSymbolTableOnly = data?["faultline_symbol_table_only"]?.boolValue == true
         if address == nil { f.clientSource = ClientSourceFrame(json) }
         return f
