@@ -56,6 +56,25 @@ final class OwnFrameTitleTests: XCTestCase {
         XCTAssertFalse(Fingerprinter.isStandardLibrary("parse(std::string const&)"), "an app function taking a std type")
     }
 
+    /// A C++ function names the issue without its signature; the hash keeps the full name.
+    struct CxxMethod: FrameSymbolicating {
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
+            let mangled = "_ZN2ns5CacheIiE3getERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+            return .resolved([
+                SymbolicatedFrame(
+                    function: "ns::Cache<int>::get(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)",
+                    mangledFunction: mangled, file: "/src/cache.cpp", line: 41)
+            ])
+        }
+        func invalidate(buildID: BuildID) {}
+    }
+
+    func testACxxFunctionNamesTheIssueWithoutItsSignature() {
+        let frame = StackFrame(buildID: Self.app, offset: 0x1200, isReturnAddress: false, inApp: true, module: "/srv/cache", clientFunction: nil)
+        let fingerprint = Fingerprinter.fingerprint(StackSignature(exceptionType: "SIGSEGV", frames: [frame]), symbolicator: CxxMethod())
+        XCTAssertEqual(fingerprint.title, "SIGSEGV in ns::Cache<int>::get (cache.cpp:41)")
+    }
+
     /// A long message shortens before the culprit does: the list still says where it crashed.
     func testAShortenedTitleKeepsItsCulprit() {
         let culprit = "Shop.Ledger.reconcile(entries:) (Ledger.swift:88)"

@@ -60,7 +60,11 @@ public enum Fingerprinter {
                         SymbolicatedStack.Role.of(
                             markedOwn: false, module: nil, function: r.function, mangledFunction: r.mangledFunction, inApp: false) == .faultline
                     if culprit == nil && !own {
-                        var c = fn
+                        // A C++ function by its name without its signature (`ns::Cache<int>::get`):
+                        // signatures made titles of hundreds of characters. The hash keeps the full
+                        // name. (Swift's short form cuts a closure's context: its full name stays.)
+                        let isItanium = r.mangledFunction?.hasPrefix("_Z") == true
+                        var c = isItanium ? r.shortFunction.map(CrashEvent.readableFunctionName) ?? fn : fn
                         if let file = r.file { c += " (\((file as NSString).lastPathComponent)\(r.line.map { ":\($0)" } ?? ""))" }
                         // A standard-library function inlined into the app's code names the issue
                         // only when no app function follows.
