@@ -17,8 +17,15 @@ public struct ServerConfiguration: Sendable {
     public var http = HTTPServer.Options()
     public var durability: SQLiteStore.Durability = .full
     /// The URL clients reach this server at (e.g. `https://errors.example.com` behind a TLS proxy);
-    /// used for the chunk-upload URL. Nil: `http://` plus the request's Host header.
-    public var publicURL: String?
+    /// used for the chunk-upload URL and every link an alert or the API gives. Nil: `http://`
+    /// plus the request's Host header. Kept without trailing slashes (what people type often has
+    /// one), so `base + "/ui/…"` never makes `//ui`, which the web session's cookie path misses.
+    public var publicURL: String? {
+        didSet {
+            guard let url = publicURL, url.hasSuffix("/") else { return }
+            publicURL = String(url.reversed().drop { $0 == "/" }.reversed())
+        }
+    }
     /// Builds the symbolicator for a data directory; nil uses the libdw one over `<data>/debug`.
     public var makeSymbolicator: (@Sendable (_ debugRoot: String, _ indexDirectory: String) -> FrameSymbolicating)?
     /// A PostgreSQL URL (`postgres://…`): the store is PostgresStore on that database, which several

@@ -271,4 +271,90 @@ final class AlertTests: XCTestCase {
         try round(server)
         XCTAssertEqual(hook.requests.count, 1, "once per window")
     }
+
+    /// Muting an issue is how people stop hearing of it: an ignored issue, and a resolved one
+    /// whose new events (from an older release) do not reopen it, get neither frequency alerts
+    /// nor digests. (They used to, both.)
+    func testAMutedIssueIsNotAlertedAbout() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue,regression,frequency:3/5"])
+        send(server, count: 1, release: "app@1.0", function: "ignoredOne")
+        send(server, count: 1, release: "app@1.0", function: "resolvedOne")
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue", "new_issue"])
+        let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
+        func id(_ function: String) throws -> String {
+            try XCTUnwrap(issues.first { $0["title"]?.stringValue?.contains(function) == true }?["id"]?.stringValue)
+        }
+        for (issue, status) in [(try id("ignoredOne"), "ignored"), (try id("resolvedOne"), "resolvedInNextRelease")] {
+            let r = RawHTTP.send(
+                port: server.port, method: "PUT", path: "/api/0/issues/\(issue)/",
+                headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"], body: Data(#"{"status":"\#(status)"}"#.utf8))
+            XCTAssertEqual(r.status, 200, r.text)
+        }
+        let mutedAt = Date()
+        send(server, count: 8, release: "app@1.0", function: "ignoredOne")
+        send(server, count: 8, release: "app@1.0", function: "resolvedOne")  // the release it was resolved before
+        try round(server)
+        while Date() < mutedAt.addingTimeInterval(1.05) { usleep(50_000) }  // past the digest interval
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue", "new_issue"], "no frequency alert and no digest for muted issues")
+    }
+
+    /// Each rule is a lane of its own: while one receiver holds its delivery (it answers only when
+    /// the test lets it), another rule's alert still goes out.
+    func testAReceiverThatHoldsItsAlertDelaysNoOtherRule() throws {
+        let server = try makeServer(sendTimeout: 120)
+        defer { server.stop() }
+        let held = DispatchSemaphore(value: 0)
+        hook.setScript { _ in
+            held.wait()
+            return .status(200)
+        }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue"])
+        _ = try addRule(server, ["channel": "email", "target": "oncall@example.com", "on": "new-issue"])
+        send(server, count: 1)
+        try server.waitUntilIdle()
+        let alerts = try XCTUnwrap(server.server.alerts)
+        alerts.evaluator.tick()
+        let sender = Thread { alerts.dispatcher.sendDue() }
+        sender.start()
+        let deadline = Date().addingTimeInterval(60)
+        while (hook.requests.isEmpty || smtp.messages.isEmpty) && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(hook.requests.count, 1, "the webhook has its alert and holds it")
+        XCTAssertEqual(smtp.messages.count, 1, "the email went out meanwhile, not behind the held webhook")
+        XCTAssertFalse(sender.isFinished)
+        XCTAssertEqual(hook.requests.first?.headers["x-faultline-delivery"].flatMap(Int64.init) != nil, true, "a delivery id to recognise a repeat")
+        held.signal()
+        while !sender.isFinished && Date() < deadline.addingTimeInterval(60) { usleep(10_000) }
+    }
+
+    /// An ignore whose time runs out tells only the rules whose filters its events match.
+    func testAnIgnoreThatRunsOutTellsOnlyMatchingRules() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/any"), "on": "regression"])
+        _ = try addRule(
+            server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/other-release"), "on": "regression", "release": "app@9.9"])
+        send(server, count: 1, release: "app@1.0")
+        try round(server)
+        let issue = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue?.first?["id"]?.stringValue)
+        let r = RawHTTP.send(
+            port: server.port, method: "PUT", path: "/api/0/issues/\(issue)/",
+            headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"],
+            body: Data(#"{"status":"ignored","statusDetails":{"ignoreUntil":"2000-01-01T00:00:00Z"}}"#.utf8))
+        XCTAssertEqual(r.status, 200, r.text)
+        try round(server)
+        XCTAssertEqual(hook.requests.map(\.path), ["/any"], "the rule filtered to another release is not told: \(hook.requests.map(\.path))")
+        XCTAssertEqual(webhookKinds(), ["unmuted"])
+    }
+
+    /// A public URL typed with a trailing slash gives links without `//`, which the web session's
+    /// cookie path would miss.
+    func testAPublicURLWithATrailingSlashGivesCleanLinks() {
+        var config = ServerConfiguration(dataDirectory: "/nonexistent")
+        config.publicURL = "https://errors.example.com//"
+        XCTAssertEqual(config.publicURL, "https://errors.example.com")
+    }
 }

@@ -1,10 +1,13 @@
 // Sends what the evaluator enqueued: takes due deliveries with a lease (so with several nodes each
 // goes out once, and one whose sender died is taken again), sends each through its channel off
 // every request thread, and records the outcome: sent, or retried with back-off until it gives up.
-// A per-rule rate limit postpones what is over it; nothing is dropped.
+// A per-rule rate limit postpones what is over it; nothing is dropped. Each rule is a lane of its
+// own: one send in flight per rule, up to `maxConcurrentSends` rules at once, so a receiver that
+// hangs until the timeout delays only its own rule's alerts, never another channel's.
 import FaultlineProtocol
 import FaultlineThreads
 import Foundation
+import Synchronization
 
 final class AlertDispatcher: @unchecked Sendable {
     let database: any SQLDatabase
@@ -18,6 +21,12 @@ final class AlertDispatcher: @unchecked Sendable {
     /// Attempts before a delivery is given up (recorded as failed, with its last error).
     let maxAttempts: Int64 = 12
     private let worker = WorkerThread(name: "faultline-alert-sender", state: false)
+    /// Rules with a send in flight.
+    private let busyRules = Mutex<Set<Int64>>([])
+    private let sends = DispatchGroup()
+    private let sendQueue = DispatchQueue(label: "faultline-alert-send", attributes: .concurrent)
+    /// Rules sent to at once at most.
+    static let maxConcurrentSends = 8
     private let holder = "\(UUID().uuidString):\(ProcessInfo.processInfo.processIdentifier):alerts"
     private let interval: Double
 
@@ -36,28 +45,64 @@ final class AlertDispatcher: @unchecked Sendable {
             if !woken && Date() < due { return .wait(until: due) }
             woken = false
             due = Date().addingTimeInterval(interval)
-            return .run { [unowned self] in sendDue() }
+            return .run { [unowned self] in startDue() }
         }
     }
 
     func wake() { worker.update { $0 = true } }
 
-    func stop() { _ = worker.stop() }
+    /// Stops taking deliveries, then waits (a send's timeout at most) for those in flight.
+    func stop() {
+        _ = worker.stop()
+        _ = sends.wait(timeout: .now() + .seconds(sendTimeout + 5))
+    }
+
+    /// The header naming a webhook delivery, the same on every attempt of it.
+    static let deliveryHeader = "X-Faultline-Delivery"
 
     /// Back-off after the n-th failed attempt: 5 s, 10 s, 20 s … at most an hour.
     static func backoff(attempts: Int64) -> Double { min(3600, 5 * pow(2, Double(max(0, attempts - 1)))) }
 
+    /// Sends every due delivery and returns when they are all done, those due again meanwhile
+    /// (the next of a rule's deliveries) included: for whoever must know they went out (tests).
     func sendDue() {
+        while true {
+            let started = startDue()
+            sends.wait()
+            if started == 0 { return }
+        }
+    }
+
+    /// Starts sending what is due in every free lane and returns at once (the worker's round);
+    /// how many sends it started.
+    @discardableResult
+    func startDue() -> Int {
+        var started = 0
         while !worker.isStopping {
             let now = Date().timeIntervalSince1970
-            // One at a time: its lease (a send's whole timeout, twice over) never runs out while
-            // it waits behind others, so no other node takes it meanwhile.
+            let busy = busyRules.withLock { $0 }
+            let free = Self.maxConcurrentSends - busy.count
+            guard free > 0 else { return started }  // a finishing send wakes the worker
+            // Leased as it starts: its lease (a send's whole timeout, twice over) never runs out
+            // while it is sent, so no other node takes it meanwhile.
             let lease = Double(sendTimeout) * 2 + 60
-            guard let batch = try? database.writing({ [holder] c in try AlertRows.lease(c, holder: holder, now: now, lease: lease, limit: 1) }),
+            guard
+                let batch = try? database.writing({ [holder] c in
+                    try AlertRows.lease(c, holder: holder, now: now, lease: lease, limit: free, excludingRules: busy)
+                }),
                 !batch.isEmpty
-            else { return }
-            for d in batch { send(d) }
+            else { return started }
+            started += batch.count
+            for d in batch {
+                busyRules.withLock { _ = $0.insert(d.ruleID) }
+                sendQueue.async(group: sends) { [self] in
+                    send(d)
+                    busyRules.withLock { _ = $0.remove(d.ruleID) }
+                    wake()
+                }
+            }
         }
+        return started
     }
 
     private func send(_ d: AlertDelivery) {
@@ -87,7 +132,10 @@ final class AlertDispatcher: @unchecked Sendable {
     func deliver(_ payload: JSONValue, rule: AlertRule, deliveryID: Int64) throws {
         switch rule.channel {
         case .webhook:
-            try CurlTransfer.postJSON(url: rule.target, body: Data(payload.jsonString.utf8), timeout: sendTimeout)
+            // Delivery is at least once (a receiver that answers after the timeout is sent the
+            // alert again): the id lets it recognise a repeat.
+            try CurlTransfer.postJSON(
+                url: rule.target, body: Data(payload.jsonString.utf8), timeout: sendTimeout, extraHeaders: ["\(Self.deliveryHeader): \(deliveryID)"])
         case .slack:
             try CurlTransfer.postJSON(url: rule.target, body: Data(AlertMessage.slack(payload).jsonString.utf8), timeout: sendTimeout)
         case .email:

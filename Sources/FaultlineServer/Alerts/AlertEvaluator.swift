@@ -165,6 +165,9 @@ final class AlertEvaluator: @unchecked Sendable {
         guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try Self.project(store, id: seen.projectID) else { return 0 }
         let first = try c.first("SELECT min(id) FROM occurrences WHERE issue_id = ?", .int(issue.id)) { $0.int(0) }
         let isNew = first.map { id in seen.occurrences.contains { $0.id == id } } ?? false
+        // Resolved or ignored (after these events, which may have brought it back): muting an
+        // issue is how people stop hearing of it, so no frequency alert and no digest.
+        if transition == nil, try IssueLifecycle.state(c, issueID: issue.id).status != .unresolved { return 0 }
         var enqueued = 0
         for rule in rules {
             let matching = try seen.occurrences.filter { try matches(c, rule, occurrenceID: $0.id, release: $0.release) }
@@ -226,6 +229,11 @@ final class AlertEvaluator: @unchecked Sendable {
             guard let rule = rules[ruleID], let issue = try store.issue(id: issueID), let project = try Self.project(store, id: rule.projectID) else {
                 continue
             }
+            // Muted since those events came: the digest is dropped with the rest of its noise.
+            if try IssueLifecycle.state(c, issueID: issue.id).status != .unresolved {
+                try AlertRows.remember(c, ruleID: ruleID, issueID: issueID, kind: .digest, sentAt: now, symbolicated: issue.symbolicated)
+                continue
+            }
             let payload = AlertMessage.payload(
                 kind: .digest, rule: rule, project: project, issue: issue, release: nil,
                 extra: ["digest": ["events": .int(count), "since": .string(SentryTimestamp.rfc3339(now - digestInterval))]],
@@ -264,7 +272,13 @@ final class AlertEvaluator: @unchecked Sendable {
         }
         for (issueID, projectID) in try IssueLifecycle.expireIgnores(c, now: now) {
             guard let issue = try store.issue(id: issueID), let project = try Self.project(store, id: projectID) else { continue }
+            // No event came with the expiry: a rule's filters are tried on the issue's latest one,
+            // as they are tried on the event that ends an "until N more events" ignore.
+            let latest = try c.first("SELECT id, release FROM occurrences WHERE issue_id = ? ORDER BY id DESC LIMIT 1", .int(issueID)) {
+                ($0.int(0), $0.text(1))
+            }
             for rule in rules.values where rule.projectID == projectID && rule.triggers.contains(.regression) {
+                guard let (occurrenceID, release) = latest, try matches(c, rule, occurrenceID: occurrenceID, release: release) else { continue }
                 let payload = AlertMessage.payload(kind: .unmuted, rule: rule, project: project, issue: issue, release: nil, publicURL: publicURL, now: now)
                 try AlertRows.enqueue(c, ruleID: rule.id, issueID: issueID, kind: .unmuted, payload: payload, now: now)
                 enqueued += 1

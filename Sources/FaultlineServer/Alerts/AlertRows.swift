@@ -96,13 +96,20 @@ enum AlertRows {
 
     /// Takes up to `limit` due deliveries for `holder` for `lease` seconds: a delivery is sent by
     /// one node at a time, and one whose sender died is taken again when its lease runs out.
-    static func lease(_ c: any SQLSession, holder: String, now: Double, lease: Double, limit: Int) throws -> [AlertDelivery] {
-        let due = try c.rows(
+    /// Due deliveries, oldest first, at most one per rule and none of the rules in `busy` (a rule
+    /// with a send in flight: its deliveries wait for it, other rules' do not).
+    static func lease(_ c: any SQLSession, holder: String, now: Double, lease: Double, limit: Int, excludingRules busy: Set<Int64> = []) throws
+        -> [AlertDelivery]
+    {
+        let candidates = try c.rows(
             """
-            SELECT id FROM alert_deliveries WHERE state = 'pending' AND next_attempt <= ?
+            SELECT id, rule_id FROM alert_deliveries WHERE state = 'pending' AND next_attempt <= ?
               AND (lease_expires IS NULL OR lease_expires < ?) ORDER BY id LIMIT ?
-            """, [.double(now), .double(now), .int(Int64(limit))]
-        ) { $0.int(0) }
+            """, [.double(now), .double(now), .int(Int64(limit + busy.count) * 4)]
+        ) { ($0.int(0), $0.int(1)) }
+        var rules = busy
+        var due: [Int64] = []
+        for (id, rule) in candidates where due.count < limit && rules.insert(rule).inserted { due.append(id) }
         var taken: [AlertDelivery] = []
         for id in due {
             let n = try c.execute(

@@ -70,12 +70,13 @@ enum CurlTransfer {
     }
 
     /// POSTs `body` as JSON; returns when the receiver answered 2xx, throws otherwise.
-    static func postJSON(url: String, body: Data, timeout: Int) throws {
+    static func postJSON(url: String, body: Data, timeout: Int, extraHeaders: [String] = []) throws {
         try withHandle(timeout: timeout) { h in
             let buffers = Buffers(Data())
             let context = Unmanaged.passUnretained(buffers).toOpaque()
             var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
             headers = curl_slist_append(headers, "User-Agent: faultline-alerts")
+            for header in extraHeaders { headers = curl_slist_append(headers, header) }
             defer { curl_slist_free_all(headers) }
             try check(fl_curl_set_string(h, CURLOPT_URL, url), "bad URL")
             try check(fl_curl_set_string(h, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")

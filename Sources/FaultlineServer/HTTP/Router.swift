@@ -40,7 +40,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         self.database = stores.database
         self.store = stores.core; self.traces = stores.traces; self.ingest = ingest; self.chunks = chunks; self.assembler = assembler; self.refusals = refusals
         self.read = read; self.debuginfod = debuginfod; self.status = status; self.sources = sources; self.limits = limits; self.health = health
-        self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        self.publicURL = publicURL  // without trailing slashes (ServerConfiguration)
     }
 
     // MARK: The route table
