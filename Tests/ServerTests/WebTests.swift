@@ -262,6 +262,12 @@ final class WebTests: XCTestCase {
         XCTAssertTrue(server.page("/ui/issues/\(a)", login).text.contains(">Reopen<"))
         XCTAssertFalse(server.page("/ui/projects/default/issues", login).text.contains("/ui/issues/\(a)\""))
         XCTAssertTrue(server.page("/ui/projects/default/issues?status=resolved", login).text.contains("/ui/issues/\(a)\""))
+        // Ignored issues have a view of their own (it used to show the unresolved ones).
+        XCTAssertEqual(server.postForm("/ui/issues/\(b)/ignore", login, ["_csrf": login.csrf]).status, 303)
+        let ignoredView = server.page("/ui/projects/default/issues?status=ignored", login).text
+        XCTAssertTrue(ignoredView.contains("/ui/issues/\(b)\"") && !ignoredView.contains("/ui/issues/\(a)\""), ignoredView)
+        XCTAssertTrue(ignoredView.contains("<span class=\"tag ignored\">ignored</span>"))
+        XCTAssertFalse(server.page("/ui/projects/default/issues", login).text.contains("/ui/issues/\(b)\""))
 
         XCTAssertEqual(server.postForm("/ui/issues/\(a)/merge", login, ["into": String(b)]).status, 403)
         let merged = server.postForm("/ui/issues/\(a)/merge", login, ["_csrf": login.csrf, "into": String(b)])

@@ -11,7 +11,9 @@ import Synchronization
 struct IssueQuery {
     enum Sort: String, CaseIterable { case lastSeen = "last_seen", firstSeen = "first_seen", count }
     var sort: Sort = .lastSeen
-    var status: String = "unresolved"  // unresolved | resolved | all
+    var status: String = "unresolved"  // one of `statuses`
+    /// The list's status views: an issue's own status, or every issue.
+    static let statuses = ["unresolved", "resolved", "ignored", "all"]
     var release: String = ""
     var environment: String = ""
     var text: String = ""
@@ -149,6 +151,7 @@ final class WebQueries: Sendable {
             """
         switch q.status {
         case "resolved": sql += " AND s.status = 'resolved'"
+        case "ignored": sql += " AND s.status = 'ignored'"
         case "unresolved": sql += " AND coalesce(s.status, 'unresolved') = 'unresolved'"
         default: break
         }

@@ -22,7 +22,7 @@ struct IssuesPage {
             switch parts[0].lowercased() {
             case "release": q.release = value
             case "env", "environment": q.environment = value
-            case "is" where ["resolved", "unresolved", "all"].contains(value): q.status = value
+            case "is" where IssueQuery.statuses.contains(value): q.status = value
             case "is": words.append(word)
             case let key where q.tags.count < IssueQuery.maxTagTerms:
                 q.tags.append(EventTag(key: key == "os" ? "os.name" : key, value: value))
@@ -47,7 +47,7 @@ struct IssuesPage {
     func query() -> IssueQuery {
         var q = IssueQuery()
         q.sort = IssueQuery.Sort(rawValue: ctx.q("sort")) ?? .lastSeen
-        if ["resolved", "unresolved", "all"].contains(ctx.q("status")) { q.status = ctx.q("status") }
+        if IssueQuery.statuses.contains(ctx.q("status")) { q.status = ctx.q("status") }
         q.release = String(ctx.q("release").prefix(200))
         q.environment = String(ctx.q("environment").prefix(200))
         q.text = String(ctx.q("q").prefix(200))
@@ -69,7 +69,7 @@ struct IssuesPage {
             "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod os:Linux key:value is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
         filters +=
             "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
-            + option("all", "All", q.status) + "</select>"
+            + option("ignored", "Ignored", q.status) + option("all", "All", q.status) + "</select>"
         filters += "<select name=\"release\">" + option("", "All releases", q.release)
         for r in try ctx.queries.releases(projectID: project.id) { filters += option(r, r, q.release) }
         filters += "</select><select name=\"environment\">" + option("", "All environments", q.environment)
@@ -95,7 +95,7 @@ struct IssuesPage {
             let sym =
                 !native.contains(i.id)
                 ? "" : i.symbolicated ? "<span class=\"tag sym\">symbolicated</span>" : "<span class=\"tag unsym\">not symbolicated</span>"
-            let status = row.status == "resolved" ? " <span class=\"tag resolved\">resolved</span>" : ""
+            let status = row.status == "unresolved" ? "" : " <span class=\"tag \(HTML.esc(row.status))\">\(HTML.esc(row.status))</span>"
             let releases = i.releases.prefix(4).map { "<span class=\"tag\">\(HTML.esc(HTML.clip($0, 40)))</span>" }.joined() + (i.releases.count > 4 ? "…" : "")
             body += """
                 <tr class="issue"><td class="pick"><input type="checkbox" name="issue" value="\(i.id)" aria-label="select issue \(i.id)"></td><td class="title"><a href="/ui/issues/\(i.id)">\(HTML.esc(HTML.clipTitle(i.title, culprit: i.culprit, 160)))</a>\(status)
