@@ -492,33 +492,38 @@ static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
 
 // What stands in for the siginfo and context when another handler called ours without them
 // (fl_signal_details_usable): the signal, FL_SI_NO_DETAILS, and this thread's registers where
-// the call came in, from which the walk goes through the calling handler and its signal frame
-// to where the signal struck. One process-wide copy: the first thread to need it takes it.
+// the call came in (in fl_handle_signal itself: our own code, and a frame that stays live while
+// the walk starts from it), from which the walk goes through the calling handler and its signal
+// frame to where the signal struck. One process-wide copy: the thread that takes it gives it back
+// when its handler returns; another thread meanwhile returns at once to its caller (whose own way
+// to end the process then comes through here with the kernel's details).
 static siginfo_t fl_missing_info;
 static ucontext_t fl_missing_context;
 static atomic_int fl_missing_details_taken;
-
-// Runs on the crashing thread, on the entry stack; compromised context. Returns 0 when another
-// thread holds the stand-ins already.
-__attribute__((noinline)) static int fl_stand_in_for_missing_details(int signo, siginfo_t **info, void **context) {
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&fl_missing_details_taken, &expected, 1)) return 0;
-    // Its mask too: the calling handler's, which stands for the mask at the signal.
-    if (getcontext(&fl_missing_context) != 0) return 0;
-    memset(&fl_missing_info, 0, sizeof fl_missing_info);
-    fl_missing_info.si_signo = signo;
-    fl_missing_info.si_code = FL_SI_NO_DETAILS;
-    *info = &fl_missing_info;
-    *context = &fl_missing_context;
-    return 1;
-}
 
 // Runs on the crashing thread; compromised context. The entry point the kernel calls: it needs
 // under two hundred bytes of whatever stack it was entered on before it moves to a stack of its
 // own when that one is not ours (handler_stack.c says why).
 FL_OWN_CODE void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
-    if (fl_signal_details_usable(signo, info, context) || fl_stand_in_for_missing_details(signo, &info, &context))
-        fl_run_on_roomy_stack(fl_handle_crash, signo, info, context);
+    int stand_in = 0;
+    if (!fl_signal_details_usable(signo, info, context)) {
+        int expected = 0;
+        if (!atomic_compare_exchange_strong(&fl_missing_details_taken, &expected, 1)) goto done;
+        // Its mask too: the calling handler's, which stands for the mask at the signal.
+        if (getcontext(&fl_missing_context) != 0) {
+            atomic_store(&fl_missing_details_taken, 0);
+            goto done;
+        }
+        memset(&fl_missing_info, 0, sizeof fl_missing_info);
+        fl_missing_info.si_signo = signo;
+        fl_missing_info.si_code = FL_SI_NO_DETAILS;
+        info = &fl_missing_info;
+        context = &fl_missing_context;
+        stand_in = 1;
+    }
+    fl_run_on_roomy_stack(fl_handle_crash, signo, info, context);
+    if (stand_in) atomic_store(&fl_missing_details_taken, 0);
+done:
     errno = saved_errno;
 }

@@ -29,6 +29,7 @@
 #include "crash_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -132,16 +133,25 @@ static void fl_run_with_handler_mask(fl_signal_entry fn, int signo, siginfo_t *i
 // passes a SA_SIGINFO handler its siginfo and context; a handler another program installed after
 // ours may call ours as the handler it replaced, but as a plain function (Ruby does, after
 // printing its own report: f(signo)), and the other two arguments are then whatever the
-// registers held. Usable only when both lie in readable memory (the first and last byte of each:
-// neither spans more than two pages) and the siginfo names this signal. When the kernel refuses
-// the read itself (seccomp), alignment and a non-null page are all that is checked.
+// registers held. Usable only when both lie in readable memory (the first and last byte of what
+// is read of each: neither spans more than two pages) and the siginfo names this signal. Of the
+// context, what the handler reads: the registers and the first word of the signal mask, the
+// kernel's own fixed part (glibc's ucontext_t is longer: a kernel context near the top of an
+// alternate stack may end before it). When the kernel refuses the read itself (seccomp),
+// alignment and a non-null page are all that is checked.
 int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context) {
     uintptr_t i = (uintptr_t)info, c = (uintptr_t)context;
     if (i < 4096 || c < 4096 || (i & 7) || (c & 7)) return 0;
+#if defined(__aarch64__)
+    // aarch64 lays the registers out after the mask; the state records beyond pstate are not read.
+    const uintptr_t context_read = offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, __reserved);
+#else
+    const uintptr_t context_read = offsetof(ucontext_t, uc_sigmask) + sizeof(unsigned long);
+#endif
     char probe[4];
     struct iovec local = {probe, sizeof probe};
     struct iovec remote[4] = {
-        {(void *)i, 1}, {(void *)(i + sizeof(siginfo_t) - 1), 1}, {(void *)c, 1}, {(void *)(c + sizeof(ucontext_t) - 1), 1}};
+        {(void *)i, 1}, {(void *)(i + sizeof(siginfo_t) - 1), 1}, {(void *)c, 1}, {(void *)(c + context_read - 1), 1}};
     long pid = fl_entry_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
     long read = fl_entry_syscall(SYS_process_vm_readv, pid, (long)&local, 1, (long)remote, 4, 0);
     if (read == -EFAULT || (read >= 0 && read != (long)sizeof probe)) return 0;

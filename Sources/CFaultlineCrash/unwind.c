@@ -41,7 +41,12 @@ static int fl_walk(unw_cursor_t *cursor, fl_frame_buffer *out, int first_is_pc) 
         // Above a signal frame (the kernel's sigreturn trampoline) is the instruction the signal
         // interrupted, not a return address: a crash in a signal handler, or a handler another
         // handler called (handler.c). Its address is looked up as it is, not one byte back.
-        is_pc = unw_is_signal_frame(cursor) > 0;
+        // libunwind's test reads the code at ip unchecked (a local cursor does not validate
+        // until unw_step), so it is asked only where unwind info was found: ip is then inside a
+        // loaded module's code, as every sigreturn trampoline is (glibc describes it in CFI),
+        // never a wild jump's target.
+        unw_proc_info_t info;
+        is_pc = unw_get_proc_info(cursor, &info) == 0 && unw_is_signal_frame(cursor) > 0;
         if (out->total_count >= FL_MAX_UNWIND_STEPS) {
             out->stopped_by = "limit";
             return 0;

@@ -67,7 +67,7 @@ public enum Demangler {
         if isSwift(name) {
             full = callSwift(name)
         } else if name.hasPrefix("_Z") {
-            full = cxx == .gnu ? callCxx(name).map { withoutRustHash($0, mangled: name) } : ItaniumLLVMDialect.demangle(name, gnu: callCxx)
+            full = cxx == .gnu ? callCxx(name) : ItaniumLLVMDialect.demangle(name, gnu: callCxx)
         } else if name.hasPrefix("_R") {
             return RustDemangler.demangle(name)  // already short: no signature to drop
         } else {
@@ -98,10 +98,11 @@ public enum Demangler {
 
     /// Rust's legacy mangling is Itanium's with a last path component `h` + 16 hex digits, a hash
     /// of the crate's metadata that changes with its version: `core::ptr::write_volatile::h3f…`.
-    /// Left in, every release of a Rust program would group its crashes into new issues; rustc's
-    /// own demangler (`{:#}`), gdb and Sentry leave it out. (Address mode prints it, as
-    /// llvm-symbolizer does: ItaniumLLVMDialect calls the demangler itself.)
-    static func withoutRustHash(_ demangled: String, mangled: String) -> String {
+    /// `demangled` (the demangler's text for `mangled`) without it: what grouping reads under its
+    /// rules 3 (kept in, every release of a Rust program would group its crashes into new issues;
+    /// rustc's own demangler `{:#}`, gdb and Sentry leave it out). Names as printed keep it, as
+    /// c++filt and llvm-symbolizer print them.
+    public static func withoutRustHash(_ demangled: String, mangled: String) -> String {
         func isHex(_ c: UInt8) -> Bool { (c >= 48 && c <= 57) || (c >= 97 && c <= 102) }
         // The mangled name's encoding (before a `.llvm.…` suffix) ends `17h` + 16 hex digits + `E`.
         let encoding = Array(mangled.utf8.prefix { $0 != UInt8(ascii: ".") })

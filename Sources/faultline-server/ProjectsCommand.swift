@@ -22,8 +22,8 @@ enum ProjectsCommand {
         `grouping` shows or sets which grouping rules the project's new events follow: 1 groups a
         non-native frame (Python, JavaScript) by its function, 2 by its module and function, 3 as 2
         with a browser script (a frame whose file is a URL) by its name without host, query and
-        content hash, so a deploy does not split issues (new projects get 3; projects keep the
-        rules they were created with). Existing issues keep their events; a running server
+        content hash and a Rust legacy name without its hash, so a deploy does not split issues
+        (new projects get 3; projects keep the rules they were created with). Existing issues keep their events; a running server
         applies a change within 30 s.
         `frame-variables` shows or sets whether the project's events keep their frames' local
         variables (`vars`, which SDKs such as sentry-python send by default and which can hold

@@ -109,6 +109,21 @@ final class CrashCaptureTests: XCTestCase {
         }
     }
 
+    /// A jump to where no code is (a smashed return address, no call): the walk starts at a pc
+    /// nothing can be read at, and what follows it on the stack is no return address. Still one
+    /// report, frame 0 the jump's target, and the walk goes on from the frame-pointer chain.
+    func testAJumpToNoCodeIsStillReported() throws {
+        let o = try crash("jump-unmapped")
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let r = try onlyReport()
+        XCTAssertEqual(r.frames.first?.address.value, 0xdeadbeef0)
+        XCTAssertEqual(r.signal.faultAddress.value, 0xdeadbeef0)
+        let range = try symbolRange("probe_jump_unmapped")
+        let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable })
+        XCTAssertFalse(r.frames.dropFirst().isEmpty, "the walk goes on past the wild pc")
+        XCTAssertFalse(r.frames.dropFirst().contains { range.contains($0.address.value &- exe.base.value) }, "no frame is made up from the junk")
+    }
+
     func testAVforkChildsCrashAndThenItsParentsAreTwoReports() throws {
         // The child crashed in the parent's memory, with the parent's state: it gets its own
         // event id, and the parent, crashing after it, neither waits on the child's claim nor

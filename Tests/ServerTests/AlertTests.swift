@@ -303,7 +303,8 @@ final class AlertTests: XCTestCase {
     }
 
     /// Each rule is a lane of its own: while one receiver holds its delivery (it answers only when
-    /// the test lets it), another rule's alert still goes out.
+    /// the test lets it) with a backlog of 40 older deliveries behind it, another rule's alert
+    /// still goes out.
     func testAReceiverThatHoldsItsAlertDelaysNoOtherRule() throws {
         let server = try makeServer(sendTimeout: 120)
         defer { server.stop() }
@@ -312,22 +313,25 @@ final class AlertTests: XCTestCase {
             held.wait()
             return .status(200)
         }
-        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue"])
-        _ = try addRule(server, ["channel": "email", "target": "oncall@example.com", "on": "new-issue"])
-        send(server, count: 1)
-        try server.waitUntilIdle()
         let alerts = try XCTUnwrap(server.server.alerts)
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue"])
+        for n in 0..<40 { send(server, count: 1, function: "backlog\(n)") }
+        try server.waitUntilIdle()
+        alerts.evaluator.tick()
+        _ = try addRule(server, ["channel": "email", "target": "oncall@example.com", "on": "new-issue"])
+        send(server, count: 1, function: "newest")
+        try server.waitUntilIdle()
         alerts.evaluator.tick()
         let sender = Thread { alerts.dispatcher.sendDue() }
         sender.start()
         let deadline = Date().addingTimeInterval(60)
         while (hook.requests.isEmpty || smtp.messages.isEmpty) && Date() < deadline { usleep(10_000) }
-        XCTAssertEqual(hook.requests.count, 1, "the webhook has its alert and holds it")
-        XCTAssertEqual(smtp.messages.count, 1, "the email went out meanwhile, not behind the held webhook")
+        XCTAssertEqual(hook.requests.count, 1, "the webhook has its first alert and holds it")
+        XCTAssertEqual(smtp.messages.count, 1, "the email went out meanwhile, not behind the held webhook's backlog")
         XCTAssertFalse(sender.isFinished)
-        XCTAssertEqual(hook.requests.first?.headers["x-faultline-delivery"].flatMap(Int64.init) != nil, true, "a delivery id to recognise a repeat")
-        held.signal()
-        while !sender.isFinished && Date() < deadline.addingTimeInterval(60) { usleep(10_000) }
+        XCTAssertNotNil(hook.requests.first?.headers["x-faultline-delivery"].flatMap { Int64($0) }, "a delivery id to recognise a repeat")
+        for _ in 0..<41 { held.signal() }
+        while !sender.isFinished && Date() < deadline.addingTimeInterval(120) { usleep(10_000) }
     }
 
     /// An ignore whose time runs out tells only the rules whose filters its events match.

@@ -75,6 +75,32 @@ final class OwnFrameTitleTests: XCTestCase {
         XCTAssertEqual(fingerprint.title, "SIGSEGV in ns::Cache<int>::get (cache.cpp:41)")
     }
 
+    /// A Rust function in two releases: legacy mangling gives it another `h<hash>` each time.
+    struct RustFunction: FrameSymbolicating {
+        let hash: String
+        func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
+            .resolved([
+                SymbolicatedFrame(
+                    function: "rcrash::deref_it::h\(hash)", mangledFunction: "_ZN6rcrash8deref_it17h\(hash)E", file: "/src/rcrash/src/main.rs", line: 3)
+            ])
+        }
+        func invalidate(buildID: BuildID) {}
+    }
+
+    /// Under grouping rules 3 the hash is left out, so a new release keeps its Rust issues; under
+    /// earlier rules nothing changes (an upgrade regroups no one's issues).
+    func testRustHashesLeaveGroupingOnlyUnderRulesThree() {
+        let frame = StackFrame(buildID: Self.app, offset: 0x1200, isReturnAddress: false, inApp: true, module: "/srv/rcrash", clientFunction: nil)
+        var signature = StackSignature(exceptionType: "SIGSEGV", frames: [frame])
+        let (v010, v012) = (RustFunction(hash: "e34476c044b31629"), RustFunction(hash: "c3679e3662a62b88"))
+        XCTAssertNotEqual(Fingerprinter.fingerprint(signature, symbolicator: v010).hash, Fingerprinter.fingerprint(signature, symbolicator: v012).hash)
+        signature.dropsRustHashes = true
+        let a = Fingerprinter.fingerprint(signature, symbolicator: v010)
+        XCTAssertEqual(a.hash, Fingerprinter.fingerprint(signature, symbolicator: v012).hash)
+        XCTAssertEqual(a.title, "SIGSEGV in rcrash::deref_it (main.rs:3)")
+        XCTAssertEqual(StackSignature.decode(signature.encoded)?.dropsRustHashes, true, "kept with the stored stack, for regrouping")
+    }
+
     /// A long message shortens before the culprit does: the list still says where it crashed.
     func testAShortenedTitleKeepsItsCulprit() {
         let culprit = "Shop.Ledger.reconcile(entries:) (Ledger.swift:88)"

@@ -50,16 +50,21 @@ final class DemanglerTests: XCTestCase {
     }
 
     /// Rust's legacy mangling: the `h<16 hex>` hash (of the crate's metadata: it changes with the
-    /// version) is left out of names the server groups and shows, kept in address mode (as
-    /// llvm-symbolizer prints it).
-    func testRustLegacyHashIsLeftOutExceptInAddressMode() {
+    /// version) is kept in printed names, as c++filt and llvm-symbolizer print them, and left out
+    /// where grouping asks (`withoutRustHash`).
+    func testRustLegacyHashIsKeptInNamesAndLeftOutForGrouping() {
         let name = "_ZN4core3ptr14write_volatile17he34476c044b31629E"
-        XCTAssertEqual(Demangler.demangle(name), "core::ptr::write_volatile")
-        XCTAssertEqual(Demangler.demangle(name, cxx: .llvm), "core::ptr::write_volatile::he34476c044b31629")
-        XCTAssertEqual(Demangler.demangle("_ZN6rcrash8deref_it17h0123456789abcdefE"), "rcrash::deref_it")
+        let printed = Demangler.demangle(name)
+        XCTAssertEqual(printed, "core::ptr::write_volatile::he34476c044b31629")
+        XCTAssertEqual(Demangler.demangle(name, cxx: .llvm), printed)
+        XCTAssertEqual(Demangler.withoutRustHash(printed ?? "", mangled: name), "core::ptr::write_volatile")
+        let local = "_ZN6rcrash8deref_it17h0123456789abcdefE"
+        XCTAssertEqual(Demangler.withoutRustHash(Demangler.demangle(local) ?? "", mangled: local), "rcrash::deref_it")
         // Not a hash: C++ names whose last component merely starts with h.
-        XCTAssertEqual(Demangler.demangle("_ZN3app17hxxxxxxxxxxxxxxxxEv"), "app::hxxxxxxxxxxxxxxxx()")
-        XCTAssertEqual(Demangler.demangle("_ZN3app5hello3runEv"), "app::hello::run()")
+        for cxx in ["_ZN3app17hxxxxxxxxxxxxxxxxEv", "_ZN3app5hello3runEv"] {
+            let d = Demangler.demangle(cxx) ?? ""
+            XCTAssertEqual(Demangler.withoutRustHash(d, mangled: cxx), d, cxx)
+        }
     }
 
     func testNotMangled() {

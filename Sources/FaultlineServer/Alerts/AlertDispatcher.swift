@@ -2,8 +2,8 @@
 // goes out once, and one whose sender died is taken again), sends each through its channel off
 // every request thread, and records the outcome: sent, or retried with back-off until it gives up.
 // A per-rule rate limit postpones what is over it; nothing is dropped. Each rule is a lane of its
-// own: one send in flight per rule, up to `maxConcurrentSends` rules at once, so a receiver that
-// hangs until the timeout delays only its own rule's alerts, never another channel's.
+// own: one send in flight per rule (on this node), up to `maxConcurrentSends` rules at once, so a
+// receiver that hangs until the timeout delays only its own rule's alerts, never another channel's.
 import FaultlineProtocol
 import FaultlineThreads
 import Foundation
@@ -24,6 +24,7 @@ final class AlertDispatcher: @unchecked Sendable {
     /// Rules with a send in flight.
     private let busyRules = Mutex<Set<Int64>>([])
     private let sends = DispatchGroup()
+    private let leasing = NSLock()
     private let sendQueue = DispatchQueue(label: "faultline-alert-send", attributes: .concurrent)
     /// Rules sent to at once at most.
     static let maxConcurrentSends = 8
@@ -68,8 +69,10 @@ final class AlertDispatcher: @unchecked Sendable {
     func sendDue() {
         while true {
             let started = startDue()
+            let wereInFlight = !busyRules.withLock { $0.isEmpty }
             sends.wait()
-            if started == 0 { return }
+            // Nothing started and nothing was in flight (whose rule's next delivery is due now).
+            if started == 0 && !wereInFlight { return }
         }
     }
 
@@ -77,6 +80,10 @@ final class AlertDispatcher: @unchecked Sendable {
     /// how many sends it started.
     @discardableResult
     func startDue() -> Int {
+        // One round at a time (the worker's, or a caller's `sendDue`): a rule is leased and marked
+        // busy together, so two rounds never send for one rule at once.
+        leasing.lock()
+        defer { leasing.unlock() }
         var started = 0
         while !worker.isStopping {
             let now = Date().timeIntervalSince1970

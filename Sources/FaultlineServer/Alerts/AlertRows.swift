@@ -101,15 +101,15 @@ enum AlertRows {
     static func lease(_ c: any SQLSession, holder: String, now: Double, lease: Double, limit: Int, excludingRules busy: Set<Int64> = []) throws
         -> [AlertDelivery]
     {
+        // Each rule's oldest due delivery, oldest first: however long one rule's backlog is (a
+        // receiver that hangs), the other rules' deliveries are among the candidates.
         let candidates = try c.rows(
             """
-            SELECT id, rule_id FROM alert_deliveries WHERE state = 'pending' AND next_attempt <= ?
-              AND (lease_expires IS NULL OR lease_expires < ?) ORDER BY id LIMIT ?
-            """, [.double(now), .double(now), .int(Int64(limit + busy.count) * 4)]
+            SELECT min(id), rule_id FROM alert_deliveries WHERE state = 'pending' AND next_attempt <= ?
+              AND (lease_expires IS NULL OR lease_expires < ?) GROUP BY rule_id ORDER BY 1 LIMIT ?
+            """, [.double(now), .double(now), .int(Int64(limit + busy.count))]
         ) { ($0.int(0), $0.int(1)) }
-        var rules = busy
-        var due: [Int64] = []
-        for (id, rule) in candidates where due.count < limit && rules.insert(rule).inserted { due.append(id) }
+        let due = candidates.filter { !busy.contains($0.1) }.prefix(limit).map(\.0)
         var taken: [AlertDelivery] = []
         for id in due {
             let n = try c.execute(

@@ -52,7 +52,8 @@ public enum Fingerprinter {
                 resolvedAny = true
                 for r in resolved {
                     guard let raw = r.function else { continue }
-                    let fn = CrashEvent.readableFunctionName(raw)
+                    let readable = CrashEvent.readableFunctionName(raw)
+                    let fn = stack.dropsRustHashes ? Demangler.withoutRustHash(readable, mangled: r.mangledFunction ?? "") : readable
                     components.append(fn)
                     // A Faultline function inlined into the app's still counts for grouping (the
                     // hash is unchanged) but never names the issue: the app's call does.
@@ -65,6 +66,7 @@ public enum Fingerprinter {
                         // name. (Swift's short form cuts a closure's context: its full name stays.)
                         let isItanium = r.mangledFunction?.hasPrefix("_Z") == true
                         var c = isItanium ? r.shortFunction.map(CrashEvent.readableFunctionName) ?? fn : fn
+                        if stack.dropsRustHashes, let m = r.mangledFunction { c = Demangler.withoutRustHash(c, mangled: m) }
                         if let file = r.file { c += " (\((file as NSString).lastPathComponent)\(r.line.map { ":\($0)" } ?? ""))" }
                         // A standard-library function inlined into the app's code names the issue
                         // only when no app function follows.

@@ -62,6 +62,7 @@ public enum StackExtractor {
     public static func signature(of event: JSONValue, grouping: GroupingConfig) -> StackSignature {
         var signature = defaultSignature(of: event, grouping: grouping)
         signature.clientFingerprint = clientFingerprint(of: event)
+        signature.dropsRustHashes = grouping.rawValue >= GroupingConfig.v3.rawValue
         return signature
     }
 

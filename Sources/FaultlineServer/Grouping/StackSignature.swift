@@ -75,6 +75,10 @@ public struct StackSignature: Sendable, Hashable {
     /// grouping the server would compute). Part of the key; empty when the client sent none, and
     /// then not encoded.
     public var clientFingerprint: [String] = []
+    /// Grouping rules 3 and later: a Rust legacy name's `::h<16 hex>` hash is left out of the
+    /// components (`Demangler.withoutRustHash`). Part of the key when set; not encoded otherwise,
+    /// so stacks grouped under earlier rules keep their keys and their issues.
+    public var dropsRustHashes = false
 
     public init(exceptionType: String, frames: [StackFrame], headline: String = "", messageGroup: String = "") {
         self.exceptionType = exceptionType
@@ -88,6 +92,7 @@ public struct StackSignature: Sendable, Hashable {
         if !headline.isEmpty { o["m"] = .string(headline) }
         if !messageGroup.isEmpty { o["g"] = .string(messageGroup) }
         if !clientFingerprint.isEmpty { o["p"] = .array(clientFingerprint.map(JSONValue.string)) }
+        if dropsRustHashes { o["r"] = true }
         return JSONValue.object(o).serialized()
     }
 
@@ -97,6 +102,7 @@ public struct StackSignature: Sendable, Hashable {
             exceptionType: v["t"]?.stringValue ?? "", frames: fs.compactMap(StackFrame.init(json:)),
             headline: v["m"]?.stringValue ?? "", messageGroup: v["g"]?.stringValue ?? "")
         signature.clientFingerprint = v["p"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        signature.dropsRustHashes = v["r"]?.boolValue == true
         return signature
     }
 

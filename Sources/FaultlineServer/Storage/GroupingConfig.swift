@@ -12,7 +12,8 @@ public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible
     case v2 = 2
     /// As v2, but a browser script's frame (its file a URL) by the script's name without the
     /// URL's host, path, query and content hash (`ScriptURLName`), so a deploy does not split
-    /// every issue of a web app.
+    /// every issue of a web app; and a Rust legacy name without its `::h<hash>`, so a release
+    /// does not split every issue of a Rust program.
     case v3 = 3
 
     /// What a project created now gets.
@@ -22,7 +23,7 @@ public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible
         switch self {
         case .v1: "1 (non-native frames by function)"
         case .v2: "2 (non-native frames by module and function)"
-        case .v3: "3 (as 2, a browser script by its name without URL and content hash)"
+        case .v3: "3 (as 2, a browser script by its name without URL and content hash, Rust names without their hash)"
         }
     }
 }

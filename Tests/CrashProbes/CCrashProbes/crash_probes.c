@@ -69,6 +69,19 @@ PROBE void probe_call_unmapped(void) {
     __asm__ volatile("");
 }
 
+// A jump (not a call) to where no code is, as a smashed return address gives: what the stack
+// (or the link register) holds is no return address (junk that follows no call), so nothing says
+// who made it, and the walk starts at a pc nothing can be read at.
+PROBE void probe_jump_unmapped(void) {
+    void *volatile target = (void *)0xdeadbeef0;
+    void *volatile junk = (void *)0x10;
+#if defined(__x86_64__)
+    __asm__ volatile("push %1\n\tjmp *%0" ::"r"(target), "r"(junk));
+#elif defined(__aarch64__)
+    __asm__ volatile("mov x30, %1\n\tbr %0" ::"r"(target), "r"(junk) : "x30");
+#endif
+}
+
 static char probe_not_code[64];  // zeroes in a data page: mapped, never executable
 PROBE void probe_call_data(void) {
     void (*volatile fn)(void) = (void (*)(void))(void *)probe_not_code;

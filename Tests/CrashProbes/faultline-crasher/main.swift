@@ -76,6 +76,7 @@ let modes: [String: String] = [
     "async-corrupt-misaligned": "SIGSEGV in an async function whose context slot holds a misaligned pointer",
     "timed-async": "SIGILL three awaits deep in a detached task, after printing the time (tools/measure-crash)",
     "call-unmapped": "call through a pointer to unmapped memory (SIGSEGV, the pc where no code is)",
+    "jump-unmapped": "jump (no call) to unmapped memory, as a smashed return address does (SIGSEGV, nothing readable at the pc)",
     "call-data": "call into a data buffer (SIGSEGV on the fetch: mapped, not executable)",
     "vfork-child-then-parent": "a vfork child crashes (SIGSEGV) in the parent's memory, then the parent does",
     "signal-self": "send itself SIGSEGV, SIGTRAP and SIGBUS with kill (ignored ones are survived: --ignored 11,5,7), then exit 0"
@@ -196,6 +197,7 @@ case "trap": probe_trap()
 case "abort": probe_abort()
 case "call-null": probe_call_null()
 case "call-unmapped": probe_call_unmapped()
+case "jump-unmapped": probe_jump_unmapped()
 case "call-data": probe_call_data()
 case "vfork-child-then-parent": probe_vfork_child_then_parent()
 case "double-free": probe_double_free()

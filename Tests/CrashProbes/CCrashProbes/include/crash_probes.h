@@ -15,6 +15,7 @@ void probe_segv_on_threads(int count);
 void probe_dlopen_and_crash(const char *library_path);
 void probe_call_null(void);
 void probe_call_unmapped(void);
+void probe_jump_unmapped(void);
 void probe_call_data(void);
 void probe_vfork_child_then_parent(void);
 /// Installs a SA_SIGINFO handler for the six crash signals that writes `marker_path` and returns;
