@@ -168,7 +168,7 @@ final class AlertTests: XCTestCase {
     func testFailedDeliveriesAreRetriedWithTheirErrorAndNonHTTPWebhooksAreRefused() throws {
         let server = try makeServer()
         defer { server.stop() }
-        for bad in ["file:///etc/passwd", "gopher://127.0.0.1/", "ftp://127.0.0.1/x", "http://", "javascript:alert(1)"] {
+        for bad in ["file:///etc/passwd", "gopher://127.0.0.1/", "ftp://127.0.0.1/x", "http://", "javascript:alert(1)", "http://127.0.0.1:99999/hook"] {
             let r = RawHTTP.send(
                 port: server.port, method: "POST", path: "/api/0/projects/faultline/default/alerts/",
                 headers: ["Authorization": "Bearer \(server.token)"],

@@ -119,6 +119,8 @@ public struct AlertRule: Sendable, Equatable {
             else {
                 return .badTarget("a webhook must be an http:// or https:// URL with a host: \(target)")
             }
+            // A port no connection can use is refused now, not at every send.
+            if let port = u.port, !(1...65535).contains(port) { return .badTarget("port \(port) is not a TCP port (1–65535): \(target)") }
             return nil
         case .email:
             let parts = target.split(separator: "@")
