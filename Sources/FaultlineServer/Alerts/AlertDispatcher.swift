@@ -24,7 +24,8 @@ final class AlertDispatcher: @unchecked Sendable {
     /// Rules with a send in flight.
     private let busyRules = Mutex<Set<Int64>>([])
     private let sends = DispatchGroup()
-    private let leasing = NSLock()
+    /// Held for a whole leasing round (`startDue`).
+    private let leasing = Mutex<Void>(())
     private let sendQueue = DispatchQueue(label: "faultline-alert-send", attributes: .concurrent)
     /// Rules sent to at once at most.
     static let maxConcurrentSends = 8
@@ -82,8 +83,10 @@ final class AlertDispatcher: @unchecked Sendable {
     func startDue() -> Int {
         // One round at a time (the worker's, or a caller's `sendDue`): a rule is leased and marked
         // busy together, so two rounds never send for one rule at once.
-        leasing.lock()
-        defer { leasing.unlock() }
+        leasing.withLock { _ in leaseAndStart() }
+    }
+
+    private func leaseAndStart() -> Int {
         var started = 0
         while !worker.isStopping {
             let now = Date().timeIntervalSince1970
