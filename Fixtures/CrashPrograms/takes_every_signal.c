@@ -34,7 +34,6 @@ int main(int argc, char **argv) {
     for (int s = SIGRTMIN; s <= SIGRTMAX; s++) sigaction(s, &sa, NULL);
     pthread_t t;
     for (int i = 0; i < 3; i++) pthread_create(&t, NULL, waiter, NULL);
-    usleep(0);
     fault_here((volatile int *)(uintptr_t)(argc > 100 ? argc : 0));
     return 0;
 }

@@ -5,6 +5,9 @@
 public enum HeaderName {
     /// SDK → server, on envelopes and log archives: the install (a random id kept on disk).
     public static let installID = "X-Faultline-Install-Id"
+    /// Server → an alert's webhook: the delivery's id, the same on every attempt of it (delivery
+    /// is at least once), for the receiver to recognise a repeat.
+    public static let alertDelivery = "X-Faultline-Delivery"
     /// SDK → server: `Options.appID`, checked against a key's allowed apps.
     public static let appID = "X-Faultline-App-Id"
     /// SDK → server, on log archives: the release, percent-encoded UTF-8.

@@ -26,7 +26,7 @@ public enum HexBytes {
             return valid ? out : nil
         }
     }
-    @inline(__always) static func nibble(_ c: UInt8) -> UInt8? {
+    @inline(__always) public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case 48...57: return c - 48
         case 97...102: return c - 87

@@ -14,6 +14,12 @@ public enum JSONParser {
 
     public static let maxDepth = 128
 
+    /// JSON's whitespace (RFC 8259): space, tab, line feed, carriage return.
+    @inline(__always) public static func isWhitespace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
+
+    /// The first byte of `data` that is not JSON whitespace (what tells a JSON document from other input).
+    public static func firstSignificantByte(_ data: Data) -> UInt8? { data.first { !isWhitespace($0) } }
+
     public static func parse(_ data: Data) throws(Failure) -> JSONValue {
         try document(data, keeping: nil)
     }
@@ -29,7 +35,7 @@ public enum JSONParser {
         @inline(__always) mutating func skipSpace() {
             while pos < bytes.count {
                 let c = bytes[pos]
-                if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { pos += 1 } else { break }
+                if JSONParser.isWhitespace(c) { pos += 1 } else { break }
             }
         }
 

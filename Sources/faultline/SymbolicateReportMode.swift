@@ -40,7 +40,7 @@ enum SymbolicateReportMode {
         do { event = try BacktraceText.event(from: data) } catch {
             // Not even the start of JSON: say every kind of input this reads, not only JSON's.
             let what =
-                if case .notJSON = error, data.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) != UInt8(ascii: "{") {
+                if case .notJSON = error, JSONParser.firstSignificantByte(data) != UInt8(ascii: "{") {
                     "not JSON (a crash report or event), a Linux core file or a minidump (\(data.isEmpty ? "empty" : "\(data.count) bytes"))"
                 } else { error.description }
             printError("\(input == "-" ? "stdin" : input): \(what)")

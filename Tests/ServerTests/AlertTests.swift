@@ -329,7 +329,7 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(hook.requests.count, 1, "the webhook has its first alert and holds it")
         XCTAssertEqual(smtp.messages.count, 1, "the email went out meanwhile, not behind the held webhook's backlog")
         XCTAssertFalse(sender.isFinished)
-        XCTAssertNotNil(hook.requests.first?.headers["x-faultline-delivery"].flatMap { Int64($0) }, "a delivery id to recognise a repeat")
+        XCTAssertNotNil(hook.requests.first?.headers[HeaderName.alertDelivery.lowercased()].flatMap { Int64($0) }, "a delivery id to recognise a repeat")
         for _ in 0..<41 { held.signal() }
         while !sender.isFinished && Date() < deadline.addingTimeInterval(120) { usleep(10_000) }
     }

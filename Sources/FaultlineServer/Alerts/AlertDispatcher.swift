@@ -59,9 +59,6 @@ final class AlertDispatcher: @unchecked Sendable {
         _ = sends.wait(timeout: .now() + .seconds(sendTimeout + 5))
     }
 
-    /// The header naming a webhook delivery, the same on every attempt of it.
-    static let deliveryHeader = "X-Faultline-Delivery"
-
     /// Back-off after the n-th failed attempt: 5 s, 10 s, 20 s … at most an hour.
     static func backoff(attempts: Int64) -> Double { min(3600, 5 * pow(2, Double(max(0, attempts - 1)))) }
 
@@ -145,7 +142,7 @@ final class AlertDispatcher: @unchecked Sendable {
             // Delivery is at least once (a receiver that answers after the timeout is sent the
             // alert again): the id lets it recognise a repeat.
             try CurlTransfer.postJSON(
-                url: rule.target, body: Data(payload.jsonString.utf8), timeout: sendTimeout, extraHeaders: ["\(Self.deliveryHeader): \(deliveryID)"])
+                url: rule.target, body: Data(payload.jsonString.utf8), timeout: sendTimeout, extraHeaders: ["\(HeaderName.alertDelivery): \(deliveryID)"])
         case .slack:
             try CurlTransfer.postJSON(url: rule.target, body: Data(AlertMessage.slack(payload).jsonString.utf8), timeout: sendTimeout)
         case .email:

@@ -4,6 +4,8 @@
 // by that URL, each deploy restarted every browser issue and no issue could regress. Sentry leaves
 // a URL out of grouping altogether; Faultline keeps the part that names the code: the file's name
 // without host, path, query, fragment and content-hash parts (`app.js`).
+import FaultlineProtocol
+
 enum ScriptURLName {
     /// The stable name of a script at `file` when `file` is a URL (`scheme://…`); nil otherwise
     /// (a path or a module name is grouped as it is).
@@ -29,7 +31,6 @@ enum ScriptURLName {
 
     /// A bundler's content hash or a build number: six or more hex digits, at least one a digit.
     static func isHashLike(_ part: String) -> Bool {
-        part.utf8.count >= 6 && part.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) }
-            && part.utf8.contains { $0 >= 48 && $0 <= 57 }
+        part.utf8.count >= 6 && part.utf8.allSatisfy { HexBytes.nibble($0) != nil } && part.utf8.contains { $0 >= 48 && $0 <= 57 }
     }
 }

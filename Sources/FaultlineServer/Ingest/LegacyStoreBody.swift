@@ -9,14 +9,12 @@ enum LegacyStoreBody {
     /// The event JSON of a `/store/` body already stripped of its Content-Encoding: the body
     /// itself when it is JSON (or not base64), else its base64 decoded, inflated when zlib.
     static func decoded(_ body: Data, limit: Int) throws(IngestError) -> Data {
-        guard let first = body.first(where: { !isWhitespace($0) }), first != UInt8(ascii: "{") else { return body }
+        guard let first = JSONParser.firstSignificantByte(body), first != UInt8(ascii: "{") else { return body }
         guard let binary = Data(base64Encoded: body, options: .ignoreUnknownCharacters), !binary.isEmpty else { return body }
-        if binary.first(where: { !isWhitespace($0) }) == UInt8(ascii: "{") { return binary }
+        if JSONParser.firstSignificantByte(binary) == UInt8(ascii: "{") { return binary }
         do { return try Inflate.inflate(binary, limit: limit) } catch {
             if case .tooLarge = error { throw .tooLarge(error.description) }
             throw .malformed("the body is neither JSON nor base64 of zlib-compressed JSON (raven's form): \(error)")
         }
     }
-
-    private static func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 }
