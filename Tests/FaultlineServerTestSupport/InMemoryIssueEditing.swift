@@ -19,7 +19,7 @@ final class InMemoryIssueEditing: IssueEditing {
     }
 
     func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64? {
-        state.issues.values.first { $0.record.projectID == projectID && $0.record.fingerprint == fingerprintHash }?.record.id
+        state.issues.values.first { $0.record.projectID == projectID && $0.record.fingerprint == fingerprintHash }.map { $0.record.mergedInto ?? $0.record.id }
     }
 
     func recordedCount(issueID: Int64) throws -> Int64 { state.issues[issueID]?.record.count ?? 0 }
@@ -73,7 +73,6 @@ final class InMemoryIssueEditing: IssueEditing {
         state.issues[target] = merged
         state.issues[issue]!.releases = []
         state.issues[issue]!.record.mergedInto = target
-        state.issues[issue]!.record.fingerprint = "merged:\(issue)"
         state.issues[issue]!.record.count = 0
         for (id, other) in state.issues where other.record.mergedInto == issue { state.issues[id]!.record.mergedInto = target }
     }

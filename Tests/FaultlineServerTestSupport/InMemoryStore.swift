@@ -155,11 +155,13 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
             for o in outcomes {
                 guard var occurrence = s.occurrences[o.occurrenceID], !occurrence.processed else { continue }
                 let issueID: Int64
-                if let existing = s.issues.values.first(where: { $0.record.projectID == o.projectID && $0.record.fingerprint == o.fingerprint.hash }) {
-                    issueID = existing.record.id
+                if let holder = s.issues.values.first(where: { $0.record.projectID == o.projectID && $0.record.fingerprint == o.fingerprint.hash }) {
+                    // A merged issue keeps its fingerprint; its occurrences count into the live one.
+                    issueID = holder.record.mergedInto ?? holder.record.id
+                    let existing = s.issues[issueID]!.record
                     s.issues[issueID]!.record.count += 1
-                    s.issues[issueID]!.record.firstSeen = min(existing.record.firstSeen, o.timestamp)
-                    s.issues[issueID]!.record.lastSeen = max(existing.record.lastSeen, o.timestamp)
+                    s.issues[issueID]!.record.firstSeen = existing.count == 0 ? o.timestamp : min(existing.firstSeen, o.timestamp)
+                    s.issues[issueID]!.record.lastSeen = existing.count == 0 ? o.timestamp : max(existing.lastSeen, o.timestamp)
                 } else {
                     issueID = s.newID()
                     s.issues[issueID] = Issue(

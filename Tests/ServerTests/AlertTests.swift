@@ -302,6 +302,35 @@ final class AlertTests: XCTestCase {
         XCTAssertEqual(webhookKinds(), ["new_issue", "new_issue"], "no frequency alert and no digest for muted issues")
     }
 
+    /// Merging is how people say "these are one problem": the merged issue's crash coming back is
+    /// that problem again (counted for its frequency), never a new issue.
+    func testAMergedIssuesCrashComingBackIsNoNewIssue() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        _ = try addRule(server, ["channel": "webhook", "target": .string("http://127.0.0.1:\(hook.port)/"), "on": "new-issue,frequency:4/5"])
+        send(server, count: 1, function: "keptOne")
+        send(server, count: 1, function: "mergedOne")
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue", "new_issue"])
+        let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
+        func id(_ function: String) throws -> Int64 {
+            let text = try XCTUnwrap(issues.first { $0["title"]?.stringValue?.contains(function) == true }?["id"]?.stringValue)
+            return try XCTUnwrap(Int64(text))
+        }
+        let (kept, merged) = (try id("keptOne"), try id("mergedOne"))
+        try IssueMerger.merge(merged, into: kept, in: server.server.store)
+
+        send(server, count: 2, function: "mergedOne")
+        try round(server)
+        XCTAssertEqual(webhookKinds(), ["new_issue", "new_issue", "frequency"], "the merged crash again: the kept issue's 4th event in 5 minutes")
+        let alert = try JSONValue.parse(try XCTUnwrap(hook.requests.last).body)
+        XCTAssertEqual(alert["issue"]?["id"]?.stringValue, String(kept))
+        XCTAssertEqual(alert["frequency"]?["seen"]?.int64Value, 4, "the merged issue's occurrences count for the issue it was merged into")
+        let after = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
+        XCTAssertEqual(after.map { $0["id"]?.stringValue }, [String(kept)], "no issue opened for the merged fingerprint")
+        XCTAssertEqual(after.first?["count"]?.int64Value, 4)
+    }
+
     /// Each rule is a lane of its own: while one receiver holds its delivery (it answers only when
     /// the test lets it) with a backlog of 40 older deliveries behind it, another rule's alert
     /// still goes out.

@@ -39,6 +39,7 @@ final class IssueMergerTests: XCTestCase {
         try StoreConformance.claims(InMemoryStore())
         try StoreConformance.sharedClaims(InMemoryStore())
         try StoreConformance.largeMergedGroupReads(InMemoryStore())
+        try StoreConformance.aMergeSticks(InMemoryStore())
     }
 
     func testAStackMovingToAnotherIssuesFingerprintMergesItAndItsRowsFollow() throws {

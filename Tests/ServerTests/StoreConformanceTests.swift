@@ -205,6 +205,58 @@ enum StoreConformance {
         XCTAssertEqual(try store.occurrences(issueID: z, limit: 1000, offset: 1 << 40).count, 0)
     }
 
+    /// A merge sticks: the merged issue's fingerprint keeps grouping into the issue it was merged
+    /// into (by hand or by a backfill), through later merges too, and opens no new issue.
+    static func aMergeSticks(_ store: CoreStoreUnderTest) throws {
+        let p = try store.createProject(slug: "sticky", name: "Sticky merges")
+        func frame(_ offset: UInt64) -> StackFrame {
+            StackFrame(buildID: buildID, offset: offset, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        }
+        let offsets: [String: UInt64] = ["A": 1, "B": 2, "C": 3, "D": 4]
+        var next = 0
+        /// Stores and groups one event with `hash`; returns its event id.
+        func occur(_ hash: String, release: String, at timestamp: Double) throws -> String {
+            next += 1
+            let id = "sticky-\(next)"
+            var e = event(p.id, id, release: release)
+            e.timestamp = timestamp
+            _ = try store.storeIngest(event: e, items: [])
+            let o = try XCTUnwrap(try store.unprocessedOccurrences(limit: 100).first { $0.eventID == id })
+            try store.recordGrouping([outcome(o, hash: hash, frames: [frame(offsets[hash]!)])])
+            return id
+        }
+        let a1 = try occur("A", release: "r1", at: 50), b1 = try occur("B", release: "r2", at: 60), c1 = try occur("C", release: "r3", at: 70)
+        let byHash = Dictionary(uniqueKeysWithValues: try store.issues(projectID: p.id, limit: 10, offset: 0).map { ($0.fingerprint, $0.id) })
+        let (a, b, c) = (byHash["A"]!, byHash["B"]!, byHash["C"]!)
+
+        try IssueMerger.merge(a, into: b, in: store)
+        let a2 = try occur("A", release: "r4", at: 40)
+        try assertHolds(store, b, [a1, b1, a2], releases: ["r1", "r2", "r4"])
+        let merged = try XCTUnwrap(try store.issue(id: b))
+        XCTAssertEqual(merged.firstSeen, 40, "first seen widened by the merged fingerprint's new occurrence")
+        XCTAssertEqual(try store.counts(projectID: p.id).issues, 2, "no new issue for A")
+        XCTAssertEqual(try store.occurrence(projectID: p.id, eventID: a2)?.issueID, b)
+
+        // The target merged on: A's fingerprint follows to the last live issue.
+        try IssueMerger.merge(b, into: c, in: store)
+        let a3 = try occur("A", release: "r1", at: 80)
+        let b2 = try occur("B", release: "r1", at: 81)
+        try assertHolds(store, c, [a1, b1, a2, c1, a3, b2], releases: ["r1", "r2", "r3", "r4"])
+        XCTAssertEqual(try store.counts(projectID: p.id).issues, 1)
+
+        // A backfill folding stack D's issue into C's fingerprint: D's later occurrences follow too.
+        let d1 = try occur("D", release: "r5", at: 90)
+        let dIssue = try XCTUnwrap(try store.issues(projectID: p.id, limit: 10, offset: 0).first { $0.fingerprint == "D" }?.id)
+        let summary = try IssueMerger.apply(
+            [Regrouping(stackKey: StackSignature(exceptionType: "SIGSEGV", frames: [frame(offsets["D"]!)]).key, projectID: p.id,
+                fingerprint: Fingerprint(hash: "C", title: "C", culprit: "C", symbolicated: true))],
+            in: store)
+        XCTAssertEqual(summary.merges, [IssueMergeRecord(issue: dIssue, into: c)])
+        let d2 = try occur("D", release: "r5", at: 91)
+        try assertHolds(store, c, [a1, b1, a2, c1, a3, b2, d1, d2], releases: ["r1", "r2", "r3", "r4", "r5"])
+        XCTAssertEqual(try store.counts(projectID: p.id).issues, 1)
+    }
+
     /// One issue that absorbed 520 others (one crash from as many addresses, folded by a backfill
     /// or by hand) still reads: SQLite caps a compound SELECT at 500 terms.
     static func largeMergedGroupReads(_ store: CoreStoreUnderTest) throws {
@@ -344,6 +396,7 @@ final class SQLiteStoreConformanceTests: XCTestCase {
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
     func testLargeMergedGroupReads() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.largeMergedGroupReads(s) }
+    func testAMergeSticks() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.aMergeSticks(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testSharedClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.sharedClaims(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
@@ -389,6 +442,7 @@ final class PostgresStoreConformanceTests: XCTestCase {
     func testIngestGroupingAndRegrouping() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.ingestGroupingAndRegrouping(s) }
     func testMergedIssuesKeepTheirRows() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.mergedIssuesKeepTheirRows(s) }
     func testLargeMergedGroupReads() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.largeMergedGroupReads(s) }
+    func testAMergeSticks() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.aMergeSticks(s) }
     func testDebugFilesAndBackfills() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.debugFilesAndBackfills(s) }
     func testClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.claims(s) }
     func testSharedClaims() throws { let s = try makeStore(); defer { s.close() }; try StoreConformance.sharedClaims(s) }

@@ -163,7 +163,10 @@ final class AlertEvaluator: @unchecked Sendable {
         let transition = try IssueLifecycle.occurred(
             c, issueID: seen.issueID, projectID: seen.projectID, occurrences: seen.occurrences.map { ($0.release, $0.received) }, now: now)
         guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try Self.project(store, id: seen.projectID) else { return 0 }
-        let first = try c.first("SELECT min(id) FROM occurrences WHERE issue_id = ?", .int(issue.id)) { $0.int(0) }
+        // The issue's rows and those of the issues merged into it: an issue merged into this one
+        // earlier is not new when its fingerprint comes back.
+        let members = try IssueGroups.membership(c, "issue_id", issue: issue.id)
+        let first = try c.rows("SELECT min(id) FROM occurrences WHERE \(members.sql)", members.args) { $0.int(0) }.first
         let isNew = first.map { id in seen.occurrences.contains { $0.id == id } } ?? false
         // Resolved or ignored (after these events, which may have brought it back): muting an
         // issue is how people stop hearing of it, so no frequency alert and no digest.
@@ -177,10 +180,10 @@ final class AlertEvaluator: @unchecked Sendable {
             if let (t, _) = transition, rule.triggers.contains(.regression) { kinds.append((t == .regression ? .regression : .unmuted, [:])) }
             for case .frequency(let n, let minutes) in rule.triggers {
                 let count =
-                    try c.first(
-                        "SELECT count(*) FROM occurrences WHERE issue_id = ? AND received >= ?",
-                        .int(issue.id), .double(now - Double(minutes) * 60)
-                    ) { $0.int(0) } ?? 0
+                    try c.rows(
+                        "SELECT count(*) FROM occurrences WHERE \(members.sql) AND received >= ?",
+                        members.args + [.double(now - Double(minutes) * 60)]
+                    ) { $0.int(0) }.first ?? 0
                 if count >= n,
                     (try AlertRows.memory(c, ruleID: rule.id, issueID: issue.id, kind: .frequency)).map({ now - $0.lastSent >= Double(minutes) * 60 }) ?? true
                 {

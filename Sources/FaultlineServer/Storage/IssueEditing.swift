@@ -10,7 +10,8 @@ public protocol IssueEditing {
     /// The live issues holding occurrences of the stack in the project, with how many each
     /// (rows naming an issue merged into another count for that other one: `IssueGroups`).
     func shares(ofStack stackKey: String, projectID: Int64) throws -> [StackShare]
-    /// The live issue with this fingerprint hash, if any (merged issues have given theirs up).
+    /// The live issue this fingerprint hash groups into, if any: the issue holding it, or the one
+    /// that issue was merged into (a merged issue keeps its fingerprint, so a merge sticks).
     func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64?
     /// The occurrence count the issue records (`IssueRecord.count`), without following merges.
     func recordedCount(issueID: Int64) throws -> Int64
@@ -23,8 +24,9 @@ public protocol IssueEditing {
     /// The counts of the issues involved are stale until `recount`.
     func moveOccurrences(ofStack stackKey: String, projectID: Int64, to issueID: Int64) throws -> Int64
     /// Merges `issue` into `target` without touching an occurrence: `target` gains its recorded
-    /// count, first/last seen and releases; `issue` gives up its fingerprint and count, keeps its
-    /// id (reads follow `mergedInto`) and its rows, which from now on read as `target`'s; issues
+    /// count, first/last seen and releases; `issue` gives up its count, keeps its id (reads follow
+    /// `mergedInto`), its rows, which from now on read as `target`'s, and its fingerprint, whose
+    /// later occurrences grouping counts into `target`; issues
     /// merged into it earlier now point at `target`. `issue`'s recorded count must be exact.
     func absorb(_ issue: Int64, into target: Int64) throws
     /// Count, first/last seen and releases from the occurrences the issue holds now.

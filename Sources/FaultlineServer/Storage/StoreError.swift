@@ -5,6 +5,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case newerSchema(path: String, found: Int, supported: Int)
     /// The store was closed (the server is stopping) before the operation could run.
     case closed
+    /// Rows that the store's own writes keep consistent were found not to be (edited by hand, or
+    /// damaged): the operation is refused rather than guessed at.
+    case inconsistent(String)
 
     public var description: String {
         switch self {
@@ -13,6 +16,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
                 + "it was written by a newer faultline. Run that version (or newer), or restore a backup made for this one."
         case .closed:
             return "the store is closed: the server is stopping"
+        case .inconsistent(let what):
+            return "the database is inconsistent: \(what)"
         }
     }
 }

@@ -12,8 +12,10 @@
 //   issues in a storm, and a row locked earlier stayed locked through the batch's other
 //   statements, which made the nodes' grouping take turns;
 // - rows are locked in one order on every node (occurrences by id, then stacks, new issues,
-//   releases, environment and tag rows, and the existing issues last, each sorted), so two batches
-//   cannot wait on each other in a cycle.
+//   releases, environment and tag rows, each sorted, and the existing issues last, by id, as a
+//   merge locks them), so two batches cannot wait on each other in a cycle;
+// - a fingerprint whose issue was merged into another counts into that other one, read again
+//   under the row lock, so a merge committed meanwhile is followed, not undone.
 import Foundation
 import FaultlineProtocol
 
@@ -65,6 +67,13 @@ extension PostgresStore {
         }
     }
 
+    /// Issues kept being merged while a batch was being counted into them (eight rounds): the
+    /// batch's transaction fails and the grouping worker takes it again.
+    struct GroupingMergeRaceError: Error, CustomStringConvertible {
+        let issues: [Int64]
+        var description: String { "issues \(issues) kept being merged while grouping counted into them; the batch is retried" }
+    }
+
     /// Locks the batch's ungrouped occurrences for this transaction (marked grouped, with their
     /// stack and issue, by `recordGrouping`'s last update) and returns their ids: rows locked in id
     /// order; a row another transaction holds is waited for and then skipped if that one grouped it
@@ -106,11 +115,23 @@ extension PostgresStore {
         var last: Double
     }
 
+    /// What the batch adds to an issue that existed before it.
+    struct IssueCount {
+        var count: Int64
+        var first: Double
+        var last: Double
+        func adding(_ other: IssueCount?) -> IssueCount {
+            guard let other else { return self }
+            return IssueCount(count: count + other.count, first: min(first, other.first), last: max(last, other.last))
+        }
+    }
+
     /// Each issue of the batch, made if it is new (with the batch's count, first and last seen);
-    /// returns every issue's id and the tallies still to add to the issues that existed, which
-    /// `countIntoIssues` adds last. An issue another node is making at the same moment is waited
-    /// for (the insert meets its row), then read like any existing one.
-    private static func ensureIssues(_ c: PGConnection, _ mine: [GroupingOutcome]) throws -> ([IssueKey: Int64], [(IssueKey, IssueTally)]) {
+    /// returns the live issue each fingerprint groups into and what to add to the issues that
+    /// existed, which `countIntoIssues` adds last. A fingerprint whose issue was merged into another
+    /// groups into that other one (a merge sticks). An issue another node is making at the same
+    /// moment is waited for (the insert meets its row), then read like any existing one.
+    private static func ensureIssues(_ c: PGConnection, _ mine: [GroupingOutcome]) throws -> ([IssueKey: Int64], [Int64: IssueCount]) {
         var tallies: [IssueKey: IssueTally] = [:]
         for o in mine {
             let k = IssueKey(projectID: o.projectID, fingerprint: o.fingerprint.hash)
@@ -136,10 +157,10 @@ extension PostgresStore {
             PGArray.ints(rows.map(\.count)), PGArray.ints(rows.map { $0.fingerprint.symbolicated ? 1 : 0 })
         ) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
         let existing = keys.filter { ids[$0] == nil }
-        guard !existing.isEmpty else { return (ids, []) }
+        guard !existing.isEmpty else { return (ids, [:]) }
         try c.query(
             """
-            SELECT i.id, i.project_id, i.fingerprint FROM issues i
+            SELECT coalesce(i.merged_into, i.id), i.project_id, i.fingerprint FROM issues i
             JOIN unnest($1::bigint[], $2::text[]) AS k(project_id, fingerprint) ON i.project_id = k.project_id AND i.fingerprint = k.fingerprint
             """, PGArray.ints(existing.map(\.projectID)), PGArray.texts(existing.map(\.fingerprint))
         ) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
@@ -147,17 +168,60 @@ extension PostgresStore {
         // runs beside grouping, but a batch must not fail on it): made again, counted with it.
         let gone = existing.filter { ids[$0] == nil }
         if !gone.isEmpty {
-            try countIntoIssues(c, gone.map { ($0, tallies[$0]!) }) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
+            try makeIssues(c, gone.map { ($0, tallies[$0]!) }) { ids[IssueKey(projectID: $0.int(1), fingerprint: $0.text(2) ?? "")] = $0.int(0) }
         }
-        return (ids, existing.filter { !gone.contains($0) }.map { ($0, tallies[$0]!) })
+        var counts: [Int64: IssueCount] = [:]
+        for k in existing where !gone.contains(k) {
+            let t = tallies[k]!, id = ids[k]!
+            counts[id] = IssueCount(count: t.count, first: t.first, last: t.last).adding(counts[id])
+        }
+        return (ids, counts)
     }
 
     /// Adds the batch's occurrences to the issues that existed before it: the count, and first
-    /// and last seen widened. In (project, fingerprint) order, as every node locks them.
-    private static func countIntoIssues(
-        _ c: PGConnection, _ existing: [(IssueKey, IssueTally)], ids: ((PGRow) throws -> Void)? = nil
-    ) throws {
-        guard !existing.isEmpty else { return }
+    /// and last seen widened. Rows locked in id order, as every node and every merge locks them,
+    /// then read again: an issue merged since `ensureIssues` looked is counted into the issue it
+    /// was merged into, and the batch's releases written for it follow.
+    private static func countIntoIssues(_ c: PGConnection, _ counts: [Int64: IssueCount]) throws {
+        guard !counts.isEmpty else { return }
+        var pending = counts
+        var settled = false
+        for _ in 0..<8 {
+            var mergedSince: [(from: Int64, into: Int64)] = []
+            try c.query(
+                "SELECT id, merged_into FROM issues WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", PGArray.ints(pending.keys.sorted())
+            ) { if !$0.isNull(1) { mergedSince.append(($0.int(0), $0.int(1))) } }
+            if mergedSince.isEmpty {
+                settled = true
+                break
+            }
+            for m in mergedSince {
+                guard let moved = pending.removeValue(forKey: m.from) else { continue }
+                pending[m.into] = moved.adding(pending[m.into])
+                try c.query(
+                    "INSERT INTO issue_releases(issue_id, release) SELECT $1::bigint, release FROM issue_releases WHERE issue_id = $2 ON CONFLICT DO NOTHING",
+                    .int(m.into), .int(m.from))
+                try c.query("DELETE FROM issue_releases WHERE issue_id = $1", .int(m.from))
+            }
+        }
+        guard settled else { throw GroupingMergeRaceError(issues: counts.keys.sorted()) }
+        let ids = pending.keys.sorted()
+        let values = ids.map { pending[$0]! }
+        try c.query(
+            """
+            UPDATE issues SET
+              first_seen = CASE WHEN issues.count = 0 THEN v.first ELSE least(issues.first_seen, v.first) END,
+              last_seen = CASE WHEN issues.count = 0 THEN v.last ELSE greatest(issues.last_seen, v.last) END,
+              count = issues.count + v.n
+            FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::bigint[]) AS v(id, first, last, n)
+            WHERE issues.id = v.id
+            """, PGArray.ints(ids), PGArray.doubles(values.map(\.first)), PGArray.doubles(values.map(\.last)), PGArray.ints(values.map(\.count)))
+    }
+
+    /// Makes the issues or adds to them by fingerprint (for fingerprints whose row vanished
+    /// between `ensureIssues`' two statements). In (project, fingerprint) order.
+    private static func makeIssues(_ c: PGConnection, _ tallies: [(IssueKey, IssueTally)], ids: ((PGRow) throws -> Void)? = nil) throws {
+        guard !tallies.isEmpty else { return }
         try c.query(
             """
             INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
@@ -167,10 +231,10 @@ extension PostgresStore {
               first_seen = least(issues.first_seen, EXCLUDED.first_seen), last_seen = greatest(issues.last_seen, EXCLUDED.last_seen),
               count = issues.count + EXCLUDED.count
             RETURNING id, project_id, fingerprint
-            """, PGArray.ints(existing.map(\.0.projectID)), PGArray.texts(existing.map(\.0.fingerprint)),
-            PGArray.texts(existing.map(\.1.fingerprint.title)), PGArray.texts(existing.map(\.1.fingerprint.culprit)),
-            PGArray.doubles(existing.map(\.1.first)), PGArray.doubles(existing.map(\.1.last)), PGArray.ints(existing.map(\.1.count)),
-            PGArray.ints(existing.map { $0.1.fingerprint.symbolicated ? 1 : 0 }), row: ids)
+            """, PGArray.ints(tallies.map(\.0.projectID)), PGArray.texts(tallies.map(\.0.fingerprint)),
+            PGArray.texts(tallies.map(\.1.fingerprint.title)), PGArray.texts(tallies.map(\.1.fingerprint.culprit)),
+            PGArray.doubles(tallies.map(\.1.first)), PGArray.doubles(tallies.map(\.1.last)), PGArray.ints(tallies.map(\.1.count)),
+            PGArray.ints(tallies.map { $0.1.fingerprint.symbolicated ? 1 : 0 }), row: ids)
     }
 
     private struct IssueKey: Hashable, Comparable {

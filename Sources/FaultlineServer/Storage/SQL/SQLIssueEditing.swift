@@ -21,7 +21,9 @@ struct SQLIssueEditing: IssueEditing {
     }
 
     func issueID(projectID: Int64, fingerprintHash: String) throws -> Int64? {
-        try c.first("SELECT id FROM issues WHERE project_id = ? AND fingerprint = ?", .int(projectID), .text(fingerprintHash)) { $0.int(0) }
+        try c.first("SELECT coalesce(merged_into, id) FROM issues WHERE project_id = ? AND fingerprint = ?", .int(projectID), .text(fingerprintHash)) {
+            $0.int(0)
+        }
     }
 
     func recordedCount(issueID: Int64) throws -> Int64 {
@@ -96,7 +98,8 @@ struct SQLIssueEditing: IssueEditing {
             ON CONFLICT DO NOTHING
             """, .int(target), .int(issue))
         try c.execute("DELETE FROM issue_releases WHERE issue_id = ?", .int(issue))
-        try c.execute("UPDATE issues SET merged_into = ?, fingerprint = 'merged:' || CAST(id AS TEXT), count = 0 WHERE id = ?", .int(target), .int(issue))
+        // The fingerprint stays: grouping counts its later occurrences into the target.
+        try c.execute("UPDATE issues SET merged_into = ?, count = 0 WHERE id = ?", .int(target), .int(issue))
         try c.execute("UPDATE issues SET merged_into = ? WHERE merged_into = ?", .int(target), .int(issue))
     }
 

@@ -152,17 +152,32 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    /// The issue the fingerprint groups into, made when new, with `count` occurrences at
+    /// `timestamp` added. A fingerprint whose issue was merged into another (by hand or by a
+    /// backfill) keeps naming it, and counts go to the issue it was merged into: a merge sticks.
     static func upsertIssue(_ c: SQLiteConnection, projectID: Int64, fingerprint f: Fingerprint, timestamp: Double, count: Int64) throws -> Int64 {
-        var id: Int64 = 0
+        var id: Int64?
         try c.query(
             """
             INSERT INTO issues(project_id, fingerprint, title, culprit, first_seen, last_seen, count, symbolicated)
             VALUES(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)
             ON CONFLICT(project_id, fingerprint) DO UPDATE SET
               first_seen = min(first_seen, ?5), last_seen = max(last_seen, ?5), count = count + ?6
+            WHERE merged_into IS NULL
             RETURNING id
             """, .int(projectID), .text(f.hash), .text(f.title), .text(f.culprit), .double(timestamp), .int(count), .int(f.symbolicated ? 1 : 0)
         ) { id = $0.int(0) }
+        if let id { return id }
+        // `merged_into` names a live issue (merges re-point the issues merged into the one they empty).
+        try c.query(
+            """
+            UPDATE issues SET first_seen = CASE WHEN count = 0 THEN ?3 ELSE min(first_seen, ?3) END,
+              last_seen = CASE WHEN count = 0 THEN ?3 ELSE max(last_seen, ?3) END, count = count + ?4
+            WHERE id = (SELECT merged_into FROM issues WHERE project_id = ?1 AND fingerprint = ?2)
+            RETURNING id
+            """, .int(projectID), .text(f.hash), .double(timestamp), .int(count)
+        ) { id = $0.int(0) }
+        guard let id else { throw StoreError.inconsistent("fingerprint \(f.hash) of project \(projectID) names neither an issue nor one it was merged into") }
         return id
     }
 
