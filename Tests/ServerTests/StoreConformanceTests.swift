@@ -248,8 +248,11 @@ enum StoreConformance {
         let d1 = try occur("D", release: "r5", at: 90)
         let dIssue = try XCTUnwrap(try store.issues(projectID: p.id, limit: 10, offset: 0).first { $0.fingerprint == "D" }?.id)
         let summary = try IssueMerger.apply(
-            [Regrouping(stackKey: StackSignature(exceptionType: "SIGSEGV", frames: [frame(offsets["D"]!)]).key, projectID: p.id,
-                fingerprint: Fingerprint(hash: "C", title: "C", culprit: "C", symbolicated: true))],
+            [
+                Regrouping(
+                    stackKey: StackSignature(exceptionType: "SIGSEGV", frames: [frame(offsets["D"]!)]).key, projectID: p.id,
+                    fingerprint: Fingerprint(hash: "C", title: "C", culprit: "C", symbolicated: true))
+            ],
             in: store)
         XCTAssertEqual(summary.merges, [IssueMergeRecord(issue: dIssue, into: c)])
         let d2 = try occur("D", release: "r5", at: 91)
