@@ -3,7 +3,7 @@
 // over 500 ids.
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 
@@ -18,11 +18,13 @@ final class LifecycleAPITests: XCTestCase {
         }
         let server = try TestServer()
         defer { server.stop() }
-        for (n, function) in ["pay", "ship", "bill"].enumerated() {
-            let e = TestEvents.native(offsets: [0x10, UInt64(0x100 * (n + 1))], functions: ["main", function])
+        // Two issues first seen in 2.0 and one in 1.9; 2.0's last event is "pay" once more.
+        for (n, function, release) in [(1, "pay", "app@2.0+build.7"), (2, "ship", "app@2.0+build.7"), (3, "bill", "app@1.9"), (1, "pay", "app@2.0+build.7")] {
+            let e = TestEvents.native(offsets: [0x10, UInt64(0x100 * n)], release: release, functions: ["main", function])
             XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
+            try server.waitUntilIdle()
         }
-        try server.waitUntilIdle()
+        try XCTUnwrap(server.server.alerts).evaluator.tick(periodic: false)  // what the evaluator's thread does every second
         let env = [
             "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
             "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
@@ -37,11 +39,24 @@ final class LifecycleAPITests: XCTestCase {
         XCTAssertTrue(try run(["releases", "finalize", "app@2.0+build.7"]).stdout.contains("Finalized release app@2.0+build.7"))
         _ = try run(["releases", "deploys", "app@2.0+build.7", "new", "-e", "production", "-n", "blue"])
         let listed = try run(["releases", "list"]).stdout
-        XCTAssertTrue(listed.contains("app@2.0+build.7"), listed)
+        // sentry-cli's table: Released | Version | New Events | Last Event.
+        func row(_ version: String) -> [String] {
+            let line = listed.split(separator: "\n").first { $0.contains("| \(version) ") } ?? ""
+            return line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        XCTAssertEqual(row("app@2.0+build.7").dropFirst().prefix(2), ["app@2.0+build.7", "2"], listed)
+        XCTAssertEqual(row("app@1.9").dropFirst().prefix(2), ["app@1.9", "1"], listed)
+        XCTAssertTrue(row("app@1.9").last?.hasSuffix("ago") == true, "a last event, not none: \(listed)")
         let deploys = try run(["releases", "deploys", "app@2.0+build.7", "list"]).stdout
         XCTAssertTrue(deploys.contains("production") && deploys.contains("blue"), deploys)
         let release = try server.getJSON("/api/0/organizations/faultline/releases/app@2.0+build.7/")
         XCTAssertNotEqual(release["dateReleased"], .null, "finalize set dateReleased")
+        XCTAssertEqual(release["newGroups"]?.int64Value, 2, "\(release)")
+        let older = try server.getJSON("/api/0/organizations/faultline/releases/app@1.9/")
+        XCTAssertEqual(older["newGroups"]?.int64Value, 1, "\(older)")
+        let (first, last) = (try XCTUnwrap(release["firstEvent"]?.stringValue), try XCTUnwrap(release["lastEvent"]?.stringValue))
+        XCTAssertLessThan(first, last, "RFC 3339 in UTC orders as text")
+        XCTAssertLessThan(try XCTUnwrap(older["lastEvent"]?.stringValue), last)
 
         let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
         XCTAssertEqual(issues.count, 3)

@@ -132,7 +132,15 @@ final class AlertEvaluator: @unchecked Sendable {
             var byIssue: [Int64: Seen] = [:]
             var order: [Int64] = []
             var noted = Set<ProjectRelease>()
+            var activity: [ReleaseActivity.Key: ReleaseActivity.Tally] = [:]
             for (id, project, issue, received, release) in taken {
+                if let release {
+                    let key = ReleaseActivity.Key(projectID: project, version: release)
+                    var t = activity[key] ?? ReleaseActivity.Tally(firstEvent: received, lastEvent: received)
+                    t.firstEvent = min(t.firstEvent, received)
+                    t.lastEvent = max(t.lastEvent, received)
+                    activity[key] = t
+                }
                 // First heard of at its first occurrence's own time, so two releases first seen in
                 // one batch keep the order their events came in. Once per release and batch: the
                 // later occurrences' notes would change nothing.
@@ -149,8 +157,9 @@ final class AlertEvaluator: @unchecked Sendable {
             var enqueued = 0
             for issueID in order {
                 guard let seen = byIssue[issueID] else { continue }
-                enqueued += try evaluate(c, seen, rules: rules.filter { $0.projectID == seen.projectID }, now: now)
+                enqueued += try evaluate(c, seen, rules: rules.filter { $0.projectID == seen.projectID }, now: now, activity: &activity)
             }
+            try ReleaseActivity.record(c, activity, dialect: database.dialect)
             // Conditional: if another node moved the cursor meanwhile (its claim overlapped ours),
             // this transaction rolls back instead of queueing the same alerts twice.
             try AlertRows.setCursor(c, last, expecting: stored)
@@ -158,16 +167,25 @@ final class AlertEvaluator: @unchecked Sendable {
         }
     }
 
-    /// One issue's new occurrences in this batch.
-    private func evaluate(_ c: any SQLSession, _ seen: Seen, rules: [AlertRule], now: Double) throws -> Int {
+    /// One issue's new occurrences in this batch; a new issue is counted for the release of its
+    /// first occurrence in `activity`.
+    private func evaluate(
+        _ c: any SQLSession, _ seen: Seen, rules: [AlertRule], now: Double, activity: inout [ReleaseActivity.Key: ReleaseActivity.Tally]
+    ) throws -> Int {
+        // The issue's rows and those of the issues merged into it: an issue merged into this one
+        // earlier is not new when its fingerprint comes back. (An id merged since these rows were
+        // grouped has no members of its own: not new either.)
+        let members = try IssueGroups.membership(c, "issue_id", issue: seen.issueID)
+        let first = try c.rows("SELECT min(id) FROM occurrences WHERE \(members.sql)", members.args) { $0.int(0) }.first
+        let firstHere = first.flatMap { id in seen.occurrences.first { $0.id == id } }
+        let isNew = firstHere != nil
+        if let release = firstHere?.release {
+            activity[ReleaseActivity.Key(projectID: seen.projectID, version: release)]?.newGroups += 1
+        }
         let transition = try IssueLifecycle.occurred(
             c, issueID: seen.issueID, projectID: seen.projectID, occurrences: seen.occurrences.map { ($0.release, $0.received) }, now: now)
         guard !rules.isEmpty, let issue = try store.issue(id: seen.issueID), let project = try Self.project(store, id: seen.projectID) else { return 0 }
-        // The issue's rows and those of the issues merged into it: an issue merged into this one
-        // earlier is not new when its fingerprint comes back.
-        let members = try IssueGroups.membership(c, "issue_id", issue: issue.id)
-        let first = try c.rows("SELECT min(id) FROM occurrences WHERE \(members.sql)", members.args) { $0.int(0) }.first
-        let isNew = first.map { id in seen.occurrences.contains { $0.id == id } } ?? false
+        let liveMembers = issue.id == seen.issueID ? members : try IssueGroups.membership(c, "issue_id", issue: issue.id)
         // Resolved or ignored (after these events, which may have brought it back): muting an
         // issue is how people stop hearing of it, so no frequency alert and no digest.
         if transition == nil, try IssueLifecycle.state(c, issueID: issue.id).status != .unresolved { return 0 }
@@ -181,8 +199,8 @@ final class AlertEvaluator: @unchecked Sendable {
             for case .frequency(let n, let minutes) in rule.triggers {
                 let count =
                     try c.rows(
-                        "SELECT count(*) FROM occurrences WHERE \(members.sql) AND received >= ?",
-                        members.args + [.double(now - Double(minutes) * 60)]
+                        "SELECT count(*) FROM occurrences WHERE \(liveMembers.sql) AND received >= ?",
+                        liveMembers.args + [.double(now - Double(minutes) * 60)]
                     ) { $0.int(0) }.first ?? 0
                 if count >= n,
                     (try AlertRows.memory(c, ruleID: rule.id, issueID: issue.id, kind: .frequency)).map({ now - $0.lastSent >= Double(minutes) * 60 }) ?? true

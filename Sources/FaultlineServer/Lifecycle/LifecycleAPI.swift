@@ -267,10 +267,11 @@ struct LifecycleAPI {
     }
 
     private func releaseJSON(_ version: String, projects: [ProjectRecord], health: [Int64: [String: SessionTally]]?) throws -> JSONValue {
-        let (records, deploys) = try database.reading { c in
+        let (records, deploys, activity) = try database.reading { c in
             (
                 try ReleaseRows.releases(c, projectIDs: projects.map(\.id), version: version),
-                try ReleaseRows.deploys(c, projectIDs: projects.map(\.id), version: version)
+                try ReleaseRows.deploys(c, projectIDs: projects.map(\.id), version: version),
+                try ReleaseActivity.tally(c, projectIDs: projects.map(\.id), version: version)
             )
         }
         let created = records.map(\.created).min() ?? Date().timeIntervalSince1970
@@ -280,7 +281,9 @@ struct LifecycleAPI {
             "version": .string(version), "shortVersion": .string(version), "ref": .null, "url": .null,
             "dateCreated": .string(SentryTimestamp.rfc3339(created)),
             "dateReleased": released.map { .string(SentryTimestamp.rfc3339($0)) } ?? .null,
-            "newGroups": 0, "commitCount": 0, "lastCommit": .null, "firstEvent": .null, "lastEvent": .null,
+            "newGroups": .int(activity?.newGroups ?? 0), "commitCount": 0, "lastCommit": .null,
+            "firstEvent": activity.map { .string(SentryTimestamp.rfc3339($0.firstEvent)) } ?? .null,
+            "lastEvent": activity.map { .string(SentryTimestamp.rfc3339($0.lastEvent)) } ?? .null,
             "deployCount": .int(Int64(deploys.count)), "lastDeploy": deploys.last.map(deployJSON) ?? .null,
             "projects": .array(
                 owning.map { p in

@@ -63,7 +63,9 @@ enum PostgresSchema {
         PostgresWebBreakdownSchema.statements,
         // 16: a stored event's bytes are compressed already (StoredEvent): PostgreSQL keeps them out
         // of line as they are instead of trying to compress them again on every insert.
-        "ALTER TABLE occurrences ALTER COLUMN event SET STORAGE EXTERNAL"
+        "ALTER TABLE occurrences ALTER COLUMN event SET STORAGE EXTERNAL",
+        // 17: each release's first and last event and the issues it brought (Lifecycle/ReleaseActivity).
+        ReleaseActivity.migration(.postgres)
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

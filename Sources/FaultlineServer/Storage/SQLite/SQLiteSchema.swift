@@ -67,7 +67,9 @@ enum SQLiteSchema {
         SQLiteWebBreakdownSchema.statements,
         // 16: PostgreSQL stores an event's bytes without compressing them again; SQLite never
         // compresses, so nothing changes here (the versions move together).
-        "SELECT 1"
+        "SELECT 1",
+        // 17: each release's first and last event and the issues it brought (Lifecycle/ReleaseActivity).
+        ReleaseActivity.migration(.sqlite)
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
