@@ -25,7 +25,10 @@ final class ReleaseActivityTests: XCTestCase {
             try store.recordGrouping([
                 StoreConformance.outcome(
                     o, hash: hash,
-                    frames: [StackFrame(buildID: StoreConformance.buildID, offset: UInt64(i), isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)])
+                    frames: [
+                        StackFrame(
+                            buildID: StoreConformance.buildID, offset: UInt64(i), isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+                    ])
             ])
         }
         let ids = Dictionary(uniqueKeysWithValues: try store.issues(projectID: p.id, limit: 10, offset: 0).map { ($0.fingerprint, $0.id) })

@@ -44,7 +44,10 @@ enum ReleaseActivity {
                 "SELECT first_event, last_event, new_groups FROM release_activity WHERE project_id = ? AND version = ?", .int(p), .text(version)
             ) { Tally(firstEvent: $0.double(0), lastEvent: $0.double(1), newGroups: $0.int(2)) }
             guard let row else { continue }
-            out = out.map { Tally(firstEvent: min($0.firstEvent, row.firstEvent), lastEvent: max($0.lastEvent, row.lastEvent), newGroups: $0.newGroups + row.newGroups) } ?? row
+            out =
+                out.map {
+                    Tally(firstEvent: min($0.firstEvent, row.firstEvent), lastEvent: max($0.lastEvent, row.lastEvent), newGroups: $0.newGroups + row.newGroups)
+                } ?? row
         }
         return out
     }
