@@ -272,6 +272,7 @@ void fl_resolve_sigmask_functions(void);
 void fl_generate_event_id(char out[33]);
 /// Whether the thread holding the crash claim is gone (handler.c).
 int fl_claim_holder_is_gone(pid_t holder);
+void fl_hold_exit_while_crashing(void);  // handler.c: exit() waits for a crash being reported
 int fl_install_thread_hooks(void);
 
 #pragma GCC visibility pop

@@ -349,6 +349,34 @@ int fl_claim_holder_is_gone(pid_t holder) {
     return syscall(SYS_tgkill, owner, holder, 0) != 0 && errno == ESRCH;
 }
 
+// Runs in normal context, from exit() (registered at start). Another thread calling exit while a
+// crash is being reported ends the process (exit_group) before the report is written, with the
+// exit's status instead of the crash's signal: without us the fault had killed the process at
+// once. So exit waits while another thread of this process holds the crash claim, as long as a
+// second crash would wait for it (fl_claim's limits): that thread ends the process with its
+// signal, or gives the claim back (its fault was no crash) and exit goes on.
+void fl_hold_exit_while_crashing(void) {
+    pid_t self = fl_gettid();
+    pid_t waited_for = 0;
+    int waited_phase = -1;
+    int64_t waiting_since = 0;
+    for (;;) {
+        pid_t holder = atomic_load(&fl_state.handling_thread);
+        if (holder == 0 || holder == self || fl_claim_holder_is_gone(holder)) return;
+        int phase = atomic_load(&fl_state.claim_phase);
+        if (holder != waited_for || phase != waited_phase) {
+            waited_for = holder;
+            waited_phase = phase;
+            waiting_since = fl_monotonic_ms();
+        }
+        int64_t limit = phase == FL_CLAIM_RETURNED ? FL_RETURNED_GRACE_MS
+                      : phase == FL_CLAIM_CHAINING ? FL_CHAINED_WAIT_MS : FL_REPORTING_WAIT_MS;
+        if (fl_monotonic_ms() - waiting_since >= limit) return;
+        struct timespec pause = {0, 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 // Runs on the crashing thread; compromised context. Returns 1 once this thread holds the claim,
 // 0 if the signal was nested inside the previous handler and has been forwarded (just return).
 static int fl_claim(pid_t tid, int signo, siginfo_t *info, void *uc) {

@@ -315,6 +315,7 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
     fl_state.pid = getpid();
     fl_generate_event_id(fl_state.event_id);
     pthread_atfork(NULL, NULL, fl_after_fork_in_child);
+    atexit(fl_hold_exit_while_crashing);
 
     if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
     fl_install_thread_hooks();
