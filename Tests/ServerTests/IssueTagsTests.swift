@@ -19,11 +19,11 @@ final class IssueTagsTests: XCTestCase {
     func testTermsOverTagsAndTheRestIsText() {
         var q = IssueQuery()
         q.text = "region:eu OS:Linux disk release:2 full"
-        IssuesPage.applyTerms(&q)
+        _ = q.applyTerms()
         XCTAssertEqual(q.tags, [EventTag(key: "region", value: "eu"), EventTag(key: "os.name", value: "Linux")])
         XCTAssertEqual(q.release, "2")
         XCTAssertEqual(q.text, "disk full")
-        XCTAssertEqual(IssuesPage.searchText(q), "disk full region:eu os.name:Linux", "the box shows the tag terms again")
+        XCTAssertEqual(q.searchText, "disk full region:eu os.name:Linux", "the box shows the tag terms again")
         let tags = EventFields.tags(["tags": [["Shard", "7"], ["long", .string(String(repeating: "x", count: 201))]], "contexts": ["os": ["name": "Linux"]]])
         XCTAssertEqual(tags, [EventTag(key: "shard", value: "7"), EventTag(key: "os.name", value: "Linux")], "a value too long to search is left out, not cut")
     }

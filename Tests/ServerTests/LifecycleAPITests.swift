@@ -107,6 +107,52 @@ final class LifecycleAPITests: XCTestCase {
         XCTAssertEqual(try server.getJSON("/api/0/issues/\(ids[0])/")["status"]?.stringValue, "resolved", "nothing changed by refused updates")
     }
 
+    /// The API's `?query=` is the issues list's search: a bulk update with a release term changes
+    /// that release's issues only (it changed every issue of the project), a term the server cannot
+    /// apply is refused, and the list pages by cursor as sentry-cli follows it.
+    func testTheIssuesAPISearchesAndPagesAndABulkUpdateChangesOnlyWhatItFinds() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        for (n, function, release) in [(1, "alpha", "a@1"), (2, "beta", "a@1"), (3, "gamma", "b@1")] {
+            let e = TestEvents.native(offsets: [0x10, UInt64(0x100 * n)], release: release, functions: ["main", function])
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
+        }
+        try server.waitUntilIdle()
+        let base = "/api/0/projects/faultline/default/issues/"
+        func titles(_ query: String) throws -> [String] {
+            (try server.getJSON(base + "?" + query).arrayValue ?? []).compactMap { $0["title"]?.stringValue }.sorted()
+        }
+        XCTAssertEqual(try titles("query=release:a@1"), ["SIGSEGV in alpha", "SIGSEGV in beta"])
+        XCTAssertEqual(try titles("query=gamma"), ["SIGSEGV in gamma"])
+        XCTAssertEqual(try titles("query=%22in%20gamma%22"), ["SIGSEGV in gamma"], "a quoted phrase")
+
+        let resolved = put(server, base + "?query=release:a@1", ["status": "resolved"])
+        XCTAssertEqual(resolved.status, 200, resolved.text)
+        XCTAssertEqual(try titles("query=is:resolved"), ["SIGSEGV in alpha", "SIGSEGV in beta"])
+        XCTAssertEqual(try titles("query=is:unresolved"), ["SIGSEGV in gamma"], "b@1's issue is untouched")
+
+        let refused = put(server, base + "?query=is:assigned", ["status": "ignored"])
+        XCTAssertEqual(refused.status, 400, refused.text)
+        XCTAssertTrue(refused.text.contains("is:assigned"), refused.text)
+        XCTAssertEqual(server.get(base + "?query=is:for_review").status, 400)
+        XCTAssertEqual(server.get(base + "?sort=priority").status, 400)
+        XCTAssertEqual(try titles("query=is:ignored"), [], "nothing changed by the refused update")
+
+        // One issue per page, newest first: every issue once, then a last page that says so.
+        var seen: [String] = []
+        var path = base + "?limit=1&sort=new"
+        for _ in 0..<5 {
+            let r = server.get(path)
+            XCTAssertEqual(r.status, 200, r.text)
+            seen += (try JSONValue.parse(r.body).arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+            let link = try XCTUnwrap(r.headers["link"], "\(r.headers)")
+            guard link.contains("results=\"true\""), let start = link.firstIndex(of: "<"), let end = link.firstIndex(of: ">") else { break }
+            path = String(link[link.index(after: start)..<end])
+        }
+        XCTAssertEqual(seen, ["SIGSEGV in gamma", "SIGSEGV in beta", "SIGSEGV in alpha"])
+        XCTAssertEqual(server.get(base + "?cursor=zz").status, 400)
+    }
+
     func testAssignAndCommentThroughTheAPIAndThePage() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -1,7 +1,7 @@
 // Sentry's issue-update and release endpoints, as sentry-cli and scripts call them (server token):
 //   PUT /api/0/issues/<id>/                              {"status", "statusDetails"}
 //   PUT /api/0/projects/<org>/<project>/issues/?id=1&id=2 the same for many (without ids: every
-//                                                         issue, or those matching ?status=)
+//                                                         issue, or those ?status= and ?query= match)
 //   GET /api/0/                                          who the token is (`sentry-cli info`)
 //   /api/0/organizations/<org>/releases/[<version>/[deploys/]] and the project-scoped form
 //   /api/0/projects/<org>/<project>/releases/…           create, finalize, list, deploys
@@ -113,33 +113,20 @@ struct LifecycleAPI {
                     ids.append(issue.id)
                 }
             } else {
-                // sentry-cli's `--all` sends no filter (every issue), `--status S` sends ?status=S.
-                var filter: IssueStatus?
-                if let s = r.query["status"] {
-                    guard let status = IssueStatus(sentry: s) else { throw LifecycleError.badRequest("status must be resolved, unresolved, ignored or muted") }
-                    filter = status
+                // sentry-cli's `--all` sends no filter (every issue), `--status S` sends ?status=S;
+                // `?query=` is the issues list's search (a term this server cannot apply is refused).
+                var q: IssueQuery
+                do { q = try IssueSearchRequest.query(r) } catch let refused as IssueSearchRequest.Refused {
+                    throw LifecycleError.badRequest(refused.detail)
                 }
-                // Every matching issue, a page at a time by id (so an update that changes what
-                // matches neither repeats nor skips one), up to `maxAllIssues`.
-                var after: Int64 = 0
+                // Every matching issue, a keyset page at a time, up to `maxAllIssues`; read before
+                // any is changed, so the change cannot move one out of the search or into it.
+                q.limit = Self.maxBulkIDs
                 while ids.count < Self.maxAllIssues {
-                    let page = try database.reading { c in
-                        try c.rows(
-                            """
-                            SELECT i.id FROM issues i LEFT JOIN web_issue_status s ON s.issue_id = i.id
-                            WHERE i.project_id = ? AND i.merged_into IS NULL AND i.id > ?
-                              AND (CAST(? AS TEXT) IS NULL OR coalesce(s.status, 'unresolved') = ?)
-                            ORDER BY i.id LIMIT ?
-                            """,
-                            [
-                                .int(project.id), .int(after), filter.map { .text($0.rawValue) } ?? .null, filter.map { .text($0.rawValue) } ?? .null,
-                                .int(Int64(Self.maxBulkIDs))
-                            ]
-                        ) { $0.int(0) }
-                    }
+                    let page = try IssueSearchRequest.heads(database, projectID: project.id, q)
                     guard let last = page.last else { break }
-                    ids += page
-                    after = last
+                    ids += page.map(\.id)
+                    q.after = (last.value, last.id)
                 }
             }
             try lifecycle.update(issueIDs: ids, status: status, details: details)

@@ -90,8 +90,9 @@ public final class ReadAPI: @unchecked Sendable {
     }
 
     func issues(_ r: HTTPRequest, project slug: String) throws -> HTTPResponse {
-        let (limit, offset) = limitOffset(r)
         guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
+        if let database = lifecycle?.database { return try issues(r, project: project, database: database) }
+        let (limit, offset) = limitOffset(r)
         var issues = try issueReads.issues(projectID: project.id, limit: limit, offset: offset)
         // Sentry's `?query=is:unresolved` (what sentry-cli lists) and `?status=`.
         let wanted = r.query["status"] ?? (r.query["query"] ?? "").split(separator: " ").first { $0.hasPrefix("is:") }.map { String($0.dropFirst(3)) }
@@ -99,6 +100,28 @@ public final class ReadAPI: @unchecked Sendable {
             issues = try issues.filter { try lifecycle.state(issueID: $0.id).status == status }
         }
         return .json(.array(try issues.map { try issueJSON($0, withStack: false, project: project) }))
+    }
+
+    /// The issues Sentry's search in the request matches (`IssueSearchRequest`), a keyset page at
+    /// a time with the next page in a `Link` header, as sentry-cli follows it.
+    private func issues(_ r: HTTPRequest, project: ProjectRecord, database: any SQLDatabase) throws -> HTTPResponse {
+        var q: IssueQuery
+        do { q = try IssueSearchRequest.query(r) } catch let refused as IssueSearchRequest.Refused { return refused.response }
+        let page: KeysetPage
+        switch KeysetPage.of(r) {
+        case .failure(let e): return e.response
+        case .success(let p): page = p
+        }
+        if let cursor = page.cursor {
+            guard let after = IssueSearchRequest.position(cursor) else { return KeysetPage.KeysetError().response }
+            q.after = after
+        }
+        q.limit = page.limit + 1  // one more: whether a next page exists
+        let heads = try IssueSearchRequest.heads(database, projectID: project.id, q)
+        let shown = heads.prefix(page.limit)
+        let issues = try shown.compactMap { try store.issue(id: $0.id) }
+        let next = heads.count > page.limit ? shown.last.map { IssueSearchRequest.cursor(value: $0.value, id: $0.id) } : nil
+        return KeysetPage.response(try issues.map { try issueJSON($0, withStack: false, project: project) }, next: next, request: r)
     }
 
     func event(org: String, project slug: String, eventID: String) throws -> HTTPResponse {

@@ -7,25 +7,6 @@ import FaultlineProtocol
 import FaultlineHashing
 import Synchronization
 
-/// Filters and order of the issues list; everything here comes from the query string.
-struct IssueQuery {
-    enum Sort: String, CaseIterable { case lastSeen = "last_seen", firstSeen = "first_seen", count }
-    var sort: Sort = .lastSeen
-    var status: String = "unresolved"  // one of `statuses`
-    /// The list's status views: an issue's own status, or every issue.
-    static let statuses = ["unresolved", "resolved", "ignored", "all"]
-    var release: String = ""
-    var environment: String = ""
-    var text: String = ""
-    /// `key:value` terms over the tags grouping recorded (`web_stack_tags`): every one must match.
-    var tags: [EventTag] = []
-    /// Keyset cursor: the sort value and id of the last row of the previous page.
-    var after: (value: Double, id: Int64)?
-    var limit = 50
-    /// The most tag terms one search applies (each is a subquery).
-    static let maxTagTerms = 5
-}
-
 struct IssueRow {
     var issue: IssueRecord
     var status: String

@@ -9,38 +9,10 @@ struct IssuesPage {
     let ctx: WebContext
     let project: ProjectRecord
 
-    /// `key:value` terms in the search box (`release:1.2 env:prod disk full`) set the filters they
-    /// name (`release:`, `env:`/`environment:`, `is:resolved|unresolved|all`); any other `key:value`
-    /// is a tag the issue's events carried (`os:` means `os.name:`); the other words stay the
-    /// title and culprit search. A term wins over the menu's value.
-    static func applyTerms(_ q: inout IssueQuery) {
-        var words: [Substring] = []
-        for word in q.text.split(separator: " ", omittingEmptySubsequences: true) {
-            let parts = word.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, !parts[1].isEmpty else { words.append(word); continue }
-            let value = String(parts[1].prefix(200))
-            switch parts[0].lowercased() {
-            case "release": q.release = value
-            case "env", "environment": q.environment = value
-            case "is" where IssueQuery.statuses.contains(value): q.status = value
-            case "is": words.append(word)
-            case let key where q.tags.count < IssueQuery.maxTagTerms:
-                q.tags.append(EventTag(key: key == "os" ? "os.name" : key, value: value))
-            default: words.append(word)
-            }
-        }
-        q.text = words.joined(separator: " ")
-    }
-
-    /// The search box's text for `q`: its words and its tag terms (the other terms are in the menus).
-    static func searchText(_ q: IssueQuery) -> String {
-        ([q.text] + q.tags.map { "\($0.key):\($0.value)" }).filter { !$0.isEmpty }.joined(separator: " ")
-    }
-
     /// This list with `q`'s filters, sort and search, from its first page (or after `after`).
     func link(_ q: IssueQuery, after: String? = nil) -> String {
         var link = "/ui/projects/\(HTML.q(project.slug))/issues?sort=\(q.sort.rawValue)&status=\(HTML.q(q.status))&release=\(HTML.q(q.release))"
-        link += "&environment=\(HTML.q(q.environment))&q=\(HTML.q(Self.searchText(q)))"
+        link += "&environment=\(HTML.q(q.environment))&q=\(HTML.q(q.searchText))"
         return link + (after.map { "&after=" + HTML.q($0) } ?? "")
     }
 
@@ -51,7 +23,7 @@ struct IssuesPage {
         q.release = String(ctx.q("release").prefix(200))
         q.environment = String(ctx.q("environment").prefix(200))
         q.text = String(ctx.q("q").prefix(200))
-        Self.applyTerms(&q)
+        _ = q.applyTerms()
         let a = ctx.q("after").split(separator: "_")
         if a.count == 2, let v = Double(a[0]), let id = Int64(a[1]) { q.after = (v, id) }
         return q
@@ -66,7 +38,7 @@ struct IssuesPage {
         }
         var filters = "<form class=\"filters\" method=\"get\" action=\"/ui/projects/\(slug)/issues\">"
         filters +=
-            "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod os:Linux key:value is:resolved\" value=\"\(HTML.esc(Self.searchText(q)))\">"
+            "<input type=\"search\" name=\"q\" placeholder=\"search: words, release:1.2 env:prod os:Linux key:value is:resolved\" value=\"\(HTML.esc(q.searchText))\">"
         filters +=
             "<select name=\"status\">" + option("unresolved", "Unresolved", q.status) + option("resolved", "Resolved", q.status)
             + option("ignored", "Ignored", q.status) + option("all", "All", q.status) + "</select>"
