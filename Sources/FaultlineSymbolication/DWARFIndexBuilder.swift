@@ -94,6 +94,8 @@ struct DWARFIndexBuilder {
     private var supDwarf: OpaquePointer? = nil
     /// Off: every unit's line table is read by libdw (the tests compare the two readers).
     var readsLineTables = true
+    /// Off: a skeleton unit's split unit is not looked for (`Symbolicator.opensSplitUnits`).
+    var opensSplitUnits = true
     /// Units whose line table `LineTableReader` read, and units other than skeletons left to libdw.
     var lineTableUnits = (own: 0, libdw: 0)
     /// One unit's rows, reused from unit to unit.
@@ -113,14 +115,16 @@ struct DWARFIndexBuilder {
     static func build(
         debugFile: ELFHandle, symbolSources: [ELFHandle], units: [UInt64]? = nil, path: String? = nil,
         supplementary: String? = nil, symbolsOnly: Bool = false, symbolsForUnitsOnly: Bool = false,
-        unitTable: UnitTable? = nil
+        unitTable: UnitTable? = nil, opensSplitUnits: Bool = true
     ) -> IndexTables {
         if !symbolsOnly, units == nil, path != nil,
-            let t = buildInParallel(debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary, units: unitTable)
+            let t = buildInParallel(
+                debugFile: debugFile, symbolSources: symbolSources, supplementary: supplementary, units: unitTable, opensSplitUnits: opensSplitUnits)
         {
             return t
         }
         var b = DWARFIndexBuilder()
+        b.opensSplitUnits = opensSplitUnits
         // A partial build reads its units through a view that starts at the first of them
         // (DebugInfoView.swift); a unit the view cannot serve sends the build back to the file.
         // The view stays mapped until the build returns: the string pool keeps addresses of the
@@ -136,7 +140,10 @@ struct DWARFIndexBuilder {
             if let view {
                 b.t.hasDWARF = b.walkUnits(view.elf, only: units?.sorted(), supplementary: alt, releasePages: false, view: view)
                 viewUse = b.viewRefused ? .refused : .used
-                if b.viewRefused { b = DWARFIndexBuilder() }
+                if b.viewRefused {
+                    b = DWARFIndexBuilder()
+                    b.opensSplitUnits = opensSplitUnits
+                }
             }
             if viewUse != .used {
                 b.t.hasDWARF = b.walkUnits(debugFile.elf, only: units, supplementary: alt, releasePages: units == nil)
@@ -237,7 +244,11 @@ struct DWARFIndexBuilder {
                 guard dwarf_offdie(dwarf, unitOffset - base + Dwarf_Off(headerSize), &cudie) != nil else { continue }
                 var unitType: UInt8 = 0
                 var splitDIE = Dwarf_Die()
-                guard dwarf_cu_info(cudie.cu, nil, &unitType, nil, &splitDIE, nil, nil, nil) == 0 else { continue }
+                // Asking for the split DIE is what makes libdw open the .dwo its skeleton names.
+                let info =
+                    opensSplitUnits
+                    ? dwarf_cu_info(cudie.cu, nil, &unitType, nil, &splitDIE, nil, nil, nil) : dwarf_cu_info(cudie.cu, nil, &unitType, nil, nil, nil, nil, nil)
+                guard info == 0 else { continue }
                 // Type units hold no code. A skeleton unit (split DWARF) keeps the line table and the
                 // unit's ranges; its DIEs are in the split unit libdw finds in the .dwo named by
                 // DW_AT_dwo_name (beside the file, else under DW_AT_comp_dir). libdw 0.188 reads no

@@ -32,7 +32,7 @@ extension DWARFIndexBuilder {
     static func buildInParallel(
         debugFile: ELFHandle, symbolSources: [ELFHandle],
         minimumBytes: UInt64 = parallelThresholdBytes, supplementary: String? = nil,
-        units scanned: UnitTable? = nil
+        units scanned: UnitTable? = nil, opensSplitUnits: Bool = true
     ) -> IndexTables? {
         guard ProcessInfo.processInfo.activeProcessorCount >= 2,
             let units = scanned ?? UnitTable.scan(debugFile.elf), units.offsets.count >= 2,
@@ -66,6 +66,7 @@ extension DWARFIndexBuilder {
             init(_ h: ELFHandle) { handle = h }
         }
         let other = Box(debugFile)
+        other.builder.opensSplitUnits = opensSplitUnits
         // Room for each half's rows and scopes up front: grown by doubling, the large columns were
         // reallocated ~20 times each (every time a fresh mapping, a copy and, with two threads, a
         // TLB shootdown on unmapping the old one). Reserved pages that are never written cost no
@@ -92,6 +93,7 @@ extension DWARFIndexBuilder {
         // No second thread to be had: this one does that half first (the result is the same).
         if !DetachedThread.start(secondHalf) { secondHalf() }
         var b = DWARFIndexBuilder()
+        b.opensSplitUnits = opensSplitUnits
         b.reserve(rows: rowsPerHalf, scopes: scopesPerHalf)
         let any = b.walkUnits(
             debugFile.elf, only: first, supplementary: SupplementaryDwarf.opening(supplementary),

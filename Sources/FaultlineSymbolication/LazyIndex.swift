@@ -150,6 +150,8 @@ final class LazyModuleSource: @unchecked Sendable {
     var supplementaryPath: String?
     /// Full builds on two threads (`Symbolicator.parallelFullBuild`).
     var parallel = false
+    /// `Symbolicator.opensSplitUnits`.
+    var opensSplitUnits = true
     /// Units the current partial index was built from.
     var parsed: Set<Int>
     /// Whether the current partial index holds every ELF symbol (else only those that can name
@@ -196,7 +198,7 @@ final class LazyModuleSource: @unchecked Sendable {
         var tables = DWARFIndexBuilder.build(
             debugFile: debug, symbolSources: sources, units: offsets, path: parallel ? debugPath : nil,
             supplementary: supplementaryPath, symbolsForUnitsOnly: selected != nil && !allSymbols,
-            unitTable: units)
+            unitTable: units, opensSplitUnits: opensSplitUnits)
         tables.firstLoadAddress = firstLoadAddress
         tables.hasDWARF = true  // a partial index may hold no unit at all, the file still has DWARF
         if selected != nil { hasAllSymbols = allSymbols }

@@ -37,6 +37,12 @@ public final class Symbolicator: @unchecked Sendable {
     /// keeps its cores for ingest); `faultline symbolicate` turns it on. It trades a little CPU
     /// and memory for wall time, and gains nothing when other work holds the second core.
     public var parallelFullBuild = false
+    /// Whether a split-DWARF skeleton's unit is read from the `.dwo` file its DWARF names (an
+    /// absolute path, or one under its compilation directory): what a developer's own files want.
+    /// Off for debug files someone else supplied (the server's uploads), whose DWARF would
+    /// otherwise choose which files of this machine are opened: their skeleton units are left out
+    /// and reported missing, and their addresses fall back to ELF symbols.
+    public var opensSplitUnits = true
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
     /// One module's state, held while it is located and indexed so other threads asking for it wait.
@@ -200,7 +206,7 @@ public final class Symbolicator: @unchecked Sendable {
         var tables = DWARFIndexBuilder.build(
             debugFile: debug, symbolSources: sources, path: parallelFullBuild ? source : nil,
             supplementary: loc.supplementaryFile, symbolsOnly: loc.debugFile == nil,
-            unitTable: scanned)
+            unitTable: scanned, opensSplitUnits: opensSplitUnits)
         tables.firstLoadAddress = firstLoad
         guard let index = DWARFIndex.inMemory(consume tables, buildID: buildID) else { return .unresolved(.unreadableDebugFile) }
         persist(index, buildID)
@@ -230,6 +236,7 @@ extension Symbolicator {
             units: units, debugPath: debugPath, modulePath: modulePath, buildID: buildID,
             firstLoadAddress: firstLoad, parsed: need)
         source.parallel = parallelFullBuild
+        source.opensSplitUnits = opensSplitUnits
         source.supplementaryPath = supplementary
         guard !source.wantsFullIndex(need),
             let partial = source.build(units: need, allSymbols: addresses.contains { !units.covers($0) }, openFiles: files)

@@ -20,6 +20,9 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, Sendable {
         symbolicator.buildFullIndexInBackground = true
         arrivals = Symbolicator(locator: locator, indexCacheDirectory: indexDirectory)
         arrivals.lazyColdPath = false
+        // An uploaded file's DWARF names its .dwo files by path: never opened on this machine.
+        symbolicator.opensSplitUnits = false
+        arrivals.opensSplitUnits = false
     }
 
     func resolve(buildID: BuildID, modulePath: String?, offset: UInt64, isReturnAddress: Bool, architecture: CPUArchitecture) -> SymbolicationOutcome {
