@@ -21,7 +21,8 @@ final class SplitDWARFUploadTests: XCTestCase {
         int main(void) { volatile int x = 41; return leaf(&x); }
         """.write(toFile: build + "/prog.c", atomically: true, encoding: .utf8)
         _ = try TestSupport.shell("cd '\(build)' && gcc -O1 -g -gsplit-dwarf -o prog prog.c && test -f prog-prog.dwo -o -f prog.dwo")
-        let buildID = try XCTUnwrap(BuildID(hex: try TestSupport.shell("readelf -n '\(build)/prog' | awk '/Build ID/ {print $3}'").trimmingCharacters(in: .whitespacesAndNewlines)))
+        let buildID = try XCTUnwrap(
+            BuildID(hex: try TestSupport.shell("readelf -n '\(build)/prog' | awk '/Build ID/ {print $3}'").trimmingCharacters(in: .whitespacesAndNewlines)))
         let leaf = try XCTUnwrap(
             try TestSupport.shell("nm '\(build)/prog'").split(separator: "\n").first { $0.hasSuffix(" T leaf") }.flatMap { UInt64($0.prefix(16), radix: 16) })
 
