@@ -97,6 +97,44 @@ final class UploadTests: XCTestCase {
         XCTAssertEqual(assemble([sha: ["name": "fixture", "chunks": []]])?[sha]?["state"]?.stringValue, "ok")
     }
 
+    /// A build-id names one build: a second file claiming it (here the same binary with its
+    /// .debug_info overwritten) is answered `ok` but never replaces the stored file, which the
+    /// index, the backfill and debuginfod all read. A richer file still does (DWARF over symbols).
+    func testAnotherFileWithAStoredBuildIDNeverReplacesItUnlessRicher() throws {
+        let work: String = self.work
+        let program = try Fixtures.buildProgram(in: work)
+        let good = try Data(contentsOf: URL(fileURLWithPath: program.path))
+        let stripped = work + "/stripped"
+        _ = try TestSupport.shell("objcopy --strip-debug '\(program.path)' '\(stripped)'")
+        let forged = work + "/forged"
+        _ = try TestSupport.shell(
+            "cp '\(program.path)' '\(forged)' && objcopy --dump-section .debug_info=\(work)/info '\(forged)' && "
+                + "head -c $(stat -c %s \(work)/info) /dev/zero | tr '\\0' '\\377' > \(work)/ff && "
+                + "objcopy --update-section .debug_info=\(work)/ff '\(forged)'")
+        let (dir, rest) = program.buildID.buildIDPathComponents
+        let stored = "\(server.dataDirectory)/debug/.build-id/\(dir)/\(rest).debug"
+        func upload(_ path: String) throws -> String? {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let sha = SHA1Hash.hex(data)
+            XCTAssertEqual(postChunks([(sha, "file", data)]).status, 200)
+            return assemble([sha: ["name": "program", "chunks": [.string(sha)]]])?[sha]?["state"]?.stringValue
+        }
+        XCTAssertEqual(try upload(stripped), "ok")
+        XCTAssertNotEqual(FileManager.default.contents(atPath: stored), good, "symbols only, for now")
+        XCTAssertEqual(try upload(program.path), "ok")
+        XCTAssertEqual(FileManager.default.contents(atPath: stored), good, "DWARF replaces symbols")
+        try server.waitUntilIdle()
+        let backfills = try server.getJSON("/api/0/backfills/").arrayValue?.count ?? 0
+        XCTAssertEqual(try upload(forged), "ok", "the build-id's debug file is on the server")
+        XCTAssertEqual(FileManager.default.contents(atPath: stored), good, "the stored DWARF stays")
+        XCTAssertEqual(try upload(stripped), "ok")
+        XCTAssertEqual(FileManager.default.contents(atPath: stored), good)
+        try server.waitUntilIdle()
+        XCTAssertEqual(try server.getJSON("/api/0/backfills/").arrayValue?.count ?? 0, backfills, "nothing changed: nothing re-symbolicated")
+        let served = server.get("/buildid/\(program.buildID.hex)/debuginfo")
+        XCTAssertEqual(served.body, good, "debuginfod serves the file the index was built from")
+    }
+
     func testChunkURLUsesTheConfiguredPublicURL() throws {
         var config = try ServerConfiguration.test(dataDirectory: work + "/public-url-data")
         config.publicURL = "https://errors.example.com/"
@@ -148,6 +186,23 @@ final class UploadTests: XCTestCase {
         let claimed = String(repeating: "ab", count: 20)
         let r = assemble([claimed: ["name": "x", "chunks": [.string(SHA1Hash.hex(a))]]])
         XCTAssertEqual(r?[claimed]?["state"]?.stringValue, "error")
+        XCTAssertEqual(assemble([claimed: ["name": "x", "chunks": [.string(SHA1Hash.hex(a))]]])?[claimed]?["state"]?.stringValue, "error", "it stays one")
+    }
+
+    /// A failed assembly (a client's mistake, or a token holder's on purpose) naming chunks another
+    /// upload has sent takes none of them away, and fails no other chunk list for its checksum.
+    func testAFailedAssemblyTakesNoChunkFromAnotherUpload() throws {
+        let program = try Fixtures.buildProgram(in: work)
+        let file = try Data(contentsOf: URL(fileURLWithPath: program.path))
+        let sha = SHA1Hash.hex(file)
+        XCTAssertEqual(postChunks([(sha, "file", file)]).status, 200)
+        let other = String(repeating: "cd", count: 20)
+        XCTAssertEqual(assemble([other: ["name": "x", "chunks": [.string(sha)]]])?[other]?["state"]?.stringValue, "error")
+        let junk = Data("junk".utf8)
+        XCTAssertEqual(postChunks([(SHA1Hash.hex(junk), "file", junk)]).status, 200)
+        XCTAssertEqual(assemble([sha: ["name": "x", "chunks": [.string(SHA1Hash.hex(junk))]]])?[sha]?["state"]?.stringValue, "error")
+        let done = assemble([sha: ["name": "fixture", "chunks": [.string(sha)]]])
+        XCTAssertEqual(done?[sha]?["state"]?.stringValue, "ok", done?.jsonString ?? "")
     }
 
     func testFaultlineUploadCommandAndDebuginfodFind() throws {

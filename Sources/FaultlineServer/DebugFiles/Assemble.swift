@@ -103,7 +103,8 @@ public final class Assembler: Sendable {
         // This node's job is read before the store: a job that finishes in between has recorded
         // the file by then, so the store check below sees it (read after, a finished job would
         // look like missing chunks, which it removed).
-        let (running, failed) = known.withLock { ($0.jobs[checksum], $0.failures[checksum]) }
+        let failure = Self.failureKey(checksum, chunkList)
+        let (running, failed) = known.withLock { ($0.jobs[checksum], $0.failures[failure]) }
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
         if let id = try? records.uploadedBuildID(checksum: checksum), let record = try? records.debugFile(buildID: id),
@@ -112,7 +113,7 @@ public final class Assembler: Sendable {
             return state("ok", dif: dif(record, name: name))
         }
         if let running { return state(running ? "assembling" : "created") }
-        if let failed, !chunkList.allSatisfy(chunks.has) || chunkList.isEmpty { return state("error", detail: failed) }
+        if let failed { return state("error", detail: failed) }
         guard !chunkList.isEmpty else { return state("not_found") }
         guard chunkList.allSatisfy(ChunkUpload.isSHA1) else { return state("error", detail: "chunk names must be SHA-1 hex") }
         let missing = chunkList.filter { !chunks.has($0) }
@@ -142,14 +143,23 @@ public final class Assembler: Sendable {
         switch build(checksum: checksum, chunkList: chunkList) {
         case .damagedChunks:
             return  // removed: the next poll reports them missing and the client sends them again
+        case .retry(let message):
+            FileHandle.standardError.write(Data("faultline: assembling \(checksum) failed, the next poll retries: \(message)\n".utf8))
         case .failure(let message):
             known.withLock { k in
                 if k.failures.count >= 10_000 { k.failures.removeAll() }  // bounded: only a hint for polling clients
-                k.failures[checksum] = message
+                k.failures[Self.failureKey(checksum, chunkList)] = message
             }
-            // The chunks can never make a valid file under this checksum: free the disk now
-            // (a concurrent assembly sharing a chunk is told it is missing and re-sends it).
-            chunks.remove(chunkList)
+            // The chunks stay until they expire (ChunkUpload.expire): another upload in progress
+            // may share one, and a failed (or hostile) assembly must not take it from under it.
+        case .kept(let summary):
+            // Answered `ok` like any assembled file: the build-id's debug file is on the server.
+            do {
+                try records.recordUpload(checksum: checksum, buildID: summary.buildID)
+                chunks.remove(chunkList)
+            } catch {
+                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = "could not record the debug file: \(error)" }
+            }
         case .success(let summary):
             let record = DebugFileRecord(
                 buildID: summary.buildID, hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols,
@@ -167,23 +177,31 @@ public final class Assembler: Sendable {
                 chunks.remove(chunkList)
             } catch {
                 let message = "could not record the debug file: \(error)"
-                known.withLock { $0.failures[checksum] = message }
+                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = message }
             }
         }
     }
 
-    enum Built { case success(ELFSummary), failure(String), damagedChunks([String]) }
+    /// `kept`: a valid file whose build-id the store holds as rich a file for already; the stored
+    /// one stays (`DebugFileStore.install`), so nothing is re-symbolicated.
+    /// What a failure is remembered by: the checksum and the chunks named for it, so a wrong chunk
+    /// list (a client's mistake, or someone else's on purpose) never fails the right one.
+    static func failureKey(_ checksum: String, _ chunks: [String]) -> String { checksum + ":" + chunks.joined(separator: ",") }
+
+    /// `failure`: these chunks can never make a valid file under this checksum (it stays an error);
+    /// `retry`: this server could not finish it now (a full disk), the next poll tries again.
+    enum Built { case success(ELFSummary), kept(ELFSummary), failure(String), retry(String), damagedChunks([String]) }
 
     private func build(checksum: String, chunkList: [String]) -> Built {
         let tmp = debugFiles.temporaryPath()
         guard FileManager.default.createFile(atPath: tmp, contents: nil), let fh = FileHandle(forWritingAtPath: tmp) else {
-            return .failure("could not create a temporary file")
+            return .retry("could not create a temporary file")
         }
         let hasher = SHA1Hash.Hasher()
         var total: Int64 = 0
         var damaged: [String] = []
         for c in chunkList {
-            guard let data = chunks.read(c) else { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("chunk \(c) vanished") }
+            guard let data = chunks.read(c) else { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .retry("chunk \(c) vanished") }
             // A chunk cut short on disk (a crash before it reached the disk) no longer matches its
             // name: drop it and ask the client for it again instead of failing this file forever.
             let chunkHasher = SHA1Hash.Hasher()
@@ -198,12 +216,12 @@ public final class Assembler: Sendable {
             // would stop the server on an assembly worker.
             do { try fh.write(contentsOf: data) } catch {
                 try? fh.close(); try? FileManager.default.removeItem(atPath: tmp)
-                return .failure("could not write the assembled file: \(error)")
+                return .retry("could not write the assembled file: \(error)")
             }
         }
         do { try fh.synchronize(); try fh.close() } catch {
             try? fh.close(); try? FileManager.default.removeItem(atPath: tmp)
-            return .failure("could not write the assembled file to disk: \(error)")
+            return .retry("could not write the assembled file to disk: \(error)")
         }
         if !damaged.isEmpty {
             try? FileManager.default.removeItem(atPath: tmp)
@@ -224,9 +242,11 @@ public final class Assembler: Sendable {
             try? FileManager.default.removeItem(atPath: tmp)
             return .failure("the ELF file has neither debug info, symbols nor code")
         }
-        do { try debugFiles.install(tmp, summary: summary) } catch {
+        do {
+            guard try debugFiles.install(tmp, summary: summary) else { return .kept(summary) }
+        } catch {
             try? FileManager.default.removeItem(atPath: tmp)
-            return .failure("could not store the debug file: \(error)")
+            return .retry("could not store the debug file: \(error)")
         }
         return .success(summary)
     }

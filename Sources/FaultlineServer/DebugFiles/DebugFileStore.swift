@@ -79,27 +79,36 @@ public final class DebugFileStore: Sendable {
 
     /// Moves a verified file at `path` into place. A file with DWARF or symbols becomes the
     /// build-id's debuginfo; a file with code becomes its executable (one hard link for both).
-    public func install(_ path: String, summary: ELFSummary) throws {
+    /// A file already in place is replaced only by a richer one (symbols over nothing, DWARF over
+    /// symbols): a build-id names one build, so another file claiming it is a copy at best (a
+    /// re-upload) and a forgery at worst, and the stored file, its index and what debuginfod
+    /// serves must stay one file. Returns whether anything was installed.
+    @discardableResult
+    public func install(_ path: String, summary: ELFSummary) throws -> Bool {
         // One install at a time: "keep the richer file" is a check and a rename, and two uploads
         // of one build-id (stripped and with DWARF) must not interleave between them.
         try installing.withLock { _ in try installAlone(path, summary: summary) }
     }
 
-    private func installAlone(_ path: String, summary: ELFSummary) throws {
+    /// How much a debug file holds, for "replaced only by a richer one".
+    private static func richness(hasDebugInfo: Bool, hasSymbols: Bool) -> Int { hasDebugInfo ? 2 : hasSymbols ? 1 : 0 }
+
+    private func installAlone(_ path: String, summary: ELFSummary) throws -> Bool {
         let fm = FileManager.default
         let dir = (debugInfoPath(summary.buildID) as NSString).deletingLastPathComponent
         try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var targets: [String] = []
         if summary.hasDebugInfo || summary.hasSymbols { targets.append(debugInfoPath(summary.buildID)) }
         if summary.isExecutable { targets.append(executablePath(summary.buildID)) }
-        guard !targets.isEmpty else { try? fm.removeItem(atPath: path); return }
+        let richness = Self.richness(hasDebugInfo: summary.hasDebugInfo, hasSymbols: summary.hasSymbols)
+        targets.removeAll { t in
+            guard fm.fileExists(atPath: t) else { return false }
+            guard t.hasSuffix(".debug") else { return true }  // the build's code, stored already
+            guard let old = try? ELFSummary.read(path: t) else { return false }  // unreadable: replaced
+            return Self.richness(hasDebugInfo: old.hasDebugInfo, hasSymbols: old.hasSymbols) >= richness
+        }
+        guard !targets.isEmpty else { try? fm.removeItem(atPath: path); return false }
         for (i, t) in targets.enumerated() {
-            // Keep the richer file when one is already in place: a stripped upload never replaces DWARF.
-            if t.hasSuffix(".debug"), fm.fileExists(atPath: t), !summary.hasDebugInfo,
-                let old = try? ELFSummary.read(path: t), old.hasDebugInfo
-            {
-                continue
-            }
             if i == targets.count - 1 {
                 if rename(path, t) != 0 { throw CocoaError(.fileWriteUnknown) }
             } else {
@@ -118,5 +127,6 @@ public final class DebugFileStore: Sendable {
         if summary.hasDebugInfo || summary.hasSymbols {
             known.withLock { _ = $0.insert(summary.buildID) }
         }
+        return true
     }
 }
