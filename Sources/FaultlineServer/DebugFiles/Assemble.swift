@@ -146,12 +146,12 @@ public final class Assembler: Sendable {
         case .retry(let message):
             FileHandle.standardError.write(Data("faultline: assembling \(checksum) failed, the next poll retries: \(message)\n".utf8))
         case .failure(let message):
+            // The chunks stay until they expire (ChunkUpload.expire): another upload in progress
+            // may share one, and a failed (or hostile) assembly must not take it from under it.
             known.withLock { k in
                 if k.failures.count >= 10_000 { k.failures.removeAll() }  // bounded: only a hint for polling clients
                 k.failures[Self.failureKey(checksum, chunkList)] = message
             }
-            // The chunks stay until they expire (ChunkUpload.expire): another upload in progress
-            // may share one, and a failed (or hostile) assembly must not take it from under it.
         case .kept(let summary):
             // Answered `ok` like any assembled file: the build-id's debug file is on the server.
             do {
