@@ -15,6 +15,20 @@ enum EventFields {
         return t
     }
 
+    /// How far an event's own timestamp may run ahead of the time it was received, and lag
+    /// behind it, before the time received is used instead (Relay's limits: a clock a minute fast,
+    /// a report queued for a month). A client clock set years ahead kept its issue first in every
+    /// "last seen" list.
+    static let maxSecondsInFuture: Double = 60
+    static let maxSecondsInPast: Double = 30 * 86_400
+
+    /// The time an event happened, for grouping's first and last seen: its own timestamp when
+    /// plausible, else the time received.
+    static func eventTimestamp(_ v: JSONValue?, received: Double) -> Double {
+        guard let t = timestamp(v), t <= received + maxSecondsInFuture, t >= received - maxSecondsInPast else { return received }
+        return t
+    }
+
     /// The install id as the client sent it (`InstallID.bounded` before it is stored).
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let h = request.header(HeaderName.installID), !h.isEmpty { return h }

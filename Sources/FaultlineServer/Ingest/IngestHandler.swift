@@ -142,7 +142,7 @@ public final class IngestHandler: Sendable {
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
             incoming = IncomingEvent(
                 projectID: project.id, eventID: eventID!, received: now,
-                timestamp: EventFields.timestamp(event["timestamp"]) ?? now,
+                timestamp: EventFields.eventTimestamp(event["timestamp"], received: now),
                 release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
                 compressedEvent: StoredEvent.encode(
                     eventBytes: bytes, gzipBody: clientBodyKept && submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
