@@ -70,4 +70,55 @@ final class MessageAndChainPageTests: XCTestCase {
             XCTAssertFalse(page.contains("faulting address"))
         }
     }
+
+    /// sentry-rust (and other SDKs that resolve their frames in the process) send native frames
+    /// with an address and a build-id *and* the function, file, line and lines around it. Until
+    /// the debug file is uploaded the client's file, line and source are what there is: shown,
+    /// not only the function name.
+    func testANativeFrameWithoutItsDebugFileShowsTheClientsFileLineAndSource() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let image = "3f5c0a1e2b4d6f8091a2b3c4d5e6f7081a2b3c4d"
+        let event: JSONValue = [
+            "event_id": .string(TestEvents.eventID()), "platform": "native", "level": "fatal",
+            "exception": [
+                "values": [
+                    [
+                        "type": "panic", "value": "index out of bounds",
+                        "stacktrace": [
+                            "frames": [
+                                [
+                                    "instruction_addr": "0x55d0c0001200", "function": "main", "filename": "src/main.rs", "lineno": 3,
+                                    "in_app": true
+                                ],
+                                [
+                                    "instruction_addr": "0x55d0c0001340", "function": "shop::charge", "filename": "src/shop.rs", "lineno": 42,
+                                    "pre_context": ["fn charge(items: &[u32]) -> u32 {"], "context_line": "    items[7] * 2",
+                                    "post_context": ["}"], "in_app": true
+                                ]
+                            ]
+                        ]
+                    ]
+                ]
+            ],
+            "debug_meta": [
+                "images": [["type": "elf", "code_id": .string(image), "image_addr": "0x55d0c0000000", "image_size": 65536, "code_file": "/srv/shop"]]
+            ]
+        ]
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event)).status, 200)
+        try server.waitUntilIdle()
+        let issue = try XCTUnwrap((try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []).first)
+        let id = try XCTUnwrap(issue["id"]?.stringValue)
+        let stack = try server.getJSON("/api/0/issues/\(id)/")["stack"]?.arrayValue ?? []
+        let charge = try XCTUnwrap(stack.first { $0["function"]?.stringValue == "shop::charge" }, "\(stack)")
+        XCTAssertEqual(charge["filename"]?.stringValue, "src/shop.rs")
+        XCTAssertEqual(charge["lineno"]?.int64Value, 42)
+        XCTAssertEqual(charge["symbolicated"]?.boolValue, false, "the server's own symbols are still missing")
+
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(id)", login).text
+        XCTAssertTrue(page.contains("src/shop.rs:42"), "the client's file and line: \(page.prefix(6000))")
+        XCTAssertTrue(page.contains("items[7] * 2"), "the client's source line")
+        XCTAssertTrue(page.contains("client symbol"), "and that the server has no debug file for it")
+    }
 }

@@ -37,6 +37,12 @@ public enum EventRenderer {
                 if let c = f.column { o["colno"] = .int(Int64(c)) }
             case .unresolved(let reason):
                 o["symbolicated"] = false
+                // The client's own file and line, when it sent them (and the server has no better).
+                if let source = f.clientSource {
+                    o["filename"] = .string(source.file)
+                    if let l = source.line { o["lineno"] = .int(l) }
+                    if let c = source.column { o["colno"] = .int(c) }
+                }
                 // The same status names `faultline symbolicate` writes into events.
                 o["symbolicator_status"] = .string(reason.rawValue)
             case .pending:

@@ -25,7 +25,10 @@ enum ReadTimeStack {
                 outcome: .notLookedUp, role: .system)
             address.isAsync = f.isAsync
             address.trust = SymbolicatedStack.Frame.trust(of: json)
-            if f.buildID == nil { address.clientSource = ClientSourceFrame(json) }
+            // What the client said about the frame (file, line, lines around it): all a frame
+            // without an address has, and what a native frame shows until its debug file arrives
+            // (sentry-rust and others resolve their frames in the process).
+            address.clientSource = ClientSourceFrame(json)
             let outcome: SymbolicationOutcome?
             if let b = f.buildID, pending.contains(f.lookup(buildID: b)) {
                 outcome = nil

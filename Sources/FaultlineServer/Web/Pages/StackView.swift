@@ -98,12 +98,14 @@ enum StackView {
             case .unresolved, .notLookedUp:
                 // Why there is no name says what to upload (a debug file, the right build of it).
                 let why = f.outcome.unresolvedReason.map { $0.message } ?? "not symbolicated"
-                if f.buildID == nil, let source = f.clientSource, f.function != nil || !source.location.isEmpty {
-                    // A non-native frame (Python, JavaScript, …): the client resolved it already. One
+                if let source = f.clientSource, f.function != nil || !source.location.isEmpty {
+                    // The client resolved the frame itself: a non-native one (Python, JavaScript, …),
+                    // or a native one the server has no debug file for (said so beside it). One
                     // without a function (a PHP script's top level, an anonymous JS function) is
                     // its file and line.
                     out += f.function.map { "<span class=\"fn\">\(HTML.esc($0))</span>" } ?? ""
                     out += "<span class=\"loc\">\(HTML.esc(source.location))</span>"
+                    if f.buildID != nil { out += "<span class=\"loc\">(client symbol; \(HTML.esc(why)))</span>" }
                     out += sourceHTML(source) + variablesHTML(source)
                 } else if let fn = f.function {
                     out += "<span class=\"fn\">\(HTML.esc(fn))</span><span class=\"loc\">(client symbol; \(HTML.esc(why)))</span>"
