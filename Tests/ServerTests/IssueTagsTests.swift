@@ -25,7 +25,14 @@ final class IssueTagsTests: XCTestCase {
         XCTAssertEqual(q.text, "disk full")
         XCTAssertEqual(q.searchText, "disk full region:eu os.name:Linux", "the box shows the tag terms again")
         let tags = EventFields.tags(["tags": [["Shard", "7"], ["long", .string(String(repeating: "x", count: 201))]], "contexts": ["os": ["name": "Linux"]]])
-        XCTAssertEqual(tags, [EventTag(key: "shard", value: "7"), EventTag(key: "os.name", value: "Linux")], "a value too long to search is left out, not cut")
+        XCTAssertEqual(tags, [EventTag(key: "os.name", value: "Linux"), EventTag(key: "shard", value: "7")], "a value too long to search is left out, not cut")
+        let many: JSONValue = [
+            "level": "warn", "contexts": ["os": ["name": "Linux"]],
+            "tags": .object(Dictionary(uniqueKeysWithValues: (0..<1000).map { ("t\($0)", JSONValue.string("v")) }))
+        ]
+        XCTAssertEqual(
+            EventFields.tags(many).prefix(2), [EventTag(key: "level", value: "warning"), EventTag(key: "os.name", value: "Linux")],
+            "the event's own fields first: a thousand tags do not push them past the cap")
     }
 
     func testSearchByTagAndBreakdownByEnvironmentAndOSInTheBrowser() throws {

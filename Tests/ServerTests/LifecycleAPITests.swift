@@ -113,8 +113,9 @@ final class LifecycleAPITests: XCTestCase {
     func testTheIssuesAPISearchesAndPagesAndABulkUpdateChangesOnlyWhatItFinds() throws {
         let server = try TestServer()
         defer { server.stop() }
-        for (n, function, release) in [(1, "alpha", "a@1"), (2, "beta", "a@1"), (3, "gamma", "b@1")] {
-            let e = TestEvents.native(offsets: [0x10, UInt64(0x100 * n)], release: release, functions: ["main", function])
+        for (n, function, release, level) in [(1, "alpha", "a@1", "fatal"), (2, "beta", "a@1", "warn"), (3, "gamma", "b@1", "fatal")] {
+            var e = TestEvents.native(offsets: [0x10, UInt64(0x100 * n)], release: release, functions: ["main", function])
+            e["level"] = .string(level)
             XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
         }
         try server.waitUntilIdle()
@@ -122,6 +123,13 @@ final class LifecycleAPITests: XCTestCase {
         func titles(_ query: String) throws -> [String] {
             (try server.getJSON(base + "?" + query).arrayValue ?? []).compactMap { $0["title"]?.stringValue }.sorted()
         }
+        // An issue's level is its latest event's (it was always "error"), `warn` spelled as Sentry does.
+        let levels = Dictionary(
+            uniqueKeysWithValues: (try server.getJSON(base).arrayValue ?? []).map { ($0["title"]?.stringValue ?? "", $0["level"]?.stringValue ?? "") })
+        XCTAssertEqual(levels, ["SIGSEGV in alpha": "fatal", "SIGSEGV in beta": "warning", "SIGSEGV in gamma": "fatal"])
+        let one = try XCTUnwrap((try server.getJSON(base + "?query=beta").arrayValue ?? []).first?["id"]?.stringValue)
+        XCTAssertEqual(try server.getJSON("/api/0/issues/\(one)/")["level"]?.stringValue, "warning")
+        XCTAssertEqual(try titles("query=level:fatal"), ["SIGSEGV in alpha", "SIGSEGV in gamma"], "the level is searchable as a tag")
         XCTAssertEqual(try titles("query=release:a@1"), ["SIGSEGV in alpha", "SIGSEGV in beta"])
         XCTAssertEqual(try titles("query=gamma"), ["SIGSEGV in gamma"])
         XCTAssertEqual(try titles("query=%22in%20gamma%22"), ["SIGSEGV in gamma"], "a quoted phrase")

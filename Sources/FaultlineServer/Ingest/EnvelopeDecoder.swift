@@ -181,7 +181,7 @@ public enum EnvelopeDecoder {
     /// Top-level event members ingest reads (ids, time, release, install and app ids, the stack and
     /// its modules). The rest is validated but not built; the stored bytes are the client's own.
     public static let eventFieldsRead: Set<String> = Set<String>([
-        "event_id", "timestamp", "release", "environment", "platform", "user", "tags", "contexts",
+        "event_id", "timestamp", "level", "release", "environment", "platform", "user", "tags", "contexts",
         "exception", "threads", "stacktrace", "debug_meta",
         "logentry", "message", "fingerprint"  // grouping of messages and the client's own fingerprint
     ]).union(SentryValues.keysToCheck)  // other forms of the list containers, legacy names

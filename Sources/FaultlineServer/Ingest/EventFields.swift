@@ -70,6 +70,9 @@ enum EventFields {
             let tag = EventTag(key: key.lowercased(), value: value)
             if !out.contains(tag) { out.append(tag) }
         }
+        // The event's own fields first, so a thousand client tags cannot push them past the cap.
+        if let level = event["level"] { add("level", sentryLevel(level)) }
+        add("os.name", event["contexts"]?["os"]?["name"]?.stringValue)
         if let object = event["tags"]?.objectValue {
             for key in object.keys.sorted() { add(key, object[key]?.stringValue) }
         } else if let pairs = event["tags"]?.arrayValue {
@@ -78,8 +81,19 @@ enum EventFields {
                 add(key, kv[1].stringValue)
             }
         }
-        add("os.name", event["contexts"]?["os"]?["name"]?.stringValue)
         return out
+    }
+
+    /// Sentry's five levels; what SDKs also send (`warn`, `critical`, `log`, `trace`) mapped as
+    /// Relay maps it; anything else, or none, is `error`.
+    static func sentryLevel(_ v: JSONValue?) -> String {
+        switch v?.stringValue?.lowercased() ?? "" {
+        case "fatal", "critical": "fatal"
+        case "warning", "warn": "warning"
+        case "info", "log": "info"
+        case "debug", "trace": "debug"
+        default: "error"
+        }
     }
 
     /// At most this many tags of one event are recorded for search.

@@ -31,14 +31,14 @@ public final class Lifecycle: @unchecked Sendable {
     }
 
     /// The Sentry-style fields an issue carries in the API: `shortId`, `status`, `statusDetails`,
-    /// `firstSeen`/`lastSeen` (RFC 3339), `level`, `permalink`.
+    /// `firstSeen`/`lastSeen` (RFC 3339), `permalink` (`level`, the latest event's, is ReadAPI's).
     func sentryFields(_ issue: IssueRecord, projectSlug: String, publicURL: String?) throws -> [String: JSONValue] {
         let s = try state(issueID: issue.id)
         var o: [String: JSONValue] = [
             "shortId": .string(Self.shortID(projectSlug: projectSlug, issueID: issue.id)),
             "status": .string(s.status.rawValue), "statusDetails": s.details.json,
             "firstSeen": .string(SentryTimestamp.rfc3339(issue.firstSeen)), "lastSeen": .string(SentryTimestamp.rfc3339(issue.lastSeen)),
-            "level": "error", "regressions": .int(s.regressions)
+            "regressions": .int(s.regressions)
         ]
         if let base = publicURL { o["permalink"] = .string(base + "/ui/issues/\(issue.id)") }
         let (assignee, comments) = try database.reading { c in

@@ -2,6 +2,7 @@
 // occurrences, debug files, backfill progress.
 import Foundation
 import FaultlineProtocol
+import Synchronization
 
 public final class ReadAPI: @unchecked Sendable {
     let store: any Store
@@ -17,6 +18,8 @@ public final class ReadAPI: @unchecked Sendable {
     /// Adds each issue's status, short id and Sentry-style fields (nil: a store without them).
     var lifecycle: Lifecycle?
     var publicURL: String?
+    private struct LevelKey: Equatable { var count: Int64; var lastSeen: Double }
+    private let levels = Mutex<[Int64: (key: LevelKey, level: String)]>([:])
 
     public init(stores: Stores, reads: ReadSymbolication) {
         self.store = stores.core
@@ -57,14 +60,34 @@ public final class ReadAPI: @unchecked Sendable {
         if let lifecycle, let p = try project ?? store.project(idOrSlug: String(i.projectID)) {
             for (k, v) in try lifecycle.sentryFields(i, projectSlug: p.slug, publicURL: publicURL) { o[k] = v }
         }
+        if !withStack { o["level"] = .string(try level(of: i)) }
         if withStack, let latest = try issueReads.occurrences(issueID: i.id, limit: 1, offset: 0).first {
             let event = try StoredEvent.decode(latest.compressedEvent)
+            o["level"] = .string(EventFields.sentryLevel(event["level"]))
             o["representative_event"] = .string(latest.eventID)
             let pending = reads.settle(EventRenderer.lookups(of: event))
             o["stack"] = .array(EventRenderer.stack(of: event, symbolicator: symbolicator, pending: pending))
             o["symbolication"] = EventRenderer.status(pending)
         }
         return .object(o)
+    }
+
+    /// An issue's level is its latest event's (Sentry's): read from that event once per change of
+    /// the issue (a new occurrence changes its count or last seen), not on every list.
+    private func level(of issue: IssueRecord) throws -> String {
+        let key = LevelKey(count: issue.count, lastSeen: issue.lastSeen)
+        if let cached = levels.withLock({ $0[issue.id] }), cached.key == key { return cached.level }
+        var level = "error"
+        if let latest = try issueReads.occurrences(issueID: issue.id, limit: 1, offset: 0).first,
+            let event = try? StoredEvent.decode(latest.compressedEvent, keeping: ["level"])
+        {
+            level = EventFields.sentryLevel(event["level"])
+        }
+        levels.withLock { cache in
+            if cache.count > 50_000 { cache.removeAll() }
+            cache[issue.id] = (key, level)
+        }
+        return level
     }
 
     func occurrenceJSON(_ o: StoredOccurrence) -> JSONValue {
