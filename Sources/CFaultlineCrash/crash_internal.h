@@ -102,6 +102,9 @@ typedef struct {
 // scheduled, which on a loaded machine takes a good part of a millisecond). The threads not asked
 // by then are listed with their names and states and an error that says why they have no frames.
 #define FL_THREAD_DUMP_BUDGET_MS 300
+// The name of the thread start makes for its preparation: given at its creation (it inherits
+// the creator's), so a crash before it first runs already tells it from the app's threads.
+#define FL_START_THREAD_NAME "faultline.start"
 #define FL_THREAD_ANSWER_WAIT_MS 100  // wait for one thread's answer before giving up on it
 // Requests outstanding at once: each answer needs its thread scheduled, and on a busy machine a
 // woken thread may wait for a CPU; asked a few at a time, those waits overlap instead of adding
@@ -116,6 +119,7 @@ typedef struct {
     char name[16];
     char run_state;        // from /proc/self/task/<tid>/stat: R, S, D, T, t, Z, …
     int blocks_request;    // its SigBlk has the dump signal: not waited for
+    int faultline_own;     // Faultline's start thread (FL_START_THREAD_NAME): left out of the report
     int asked;             // the dump signal was sent to it (not: blocked, gone, or out of time)
     fl_registers registers;
     uint32_t frame_count;

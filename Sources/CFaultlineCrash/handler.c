@@ -231,6 +231,18 @@ static void fl_add_all_threads(int signo, siginfo_t *info, void *uc) {
     fl_disarm_watchdog(watchdog);
 }
 
+// Whether this crash's report already has every thread (set per crash, on the crashing thread).
+static volatile sig_atomic_t fl_all_threads_added;
+
+// Runs on the crashing thread; compromised context. The handler we chained to is ending the
+// process itself — exit(), abort(), a fault of its own — instead of returning to us (a "log, then
+// _exit or abort" handler is common): the report gets every thread's stack before it ends, once.
+static void fl_add_all_threads_before_the_chained_end(void) {
+    if (atomic_load(&fl_state.claim_phase) != FL_CLAIM_CHAINING || fl_all_threads_added) return;
+    fl_all_threads_added = 1;
+    fl_add_all_threads(fl_crash_signo, &fl_crash_info, (void *)fl_crash_context);
+}
+
 // Runs on the crashing thread; compromised context. The fault was no crash after all (or its
 // thread survived it): the report goes, and the next fault on any thread gets its own turn.
 static void fl_release_claim(void) {
@@ -280,7 +292,10 @@ static void fl_invoke(const struct sigaction *previous, int signo, siginfo_t *in
 static void fl_forward_nested(int signo, siginfo_t *info, void *uc) {
     int index = fl_signal_index(signo);
     struct sigaction previous = fl_state.previous[index];
-    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) fl_die_with_default(signo);
+    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
+        fl_add_all_threads_before_the_chained_end();
+        fl_die_with_default(signo);
+    }
     fl_invoke(&previous, signo, info, uc);
 }
 
@@ -333,7 +348,7 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     }
     // It changed the disposition (typically to the default): the fault recurs when we return and
     // ends the process. Should the thread survive after all, waiters take the claim over.
-    fl_add_all_threads(signo, info, uc);
+    if (!fl_all_threads_added) fl_add_all_threads(signo, info, uc);
     atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
 }
 
@@ -362,6 +377,7 @@ void fl_hold_exit_while_crashing(void) {
     int64_t waiting_since = 0;
     for (;;) {
         pid_t holder = atomic_load(&fl_state.handling_thread);
+        if (holder == self) fl_add_all_threads_before_the_chained_end();  // the handler we chained to calls exit
         if (holder == 0 || holder == self || fl_claim_holder_is_gone(holder)) return;
         int phase = atomic_load(&fl_state.claim_phase);
         if (holder != waited_for || phase != waited_phase) {
@@ -487,6 +503,7 @@ static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     fl_crash_info = *info;
     fl_crash_context = (const ucontext_t *)context;
     fl_report_done = 0;
+    fl_all_threads_added = 0;
     long watchdog = fl_arm_watchdog();
     uint64_t t0 = fl_monotonic_ns();
     fl_begin_stack_walk();

@@ -165,6 +165,7 @@ static void fl_put_threads(fl_writer *w, pid_t crashing_tid, const char *crashin
     fl_put(w, ",\"crashed\":true}");
     for (size_t i = 0; i < table->count; i++) {
         fl_thread_slot *slot = &table->slots[i];
+        if (slot->faultline_own) continue;
         int state = atomic_load(&slot->state);
         fl_put(w, ",{\"tid\":");
         fl_put_i64(w, slot->tid);

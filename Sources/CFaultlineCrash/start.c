@@ -146,7 +146,7 @@ static void *fl_background(void *raw) {
     // (a dispatch worker that later runs app work) do not bear Faultline's.
     char inherited[16] = {0};
     prctl(PR_GET_NAME, inherited, 0, 0, 0);
-    prctl(PR_SET_NAME, "faultline.start", 0, 0, 0);
+    prctl(PR_SET_NAME, FL_START_THREAD_NAME, 0, 0, 0);
     // SCHED_BATCH: no wake-up preemption of the app's threads by this one, yet its fair share of
     // CPU (SCHED_IDLE could starve it on a loaded server). Set by the thread itself: an explicit
     // policy in the attributes makes glibc create the thread stopped and set the policy from the
@@ -241,7 +241,12 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (work) *work = on_stack;
+    // The new thread inherits this thread's name at creation: lent FL_START_THREAD_NAME for it.
+    char caller_name[16] = {0};
+    prctl(PR_GET_NAME, caller_name, 0, 0, 0);
+    prctl(PR_SET_NAME, FL_START_THREAD_NAME, 0, 0, 0);
     int created = work && pthread_create(&thread, &attr, fl_background, work) == 0;
+    prctl(PR_SET_NAME, caller_name, 0, 0, 0);
     if (!created) {
         // No thread to spare: do it here.
         free(work);

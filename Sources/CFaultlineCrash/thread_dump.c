@@ -192,9 +192,17 @@ static void fl_describe_for_request(fl_thread_slot *slot, int dump_signal) {
     char buffer[2048];
     slot->run_state = 0;
     slot->blocks_request = 0;
+    slot->faultline_own = 0;
     ssize_t got = fl_read_task_file(slot->tid, "status", buffer, sizeof buffer - 1);
     if (got <= 0) return;
     ssize_t at = 0;
+    const char *name = fl_status_field(buffer, got, "Name", &at);
+    if (name) {
+        static const char own[] = FL_START_THREAD_NAME;
+        size_t n = 0;
+        while (n < sizeof own - 1 && at + (ssize_t)n < got && name[n] == own[n]) n++;
+        slot->faultline_own = n == sizeof own - 1 && at + (ssize_t)n < got && name[n] == '\n';
+    }
     const char *state = fl_status_field(buffer, got, "State", &at);
     if (state && at < got) slot->run_state = *state;
     const char *blocked = fl_status_field(buffer, got, "SigBlk", &at);
@@ -232,6 +240,7 @@ static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, si
                     slot->tid = tid;
                     slot->frame_count = 0;
                     slot->name[0] = 0;
+                    slot->faultline_own = 0;
                     slot->asked = 0;
                     atomic_store(&slot->state, FL_SLOT_REQUESTED);
                 }
@@ -281,7 +290,9 @@ void fl_collect_threads(pid_t crashing_thread) {
         if (asked >= FL_THREAD_ASKS_IN_FLIGHT) fl_wait_for_answer(&table->slots[asked - FL_THREAD_ASKS_IN_FLIGHT], deadline);
         fl_thread_slot *slot = &table->slots[asked++];
         fl_describe_for_request(slot, signo);
-        int ask = !slot->blocks_request;  // a thread that blocks the signal would answer only once it unblocks
+        // A thread that blocks the signal would answer only once it unblocks; Faultline's own
+        // start thread is not the app's and is left out.
+        int ask = !slot->blocks_request && !slot->faultline_own;
         if (ask && syscall(SYS_tgkill, pid, slot->tid, signo) != 0) {
             atomic_store(&slot->state, FL_SLOT_GONE);  // exited meanwhile
             ask = 0;
