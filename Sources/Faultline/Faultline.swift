@@ -104,6 +104,7 @@ public enum Faultline {
         if options.captureCrashes {
             // The context first: a crash the moment the handler is in carries it.
             CrashHandler.setContext(context.crashContextJSON())
+            CrashHandler.setSession(id: context.sessionID, started: SessionTracker.iso(context.sessionStarted))
             do {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 defer { result.crashHandlerStartNanoseconds = DispatchTime.now().uptimeNanoseconds - t0 }
@@ -322,8 +323,11 @@ final class SDKState: Sendable {
         // half-initialised libcurl (a crash the tests caught once in ~100 short runs).
         transport.prepare()
         let worker = Worker(flusher: Flusher(outbox: outbox, transport: transport), dsn: dsn) {
-            let items = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
-            for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
+            let session = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
+            for item in session.earlierEnds { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
+            if outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [session.opening])) {
+                CrashHandler.noteSessionStartQueued()
+            }
         }
         ArchiveDrops.handOver(to: outbox)
         if let dir = options.logArchiveDirectory {
@@ -393,8 +397,6 @@ struct ScopeContext: Sendable {
         c.release = release
         c.serverName = serverName
         c.service = service
-        c.sessionID = sessionID
-        c.sessionStarted = SessionTracker.iso(sessionStarted)
         c.trace = .init(traceID: traceID, spanID: String(newEventID().prefix(16)))
         return c.jsonBytes
     }

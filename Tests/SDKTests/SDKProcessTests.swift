@@ -111,6 +111,21 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertFalse(statuses.contains("abnormal"), "a crashed session is not also abnormal")
     }
 
+    func testACrashedSessionIsCountedAsStartedExactlyOnceWhetherOrNotItsOpeningUpdateWasQueued() throws {
+        // segv-before-preparation crashes before the SDK's worker has queued the opening update
+        // (`init: true`); segv-after-preparation most likely after it.
+        for mode in ["segv-before-preparation", "segv-after-preparation"] {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            let server = try ScriptedHTTPServer()
+            XCTAssertEqual(try run(mode, dsn: server.dsn()).signal, SIGSEGV, mode)
+            XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0, mode)
+            let sessions = items(server, type: "session")
+            let crashed = try XCTUnwrap(sessions.first { $0["status"]?.stringValue == "crashed" }, mode)
+            let starts = sessions.filter { $0["sid"] == crashed["sid"] && $0["init"]?.boolValue == true }
+            XCTAssertEqual(starts.count, 1, "\(mode): the crashed session is counted as started once: \(sessions)")
+        }
+    }
+
     func testExitWhileTheServerIsSlowEndsPromptlyAndCleanlyAndKeepsTheRest() throws {
         let server = try ScriptedHTTPServer { _ in .slow(seconds: 8, then: 200) }
         let o = try run("log-and-exit", dsn: server.dsn())
