@@ -1,6 +1,8 @@
 // The session a crash ends, and whether its opening update was queued before the crash: the next
 // launch sends the crash's session update with `init: true` when it was not, so the server counts
-// the session's start exactly once.
+// the session's start exactly once. Kept here rather than in the SDK's context bytes so that a
+// forked child, a new process with no session of its own, forgets its parent's in the after-fork
+// hook: its crash is then an event that ends no session (the parent's may well exit cleanly).
 #include "session_writer.h"
 
 #include "crash_internal.h"
@@ -33,6 +35,8 @@ void faultline_crash_session_start_queued(void) {
     int begun = FL_SESSION_BEGUN;
     atomic_compare_exchange_strong(&fl_session_phase, &begun, FL_SESSION_START_QUEUED);
 }
+
+void fl_session_after_fork_in_child(void) { atomic_store(&fl_session_phase, FL_SESSION_NONE); }
 
 // Runs on the crashing thread; compromised context.
 void fl_put_session(fl_writer *w) {

@@ -194,7 +194,7 @@ public enum Faultline {
     /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
     public static func close(timeout: Double = 2) {
         // A forked child inherits this hook but not the worker thread, nor the parent's session.
-        guard getpid() == SDKState.shared.startedPID else { return }
+        guard !SDKState.shared.isForkedChild else { return }
         SDKState.shared.waitForStart(timeout: timeout)
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
         w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
@@ -232,6 +232,10 @@ final class SDKState: Sendable {
     static let shared = SDKState()
     let sessionID = newEventID()
     let startedPID = getpid()
+    /// A child forked from the process that started: it inherits the SDK's memory but not its
+    /// worker thread, nor the parent's session (its errors and crashes end none; the crash core
+    /// forgets the session in its own after-fork hook).
+    var isForkedChild: Bool { getpid() != startedPID }
 
     private struct Inner {
         var outbox: Outbox?

@@ -92,7 +92,8 @@ int faultline_crash_set_context(const char *json, size_t length);
 int faultline_crash_set_message(const char *source, const char *type, const char *text);
 
 /// The session a crash of this process ends (report field `session`): its id (at most 32 bytes)
-/// and when it began (RFC 3339, at most 63 bytes). Returns -1 if a string is too long.
+/// and when it began (RFC 3339, at most 63 bytes). A forked child forgets it: its crash ends none
+/// of its parent's sessions. Returns -1 if a string is too long.
 int faultline_crash_set_session(const char *session_id, const char *started);
 
 /// The session's opening update (`init: true`) is durably queued: a report written from now on
