@@ -238,6 +238,17 @@ final class TransportTests: XCTestCase {
         try FileManager.default.removeItem(atPath: dir)
     }
 
+    func testAnOutboxWhoseDirectoryWasDeletedMakesItAgainAndLosesNothing() throws {
+        let data = dir + "/data"
+        let outbox = try Outbox(directory: data + "/outbox")
+        XCTAssertTrue(outbox.enqueue(event(1)))
+        try FileManager.default.removeItem(atPath: data)  // the app's data directory, deleted while it runs
+        XCTAssertTrue(outbox.enqueue(event(2)), "the directory and its parents are made again")
+        XCTAssertTrue(outbox.enqueue(event(3)))
+        XCTAssertEqual(outbox.droppedCounts, [:], "nothing was lost")
+        XCTAssertEqual(TestSupport.files(in: data + "/outbox", suffix: ".envelope").count, 2)
+    }
+
     func testFullDiskCountsEachLostEnvelopeAndKeepsWhatFits() throws {
         // A real full file system: a 64 KiB tmpfs (needs root, as in CI; skipped otherwise).
         let mountPoint = dir + "/small"
