@@ -43,6 +43,7 @@ public final class Outbox: Sendable {
         self.directory = directory
         self.byteCap = byteCap
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        AtomicFile.removeAbandonedTemporaries(in: directory)  // left by a writer killed mid-write
         let existing = Outbox.scan(directory)
         index.withLock { $0 = Index(entries: existing, bytes: existing.reduce(0) { $0 + $1.size }) }
         // Drops an earlier run counted but could not report (it was killed) are reported now.

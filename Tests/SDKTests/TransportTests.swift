@@ -249,6 +249,25 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(TestSupport.files(in: data + "/outbox", suffix: ".envelope").count, 2)
     }
 
+    func testTemporariesOfWritersThatAreGoneAreSweptWhenTheOutboxOpens() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        let name = "00000000000000000001-0000000001-noevent.envelope"
+        let goneWriter = dir + "/.\(name).\(exited.processIdentifier).1.9f2c.tmp"
+        let liveWriter = dir + "/.\(name).\(getpid()).2.7a1b.tmp"
+        let liveButAncient = dir + "/.\(name).\(getpid()).3.5e4d.tmp"
+        for path in [goneWriter, liveWriter, liveButAncient] { FileManager.default.createFile(atPath: path, contents: Data("part".utf8)) }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -2 * 86_400)], ofItemAtPath: liveButAncient)
+        let outbox = try Outbox(directory: dir)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: goneWriter), "its writer was killed mid-write: it can never be completed")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: liveButAncient), "far older than any write takes")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: liveWriter), "a live process may still rename it into place")
+        XCTAssertTrue(outbox.pending().isEmpty)
+    }
+
     func testFullDiskCountsEachLostEnvelopeAndKeepsWhatFits() throws {
         // A real full file system: a 64 KiB tmpfs (needs root, as in CI; skipped otherwise).
         let mountPoint = dir + "/small"
