@@ -83,6 +83,26 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(outbox.pending().count, 1)
     }
 
+    func testAnEndlessOrAbsurdRateLimitIsCappedAtTheLongestLimit() throws {
+        let answers: [(why: String, headers: [String: String])] = [
+            ("Retry-After: inf", ["Retry-After": "inf"]),
+            ("Retry-After: 1e9", ["Retry-After": "1e9"]),
+            ("Retry-After: nan", ["Retry-After": "nan"]),
+            ("X-Sentry-Rate-Limits: inf", ["X-Sentry-Rate-Limits": "inf::organization"]),
+            ("X-Sentry-Rate-Limits: 1e9 on errors", ["X-Sentry-Rate-Limits": "1e9:error:key"])
+        ]
+        for answer in answers {
+            try? FileManager.default.removeItem(atPath: dir)
+            let server = try ScriptedHTTPServer { _ in .status(429, headers: answer.headers) }
+            let (outbox, flusher, clock) = try make(server)
+            outbox.enqueue(event(1))
+            XCTAssertEqual(flusher.flushOnce().stoppedBy, "rate limit", answer.why)
+            server.setScript { _ in .status(200) }
+            clock.advance(RateLimits.longestLimit + 1)
+            XCTAssertEqual(flusher.flushOnce().sent, 1, "\(answer.why): sending resumes once the longest limit has passed")
+        }
+    }
+
     func testALimitOnLogsDoesNotHoldBackACrashEventBehindIt() throws {
         let server = try ScriptedHTTPServer { req in
             let type = (try? Envelope.parse(req.body))?.items.first?.type
