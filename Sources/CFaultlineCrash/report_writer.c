@@ -5,6 +5,7 @@
 #include "log_rings_internal.h"
 #include "safe_io.h"
 #include "message_writer.h"
+#include "session_writer.h"
 #include "async_unwind.h"
 
 #include <fcntl.h>
@@ -416,6 +417,7 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     fl_put_breadcrumbs(&w);
     fl_put(&w, ",");
     if (fl_put_stderr_tail(&w)) fl_put(&w, ",");
+    fl_put_session(&w);
     fl_put(&w, "\"context\":");
     uint32_t context_length = 0;
     if (fl_copy_context(s->context_copy, sizeof s->context_copy, &context_length) == 0 && context_length)

@@ -3,6 +3,7 @@
 #include "crash_internal.h"
 #include "faultline_crash.h"
 #include "safe_io.h"
+#include "session_writer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,9 +23,11 @@
 fl_crash_state fl_state;
 static pthread_mutex_t fl_start_lock = PTHREAD_MUTEX_INITIALIZER;
 
-// Normal context: a forked child is a new process and must not reuse the parent's event id.
+// Normal context: a forked child is a new process and must not reuse the parent's event id, nor
+// end the parent's session with its crash.
 static void fl_after_fork_in_child(void) {
     fl_generate_event_id(fl_state.event_id);
+    fl_session_after_fork_in_child();
     fl_state.pid = getpid();
     atomic_store(&fl_state.claim_phase, FL_CLAIM_NONE);
     atomic_store(&fl_state.handling_thread, 0);

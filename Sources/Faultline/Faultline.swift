@@ -104,6 +104,7 @@ public enum Faultline {
         if options.captureCrashes {
             // The context first: a crash the moment the handler is in carries it.
             CrashHandler.setContext(context.crashContextJSON())
+            CrashHandler.setSession(id: context.sessionID, started: SessionTracker.iso(context.sessionStarted))
             do {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 defer { result.crashHandlerStartNanoseconds = DispatchTime.now().uptimeNanoseconds - t0 }
@@ -193,7 +194,7 @@ public enum Faultline {
     /// Ends the session as exited and flushes; called at normal exit and on SIGTERM.
     public static func close(timeout: Double = 2) {
         // A forked child inherits this hook but not the worker thread, nor the parent's session.
-        guard getpid() == SDKState.shared.startedPID else { return }
+        guard !SDKState.shared.isForkedChild else { return }
         SDKState.shared.waitForStart(timeout: timeout)
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return }
         w.waitUntilSetUp(timeout: timeout)  // a very short run must not end before its session began
@@ -231,6 +232,10 @@ final class SDKState: Sendable {
     static let shared = SDKState()
     let sessionID = newEventID()
     let startedPID = getpid()
+    /// A child forked from the process that started: it inherits the SDK's memory but not its
+    /// worker thread, nor the parent's session (its errors and crashes end none; the crash core
+    /// forgets the session in its own after-fork hook).
+    var isForkedChild: Bool { getpid() != startedPID }
 
     private struct Inner {
         var outbox: Outbox?
@@ -322,8 +327,11 @@ final class SDKState: Sendable {
         // half-initialised libcurl (a crash the tests caught once in ~100 short runs).
         transport.prepare()
         let worker = Worker(flusher: Flusher(outbox: outbox, transport: transport), dsn: dsn) {
-            let items = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
-            for item in items { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
+            let session = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)
+            for item in session.earlierEnds { outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [item])) }
+            if outbox.enqueue(Envelope(header: Faultline.envelopeHeader(eventID: nil, dsn: dsn), items: [session.opening])) {
+                CrashHandler.noteSessionStartQueued()
+            }
         }
         ArchiveDrops.handOver(to: outbox)
         if let dir = options.logArchiveDirectory {
@@ -393,8 +401,6 @@ struct ScopeContext: Sendable {
         c.release = release
         c.serverName = serverName
         c.service = service
-        c.sessionID = sessionID
-        c.sessionStarted = SessionTracker.iso(sessionStarted)
         c.trace = .init(traceID: traceID, spanID: String(newEventID().prefix(16)))
         return c.jsonBytes
     }

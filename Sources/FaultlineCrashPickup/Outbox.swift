@@ -43,6 +43,7 @@ public final class Outbox: Sendable {
         self.directory = directory
         self.byteCap = byteCap
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        AtomicFile.removeAbandonedTemporaries(in: directory)  // left by a writer killed mid-write
         let existing = Outbox.scan(directory)
         index.withLock { $0 = Index(entries: existing, bytes: existing.reduce(0) { $0 + $1.size }) }
         // Drops an earlier run counted but could not report (it was killed) are reported now.
@@ -79,9 +80,7 @@ public final class Outbox: Sendable {
         // `%020llu-%010llu-%@.envelope`: zero-padded so names sort by time, then sequence.
         let name = String(nanoseconds).zeroPadded(toLength: 20) + "-" + String(UInt64(seq)).zeroPadded(toLength: 10) + "-" + kind + ".envelope"
         let entry = Entry(path: directory + "/" + name, size: data.count)
-        do {
-            try AtomicFile.write(data, to: entry.path, sync: sync)
-        } catch {
+        guard write(data, to: entry.path, sync: sync) else {
             countDrop(.diskWriteFailed)
             return false
         }
@@ -105,6 +104,21 @@ public final class Outbox: Sendable {
         for e in evicted { unlink(e.path) }
         if !evicted.isEmpty { countDrop(.queueOverflow, evicted.count) }
         return true
+    }
+
+    /// One envelope file. A folder that has gone (the app's data directory deleted while it runs)
+    /// is made again, with its parents, and the write tried once more: otherwise every later
+    /// envelope would be lost until a restart. Only a write that fails then too is a loss.
+    private func write(_ data: Data, to path: String, sync: Bool) -> Bool {
+        do {
+            try AtomicFile.write(data, to: path, sync: sync)
+            return true
+        } catch let e as FaultlineFiles.POSIXError where e.code == ENOENT {
+            guard (try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)) != nil else { return false }
+            return (try? AtomicFile.write(data, to: path, sync: sync)) != nil
+        } catch {
+            return false
+        }
     }
 
     /// Pending entries, oldest first.

@@ -23,11 +23,12 @@ package enum PendingCrashReports {
         var result = pickup.run(directory: crashDirectory) { crash in
             guard let report = crash.report else { return false }
             var items = [Envelope.Item(type: "event", payload: crash.event.serialized())]
-            if let session = report.crashContext.sessionID {
-                items.append(Envelope.Item(type: "session", payload: SessionUpdate.crashed(sessionID: session, report: report).json.serialized()))
+            if let session = report.session {
+                let update = SessionUpdate.crashed(session, report: report, initial: SessionUpdate.opens(session, outbox: outbox))
+                items.append(Envelope.Item(type: "session", payload: update.json.serialized()))
             }
             guard outbox.enqueue(Envelope(header: envelopeHeader(report.eventID), items: items)) else { return false }
-            if let session = report.crashContext.sessionID { crashedSessions.append(session) }
+            if let session = report.session { crashedSessions.append(session.id) }
             return true
         }
         result.previousSessionCrashed = crashedSessions

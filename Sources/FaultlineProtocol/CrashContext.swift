@@ -14,9 +14,10 @@ public struct CrashContext: Sendable, Equatable {
     public var release: String?
     public var serverName: String?
     public var service: String?
-    /// The session the crash ends: a tag on the event, and the session update's `sid`.
+    /// The session the crash ends, as reports written before the crash core kept it (report field
+    /// `session`, CrashSession) named it; read for those reports, no longer written.
     public var sessionID: String?
-    /// When that session began, RFC 3339 as the SDK wrote it (Sentry requires it on every update).
+    /// When that session began, RFC 3339 (Sentry requires it on every update).
     public var sessionStarted: String?
     /// The process-wide trace logs and events carried, so a crash joins them.
     public var trace: Trace?

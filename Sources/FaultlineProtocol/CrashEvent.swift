@@ -44,7 +44,7 @@ public enum CrashEvent {
             ]
         }
         event["contexts"] = .object(contexts)
-        if let session = ctx.sessionID { tags["session_id"] = .string(session); event["tags"] = .object(tags) }
+        if let session = r.session?.id { tags["session_id"] = .string(session); event["tags"] = .object(tags) }
 
         let stacktrace = stacktraceJSON(r)
         var mechanismMeta: [String: JSONValue] = [

@@ -68,6 +68,8 @@ public struct CrashReport: Sendable, Equatable {
     public var context: JSONValue
     /// `context` read as the SDK wrote it.
     public var crashContext: CrashContext { CrashContext(json: context) }
+    /// The session the crash ends; nil when the process had none.
+    public var session: CrashSession?
     /// Every other thread at the moment of the crash (report field `threads`, crashing thread
     /// excluded: it is the report's own thread and frames). Empty in reports without the field.
     public var otherThreads: [ThreadSnapshot] = []
@@ -195,6 +197,7 @@ public struct CrashReport: Sendable, Equatable {
         // one loses that breadcrumb only.
         breadcrumbs = (j["breadcrumbs"]?.arrayValue ?? []).compactMap(BreadcrumbRecord.fromReport)
         context = j["context"] ?? .object([:])
+        session = CrashSession(report: j, context: CrashContext(json: context))
         if let t = j["trace"], let tid = t["trace_id"]?.stringValue, let sid = t["span_id"]?.stringValue,
             tid.utf8.count == 32, sid.utf8.count == 16
         {

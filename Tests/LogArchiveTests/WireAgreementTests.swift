@@ -101,7 +101,7 @@ final class WireAgreementTests: XCTestCase {
                 "os": ["kernel_version": .string(kernel), "name": "Linux", "type": "os", "version": .string(kernel)]
             ],
             "environment": "staging", "install_id": "install-1", "release": "app@1.2", "server_name": .string(scope.serverName),
-            "service": "checkout", "session_id": "s-1", "session_started": .string(SessionTracker.iso(scope.sessionStarted)),
+            "service": "checkout",
             "trace": ["span_id": parsed["trace"]?["span_id"] ?? .null, "trace_id": .string(scope.traceID), "type": "trace"]
         ]
         XCTAssertEqual(parsed, before)
@@ -109,7 +109,7 @@ final class WireAgreementTests: XCTestCase {
         let context = CrashContext(json: parsed)
         XCTAssertEqual(context.jsonBytes, bytes)
         XCTAssertEqual(context.installID, "install-1")
-        XCTAssertEqual(context.sessionID, "s-1")
+        XCTAssertNil(context.sessionID, "the crash core keeps the session (report field `session`), so a forked child can forget it")
         XCTAssertEqual(context.architecture, DebugImage.hostArchitecture)
         XCTAssertEqual(context.trace?.traceID, scope.traceID)
     }
@@ -133,9 +133,11 @@ final class WireAgreementTests: XCTestCase {
 
         let report = try CrashReport(json: [
             "format": .string(CrashReport.formatName), "version": 2, "end": true, "event_id": "e", "timestamp": ["sec": 1_796_106_870, "nsec": 0],
-            "signal": ["number": 11], "frames": [], "context": try JSONValue.parse(Data(scope.crashContextJSON()))
+            "signal": ["number": 11], "frames": [], "context": try JSONValue.parse(Data(scope.crashContextJSON())),
+            "session": ["id": "s-1", "started": .string(SessionTracker.iso(scope.sessionStarted)), "start_queued": true]
         ])
-        let crashed = SessionUpdate.crashed(sessionID: "s-1", report: report).json
+        let session = try XCTUnwrap(report.session)
+        let crashed = SessionUpdate.crashed(session, report: report, initial: false).json
         XCTAssertEqual(
             crashed,
             [

@@ -111,6 +111,40 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertFalse(statuses.contains("abnormal"), "a crashed session is not also abnormal")
     }
 
+    func testACrashedSessionIsCountedAsStartedExactlyOnceWhetherOrNotItsOpeningUpdateWasQueued() throws {
+        // segv-before-preparation crashes before the SDK's worker has queued the opening update
+        // (`init: true`); segv-after-preparation most likely after it.
+        for mode in ["segv-before-preparation", "segv-after-preparation"] {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            let server = try ScriptedHTTPServer()
+            XCTAssertEqual(try run(mode, dsn: server.dsn()).signal, SIGSEGV, mode)
+            XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0, mode)
+            let sessions = items(server, type: "session")
+            let crashed = try XCTUnwrap(sessions.first { $0["status"]?.stringValue == "crashed" }, mode)
+            let starts = sessions.filter { $0["sid"] == crashed["sid"] && $0["init"]?.boolValue == true }
+            XCTAssertEqual(starts.count, 1, "\(mode): the crashed session is counted as started once: \(sessions)")
+        }
+    }
+
+    func testACrashInAForkedChildIsAnEventAndEndsNoSession() throws {
+        let server = try ScriptedHTTPServer()
+        let parent = try run("fork-child-segv", dsn: server.dsn())
+        XCTAssertEqual(parent.exitCode, 0, parent.description)
+        XCTAssertTrue(parent.stdout.contains("child ended by signal \(SIGSEGV)"), parent.description)
+        XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)
+
+        let events = items(server, type: "event")
+        XCTAssertEqual(events.filter { $0["level"]?.stringValue == "fatal" }.count, 1, "the child's crash is reported")
+        XCTAssertEqual(events.filter { $0["level"]?.stringValue == "error" }.count, 1, "so is the error it captured")
+        for event in events {
+            XCTAssertNil(event["tags"]?["session_id"], "a forked child has no session: \(event["level"] ?? "")")
+        }
+        let sessions = items(server, type: "session")
+        XCTAssertFalse(sessions.contains { $0["status"]?.stringValue == "crashed" }, "the parent's session ended cleanly: \(sessions)")
+        XCTAssertFalse(sessions.contains { $0["status"]?.stringValue == "abnormal" }, "\(sessions)")
+        XCTAssertEqual(sessions.filter { $0["status"]?.stringValue == "exited" }.count, 2, "the parent's and the next launch's")
+    }
+
     func testExitWhileTheServerIsSlowEndsPromptlyAndCleanlyAndKeepsTheRest() throws {
         let server = try ScriptedHTTPServer { _ in .slow(seconds: 8, then: 200) }
         let o = try run("log-and-exit", dsn: server.dsn())

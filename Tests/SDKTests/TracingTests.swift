@@ -108,6 +108,18 @@ final class TracingTests: XCTestCase {
         }
     }
 
+    func testAFreshTracesRootHasNoParentAndAContinuedTraceKeepsItsCaller() throws {
+        for (why, header) in [("absent", nil), ("malformed", "garbage"), ("all-zero parent id", "00-5c1f0e3a9b7d4e2f8a6c3b1d0e9f7a24-0000000000000000-01")] {
+            Trace.withTraceparent(header) { Trace.withSpan("fresh root \(why)") { _ in } }
+            let root = try XCTUnwrap(try queuedTransactions()["fresh root \(why)"], why)
+            XCTAssertNotNil(root["contexts"]?["trace"]?["span_id"]?.stringValue, why)
+            XCTAssertNil(root["contexts"]?["trace"]?["parent_span_id"], "\(why): a new trace's root has no parent")
+        }
+        Trace.withTraceparent(valid) { Trace.withSpan("continued root") { _ in } }
+        let continued = try XCTUnwrap(try queuedTransactions()["continued root"])
+        XCTAssertEqual(continued["contexts"]?["trace"]?["parent_span_id"]?.stringValue, "a1b2c3d4e5f60718", "the caller's span stays the parent")
+    }
+
     func testAFutureVersionIsReadByItsFirstFourFieldsAndSentAsVersion00() throws {
         let p = try XCTUnwrap(Traceparent(parsing: "cc-5c1f0e3a9b7d4e2f8a6c3b1d0e9f7a24-a1b2c3d4e5f60718-01-what-the-future-will-be-like"))
         XCTAssertEqual(p.header, valid)

@@ -83,6 +83,26 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(outbox.pending().count, 1)
     }
 
+    func testAnEndlessOrAbsurdRateLimitIsCappedAtTheLongestLimit() throws {
+        let answers: [(why: String, headers: [String: String])] = [
+            ("Retry-After: inf", ["Retry-After": "inf"]),
+            ("Retry-After: 1e9", ["Retry-After": "1e9"]),
+            ("Retry-After: nan", ["Retry-After": "nan"]),
+            ("X-Sentry-Rate-Limits: inf", ["X-Sentry-Rate-Limits": "inf::organization"]),
+            ("X-Sentry-Rate-Limits: 1e9 on errors", ["X-Sentry-Rate-Limits": "1e9:error:key"])
+        ]
+        for answer in answers {
+            try? FileManager.default.removeItem(atPath: dir)
+            let server = try ScriptedHTTPServer { _ in .status(429, headers: answer.headers) }
+            let (outbox, flusher, clock) = try make(server)
+            outbox.enqueue(event(1))
+            XCTAssertEqual(flusher.flushOnce().stoppedBy, "rate limit", answer.why)
+            server.setScript { _ in .status(200) }
+            clock.advance(RateLimits.longestLimit + 1)
+            XCTAssertEqual(flusher.flushOnce().sent, 1, "\(answer.why): sending resumes once the longest limit has passed")
+        }
+    }
+
     func testALimitOnLogsDoesNotHoldBackACrashEventBehindIt() throws {
         let server = try ScriptedHTTPServer { req in
             let type = (try? Envelope.parse(req.body))?.items.first?.type
@@ -236,6 +256,36 @@ final class TransportTests: XCTestCase {
         XCTAssertFalse(outbox.enqueue(event(1)))
         XCTAssertEqual(outbox.droppedCounts[.diskWriteFailed], 1)
         try FileManager.default.removeItem(atPath: dir)
+    }
+
+    func testAnOutboxWhoseDirectoryWasDeletedMakesItAgainAndLosesNothing() throws {
+        let data = dir + "/data"
+        let outbox = try Outbox(directory: data + "/outbox")
+        XCTAssertTrue(outbox.enqueue(event(1)))
+        try FileManager.default.removeItem(atPath: data)  // the app's data directory, deleted while it runs
+        XCTAssertTrue(outbox.enqueue(event(2)), "the directory and its parents are made again")
+        XCTAssertTrue(outbox.enqueue(event(3)))
+        XCTAssertEqual(outbox.droppedCounts, [:], "nothing was lost")
+        XCTAssertEqual(TestSupport.files(in: data + "/outbox", suffix: ".envelope").count, 2)
+    }
+
+    func testTemporariesOfWritersThatAreGoneAreSweptWhenTheOutboxOpens() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        let name = "00000000000000000001-0000000001-noevent.envelope"
+        let goneWriter = dir + "/.\(name).\(exited.processIdentifier).1.9f2c.tmp"
+        let liveWriter = dir + "/.\(name).\(getpid()).2.7a1b.tmp"
+        let liveButAncient = dir + "/.\(name).\(getpid()).3.5e4d.tmp"
+        for path in [goneWriter, liveWriter, liveButAncient] { FileManager.default.createFile(atPath: path, contents: Data("part".utf8)) }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -2 * 86_400)], ofItemAtPath: liveButAncient)
+        let outbox = try Outbox(directory: dir)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: goneWriter), "its writer was killed mid-write: it can never be completed")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: liveButAncient), "far older than any write takes")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: liveWriter), "a live process may still rename it into place")
+        XCTAssertTrue(outbox.pending().isEmpty)
     }
 
     func testFullDiskCountsEachLostEnvelopeAndKeepsWhatFits() throws {

@@ -91,6 +91,15 @@ int faultline_crash_set_context(const char *json, size_t length);
 /// at a UTF-8 boundary. A later call replaces an earlier one. Returns 0.
 int faultline_crash_set_message(const char *source, const char *type, const char *text);
 
+/// The session a crash of this process ends (report field `session`): its id (at most 32 bytes)
+/// and when it began (RFC 3339, at most 63 bytes). A forked child forgets it: its crash ends none
+/// of its parent's sessions. Returns -1 if a string is too long.
+int faultline_crash_set_session(const char *session_id, const char *started);
+
+/// The session's opening update (`init: true`) is durably queued: a report written from now on
+/// says so (`start_queued`), and the next launch does not count the session's start again.
+void faultline_crash_session_start_queued(void);
+
 /// The event id (32 lowercase hex) the next crash report will carry; `out` needs 33 bytes.
 void faultline_crash_current_event_id(char *out);
 

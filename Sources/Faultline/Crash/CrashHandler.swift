@@ -42,6 +42,12 @@ enum CrashHandler {
         }
     }
 
+    /// The session a crash of this process ends (the core keeps it apart from the context).
+    static func setSession(id: String, started: String) { _ = faultline_crash_set_session(id, started) }
+
+    /// The session's opening update is durably in the outbox: a later crash need not open it.
+    static func noteSessionStartQueued() { faultline_crash_session_start_queued() }
+
     static func setContext(_ json: [UInt8]) {
         json.withUnsafeBytes { raw in
             _ = faultline_crash_set_context(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)

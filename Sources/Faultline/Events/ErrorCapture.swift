@@ -76,7 +76,7 @@ extension Faultline {
             header: Faultline.envelopeHeader(eventID: eventID, dsn: state.dsn),
             items: [Envelope.Item(type: "event", payload: JSONValue.object(event).serialized())])
         guard outbox.enqueue(envelope) else { return nil }
-        SessionTracker.shared.recordError()
+        if !SDKState.shared.isForkedChild { SessionTracker.shared.recordError() }
         Worker.shared?.wake()
         return eventID
     }
@@ -90,7 +90,7 @@ extension ScopeContext {
         skeleton.release = release
         skeleton.environment = environment
         skeleton.installID = installID
-        skeleton.tags = ["session_id": .string(sessionID)]
+        if !SDKState.shared.isForkedChild { skeleton.tags["session_id"] = .string(sessionID) }
         if let s = service { skeleton.tags["service"] = .string(s) }
         var app: [String: JSONValue] = ["type": "app"]
         if let a = appID { app["app_identifier"] = .string(a) }

@@ -21,10 +21,12 @@ final class SessionTracker: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Starts this process's session. Returns the envelopes to queue: the abnormal ends of
-    /// earlier runs (if any) and this session's start. `markerDirectory` holds one marker per
-    /// running process, so two instances of one program never mistake each other for dead.
-    func begin(context: ScopeContext, markerDirectory: String, crashedSessions: [String]) -> [Envelope.Item] {
+    /// Starts this process's session. Returns the items to queue: the abnormal ends of earlier
+    /// runs (if any) and this session's opening update (`init: true`). `markerDirectory` holds one
+    /// marker per running process, so two instances of one program never mistake each other for dead.
+    func begin(context: ScopeContext, markerDirectory: String, crashedSessions: [String])
+        -> (earlierEnds: [Envelope.Item], opening: Envelope.Item)
+    {
         var items: [Envelope.Item] = []
         let fm = FileManager.default
         try? fm.createDirectory(atPath: markerDirectory, withIntermediateDirectories: true)
@@ -56,8 +58,7 @@ final class SessionTracker: Sendable {
             s.markerPath = markerPath
             s.context = context
         }
-        items.append(Envelope.Item(type: "session", payload: payload.serialized()))
-        return items
+        return (items, Envelope.Item(type: "session", payload: payload.serialized()))
     }
 
     /// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): with the pid, it

@@ -33,7 +33,7 @@ public final class Span: Sendable {
         self.parentContext = parent
         let spanID = SpanID.random()
         if let parent {
-            parentSpanID = parent.spanID
+            parentSpanID = parent.opensTrace ? nil : parent.spanID
             context = SpanContext(traceID: parent.traceID, spanID: spanID, flags: parent.flags, tracestate: parent.tracestate, span: nil)
             // A local parent shares its transaction; a remote parent makes this span a transaction.
             transaction = parent.flags.contains(.sampled) ? (parent.span?.transaction ?? TransactionRecorder(rootSpanID: spanID)) : nil

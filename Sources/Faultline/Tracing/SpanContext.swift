@@ -12,6 +12,9 @@ public struct SpanContext: Sendable {
     public let tracestate: String?
     /// The local span, nil for a context continued from a header.
     let span: Span?
+    /// A fresh trace (no usable `traceparent` came in): `spanID` names no span anywhere, so the
+    /// first span under it is the trace's root, with no parent.
+    var opensTrace = false
 
     public var isSampled: Bool { flags.contains(.sampled) }
     public var traceparent: String { Traceparent.format(traceID, spanID, flags) }

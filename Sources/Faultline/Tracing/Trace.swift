@@ -157,7 +157,7 @@ public enum Trace {
         let sampled = TraceSampler.sample()
         return SpanContext(
             traceID: .random(), spanID: .random(), flags: sampled ? .sampled : [],
-            tracestate: nil, span: nil)
+            tracestate: nil, span: nil, opensTrace: true)
     }
 
     /// Points the calling thread's crash-report slot at the current span when the slot names

@@ -21,7 +21,7 @@ enum ExitHooks {
     static func waitForStartAtExit() {
         guard !startHookInstalled.exchange(true, ordering: .relaxed) else { return }
         // A child forked meanwhile has no background thread to wait for.
-        atexit { if getpid() == SDKState.shared.startedPID { SDKState.shared.waitForStart(timeout: 2) } }
+        atexit { if !SDKState.shared.isForkedChild { SDKState.shared.waitForStart(timeout: 2) } }
     }
 
     /// Called after libcurl is initialised (see SDKState.startSending), so this hook runs before

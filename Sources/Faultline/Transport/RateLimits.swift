@@ -6,12 +6,18 @@ import FaultlineProtocol
 struct RateLimits: Sendable {
     typealias Limit = RateLimitHeader.Limit
     private(set) var until: [String: Double] = [:]  // "" means all categories
+    /// The longest any one answer may silence the SDK: a server's `Retry-After: inf` or `1e9`
+    /// (a bug, or a hostile answer) must not stop sending until a restart. An hour is far beyond
+    /// what a server under load asks for (seconds to minutes), and the worst a wrong value costs.
+    static let longestLimit: Double = 3600
 
     static func parse(header: String?) -> [Limit] { RateLimitHeader.parse(header) }
 
     mutating func apply(_ limits: [Limit], now: Double) {
         for l in limits {
-            for c in (l.categories.isEmpty ? [""] : l.categories) { until[c] = max(until[c] ?? 0, now + l.seconds) }
+            // Not a number counts as the longest (the server meant to limit), a negative as none.
+            let seconds = l.seconds.isNaN ? Self.longestLimit : min(max(l.seconds, 0), Self.longestLimit)
+            for c in (l.categories.isEmpty ? [""] : l.categories) { until[c] = max(until[c] ?? 0, now + seconds) }
         }
     }
 

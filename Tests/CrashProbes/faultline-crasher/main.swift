@@ -79,6 +79,7 @@ let modes: [String: String] = [
     "jump-unmapped": "jump (no call) to unmapped memory, as a smashed return address does (SIGSEGV, nothing readable at the pc)",
     "call-data": "call into a data buffer (SIGSEGV on the fetch: mapped, not executable)",
     "vfork-child-then-parent": "a vfork child crashes (SIGSEGV) in the parent's memory, then the parent does",
+    "fork-child-segv": "once the session began, fork: the child captures an error and crashes (SIGSEGV); the parent waits for it and exits 0",
     "signal-self": "send itself SIGSEGV, SIGTRAP and SIGBUS with kill (ignored ones are survived: --ignored 11,5,7), then exit 0"
 ]
 
@@ -301,6 +302,17 @@ case "capture-full-disk":
     print(Faultline.capture(CrasherError.numbered(1)).map { "captured \($0)" } ?? "not captured")
     print("disk_write_failed \(Faultline.droppedCounts[.diskWriteFailed] ?? 0)")
     fflush(nil)
+    exit(0)
+case "fork-child-segv":
+    _ = Faultline.flush(timeout: 10)  // the session's opening update is queued (and sent)
+    let child = fork()
+    if child == 0 {
+        _ = Faultline.capture(CrasherError.numbered(2))
+        probe_segv()
+    }
+    var status: Int32 = 0
+    waitpid(child, &status, 0)
+    print("child ended by signal \(status & 0x7f)")
     exit(0)
 case "log-and-exit":
     Log.debug("a debug line")
