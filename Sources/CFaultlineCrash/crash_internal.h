@@ -224,6 +224,14 @@ typedef struct {
     int previous_is_swift_backtracer[FL_SIGNAL_COUNT];
     int chain_to_swift_backtracer;
     int probe_pipe[2];  // fl_safe_copy's fallback when process_vm_readv is filtered (seccomp)
+    ino_t probe_pipe_inode;  // the pipe's, so an fd the app closed and reused is never written to
+    size_t page_size;
+    // Set while a seccomp filter is on (fl_note_syscall_filter): it may kill the process for a
+    // call it does not allow, so process_vm_readv is not risked (the pipe copies instead).
+    _Atomic int syscalls_filtered;
+    // The return address of a handler the kernel calls: glibc's signal trampoline, read back
+    // after installing ours (NULL where the kernel provides it: aarch64's vDSO).
+    void *kernel_restorer;
 } fl_crash_state;
 
 extern fl_crash_state fl_state;
@@ -236,6 +244,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out, int pc_is_no_code);
 void fl_unwind_frame_pointers(const ucontext_t *uc, fl_frame_buffer *out);
 int fl_frame_pointer_step(uintptr_t *fp, uintptr_t *sp, uintptr_t *return_address);
 int fl_safe_copy(void *destination, uintptr_t source, size_t length);
+void fl_note_syscall_filter(char *buffer, size_t capacity);  // module_scan.c: sets syscalls_filtered
 void fl_scan_modules(fl_crash_scratch *scratch);
 void fl_fill_module_cache(fl_module_cache *cache);
 int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_t tid);
@@ -245,7 +254,7 @@ typedef void (*fl_signal_entry)(int signo, siginfo_t *info, void *context);
 void fl_run_on_roomy_stack(fl_signal_entry fn, int signo, siginfo_t *info, void *context);  // handler_stack.c
 // handler_stack.c: whether a handler's arguments are the kernel's (readable, and the siginfo names
 // this signal); not when another program's handler called ours as a plain function, f(signo).
-int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context);
+int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context, const void *caller);
 // The si_code of the siginfo that stands in for missing details (handler.c): above every code the
 // kernel uses, so it reads as no sender and no fault address.
 #define FL_SI_NO_DETAILS 0x7fff

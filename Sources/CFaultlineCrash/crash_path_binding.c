@@ -95,6 +95,8 @@ void fl_bind_crash_path_symbols(void) {
     (void)rename("", "");
     (void)unlink("");
     (void)mkdir("", 0700);
+    struct stat status;
+    (void)fstat(-1, &status);
 
     memcpy(fl_scratch_a, fl_scratch_b, fl_one);
     memmove(fl_scratch_a, fl_scratch_b, fl_one);

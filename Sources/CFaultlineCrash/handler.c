@@ -498,6 +498,8 @@ static void fl_handle_crash(int signo, siginfo_t *info, void *context) {
     atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);
     atomic_fetch_add(&fl_state.claim_generation, 1);
     fl_record_handler_stack();
+    // Before anything copies memory through the kernel: a filter may have come since start.
+    fl_note_syscall_filter(fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
 
     fl_crash_signo = signo;
     fl_crash_info = *info;
@@ -552,7 +554,7 @@ static atomic_int fl_missing_details_taken;
 FL_OWN_CODE void fl_handle_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
     int stand_in = 0;
-    if (!fl_signal_details_usable(signo, info, context)) {
+    if (!fl_signal_details_usable(signo, info, context, __builtin_return_address(0))) {
         int expected = 0;
         if (!atomic_compare_exchange_strong(&fl_missing_details_taken, &expected, 1)) goto done;
         // Its mask too: the calling handler's, which stands for the mask at the signal.

@@ -139,9 +139,14 @@ static void fl_run_with_handler_mask(fl_signal_entry fn, int signo, siginfo_t *i
 // kernel's own fixed part (glibc's ucontext_t is longer: a kernel context near the top of an
 // alternate stack may end before it). When the kernel refuses the read itself (seccomp),
 // alignment and a non-null page are all that is checked.
-int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context) {
+int fl_signal_details_usable(int signo, const siginfo_t *info, const void *context, const void *caller) {
+    // Called by the kernel (it returns to the signal trampoline): its details are the kernel's.
+    // The common case asks the kernel for nothing, which also matters under a seccomp filter that
+    // kills for process_vm_readv.
+    if (caller && caller == fl_state.kernel_restorer) return 1;
     uintptr_t i = (uintptr_t)info, c = (uintptr_t)context;
     if (i < 4096 || c < 4096 || (i & 7) || (c & 7)) return 0;
+    if (atomic_load(&fl_state.syscalls_filtered)) return info->si_signo == signo;  // as when the kernel refuses the read
 #if defined(__aarch64__)
     // aarch64 lays the registers out after the mask; the state records beyond pstate are not read.
     const uintptr_t context_read = offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, __reserved);

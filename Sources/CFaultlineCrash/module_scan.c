@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -35,15 +36,21 @@ static uintptr_t fl_parse_hex(const char **p, const char *end) {
 // instead of a second fault inside the handler. Falls back to a plain copy only where the
 // syscall itself is unavailable (seccomp), never on EFAULT.
 int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
-    struct iovec local = {destination, length};
-    struct iovec remote = {(void *)source, length};
-    // fl_state.pid (set at start and after fork) rather than a getpid per copy: hundreds per crash.
-    ssize_t n = syscall(SYS_process_vm_readv, fl_state.pid, &local, 1UL, &remote, 1UL, 0UL);
-    if (n == (ssize_t)length) return 0;
-    if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return -1;
+    if (!atomic_load(&fl_state.syscalls_filtered)) {
+        struct iovec local = {destination, length};
+        struct iovec remote = {(void *)source, length};
+        // fl_state.pid (set at start and after fork) rather than a getpid per copy: hundreds per crash.
+        ssize_t n = syscall(SYS_process_vm_readv, fl_state.pid, &local, 1UL, &remote, 1UL, 0UL);
+        if (n == (ssize_t)length) return 0;
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return -1;
+    }
     // process_vm_readv is filtered: write(2) from the source into a pipe checks the memory the
-    // same way (EFAULT instead of a fault); then read it back. Chunks fit the pipe's buffer.
+    // same way (EFAULT instead of a fault); then read it back. Chunks fit the pipe's buffer. The
+    // fds must still be our pipe: an app that closed every fd may have reused the numbers.
     if (fl_state.probe_pipe[0] < 0 || fl_state.probe_pipe[1] < 0) return -1;
+    struct stat pipe_status;
+    if (fstat(fl_state.probe_pipe[1], &pipe_status) != 0 || !S_ISFIFO(pipe_status.st_mode) || pipe_status.st_ino != fl_state.probe_pipe_inode)
+        return -1;
     char *out = destination;
     while (length > 0) {
         size_t chunk = length < 4096 ? length : 4096;
@@ -60,6 +67,30 @@ int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
         length -= chunk;
     }
     return 0;
+}
+
+// Runs in normal context at start, and on the crashing thread (compromised context) at a crash:
+// filters are added at any time, never removed. A seccomp filter may kill the process for a call
+// it does not allow (systemd's SystemCallFilter= without process_vm_readv, a sandbox): then
+// memory is copied through the pipe only. /proc/self/status's `Seccomp:` line says whether one is
+// on (0: none); unreadable, nothing changes.
+void fl_note_syscall_filter(char *buffer, size_t capacity) {
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || capacity < 2) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    ssize_t got = 0, n;
+    while (got < (ssize_t)capacity - 1 && (n = read(fd, buffer + got, capacity - 1 - (size_t)got)) > 0) got += n;
+    close(fd);
+    static const char key[] = "\nSeccomp:";
+    for (ssize_t i = 0; i + (ssize_t)sizeof key - 1 < got; i++) {
+        if (memcmp(buffer + i, key, sizeof key - 1) != 0) continue;
+        ssize_t at = i + (ssize_t)sizeof key - 1;
+        while (at < got && (buffer[at] == ' ' || buffer[at] == '\t')) at++;
+        if (at < got && buffer[at] >= '1' && buffer[at] <= '9') atomic_store(&fl_state.syscalls_filtered, 1);
+        return;
+    }
 }
 
 // Runs on the crashing thread; compromised context. Reads the ELF header, program headers and
@@ -280,6 +311,7 @@ static int fl_loader_unchanged(const fl_module_cache *cache, fl_crash_scratch *s
         s->loader_remote[i].iov_base = (void *)cache->objects[i];
         s->loader_remote[i].iov_len = sizeof s->loader_heads[0];
     }
+    if (atomic_load(&fl_state.syscalls_filtered)) return 0;  // a fresh scan, through fl_safe_copy
     struct iovec local = {s->loader_heads, n * sizeof s->loader_heads[0]};
     ssize_t got = syscall(SYS_process_vm_readv, fl_state.pid, &local, 1UL, s->loader_remote, (unsigned long)n, 0UL);
     if (got != (ssize_t)(n * sizeof s->loader_heads[0])) return 0;

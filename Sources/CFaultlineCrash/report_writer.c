@@ -369,8 +369,14 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     // shares its bytes with si_pid there (the sender is sender_pid below).
     uintptr_t fault = info->si_code <= 0 ? 0 : (uintptr_t)info->si_addr;
     uintptr_t sp = fl_context_sp(uc);
-    // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow.
-    int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0;
+    // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow. Not
+    // the fetch of an instruction (a jump into the stack, which is not executable), and only
+    // beside a stack: the page above the fault is mapped (the stack the guard page protects); a
+    // stack pointer set to garbage faults near itself too, with nothing mapped around.
+    uintptr_t page = fl_state.page_size ? fl_state.page_size : 4096;
+    char above;
+    int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0 && fault != fl_context_pc(uc)
+                && fl_safe_copy(&above, (fault & ~(page - 1)) + page, 1) == 0;
 
     fl_put(&w, "{\"format\":\"faultline-crash\",\"version\":");
     fl_put_u64(&w, FAULTLINE_CRASH_REPORT_VERSION);

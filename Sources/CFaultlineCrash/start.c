@@ -118,6 +118,11 @@ static void fl_make_crash_directory(const char *directory) {
 }
 
 static void fl_prepare(const char *crash_directory) {
+    {
+        // Before anything below copies memory through the kernel (the module cache does).
+        char status[4096];
+        fl_note_syscall_filter(status, sizeof status);
+    }
     unsigned delay = atomic_load(&fl_preparation_delay_ms);
     if (delay) {
         struct timespec pause = {delay / 1000, (long)(delay % 1000) * 1000000L};
@@ -321,11 +326,14 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
     ssize_t len = readlink("/proc/self/exe", fl_state.executable, sizeof fl_state.executable - 1);
     fl_state.executable[len > 0 ? len : 0] = 0;
     fl_state.pid = getpid();
+    fl_state.page_size = (size_t)sysconf(_SC_PAGESIZE);
     fl_generate_event_id(fl_state.event_id);
     pthread_atfork(NULL, NULL, fl_after_fork_in_child);
     atexit(fl_hold_exit_while_crashing);
 
+    struct stat pipe_status;
     if (pipe2(fl_state.probe_pipe, O_CLOEXEC | O_NONBLOCK) != 0) fl_state.probe_pipe[0] = fl_state.probe_pipe[1] = -1;
+    else if (fstat(fl_state.probe_pipe[1], &pipe_status) == 0) fl_state.probe_pipe_inode = pipe_status.st_ino;
     fl_install_thread_hooks();
     fl_find_crash_message_sources();
     fl_bind_crash_path_symbols();
@@ -345,6 +353,13 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         sa.sa_mask = *fl_crash_entry_mask();
         sigaction(fl_crash_signals[i], &sa, &fl_state.previous[i]);
     }
+#if defined(__x86_64__)
+    // The trampoline the kernel returns a handler to (glibc's __restore_rt, which its sigaction
+    // sets with the kernel's SA_RESTORER flag): a call to ours from there is the kernel's.
+    struct sigaction installed;
+    if (sigaction(fl_crash_signals[0], NULL, &installed) == 0 && (installed.sa_flags & 0x04000000))
+        fl_state.kernel_restorer = (void *)installed.sa_restorer;
+#endif
     fl_note_swift_backtracer();
     // After the handlers: no crash in the background work (or in an inline fallback) goes unseen.
     fl_start_background(1, then, argument);  // libunwind pre-warm, pre-existing threads, modules

@@ -15,7 +15,7 @@ enum CrashPathImports {
     static func allowed(unwindPrefix: String) -> Set<String> {
         [
             // signal-safety(7)
-            "close", "open", "read", "write", "rename", "unlink", "mkdir", "getpid", "sigaction", "sigaddset",
+            "close", "open", "read", "write", "rename", "unlink", "mkdir", "getpid", "sigaction", "sigaddset", "fstat",
             "sigemptyset", "clock_gettime", "nanosleep", "memcpy", "memset", "memcmp", "memmove", "strncmp", "strlen",
             "__errno_location",  // errno itself
             // Not in signal-safety(7), but glibc's is registers and one rt_sigprocmask, no lock or

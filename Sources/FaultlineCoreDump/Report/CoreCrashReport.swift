@@ -29,7 +29,8 @@ public enum CoreCrashReport {
     /// the notes hold it, else the first thread of the notes.
     public static func json(
         notes: CoreNotes, stacks: [CoreThreadStack], modules: [CoreModule], hints: CoreReportHints = CoreReportHints(),
-        eventID: String, timestamp: Double, provenance: Provenance, unwindError: String? = nil
+        eventID: String, timestamp: Double, provenance: Provenance, unwindError: String? = nil,
+        isMapped: (UInt64) -> Bool = { _ in true }
     ) throws(CoreDumpError) -> JSONValue {
         guard let firstThread = notes.threads.first else { throw .noThreads }
         let crashing = notes.threads.first { $0.tid == hints.tid } ?? firstThread
@@ -64,9 +65,13 @@ public enum CoreCrashReport {
             "context": .object([:]),
             "end": true
         ]
-        // The crash core's rule: a SIGSEGV within 64 KiB of the stack pointer is a stack overflow.
+        // The crash core's rule (report_writer.c): a SIGSEGV within 64 KiB of the stack pointer,
+        // not the fetch of an instruction, with the page above the fault mapped (the stack the
+        // guard page protects), is a stack overflow.
         let sp = crashing.stackPointer
-        if signalNumber == 11, faultAddress != 0, (faultAddress > sp ? faultAddress - sp : sp - faultAddress) <= 64 * 1024 {
+        if signalNumber == 11, faultAddress != 0, faultAddress != crashing.programCounter,
+            (faultAddress > sp ? faultAddress - sp : sp - faultAddress) <= 64 * 1024, isMapped((faultAddress & ~0xfff) &+ 0x1000)
+        {
             report["stack_overflow"] = true
         }
         let crashingStack = stackByTID[crashing.tid]
