@@ -104,9 +104,13 @@ public final class Server: @unchecked Sendable {
         debugFiles.removeStagingFiles()
         chunks.expire()
         let backfiller = self.backfiller
+        let debugFileStore = debugFiles
         let assembler = Assembler(stores: stores, chunks: chunks, debugFiles: debugFiles) { summary in
             // An executable's CFI changes how stored minidumps walk, even without symbols.
             if summary.hasDebugInfo || summary.hasSymbols || summary.isExecutable { backfiller.enqueue(summary.buildID) }
+            // A dwz supplementary file arriving after the files that need it: their DWARF is
+            // readable only now.
+            for dependent in debugFileStore.dependents(ofSupplementary: summary.buildID) { backfiller.enqueue(dependent) }
         }
         self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }

@@ -50,6 +50,22 @@ public final class DebugFileStore: Sendable {
         return true
     }
 
+    /// The debug files (by build-id) whose DWARF needs the supplementary file `id` (`dwz -m`):
+    /// when it arrives after them, their events are symbolicated again. Kept as empty files
+    /// `.supplementary/<id>/<dependent>` beside the build-id tree, so every node sharing the
+    /// directory sees them and a restart loses none.
+    public func dependents(ofSupplementary id: BuildID) -> [BuildID] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/.supplementary/\(id.hex)")) ?? []
+        return names.compactMap { BuildID(hex: $0) }.sorted { $0.hex < $1.hex }
+    }
+
+    private func noteDependent(_ id: BuildID, onSupplementary supplementary: BuildID) {
+        let dir = "\(root)/.supplementary/\(supplementary.hex)"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fd = open("\(dir)/\(id.hex)", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        if fd >= 0 { close(fd) }
+    }
+
     public func debugInfoPath(_ id: BuildID) -> String {
         let (dir, file) = id.buildIDPathComponents
         return "\(root)/.build-id/\(dir)/\(file).debug"
@@ -127,6 +143,7 @@ public final class DebugFileStore: Sendable {
         if summary.hasDebugInfo || summary.hasSymbols {
             known.withLock { _ = $0.insert(summary.buildID) }
         }
+        if let supplementary = summary.supplementaryBuildID { noteDependent(summary.buildID, onSupplementary: supplementary) }
         return true
     }
 }

@@ -14,7 +14,8 @@ final class LibdwFrameSymbolicator: FrameSymbolicating, Sendable {
 
     init(debugRoot: String, indexDirectory: String) {
         // Only the server's own build-id store: client-supplied paths and the host's files are never searched.
-        let locator = DebugFileLocator(sources: [BuildIDDirectorySource(directories: [debugRoot])])
+        var locator = DebugFileLocator(sources: [BuildIDDirectorySource(directories: [debugRoot])])
+        locator.followsSupplementaryPaths = false  // a dwz file's supplementary file by its build-id only
         symbolicator = Symbolicator(locator: locator, indexCacheDirectory: indexDirectory)
         // First events answer from the units their frames need; the full index follows on a thread.
         symbolicator.buildFullIndexInBackground = true

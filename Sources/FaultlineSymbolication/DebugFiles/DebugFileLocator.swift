@@ -22,6 +22,12 @@ public struct DebugFileLocator: Sendable {
 
     public init(sources: [any DebugFileSource]) { self.sources = sources }
 
+    /// Whether a supplementary file is also looked for at the path its debug file's DWARF writes
+    /// (absolute, or beside it), as gdb and libdw do: what a developer's own files want. Off for
+    /// files someone else supplied (the server's uploads), whose DWARF would otherwise choose
+    /// which files of this machine are opened: there it is found by its build-id only.
+    public var followsSupplementaryPaths = true
+
     public init(
         explicitFiles: [String] = [], debugDirectories: [String] = [], searchModulePath: Bool = true, searchSystem: Bool = true,
         systemDebugRoot: String = SystemDebugSource.defaultRoot, debuginfod: DebuginfodClient? = nil
@@ -116,9 +122,11 @@ public struct DebugFileLocator: Sendable {
     /// the link's build-id or `.debug_sup` checksum.
     public func locateSupplementary(_ link: SupplementaryLink, debugFile: String) -> String? {
         var paths: [String] = []
-        if link.name.hasPrefix("/") {
+        if !followsSupplementaryPaths || link.name.isEmpty {
+            // by build-id only (below)
+        } else if link.name.hasPrefix("/") {
             paths.append(link.name)
-        } else if !link.name.isEmpty {
+        } else {
             let dir = debugFile.contains("/") ? String(debugFile[..<debugFile.lastIndex(of: "/")!]) : "."
             paths.append(dir + "/" + link.name)
         }

@@ -10,6 +10,8 @@ public struct ELFSummary: Sendable, Equatable {
     public var hasSymbols: Bool
     /// Has loadable code, as opposed to an `objcopy --only-keep-debug` companion file.
     public var isExecutable: Bool
+    /// The build-id of the supplementary file this one's DWARF needs (`dwz -m`), if it names one.
+    public var supplementaryBuildID: BuildID? = nil
 
     /// Messages never include the server's own paths (the file sits in a staging directory).
     public enum Failure: Error, Equatable, CustomStringConvertible {
@@ -39,12 +41,24 @@ public struct ELFSummary: Sendable, Equatable {
             case .relocatable: throw .unsupported(relocatable)
             }
         }
-        if info.kind == .relocatable { throw .unsupported(relocatable) }
+        // `dwz -m` writes the DWARF its files share as a relocatable file with a build-id (the
+        // name its files give it): debug-only, and as needed as they are. An object file has no
+        // build-id (the linker adds it).
+        var isSupplementary = false
+        if info.kind == .relocatable {
+            guard info.buildID != nil, !info.hasSymbols, let handle = try? ELFHandle(path: path),
+                handle.sections().contains(where: { $0.name.hasPrefix(".debug_") })
+            else { throw .unsupported(relocatable) }
+            isSupplementary = true
+        }
         guard let id = info.buildID else { throw .noBuildID }
         if info.hasUnreadableDebugInfo {
             throw .unsupported("its DWARF is zstd-compressed, which this server's libdw cannot read; relink with --compress-debug-sections=zlib")
         }
         let hasCode = info.kind == .executable || info.kind == .sharedObject
-        return ELFSummary(buildID: id, hasDebugInfo: info.hasDebugInfo, hasSymbols: info.hasSymbols, isExecutable: hasCode)
+        // A supplementary file's DWARF is its dependents' (it may hold no unit of its own, only strings).
+        var summary = ELFSummary(buildID: id, hasDebugInfo: info.hasDebugInfo || isSupplementary, hasSymbols: info.hasSymbols, isExecutable: hasCode)
+        if info.hasDebugInfo { summary.supplementaryBuildID = (try? ELFHandle(path: path))?.supplementaryLink?.buildID }
+        return summary
     }
 }
