@@ -60,6 +60,7 @@ struct IssuesPage {
     }
 
     func render() throws -> HTTPResponse {
+        if let issuePage = try IssueJump.target(ctx.q("q"), project: project, store: ctx.store) { return WebUI.redirect(issuePage) }
         let q = query()
         let (rows, hasPrevious, hasNext) = try page(q)
         let slug = HTML.q(project.slug)
