@@ -84,9 +84,11 @@ struct IssuePage {
             body += StackView.chainedExceptions(event: event, symbolicator: ctx.ui.symbolicator, sources: sources)
             body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [], sources: sources)
             body += try AttachmentsSection(ctx: ctx).render(occurrenceID: o.id)
+            body += EventSections.user(event)
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
             body += EventSections.tagsAndContexts(event, projectSlug: project.slug)
+            body += EventSections.extra(event)
             body += EventSections.modules(event, files: ctx.ui.debugFiles)
         }
         body += try UserFeedbackSection(ctx: ctx).render(issueID: issue.id, projectID: issue.projectID)
