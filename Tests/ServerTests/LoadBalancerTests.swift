@@ -162,7 +162,7 @@ final class LoadBalancerTests: XCTestCase {
         var after = Set<String>()
         for _ in 0..<2 {
             let r = RawHTTP.send(port: port, method: "GET", path: "/ui/projects", headers: ["Cookie": login.cookie])
-            XCTAssertEqual(r.headers["location"], "/ui/login", "logged out on every node")
+            XCTAssertEqual(r.headers["location"], "/ui/login?next=%2Fui%2Fprojects", "logged out on every node")
             after.insert(r.headers["x-faultline-node"] ?? "?")
         }
         XCTAssertEqual(after, ["a", "b"])

@@ -132,6 +132,6 @@ final class MultiNodeTests: XCTestCase {
         XCTAssertEqual(logout.status, 303, logout.text)
         let afterOnB = RawHTTP.send(port: portB, method: "GET", path: "/ui/projects", headers: ["Cookie": login.cookie])
         XCTAssertEqual(afterOnB.status, 303, "logged out on A, so no session on B either")
-        XCTAssertEqual(afterOnB.headers["location"], "/ui/login")
+        XCTAssertEqual(afterOnB.headers["location"], "/ui/login?next=%2Fui%2Fprojects")
     }
 }

@@ -73,7 +73,7 @@ final class WebTests: XCTestCase {
     func testPagesNeedALoginAndTheCookieIsHttpOnlyStrict() throws {
         let anon = RawHTTP.send(port: server.port, method: "GET", path: "/ui/projects")
         XCTAssertEqual(anon.status, 303)
-        XCTAssertEqual(anon.headers["location"], "/ui/login")
+        XCTAssertEqual(anon.headers["location"], "/ui/login?next=%2Fui%2Fprojects", "the login goes back to the page asked for (LoginReturnTests)")
         XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: "/").headers["location"], "/ui/")
 
         let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login")

@@ -129,6 +129,13 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.event(org: c[0], project: c[1], eventID: c[2])
         },
+        // Sentry's id lookups (Read/IDLookupAPI): an event id, a short id.
+        Route(["GET"], "/api/0/organizations/*/eventids/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
+            try router.read.resolveEventID(org: c[0], c[1])
+        },
+        Route(["GET"], "/api/0/organizations/*/shortids/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
+            try router.read.resolveShortID(org: c[0], c[1])
+        },
         Route(["GET", "PUT"], "/api/0/issues/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             guard r.method == "PUT" else { return try router.read.issue(c[0]) }
             return router.lifecycleAPI?.updateIssue(r, id: c[0]) ?? .detail(404, "this store keeps no issue statuses")

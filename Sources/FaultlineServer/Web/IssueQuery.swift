@@ -18,6 +18,9 @@ struct IssueQuery {
     var tags: [EventTag] = []
     /// Keyset cursor: the sort value and id of the last row of the previous page.
     var after: (value: Double, id: Int64)?
+    /// Keyset cursor backwards (the web list's previous page): the sort value and id of the first
+    /// row of the page after; the rows just before it come back nearest first (`issueHeads`).
+    var before: (value: Double, id: Int64)?
     var limit = 50
     /// The most tag terms one search applies (each is a subquery).
     static let maxTagTerms = 5

@@ -60,6 +60,8 @@ final class WebQueries: Sendable {
 
     // MARK: Issues list
 
+    /// The list's rows in `issueHeads` order: newest sort value first, or nearest the cursor first
+    /// when `q.before` pages backwards.
     func issues(projectID: Int64, _ q: IssueQuery, now: Double = Date().timeIntervalSince1970) throws -> [IssueRow] {
         let (sql, args) = Self.issueHeads(projectID: projectID, q, database.dialect)
         let dayNow = Int64(now / 86400)
@@ -170,7 +172,14 @@ final class WebQueries: Sendable {
         if let after = q.after {
             sql += " AND (\(sortColumn) < \(p(.double(after.value))) OR (\(sortColumn) = \(p(.double(after.value))) AND i.id < \(p(.int(after.id)))))"
         }
-        sql += " ORDER BY \(sortColumn) DESC, i.id DESC LIMIT \(p(.int(Int64(q.limit))))"
+        // Backwards, the rows nearest the cursor are the ones wanted: ascending, then the page
+        // turns them round.
+        if let before = q.before {
+            sql += " AND (\(sortColumn) > \(p(.double(before.value))) OR (\(sortColumn) = \(p(.double(before.value))) AND i.id > \(p(.int(before.id)))))"
+            sql += " ORDER BY \(sortColumn), i.id LIMIT \(p(.int(Int64(q.limit))))"
+        } else {
+            sql += " ORDER BY \(sortColumn) DESC, i.id DESC LIMIT \(p(.int(Int64(q.limit))))"
+        }
         return (sql, values)
     }
 

@@ -81,6 +81,7 @@ enum WebStyle {
         table.waterfall tr.tx td:first-child { font-weight:600; }
         ul.occurrences { margin:4px 0 0; padding-left:18px; font-weight:400; }
         ol.timeline.logs li { grid-template-columns:170px 70px 110px 1fr 80px; }
+        ol.timeline .crumb-data { grid-column:4; font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); word-break:break-all; }
         ol.timeline.logs .attrs { grid-column:4 / 6; }
         ol.timeline.logs .attrs a { text-decoration:none; color:var(--fg); }
         form.filters input[type=search] { min-width:340px; }

@@ -111,7 +111,8 @@ public final class WebUI: @unchecked Sendable {
         }
         guard let session = sessions.session(for: r) else {
             guard r.method != "POST" else { return Self.page(status: 403, WebLayout.errorPage("Not logged in", "Log in again.")) }
-            return Self.redirect("/ui/login")
+            // The login goes back to the page asked for.
+            return Self.redirect("/ui/login?next=" + HTML.q(ReturnPath.of(r)))
         }
         let ctx = WebContext(ui: self, session: session, request: r)
         if r.method == "POST" {

@@ -38,10 +38,35 @@ enum EventSections {
             let level = b["level"]?.stringValue ?? "info"
             let cls = ["fatal", "error", "warning", "warn", "info", "debug"].contains(level) ? "lvl-\(level)" : ""
             out += "<li><span class=\"muted\">\(HTML.esc(timestamp(b["timestamp"])))</span><span class=\"\(cls)\">\(HTML.esc(level))</span>"
-            out +=
-                "<span>\(HTML.esc(b["category"]?.stringValue ?? ""))</span><span>\(HTML.esc(b["message"]?.stringValue ?? b["data"].map { $0.jsonString } ?? ""))</span></li>"
+            out += "<span>\(HTML.esc(b["category"]?.stringValue ?? ""))</span><span>\(HTML.esc(HTML.clip(b["message"]?.stringValue ?? "", 2000)))</span>"
+            // An HTTP crumb's status code, a navigation's from and to: beside the message, not instead.
+            if let data = b["data"], data != .null { out += "<span class=\"crumb-data\">\(HTML.esc(compact(data, 500)))</span>" }
+            out += "</li>"
         }
         return out + "</ol>"
+    }
+
+    /// Who the event happened to (`user`): id, email, username and address first, then any other
+    /// field the SDK sent.
+    static func user(_ e: JSONValue) -> String {
+        guard let user = e["user"]?.objectValue, !user.isEmpty else { return "" }
+        let known = ["id", "email", "username", "ip_address"]
+        var kv = known.compactMap { k in user[k].map { (k, compact($0, 2000)) } }
+        kv += user.filter { !known.contains($0.key) }.sorted { $0.key < $1.key }.prefix(50).map { ($0.key, compact($0.value, 2000)) }
+        return "<h2>User</h2>" + dl(kv)
+    }
+
+    /// The event's `extra`: what the app attached for this crash, key by key (the first 200).
+    static func extra(_ e: JSONValue) -> String {
+        guard let extra = e["extra"]?.objectValue, !extra.isEmpty else { return "" }
+        let kv = extra.sorted { $0.key < $1.key }.prefix(200).map { ($0.key, compact($0.value, 2000)) }
+        let more = extra.count > 200 ? "<p class=\"muted\">\(extra.count - 200) more keys are in the event JSON.</p>" : ""
+        return "<h2>Extra</h2>" + dl(kv) + more
+    }
+
+    /// A value as text: a string as it is, anything else as compact JSON; at most `limit` characters.
+    static func compact(_ v: JSONValue, _ limit: Int) -> String {
+        HTML.clip(v.stringValue ?? v.jsonString, limit)
     }
 
     static func registers(_ e: JSONValue) -> String {

@@ -16,8 +16,18 @@ struct IssuePage {
         let state = try ctx.database.reading { try IssueLifecycle.state($0, issueID: issue.id) }
         let status = state.status.rawValue
         var occurrence: StoredOccurrence?
-        if let pick = Int64(ctx.q("event")), let o = try ctx.store.occurrence(id: pick), o.issueID == issue.id { occurrence = o }
-        if occurrence == nil { occurrence = try ctx.stores.issueReads.occurrences(issueID: issue.id, limit: 1, offset: 0).first }
+        if let pick = ctx.request.query["event"] {
+            // A link to an occurrence that is not this issue's must not show another one as if it
+            // were it. One grouped into an issue since merged into this one is this issue's.
+            guard let id = Int64(pick), let o = try ctx.store.occurrence(id: id), let owner = o.issueID,
+                try ctx.store.issue(id: owner)?.id == issue.id
+            else {
+                return WebUI.notFound("no occurrence \(HTML.clip(pick, 40)) in issue \(issue.id)")
+            }
+            occurrence = o
+        } else {
+            occurrence = try ctx.stores.issueReads.occurrences(issueID: issue.id, limit: 1, offset: 0).first
+        }
 
         var body = "<h1><span class=\"muted\">\(HTML.esc(Lifecycle.shortID(projectSlug: project.slug, issueID: issue.id)))</span> \(HTML.esc(issue.title))</h1>"
         body += "<div class=\"culprit\">\(HTML.esc(issue.culprit))</div>"
@@ -74,9 +84,11 @@ struct IssuePage {
             body += StackView.chainedExceptions(event: event, symbolicator: ctx.ui.symbolicator, sources: sources)
             body += StackView.threads(event: event, symbolicator: ctx.ui.symbolicator, pending: [], sources: sources)
             body += try AttachmentsSection(ctx: ctx).render(occurrenceID: o.id)
+            body += EventSections.user(event)
             body += EventSections.breadcrumbs(event)
             body += EventSections.registers(event)
             body += EventSections.tagsAndContexts(event, projectSlug: project.slug)
+            body += EventSections.extra(event)
             body += EventSections.modules(event, files: ctx.ui.debugFiles)
         }
         body += try UserFeedbackSection(ctx: ctx).render(issueID: issue.id, projectID: issue.projectID)

@@ -1,6 +1,7 @@
 // /ui/projects/<slug>/issues: the issues list. Filters are a plain GET form (works without
-// script); pages are keyset cursors (`after=<sort value>_<id>`), so page 500 costs what page 1
-// costs, whatever the number of occurrences. The rows sit in a second form: tick some and a
+// script); pages are keyset cursors (`after=<sort value>_<id>` forwards, `before=` back), so
+// page 500 costs what page 1 costs, whatever the number of occurrences. One row more than a page
+// is read, so "next" is offered only when a row follows. The rows sit in a second form: tick some and a
 // button resolves, ignores, reopens or merges them (POST, CSRF checked by WebUI, then a redirect
 // back to the same list: POST-redirect-GET).
 import Foundation
@@ -9,11 +10,22 @@ struct IssuesPage {
     let ctx: WebContext
     let project: ProjectRecord
 
-    /// This list with `q`'s filters, sort and search, from its first page (or after `after`).
-    func link(_ q: IssueQuery, after: String? = nil) -> String {
+    /// Where a pager link starts: after a row (forwards) or before one (backwards).
+    enum Cursor {
+        case after(IssueRow), before(IssueRow)
+    }
+
+    /// This list with `q`'s filters, sort and search: every link the list makes of itself, so
+    /// none drops a filter. From its first page, or from `cursor`.
+    func link(_ q: IssueQuery, _ cursor: Cursor? = nil) -> String {
         var link = "/ui/projects/\(HTML.q(project.slug))/issues?sort=\(q.sort.rawValue)&status=\(HTML.q(q.status))&release=\(HTML.q(q.release))"
         link += "&environment=\(HTML.q(q.environment))&q=\(HTML.q(q.searchText))"
-        return link + (after.map { "&after=" + HTML.q($0) } ?? "")
+        switch cursor {
+        case .after(let row): link += "&after=" + HTML.q("\(row.sortValue)_\(row.issue.id)")
+        case .before(let row): link += "&before=" + HTML.q("\(row.sortValue)_\(row.issue.id)")
+        case nil: break
+        }
+        return link
     }
 
     func query() -> IssueQuery {
@@ -24,14 +36,33 @@ struct IssuesPage {
         q.environment = String(ctx.q("environment").prefix(200))
         q.text = String(ctx.q("q").prefix(200))
         _ = q.applyTerms()
-        let a = ctx.q("after").split(separator: "_")
-        if a.count == 2, let v = Double(a[0]), let id = Int64(a[1]) { q.after = (v, id) }
+        func cursor(_ name: String) -> (Double, Int64)? {
+            let a = ctx.q(name).split(separator: "_")
+            guard a.count == 2, let v = Double(a[0]), let id = Int64(a[1]) else { return nil }
+            return (v, id)
+        }
+        q.after = cursor("after")
+        if q.after == nil { q.before = cursor("before") }
         return q
     }
 
+    /// One page of rows, newest sort value first, and whether rows lie beyond it either way. One
+    /// row past the page is read to know whether another page follows in the reading direction;
+    /// the other direction has rows when a cursor brought us here.
+    func page(_ q: IssueQuery) throws -> (rows: [IssueRow], hasPrevious: Bool, hasNext: Bool) {
+        var probe = q
+        probe.limit = q.limit + 1
+        let read = try ctx.queries.issues(projectID: project.id, probe)
+        let beyond = read.count > q.limit
+        let rows = Array(read.prefix(q.limit))
+        if q.before != nil { return (rows.reversed(), beyond, true) }
+        return (rows, q.after != nil, beyond)
+    }
+
     func render() throws -> HTTPResponse {
+        if let issuePage = try IssueJump.target(ctx.q("q"), project: project, store: ctx.store) { return WebUI.redirect(issuePage) }
         let q = query()
-        let rows = try ctx.queries.issues(projectID: project.id, q)
+        let (rows, hasPrevious, hasNext) = try page(q)
         let slug = HTML.q(project.slug)
         func option(_ value: String, _ label: String, _ current: String) -> String {
             "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(label))</option>"
@@ -78,11 +109,18 @@ struct IssuesPage {
         }
         if rows.isEmpty { body += "<tr><td colspan=\"8\" class=\"muted\">No issues match.</td></tr>" }
         body += "</tbody></table></form>"
-        if rows.count == q.limit, let last = rows.last {
-            body += "<div class=\"pager\"><a href=\"/ui/projects/\(slug)/issues\">First page</a>"
-            body += "<a rel=\"next\" href=\"\(HTML.esc(link(q, after: "\(last.sortValue)_\(last.issue.id)")))\">Next page →</a></div>"
-        }
+        body += pager(q, rows: rows, hasPrevious: hasPrevious, hasNext: hasNext)
         return ctx.layout("Issues", body, project: project)
+    }
+
+    /// Links to the first, previous and next pages, each only where it leads to rows, each
+    /// keeping the list's filters.
+    func pager(_ q: IssueQuery, rows: [IssueRow], hasPrevious: Bool, hasNext: Bool) -> String {
+        var links: [String] = []
+        if q.after != nil || q.before != nil { links.append("<a rel=\"first\" href=\"\(HTML.esc(link(q)))\">First page</a>") }
+        if hasPrevious, let first = rows.first { links.append("<a rel=\"prev\" href=\"\(HTML.esc(link(q, .before(first))))\">← Previous page</a>") }
+        if hasNext, let last = rows.last { links.append("<a rel=\"next\" href=\"\(HTML.esc(link(q, .after(last))))\">Next page →</a>") }
+        return links.isEmpty ? "" : "<div class=\"pager\">" + links.joined() + "</div>"
     }
 
     /// What the last bulk action did, from the redirect's `done`, `n` and `into` (only known names

@@ -13,13 +13,20 @@ struct LoginPage {
         return form(error: nil, request: r)
     }
 
+    /// The page to go to once logged in: the form's `next` (the query's on the form, the posted
+    /// field on login), when ReturnPath allows it.
+    func returnPath(_ r: HTTPRequest) -> String? {
+        ReturnPath.validated(r.method == "POST" ? WebUI.form(r.body)["next"] : r.query["next"])
+    }
+
     func form(error: String?, request r: HTTPRequest, status: Int = 200) -> HTTPResponse {
         let nonce = WebSessions.random()
+        let next = returnPath(r).map { "<input type=\"hidden\" name=\"next\" value=\"\(HTML.esc($0))\">" } ?? ""
         let body = """
             <form class="login" method="post" action="/ui/login">
             <h1>Log in</h1>
             \(error.map { "<p class=\"error\">\(HTML.esc($0))</p>" } ?? "")
-            <input type="hidden" name="_login" value="\(nonce)">
+            <input type="hidden" name="_login" value="\(nonce)">\(next)
             <label for="token">Server token</label><input id="token" name="token" type="password" autocomplete="off" placeholder="flst_…">
             <p class="muted">or a user added with <code>faultline projects user add</code>:</p>
             <label for="user">User</label><input id="user" name="user" autocomplete="username">
@@ -71,7 +78,7 @@ struct LoginPage {
             return form(error: "The session could not be stored; try again.", request: r, status: 503)
         }
         return WebUI.redirect(
-            "/ui/projects",
+            returnPath(r) ?? "/ui/projects",
             headers: [
                 ("Set-Cookie", WebSessions.setCookie(WebSessions.cookieName, s.id, secure: ui.isSecure(r), maxAge: Int(WebSessions.lifetime)))
             ])

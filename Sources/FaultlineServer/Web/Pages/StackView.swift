@@ -65,6 +65,12 @@ enum StackView {
         return out
     }
 
+    /// The frames shown of one stack: the innermost (where it failed) and the outermost (how the
+    /// thread began). A deeper stack is nearly always a runaway recursion whose middle repeats
+    /// the same frames; 10,000 of them made a page of megabytes.
+    static let innermostShown = 200
+    static let outermostShown = 50
+
     /// One entry per address, innermost first: the function, the calls inlined into it beneath,
     /// or why it has no name; Faultline's own addresses stay visible, dimmed (they explain the
     /// stack's shape, the terminate handler between a throw and abort, but are never the app's).
@@ -74,7 +80,12 @@ enum StackView {
         let isPending = stack.frames.contains { $0.outcome == .pending }
         var out = isPending ? "<p class=\"muted symbolicating\">Symbolicating… some frames are still being looked up; reload in a moment.</p>" : ""
         out += "<div class=\"stack\">"
+        let hidden = addresses.count > innermostShown + outermostShown ? innermostShown..<(addresses.count - outermostShown) : 0..<0
         for (n, calls) in addresses.enumerated() {
+            if n == hidden.lowerBound, !hidden.isEmpty {
+                out += "<p class=\"muted frames-hidden\">\(hidden.count) frames not shown (the event JSON has them all)</p>"
+            }
+            if hidden.contains(n) { continue }
             // The model lists inlined calls innermost first and the physical function last.
             guard let f = calls.last else { continue }
             let own = calls.allSatisfy { $0.role == .faultline }
