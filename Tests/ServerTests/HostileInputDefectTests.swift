@@ -201,7 +201,7 @@ final class HostileInputDefectTests: XCTestCase {
 
     // MARK: 6. Debug files: temp files and chunks
 
-    func testFailedInstallLeavesNoStagingFileAndFreesItsChunks() throws {
+    func testAFailedInstallLeavesNoStagingFile() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cc") else {
             throw TestSupport.ShellError(command: "cc", output: "no C compiler at /usr/bin/cc")
         }
@@ -216,8 +216,8 @@ final class HostileInputDefectTests: XCTestCase {
         }
         let staging = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/tmp")
         XCTAssertEqual(staging, [], "failed installs leaked staging files")
-        let chunks = try FileManager.default.contentsOfDirectory(atPath: server.dataDirectory + "/chunks")
-        XCTAssertEqual(chunks, [], "chunks of a failed assembly are kept")
+        // Its chunks stay until they expire (another upload may be sending the same chunks);
+        // expiry is testStartupRemovesStagingFilesAndExpiresOrphanedChunks'.
         assertAlive()
     }
 

@@ -20,8 +20,10 @@ public final class Assembler: Sendable {
     let debugFiles: DebugFileStore
     let onNewDebugFile: @Sendable (ELFSummary) -> Void
     private struct Known {
-        /// Final outcomes of this process's assemblies that failed (successes are in the store).
-        var failures: [String: String] = [:]
+        /// This process's assemblies that failed (successes are in the store), with when: told to
+        /// polling clients for `failureMemory` seconds, after which a request assembles again (the
+        /// chunks stay until they expire), so a full disk freed since is not an error for good.
+        var failures: [String: (message: String, at: Double)] = [:]
         /// Assemblies queued or running on this node, by checksum (true: running).
         var jobs: [String: Bool] = [:]
     }
@@ -104,7 +106,10 @@ public final class Assembler: Sendable {
         // the file by then, so the store check below sees it (read after, a finished job would
         // look like missing chunks, which it removed).
         let failure = Self.failureKey(checksum, chunkList)
-        let (running, failed) = known.withLock { ($0.jobs[checksum], $0.failures[failure]) }
+        let now = Date().timeIntervalSince1970
+        let (running, failed) = known.withLock { k in
+            (k.jobs[checksum], k.failures[failure].flatMap { now - $0.at < Self.failureMemory ? $0.message : nil })
+        }
         // "Already here" only if the file really is on disk: a file lost since (power loss
         // before its directory reached the disk, an operator's rm) is asked for again.
         if let id = try? records.uploadedBuildID(checksum: checksum), let record = try? records.debugFile(buildID: id),
@@ -143,14 +148,12 @@ public final class Assembler: Sendable {
         switch build(checksum: checksum, chunkList: chunkList) {
         case .damagedChunks:
             return  // removed: the next poll reports them missing and the client sends them again
-        case .retry(let message):
-            FileHandle.standardError.write(Data("faultline: assembling \(checksum) failed, the next poll retries: \(message)\n".utf8))
         case .failure(let message):
             // The chunks stay until they expire (ChunkUpload.expire): another upload in progress
             // may share one, and a failed (or hostile) assembly must not take it from under it.
             known.withLock { k in
                 if k.failures.count >= 10_000 { k.failures.removeAll() }  // bounded: only a hint for polling clients
-                k.failures[Self.failureKey(checksum, chunkList)] = message
+                k.failures[Self.failureKey(checksum, chunkList)] = (message, Date().timeIntervalSince1970)
             }
         case .kept(let summary):
             // Answered `ok` like any assembled file: the build-id's debug file is on the server.
@@ -158,7 +161,7 @@ public final class Assembler: Sendable {
                 try records.recordUpload(checksum: checksum, buildID: summary.buildID)
                 chunks.remove(chunkList)
             } catch {
-                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = "could not record the debug file: \(error)" }
+                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = ("could not record the debug file: \(error)", Date().timeIntervalSince1970) }
             }
         case .success(let summary):
             let record = DebugFileRecord(
@@ -177,7 +180,7 @@ public final class Assembler: Sendable {
                 chunks.remove(chunkList)
             } catch {
                 let message = "could not record the debug file: \(error)"
-                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = message }
+                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = (message, Date().timeIntervalSince1970) }
             }
         }
     }
@@ -188,20 +191,21 @@ public final class Assembler: Sendable {
     /// list (a client's mistake, or someone else's on purpose) never fails the right one.
     static func failureKey(_ checksum: String, _ chunks: [String]) -> String { checksum + ":" + chunks.joined(separator: ",") }
 
-    /// `failure`: these chunks can never make a valid file under this checksum (it stays an error);
-    /// `retry`: this server could not finish it now (a full disk), the next poll tries again.
-    enum Built { case success(ELFSummary), kept(ELFSummary), failure(String), retry(String), damagedChunks([String]) }
+    /// How long a failed assembly is answered `error` before a request tries it again.
+    static let failureMemory: Double = 60
+
+    enum Built { case success(ELFSummary), kept(ELFSummary), failure(String), damagedChunks([String]) }
 
     private func build(checksum: String, chunkList: [String]) -> Built {
         let tmp = debugFiles.temporaryPath()
         guard FileManager.default.createFile(atPath: tmp, contents: nil), let fh = FileHandle(forWritingAtPath: tmp) else {
-            return .retry("could not create a temporary file")
+            return .failure("could not create a temporary file")
         }
         let hasher = SHA1Hash.Hasher()
         var total: Int64 = 0
         var damaged: [String] = []
         for c in chunkList {
-            guard let data = chunks.read(c) else { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .retry("chunk \(c) vanished") }
+            guard let data = chunks.read(c) else { try? fh.close(); try? FileManager.default.removeItem(atPath: tmp); return .failure("chunk \(c) vanished") }
             // A chunk cut short on disk (a crash before it reached the disk) no longer matches its
             // name: drop it and ask the client for it again instead of failing this file forever.
             let chunkHasher = SHA1Hash.Hasher()
@@ -216,12 +220,12 @@ public final class Assembler: Sendable {
             // would stop the server on an assembly worker.
             do { try fh.write(contentsOf: data) } catch {
                 try? fh.close(); try? FileManager.default.removeItem(atPath: tmp)
-                return .retry("could not write the assembled file: \(error)")
+                return .failure("could not write the assembled file: \(error)")
             }
         }
         do { try fh.synchronize(); try fh.close() } catch {
             try? fh.close(); try? FileManager.default.removeItem(atPath: tmp)
-            return .retry("could not write the assembled file to disk: \(error)")
+            return .failure("could not write the assembled file to disk: \(error)")
         }
         if !damaged.isEmpty {
             try? FileManager.default.removeItem(atPath: tmp)
@@ -246,7 +250,7 @@ public final class Assembler: Sendable {
             guard try debugFiles.install(tmp, summary: summary) else { return .kept(summary) }
         } catch {
             try? FileManager.default.removeItem(atPath: tmp)
-            return .retry("could not store the debug file: \(error)")
+            return .failure("could not store the debug file: \(error)")
         }
         return .success(summary)
     }
