@@ -161,7 +161,9 @@ public final class Assembler: Sendable {
                 try records.recordUpload(checksum: checksum, buildID: summary.buildID)
                 chunks.remove(chunkList)
             } catch {
-                known.withLock { $0.failures[Self.failureKey(checksum, chunkList)] = ("could not record the debug file: \(error)", Date().timeIntervalSince1970) }
+                known.withLock {
+                    $0.failures[Self.failureKey(checksum, chunkList)] = ("could not record the debug file: \(error)", Date().timeIntervalSince1970)
+                }
             }
         case .success(let summary):
             let record = DebugFileRecord(
