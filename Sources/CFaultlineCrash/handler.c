@@ -237,10 +237,14 @@ static volatile sig_atomic_t fl_all_threads_added;
 // Runs on the crashing thread; compromised context. The handler we chained to is ending the
 // process itself — exit(), abort(), a fault of its own — instead of returning to us (a "log, then
 // _exit or abort" handler is common): the report gets every thread's stack before it ends, once.
-static void fl_add_all_threads_before_the_chained_end(void) {
+// From exit() (`process_goes_on`) the process is not dead yet: the atexit handlers registered
+// before ours, C++ teardown and stdio's flush still run, so the threads parked for their stacks
+// (one may hold the heap's or stdio's lock) are let go once the report is written.
+static void fl_add_all_threads_before_the_chained_end(int process_goes_on) {
     if (atomic_load(&fl_state.claim_phase) != FL_CLAIM_CHAINING || fl_all_threads_added) return;
     fl_all_threads_added = 1;
     fl_add_all_threads(fl_crash_signo, &fl_crash_info, (void *)fl_crash_context);
+    if (process_goes_on) fl_release_parked_threads();
 }
 
 // Runs on the crashing thread; compromised context. The fault was no crash after all (or its
@@ -293,7 +297,7 @@ static void fl_forward_nested(int signo, siginfo_t *info, void *uc) {
     int index = fl_signal_index(signo);
     struct sigaction previous = fl_state.previous[index];
     if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-        fl_add_all_threads_before_the_chained_end();
+        fl_add_all_threads_before_the_chained_end(0);
         fl_die_with_default(signo);
     }
     fl_invoke(&previous, signo, info, uc);
@@ -348,6 +352,7 @@ static void fl_chain(int signo, siginfo_t *info, void *uc) {
     }
     // It changed the disposition (typically to the default): the fault recurs when we return and
     // ends the process. Should the thread survive after all, waiters take the claim over.
+    atomic_store(&fl_state.claim_phase, FL_CLAIM_REPORTING);  // writing again: exit() waits for it
     if (!fl_all_threads_added) fl_add_all_threads(signo, info, uc);
     atomic_store(&fl_state.claim_phase, FL_CLAIM_RETURNED);
 }
@@ -367,9 +372,10 @@ int fl_claim_holder_is_gone(pid_t holder) {
 // Runs in normal context, from exit() (registered at start). Another thread calling exit while a
 // crash is being reported ends the process (exit_group) before the report is written, with the
 // exit's status instead of the crash's signal: without us the fault had killed the process at
-// once. So exit waits while another thread of this process holds the crash claim, as long as a
-// second crash would wait for it (fl_claim's limits): that thread ends the process with its
-// signal, or gives the claim back (its fault was no crash) and exit goes on.
+// once. So exit waits while another thread of this process writes its report (as long as a
+// second crash would wait for it), or has just returned for its fault to end the process. Not
+// while a handler we chained to runs: without us that handler would race exit just the same, and
+// one that left by siglongjmp leaves the claim in that phase for good.
 void fl_hold_exit_while_crashing(void) {
     pid_t self = fl_gettid();
     pid_t waited_for = 0;
@@ -377,16 +383,16 @@ void fl_hold_exit_while_crashing(void) {
     int64_t waiting_since = 0;
     for (;;) {
         pid_t holder = atomic_load(&fl_state.handling_thread);
-        if (holder == self) fl_add_all_threads_before_the_chained_end();  // the handler we chained to calls exit
+        if (holder == self) fl_add_all_threads_before_the_chained_end(1);  // the handler we chained to calls exit
         if (holder == 0 || holder == self || fl_claim_holder_is_gone(holder)) return;
         int phase = atomic_load(&fl_state.claim_phase);
+        if (phase == FL_CLAIM_CHAINING || phase == FL_CLAIM_NONE) return;
         if (holder != waited_for || phase != waited_phase) {
             waited_for = holder;
             waited_phase = phase;
             waiting_since = fl_monotonic_ms();
         }
-        int64_t limit = phase == FL_CLAIM_RETURNED ? FL_RETURNED_GRACE_MS
-                      : phase == FL_CLAIM_CHAINING ? FL_CHAINED_WAIT_MS : FL_REPORTING_WAIT_MS;
+        int64_t limit = phase == FL_CLAIM_RETURNED ? FL_RETURNED_GRACE_MS : FL_REPORTING_WAIT_MS;
         if (fl_monotonic_ms() - waiting_since >= limit) return;
         struct timespec pause = {0, 1000 * 1000};
         nanosleep(&pause, NULL);

@@ -35,6 +35,10 @@ static uintptr_t fl_parse_hex(const char **p, const char *end) {
 // mapping that cannot be read (a data file truncated after mmap raises SIGBUS) gives an error
 // instead of a second fault inside the handler. Falls back to a plain copy only where the
 // syscall itself is unavailable (seccomp), never on EFAULT.
+static int fl_probe_pipe_ready(void);
+static int fl_copy_through_probe_pipe(void *destination, uintptr_t source, size_t length);
+static atomic_int fl_probe_pipe_busy;  // the probe pipe is in use by a copy
+
 int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
     if (!atomic_load(&fl_state.syscalls_filtered)) {
         struct iovec local = {destination, length};
@@ -45,12 +49,39 @@ int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
         if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return -1;
     }
     // process_vm_readv is filtered: write(2) from the source into a pipe checks the memory the
-    // same way (EFAULT instead of a fault); then read it back. Chunks fit the pipe's buffer. The
-    // fds must still be our pipe: an app that closed every fd may have reused the numbers.
-    if (fl_state.probe_pipe[0] < 0 || fl_state.probe_pipe[1] < 0) return -1;
-    struct stat pipe_status;
-    if (fstat(fl_state.probe_pipe[1], &pipe_status) != 0 || !S_ISFIFO(pipe_status.st_mode) || pipe_status.st_ino != fl_state.probe_pipe_inode)
-        return -1;
+    // same way (EFAULT instead of a fault); then read it back. Chunks fit the pipe's buffer. One
+    // thread at a time (threads answering for their stacks copy too, and would read each other's
+    // bytes), and only through fds that are still the pipe (see fl_probe_pipe_ready).
+    int expected = 0;
+    for (int tries = 0; !atomic_compare_exchange_weak(&fl_probe_pipe_busy, &expected, 1); tries++) {
+        expected = 0;
+        if (tries >= 10000) return -1;
+        syscall(SYS_sched_yield);
+    }
+    int copied = fl_probe_pipe_ready() ? fl_copy_through_probe_pipe(destination, source, length) : -1;
+    atomic_store(&fl_probe_pipe_busy, 0);
+    return copied;
+}
+
+// Runs in a signal handler; compromised context. Whether both probe-pipe fds are still the pipe
+// start made (an app that closed every fd may have reused the numbers for its own files, which a
+// probe must never write to); when not, a new pipe is made.
+static int fl_probe_pipe_ready(void) {
+    struct stat a, b;
+    int ours = fl_state.probe_pipe[0] >= 0 && fl_state.probe_pipe[1] >= 0 && fstat(fl_state.probe_pipe[0], &a) == 0
+            && fstat(fl_state.probe_pipe[1], &b) == 0 && S_ISFIFO(a.st_mode) && S_ISFIFO(b.st_mode)
+            && a.st_ino == fl_state.probe_pipe_inode && b.st_ino == fl_state.probe_pipe_inode;
+    if (ours) return 1;
+    int fresh[2];
+    if (syscall(SYS_pipe2, fresh, O_CLOEXEC | O_NONBLOCK) != 0 || fstat(fresh[1], &b) != 0) return 0;
+    fl_state.probe_pipe[0] = fresh[0];
+    fl_state.probe_pipe[1] = fresh[1];
+    fl_state.probe_pipe_inode = b.st_ino;
+    return 1;
+}
+
+// Runs in a signal handler; compromised context. The pipe copy itself (fl_safe_copy holds the pipe).
+static int fl_copy_through_probe_pipe(void *destination, uintptr_t source, size_t length) {
     char *out = destination;
     while (length > 0) {
         size_t chunk = length < 4096 ? length : 4096;
@@ -75,7 +106,10 @@ int fl_safe_copy(void *destination, uintptr_t source, size_t length) {
 // memory is copied through the pipe only. /proc/self/status's `Seccomp:` line says whether one is
 // on (0: none); unreadable, nothing changes.
 void fl_note_syscall_filter(char *buffer, size_t capacity) {
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    // This thread's: a filter installed without TSYNC is the installing thread's (and its
+    // children's) only, and /proc/self is the main thread's.
+    int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || capacity < 2) {
         if (fd >= 0) close(fd);
         return;

@@ -371,12 +371,17 @@ int fl_write_report(int signo, const siginfo_t *info, const ucontext_t *uc, pid_
     uintptr_t sp = fl_context_sp(uc);
     // A fault within a few pages of the stack pointer on SIGSEGV is the guard page: overflow. Not
     // the fetch of an instruction (a jump into the stack, which is not executable), and only
-    // beside a stack: the page above the fault is mapped (the stack the guard page protects); a
-    // stack pointer set to garbage faults near itself too, with nothing mapped around.
-    uintptr_t page = fl_state.page_size ? fl_state.page_size : 4096;
-    char above;
-    int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0 && fault != fl_context_pc(uc)
-                && fl_safe_copy(&above, (fault & ~(page - 1)) + page, 1) == 0;
+    // beside a stack: a readable page within 64 KiB above the fault (the stack the guard pages
+    // protect; a frame larger than a page skips some); a stack pointer set to garbage faults
+    // near itself too, with nothing mapped around.
+    int overflow = signo == SIGSEGV && fault + 65536 > sp && fault < sp + 65536 && fault != 0 && fault != fl_context_pc(uc);
+    if (overflow) {
+        uintptr_t page = fl_state.page_size ? fl_state.page_size : 4096;
+        char above;
+        int beside = 0;
+        for (uintptr_t p = (fault & ~(page - 1)) + page; !beside && p <= fault + 65536; p += page) beside = fl_safe_copy(&above, p, 1) == 0;
+        overflow = beside;
+    }
 
     fl_put(&w, "{\"format\":\"faultline-crash\",\"version\":");
     fl_put_u64(&w, FAULTLINE_CRASH_REPORT_VERSION);

@@ -108,6 +108,7 @@ typedef struct {
     void (*then)(void *);
     void *argument;
     char crash_directory[FL_PATH_MAX];  // as that start set it (a later start may change it)
+    char creator_name[16];              // the starting thread's name, for the continuation
 } fl_background_work;
 
 _Static_assert(FL_MAKE_DIRECTORIES_MAX >= FL_PATH_MAX, "every crash directory start accepts can be made");
@@ -148,12 +149,10 @@ static void *fl_background(void *raw) {
     fl_background_work *work_memory = raw;
     fl_background_work work = *work_memory;
     free(work_memory);
-    // Named as the SDK's threads are while it prepares: a report of a crash in the first
-    // milliseconds lists this thread, which must not pass for one of the app's (it inherited the
-    // app's name). The continuation gets the inherited name back, so that threads it starts
-    // (a dispatch worker that later runs app work) do not bear Faultline's.
-    char inherited[16] = {0};
-    prctl(PR_GET_NAME, inherited, 0, 0, 0);
+    // Named as Faultline's while it prepares (from its creation: fl_start_background lends it the
+    // name), so a crash in the first milliseconds leaves it out of the report. The continuation
+    // gets the starting thread's name, so that threads it starts (a dispatch worker that later
+    // runs app work) neither bear Faultline's nor are left out of reports.
     prctl(PR_SET_NAME, FL_START_THREAD_NAME, 0, 0, 0);
     // SCHED_BATCH: no wake-up preemption of the app's threads by this one, yet its fair share of
     // CPU (SCHED_IDLE could starve it on a loaded server). Set by the thread itself: an explicit
@@ -173,7 +172,7 @@ static void *fl_background(void *raw) {
         // ordinary policy again, also for the threads it creates.
         struct sched_param other = {.sched_priority = 0};
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
-        prctl(PR_SET_NAME, inherited, 0, 0, 0);
+        prctl(PR_SET_NAME, work.creator_name, 0, 0, 0);
         work.then(work.argument);
     }
     return NULL;
@@ -242,19 +241,18 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
     }
     fl_background_work *work = malloc(sizeof *work);
-    fl_background_work on_stack = {prepare, then, argument, {0}};
+    fl_background_work on_stack = {prepare, then, argument, {0}, {0}};
     fl_copy_string(on_stack.crash_directory, sizeof on_stack.crash_directory, fl_state.crash_directory);
+    prctl(PR_GET_NAME, on_stack.creator_name, 0, 0, 0);
     pthread_attr_t attr;
     pthread_t thread;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (work) *work = on_stack;
     // The new thread inherits this thread's name at creation: lent FL_START_THREAD_NAME for it.
-    char caller_name[16] = {0};
-    prctl(PR_GET_NAME, caller_name, 0, 0, 0);
     prctl(PR_SET_NAME, FL_START_THREAD_NAME, 0, 0, 0);
     int created = work && pthread_create(&thread, &attr, fl_background, work) == 0;
-    prctl(PR_SET_NAME, caller_name, 0, 0, 0);
+    prctl(PR_SET_NAME, on_stack.creator_name, 0, 0, 0);
     if (!created) {
         // No thread to spare: do it here.
         free(work);
@@ -344,6 +342,14 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
         FL_LOG("could not map an alternate signal stack for the calling thread");
     }
 
+#if !defined(__x86_64__)
+    {
+        // No trampoline to know the kernel's calls by (fl_signal_details_usable probes them): a
+        // filter present now is known before the first signal can come.
+        char status[4096];
+        fl_note_syscall_filter(status, sizeof status);
+    }
+#endif
     fl_prepare_crash_entry_mask();
     for (int i = 0; i < FL_SIGNAL_COUNT; i++) {
         struct sigaction sa;

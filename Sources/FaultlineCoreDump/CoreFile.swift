@@ -59,7 +59,7 @@ public enum CoreFile {
         return try CoreCrashReport.json(
             notes: notes, stacks: unwinder.threads(budget: budget, deadline: deadline), modules: unwinder.modules(), hints: hints,
             eventID: eventID, timestamp: hints.time ?? written, provenance: provenance, unwindError: unwinder.attachError,
-            isMapped: { a in layout.segments.contains { $0.isLoad && $0.contains(a) } })
+            isReadable: { a in layout.segments.contains { $0.isLoad && $0.flags & 4 != 0 && $0.contains(a) } })  // PF_R
     }
 
     private static func read(_ fd: Int32, at offset: UInt64, count: Int, what: String) throws(CoreDumpError) -> [UInt8] {

@@ -30,7 +30,7 @@ public enum CoreCrashReport {
     public static func json(
         notes: CoreNotes, stacks: [CoreThreadStack], modules: [CoreModule], hints: CoreReportHints = CoreReportHints(),
         eventID: String, timestamp: Double, provenance: Provenance, unwindError: String? = nil,
-        isMapped: (UInt64) -> Bool = { _ in true }
+        isReadable: (UInt64) -> Bool = { _ in true }
     ) throws(CoreDumpError) -> JSONValue {
         guard let firstThread = notes.threads.first else { throw .noThreads }
         let crashing = notes.threads.first { $0.tid == hints.tid } ?? firstThread
@@ -66,11 +66,13 @@ public enum CoreCrashReport {
             "end": true
         ]
         // The crash core's rule (report_writer.c): a SIGSEGV within 64 KiB of the stack pointer,
-        // not the fetch of an instruction, with the page above the fault mapped (the stack the
-        // guard page protects), is a stack overflow.
+        // not the fetch of an instruction, with a readable page within 64 KiB above the fault (the
+        // stack the guard pages protect), is a stack overflow.
         let sp = crashing.stackPointer
+        let firstAbove = (faultAddress & ~0xfff) &+ 0x1000
         if signalNumber == 11, faultAddress != 0, faultAddress != crashing.programCounter,
-            (faultAddress > sp ? faultAddress - sp : sp - faultAddress) <= 64 * 1024, isMapped((faultAddress & ~0xfff) &+ 0x1000)
+            (faultAddress > sp ? faultAddress - sp : sp - faultAddress) <= 64 * 1024,
+            stride(from: firstAbove, through: faultAddress &+ 64 * 1024, by: 0x1000).contains(where: isReadable)
         {
             report["stack_overflow"] = true
         }

@@ -119,8 +119,11 @@ struct LifecycleAPI {
                 do { q = try IssueSearchRequest.query(r) } catch let refused as IssueSearchRequest.Refused {
                     throw LifecycleError.badRequest(refused.detail)
                 }
-                // Every matching issue, a keyset page at a time, up to `maxAllIssues`; read before
-                // any is changed, so the change cannot move one out of the search or into it.
+                // Every matching issue, a keyset page at a time by id (an event arriving meanwhile
+                // moves an issue in last-seen order, and a page by it could skip that issue), up
+                // to `maxAllIssues`; read before any is changed, so the change cannot move one out
+                // of the search or into it.
+                q.sort = .id
                 q.limit = Self.maxBulkIDs
                 while ids.count < Self.maxAllIssues {
                     let page = try IssueSearchRequest.heads(database, projectID: project.id, q)

@@ -34,7 +34,8 @@ enum IssueSearchRequest {
         return q
     }
 
-    /// A list position as a keyset cursor's text: the sort value and id of a page's last issue.
+    /// A list position as a keyset cursor's text (the API's `cursor`, the page's `after`/`before`):
+    /// the sort value and id of a page's last issue.
     static func cursor(value: Double, id: Int64) -> String { "\(value)_\(id)" }
 
     static func position(_ cursor: String) -> (value: Double, id: Int64)? {

@@ -6,7 +6,8 @@ import FaultlineProtocol
 
 /// Filters and order of the issues list; everything here comes from the query string.
 struct IssueQuery {
-    enum Sort: String, CaseIterable { case lastSeen = "last_seen", firstSeen = "first_seen", count }
+    /// `id`: newest issue first by id, which no new event moves (what a bulk update pages by).
+    enum Sort: String, CaseIterable { case lastSeen = "last_seen", firstSeen = "first_seen", count, id }
     var sort: Sort = .lastSeen
     var status: String = "unresolved"  // one of `statuses`
     /// The list's status views: an issue's own status, or every issue.

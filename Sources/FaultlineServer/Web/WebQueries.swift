@@ -121,6 +121,7 @@ final class WebQueries: Sendable {
         case .lastSeen: sortColumn = "i.last_seen"
         case .firstSeen: sortColumn = "i.first_seen"
         case .count: sortColumn = "i.count"
+        case .id: sortColumn = "i.id"
         }
         var values: [SQLValue] = []
         func p(_ v: SQLValue) -> String {

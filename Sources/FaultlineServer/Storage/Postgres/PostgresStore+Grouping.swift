@@ -14,8 +14,8 @@
 // - rows are locked in one order on every node (occurrences by id, then stacks, new issues,
 //   releases, environment and tag rows, each sorted, and the existing issues last, by id, as a
 //   merge locks them), so two batches cannot wait on each other in a cycle;
-// - a fingerprint whose issue was merged into another counts into that other one, read again
-//   under the row lock, so a merge committed meanwhile is followed, not undone.
+// - a fingerprint whose issue was merged into another counts into that other one; one merged
+//   since the batch looked (read again under the row lock) fails the batch, which is grouped again.
 import Foundation
 import FaultlineProtocol
 
@@ -67,11 +67,11 @@ extension PostgresStore {
         }
     }
 
-    /// Issues kept being merged while a batch was being counted into them (eight rounds): the
-    /// batch's transaction fails and the grouping worker takes it again.
+    /// Issues merged while a batch was being grouped into them: the batch's transaction fails and
+    /// the grouping worker takes its rows again.
     struct GroupingMergeRaceError: Error, CustomStringConvertible {
         let issues: [Int64]
-        var description: String { "issues \(issues) kept being merged while grouping counted into them; the batch is retried" }
+        var description: String { "issues \(issues) were merged while grouping counted into them; the batch is grouped again" }
     }
 
     /// Locks the batch's ungrouped occurrences for this transaction (marked grouped, with their
@@ -180,33 +180,19 @@ extension PostgresStore {
 
     /// Adds the batch's occurrences to the issues that existed before it: the count, and first
     /// and last seen widened. Rows locked in id order, as every node and every merge locks them,
-    /// then read again: an issue merged since `ensureIssues` looked is counted into the issue it
-    /// was merged into, and the batch's releases written for it follow.
+    /// then read again: an issue merged since `ensureIssues` looked fails the batch (nothing of it
+    /// commits; the grouping worker takes its rows again and finds the issue they go to now).
+    /// Locking that issue here instead, past rows already held, could wait on a batch that holds
+    /// it and waits on ours; merges are rare, a retried batch is cheap.
     private static func countIntoIssues(_ c: PGConnection, _ counts: [Int64: IssueCount]) throws {
         guard !counts.isEmpty else { return }
-        var pending = counts
-        var settled = false
-        for _ in 0..<8 {
-            var mergedSince: [(from: Int64, into: Int64)] = []
-            try c.query(
-                "SELECT id, merged_into FROM issues WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", PGArray.ints(pending.keys.sorted())
-            ) { if !$0.isNull(1) { mergedSince.append(($0.int(0), $0.int(1))) } }
-            if mergedSince.isEmpty {
-                settled = true
-                break
-            }
-            for m in mergedSince {
-                guard let moved = pending.removeValue(forKey: m.from) else { continue }
-                pending[m.into] = moved.adding(pending[m.into])
-                try c.query(
-                    "INSERT INTO issue_releases(issue_id, release) SELECT $1::bigint, release FROM issue_releases WHERE issue_id = $2 ON CONFLICT DO NOTHING",
-                    .int(m.into), .int(m.from))
-                try c.query("DELETE FROM issue_releases WHERE issue_id = $1", .int(m.from))
-            }
+        let ids = counts.keys.sorted()
+        var mergedSince: [Int64] = []
+        try c.query("SELECT id, merged_into FROM issues WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE", PGArray.ints(ids)) {
+            if !$0.isNull(1) { mergedSince.append($0.int(0)) }
         }
-        guard settled else { throw GroupingMergeRaceError(issues: counts.keys.sorted()) }
-        let ids = pending.keys.sorted()
-        let values = ids.map { pending[$0]! }
+        guard mergedSince.isEmpty else { throw GroupingMergeRaceError(issues: mergedSince) }
+        let values = ids.map { counts[$0]! }
         try c.query(
             """
             UPDATE issues SET

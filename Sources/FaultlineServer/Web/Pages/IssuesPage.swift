@@ -36,13 +36,8 @@ struct IssuesPage {
         q.environment = String(ctx.q("environment").prefix(200))
         q.text = String(ctx.q("q").prefix(200))
         _ = q.applyTerms()
-        func cursor(_ name: String) -> (Double, Int64)? {
-            let a = ctx.q(name).split(separator: "_")
-            guard a.count == 2, let v = Double(a[0]), let id = Int64(a[1]) else { return nil }
-            return (v, id)
-        }
-        q.after = cursor("after")
-        if q.after == nil { q.before = cursor("before") }
+        q.after = IssueSearchRequest.position(ctx.q("after"))
+        if q.after == nil { q.before = IssueSearchRequest.position(ctx.q("before")) }
         return q
     }
 
