@@ -35,9 +35,9 @@ final class ReleaseActivityTests: XCTestCase {
         try IssueMerger.merge(ids["C"]!, into: ids["A"]!, in: store)
         store.close()
 
-        // Back to schema 16, as a binary from before left it.
+        // Back to schema 16, as a binary from before left it (its evaluator never ran: no cursor).
         let c = try SQLiteConnection(path: path)
-        try c.exec("DROP TABLE release_activity; PRAGMA user_version=\(SQLiteSchema.version - 1)")
+        try c.exec("DROP TABLE release_activity; DELETE FROM alert_cursor; PRAGMA user_version=\(SQLiteSchema.version - 1)")
         let reopened = try SQLiteStore(path: path)
         defer { reopened.close() }
         let tallies = try reopened.reading { c in
@@ -49,5 +49,7 @@ final class ReleaseActivityTests: XCTestCase {
         XCTAssertEqual(tallies.0, ReleaseActivity.Tally(firstEvent: 10, lastEvent: 10, newGroups: 1))
         XCTAssertEqual(tallies.1, ReleaseActivity.Tally(firstEvent: 20, lastEvent: 30, newGroups: 1), "B only: C belongs to A")
         XCTAssertNil(tallies.2)
+        let cursor = try reopened.reading { try AlertRows.cursor($0) }
+        XCTAssertEqual(cursor, 5, "the evaluator goes on from where the migration counted")
     }
 }

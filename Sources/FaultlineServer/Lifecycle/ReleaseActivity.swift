@@ -53,7 +53,9 @@ enum ReleaseActivity {
     }
 
     /// Migration 17 (`WHERE true`: SQLite's parser needs it between an INSERT's SELECT and ON
-    /// CONFLICT): the table, filled from the occurrences the evaluator has already passed (it
+    /// CONFLICT): the table, and the evaluator's cursor where it had none yet, at the bound used
+    /// here (computed again at the evaluator's first start, occurrences grouped in between would
+    /// be counted by neither), filled from the occurrences the evaluator has already passed (it
     /// never reads those again; later ones it counts itself). An issue's first occurrence is the
     /// lowest id among its rows and those of the issues merged into it.
     static func migration(_ dialect: SQLDialect) -> String {
@@ -80,7 +82,9 @@ enum ReleaseActivity {
             SELECT s.project_id, s.release, s.first_event, s.last_event, coalesce(n.n, 0) FROM seen s
             LEFT JOIN news n ON n.project_id = s.project_id AND n.release = s.release
             WHERE true
-            ON CONFLICT(project_id, version) DO NOTHING
+            ON CONFLICT(project_id, version) DO NOTHING;
+            INSERT INTO alert_cursor(name, value)
+            SELECT 'occurrences', \(evaluated) WHERE NOT EXISTS (SELECT 1 FROM alert_cursor WHERE name = 'occurrences')
             """
     }
 }
