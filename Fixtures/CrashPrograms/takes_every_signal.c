@@ -16,9 +16,14 @@ __attribute__((noinline)) static void wait_in_worker(void) {
     for (;;) pause();
 }
 
+// The main thread faults only once every waiter runs: a thread still inside pthread_create's
+// start-up has every signal blocked, and would be reported as one that blocks them.
+static pthread_barrier_t started;
+
 static void *waiter(void *unused) {
     (void)unused;
     pthread_setname_np(pthread_self(), "waiter");
+    pthread_barrier_wait(&started);
     wait_in_worker();
     return NULL;
 }
@@ -33,7 +38,9 @@ int main(int argc, char **argv) {
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     for (int s = SIGRTMIN; s <= SIGRTMAX; s++) sigaction(s, &sa, NULL);
     pthread_t t;
+    pthread_barrier_init(&started, NULL, 4);
     for (int i = 0; i < 3; i++) pthread_create(&t, NULL, waiter, NULL);
+    pthread_barrier_wait(&started);
     fault_here((volatile int *)(uintptr_t)(argc > 100 ? argc : 0));
     return 0;
 }
