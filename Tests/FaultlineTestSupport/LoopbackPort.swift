@@ -6,6 +6,8 @@
 // of preference:
 //   - a server in the test process or a child that can listen on port 0 does so and reports the
 //     port (Server, ScriptedHTTPServer, `faultline serve --port 0`);
+//   - a child that takes a listening socket from its parent (haproxy's `bind fd@0`) gets one the
+//     test made on port 0 (`listeningSocket()`);
 //   - a port that must refuse connections is a socket the test keeps bound and never listens on
 //     (`RefusingPort`): nothing else can bind it meanwhile;
 //   - a child that must be told its port (debuginfod cannot listen on 0) gets a `candidate()` inside
@@ -176,6 +178,19 @@ public final class StalledServer {
 extension LoopbackPort {
     /// A TCP socket bound to 127.0.0.1 on a port the kernel picked, and that port. No
     /// SO_REUSEADDR: another socket must not be able to share the port.
+    /// A socket listening on 127.0.0.1 at a port the kernel chose, for a child that takes a
+    /// listening socket from its parent (haproxy's `bind fd@0`): nothing can take the port between
+    /// the choice and the listen. The caller owns the descriptor.
+    public static func listeningSocket(backlog: Int32 = 128) throws -> (fd: Int32, port: UInt16) {
+        let (fd, port) = try boundSocket()
+        guard listen(fd, backlog) == 0 else {
+            let e = errno
+            Glibc.close(fd)
+            throw SocketFailure(call: "listen 127.0.0.1:\(port)", errno: e)
+        }
+        return (fd, port)
+    }
+
     static func boundSocket() throws -> (fd: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketFailure(call: "socket", errno: errno) }

@@ -16,16 +16,19 @@ final class LoadBalancerTests: XCTestCase {
 
     static let binary = ["/usr/sbin/haproxy", "/usr/bin/haproxy"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// haproxy in the foreground on a loopback port, round-robin over `backends`; every response
-    /// names the node that served it (`X-Faultline-Node`). haproxy cannot listen on port 0 and
-    /// report it, so the port is a candidate, and a lost bind starts over (LoopbackPort).
+    /// haproxy in the foreground, round-robin over `backends`; every response names the node that
+    /// served it (`X-Faultline-Node`). The test makes the listening socket itself (127.0.0.1, port
+    /// 0) and hands it to haproxy as its standard input (`bind fd@0`): no port is picked and then
+    /// bound by another process, and a connection made before haproxy runs waits in the backlog.
+    /// haproxy answers `/haproxy-ready` itself, without a backend, once it accepts.
     final class Balancer {
         let process = Process()
         let port: UInt16
         let log: String
 
         init(binary: String, backends: [(name: String, port: UInt16)], directory: String) throws {
-            port = LoopbackPort.candidate()
+            let (fd, port) = try LoopbackPort.listeningSocket()
+            self.port = port
             let config = directory + "/haproxy-\(port).cfg"
             log = directory + "/haproxy-\(port).log"
             var text = """
@@ -37,7 +40,8 @@ final class LoadBalancerTests: XCTestCase {
                     timeout client 60s
                     timeout server 60s
                 frontend web
-                    bind 127.0.0.1:\(port)
+                    bind fd@0
+                    monitor-uri /haproxy-ready
                     default_backend nodes
                 backend nodes
                     balance roundrobin
@@ -49,30 +53,29 @@ final class LoadBalancerTests: XCTestCase {
             FileManager.default.createFile(atPath: log, contents: nil)
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["-db", "-V", "-f", config]  // -db: foreground, no daemon; -V: say what it does
+            let socket = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            process.standardInput = socket
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             process.standardError = process.standardOutput
             try process.run()
-            try awaitListening()
+            try? socket.close()  // haproxy holds its own copy; once it ends, connections are refused, not left waiting
+            try awaitServing()
         }
 
-        /// Polls until haproxy listens on its port; a bind lost to another process is `Lost`, and
-        /// so is a start that never came to listen (it is started again on a fresh port).
-        func awaitListening(timeout: TimeInterval = 30) throws {
+        /// Waits until haproxy answers its own `/haproxy-ready`; a haproxy that ended, or did not
+        /// answer in time, fails with its log.
+        func awaitServing(timeout: TimeInterval = 60) throws {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
-                if LoopbackPort.listeningPorts(of: process.processIdentifier).contains(port) { return }
-                if waitpidExited() { break }
+                guard process.isRunning else { break }
+                let answer = RawHTTP.send(port: port, method: "GET", path: "/haproxy-ready", headers: [:], body: Data())
+                if answer.status == 200 { return }
                 usleep(20_000)
             }
-            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             let end = process.end()
-            throw LoopbackPort.Lost(port: port, detail: "haproxy did not listen within \(timeout) s (\(end)): \(output)")
-        }
-
-        /// Whether haproxy has ended (seen without reaping it, so Process can still record how).
-        private func waitpidExited() -> Bool {
-            var info = siginfo_t()
-            return waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            struct NotServing: Error, CustomStringConvertible { let description: String }
+            throw NotServing(description: "haproxy did not answer within \(timeout) s (\(end)): \(output)")
         }
     }
 
@@ -90,9 +93,7 @@ final class LoadBalancerTests: XCTestCase {
         let (portA, portB) = (try XCTUnwrap(a.port(bannerA)), try XCTUnwrap(b.port(try b.banner())))
         let token = String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.contains("server token") }).split(separator: " ").last!)
         let dsn = try DSN(parsing: String(try XCTUnwrap(bannerA.split(separator: "\n").first { $0.hasPrefix("DSN: ") }).dropFirst(5)))
-        let balancer = try LoopbackPort.retryingLostBinds {
-            try Balancer(binary: haproxy, backends: [("a", portA), ("b", portB)], directory: work)
-        }
+        let balancer = try Balancer(binary: haproxy, backends: [("a", portA), ("b", portB)], directory: work)
         defer { balancer.process.end() }
         let port = balancer.port
 

@@ -161,10 +161,8 @@ final class ParallelGroupingTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let cluster = try Cluster(count: 3, url: url, work: work)
         defer { cluster.stop() }
-        let balancer = try LoopbackPort.retryingLostBinds {
-            try LoadBalancerTests.Balancer(
-                binary: haproxy, backends: cluster.ports.enumerated().map { ("node\($0.offset)", $0.element) }, directory: work)
-        }
+        let balancer = try LoadBalancerTests.Balancer(
+            binary: haproxy, backends: cluster.ports.enumerated().map { ("node\($0.offset)", $0.element) }, directory: work)
         defer { balancer.process.end() }
         let events = (0..<180).map { i in (i % 4, TestEvents.native(offsets: [0x3000 + UInt64(i % 4) * 0x40, 0x4000])) }
         let (acked, refused, servedBy) = send(events, to: [balancer.port], cluster: cluster)
