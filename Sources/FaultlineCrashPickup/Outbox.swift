@@ -35,7 +35,7 @@ public final class Outbox: Sendable {
     public let byteCap: Int
     private let sequence = Atomic<UInt64>(0)
     private let drops = Mutex<[DropReason: Int]>([:])  // since start, never reset
-    private let unreported = Mutex<[DropReason: Int]>([:])  // not yet sent as a client report
+    private let unreported = Mutex<[Loss: Int]>([:])  // not yet sent as a client report
     private struct Index { var entries: [Entry] = []; var bytes = 0 }
     private let index = Mutex(Index())
 
@@ -47,28 +47,50 @@ public final class Outbox: Sendable {
         let existing = Outbox.scan(directory)
         index.withLock { $0 = Index(entries: existing, bytes: existing.reduce(0) { $0 + $1.size }) }
         // Drops an earlier run counted but could not report (it was killed) are reported now.
-        if let data = FileManager.default.contents(atPath: dropsFile), let saved = try? JSONValue.parse(data).objectValue {
-            let restored = Dictionary(
-                uniqueKeysWithValues: saved.compactMap { k, v in
-                    DropReason(rawValue: k).flatMap { r in v.int64Value.map { (r, Int(min(max($0, 0), 1 << 48))) } }
-                })  // a file's number: clamped
+        if let data = FileManager.default.contents(atPath: dropsFile), let saved = try? JSONValue.parse(data) {
+            let restored = Self.losses(saved)
             unreported.withLock { $0 = restored }
         }
+    }
+
+    /// The saved losses: client-report entries, or (written by an earlier version) counts by
+    /// DropReason, which knew no category. A file's numbers are clamped.
+    private static func losses(_ saved: JSONValue) -> [Loss: Int] {
+        func clamped(_ v: JSONValue?) -> Int? { v?.int64Value.map { Int(min(max($0, 0), 1 << 48)) } }
+        var out: [Loss: Int] = [:]
+        if let entries = saved.arrayValue {
+            for e in entries {
+                guard let reason = e["reason"]?.stringValue, let category = e["category"]?.stringValue, let n = clamped(e["quantity"]) else { continue }
+                out[Loss(reason: reason, category: category), default: 0] += n
+            }
+        } else if let byReason = saved.objectValue {
+            for (k, v) in byReason {
+                guard let reason = DropReason(rawValue: k), let n = clamped(v) else { continue }
+                out[Loss(reason: reason.sentryReason, category: "default"), default: 0] += n
+            }
+        }
+        return out
     }
 
     private var dropsFile: String { directory + "/.unreported-drops.json" }
 
     /// Losses are rare; writing them through keeps the count honest across kill -9.
-    private func persistUnreported(_ d: [DropReason: Int]) {
-        let json = JSONValue.object(Dictionary(uniqueKeysWithValues: d.map { ($0.key.rawValue, JSONValue.int(Int64($0.value))) }))
-        if d.isEmpty { unlink(dropsFile) } else { try? AtomicFile.write(json.serialized(), to: dropsFile) }
+    private func persistUnreported(_ d: [Loss: Int]) {
+        if d.isEmpty { unlink(dropsFile) } else { try? AtomicFile.write(JSONValue.array(Self.discardedEvents(d)).serialized(), to: dropsFile) }
+    }
+
+    /// Losses as a client report's `discarded_events`, in a stable order.
+    public static func discardedEvents(_ d: [Loss: Int]) -> [JSONValue] {
+        d.sorted { ($0.key.reason, $0.key.category) < ($1.key.reason, $1.key.category) }.map {
+            ["reason": .string($0.key.reason), "category": .string($0.key.category), "quantity": .int(Int64($0.value))]
+        }
     }
 
     /// Writes the envelope durably, then drops the oldest entries while over the byte cap.
     @discardableResult
     public func enqueue(_ envelope: Envelope, sync: Bool = true) -> Bool {
         let data = envelope.serialized()
-        guard data.count <= byteCap else { countDrop(.queueOverflow); return false }
+        guard data.count <= byteCap else { countDrop(.queueOverflow, envelope: envelope); return false }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         let seq = sequence.add(1, ordering: .relaxed).newValue
@@ -81,7 +103,7 @@ public final class Outbox: Sendable {
         let name = String(nanoseconds).zeroPadded(toLength: 20) + "-" + String(UInt64(seq)).zeroPadded(toLength: 10) + "-" + kind + ".envelope"
         let entry = Entry(path: directory + "/" + name, size: data.count)
         guard write(data, to: entry.path, sync: sync) else {
-            countDrop(.diskWriteFailed)
+            countDrop(.diskWriteFailed, envelope: envelope)
             return false
         }
         // Drop the oldest while over the cap. The index lives in memory (scanned once at init),
@@ -101,8 +123,12 @@ public final class Outbox: Sendable {
             }
             return out
         }
-        for e in evicted { unlink(e.path) }
-        if !evicted.isEmpty { countDrop(.queueOverflow, evicted.count) }
+        for e in evicted {
+            // Read before it goes, so the report says what was lost (eviction is rare).
+            let lost = FileManager.default.contents(atPath: e.path).flatMap { try? Envelope.parse($0) }
+            unlink(e.path)
+            if let lost { countDrop(.queueOverflow, envelope: lost) } else { countDrop(.queueOverflow) }
+        }
         return true
     }
 
@@ -156,23 +182,35 @@ public final class Outbox: Sendable {
         }
     }
 
-    public func countDrop(_ reason: DropReason, _ n: Int = 1) {
+    /// `n` things of `category` lost for `reason` (log lines the buffer had no room for, log
+    /// archives the caps deleted); the local counts take `n` too.
+    public func countDrop(_ reason: DropReason, _ n: Int = 1, category: String = "default") {
+        record(reason, envelopes: n, losses: [(category, n)])
+    }
+
+    /// An envelope lost for `reason`: one in the local counts, each of its items in the report.
+    public func countDrop(_ reason: DropReason, envelope: Envelope) {
+        record(reason, envelopes: 1, losses: Loss.quantities(of: envelope))
+    }
+
+    private func record(_ reason: DropReason, envelopes: Int, losses: [(category: String, quantity: Int)]) {
         // Saturating: a count restored from disk (or a very long life) must not trap the app.
-        func add(_ counts: inout [DropReason: Int]) {
-            let (sum, overflow) = counts[reason, default: 0].addingReportingOverflow(n)
-            counts[reason] = overflow ? Int.max : sum
+        func add<K: Hashable>(_ counts: inout [K: Int], _ key: K, _ n: Int) {
+            let (sum, overflow) = counts[key, default: 0].addingReportingOverflow(n)
+            counts[key] = overflow ? Int.max : sum
         }
-        drops.withLock { add(&$0) }
-        unreported.withLock {
-            add(&$0); persistUnreported($0)
+        drops.withLock { add(&$0, reason, envelopes) }
+        unreported.withLock { u in
+            for (category, n) in losses where n > 0 { add(&u, Loss(reason: reason.sentryReason, category: category), n) }
+            persistUnreported(u)
         }
     }
 
     /// Envelopes dropped since start, by reason. Honest: every loss is counted somewhere here.
     public var droppedCounts: [DropReason: Int] { drops.withLock { $0 } }
 
-    /// Drops not yet reported to the server; taking them resets this view but not the totals.
-    public func takeDroppedCounts() -> [DropReason: Int] {
+    /// Losses not yet reported to the server; taking them resets this view but not the totals.
+    public func takeUnreportedLosses() -> [Loss: Int] {
         unreported.withLock { d in
             defer { d = [:]; persistUnreported([:]) }; return d
         }

@@ -131,6 +131,60 @@ final class TransportTests: XCTestCase {
         XCTAssertGreaterThan(outbox.droppedCounts[.queueOverflow] ?? 0, 0)
     }
 
+    /// The report says what was lost, as Sentry's client reports count it: an evicted log
+    /// envelope is its lines (`log_item`) and its bytes (`log_byte`), not one `default`.
+    func testAnEvictedLogEnvelopeIsReportedAsItsLinesAndBytes() throws {
+        let server = try ScriptedHTTPServer()
+        let (outbox, flusher, _) = try make(server, cap: 1_500)
+        let logs: JSONValue = ["items": .array((0..<20).map { ["body": .string("line \($0)")] })]
+        let item = Envelope.Item(type: "log", payload: logs.serialized(), extra: ["item_count": 20])
+        for _ in 0..<4 { outbox.enqueue(Envelope(header: [:], items: [item])) }
+        let evicted = try XCTUnwrap(outbox.droppedCounts[.queueOverflow])
+        XCTAssertGreaterThan(evicted, 0)
+        _ = flusher.flushOnce()
+        let reports: [JSONValue] = server.requests.compactMap { try? Envelope.parse($0.body) }
+            .filter { $0.items.first?.type == "client_report" }.compactMap { try? JSONValue.parse($0.items[0].payload) }
+        var quantity: [String: Int64] = [:]
+        for d in reports.flatMap({ $0["discarded_events"]?.arrayValue ?? [] }) {
+            XCTAssertEqual(d["reason"]?.stringValue, "queue_overflow")
+            quantity[d["category"]?.stringValue ?? "?", default: 0] += d["quantity"]?.int64Value ?? 0
+        }
+        XCTAssertEqual(quantity["log_item"], Int64(evicted * 20), "each evicted envelope's 20 lines")
+        XCTAssertEqual(quantity["log_byte"], Int64(evicted * item.payload.count))
+        XCTAssertNil(quantity["default"], "\(quantity)")
+    }
+
+    /// A transaction is one transaction and its spans (its root span among them); an attachment
+    /// its bytes; a report of losses is never itself counted.
+    func testEachItemTypeIsItsSentryCategory() throws {
+        let transaction: JSONValue = ["type": "transaction", "spans": [["span_id": "a"], ["span_id": "b"]]]
+        let envelope = Envelope(
+            header: [:],
+            items: [
+                Envelope.Item(type: "transaction", payload: transaction.serialized()),
+                Envelope.Item(type: "attachment", payload: Data(repeating: 1, count: 300)),
+                Envelope.Item(type: "session", payload: Data("{}".utf8)),
+                Envelope.Item(type: "client_report", payload: Data("{}".utf8))
+            ])
+        let outbox = try Outbox(directory: dir)
+        outbox.countDrop(.rejectedByServer, envelope: envelope)
+        let losses = outbox.takeUnreportedLosses()
+        func n(_ category: String) -> Int? { losses[Loss(reason: "send_error", category: category)] }
+        XCTAssertEqual(n("transaction"), 1)
+        XCTAssertEqual(n("span"), 3)
+        XCTAssertEqual(n("attachment"), 300)
+        XCTAssertEqual(n("session"), 1)
+        XCTAssertEqual(losses.count, 4, "\(losses)")
+        XCTAssertEqual(outbox.droppedCounts[.rejectedByServer], 1, "the local count is of envelopes")
+    }
+
+    /// A count written by an earlier version (by reason, no category) is still reported.
+    func testLossesSavedByAnEarlierVersionAreReported() throws {
+        try Data(#"{"rejected_by_server":3}"#.utf8).write(to: URL(fileURLWithPath: dir + "/.unreported-drops.json"))
+        let outbox = try Outbox(directory: dir)
+        XCTAssertEqual(outbox.takeUnreportedLosses(), [Loss(reason: "send_error", category: "default"): 3])
+    }
+
     func testServerErrorsBackOffExponentiallyFromHalfASecondToTenSeconds() throws {
         let server = try ScriptedHTTPServer { _ in .status(500) }
         let (outbox, flusher, clock) = try make(server)
@@ -196,7 +250,8 @@ final class TransportTests: XCTestCase {
         let report = server.requests.last.flatMap { try? Envelope.parse($0.body) }
         XCTAssertEqual(report?.items.first?.type, "client_report")
         let discarded = report.flatMap { try? JSONValue.parse($0.items[0].payload) }?["discarded_events"]?[0]
-        XCTAssertEqual(discarded?["reason"]?.stringValue, "rejected_by_server")
+        XCTAssertEqual(discarded?["reason"]?.stringValue, "send_error", "Sentry's reason for what the server refused")
+        XCTAssertEqual(discarded?["category"]?.stringValue, "error", "an event is an error")
         XCTAssertEqual(discarded?["quantity"]?.int64Value, 1)
         XCTAssertEqual(outbox.droppedCounts[.rejectedByServer], 1, "totals are kept after reporting")
     }

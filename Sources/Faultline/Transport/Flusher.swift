@@ -108,13 +108,13 @@ final class Flusher: Sendable {
                         queue = outbox.pending()  // the halves are now the newest entries
                     } else {
                         outbox.remove(entry)
-                        outbox.countDrop(.rejectedByServer)
+                        outbox.countDrop(.rejectedByServer, envelope: envelope)
                         summary.dropped += 1
                     }
                     break attempts
                 case .rejected:
                     outbox.remove(entry)
-                    outbox.countDrop(.rejectedByServer)
+                    outbox.countDrop(.rejectedByServer, envelope: envelope)
                     summary.dropped += 1
                     break attempts
                 case .redirected(let status, _):
@@ -166,12 +166,9 @@ final class Flusher: Sendable {
 
     /// Losses since the last report go to the server as a `client_report`, so drops are visible there.
     private func enqueueClientReportIfNeeded() {
-        let drops = outbox.takeDroppedCounts()
-        guard !drops.isEmpty else { return }
-        let discarded: [JSONValue] = drops.sorted { $0.key.rawValue < $1.key.rawValue }.map {
-            ["reason": .string($0.key.rawValue), "category": "default", "quantity": .int(Int64($0.value))]
-        }
-        let report: JSONValue = ["timestamp": .double(clock.now()), "discarded_events": .array(discarded)]
+        let losses = outbox.takeUnreportedLosses()
+        guard !losses.isEmpty else { return }
+        let report: JSONValue = ["timestamp": .double(clock.now()), "discarded_events": .array(Outbox.discardedEvents(losses))]
         outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "client_report", payload: report.serialized())]))
     }
 }

@@ -130,7 +130,7 @@ final class Worker: @unchecked Sendable {
     /// Buffered log lines become `log` envelopes of at most LogBuffer.batchSize lines.
     func packLogs() {
         let (records, dropped) = LogBuffer.shared.drain()
-        if dropped > 0 { flusher.outbox.countDrop(.queueOverflow, dropped) }
+        if dropped > 0 { flusher.outbox.countDrop(.queueOverflow, dropped, category: "log_item") }
         guard !records.isEmpty else { return }
         let context = SDKState.shared.context
         var start = 0
