@@ -124,6 +124,29 @@ final class LogsAndReleasesAPITests: XCTestCase {
         XCTAssertEqual(server.get(releases + "?health=1").json?.arrayValue?.first?["projects"]?[0]?["healthData"]?["totalSessions"]?.int64Value, 8)
     }
 
+    /// The SDK delivers at least once: a kill between the server's 200 and the outbox file's
+    /// removal sends an update again. A session still counts once, and a crash once.
+    func testASessionUpdateSentTwiceCountsOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        func update(_ sid: String, initial: Bool, status: String) -> Data {
+            var s: JSONValue = ["sid": .string(sid), "status": .string(status), "attrs": ["release": "d@1", "environment": "production"]]
+            if initial { s["init"] = true }
+            return Envelope(header: [:], items: [Envelope.Item(type: "session", payload: s.serialized())]).serialized()
+        }
+        let a = UUID().uuidString.lowercased(), b = UUID().uuidString.lowercased()
+        for body in [update(a, initial: true, status: "ok"), update(a, initial: true, status: "ok"), update(a, initial: false, status: "exited")] {
+            XCTAssertEqual(server.sendEnvelope(body).status, 200)
+        }
+        for body in [update(b, initial: true, status: "crashed"), update(b, initial: true, status: "crashed")] {
+            XCTAssertEqual(server.sendEnvelope(body).status, 200)
+        }
+        let row = server.get("/api/0/projects/faultline/\(server.projectID)/sessions/").json?.arrayValue?.first { $0["release"]?.stringValue == "d@1" }
+        XCTAssertEqual(row?["sessions"]?.int64Value, 2, "two sessions, each sent twice")
+        XCTAssertEqual(row?["crashed"]?.int64Value, 1)
+        XCTAssertEqual(row?["crash_free_rate"]?.doubleValue, 0.5)
+    }
+
     func testReleasesListInKeysetPagesNewestFirst() throws {
         let server = try TestServer()
         defer { server.stop() }

@@ -1,6 +1,6 @@
 // GET /api/0/projects/<org>/<project>/sessions/?since&cursor&limit: sessions started and crashed
 // and the crash-free rate per release (all environments, and each), from the `session` and
-// `sessions` items — the release-health page's tally (`ReleaseHealth.add`) over the same bounded
+// `sessions` items — the release-health page's tally (`SessionReading`) over the same bounded
 // read (`HealthPage.scanLimit` newest items of each type, `HealthPage.scanBytes`, items larger
 // than `ReleaseHealth.maxItemBytes` passed over). Releases are listed by name; the cursor is the
 // last name of the previous page. When older items were left unread the answer says so in
@@ -37,7 +37,7 @@ struct ReleaseHealthAPI {
     /// The project's tally per release and environment over the bounded read, and whether older
     /// items were left unread.
     static func tally(_ queries: WebQueries, projectID: Int64, since: Double?) throws -> (tally: [String: [String: SessionTally]], partial: Bool) {
-        var tally: [String: [String: SessionTally]] = [:]
+        var reading = SessionReading()
         var partial = false
         for type in ["session", "sessions"] {
             var reachedSince = false
@@ -47,11 +47,11 @@ struct ReleaseHealthAPI {
             ) { _, received, payload in
                 // Newest first: the first item received before `since` ends the read.
                 if let since, received < since { reachedSince = true; return }
-                ReleaseHealth.add(type: type, payload: payload, into: &tally)
+                reading.add(type: type, payload: payload)
             }
             partial = partial || (stoppedAt != nil && !reachedSince)
         }
-        return (tally, partial)
+        return (reading.tally, partial)
     }
 
     /// All environments of one release together.

@@ -15,16 +15,16 @@ struct HealthPage {
 
     /// The tallies, and whether older items were left unread (the page says so).
     func aggregate() throws -> (tally: [String: [String: Bucket]], cut: Bool) {
-        var out: [String: [String: Bucket]] = [:]
+        var reading = SessionReading()
         var cut = false
         for type in ["session", "sessions"] {
             let stoppedAt = try ctx.queries.scanItems(
                 projectID: project.id, type: type, before: nil, maxItems: Self.scanLimit, maxBytes: Self.scanBytes,
                 maxItemBytes: ReleaseHealth.maxItemBytes
-            ) { _, _, payload in ReleaseHealth.add(type: type, payload: payload, into: &out) }
+            ) { _, _, payload in reading.add(type: type, payload: payload) }
             cut = cut || stoppedAt != nil
         }
-        return (out, cut)
+        return (reading.tally, cut)
     }
 
     func render() throws -> HTTPResponse {
