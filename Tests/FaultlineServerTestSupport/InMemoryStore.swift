@@ -78,7 +78,7 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
     public func createProject(slug: String, name: String) throws -> ProjectRecord {
         try withState { s in
             guard !s.projects.contains(where: { $0.slug == slug }) else { throw InMemoryStoreError.duplicateSlug(slug) }
-            let p = ProjectRecord(id: s.newID(), slug: slug, name: name)
+            let p = ProjectRecord(id: s.newID(), slug: slug, name: name, created: Date().timeIntervalSince1970)
             s.projects.append(p)
             return p
         }

@@ -35,6 +35,12 @@ final class LifecycleAPITests: XCTestCase {
             return o
         }
         XCTAssertTrue(try run(["info"]).stdout.contains("Method: Auth Token"))
+        // One server is one organization; its projects are sentry-cli's `projects list`.
+        XCTAssertTrue(try run(["organizations", "list"]).stdout.contains("| faultline "))
+        let projects = try run(["projects", "list"]).stdout
+        XCTAssertTrue(projects.split(separator: "\n").contains { $0.contains("| default ") && $0.contains("| Default ") }, projects)
+        let keys = try server.getJSON("/api/0/projects/faultline/default/keys/").arrayValue ?? []
+        XCTAssertEqual(keys.compactMap { $0["dsn"]?["public"]?.stringValue }, [server.dsn], "the project's DSN, as the server printed it")
         XCTAssertTrue(try run(["releases", "new", "-p", "default", "app@2.0+build.7"]).stdout.contains("Created release app@2.0+build.7"))
         XCTAssertTrue(try run(["releases", "finalize", "app@2.0+build.7"]).stdout.contains("Finalized release app@2.0+build.7"))
         _ = try run(["releases", "deploys", "app@2.0+build.7", "new", "-e", "production", "-n", "blue"])
@@ -60,6 +66,7 @@ final class LifecycleAPITests: XCTestCase {
 
         let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue ?? []
         XCTAssertEqual(issues.count, 3)
+        XCTAssertEqual(issues.first?["project"]?["slug"]?.stringValue, "default", "Sentry's project object, not an id")
         let ids = issues.compactMap { $0["id"]?.stringValue }
         XCTAssertTrue(try run(["issues", "list"]).stdout.contains("DEFAULT-\(ids[0])"))
         _ = try run(["issues", "resolve", "-i", ids[0]])

@@ -129,6 +129,16 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET"], "/api/0/projects/*/*/events/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.event(org: c[0], project: c[1], eventID: c[2])
         },
+        // Sentry's organization and key reads (Read/OrganizationAPI): sentry-cli's `organizations
+        // list` and `projects list`; a project's DSNs.
+        Route(["GET"], "/api/0/organizations", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, _ in try router.read.organizations() },
+        Route(["GET"], "/api/0/organizations/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in try router.read.organization(c[0]) },
+        Route(["GET"], "/api/0/organizations/*/projects", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
+            try router.read.organizationProjects(c[0])
+        },
+        Route(["GET"], "/api/0/projects/*/*/keys", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            try router.read.projectKeys(r, project: c[1])
+        },
         // Sentry's id lookups (Read/IDLookupAPI): an event id, a short id.
         Route(["GET"], "/api/0/organizations/*/eventids/*", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, _, c in
             try router.read.resolveEventID(org: c[0], c[1])

@@ -52,12 +52,13 @@ public final class ReadAPI: @unchecked Sendable {
     }
 
     func issueJSON(_ i: IssueRecord, withStack: Bool, project: ProjectRecord? = nil) throws -> JSONValue {
+        let p = try project ?? store.project(idOrSlug: String(i.projectID))
         var o: [String: JSONValue] = [
-            "id": .string(String(i.id)), "project": .string(String(i.projectID)), "title": .string(i.title), "culprit": .string(i.culprit),
-            "fingerprint": .string(i.fingerprint), "first_seen": .double(i.firstSeen), "last_seen": .double(i.lastSeen),
+            "id": .string(String(i.id)), "project": p.map(Self.projectReference) ?? ["id": .string(String(i.projectID))], "title": .string(i.title),
+            "culprit": .string(i.culprit), "fingerprint": .string(i.fingerprint), "first_seen": .double(i.firstSeen), "last_seen": .double(i.lastSeen),
             "count": .int(i.count), "releases": .array(i.releases.map { .string($0) }), "symbolicated": .bool(i.symbolicated)
         ]
-        if let lifecycle, let p = try project ?? store.project(idOrSlug: String(i.projectID)) {
+        if let lifecycle, let p {
             for (k, v) in try lifecycle.sentryFields(i, projectSlug: p.slug, publicURL: publicURL) { o[k] = v }
         }
         if !withStack { o["level"] = .string(try level(of: i)) }

@@ -11,6 +11,8 @@ public struct ProjectRecord: Sendable, Equatable {
     /// Whether frames' local variables (`vars`, which can hold secrets) are stored; off unless the
     /// project opted in, and then ingest drops them before anything is stored.
     public var keepsFrameVariables = false
+    /// When it was made (seconds since the epoch).
+    public var created: Double = 0
 }
 
 public struct PublicKeyRecord: Sendable, Equatable {

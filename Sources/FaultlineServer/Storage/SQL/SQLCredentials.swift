@@ -34,15 +34,16 @@ extension SQLBackedStore {
     private var cache: CredentialCache { sqlBacking.credentials }
 
     public func createProject(slug: String, name: String) throws -> ProjectRecord {
-        try db.writing { c in
+        let now = Date().timeIntervalSince1970
+        return try db.writing { c in
             let id =
                 try c.rows(
                     "INSERT INTO projects(slug, name, created) VALUES(?, ?, ?) RETURNING id",
-                    [.text(slug), .text(name), .double(Date().timeIntervalSince1970)]
+                    [.text(slug), .text(name), .double(now)]
                 ) { $0.int(0) }.first ?? 0
             try c.execute(
                 "INSERT INTO project_settings(project_id, grouping) VALUES(?, ?)", .int(id), .int(Int64(GroupingConfig.newProjects.rawValue)))
-            return ProjectRecord(id: id, slug: slug, name: name)
+            return ProjectRecord(id: id, slug: slug, name: name, created: now)
         }
     }
 
@@ -51,14 +52,14 @@ extension SQLBackedStore {
             // A project without a row was created by this version after the migration: the newest rules.
             try c.rows(
                 """
-                SELECT p.id, p.slug, p.name, g.grouping, g.keep_frame_variables FROM projects p
+                SELECT p.id, p.slug, p.name, g.grouping, g.keep_frame_variables, p.created FROM projects p
                 LEFT JOIN project_settings g ON g.project_id = p.id ORDER BY p.id
                 """
             ) {
                 ProjectRecord(
                     id: $0.int(0), slug: $0.text(1) ?? "", name: $0.text(2) ?? "",
                     groupingConfig: $0.isNull(3) ? .newProjects : GroupingConfig(rawValue: Int($0.int(3))) ?? .newProjects,
-                    keepsFrameVariables: !$0.isNull(4) && $0.int(4) != 0)
+                    keepsFrameVariables: !$0.isNull(4) && $0.int(4) != 0, created: $0.double(5))
             }
         }
     }
