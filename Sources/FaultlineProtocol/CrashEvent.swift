@@ -2,6 +2,12 @@
 import FoundationEssentials
 
 public enum CrashEvent {
+    /// Bytes of the event the threads other than the crashing one may take. Servers refuse an
+    /// event over 1 MiB (Sentry's and Faultline's limit), and a process with a thousand parked
+    /// threads, or a few hundred deep stacks, is several: past this share the remaining threads
+    /// are counted in `extra.threads_omitted`, not listed, and the crash itself still arrives.
+    public static let otherThreadsBudget = 512 * 1024
+
     /// Builds the event. `extraContexts` lets the SDK add what it knows at upload time (device, sdk).
     public static func make(from r: CrashReport, sdkName: String = "faultline.swift", sdkVersion: String = FaultlineVersion.string) -> JSONValue {
         let ctx = r.crashContext
@@ -94,7 +100,9 @@ public enum CrashEvent {
                 "id": .int(Int64(r.threadID)), "name": .string(r.threadName), "crashed": true, "current": true
             ]
         ]
-        for t in r.otherThreads {
+        var otherThreadBytes = 0
+        var threadsOmitted = r.threadsOmitted
+        for (i, t) in r.otherThreads.enumerated() {
             var thread: [String: JSONValue] = [
                 "id": .int(Int64(t.id)), "name": .string(t.name), "crashed": false, "current": false,
                 "state": .string(t.state)
@@ -104,7 +112,13 @@ public enum CrashEvent {
             } else {
                 thread["stacktrace"] = stacktraceJSON(frames: t.frames, registers: t.registers, omitted: nil, report: r)
             }
-            threads.append(.object(thread))
+            let listed = JSONValue.object(thread)
+            otherThreadBytes += listed.serialized().count
+            guard otherThreadBytes <= otherThreadsBudget else {
+                threadsOmitted += r.otherThreads.count - i
+                break
+            }
+            threads.append(listed)
         }
         event["threads"] = ["values": .array(threads)]
         event["debug_meta"] = ["images": .array(r.modules.map { imageJSON($0, arch: arch) })]
@@ -112,6 +126,7 @@ public enum CrashEvent {
         var extra: [String: JSONValue] = ["unwind_stopped_by": .string(r.unwindStoppedBy)]
         if let why = r.unwindFallback { extra["unwind_fallback"] = .string(why) }
         if let o = r.omitted { extra["frames_omitted"] = ["after": .int(Int64(o.after)), "count": .int(Int64(o.count))] }
+        if threadsOmitted > 0 { extra["threads_omitted"] = .int(Int64(threadsOmitted)) }
         if r.asyncAfter != nil {
             extra["async_unwind_stopped_by"] = .string(r.asyncStoppedBy ?? "unknown")
             extra["async_frames"] = .int(Int64(r.asyncFrames.count))
