@@ -51,7 +51,10 @@ public enum DebugFileScanner {
     /// Walks `paths` (files or directories, links followed). A directory is entered once per
     /// (device, inode), which is the loop protection; a file is read once per (device, inode).
     /// When several files share a build-id, the one with DWARF wins, then the one with symbols,
-    /// then the first met (entries are visited in sorted order, so runs are repeatable).
+    /// then the first met (entries are visited in sorted order, so runs are repeatable). The
+    /// build's executable is sent beside a separate debug file of its build-id: its code and
+    /// `.eh_frame` (the call frame information a minidump is walked with) are NOBITS in a debug file
+    /// made by `objcopy --only-keep-debug`, and the server keeps the two side by side.
     public static func scan(_ paths: [String]) -> DebugFileScan {
         var walk = Walk()
         for p in paths {
@@ -60,7 +63,14 @@ public enum DebugFileScanner {
             guard stat(clean, &st) == 0 else { walk.result.missing.append(p); continue }
             if (st.st_mode & S_IFMT) == S_IFDIR { walk.directory(clean, st) } else { walk.file(clean, st) }
         }
-        walk.result.candidates = walk.order.compactMap { walk.best[$0] }
+        walk.result.candidates = walk.order.flatMap { id -> [UploadCandidate] in
+            guard let kept = walk.best[id] else { return [] }
+            guard !kept.summary.isExecutable, let code = walk.executable[id] else { return [kept] }
+            // Counted as skipped when met: a duplicate, or stripped when it has no symbols at all.
+            walk.result.skipped[code.summary.hasDebugInfo || code.summary.hasSymbols ? .duplicateBuildID : .noDebugInfo, default: 0] -= 1
+            return [kept, code]
+        }
+        walk.result.skipped = walk.result.skipped.filter { $0.value > 0 }
         return walk.result
     }
 
@@ -100,6 +110,8 @@ public enum DebugFileScanner {
         var enteredDirectories = Set<FileKey>()
         var readFiles = Set<FileKey>()
         var best: [BuildID: UploadCandidate] = [:]
+        /// The first file met with the build's code, per build-id (sent beside a debug-only file).
+        var executable: [BuildID: UploadCandidate] = [:]
         var order: [BuildID] = []
         var keepAllELF = false
         var allELF: [String] = []
@@ -142,8 +154,9 @@ public enum DebugFileScanner {
                 return
             }
             if keepAllELF { allELF.append(path); return }
-            guard summary.hasDebugInfo || summary.hasSymbols else { result.skipped[.noDebugInfo, default: 0] += 1; return }
             let candidate = UploadCandidate(path: path, summary: summary, size: Int64(st.st_size))
+            if summary.isExecutable, executable[summary.buildID] == nil { executable[summary.buildID] = candidate }
+            guard summary.hasDebugInfo || summary.hasSymbols else { result.skipped[.noDebugInfo, default: 0] += 1; return }
             guard let kept = best[summary.buildID] else {
                 best[summary.buildID] = candidate
                 order.append(summary.buildID)

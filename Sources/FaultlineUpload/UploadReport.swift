@@ -34,8 +34,13 @@ public struct UploadReport: Sendable {
     }
 
     public func count(_ s: FileOutcome.State) -> Int { files.filter { $0.state == s }.count }
-    public var occurrencesSymbolicated: Int64 { files.reduce(0) { $0 + ($1.backfill?.occurrencesSymbolicated ?? 0) } }
-    public var issuesMerged: [IssueMerge] { files.flatMap { $0.backfill?.issuesMerged ?? [] } }
+    /// One backfill per build-id: a debug file and the executable sent beside it report the same.
+    private var backfillsByBuildID: [BackfillOutcome] {
+        var seen = Set<BuildID>()
+        return files.compactMap { f in seen.insert(f.candidate.summary.buildID).inserted ? f.backfill : nil }
+    }
+    public var occurrencesSymbolicated: Int64 { backfillsByBuildID.reduce(0) { $0 + $1.occurrencesSymbolicated } }
+    public var issuesMerged: [IssueMerge] { backfillsByBuildID.flatMap(\.issuesMerged) }
     public var backfillsFailed: Int { files.filter { $0.backfill?.state == "failed" }.count }
 
     public var exit: Exit {

@@ -170,18 +170,19 @@ final class ReleaseRecipeTests: XCTestCase {
         XCTAssertEqual(before.arrayValue?.count, 1)
         XCTAssertFalse(before.jsonString.contains("tinyLookup"))
 
-        // Upload the tree and the shipped directory: only the debug file goes (same build-id, richer).
+        // Upload the tree and the shipped directory: the debug file, and beside it the stripped
+        // binary of the same build-id, whose code and .eh_frame the debug file lacks (NOBITS) and
+        // a minidump is walked with.
         let r = try upload(["--wait", "--json", work + "/debug", work + "/dist"])
         XCTAssertEqual(r.exitCode, 0, r.description)
         let json = try JSONValue.parse(Data(r.stdout.utf8))
-        XCTAssertEqual(json["files"]?.arrayValue?.count, 1, r.stdout)
-        XCTAssertEqual(json["files"]?[0]?["path"]?.stringValue, debugFile)
+        XCTAssertEqual(json["files"]?.arrayValue?.compactMap { $0["path"]?.stringValue }, [debugFile, shipped], r.stdout)
         XCTAssertEqual(json["files"]?[0]?["backfill"]?["state"]?.stringValue, "done", r.stdout)
         XCTAssertEqual(json["wait"]?["state"]?.stringValue, "finished", r.stdout)
         XCTAssertEqual(json["wait"]?["occurrences_symbolicated"]?.int64Value, 1, r.stdout)
 
         let files = try server.server.stores.debugFiles.debugFiles()
-        XCTAssertEqual(files.map(\.isExecutable), [false], "the server holds the debug file only, no code")
+        XCTAssertEqual(files.map { [$0.hasDebugInfo, $0.isExecutable] }, [[true, true]], "the server holds the debug file and the build's code")
         let issueID = try XCTUnwrap(before[0]?["id"]?.stringValue)
         let issue = try server.getJSON("/api/0/issues/\(issueID)/")
         let frames = issue["stack"]?.arrayValue ?? []
