@@ -1,6 +1,7 @@
 // The minidump endpoint and envelope minidumps with dumps the real Crashpad handler wrote at test
 // time: Sentry's form fields merged into the event, the dump kept and downloadable (API and page),
-// the trust of walked frames shown; truncated and corrupt dumps answered 400 with nothing stored,
+// the trust of walked frames shown; truncated and corrupt dumps answered 400 with nothing stored
+// on the minidump endpoint, kept with what came with them in an envelope,
 // a gzip bomb 413, a stranger 401; and a second walk again of a stored dump changes nothing.
 import Foundation
 import XCTest
@@ -181,12 +182,29 @@ final class MinidumpIngestTests: XCTestCase {
         XCTAssertEqual(stored["threads"]?["values"]?.arrayValue?.count, 3)
         XCTAssertNotNil(stored["exception"]?["values"]?[0]?["stacktrace"], stored.jsonString)
 
-        // A corrupt one in an envelope: 400, nothing stored.
+        // A dump cut short (a full disk) in sentry-native's envelope: the event, its session and
+        // its other attachment are kept, the event saying why it has no stacks; the dump is kept
+        // as its attachment. (Refusing it all lost the crash and its crashed session for good:
+        // SDKs do not send a 400 again.)
         var truncated = Envelope.Item(type: "attachment", payload: dump.prefix(200), extra: ["attachment_type": "event.minidump"])
         truncated.header["filename"] = "bad.dmp"
-        let bad = server.sendEnvelope(TestEvents.envelope(["event_id": .string(TestEvents.eventID())], extraItems: [truncated]))
-        XCTAssertEqual(bad.status, 400, bad.text)
-        XCTAssertEqual(try server.storedCount(), 1)
+        let log = Envelope.Item(type: "attachment", payload: Data("last words\n".utf8), extra: ["filename": "app.log"])
+        let session: JSONValue = ["sid": .string(UUID().uuidString), "init": true, "status": "crashed", "attrs": ["release": "native@3"]]
+        let badID = TestEvents.eventID()
+        let bad = server.sendEnvelope(
+            TestEvents.envelope(
+                ["event_id": .string(badID), "release": "native@3", "tags": ["shop": "north"]],
+                extraItems: [truncated, log, Envelope.Item(type: "session", payload: session.serialized())]))
+        XCTAssertEqual(bad.status, 200, bad.text)
+        try server.waitUntilIdle()
+        let kept = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(badID)/")
+        XCTAssertEqual(kept["event"]?["release"], "native@3", kept.jsonString)
+        XCTAssertEqual(kept["event"]?["level"], "fatal")
+        XCTAssertTrue(kept["event"]?["extra"]?["faultline_minidump_error"]?.stringValue?.isEmpty == false, kept.jsonString)
+        XCTAssertEqual(kept["event"]?["errors"]?[0]?["name"], "minidump")
+        XCTAssertEqual(Set(kept["attachments"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []), ["bad.dmp", "app.log"], kept.jsonString)
+        let sessions = server.get("/api/0/projects/faultline/\(server.projectID)/sessions/").json?.arrayValue?.first { $0["release"] == "native@3" }
+        XCTAssertEqual(sessions?["crashed"]?.int64Value, 1, "the crashed session counts")
     }
 
     func testWalkingAStoredDumpAgainTwiceChangesNothingTheSecondTime() throws {

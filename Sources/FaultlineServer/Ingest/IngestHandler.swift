@@ -85,7 +85,7 @@ public final class IngestHandler: Sendable {
             if MinidumpIngest.dump(in: submission) != nil {
                 guard let minidumps else { throw IngestError.malformed("this server does not take minidumps") }
                 if minidumpSlot == nil { minidumpSlot = try minidumps.slots.take(for: request.clientAddress) }
-                minidumpModules = try minidumps.process(&submission, limits: limits)
+                minidumpModules = try minidumps.process(&submission, limits: limits, keepsTheRestOfAnUnreadableDump: endpoint == .envelope)
                 minidumpSlot?.release()
             }
         } catch {
