@@ -66,6 +66,11 @@ final class CrashpadAppWalkTests: XCTestCase {
             checked += try checkReturnAddresses(MinidumpStackwalker(lookup: lookup).walk(dump), dump: dump, app: binary)
         }
         XCTAssertGreaterThan(checked, 0, "libc's CFI finds callers at least")
+        // Crashpad keeps the release's numbers apart from the rest of `uname`: the event joins them.
+        let event = MinidumpEvent.make(dump: dump, walk: MinidumpStackwalker().walk(dump), eventID: "e", timestamp: 0)
+        let release = try TestSupport.shell("uname -r").trimmingCharacters(in: .whitespacesAndNewlines)
+        let kernel = event["contexts"]?["os"]?["kernel_version"]?.stringValue ?? ""
+        XCTAssertTrue(kernel.hasPrefix(release), "\(kernel) names the release \(release)")
     }
 
     /// Checks every frame but the context's against the module files on disk; returns how many.

@@ -93,6 +93,15 @@ public enum MinidumpEvent {
         return modulePath.contains("/") && CrashEvent.isInApp(modulePath: modulePath, executable: executable)
     }
 
+    /// The kernel as `uname` names it. Breakpad writes sysname, release, version and machine in
+    /// the CSD string; Crashpad keeps the release's leading numbers in the version fields and
+    /// only the rest of it (then version and machine) in the CSD string, so the two are joined.
+    static func kernelVersion(_ s: MinidumpSystemInfo) -> String {
+        guard let text = s.versionText, !text.isEmpty else { return s.version }
+        if text.hasPrefix("Linux ") || text.hasPrefix(s.version) { return text }
+        return s.version + text
+    }
+
     /// os, device and process from SystemInfo and the Linux streams; Crashpad's annotations.
     static func contexts(_ dump: Minidump) -> [String: JSONValue] {
         var contexts: [String: JSONValue] = [:]
@@ -100,7 +109,7 @@ public enum MinidumpEvent {
         var device: [String: JSONValue] = ["type": "device"]
         if let s = dump.systemInfo {
             os["name"] = .string(s.osName)
-            os["kernel_version"] = .string(s.versionText ?? s.version)
+            os["kernel_version"] = .string(kernelVersion(s))
             if let arch = s.architecture { device["arch"] = .string(arch) }
             if s.processorCount > 0 { device["processor_count"] = .int(Int64(s.processorCount)) }
         }
