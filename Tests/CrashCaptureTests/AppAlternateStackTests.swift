@@ -81,7 +81,7 @@ final class AppAlternateStackTests: XCTestCase {
 
     private func buildProgramAndPreload() throws -> (program: String, lib: String) {
         let root = TestSupport.repositoryRoot().path
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let program = dir + "/own_altstack"
         _ = try TestSupport.shell("cc -g -O1 -pthread '\(root)/Fixtures/CrashPrograms/own_altstack.c' -o '\(program)'")
         return (program, lib)

@@ -129,8 +129,7 @@ final class AsyncCrashTests: XCTestCase {
     /// A separate program built with swiftc at -Onone and -O, Faultline preloaded: the report's
     /// async frames are exactly the resume points Swift's backtracer prints for the same crash.
     func testSwiftcBuiltProgramDebugAndOptimizedMatchSwiftsBacktracer() throws {
-        let root = TestSupport.repositoryRoot()
-        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let source = dataDir + "/asyncapp.swift"
         try """
         @inline(never) func leaf(_ v: Int?) async -> Int {

@@ -18,7 +18,7 @@ final class ChainedHandlerEndsTests: XCTestCase {
 
     func testTheReportHasEveryThreadWhenTheAppsHandlerEndsTheProcess() throws {
         let root = TestSupport.repositoryRoot().path
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let source = "\(root)/Fixtures/CrashPrograms/chained_handler_ends.c"
         _ = try TestSupport.shell(
             "cd '\(dir)' && cc -g -O1 -DAPP_HANDLER_LIBRARY -shared -fPIC '\(source)' -o libapphandler.so && "

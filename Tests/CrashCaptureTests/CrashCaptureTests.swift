@@ -239,8 +239,7 @@ final class CrashCaptureTests: XCTestCase {
     }
 
     func testPreloadedIntoUnmodifiedCCxxAndSwiftProgramsTheMessageIsReported() throws {
-        let root = TestSupport.repositoryRoot()
-        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let c = dataDir + "/assert.c", cxx = dataDir + "/throw.cpp"
         try "#include <assert.h>\nint main(int argc, char **argv) { (void)argv; assert(argc > 3); return 0; }\n"
             .write(toFile: c, atomically: false, encoding: .utf8)
@@ -478,8 +477,7 @@ final class CrashCaptureTests: XCTestCase {
         XCTAssertEqual(late.map { String($0.drop { $0 != "s" }) }, [], "symbols bound inside the crash handler")
 
         // The same for the preload library in a plain C program.
-        let root = TestSupport.repositoryRoot()
-        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let src = dataDir + "/marked.c", exe = dataDir + "/marked"
         try """
         #include <unistd.h>
@@ -522,7 +520,7 @@ final class CrashCaptureTests: XCTestCase {
         // An unmodified Swift program: without Faultline the runtime's backtracer is really there;
         // preloaded, the same rule holds; asked for, it runs after our report.
         let root = TestSupport.repositoryRoot().path
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let program = dataDir + "/startup-swift"
         _ = try TestSupport.shell("swiftc -g '\(root)/Fixtures/CrashPrograms/startup.swift' -o '\(program)'")
         let without = try TestSupport.run(program, ["trap"], removingEnvironment: ["SWIFT_BACKTRACE"], timeout: 120)
@@ -578,8 +576,7 @@ final class CrashCaptureTests: XCTestCase {
         }
         // As PID 1, raise and tgkill do not kill (abort() falls back to a faulting instruction), but
         // a re-executed fault does. Each program must end the same way with and without the handler.
-        let root = TestSupport.repositoryRoot()
-        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let programs = [
             "abort": "#include <stdlib.h>\nint main(void) { abort(); }\n",
             "segv": "int main(void) { *(volatile int *)16 = 1; return 0; }\n",
@@ -849,8 +846,7 @@ final class CrashCaptureTests: XCTestCase {
     // MARK: Unmodified programs
 
     func testPreloadLibraryReportsACrashInAnUnmodifiedCProgram() throws {
-        let root = TestSupport.repositoryRoot()
-        let lib = try TestSupport.shell("'\(root.path)/tools/build-preload' '\(dataDir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let src = dataDir + "/plain.c", exe = dataDir + "/plain"
         try "#include <stdlib.h>\nint main(void) { abort(); }\n".write(toFile: src, atomically: false, encoding: .utf8)
         _ = try TestSupport.shell("cc -g '\(src)' -o '\(exe)'")

@@ -16,7 +16,7 @@ final class ExitDuringCrashTests: XCTestCase {
 
     func testAnExitDuringACrashWaitsForTheReportAndTheProcessDiesByTheCrash() throws {
         let root = TestSupport.repositoryRoot().path
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let program = dir + "/exit_during_crash"
         _ = try TestSupport.shell("cc -g -O1 -pthread '\(root)/Fixtures/CrashPrograms/exit_during_crash.c' -o '\(program)'")
         // The program exits once the crash directory has a file: the handler's report under way.

@@ -18,7 +18,7 @@ final class PlainCallChainTests: XCTestCase {
 
     func testAHandlerCalledWithoutDetailsStillReportsAndTheProcessDiesAsItWould() throws {
         let root = TestSupport.repositoryRoot().path
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let program = dir + "/plain_call_chain"
         _ = try TestSupport.shell("cc -g -O1 '\(root)/Fixtures/CrashPrograms/plain_call_chain.c' -o '\(program)'")
         for mode in ["null", "garbage"] {

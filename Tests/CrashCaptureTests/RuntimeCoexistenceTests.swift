@@ -13,13 +13,8 @@ final class RuntimeCoexistenceTests: XCTestCase {
     override func setUp() { dir = TestSupport.makeTemporaryDirectory("runtime-coexistence") }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    private func preload() throws -> String {
-        let root = TestSupport.repositoryRoot().path
-        return try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     func testEveryThreadAnswersWhenTheAppTookTheDumpSignal() throws {
-        let lib = try preload()
+        let lib = try PreloadLibrary.path()
         let program = dir + "/takes_every_signal"
         _ = try TestSupport.shell("cc -g -O1 -pthread '\(TestSupport.repositoryRoot().path)/Fixtures/CrashPrograms/takes_every_signal.c' -o '\(program)'")
         let o = try TestSupport.run(program, [], environment: ["LD_PRELOAD": lib, "FAULTLINE_CRASH_DIR": crashDir])
@@ -35,7 +30,7 @@ final class RuntimeCoexistenceTests: XCTestCase {
     }
 
     func testADebuggerRunsAPreloadedProgramWithoutStoppingAtStart() throws {
-        let lib = try preload()
+        let lib = try PreloadLibrary.path()
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return XCTFail("gdb is not installed (.ci/run installs it)") }
         let o = try TestSupport.run(
             "/usr/bin/gdb",

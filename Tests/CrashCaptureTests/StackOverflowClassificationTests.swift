@@ -17,7 +17,7 @@ final class StackOverflowClassificationTests: XCTestCase {
     func testAWildStackPointerAndACallIntoTheStackAreNoOverflow() throws {
         #if arch(x86_64)
             let root = TestSupport.repositoryRoot().path
-            let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+            let lib = try PreloadLibrary.path()
             let program = dir + "/not_an_overflow"
             _ = try TestSupport.shell("cc -g -O1 '\(root)/Fixtures/CrashPrograms/not_an_overflow.c' -o '\(program)'")
             for mode in ["bad-sp", "stack-code"] {

@@ -35,7 +35,7 @@ final class StartupCrashTests: XCTestCase {
     func testUnmodifiedProgramsCrashingInTheirFirstMillisecondsKeepTheWholeStackUnderLoad() throws {
         let root = TestSupport.repositoryRoot().path
         let programs = root + "/Fixtures/CrashPrograms"
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         _ = try TestSupport.shell(
             "cc -g -O1 '\(programs)/startup.c' -o '\(dir)/startup-c' && c++ -g -O1 '\(programs)/startup.cpp' -o '\(dir)/startup-cxx'"
                 + " && swiftc -g '\(programs)/startup.swift' -o '\(dir)/startup-swift'")

@@ -17,7 +17,7 @@ final class SyscallFilterTests: XCTestCase {
 
     func testAFilterThatKillsForProcessVMReadvLeavesTheCrashAsItWasWithItsReport() throws {
         let root = TestSupport.repositoryRoot().path
-        let lib = try TestSupport.shell("'\(root)/tools/build-preload' '\(dir)/preload'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let lib = try PreloadLibrary.path()
         let program = dir + "/seccomp_filtered"
         _ = try TestSupport.shell("cc -g -O1 '\(root)/Fixtures/CrashPrograms/seccomp_filtered.c' -o '\(program)'")
         for when in ["after-start", "before-start"] {

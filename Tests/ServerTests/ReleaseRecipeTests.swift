@@ -26,8 +26,7 @@ final class ReleaseRecipeTests: XCTestCase {
         do {
             _ = try TestSupport.shell("cp -R '\(fixture)/.' '\(dir)/' && cd '\(dir)' && swift build -c release 2>&1")
             package = dir
-            preloadLibrary = try TestSupport.shell("'\(TestSupport.repositoryRoot().path)/tools/build-preload' '\(dir)/preload'")
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            preloadLibrary = try PreloadLibrary.path()
         } catch {
             // Each test then fails with this message (never a skip: a broken build must show).
             FileHandle.standardError.write(Data("ReleaseRecipeTests set-up failed: \(error)\n".utf8))
