@@ -35,18 +35,25 @@ enum IssuesCommand {
             case "--project": guard let v = it.next() else { return usageError() }; project = v
             case "--status": guard let v = it.next(), v == "all" || IssueStatus(sentry: v) != nil else { return usageError() }; statusFilter = v
             case "--limit": guard let v = it.next().flatMap(Int.init), v > 0 else { return usageError() }; limit = v
-            case "--in-release": guard let v = it.next(), !v.isEmpty else { return usageError() }; details.inRelease = v
+            case "--in-release":
+                guard let v = it.next(), ReleaseName.isValid(v) || v == ReleaseName.latest else { return usageError() }
+                details.inRelease = v
             case "--in-next-release": details.inNextRelease = true
             case "--for-events": guard let v = it.next().flatMap(Int64.init), v > 0 else { return usageError() }; details.ignoreCount = v
             case "--for-minutes":
-                guard let v = it.next().flatMap(Double.init), v > 0 else { return usageError() }
-                details.ignoreUntil = Date().timeIntervalSince1970 + v * 60
+                guard let v = it.next().flatMap(Double.init), let until = IssueStatusDetails.ignoreUntil(minutes: v, now: Date().timeIntervalSince1970)
+                else { return usageError() }
+                details.ignoreUntil = until
             default:
                 if a.hasPrefix("-") { return usageError() }
                 positional.append(a)
             }
         }
         guard let verb = positional.first else { return usageError() }
+        // Options of another verb are refused, not dropped: `resolve --for-events 3` means nothing.
+        let resolving = details.inRelease != nil || details.inNextRelease
+        let ignoring = details.ignoreCount != nil || details.ignoreUntil != nil
+        if (resolving && verb != "resolve") || (ignoring && verb != "ignore") || (resolving && ignoring) { return usageError() }
         if let refused = DatabaseOption.refuseWithoutData("issues", dataDirectory: dataDir, database: database) { return refused }
         do {
             let (store, _, lifecycle) = try DatabaseOption.openWithFeatures(dataDirectory: dataDir, database: database)

@@ -197,11 +197,7 @@ final class AlertEvaluator: @unchecked Sendable {
             if isNew && rule.triggers.contains(.newIssue) { kinds.append((.newIssue, [:])) }
             if let (t, _) = transition, rule.triggers.contains(.regression) { kinds.append((t == .regression ? .regression : .unmuted, [:])) }
             for case .frequency(let n, let minutes) in rule.triggers {
-                let count =
-                    try c.rows(
-                        "SELECT count(*) FROM occurrences WHERE \(liveMembers.sql) AND received >= ?",
-                        liveMembers.args + [.double(now - Double(minutes) * 60)]
-                    ) { $0.int(0) }.first ?? 0
+                let count = try matchingCount(c, rule, members: liveMembers, since: now - Double(minutes) * 60, enough: Int64(n))
                 if count >= n,
                     (try AlertRows.memory(c, ruleID: rule.id, issueID: issue.id, kind: .frequency)).map({ now - $0.lastSent >= Double(minutes) * 60 }) ?? true
                 {
@@ -225,6 +221,25 @@ final class AlertEvaluator: @unchecked Sendable {
             try AlertRows.remember(c, ruleID: rule.id, issueID: issue.id, kind: .digest, sentAt: now, symbolicated: issue.symbolicated)
         }
         return enqueued
+    }
+
+    /// The issue's occurrences received since `since` that pass the rule's filters: release and
+    /// environment are columns; the level is only in the event, so with a level filter the events
+    /// are read, newest first, until `enough` match.
+    private func matchingCount(
+        _ c: any SQLSession, _ rule: AlertRule, members: (sql: String, args: [SQLValue]), since: Double, enough: Int64
+    ) throws -> Int64 {
+        var sql = "FROM occurrences WHERE \(members.sql) AND received >= ?"
+        var args = members.args + [.double(since)]
+        if let r = rule.release { sql += " AND release = ?"; args.append(.text(r)) }
+        if let e = rule.environment { sql += " AND environment = ?"; args.append(.text(e)) }
+        guard rule.level != nil else { return try c.rows("SELECT count(*) " + sql, args) { $0.int(0) }.first ?? 0 }
+        var count: Int64 = 0
+        for id in try c.rows("SELECT id " + sql + " ORDER BY id DESC", args, { $0.int(0) }) {
+            if try matches(c, rule, occurrenceID: id, release: rule.release) { count += 1 }
+            if count >= enough { break }
+        }
+        return count
     }
 
     /// A rule's filters against one occurrence (its event is read only when a filter needs it).

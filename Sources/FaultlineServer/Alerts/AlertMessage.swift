@@ -35,7 +35,7 @@ enum AlertMessage {
         let title = oneLine(issue?["title"]?.stringValue ?? "")
         switch AlertKind(rawValue: p["kind"]?.stringValue ?? "") ?? .test {
         case .newIssue: return "New issue \(id): \(title)"
-        case .regression: return "Regression \(id): \(title)" + (issue?["release"]?.stringValue.map { " (again in \($0))" } ?? "")
+        case .regression: return "Regression \(id): \(title)" + (issue?["release"]?.stringValue.map { " (again in \(oneLine($0)))" } ?? "")
         case .unmuted: return "No longer ignored \(id): \(title)"
         case .frequency:
             let n = p["frequency"]?["count"]?.int64Value ?? 0, m = p["frequency"]?["minutes"]?.int64Value ?? 0
@@ -76,13 +76,27 @@ enum AlertMessage {
     static func slack(_ p: JSONValue) -> JSONValue {
         let head = headline(p)
         let body = details(p).joined(separator: "\n")
+        // `<!channel>` in a crash title must not ping anyone: escaped. A section's text is at most
+        // 3,000 characters (Slack refuses the whole message past that), counted after escaping.
         return [
-            "text": .string(slackEscape(head)),  // `<!channel>` in a crash title must not ping anyone
+            "text": .string(slackEscape(head, within: slackSectionLimit)),
             "blocks": [
-                ["type": "section", "text": ["type": "mrkdwn", "text": .string("*\(slackEscape(head))*")]],
-                ["type": "section", "text": ["type": "mrkdwn", "text": .string("```\(slackEscape(body))```")]]
+                ["type": "section", "text": ["type": "mrkdwn", "text": .string("*\(slackEscape(head, within: slackSectionLimit - 2))*")]],
+                ["type": "section", "text": ["type": "mrkdwn", "text": .string("```\(slackEscape(body, within: slackSectionLimit - 6))```")]]
             ]
         ]
+    }
+
+    static let slackSectionLimit = 3_000
+
+    /// `s` escaped for Slack and cut, when longer, to `limit` characters ending in "…", never
+    /// inside an escape.
+    static func slackEscape(_ s: String, within limit: Int) -> String {
+        let escaped = slackEscape(s)
+        guard escaped.count > limit else { return escaped }
+        var cut = String(escaped.prefix(limit - 1))
+        if let amp = cut.lastIndex(of: "&"), !cut[amp...].contains(";") { cut = String(cut[..<amp]) }
+        return cut + "…"
     }
 
     /// An RFC 5322 message (UTF-8 body; the subject RFC 2047-encoded when not ASCII).
@@ -90,9 +104,11 @@ enum AlertMessage {
         let subject = "[Faultline] " + headline(p)
         var text = "Date: \(rfc5322Date(now))\r\nFrom: \(from)\r\nTo: \(to)\r\nSubject: \(encodedHeader(subject))\r\n"
         text += "Message-ID: <\(messageID)>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
-        var body = headline(p) + "\n\n" + details(p).joined(separator: "\n") + "\n"
-        // SMTP's end-of-data is a line with one dot: a body line starting with a dot is doubled.
-        body = body.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix(".") ? "." + $0 : String($0) }.joined(separator: "\r\n")
+        // Every line of the body without control characters (a bare CR, or CR and a dot, is how
+        // a client's text could end the message early at a lenient relay); libcurl doubles a
+        // line's leading dot itself (SMTP's end of data is a line with one dot).
+        let lines = [headline(p), ""] + details(p) + [""]
+        let body = lines.map(withoutControlCharacters).joined(separator: "\r\n")
         return Data((text + body).utf8)
     }
 
@@ -102,8 +118,10 @@ enum AlertMessage {
     }
 
     /// Newlines and other control characters out: a title must never add a header or a line.
-    static func oneLine(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }).prefix(300))
+    static func oneLine(_ s: String) -> String { String(withoutControlCharacters(s).prefix(300)) }
+
+    static func withoutControlCharacters(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 
     static func slackEscape(_ s: String) -> String {

@@ -143,7 +143,8 @@ public final class IngestHandler: Sendable {
             incoming = IncomingEvent(
                 projectID: project.id, eventID: eventID!, received: now,
                 timestamp: EventFields.eventTimestamp(event["timestamp"], received: now),
-                release: event["release"]?.stringValue, installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
+                release: event["release"]?.stringValue.flatMap { ReleaseName.isValid($0) ? $0 : nil },
+                installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
                 compressedEvent: StoredEvent.encode(
                     eventBytes: bytes, gzipBody: clientBodyKept && submission.items.isEmpty && attachments.isEmpty ? submission.compressedBody : nil,
                     inflatedBytes: submission.inflatedBytes),

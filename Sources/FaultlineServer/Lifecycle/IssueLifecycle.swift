@@ -46,9 +46,19 @@ enum IssueLifecycle {
     static func set(_ c: any SQLSession, issueIDs: [Int64], status: IssueStatus, details: IssueStatusDetails, now: Double) throws {
         for id in issueIDs {
             var d = details
-            if status == .resolved && d.inNextRelease {
-                let project = try c.first("SELECT project_id FROM issues WHERE id = ?", .int(id)) { $0.int(0) }
-                d.inRelease = try project.flatMap { try ReleaseOrder.newest(c, projectID: $0) }
+            let project = try c.first("SELECT project_id FROM issues WHERE id = ?", .int(id)) { $0.int(0) }
+            if status == .resolved, let project {
+                if d.inNextRelease || d.inRelease == ReleaseName.latest {
+                    // Sentry's "latest" is the newest release known now; with none known yet,
+                    // resolved in the next release, which any release is.
+                    let newest = try ReleaseOrder.newest(c, projectID: project)
+                    if d.inRelease == ReleaseName.latest { d.inNextRelease = newest == nil }
+                    d.inRelease = newest
+                } else if let named = d.inRelease {
+                    // The fix's release, named before it ships: heard of now, so a release first
+                    // seen later is newer than it (and one seen before is not).
+                    try ReleaseOrder.note(c, projectID: project, version: named, now: now)
+                }
             }
             let countNow = try c.first("SELECT count FROM issues WHERE id = ?", .int(id)) { $0.int(0) } ?? 0
             try c.execute(
@@ -93,6 +103,10 @@ enum IssueLifecycle {
                     guard let release = o.release else { continue }
                     let newer = try ReleaseOrder.isNewer(c, projectID: projectID, release, than: resolvedIn)
                     if s.details.inNextRelease ? !newer : (!newer && release != resolvedIn) { continue }
+                } else if s.details.inNextRelease {
+                    // Resolved in the next release when no release was known: any release is
+                    // the next one; an event that names none is not.
+                    guard o.release != nil else { continue }
                 }
                 try reopen(c, issueID: issueID, now: now, regression: true)
                 return (.regression, o.release)
@@ -101,12 +115,17 @@ enum IssueLifecycle {
         case .ignored:
             // The issue's count is the same for every occurrence of the batch (grouping counted
             // them all before the evaluator saw them): the first decides.
+            // Counted as occurrences received since it was ignored, in the issue and those merged
+            // into it: a merge brings older occurrences, which must not use the count up. Ids
+            // follow arrival, so the newest n rows hold every later one when there are fewer than n.
             guard let n = s.details.ignoreCount else { return nil }
-            let counts = try c.first(
-                "SELECT i.count, coalesce(d.count_at_ignore, 0) FROM issues i LEFT JOIN issue_status_details d ON d.issue_id = i.id WHERE i.id = ?",
-                .int(issueID)
-            ) { ($0.int(0), $0.int(1)) }
-            guard let (count, base) = counts, count - base >= n else { return nil }
+            let newest = IssueGroups.newestFirst(
+                columns: "id, received", issue: issueID, members: try IssueGroups.members(c, issueID), limit: Int(clamping: max(n, 1)))
+            let since =
+                try c.rows("SELECT count(*) FROM (\(newest.sql)) AS newest WHERE received >= ?", newest.args + [.double(s.changed)]) {
+                    $0.int(0)
+                }.first ?? 0
+            guard since >= n else { return nil }
             try reopen(c, issueID: issueID, now: now, regression: false)
             return (.unmuted, first.release)
         }

@@ -30,14 +30,21 @@ public struct IssueStatusDetails: Sendable, Equatable {
         self.inRelease = inRelease; self.inNextRelease = inNextRelease; self.ignoreCount = ignoreCount; self.ignoreUntil = ignoreUntil
     }
 
-    /// Reads Sentry's forms: `{"inRelease": V}`, `{"inNextRelease": true}`, `{"ignoreCount": N,
-    /// "ignoreWindow": M}`, `{"ignoreUntil": "<RFC 3339>"}`, `{"ignoreDuration": minutes}`.
+    /// Reads Sentry's forms: `{"inRelease": V}` (V may be `latest`), `{"inNextRelease": true}`,
+    /// `{"ignoreCount": N}`, `{"ignoreUntil": "<RFC 3339>"}`, `{"ignoreDuration": minutes}`.
     /// Throws a message for a malformed one.
     public init(sentry json: JSONValue?, now: Double) throws(LifecycleError) {
         guard let json, json != .null else { return }
         guard json.objectValue != nil else { throw .badRequest("statusDetails must be an object") }
+        // What the server cannot honour is refused, never dropped: an ignore "for N events within
+        // M minutes" or "until N users" would otherwise become a different, longer ignore.
+        for unsupported in ["ignoreWindow", "ignoreUserCount", "ignoreUserWindow"] where json[unsupported] != nil {
+            throw .badRequest("statusDetails.\(unsupported) is not supported: ignore for a count of events (ignoreCount) or until a time")
+        }
         if let v = json["inRelease"] {
-            guard let s = v.stringValue, !s.isEmpty, s.utf8.count <= 200 else { throw .badRequest("statusDetails.inRelease must be a release version") }
+            guard let s = v.stringValue, ReleaseName.isValid(s) || s == ReleaseName.latest else {
+                throw .badRequest("statusDetails.inRelease must be a release version (or \"latest\")")
+            }
             inRelease = s
         }
         if json["inNextRelease"]?.boolValue == true { inNextRelease = true }
@@ -47,7 +54,7 @@ public struct IssueStatusDetails: Sendable, Equatable {
         }
         if let v = json["ignoreDuration"] {
             // Bounded, so the time it gives is one every later conversion (RFC 3339, pages) can take.
-            guard let minutes = v.doubleValue, minutes > 0, let until = EventFields.timestamp(.double(now + minutes * 60)) else {
+            guard let minutes = v.doubleValue, let until = Self.ignoreUntil(minutes: minutes, now: now) else {
                 throw .badRequest("statusDetails.ignoreDuration must be positive minutes ending before the year 10000")
             }
             ignoreUntil = until
@@ -58,6 +65,13 @@ public struct IssueStatusDetails: Sendable, Equatable {
             }
             ignoreUntil = t
         }
+    }
+
+    /// The end of an ignore for `minutes` from `now`, nil unless positive and before the year
+    /// 10000 (a time every later conversion, RFC 3339 and the pages, can take).
+    public static func ignoreUntil(minutes: Double, now: Double) -> Double? {
+        guard minutes > 0 else { return nil }
+        return EventFields.timestamp(.double(now + minutes * 60))
     }
 
     /// Sentry's `statusDetails` as the API answers it.

@@ -161,7 +161,7 @@ struct LifecycleAPI {
             switch (r.method, path.count) {
             case ("POST", 0):
                 let body = try parseBody(r)
-                guard let version = body["version"]?.stringValue, Self.isValidVersion(version) else {
+                guard let version = body["version"]?.stringValue, ReleaseName.isValid(version) else {
                     throw LifecycleError.badRequest("version must be 1–200 characters without '/' or control characters")
                 }
                 let projects = try scoped.map { [$0] } ?? projectsNamed(body["projects"])
@@ -224,11 +224,6 @@ struct LifecycleAPI {
                 return .detail(405, "method not allowed")
             }
         }
-    }
-
-    static func isValidVersion(_ v: String) -> Bool {
-        !v.isEmpty && v.utf8.count <= 200 && !v.contains("/") && v != "." && v != ".."
-            && !v.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     private func projectsNamed(_ json: JSONValue?) throws -> [ProjectRecord] {

@@ -1,7 +1,8 @@
-// Which of two releases is newer: the order in which the server first heard of them — created
-// through the releases API (`sentry-cli releases new`, run by CI before it ships), or otherwise
-// first seen on an event (the alert evaluator notes each release it meets). Version strings are
-// never compared: `1.10` vs `1.9`, dates, commit hashes all order correctly this way.
+// Which of two releases is newer: by their semantic versions when both are semver of one package
+// (`app@1.10.0` after `app@1.9.3`, as Sentry orders them), else the order in which the server first
+// heard of them — created through the releases API (`sentry-cli releases new`, run by CI before it
+// ships), named as the release an issue is resolved in, or otherwise first seen on an event (the
+// alert evaluator notes each release it meets): dates and commit hashes order correctly this way.
 import Foundation
 
 enum ReleaseOrder {
@@ -22,6 +23,7 @@ enum ReleaseOrder {
     /// so it counts as the newest.
     static func isNewer(_ c: any SQLSession, projectID: Int64, _ release: String, than other: String) throws -> Bool {
         guard release != other else { return false }
+        if let a = SemanticVersion(release), let b = SemanticVersion(other), a.isComparable(with: b) { return b < a }
         let now = Date().timeIntervalSince1970
         try note(c, projectID: projectID, version: release, now: now)
         try note(c, projectID: projectID, version: other, now: now)
