@@ -14,7 +14,9 @@ enum LineTableFilePath {
     /// The path for file `i` of a table our reader decoded, where each file's directory entry is known.
     /// Its directory 0 is DW_AT_comp_dir before DWARF 5 (as libdw keeps it), so one rule covers both.
     static func path(_ table: LineFileTable, _ i: Int, compDir: String?) -> String {
-        guard let nameBytes = table.fileName[i] else { return "???" }  // libdw's file 0 before DWARF 5
+        // libdw's placeholder file 0 before DWARF 5, named as libdw's units name it (a relative name
+        // under no directory); llvm has no such file and prints `??`.
+        guard let nameBytes = table.fileName[i] else { return path(libdwJoined: "???", directories: [], compDir: compDir) }
         let name = String(decoding: nameBytes, as: UTF8.self)
         let d = table.fileDirectory[i]
         guard d >= 0, let dirBytes = table.directories[d] else { return collapsingSlashes(name) }
