@@ -266,7 +266,9 @@ final class DWARFIndex: @unchecked Sendable {
         }
         // Like llvm-symbolizer, the out-of-line frame is named after the ELF symbol covering the
         // address: it shows GCC clones (`.constprop.0`, `.cold`) as the linker sees them. A local
-        // symbol also lends its STT_FILE name when DWARF gave the frame no file (line stays 0).
+        // symbol lends its STT_FILE name only when DWARF gave no frame at all (line stays 0): where
+        // a function's DIE covers the address but no line row does (the start of a GCC `.cold`
+        // part), llvm prints `??:0:0`.
         if let sym = symbol(address) {
             if frames.isEmpty {
                 frames.append(
@@ -275,7 +277,6 @@ final class DWARFIndex: @unchecked Sendable {
                         isInlined: false, nameFromSymbolTable: true))
             } else {
                 frames[frames.count - 1].name = symbolName[sym]
-                if frames[frames.count - 1].file == IndexTables.none { frames[frames.count - 1].file = symbolFile[sym] }
             }
         }
     }

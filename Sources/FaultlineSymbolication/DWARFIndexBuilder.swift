@@ -33,14 +33,15 @@ enum UnitFileTable {
         }
     }
 
-    /// The path dwarf_filesrc gives for file `i` (directory joined unless absolute); nil out of range.
-    func path(_ i: Int) -> String? {
+    /// File `i`'s path as llvm-symbolizer prints it (`LineTableFilePath`); nil out of range.
+    func printedPath(_ i: Int, compDir: String?) -> String? {
         switch self {
         case .libdw(let files, _):
             guard let files, let p = dwarf_filesrc(files, i, nil, nil) else { return nil }
-            return String(cString: p)
+            return LineTableFilePath.path(
+                libdwJoined: String(cString: p), directories: DWARFIndexBuilder.directories(files), compDir: compDir)
         case .decoded(let table):
-            return i >= 0 && i < table.count ? table.path(i) : nil
+            return i >= 0 && i < table.count ? LineTableFilePath.path(table, i, compDir: compDir) : nil
         }
     }
 }
@@ -70,8 +71,6 @@ struct DWARFIndexBuilder {
     var t = IndexTables()
     var pool = StringPool()
     var fileIndex: [UInt32: UInt32] = [:]  // path string ref → file index
-    /// The current unit's directory table when its DWARF is version 5 (see `join`).
-    var currentDirectories: [String]? = nil
     var ranges: [ScopeRange] = []
     /// The first scope of each unit (scopes are numbered in the order units are walked): a scope's
     /// unit without a field in every `ScopeRange`, which the sort moves around.
@@ -283,7 +282,6 @@ struct DWARFIndexBuilder {
                 {
                     lineTableUnits.own += 1
                     files = .decoded(table)
-                    currentDirectories = version >= 5 ? table.directoryStrings : nil
                     appendLines(lineRows, files: table, compDir: compDir, unitFiles: &unitFiles)
                 } else {
                     // Skeleton units (their split unit's table), forms and values the reader does
@@ -293,7 +291,6 @@ struct DWARFIndexBuilder {
                     var nfiles = 0
                     if dwarf_getsrcfiles(&cudie, &libdwFiles, &nfiles) != 0 { libdwFiles = nil }
                     files = .libdw(libdwFiles, nfiles)
-                    currentDirectories = version >= 5 ? libdwFiles.map(DWARFIndexBuilder.directories) : nil
                     readLines(&cudie, compDir: compDir, unitFiles: &unitFiles)
                 }
                 t.cuRowStart.append(UInt32(rowStart))
@@ -636,34 +633,17 @@ struct DWARFIndexBuilder {
 
     private mutating func fileRef(_ files: UnitFileTable, _ idx: Int, compDir: String?, unitFiles: inout UnitFiles) -> UInt32 {
         if let f = unitFiles[idx] { return f }
-        guard let p = files.path(idx) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
-        return fileRef(
-            path: DWARFIndexBuilder.join(p, compDir: compDir, version5Directories: currentDirectories),
-            unitFiles: &unitFiles, key: idx)
+        guard let p = files.printedPath(idx, compDir: compDir) else { return fileRef(path: "??", unitFiles: &unitFiles, key: idx) }
+        return fileRef(path: p, unitFiles: &unitFiles, key: idx)
     }
 
-    /// The unit's directory table as libdw reads it (DWARF 5: entry 0 is the table's own first entry).
+    /// The unit's directory table as libdw reads it (DWARF < 5: entry 0 is DW_AT_comp_dir; DWARF 5:
+    /// the table's own first entry).
     static func directories(_ files: OpaquePointer) -> [String] {
         var dirs: UnsafePointer<UnsafePointer<CChar>?>? = nil
         var n = 0
         guard dwarf_getsrcdirs(files, &dirs, &n) == 0, let dirs else { return [] }
         return (0..<n).map { dirs[$0].map { String(cString: $0) } ?? "" }
-    }
-
-    /// A line-table file name as llvm-symbolizer prints it. libdw gives `directory[i]/name`. DWARF 5
-    /// (6.2.4.1): directory entry 0 *is* the compilation directory, so a file in entry 0 is not
-    /// joined to DW_AT_comp_dir again — llvm prints `./nptl/pthread_kill.c` where joining twice
-    /// gives `./nptl/./nptl/pthread_kill.c` (Debian's libc: comp_dir and entry 0 are `./nptl`).
-    /// Other relative entries are relative to the compilation directory and are joined to it.
-    /// libdw does not say which entry a file uses: a name under a relative entry 0 counts as
-    /// entry 0 unless another (different) entry also prefixes it.
-    static func join(_ name: String, compDir: String?, version5Directories dirs: [String]?) -> String {
-        if let dirs, let d0 = dirs.first, !d0.isEmpty, !d0.hasPrefix("/"), name.hasPrefix(d0 + "/"),
-            !dirs.dropFirst().contains(where: { $0 != d0 && !$0.isEmpty && name.hasPrefix($0 + "/") })
-        {
-            return normalize(name, compDir: nil)
-        }
-        return normalize(name, compDir: compDir)
     }
 
     private mutating func fileRef(path: String, unitFiles: inout UnitFiles, key: Int) -> UInt32 {

@@ -145,7 +145,9 @@ enum IndexFormat {
     // 5: DWARF 5 files in directory entry 0 are no longer joined to DW_AT_comp_dir again.
     // 6: unit ranges are non-overlapping segments (the first unit in the file wins an address
     //    several claim); out-of-line functions inside C++ abstract instances are indexed.
-    static let version: UInt32 = 6
+    // 7: file paths follow llvm's rule for DW_AT_comp_dir and directory entries in DWARF 4 and 5
+    //    (`LineTableFilePath`): a relative comp_dir is no longer joined twice.
+    static let version: UInt32 = 7
     static let flagHasDWARF: UInt32 = 1
     static let headerSize = 512
     static let maxBuildIDLength = 64

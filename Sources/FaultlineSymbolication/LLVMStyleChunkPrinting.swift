@@ -14,6 +14,7 @@ extension LLVMStyleSymbolizer {
         let slices: [(start: Int32, count: Int32)]
         let frames: FoundFrames
         let demangle: Bool, demangleSwift: Bool
+        let functionNames: FunctionNameKind
         let lines: Int
         /// Signalled by thread 1 - t when a chunk before thread t's next one was written.
         let turn = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
@@ -25,7 +26,7 @@ extension LLVMStyleSymbolizer {
         ) {
             self.write = write; self.index = index; self.isAddress = isAddress
             self.slices = found.slices; self.frames = found.frames
-            demangle = s.demangle; demangleSwift = s.demangleSwift
+            demangle = s.demangle; demangleSwift = s.demangleSwift; functionNames = s.functionNames
             self.lines = lines
         }
 
@@ -33,7 +34,7 @@ extension LLVMStyleSymbolizer {
         func printChunks(of t: Int) {
             let n = ChunkPrinting.linesPerChunk
             var output = OutputBuffer(holding: 1 << 20)
-            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift)
+            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift, functionNames: functionNames)
             var summary = Summary()
             var k = t
             while k * n < lines {

@@ -10,20 +10,23 @@ struct LLVMStyleFramePrinter {
     private unowned(unsafe) let index: DWARFIndex?
     private let demangle: Bool
     private let demangleSwift: Bool
+    private let functionNames: FunctionNameKind
     /// Demangled names by string reference (only names in a known mangling go through the demangler).
     private var names: [UInt32: [UInt8]] = [:]
     /// Length of each file's path by file number, -1 until measured: a path is printed for
     /// nearly every frame, and a strlen each time showed in warm runs (docs/SYMBOLICATION.md).
     private var pathLengths: [Int32]
 
-    init(index: DWARFIndex?, demangle: Bool, demangleSwift: Bool) {
+    init(index: DWARFIndex?, demangle: Bool, demangleSwift: Bool, functionNames: FunctionNameKind = .linkage) {
         self.index = index
         self.demangle = demangle
         self.demangleSwift = demangleSwift
+        self.functionNames = functionNames
+        unknownRecord = functionNames == .none ? Array("??:0:0\n\n".utf8) : Array("??\n??:0:0\n\n".utf8)
         pathLengths = Array(repeating: -1, count: index?.files.count ?? 0)
     }
 
-    private static let unknownRecord: [UInt8] = Array("??\n??:0:0\n\n".utf8)
+    private let unknownRecord: [UInt8]
     /// Lines whose frames `print` copies into input order at a time (a printing chunk's worth).
     private static let linesPerBlock = 4096
     /// The frames of the lines being printed, in input order (reused from block to block).
@@ -42,7 +45,7 @@ struct LLVMStyleFramePrinter {
         guard let index else {
             for i in lines {
                 if isAddress[i] { summary.addresses += 1; summary.unresolved += 1 } else { summary.invalidLines += 1 }
-                LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                unknownRecord.withUnsafeBytes { output.append($0) }
             }
             return summary
         }
@@ -63,7 +66,7 @@ struct LLVMStyleFramePrinter {
             for i in block {
                 guard isAddress[i] else {
                     // llvm-symbolizer prints an unknown record for a line it cannot read.
-                    LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                    unknownRecord.withUnsafeBytes { output.append($0) }
                     summary.invalidLines += 1
                     continue
                 }
@@ -71,13 +74,18 @@ struct LLVMStyleFramePrinter {
                 let count = Int(slices[i].count)
                 guard count > 0 else {
                     summary.unresolved += 1
-                    LLVMStyleFramePrinter.unknownRecord.withUnsafeBytes { output.append($0) }
+                    unknownRecord.withUnsafeBytes { output.append($0) }
                     continue
                 }
                 for j in next..<next + count {
-                    let f = ordered[j]
-                    appendName(f.name, index, &output)
-                    output.append(10)
+                    var f = ordered[j]
+                    if functionNames == .none {
+                        // llvm reads no symbol table then: a frame only the ELF symbols know has no file.
+                        if f.nameFromSymbolTable { f.file = IndexTables.none }
+                    } else {
+                        appendName(f.name, index, &output)
+                        output.append(10)
+                    }
                     appendLocation(f, index, &output)
                     output.append(10)
                 }

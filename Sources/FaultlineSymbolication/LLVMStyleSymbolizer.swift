@@ -145,6 +145,8 @@ public struct LLVMStyleSymbolizer {
     public var hasDWARF: Bool { module?.index.hasDWARF ?? false }
     /// Demangle Swift names too (default). Off matches llvm-symbolizer, which demangles C++ only.
     public var demangleSwift = true
+    /// Which function line each frame gets (`--functions=`).
+    public var functionNames = FunctionNameKind.linkage
 
     /// Symbolizes every line of `input` (one address per line, see `parseAddress`) and appends
     /// the text to `output`.
@@ -209,7 +211,7 @@ public struct LLVMStyleSymbolizer {
             done.wait()
         } else {
             var output = OutputBuffer(write: write)
-            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift)
+            var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift, functionNames: functionNames)
             printing.first = printer.print(0..<lines, isAddress, found.slices, found.frames, into: &output)
             output.flush()
         }

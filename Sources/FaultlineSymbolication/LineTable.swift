@@ -90,22 +90,6 @@ struct LineFileTable {
     var fileName: [UnsafeRawBufferPointer?] = []
 
     var count: Int { fileName.count }
-
-    /// The path dwarf_filesrc returns for file `i` (directory + "/" + name unless absolute).
-    func path(_ i: Int) -> String {
-        guard let name = fileName[i] else { return "???" }
-        let d = fileDirectory[i]
-        guard d >= 0, let dir = directories[d] else { return String(decoding: name, as: UTF8.self) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(dir.count + 1 + name.count)
-        bytes.append(contentsOf: dir)
-        bytes.append(UInt8(ascii: "/"))
-        bytes.append(contentsOf: name)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The directory table as strings, as `DWARFIndexBuilder.directories` reads libdw's.
-    var directoryStrings: [String] { directories.map { $0.map { String(decoding: $0, as: UTF8.self) } ?? "" } }
 }
 
 /// Bounds-checked little-endian reads over [p, end); every read fails (nil) instead of running over.

@@ -6,7 +6,10 @@ import FaultlineSymbolication
 import FaultlineFiles
 
 enum SymbolicateAddressMode {
-    static func run(object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, fullIndex: Bool = false, symbolicator: Symbolicator) -> Int32 {
+    static func run(
+        object: String, addresses: [String], demangle: Bool, demangleSwift: Bool, functionNames: FunctionNameKind = .linkage,
+        fullIndex: Bool = false, symbolicator: Symbolicator
+    ) -> Int32 {
         var input: [UInt8]
         if addresses.isEmpty {
             input = readToEnd(0)
@@ -38,6 +41,7 @@ enum SymbolicateAddressMode {
         }
         symbolizer.demangle = demangle
         symbolizer.demangleSwift = demangleSwift
+        symbolizer.functionNames = functionNames
         if !symbolizer.hasDWARF, let info = try? ELFInfo.read(path: object), info.hasUnreadableDebugInfo {
             printError(
                 "\(object): its DWARF is \(info.debugCompression ?? "")-compressed, which this libdw cannot read (zstd needs elfutils 0.189+); using ELF symbols only. Recompress with 'objcopy --compress-debug-sections=zlib'."

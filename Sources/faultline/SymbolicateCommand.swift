@@ -65,15 +65,21 @@ enum SymbolicateCommand {
           --faultline-frames      report mode: also print Faultline's own frames (hidden by default)
           --no-demangle           print names as the binary spells them
           --no-demangle-swift     address mode: demangle C++ only, exactly like llvm-symbolizer
+          --functions=KIND, -f=KIND
+                                  address mode: linkage (default) prints each frame's function
+                                  line; none prints no function line (nor ELF symbols' file names),
+                                  as llvm-symbolizer does; short is not supported
           --inlines, -i, --functions, -f, --demangle, -C
                                   accepted for llvm-symbolizer compatibility (always on)
+          Options other than those taking a value refuse `--option=value`.
           -h, --help              this help
 
         exit codes:
           0  every frame or address resolved (address mode: the object was read; unknown
              addresses print ?? as llvm-symbolizer does)
           1  report mode: no frame could be resolved
-          2  usage error (unknown option, missing value, no addresses on stdin)
+          2  usage error (unknown option, missing value, a value given to an option that takes
+             none, no addresses on stdin)
           3  input not found or unreadable: missing file, a directory, not an ELF file,
              truncated ELF, not a crash report, Swift crash log or event with stack frames, a
              core file libdwfl cannot read
@@ -98,6 +104,7 @@ enum SymbolicateCommand {
         var faultlineFrames = false
         var demangle = true
         var demangleSwift = true
+        var functionNames = FunctionNameKind.linkage
     }
 
     struct UsageError: Error { let message: String }
@@ -109,11 +116,19 @@ enum SymbolicateCommand {
             i += 1
             return i < args.count ? args[i] : nil
         }
+        // llvm-symbolizer: a bare --functions (or -f) anywhere wins over any --functions=KIND.
+        var functionsFlag = false
+        var functionsValue: String? = nil
         while i < args.count {
             let a = args[i]
             var name = a, inline: String? = nil
-            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
+            if a.hasPrefix("--") || a.hasPrefix("-f="), let eq = a.firstIndex(of: "=") {
                 name = String(a[..<eq]); inline = String(a[a.index(after: eq)...])
+            }
+            // Only options that take a value may be spelled `--option=value`; on any other, the value
+            // was dropped before (`--no-demangle=false` turned demangling off), as llvm refuses it.
+            if let inline, !SymbolicateCommand.optionsTakingValues.contains(name), name.hasPrefix("-"), name != "-" {
+                return .failure(UsageError(message: "\(name) takes no value (got '\(name)=\(inline)'); run 'faultline symbolicate --help'"))
             }
             switch name {
             case "--obj", "--exe", "-e":
@@ -140,7 +155,9 @@ enum SymbolicateCommand {
             case "--faultline-frames": o.faultlineFrames = true
             case "--no-demangle": o.demangle = false
             case "--no-demangle-swift": o.demangleSwift = false
-            case "--inlines", "-i", "--functions", "-f", "--demangle", "-C": break
+            case "--functions", "-f":
+                if let inline { functionsValue = inline } else { functionsFlag = true }
+            case "--inlines", "-i", "--demangle", "-C": break
             case "-": o.inputs.append(a)
             default:
                 if a.hasPrefix("-") { return .failure(UsageError(message: "unknown option '\(a)'; run 'faultline symbolicate --help'")) }
@@ -149,8 +166,20 @@ enum SymbolicateCommand {
             i += 1
         }
         if o.object != nil { o.addresses = o.inputs; o.inputs = [] }
+        if !functionsFlag, let functionsValue {
+            switch functionsValue {
+            case "none": o.functionNames = .none
+            case "short":
+                return .failure(
+                    UsageError(message: "--functions=short is not supported (the index keeps linkage names only); use --functions or --functions=none"))
+            default: o.functionNames = .linkage  // llvm-symbolizer reads any other value as `linkage`
+            }
+        }
         return .success(o)
     }
+
+    /// The options that take a value, which may also be spelled `--option=value`.
+    static let optionsTakingValues: Set<String> = ["--obj", "--exe", "-e", "--debug-dir", "--debug-file", "--cache-dir", "--threads", "--functions", "-f"]
 
     /// An argument that names an existing file and cannot be an address (`0x…`, decimal, octal).
     static func isNamedFile(_ argument: String) -> Bool {
@@ -195,7 +224,8 @@ enum SymbolicateCommand {
             }
             return SymbolicateAddressMode.run(
                 object: object, addresses: options.addresses, demangle: options.demangle,
-                demangleSwift: options.demangleSwift, fullIndex: options.rebuildIndex, symbolicator: symbolicator)
+                demangleSwift: options.demangleSwift, functionNames: options.functionNames, fullIndex: options.rebuildIndex,
+                symbolicator: symbolicator)
         }
         guard !options.inputs.isEmpty else {
             printError("nothing to symbolicate: give a crash report or event, or --obj FILE; see --help")

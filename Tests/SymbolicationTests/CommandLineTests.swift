@@ -207,6 +207,40 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(help.stdout.contains("exit codes"))
     }
 
+    /// `--option=value` on an option that takes no value is refused, as llvm-symbolizer refuses it:
+    /// the value was dropped before, so `--no-demangle=false` turned demangling off.
+    func testValueOnAFlagIsAUsageError() throws {
+        let exe = "\(try Fixtures.directory())/cxx-O2.full"
+        for option in ["--no-demangle=false", "--demangle=false", "--inlines=false", "--no-cache=yes", "--json=1"] {
+            let r = symbolicate(["--obj", exe, option, "0x1"])
+            XCTAssertEqual(r.status, 2, option)
+            XCTAssertTrue(r.stderr.contains("takes no value"), "\(option): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", option)
+        }
+        XCTAssertEqual(symbolicate(["--obj=\(exe)", "--threads=1", "0x1"]).status, 0, "options with values still take `=value`")
+    }
+
+    /// `--functions=none` prints no function line and consults no ELF symbol (a frame only they know
+    /// prints `??:0:0`); a bare `--functions` wins over it; another value means `linkage`: all as
+    /// llvm-symbolizer, byte for byte, on every function byte of a C++ fixture (symbol-only frames
+    /// included: its C runtime start-up code has no DWARF).
+    func testFunctionsKindMatchesLLVMSymbolizer() throws {
+        let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer, "needs llvm-symbolizer")
+        let exe = "\(try Fixtures.directory())/cxx-O2.full"
+        let addresses = Fixtures.functionBytes(exe).map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n0x1\nnot-an-address\n"
+        for options in [["--functions=none"], ["-f=none"], ["--functions=none", "--functions"], ["--functions=linkage"], ["-f=other"]] {
+            let ours = symbolicate(["--obj", exe] + options, stdin: Data(addresses.utf8))
+            let theirs = Fixtures.run(llvm, ["--obj=\(exe)", "--inlines"] + options, stdin: Data(addresses.utf8))
+            XCTAssertEqual(theirs.status, 0, theirs.stderr)
+            XCTAssertEqual(ours.stdout, theirs.stdout, "\(options)")
+        }
+        let none = symbolicate(["--obj", exe, "--functions=none"], stdin: Data(addresses.utf8))
+        XCTAssertFalse(none.stdout.contains("??\n"), "no function line")
+        let short = symbolicate(["--obj", exe, "--functions=short", "0x1"])
+        XCTAssertEqual(short.status, 2)
+        XCTAssertTrue(short.stderr.contains("--functions=short"), short.stderr)
+    }
+
     // MARK: Report mode
 
     /// A crash report in the handler's format, with real addresses of the C fixture loaded at a
