@@ -7,7 +7,7 @@ import FaultlineProtocol
 enum SQLDebugFileRecords {
     static func record(_ db: some SQLDatabase, _ d: DebugFileRecord) throws {
         let greatest = db.dialect.greatest
-        try db.writing { c in
+        _ = try db.writing { c in
             try c.execute(
                 """
                 INSERT INTO debug_files(build_id, has_debug_info, has_symbols, is_executable, size, name, uploaded)
@@ -39,7 +39,7 @@ enum SQLDebugFileRecords {
     }
 
     static func recordUpload(_ db: some SQLDatabase, checksum: String, buildID: BuildID) throws {
-        try db.writing { c in
+        _ = try db.writing { c in
             try c.execute(
                 "INSERT INTO uploads(checksum, build_id, uploaded) VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
                 .text(checksum), .text(buildID.hex), .double(Date().timeIntervalSince1970))
