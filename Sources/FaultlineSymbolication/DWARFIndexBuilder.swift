@@ -258,10 +258,11 @@ struct DWARFIndexBuilder {
                     // A reference to a clang module's debug info (swiftc and clang -gmodules: a skeleton
                     // naming a .pcm, no code of its own) is not a missing unit: a SwiftPM build has dozens,
                     // and counting them kept every Swift binary's index from being persisted.
-                    if !DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) {
-                        missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
-                    }
-                    continue
+                    if DWARFIndexBuilder.isCodeFreeSkeleton(&cudie) { continue }
+                    // The .dwo is missing (or not looked for): the skeleton's own line table and
+                    // ranges, in this file, still give file and line, as llvm-symbolizer answers;
+                    // functions then come from the symbol table.
+                    missingSplitUnits.append(stringAttr(&cudie, DW_AT_dwo_name) ?? stringAttr(&cudie, DW_AT_GNU_dwo_name) ?? "?")
                 }
                 any = true
                 let unit = UInt32(t.cuRowStart.count)
@@ -300,7 +301,9 @@ struct DWARFIndexBuilder {
                 // names the table of a unit that does, whose addresses it must not claim.
                 if own.isEmpty && unitType != UInt8(DW_UT_partial) { own = sequenceRanges(from: rowStart) }
                 for (lo, hi) in own { cuRanges.append((lo, hi, unit)) }
-                if isSkeleton {
+                if isSkeleton && splitDIE.cu == nil {
+                    // No split unit: no DIEs to walk.
+                } else if isSkeleton {
                     // DW_AT_call_file indexes the split unit's own file table (.debug_line.dwo)
                     // when it has one; libdw gives the skeleton's otherwise.
                     var splitFiles: OpaquePointer? = nil

@@ -40,8 +40,8 @@ public final class Symbolicator: @unchecked Sendable {
     /// Whether a split-DWARF skeleton's unit is read from the `.dwo` file its DWARF names (an
     /// absolute path, or one under its compilation directory): what a developer's own files want.
     /// Off for debug files someone else supplied (the server's uploads), whose DWARF would
-    /// otherwise choose which files of this machine are opened: their skeleton units are left out
-    /// and reported missing, and their addresses fall back to ELF symbols.
+    /// otherwise choose which files of this machine are opened: their skeleton units answer from
+    /// their own line table (file and line; functions from ELF symbols) and are reported missing.
     public var opensSplitUnits = true
 
     private enum ModuleState { case loaded(LoadedModule), unresolved(UnresolvedReason) }
