@@ -41,7 +41,8 @@ final class LoadedModule: Sendable {
         let missing = index.missingSplitUnits
         if !missing.isEmpty {
             let shown = missing.prefix(5).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
-            var text = "\(missing.count) split-DWARF unit(s) not found (\(shown)): addresses in them get file and line from the skeleton's line table and functions from ELF symbols"
+            var text =
+                "\(missing.count) split-DWARF unit(s) not found (\(shown)): addresses in them get file and line from the skeleton's line table and functions from ELF symbols"
             // Where llvm-symbolizer and gdb look: `<binary>.dwp` (also for a `<binary>.debug` file).
             let packages = [debugPath, debugPath.flatMap { $0.hasSuffix(".debug") ? String($0.dropLast(6)) : nil }]
                 .compactMap { $0 }.map { $0 + ".dwp" }.filter(DebugFileLocator.isRegularFile)
