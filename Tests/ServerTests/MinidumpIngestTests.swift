@@ -102,6 +102,10 @@ final class MinidumpIngestTests: XCTestCase {
             farStreams.replaceSubrange((directory + i * 12 + 8)..<(directory + i * 12 + 12), with: [0x00, 0x00, 0x00, 0xF0])
         }
         corrupt.append(("streams past the end", farStreams))
+        // A well-formed header naming no stream at all: a dump of nothing.
+        var noStreams = Data("MDMP".utf8) + Data([0x93, 0xA7, 0, 0, 0, 0, 0, 0, 32, 0, 0, 0])
+        noStreams += Data(count: 16)
+        corrupt.append(("no streams", noStreams))
         for (what, bytes) in corrupt {
             let body = CrashpadFixture.multipart(boundary: "xx", fields: [("prod", "shop")], files: [("upload_file_minidump", "d.dmp", bytes)])
             let r = upload(server, body, boundary: "xx")

@@ -13,6 +13,9 @@ struct DebugFileMinidumpWalker: MinidumpWalking {
 
     func walk(_ bytes: Data) throws -> WalkedMinidump {
         let dump = try Minidump(bytes: [UInt8](bytes))
+        // A well-formed dump of nothing (no stream at all) is no crash to store, as `faultline
+        // symbolicate` refuses it too.
+        guard !dump.threads.isEmpty || dump.exception != nil else { throw NothingOfACrash() }
         let (files, upstream) = (debugFiles, self.upstream)
         let lookup = ModuleFileLookup { buildID, _, kind in
             guard let buildID else { return nil }
@@ -26,4 +29,9 @@ struct DebugFileMinidumpWalker: MinidumpWalking {
             dump: dump, walk: walk, eventID: Keys.randomHex(bytes: 16), timestamp: Date().timeIntervalSince1970)
         return WalkedMinidump(event: event, moduleBuildIDs: Array(Set(dump.modules.compactMap(\.buildID))))
     }
+}
+
+/// A minidump without a thread list and without an exception stream.
+struct NothingOfACrash: Error, CustomStringConvertible {
+    var description: String { "the dump has no thread list and no exception stream: nothing of a crash" }
 }
