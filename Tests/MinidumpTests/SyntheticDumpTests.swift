@@ -229,6 +229,29 @@ final class SyntheticDumpTests: XCTestCase {
         XCTAssertEqual(walk.threadsOmitted, 3)
     }
 
+    /// An exception naming a thread the thread list lacks: the crash is walked from the
+    /// exception's own registers (its stack in the memory list), and marked crashed.
+    func testAnExceptionOfAThreadTheListLacksIsWalkedFromItsOwnContext() throws {
+        var b = MinidumpBuilder()
+        b.systemInfo()
+        let listed = b.amd64Context(rip: code + 0x10, rsp: stack + 0x10_0000, rbp: 0)
+        b.threads(
+            [.init(id: 1, stackStart: stack + 0x10_0000, stack: stackImage(size: 0x100, words: [:]), context: listed)],
+            extra: [(stack, stackImage(size: 0x100, words: [0x40: 0, 0x48: code + 0x1234]))])
+        b.modules([(code, 0x10000, "/usr/bin/app", [1])])
+        let crash = b.amd64Context(rip: code + 0x100, rsp: stack, rbp: stack + 0x40)
+        b.exception(thread: 99, signal: 11, code: 1, address: 0x10, context: crash)
+        b.stream(0x4767_0009, Array("00400000-00408000 r-xp 00000000 08:01 12 /usr/bin/app\n".utf8))
+        let dump = try Minidump(bytes: b.finish())
+        let walk = MinidumpStackwalker().walk(dump)
+        XCTAssertEqual(walk.threads.map(\.id), [99, 1])
+        let t = try XCTUnwrap(walk.crashingThread)
+        XCTAssertEqual(t.id, 99)
+        XCTAssertEqual(t.frames.map(\.address.address.value), [code + 0x100, code + 0x1234], "its frames, from its registers and stack")
+        let event = MinidumpEvent.make(dump: dump, walk: walk, eventID: "e", timestamp: 0)
+        XCTAssertEqual(event["exception"]?["values"]?[0]?["stacktrace"]?["frames"]?.arrayValue?.count, 2, event.jsonString)
+    }
+
     /// A thread whose context is another CPU's is listed, with no frames and the reason.
     func testOtherCPUContextIsListedNotWalked() throws {
         var b = MinidumpBuilder()

@@ -50,6 +50,13 @@ public struct MinidumpStackwalker: Sendable {
             budget -= t.frames.count
             walked[i] = t
         }
-        return MinidumpStackwalk(threads: selected.compactMap { walked[$0] }, threadsOmitted: dump.threads.count - selected.count)
+        var threads = selected.compactMap { walked[$0] }
+        // An exception naming a thread the list lacks still carries the crash's registers: that
+        // thread is walked from them, first, rather than the crash losing its stack.
+        if crashed == nil, let e = dump.exception, let context = e.context {
+            let unlisted = MinidumpThread(id: e.threadID, name: nil, stackStart: 0, stackSize: 0, context: context)
+            threads.insert(session.walk(unlisted, maxFrames: max(1, min(limits.maxFramesPerThread, budget))), at: 0)
+        }
+        return MinidumpStackwalk(threads: threads, threadsOmitted: dump.threads.count - selected.count)
     }
 }
