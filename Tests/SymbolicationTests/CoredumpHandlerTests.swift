@@ -152,6 +152,25 @@ final class CoredumpHandlerTests: XCTestCase {
         }
     }
 
+    /// A core cut inside its notes (the kernel's pipe closed early) says it is truncated, not
+    /// that the process had no threads.
+    func testACoreCutInsideItsNotesSaysItIsTruncated() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try kernelCore())))
+        func u64(_ at: Int) -> Int { (0..<8).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        let (phoff, phentsize, phnum) = (u64(0x20), u16(0x36), u16(0x38))
+        let note = try XCTUnwrap((0..<phnum).map { phoff + $0 * phentsize }.first { bytes[$0] == 4 }, "a PT_NOTE header")
+        let cut = u64(note + 8) + 16  // inside the first note's header
+        let work = try XCTUnwrap(Self.work)
+        let path = work + "/cut-in-notes"
+        try Data(bytes.prefix(cut)).write(to: URL(fileURLWithPath: path))
+        let (r, report) = try coredump("--spool '\(work)/spool-cut' - - - - -", input: path)
+        XCTAssertEqual(r.exitCode, 3, r.description)
+        XCTAssertNil(report)
+        XCTAssertTrue(r.stderr.contains("truncated") && r.stderr.contains("notes"), r.description)
+        XCTAssertFalse(r.stderr.contains("NT_PRSTATUS"), r.description)
+    }
+
     func testUsageErrorsAndANonCoreOnStdin() throws {
         let work = try XCTUnwrap(Self.work)
         XCTAssertEqual(try TestSupport.run(faultline, ["coredump", "--keep-core", "lots"]).exitCode, 2)

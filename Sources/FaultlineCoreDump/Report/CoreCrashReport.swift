@@ -32,7 +32,8 @@ public enum CoreCrashReport {
         eventID: String, timestamp: Double, provenance: Provenance, unwindError: String? = nil,
         isReadable: (UInt64) -> Bool = { _ in true }
     ) throws(CoreDumpError) -> JSONValue {
-        guard let firstThread = notes.threads.first else { throw .noThreads }
+        // A core cut short before its first thread's notes is truncated, not a core without threads.
+        guard let firstThread = notes.threads.first else { throw provenance.incomplete.map { .truncated("its notes (\($0))") } ?? .noThreads }
         let crashing = notes.threads.first { $0.tid == hints.tid } ?? firstThread
         let stackByTID = Dictionary(stacks.map { ($0.tid, $0) }, uniquingKeysWith: { first, _ in first })
         let executable = notes.executablePath ?? notes.process?.name ?? hints.threadName ?? ""
