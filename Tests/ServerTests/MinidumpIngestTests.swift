@@ -116,10 +116,16 @@ final class MinidumpIngestTests: XCTestCase {
         XCTAssertEqual(upload(server, noDump, boundary: "xx").status, 400)
         XCTAssertEqual(upload(server, Data("--xx\r\nnot a form".utf8), boundary: "xx").status, 400)
         XCTAssertEqual(try server.storedCount(), 0, "nothing half-stored")
-        // The server still takes a good dump afterwards.
-        let good = CrashpadFixture.multipart(boundary: "xx", fields: [], files: [("upload_file_minidump", "d.dmp", dump)])
-        XCTAssertEqual(upload(server, good, boundary: "xx").status, 200)
+        // The server still takes a good dump afterwards; a second dump part is kept beside it.
+        let good = CrashpadFixture.multipart(
+            boundary: "xx", fields: [], files: [("upload_file_minidump", "d.dmp", dump), ("upload_file_minidump", "second.dmp", dump.prefix(64))])
+        let answer = upload(server, good, boundary: "xx")
+        XCTAssertEqual(answer.status, 200)
         XCTAssertEqual(try server.storedCount(), 1)
+        try server.waitUntilIdle()
+        let id = answer.text.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "-", with: "")
+        let stored = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(id)/")
+        XCTAssertEqual(Set(stored["attachments"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []), ["d.dmp", "second.dmp"], stored.jsonString)
     }
 
     /// A walk runs in the request: while one address's dump is in flight its next is 429, and

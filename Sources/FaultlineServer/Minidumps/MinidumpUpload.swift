@@ -37,12 +37,15 @@ enum MinidumpUpload {
         } catch {
             throw .malformed("minidump upload: \(error)")
         }
-        guard let dumpPart = parts.first(where: { $0.name == Self.dumpPart }) else {
+        guard let dumpIndex = parts.firstIndex(where: { $0.name == Self.dumpPart }) else {
             throw .malformed("minidump upload: no \(Self.dumpPart) part (the dump goes in a file part of that name)")
         }
+        let dumpPart = parts[dumpIndex]
         let dump = try decompressedDump(dumpPart.body, limit: limits.maxMinidumpBytes)
         var event = try SentryFormFields.event(parts, maxEventBytes: limits.maxEventBytes)
-        let files = SentryNativeAttachments.merge(parts.filter { isFile($0) && $0.name != Self.dumpPart }, into: &event)
+        // The first dump part is the crash's; a second one is kept as an attachment, not dropped.
+        let others = parts.indices.filter { $0 != dumpIndex && isFile(parts[$0]) }.map { parts[$0] }
+        let files = SentryNativeAttachments.merge(others, into: &event)
         guard event.serialized().count <= limits.maxEventBytes else {
             throw .tooLarge("minidump upload: the event with sentry-native's attachments merged exceeds \(limits.maxEventBytes) bytes")
         }
