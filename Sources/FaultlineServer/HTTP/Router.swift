@@ -112,6 +112,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
             guard let queries = router.queries else { return .detail(404, "this store keeps no sessions") }
             return try ReleaseHealthAPI(store: router.store, queries: queries).handle(r, project: c[1])
         },
+        // What SDKs reported losing before sending (ClientReports/).
+        Route(["GET"], "/api/0/projects/*/*/client-reports", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
+            guard let queries = router.queries else { return .detail(404, "this store keeps no client reports") }
+            return try ClientReportTally.handle(r, project: c[1], store: router.store, queries: queries)
+        },
         // What users wrote about crashes and errors (UserFeedback/).
         Route(["GET"], "/api/0/projects/*/*/user-feedback", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             guard let database = router.database else { return .detail(404, "this store keeps no user feedback") }

@@ -46,6 +46,20 @@ struct HealthPage {
             body += "</tbody></table>"
         }
         if cut { body += "<p class=\"muted\">From the newest session items only; older ones are not counted here.</p>" }
+        body += try losses()
         return ctx.layout("Release health", body, project: project)
+    }
+
+    /// What the SDKs reported losing before sending (their client reports), by reason and kind.
+    func losses() throws -> String {
+        let (tally, partial) = try ClientReportTally.read(ctx.queries, projectID: project.id, since: nil)
+        guard !tally.quantities.isEmpty else { return "" }
+        var html = "<h2>Lost by the SDKs before sending</h2><table class=\"health\"><thead><tr><th>Why</th><th>What</th><th>How many</th></tr></thead><tbody>"
+        for k in tally.quantities.keys.sorted() {
+            html += "<tr><td>\(HTML.esc(k.reason))</td><td>\(HTML.esc(k.category))</td><td class=\"num\">\(tally.quantities[k] ?? 0)</td></tr>"
+        }
+        html += "</tbody></table>"
+        if partial { html += "<p class=\"muted\">From the newest client reports only.</p>" }
+        return html
     }
 }
