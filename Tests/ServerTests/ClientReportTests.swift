@@ -23,7 +23,9 @@ final class ClientReportTests: XCTestCase {
             ["reason": "send_error", "category": "error", "quantity": 1]
         ])
         // sentry-python's shape: the same reasons and categories, one more eviction.
-        let python = report([["reason": "queue_overflow", "category": "log_item", "quantity": 5], ["reason": "ratelimit_backoff", "category": "error", "quantity": 2]])
+        let python = report([
+            ["reason": "queue_overflow", "category": "log_item", "quantity": 5], ["reason": "ratelimit_backoff", "category": "error", "quantity": 2]
+        ])
         // A client's junk: a negative number, a control character, a name of a kilobyte.
         let junk = report([
             ["reason": "queue_overflow", "category": "log_item", "quantity": -7],
