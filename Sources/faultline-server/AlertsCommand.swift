@@ -84,7 +84,9 @@ enum AlertsCommand {
                 }
                 if showDeliveries {
                     for d in try admin.deliveries(project: p, limit: 200) {
-                        print("delivery \(d.id)\trule \(d.ruleID)\t\(d.kind.rawValue)\t\(d.state.rawValue)\tattempts \(d.attempts)\t\(d.lastError ?? "")")
+                        print(
+                            "delivery \(d.id)\trule \(d.ruleID)\t\(SentryTimestamp.rfc3339(d.created))\t\(d.kind.rawValue)\t\(d.state.rawValue)"
+                                + "\tattempts \(d.attempts)\t\(d.headline)\t\(d.lastError ?? "")")
                     }
                 }
             case "remove", "test":

@@ -85,6 +85,15 @@ final class AlertRestartTests: XCTestCase {
         let accepted = hook.requests.dropFirst(5).compactMap { try? JSONValue.parse($0.body)["issue"]?["title"]?.stringValue }
         XCTAssertEqual(accepted.count, 5, "none twice")
         XCTAssertEqual(Set(accepted), Set(functions.map { "SIGSEGV in \($0)" }))
+        // What an operator reads: each delivery with its time, state, tries and what it said.
+        let listed = try TestSupport.run(
+            TestSupport.product("faultline"),
+            ["alerts", "--data-dir", dataDir] + (try TestDatabase.serveArguments(dataDirectory: dataDir)) + ["list", "--deliveries"])
+        let lines = listed.stdout.split(separator: "\n").filter { $0.hasPrefix("delivery ") }
+        XCTAssertEqual(lines.count, 5, listed.description)
+        for line in lines {
+            XCTAssertTrue(line.contains("\tsent\tattempts 2\tNew issue DEFAULT-") && line.contains(": SIGSEGV in handler"), String(line))
+        }
     }
 }
 

@@ -18,6 +18,8 @@ public struct AlertDelivery: Sendable {
     public var lastError: String?
     public var created: Double
     public var sent: Double?
+    /// What the alert says, in one line (its mail's subject).
+    public var headline: String { AlertMessage.headline(payload) }
 }
 
 enum AlertRows {
