@@ -32,7 +32,7 @@ struct HealthPage {
         var rows: [(String, String, Bucket)] = []
         for (rel, envs) in data { for (env, b) in envs where b.started > 0 { rows.append((rel, env, b)) } }
         rows.sort { ($0.0, $0.1) > ($1.0, $1.1) }
-        let rates = rows.map { 1 - Double($0.2.crashed) / Double($0.2.started) }
+        let rates = rows.map { $0.2.crashFreeRate ?? 1 }  // the one rule (SessionTally): never below 0
         var body = "<h1>Release health · \(HTML.esc(project.name))</h1>"
         if rows.isEmpty {
             body += "<p class=\"muted\">No sessions yet. The SDK sends them when release health is on.</p>"
