@@ -145,6 +145,14 @@ final class LogsAndReleasesAPITests: XCTestCase {
         XCTAssertEqual(row?["sessions"]?.int64Value, 2, "two sessions, each sent twice")
         XCTAssertEqual(row?["crashed"]?.int64Value, 1)
         XCTAssertEqual(row?["crash_free_rate"]?.doubleValue, 0.5)
+
+        // Crashes of sessions whose opening update never came outnumber the sessions seen: the
+        // rate is 0, on the page as in the API, never below.
+        XCTAssertEqual(server.sendEnvelope(update(UUID().uuidString, initial: true, status: "exited")).status, 200)
+        for _ in 0..<3 { XCTAssertEqual(server.sendEnvelope(update(UUID().uuidString, initial: false, status: "crashed")).status, 200) }
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/projects/default/health", login).text
+        XCTAssertTrue(page.contains("<td class=\"num\">3</td><td class=\"num\">4</td><td class=\"num\">0.00 %</td>"), "3 sessions, 4 crashes: \(page)")
     }
 
     func testReleasesListInKeysetPagesNewestFirst() throws {
