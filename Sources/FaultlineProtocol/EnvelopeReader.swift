@@ -25,6 +25,11 @@ public struct EnvelopeReader {
         /// The item types kept, each with its payload cap; other types are stepped over. nil keeps
         /// every type, uncapped.
         public var keptItemCaps: [String: Int]?
+        /// Kept types whose item, when over its cap or the kept total, is stepped over instead of
+        /// refusing the envelope (an attachment too large for this server must not lose the crash
+        /// it came with): it stays in the envelope as its header with an empty payload and
+        /// `droppedSizeKey` naming its size.
+        public var droppedWhenTooLarge: Set<String> = []
 
         public init() {}
         public static let unlimited = Limits()
@@ -37,6 +42,9 @@ public struct EnvelopeReader {
     }
 
     public let limits: Limits
+
+    /// The header member an item stepped over for its size carries (`droppedWhenTooLarge`).
+    public static let droppedSizeKey = "faultline_dropped_size"
 
     private enum State {
         case envelopeHeader
@@ -84,9 +92,17 @@ public struct EnvelopeReader {
                     let nl = Self.newline(in: buf, from: i)
                     let end = nl ?? buf.count
                     received += end - i
+                    var keep = keep, header = header
                     if keep {
-                        try checkKept(type: header["type"]?.stringValue ?? "", size: received)
-                        payload.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i..<end]))
+                        let type = header["type"]?.stringValue ?? ""
+                        if limits.droppedWhenTooLarge.contains(type) && !fits(type: type, size: received) {
+                            (keep, header) = (false, Self.markedDropped(header))
+                            payload.removeAll(keepingCapacity: false)
+                            state = .payload(header: header, declared: nil, keep: false)
+                        } else {
+                            try checkKept(type: type, size: received)
+                            payload.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i..<end]))
+                        }
                     }
                     i = end
                     if nl != nil { i += 1; itemEnded(header, keep: keep); state = .itemHeader }
@@ -165,12 +181,31 @@ public struct EnvelopeReader {
             }
             declared = Int(len)
         }
-        let keep = limits.cap(forItemType: type) != nil
-        if keep, let declared { try checkKept(type: type, size: declared) }
+        var keep = limits.cap(forItemType: type) != nil
+        var h2 = h
+        if keep, let declared {
+            if limits.droppedWhenTooLarge.contains(type) && !fits(type: type, size: declared) {
+                (keep, h2) = (false, Self.markedDropped(h))
+            } else {
+                try checkKept(type: type, size: declared)
+            }
+        }
         received = 0
         payload.removeAll(keepingCapacity: true)
-        state = .payload(header: h, declared: declared, keep: keep)
-        if declared == 0 { itemEnded(h, keep: keep); state = .separator }
+        state = .payload(header: h2, declared: declared, keep: keep)
+        if declared == 0 { itemEnded(h2, keep: keep); state = .separator }
+    }
+
+    /// Whether a kept item of `size` bytes fits its type's cap and the envelope's total.
+    private func fits(type: String, size: Int) -> Bool {
+        size <= (limits.cap(forItemType: type) ?? 0) && keptBytes + size <= limits.maxKeptBytes
+    }
+
+    /// An item header marked as stepped over for its size (the size is filled in at its end).
+    private static func markedDropped(_ h: JSONValue) -> JSONValue {
+        var marked = h
+        marked[droppedSizeKey] = 0
+        return marked
     }
 
     /// A kept item of `size` bytes (declared, or received so far) must fit its type's cap and the
@@ -182,6 +217,12 @@ public struct EnvelopeReader {
     }
 
     private mutating func itemEnded(_ h: JSONValue, keep: Bool) {
+        if !keep, h[Self.droppedSizeKey] != nil {
+            var marked = h
+            marked[Self.droppedSizeKey] = .int(Int64(received))
+            items.append(Envelope.Item(header: marked, payload: Data()))
+            return
+        }
         guard keep else { return }
         keptBytes += payload.count
         items.append(Envelope.Item(header: h, payload: Data(payload)))

@@ -64,24 +64,48 @@ final class AttachmentTests: XCTestCase {
         XCTAssertEqual(RawHTTP.send(port: server.port, method: "GET", path: link).status, 303)  // to the login page
     }
 
-    func testAnOversizedAttachmentIs413AndNothingIsStored() throws {
+    /// An attachment too large for the server (the SDKs' own limits are larger: a mobile app's log
+    /// file) is left out, and the crash it came with is kept and says what was left out; refusing
+    /// the envelope lost the crash for good (SDKs do not send a 413 again).
+    func testAnOversizedAttachmentIsLeftOutAndItsEventKept() throws {
         let server = try TestServer()
         defer { server.stop() }
-        let cap = try XCTUnwrap(IngestLimits().maxItemBytes["attachment"])
+        let limits = IngestLimits()
+        let cap = try XCTUnwrap(limits.maxItemBytes["attachment"])
+        let small = Envelope.Item(type: "attachment", payload: Data("last words".utf8), extra: ["filename": "app.log"])
         let tooBig = Envelope.Item(type: "attachment", payload: Data(count: cap + 1), extra: ["filename": "big.dmp"])
-        let r = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10]), extraItems: [tooBig]))
-        XCTAssertEqual(r.status, 413, r.text)
-        // Each under its cap, together over the envelope's kept total.
-        let half = Envelope.Item(type: "attachment", payload: Data(count: cap), extra: ["filename": "a.bin"])
-        let r2 = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10]), extraItems: [half, half, half]))
-        XCTAssertEqual(r2.status, 413, r2.text)
-        XCTAssertEqual(try server.storedCount(), 0)
-        XCTAssertEqual(try server.server.stores.retention.retainedBytes(), 0)
+        let event = TestEvents.native(offsets: [0x10])
+        let id = try XCTUnwrap(event["event_id"]?.stringValue)
+        let r = server.sendEnvelope(TestEvents.envelope(event, extraItems: [tooBig, small]))
+        XCTAssertEqual(r.status, 200, r.text)
+        try server.waitUntilIdle()
+        let stored = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(id)/")
+        XCTAssertEqual(stored["attachments"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["app.log"], stored.jsonString)
+        let errors = stored["event"]?["errors"]?.arrayValue ?? []
+        XCTAssertEqual(errors.count, 1, stored.jsonString)
+        XCTAssertEqual(errors.first?["type"]?.stringValue, "too_large")
+        XCTAssertTrue(errors.first?["value"]?.stringValue?.hasPrefix("big.dmp: \(cap + 1) bytes") == true, "\(errors)")
+
+        // Each under its cap, together over the envelope's kept total: what fits is kept, the rest
+        // is left out and named; never more than the total is kept.
+        let whole = Envelope.Item(type: "attachment", payload: Data(count: cap), extra: ["filename": "a.bin"])
+        let second = TestEvents.native(offsets: [0x10])
+        let secondID = try XCTUnwrap(second["event_id"]?.stringValue)
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(second, extraItems: [whole, whole, whole])).status, 200)
+        try server.waitUntilIdle()
+        let both = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(secondID)/")
+        let kept = both["attachments"]?.arrayValue?.count ?? 0
+        let leftOut = both["event"]?["errors"]?.arrayValue?.count ?? 0
+        XCTAssertEqual(kept + leftOut, 3, both.jsonString)
+        XCTAssertGreaterThan(leftOut, 0)
+        XCTAssertLessThanOrEqual(kept * cap, limits.maxKeptBytes)
+        XCTAssertEqual(try server.storedCount(), 2)
 
         // An attachment without an event is accepted and not kept (it has nothing to belong to).
+        let before = try server.server.stores.retention.retainedBytes()
         let lone = Envelope(header: [:], items: [Envelope.Item(type: "attachment", payload: Data("x".utf8), extra: ["filename": "x"])])
         XCTAssertEqual(server.sendEnvelope(lone.serialized()).status, 200)
-        XCTAssertEqual(try server.server.stores.retention.retainedBytes(), 0)
+        XCTAssertEqual(try server.server.stores.retention.retainedBytes(), before)
     }
 
     func testAHostileFilenameIsShownEscapedAndNeverUsedAsAPath() throws {

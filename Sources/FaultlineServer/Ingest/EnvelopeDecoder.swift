@@ -11,6 +11,9 @@ public struct DecodedSubmission: Sendable {
     public var items: [Envelope.Item]
     /// `attachment` items (any bytes; kept only with an event: `IngestHandler`).
     public var attachments: [Envelope.Item] = []
+    /// Attachments stepped over for their size (over the attachment cap or the envelope's kept
+    /// total): the event they came with is kept and says so.
+    public var droppedAttachments: [(filename: String, bytes: Int64)] = []
     /// The request body when it came compressed (gzip or deflate), and how many bytes it inflated
     /// to: ingest may store it as it came (`StoredEvent`).
     public var compressedBody: Data? = nil
@@ -164,7 +167,11 @@ public enum EnvelopeDecoder {
                 }
                 out.items.append(item)
             case "attachment":
-                out.attachments.append(item)  // opaque bytes: nothing to validate
+                if let size = item.header[EnvelopeReader.droppedSizeKey]?.int64Value {
+                    out.droppedAttachments.append((item.header["filename"]?.stringValue ?? "attachment", size))
+                } else {
+                    out.attachments.append(item)  // opaque bytes: nothing to validate
+                }
             default:
                 continue  // not kept by the framing reader
             }

@@ -139,6 +139,11 @@ public final class IngestHandler: Sendable {
             if !project.keepsFrameVariables, let stripped = try FrameVariables.stripped(bytes, parsed: event) {
                 (event, bytes, clientBodyKept) = (stripped, stripped.serialized(), false)
             }
+            if !submission.droppedAttachments.isEmpty {
+                refusals?.record("ingest.attachment-size", detail: "\(submission.droppedAttachments.count) attachment(s) over the size cap")
+                let noted = try DroppedAttachments.noted(submission.droppedAttachments, in: bytes, limits: limits)
+                (event, bytes, clientBodyKept) = (noted, noted.serialized(), false)
+            }
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
             incoming = IncomingEvent(
                 projectID: project.id, eventID: eventID!, received: now,

@@ -63,6 +63,8 @@ public struct IngestLimits: Sendable {
         l.maxDeclaredBytes = maxDecompressedBytes
         l.maxKeptBytes = maxKeptBytes
         l.keptItemCaps = maxItemBytes.merging(["event": maxEventBytes]) { _, e in e }
+        // An attachment too large for this server is stepped over; the event it came with is kept.
+        l.droppedWhenTooLarge = ["attachment"]
         return l
     }
 }
