@@ -26,7 +26,8 @@ enum ServeCommand {
           --host ADDR         IPv4 address to listen on (env FAULTLINE_HOST; default 127.0.0.1)
           --port N            port, 0 for any free one (env FAULTLINE_PORT; default 8411)
           --threads N         HTTP worker pool of N threads (default: a thread per connection)
-          --install-cap N     events one install may send per hour, 0 = no cap (default 1000)
+          --install-cap N     events one install may send per hour (other items 100x, a sender
+                              that names no install 10x), 0 = no cap (default 1000)
           --durability MODE   full: fsync every commit (default); normal: survive process crashes only
           --database URL      PostgreSQL instead of SQLite, e.g. postgres://faultline@db:5432/faultline
                               (env FAULTLINE_DATABASE_URL); several servers may share one database

@@ -9,7 +9,7 @@ import XCTest
 
 final class WireAgreementTests: XCTestCase {
     func testTheServersRateLimitIsWhatTheSDKObeys() throws {
-        let response = IngestError.rateLimited(retryAfter: 30).response
+        let response = IngestError.rateLimited(retryAfter: 30, categories: ["error", "default"]).response
         let value = try XCTUnwrap(response.headers.first { $0.0 == HeaderName.sentryRateLimits }?.1)
         XCTAssertEqual(value, "30:error;default:key")  // the bytes the server always sent
         var limits = RateLimits()

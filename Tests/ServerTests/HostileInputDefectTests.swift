@@ -113,12 +113,17 @@ final class HostileInputDefectTests: XCTestCase {
         XCTAssertEqual(post(session, key: key.key.value).status, 403, "a session without an app id is refused by an allowlisted key")
         XCTAssertEqual(post(session, key: key.key.value, headers: ["X-Faultline-App-Id": "com.evil"]).status, 403)
         XCTAssertEqual(post(session, key: key.key.value, headers: ["X-Faultline-App-Id": "com.example.app"]).status, 200)
-        // Install cap 3 per window: the session's did is the install (one already counted).
+        // Install cap 3 events per window, so 300 other items (InstallCaps): the session's did is
+        // the install (one already counted); every kept item type counts.
         XCTAssertEqual(post(session).status, 200)
-        XCTAssertEqual(post(items([("client_report", "{}")]), headers: ["X-Faultline-Install-Id": "install-9"]).status, 200)
+        let reports = items(Array(repeating: ("client_report", "{}"), count: 100))
+        for _ in 0..<2 { XCTAssertEqual(post(reports, headers: ["X-Faultline-Install-Id": "install-9"]).status, 200) }
+        let logs = items(Array(repeating: ("log", #"{"items":[]}"#), count: 98))
+        XCTAssertEqual(post(logs, headers: ["X-Faultline-Install-Id": "install-9"]).status, 200, "300 in all")
         let r = post(items([("log", #"{"items":[]}"#)]), headers: ["X-Faultline-Install-Id": "install-9"])
         XCTAssertEqual(r.status, 429, r.text)
         XCTAssertNotNil(r.headers["retry-after"])
+        XCTAssertEqual(r.headers["x-sentry-rate-limits"].map { $0.hasSuffix(":log_item:key") }, true, "names what was refused: \(r.headers)")
     }
 
     // MARK: 3. Anonymous bodies

@@ -50,24 +50,48 @@ final class HostileInputRoundTwoTests: XCTestCase {
 
     /// Issue 29 item 5: a submission that names no install is counted under its sender's address,
     /// so naming none is no way around the per-install cap; one that names an install still has
-    /// its own window.
+    /// its own window. An address is a backend host or many users behind one NAT: ten times an
+    /// install's room (InstallCaps).
     func testSubmissionsWithoutAnInstallIDAreCappedByAddress() throws {
         let server = try TestServer { $0.limits.eventsPerInstall = 3 }
         defer { server.stop() }
-        for i in 0..<3 {
+        for i in 0..<30 {
             let r = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10])))
             XCTAssertEqual(r.status, 200, "\(i): \(r.text)")
         }
         let over = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10])))
         XCTAssertEqual(over.status, 429, over.text)
         XCTAssertNotNil(over.headers["retry-after"])
+        XCTAssertEqual(over.headers["x-sentry-rate-limits"].map { $0.hasSuffix(":error;default:key") }, true, "\(over.headers)")
         let logs = Envelope(header: [:], items: [Envelope.Item(type: "log", payload: Data(#"{"items":[]}"#.utf8))]).serialized()
-        XCTAssertEqual(server.sendEnvelope(logs).status, 429, "items without an install id count the same")
+        XCTAssertEqual(server.sendEnvelope(logs).status, 200, "other items have a window of their own")
         let named = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: "install-1")))
         XCTAssertEqual(named.status, 200, "an install of its own has its own window")
         let spoofed = server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10], installID: "address:127.0.0.1")))
         XCTAssertEqual(spoofed.status, 200, "a client cannot name the address window as its install")
         try server.waitUntilIdle()
-        XCTAssertEqual(try server.storedCount(), 5)
+        XCTAssertEqual(try server.storedCount(), 32)
+    }
+
+    /// A web backend with tracing (a transaction per request, no install id): its transactions
+    /// never use up the room its errors have, and when its other items are over their window an
+    /// error that comes with them is still kept (they are left out).
+    func testABackendsTransactionsNeverCostItsErrors() throws {
+        let server = try TestServer { $0.limits.eventsPerInstall = 1 }
+        defer { server.stop() }
+        let reports = Envelope(
+            header: [:], items: Array(repeating: Envelope.Item(type: "client_report", payload: Data("{}".utf8)), count: 100)
+        ).serialized()
+        for i in 0..<10 { XCTAssertEqual(server.sendEnvelope(reports).status, 200, "\(i)") }  // 1,000: the address's room for items
+        let session: JSONValue = ["sid": "s", "init": true, "status": "ok", "attrs": ["release": "web@1"]]
+        let withSession = TestEvents.envelope(
+            TestEvents.native(offsets: [0x10]), extraItems: [Envelope.Item(type: "session", payload: session.serialized())])
+        XCTAssertEqual(server.sendEnvelope(withSession).status, 200, "the error is kept")
+        try server.waitUntilIdle()
+        XCTAssertEqual(try server.storedCount(), 1)
+        XCTAssertNil(try server.server.stores.issueReads.itemCounts(projectID: server.projectID).byType["session"], "its session was left out")
+        let refused = server.sendEnvelope(Envelope(header: [:], items: [Envelope.Item(type: "session", payload: session.serialized())]).serialized())
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.headers["x-sentry-rate-limits"].map { $0.hasSuffix(":session:key") }, true, "\(refused.headers)")
     }
 }

@@ -8,7 +8,7 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
     case forbidden(String)  // 403
     case tooLarge(String)  // 413
     case unsupportedEncoding(String)  // 415
-    case rateLimited(retryAfter: Int)  // 429
+    case rateLimited(retryAfter: Int, categories: [String])  // 429
     /// Too much of one costly kind of work in flight (minidump walks): 429 for one address's
     /// share, 503 for the server's; retry after a second.
     case busy(String, serverWide: Bool)  // 429 or 503
@@ -29,17 +29,17 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .malformed(let s), .unauthorized(let s), .forbidden(let s), .tooLarge(let s), .unsupportedEncoding(let s), .busy(let s, _):
             return s
-        case .rateLimited(let s): return "this install sent too many events; retry after \(s) s"
+        case .rateLimited(let s, let categories): return "this sender sent too many (\(categories.joined(separator: ", "))); retry after \(s) s"
         }
     }
 
     public var response: HTTPResponse {
-        if case .rateLimited(let s) = self {
+        if case .rateLimited(let s, let categories) = self {
             return .detail(
                 429, description,
                 headers: [
                     (HeaderName.retryAfter, String(s)),
-                    (HeaderName.sentryRateLimits, RateLimitHeader.value([.init(seconds: Double(s), categories: ["error", "default"], scope: "key")]))
+                    (HeaderName.sentryRateLimits, RateLimitHeader.value([.init(seconds: Double(s), categories: categories, scope: "key")]))
                 ])
         }
         if case .busy = self { return .detail(status, description, headers: [(HeaderName.retryAfter, "1")]) }

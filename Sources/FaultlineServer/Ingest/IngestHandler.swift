@@ -118,12 +118,20 @@ public final class IngestHandler: Sendable {
         }
         // A submission that names no install is counted under its sender's address instead
         // (the client a trusted proxy names, else the peer): naming none must not mean no cap.
-        let sender =
-            InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items))
-            ?? InstallID.forAddress(request.clientAddress)
-        if units > 0, let retry = volume.admit(projectID: project.id, installID: sender, count: units, now: now) {
-            refusals?.record("ingest.install-cap")
-            throw IngestError.rateLimited(retryAfter: retry)
+        let named = InstallID.bounded(EventFields.installID(event: submission.event, request: request) ?? EventFields.installID(items: submission.items))
+        let sender = named ?? InstallID.forAddress(request.clientAddress)
+        if units > 0 {
+            switch InstallCaps(limiter: volume).admit(
+                projectID: project.id, sender: sender, namedInstall: named != nil, hasEvent: submission.event != nil, items: submission.items, now: now)
+            {
+            case .admitted: break
+            case .withoutItems:
+                refusals?.record("ingest.install-cap", detail: "\(submission.items.count) item(s) left out, the event kept")
+                submission.items = []
+            case .refused(let retry, let categories):
+                refusals?.record("ingest.install-cap")
+                throw IngestError.rateLimited(retryAfter: retry, categories: categories)
+            }
         }
         if var event = submission.event, var bytes = submission.eventBytes {
             // Frame variables are stored only for a project that asked for them: the event is

@@ -26,9 +26,16 @@ public final class InstallVolumeLimiter: Sendable {
         self.store = store
     }
 
-    /// Counts `count` submissions (an event, items); returns nil when allowed, or the seconds
-    /// until the window reopens (nothing is counted then).
-    public func admit(projectID: Int64, installID: String, count: Int = 1, now: Double = Date().timeIntervalSince1970) -> Int? {
+    /// The limit `admit` applies unless told another (0: no cap).
+    public var defaultLimit: Int { limit }
+
+    /// Counts `count` submissions (an event, items) against `limit` (the limiter's own unless
+    /// given); returns nil when allowed, or the seconds until the window reopens (nothing is
+    /// counted then).
+    public func admit(
+        projectID: Int64, installID: String, count: Int = 1, limit: Int? = nil, now: Double = Date().timeIntervalSince1970
+    ) -> Int? {
+        let limit = limit ?? self.limit
         guard limit > 0 else { return nil }
         if let store, store.sharesInstallWindows {
             // A store that fails here fails the ingest that follows too: admit, and let that report it.
@@ -40,12 +47,14 @@ public final class InstallVolumeLimiter: Sendable {
             known = Window(start: saved.start, count: saved.count)  // counted before a restart
         }
         return windows.withLock { windows in
-            admit(projectID: projectID, installID: installID, known: known, count: count, now: now, in: &windows)
+            admit(projectID: projectID, installID: installID, known: known, count: count, limit: limit, now: now, in: &windows)
         }
     }
 
     /// Runs inside `windows`' lock.
-    private func admit(projectID: Int64, installID: String, known: Window?, count: Int, now: Double, in windows: inout Windows) -> Int? {
+    private func admit(
+        projectID: Int64, installID: String, known: Window?, count: Int, limit: Int, now: Double, in windows: inout Windows
+    ) -> Int? {
         let key = "\(projectID)/\(installID)"
         var w = windows.byKey[key] ?? known ?? Window(start: now, count: 0)
         if now - w.start >= window { w = Window(start: now, count: 0) }
