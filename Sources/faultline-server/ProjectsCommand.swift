@@ -12,7 +12,7 @@ enum ProjectsCommand {
                faultline projects [--data-dir DIR] token create NAME
                faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
                faultline projects [--data-dir DIR] user list
-               faultline projects [--data-dir DIR] grouping PROJECT [1|2|3]
+               faultline projects [--data-dir DIR] grouping PROJECT [1|2|3|4]
                faultline projects [--data-dir DIR] frame-variables PROJECT [on|off]
 
         Works on the data directory directly (also while the server runs); with --database URL (env
@@ -22,8 +22,10 @@ enum ProjectsCommand {
         `grouping` shows or sets which grouping rules the project's new events follow: 1 groups a
         non-native frame (Python, JavaScript) by its function, 2 by its module and function, 3 as 2
         with a browser script (a frame whose file is a URL) by its name without host, query and
-        content hash and a Rust legacy name without its hash, so a deploy does not split issues
-        (new projects get 3; projects keep the rules they were created with). Existing issues keep their events; a running server
+        content hash and a Rust legacy name without its hash, so a deploy does not split issues,
+        4 as 3 with a message's stack on its current thread, a stackless exception by type and
+        value, and an anonymous frame by its file and line of code (new projects get 4; projects
+        keep the rules they were created with). Existing issues keep their events; a running server
         applies a change within 30 s.
         `frame-variables` shows or sets whether the project's events keep their frames' local
         variables (`vars`, which SDKs such as sentry-python send by default and which can hold

@@ -208,7 +208,7 @@ final class ThirdPartyClientTests: XCTestCase {
         let server = try TestServer()
         defer { server.stop() }
         let store = server.server.store
-        XCTAssertEqual(try store.project(idOrSlug: String(server.projectID))?.groupingConfig, .v3, "a new project gets the newest rules")
+        XCTAssertEqual(try store.project(idOrSlug: String(server.projectID))?.groupingConfig, .newProjects, "a new project gets the newest rules")
         let legacy = try server.server.stores.projects.createProject(slug: "legacy", name: "Legacy")
         try server.server.stores.projects.setGroupingConfig(projectID: legacy.id, .v1)
         let legacyKey = try server.server.stores.projects.createPublicKey(projectID: legacy.id, allowedAppIDs: [])

@@ -77,6 +77,10 @@ public enum Fingerprinter {
                 if FaultlineOwnFrames.isOwn(function: fn, rawFunction: nil) { continue }
                 components.append(frame.sourceModule.map { "\($0):\(fn)" } ?? fn)
                 if culprit == nil { culprit = frame.sourceModule.map { "\(fn) (\($0))" } ?? fn }
+            } else if let line = frame.sourceLine, let file = frame.sourceModule {
+                // Rules 4: an anonymous frame by its file and its line of code.
+                components.append("\(file):\(line)")
+                if culprit == nil { culprit = file }
             } else {
                 let module = frame.buildID?.hex ?? frame.module.map { ($0 as NSString).lastPathComponent } ?? "?"
                 let c = "\(module)+0x\(String(frame.offset, radix: 16))"
@@ -87,6 +91,12 @@ public enum Fingerprinter {
             }
         }
         if culprit == nil { culprit = libraryCulprit }
+        if components.isEmpty && stack.messageGroup.hasPrefix("exception:") {
+            // Rules 4: an exception without a stack, by its type and its value's pattern.
+            let hash = SHA1Hash.hex("v1\nexception-value\n" + stack.exceptionType + "\n" + stack.messageGroup)
+            let title = stack.exceptionType.isEmpty ? stack.headline : "\(stack.exceptionType): \(stack.headline)"
+            return Fingerprint(hash: hash, title: title, culprit: "unknown location", symbolicated: false)
+        }
         if components.isEmpty && !stack.messageGroup.isEmpty {
             // A message: grouped by its template (or pattern), titled by what it said.
             let hash = SHA1Hash.hex("v1\nmessage\n" + stack.messageGroup)

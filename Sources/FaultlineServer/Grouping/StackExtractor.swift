@@ -10,8 +10,13 @@ public enum StackExtractor {
     /// FaultlineProtocol's `SentryStackTrace`, as the CLI's symbolicator reads them. One entry per
     /// frame, so renderers can map back.
     public static func frames(of event: JSONValue, grouping: GroupingConfig = .v1) -> (exceptionType: String, frames: [StackFrame]) {
-        let (excType, stacktrace) = SentryStackTrace.crashing(in: event)
-        guard let stacktrace else { return (excType, []) }
+        let (excType, crashing) = SentryStackTrace.crashing(in: event)
+        // Rules 4: no crashing stack, but the current thread's (a message sent with a stack).
+        let current =
+            grouping.rawValue >= GroupingConfig.v4.rawValue
+            ? event["threads"]?["values"]?.arrayValue?.first { $0["current"]?.boolValue == true && $0["stacktrace"]?["frames"] != nil }?["stacktrace"]
+            : nil
+        guard let stacktrace = crashing ?? current else { return (excType, []) }
         let read = SentryStackTrace.frames(of: stacktrace, images: DebugImageMap(event: event))
         // By index: each frame is read where it lies, not copied first (a copy retains its strings).
         var out: [StackFrame] = []
@@ -42,7 +47,10 @@ public enum StackExtractor {
                 buildID: nil, offset: 0, isReturnAddress: false, inApp: !own && (f.json["in_app"]?.boolValue ?? false),
                 module: f.json["package"]?.stringValue, clientFunction: clientFunction)
             frame.isFaultline = own
-            if grouping != .v1 { frame.sourceModule = sourceModule(of: f.json, scriptsByName: grouping == .v3) }
+            if grouping != .v1 { frame.sourceModule = sourceModule(of: f.json, scriptsByName: grouping.rawValue >= GroupingConfig.v3.rawValue) }
+            if grouping.rawValue >= GroupingConfig.v4.rawValue, clientFunction?.isEmpty ?? true, frame.sourceModule != nil {
+                frame.sourceLine = sourceLine(of: f.json)
+            }
             return frame
         }
         let inApp = !own && (f.json["in_app"]?.boolValue ?? module.map(isInApp) ?? false)
@@ -87,11 +95,19 @@ public enum StackExtractor {
         return nil
     }
 
+    /// A frame's `context_line`, trimmed, when it is short enough to be code rather than a
+    /// minified bundle's whole line; nil otherwise (the frame then groups by its file alone).
+    static func sourceLine(of json: JSONValue) -> String {
+        let line = (json["context_line"]?.stringValue ?? "").trimmingCharacters(in: .whitespaces)
+        return line.utf8.count <= 120 ? line : ""
+    }
+
     static func defaultSignature(of event: JSONValue, grouping: GroupingConfig) -> StackSignature {
         let (type, raw) = frames(of: event, grouping: grouping)
-        // Faultline's own frames never group an issue nor name its culprit.
+        // Faultline's own frames never group an issue nor name its culprit. Under rules 4 a frame
+        // with only its file and source line counts too.
         func isKept(_ i: Int) -> Bool {
-            !raw[i].isFaultline && (raw[i].buildID != nil || raw[i].offset != 0 || raw[i].clientFunction != nil)
+            !raw[i].isFaultline && (raw[i].buildID != nil || raw[i].offset != 0 || raw[i].clientFunction != nil || raw[i].sourceLine != nil)
         }
         // By index, and one copy of the frames chosen (each copy retains every frame's strings).
         let anyInApp = raw.indices.contains { isKept($0) && raw[$0].inApp }
@@ -102,6 +118,15 @@ public enum StackExtractor {
         }
         if chosen.isEmpty && type.isEmpty, let message = messageGroup(of: event) {
             return StackSignature(exceptionType: "", frames: [], headline: firstLine(message.text), messageGroup: message.group)
+        }
+        // Rules 4: an exception without a stack by its type and its value's pattern (a typeless
+        // one, as older browser SDKs send, by its value alone).
+        if chosen.isEmpty, grouping.rawValue >= GroupingConfig.v4.rawValue,
+            let value = event["exception"]?["values"]?.arrayValue?.last?["value"]?.stringValue, !value.isEmpty
+        {
+            return StackSignature(
+                exceptionType: type, frames: [], headline: firstLine(value),
+                messageGroup: "exception:" + LogLineNormaliser.pattern(String(value.prefix(1000))))
         }
         return StackSignature(exceptionType: type, frames: chosen, headline: headline(of: event))
     }

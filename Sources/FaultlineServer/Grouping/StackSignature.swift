@@ -27,6 +27,9 @@ public struct StackFrame: Sendable, Hashable {
     /// A non-native frame's module (or file) under grouping rules that group by it
     /// (GroupingConfig.v2); nil otherwise, and then not encoded, so earlier stacks keep their keys.
     public var sourceModule: String?
+    /// Grouping rules 4: a non-native frame without a function, by its source line (the frame's
+    /// `context_line`, trimmed); nil otherwise, and then not encoded.
+    public var sourceLine: String?
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["o": .int(Int64(bitPattern: offset)), "r": .bool(isReturnAddress), "a": .bool(inApp)]
@@ -35,6 +38,7 @@ public struct StackFrame: Sendable, Hashable {
         if let f = clientFunction { o["f"] = .string(f) }
         if isAsync { o["y"] = true }  // only when set: signatures stored before async frames are unchanged
         if let s = sourceModule { o["s"] = .string(s) }
+        if let l = sourceLine { o["l"] = .string(l) }
         if architecture != .ofEventsWithoutArch { o["c"] = .string(architecture.rawValue) }
         return .object(o)
     }
@@ -54,6 +58,7 @@ public struct StackFrame: Sendable, Hashable {
         clientFunction = json["f"]?.stringValue
         isAsync = json["y"]?.boolValue ?? false
         sourceModule = json["s"]?.stringValue
+        sourceLine = json["l"]?.stringValue
         architecture = json["c"]?.stringValue.flatMap(CPUArchitecture.init(rawValue:)) ?? .ofEventsWithoutArch
     }
 }

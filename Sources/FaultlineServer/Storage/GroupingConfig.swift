@@ -15,15 +15,23 @@ public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible
     /// every issue of a web app; and a Rust legacy name without its `::h<hash>`, so a release
     /// does not split every issue of a Rust program.
     case v3 = 3
+    /// As v3, and as Sentry: an event whose stack is on its current thread (a message sent with
+    /// `attach_stacktrace`) groups by that stack; an exception without a stack by its type and its
+    /// value's pattern (numbers, ids, quoted values normalised), one without a type by its value;
+    /// a non-native frame without a function by its file or module and its source line (an
+    /// anonymous JavaScript or PHP top-level frame was no frame at all, so unrelated errors met in
+    /// "unknown location").
+    case v4 = 4
 
     /// What a project created now gets.
-    public static let newProjects = GroupingConfig.v3
+    public static let newProjects = GroupingConfig.v4
 
     public var description: String {
         switch self {
         case .v1: "1 (non-native frames by function)"
         case .v2: "2 (non-native frames by module and function)"
         case .v3: "3 (as 2, a browser script by its name without URL and content hash, Rust names without their hash)"
+        case .v4: "4 (as 3, the current thread's stack, a stackless exception by type and value, anonymous frames by file and source line)"
         }
     }
 }
