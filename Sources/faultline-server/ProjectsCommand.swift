@@ -9,7 +9,10 @@ enum ProjectsCommand {
         usage: faultline projects [--data-dir DIR] [--url URL] list
                faultline projects [--data-dir DIR] [--url URL] create NAME [--app-id ID]…
                faultline projects [--data-dir DIR] [--url URL] keys PROJECT [--create] [--app-id ID]…
+               faultline projects [--data-dir DIR] key revoke KEY
                faultline projects [--data-dir DIR] token create NAME
+               faultline projects [--data-dir DIR] token list
+               faultline projects [--data-dir DIR] token revoke NAME-OR-PREFIX
                faultline projects [--data-dir DIR] user add NAME     (password: first line of stdin)
                faultline projects [--data-dir DIR] user list
                faultline projects [--data-dir DIR] grouping PROJECT [1|2|3|4]
@@ -18,7 +21,9 @@ enum ProjectsCommand {
         Works on the data directory directly (also while the server runs); with --database URL (env
         FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
         `faultline serve --database URL` uses. --url is the server's address used to print DSNs (default http://127.0.0.1:8411). Public keys are 32 hex digits;
-        server tokens start with 'flst_' and must never be embedded in an app.
+        server tokens start with 'flst_' and must never be embedded in an app. `key revoke` and
+        `token revoke` delete a key or the tokens of that name (or value prefix, as `token list`
+        shows it): the server that shares the data refuses them within 30 s.
         `grouping` shows or sets which grouping rules the project's new events follow: 1 groups a
         non-native frame (Python, JavaScript) by its function, 2 by its module and function, 3 as 2
         with a browser script (a frame whose file is a URL) by its name without host, query and
@@ -103,9 +108,23 @@ enum ProjectsCommand {
                     try projects.setKeepsFrameVariables(projectID: p.id, keep)
                 }
                 print("project '\(p.slug)' \(keep ? "keeps" : "drops") its events' frame variables")
+            case "key":
+                guard positional.count == 3, positional[1] == "revoke" else { return usageError() }
+                guard try projects.revokePublicKey(positional[2]) else {
+                    printError("projects: no public key \(positional[2])"); return ExitCode.inputError
+                }
+                print("revoked public key \(positional[2]); a running server refuses it within \(Int(CredentialLifetime.seconds)) s")
             case "token":
-                guard positional.count == 3, positional[1] == "create" else { return usageError() }
-                print(try projects.createServerToken(name: positional[2]))
+                switch (positional.count, positional.count > 1 ? positional[1] : "") {
+                case (3, "create"): print(try projects.createServerToken(name: positional[2]))
+                case (2, "list"):
+                    for t in try projects.serverTokens() { print("\(t.prefix)…\t\(t.name)\t\(SentryTimestamp.rfc3339(t.created))") }
+                case (3, "revoke"):
+                    let n = try projects.revokeServerTokens(nameOrPrefix: positional[2])
+                    guard n > 0 else { printError("projects: no server token named or starting \(positional[2])"); return ExitCode.inputError }
+                    print("revoked \(n) server token(s); a running server refuses them within \(Int(CredentialLifetime.seconds)) s")
+                default: return usageError()
+                }
             case "user":
                 // Web page logins (see docs/SERVER.md, "Web pages").
                 if positional.count == 2, positional[1] == "list" {

@@ -122,6 +122,26 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
 
     public func isServerToken(_ token: String) throws -> Bool { withState { $0.tokens.contains(token) } }
 
+    public func revokePublicKey(_ key: String) throws -> Bool {
+        withState { s in
+            let before = s.keys.count
+            s.keys.removeAll { $0.key.value == key }
+            return s.keys.count < before
+        }
+    }
+
+    public func serverTokens() throws -> [ServerTokenRecord] {
+        withState { s in s.tokens.sorted().map { ServerTokenRecord(name: "token", prefix: String($0.prefix(9)), created: 0) } }
+    }
+
+    public func revokeServerTokens(nameOrPrefix: String) throws -> Int {
+        withState { s in
+            let gone = s.tokens.filter { $0.hasPrefix(nameOrPrefix) || nameOrPrefix == "token" }
+            s.tokens.subtract(gone)
+            return gone.count
+        }
+    }
+
     // MARK: Ingest
 
     public func storeIngest(event: IncomingEvent?, items: [IncomingItem]) throws -> Int64? {

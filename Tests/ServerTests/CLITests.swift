@@ -1,7 +1,7 @@
 // The thin CLI over the server library: `faultline projects` on a data directory, `serve --help`.
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 
@@ -43,6 +43,38 @@ final class CLITests: XCTestCase {
             headers: ["X-Sentry-Auth": dsn.authHeader(client: "cli-test/1")],
             body: TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.example.app")))
         XCTAssertEqual(r.status, 200, r.text)
+
+        // Revoked with the CLI: listed no more, and refused by a server that looks them up.
+        let tokens = try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["token", "list"])
+        XCTAssertTrue(tokens.stdout.contains("\t" + "ci\t") && tokens.stdout.contains(String(t.prefix(9)) + "…"), tokens.description)
+        XCTAssertFalse(tokens.stdout.contains(t), "never the token itself")
+        XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["token", "revoke", "ci"]).exitCode, 0)
+        XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["token", "revoke", "ci"]).exitCode, 3, "none left")
+        XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["key", "revoke", dsn.publicKey.value]).exitCode, 0)
+        XCTAssertEqual(try TestSupport.run(exe, ["projects", "--data-dir", dir] + db + ["key", "revoke", dsn.publicKey.value]).exitCode, 3)
+        server.stop()
+        let again = try Server(config: config)
+        try again.start()
+        defer { again.stop() }
+        XCTAssertEqual(RawHTTP.send(port: again.port, method: "GET", path: "/api/0/projects/", headers: ["Authorization": "Bearer \(t)"]).status, 401)
+        let refused = RawHTTP.send(
+            port: again.port, method: "POST", path: "/api/\(dsn.projectID)/envelope/",
+            headers: ["X-Sentry-Auth": dsn.authHeader(client: "cli-test/1")],
+            body: TestEvents.envelope(TestEvents.native(offsets: [1], appID: "com.example.app")))
+        XCTAssertEqual(refused.status, 401, refused.text)
+    }
+
+    /// A key or token this process looked up is trusted for `CredentialLifetime.seconds`, then
+    /// looked up again: a revocation in another process is honoured within that time.
+    func testCachedCredentialsAreLookedUpAgainAfterTheirLifetime() {
+        let cache = CredentialCache()
+        let record = PublicKeyRecord(key: PublicKey("0123456789abcdef0123456789abcdef"), projectID: 1, allowedAppIDs: [])
+        cache.remember(record, now: 1_000)
+        XCTAssertEqual(cache.key(record.key.value, now: 1_000 + CredentialLifetime.seconds - 1), record)
+        XCTAssertNil(cache.key(record.key.value, now: 1_000 + CredentialLifetime.seconds + 1), "looked up again")
+        cache.rememberToken("hash", now: 1_000)
+        XCTAssertTrue(cache.knowsToken("hash", now: 1_001))
+        XCTAssertFalse(cache.knowsToken("hash", now: 1_000 + CredentialLifetime.seconds + 1))
     }
 
     func testServeHelpAndBadFlags() throws {

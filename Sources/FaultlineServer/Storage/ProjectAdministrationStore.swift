@@ -16,4 +16,20 @@ public protocol ProjectAdministrationStore: AnyObject, Sendable {
     func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord]
     /// Creates a server token; only its hash is stored, so the value is shown once.
     func createServerToken(name: String) throws -> String
+    /// Deletes a public key; false when there was none. Ingest refuses it at once in this
+    /// process and within `CredentialLifetime.seconds` in every other.
+    func revokePublicKey(_ key: String) throws -> Bool
+    /// The server tokens (never their values): name, the value's first characters, created.
+    func serverTokens() throws -> [ServerTokenRecord]
+    /// Deletes the server tokens with this name or value prefix; how many there were.
+    func revokeServerTokens(nameOrPrefix: String) throws -> Int
+}
+
+/// A server token as listed: what identifies it to people, never its value.
+public struct ServerTokenRecord: Sendable, Equatable {
+    public let name: String
+    /// The value's first characters (`flst_a1b2`), as printed when it was made.
+    public let prefix: String
+    public let created: Double
+    public init(name: String, prefix: String, created: Double) { self.name = name; self.prefix = prefix; self.created = created }
 }

@@ -9,15 +9,44 @@ import Synchronization
 
 /// The per-store cache of known public keys and server-token hashes.
 final class CredentialCache: Sendable {
-    private let keys = Mutex<[String: PublicKeyRecord]>([:])
-    private let tokenHashes = Mutex<Set<String>>([])
+    private struct Entry<Value> { let value: Value; let until: Double }
+    private let keys = Mutex<[String: Entry<PublicKeyRecord>]>([:])
+    private let tokenHashes = Mutex<[String: Double]>([:])
 
     init() {}
 
-    func key(_ k: String) -> PublicKeyRecord? { keys.withLock { $0[k] } }
-    func remember(_ r: PublicKeyRecord) { keys.withLock { $0[r.key.value] = r } }
-    func knowsToken(_ hash: String) -> Bool { tokenHashes.withLock { $0.contains(hash) } }
-    func rememberToken(_ hash: String) { tokenHashes.withLock { _ = $0.insert(hash) } }
+    /// A key looked up within `CredentialLifetime.seconds`: a key revoked by another process (the
+    /// CLI, another node) is looked up again, and refused, within that time.
+    func key(_ k: String, now: Double = Date().timeIntervalSince1970) -> PublicKeyRecord? {
+        keys.withLock { cached in
+            guard let e = cached[k] else { return nil }
+            if e.until > now { return e.value }
+            cached[k] = nil
+            return nil
+        }
+    }
+    func remember(_ r: PublicKeyRecord, now: Double = Date().timeIntervalSince1970) {
+        keys.withLock { $0[r.key.value] = Entry(value: r, until: now + CredentialLifetime.seconds) }
+    }
+    func forgetKey(_ k: String) { keys.withLock { $0[k] = nil } }
+    func knowsToken(_ hash: String, now: Double = Date().timeIntervalSince1970) -> Bool {
+        tokenHashes.withLock { cached in
+            guard let until = cached[hash] else { return false }
+            if until > now { return true }
+            cached[hash] = nil
+            return false
+        }
+    }
+    func rememberToken(_ hash: String, now: Double = Date().timeIntervalSince1970) {
+        tokenHashes.withLock { $0[hash] = now + CredentialLifetime.seconds }
+    }
+    func forgetTokens() { tokenHashes.withLock { $0.removeAll() } }
+}
+
+/// How long a process trusts a key or token it looked up before it looks again: what a
+/// revocation in another process (the CLI, another node) takes to be refused here.
+public enum CredentialLifetime {
+    public static let seconds = 30.0
 }
 
 enum SQLCredentials {
@@ -122,6 +151,33 @@ extension SQLBackedStore {
                 .text(SHA256Hash.hex(Data(token.utf8))), .text(name), .text(String(token.prefix(9))), .double(Date().timeIntervalSince1970))
         }
         return token
+    }
+
+    public func revokePublicKey(_ key: String) throws -> Bool {
+        let deleted = try db.writing { c in
+            try c.rows("DELETE FROM public_keys WHERE key = ? RETURNING key", [.text(key)]) { $0.text(0) }.count
+        }
+        cache.forgetKey(key)
+        return deleted > 0
+    }
+
+    public func serverTokens() throws -> [ServerTokenRecord] {
+        try db.reading { c in
+            try c.rows("SELECT name, prefix, created FROM server_tokens ORDER BY created, prefix", []) {
+                ServerTokenRecord(name: $0.text(0) ?? "", prefix: $0.text(1) ?? "", created: $0.double(2))
+            }
+        }
+    }
+
+    public func revokeServerTokens(nameOrPrefix: String) throws -> Int {
+        guard !nameOrPrefix.isEmpty else { return 0 }
+        let deleted = try db.writing { c in
+            try c.rows("DELETE FROM server_tokens WHERE name = ? OR prefix = ? RETURNING hash", [.text(nameOrPrefix), .text(nameOrPrefix)]) {
+                $0.text(0)
+            }.count
+        }
+        cache.forgetTokens()
+        return deleted
     }
 
     public func isServerToken(_ token: String) throws -> Bool {
