@@ -1,6 +1,6 @@
 // Grouping rules 4 (new projects), as Sentry groups what SDKs send: a message sent with a stack
 // by the real Python sentry-sdk (`attach_stacktrace`: the stack is on the current thread) groups by
-// that stack; an exception without a stack by its type and its value's pattern, a typeless one by
+// that stack; a chained exception by its causes too; an exception without a stack by its type and its value's pattern, a typeless one by
 // its value; an anonymous JavaScript frame by its file and line of code. A project on rules 3 keeps
 // its grouping.
 import Foundation
@@ -42,6 +42,39 @@ final class GroupingRulesFourTests: XCTestCase {
         XCTAssertEqual(found.count, 2, "\(found.map { $0["title"] })")
         XCTAssertEqual(Set(found.compactMap { $0["count"]?.int64Value }), [2, 1])
         XCTAssertTrue(found.contains { $0["culprit"]?.stringValue?.contains("checkout") == true }, "\(found.map { $0["culprit"] })")
+    }
+
+    /// One wrapper raised from two different causes (`raise … from`) is two problems.
+    func testAChainedExceptionGroupsByItsCausesToo() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        let dir = TestSupport.makeTemporaryDirectory("rules-four-chain")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = """
+            import sys, sentry_sdk
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False)
+            class ServiceError(Exception): pass
+            def db(): raise ConnectionError("db down")
+            def cache(): raise KeyError("user:17")
+            def service(step):
+                try:
+                    step()
+                except Exception as e:
+                    raise ServiceError("request failed") from e
+            for step in (db, db, cache):
+                try:
+                    service(step)
+                except ServiceError:
+                    sentry_sdk.capture_exception()
+            sentry_sdk.flush(10)
+            """
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let found = try issues(server)
+        XCTAssertEqual(found.count, 2, "\(found.map { $0["title"] })")
+        XCTAssertEqual(Set(found.compactMap { $0["count"]?.int64Value }), [2, 1])
     }
 
     func testStacklessAndTypelessExceptionsAndAnonymousFrames() throws {

@@ -104,7 +104,9 @@ public enum Fingerprinter {
             return Fingerprint(hash: hash, title: title, culprit: "message", symbolicated: false)
         }
         if components.isEmpty { components = ["no-frames", stack.exceptionType] }
-        let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n"))
+        // Rules 4: the chain's causes (not encoded, so not hashed, under earlier rules).
+        let causes = stack.causes.isEmpty ? "" : "\ncaused-by\n" + stack.causes.joined(separator: "\n")
+        let hash = SHA1Hash.hex("v1\n" + stack.exceptionType + "\n" + components.joined(separator: "\n") + causes)
         let where_ = culprit ?? "unknown location"
         // "std::out_of_range: cache miss: zz in lookup()"; the message is shown, never hashed.
         let what =

@@ -71,6 +71,11 @@ public enum StackExtractor {
         var signature = defaultSignature(of: event, grouping: grouping)
         signature.clientFingerprint = clientFingerprint(of: event)
         signature.dropsRustHashes = grouping.rawValue >= GroupingConfig.v3.rawValue
+        if grouping.rawValue >= GroupingConfig.v4.rawValue, let chain = event["exception"]?["values"]?.arrayValue, chain.count > 1 {
+            // Rules 4: the exceptions that caused the crashing one (the last) group too, as Sentry
+            // hashes the whole chain: one wrapper raised from two causes is two problems.
+            signature.causes = chain.dropLast().suffix(8).map { String(($0["type"]?.stringValue ?? "").prefix(200)) }
+        }
         return signature
     }
 

@@ -84,6 +84,10 @@ public struct StackSignature: Sendable, Hashable {
     /// components (`Demangler.withoutRustHash`). Part of the key when set; not encoded otherwise,
     /// so stacks grouped under earlier rules keep their keys and their issues.
     public var dropsRustHashes = false
+    /// Grouping rules 4: the types of the exceptions that caused this one (`raise … from`, Java's
+    /// causes, .NET's inner exceptions), oldest first; part of the key and the hash when set, not
+    /// encoded otherwise.
+    public var causes: [String] = []
 
     public init(exceptionType: String, frames: [StackFrame], headline: String = "", messageGroup: String = "") {
         self.exceptionType = exceptionType
@@ -98,6 +102,7 @@ public struct StackSignature: Sendable, Hashable {
         if !messageGroup.isEmpty { o["g"] = .string(messageGroup) }
         if !clientFingerprint.isEmpty { o["p"] = .array(clientFingerprint.map(JSONValue.string)) }
         if dropsRustHashes { o["r"] = true }
+        if !causes.isEmpty { o["x"] = .array(causes.map(JSONValue.string)) }
         return JSONValue.object(o).serialized()
     }
 
@@ -108,6 +113,7 @@ public struct StackSignature: Sendable, Hashable {
             headline: v["m"]?.stringValue ?? "", messageGroup: v["g"]?.stringValue ?? "")
         signature.clientFingerprint = v["p"]?.arrayValue?.compactMap(\.stringValue) ?? []
         signature.dropsRustHashes = v["r"]?.boolValue == true
+        signature.causes = v["x"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return signature
     }
 

@@ -16,7 +16,7 @@ public enum GroupingConfig: Int, Sendable, CaseIterable, CustomStringConvertible
     /// does not split every issue of a Rust program.
     case v3 = 3
     /// As v3, and as Sentry: an event whose stack is on its current thread (a message sent with
-    /// `attach_stacktrace`) groups by that stack; an exception without a stack by its type and its
+    /// `attach_stacktrace`) groups by that stack; a chained exception by its causes' types too; an exception without a stack by its type and its
     /// value's pattern (numbers, ids, quoted values normalised), one without a type by its value;
     /// a non-native frame without a function by its file or module and its source line (an
     /// anonymous JavaScript or PHP top-level frame was no frame at all, so unrelated errors met in
