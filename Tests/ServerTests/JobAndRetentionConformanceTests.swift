@@ -67,6 +67,7 @@ extension StoreConformance {
 
     static func retention(_ store: SQLStoreUnderTest) throws {
         let p = try store.createProject(slug: "old", name: "Old")
+        let traceID = "0123456789abcdef0123456789abcdef"
         let frame = StackFrame(buildID: buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
         let frame2 = StackFrame(buildID: buildID, offset: 0x20, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
         // 30 occurrences received at t = 1000…1029 in one issue over two stacks, and 10 items at t = 1000…1009.
@@ -79,6 +80,7 @@ extension StoreConformance {
                 try store.storeIngest(
                     event: e, items: i < 10 ? [IncomingItem(projectID: p.id, type: "log", received: 1000 + Double(i), payload: Data(count: 100))] : []))
             outcomes.append(outcome(try XCTUnwrap(try store.occurrence(id: id)), hash: "one", frames: [i < 15 ? frame : frame2]))
+            try store.linkOccurrence(occurrenceID: id, projectID: p.id, eventID: "e\(i)", traceID: traceID, spanID: nil)
         }
         // One more, not grouped yet: retention leaves it to grouping.
         var ungrouped = event(p.id, "ungrouped")
@@ -104,6 +106,7 @@ extension StoreConformance {
         XCTAssertEqual(try store.deleteOccurrences(receivedBefore: 1020, limit: 8), 8)
         XCTAssertEqual(try store.deleteOccurrences(receivedBefore: 1020, limit: 8), 4)
         XCTAssertEqual(try store.deleteOccurrences(receivedBefore: 1020, limit: 8), 0)
+        XCTAssertEqual(try store.trace(projectID: p.id, traceID: traceID).occurrences.count, 10, "a deleted occurrence's trace link goes with it")
         let after = try XCTUnwrap(try store.issue(id: issue.id))
         XCTAssertEqual(after.count, 10)
         XCTAssertEqual(after.firstSeen, 1020)
@@ -121,6 +124,7 @@ extension StoreConformance {
 
         // Everything older than the future goes: the issue is empty and no longer listed.
         XCTAssertEqual(try store.deleteOccurrences(receivedBefore: 1e12, limit: 100), 10)
+        XCTAssertEqual(try store.trace(projectID: p.id, traceID: traceID).occurrences.count, 0)
         XCTAssertEqual(try store.issue(id: issue.id)?.count, 0)
         XCTAssertTrue(try store.issues(projectID: p.id, limit: 10, offset: 0).isEmpty)
         XCTAssertEqual(try store.counts(projectID: p.id).issues, 0)

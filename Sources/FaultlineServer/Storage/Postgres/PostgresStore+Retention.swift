@@ -3,16 +3,28 @@ import Foundation
 import FaultlineProtocol
 
 extension PostgresStore: RetentionStore {
+    /// The trace links of deleted occurrences (their attachments and minidump modules cascade).
+    static func deleteTraceLinks(_ c: PGConnection, _ ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        _ = try c.query(
+            "DELETE FROM occurrence_traces WHERE occurrence_id = ANY(string_to_array($1, ',')::bigint[])", .text(ids.map(String.init).joined(separator: ",")))
+    }
+
     public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
         try pool.transaction { c in
             var issues = Set<Int64>()
+            var deleted: [Int64] = []
             let n = try c.query(
                 """
                 DELETE FROM occurrences WHERE id IN (
                   SELECT id FROM occurrences WHERE received < $1 AND processed = 1 ORDER BY received LIMIT $2)
-                RETURNING \(IssueGroups.resolved("issue_id"))
+                RETURNING \(IssueGroups.resolved("issue_id")), id
                 """, .double(cutoff), .int(Int64(limit))
-            ) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
+            ) {
+                if !$0.isNull(0) { issues.insert($0.int(0)) }
+                deleted.append($0.int(1))
+            }
+            try Self.deleteTraceLinks(c, deleted)
             // Each row's live issue (a row may name an issue merged into it: IssueGroups), recounted
             // in id order on every node, so two recounts cannot deadlock on issue rows.
             for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
@@ -60,13 +72,18 @@ extension PostgresStore: RetentionStore {
         guard !ids.isEmpty else { return 0 }
         return try pool.transaction { c in
             var issues = Set<Int64>()
+            var deleted: [Int64] = []
             // One statement: the ids go as one text parameter, split and cast by the server.
             let n = try c.query(
                 """
                 DELETE FROM occurrences WHERE id = ANY(string_to_array($1, ',')::bigint[]) AND processed = 1
-                RETURNING \(IssueGroups.resolved("issue_id"))
+                RETURNING \(IssueGroups.resolved("issue_id")), id
                 """, .text(ids.map(String.init).joined(separator: ","))
-            ) { if !$0.isNull(0) { issues.insert($0.int(0)) } }
+            ) {
+                if !$0.isNull(0) { issues.insert($0.int(0)) }
+                deleted.append($0.int(1))
+            }
+            try Self.deleteTraceLinks(c, deleted)
             // In id order on every node, so two recounts cannot deadlock on issue rows.
             for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
             return n

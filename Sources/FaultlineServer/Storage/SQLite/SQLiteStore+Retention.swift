@@ -3,6 +3,13 @@ import Foundation
 import FaultlineProtocol
 
 extension SQLiteStore: RetentionStore {
+    /// One occurrence and its link to a trace (its attachments and minidump modules go by trigger).
+    @discardableResult
+    static func deleteOccurrence(_ c: SQLiteConnection, _ id: Int64) throws -> Int {
+        try c.run("DELETE FROM occurrence_traces WHERE occurrence_id = ?", .int(id))
+        return try c.run("DELETE FROM occurrences WHERE id = ?", .int(id))
+    }
+
     public func deleteOccurrences(receivedBefore cutoff: Double, limit: Int) throws -> Int {
         try writer.sync { c in
             var rows: [(id: Int64, issue: Int64?)] = []
@@ -11,7 +18,7 @@ extension SQLiteStore: RetentionStore {
                 "SELECT id, \(IssueGroups.resolved("issue_id")) FROM occurrences WHERE received < ? AND processed = 1 ORDER BY received LIMIT ?",
                 .double(cutoff), .int(Int64(limit))
             ) { rows.append(($0.int(0), $0.isNull(1) ? nil : $0.int(1))) }
-            for r in rows { try c.run("DELETE FROM occurrences WHERE id = ?", .int(r.id)) }
+            for r in rows { try Self.deleteOccurrence(c, r.id) }
             for issue in Set(rows.compactMap(\.issue)) { try IssueGroups.recount(c, issue) }
             return rows.count
         }
@@ -64,7 +71,7 @@ extension SQLiteStore: RetentionStore {
                     found = true; issue = $0.isNull(0) ? nil : $0.int(0)
                 }
                 guard found else { continue }
-                deleted += try c.run("DELETE FROM occurrences WHERE id = ?", .int(id))
+                deleted += try Self.deleteOccurrence(c, id)
                 if let issue { issues.insert(issue) }
             }
             for issue in issues.sorted() { try IssueGroups.recount(c, issue) }
