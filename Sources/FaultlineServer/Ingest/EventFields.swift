@@ -24,10 +24,17 @@ enum EventFields {
 
     /// The time an event happened, for grouping's first and last seen: its own timestamp when
     /// plausible, else the time received.
-    static func eventTimestamp(_ v: JSONValue?, received: Double) -> Double {
-        guard let t = timestamp(v), t <= received + maxSecondsInFuture, t >= received - maxSecondsInPast else { return received }
+    static func eventTimestamp(_ v: JSONValue?, received: Double, sentAt: JSONValue? = nil) -> Double {
+        guard var t = timestamp(v) else { return received }
+        // A device whose clock is off (the envelope's `sent_at` far from when it arrived) has its
+        // times shifted by that drift, as Relay does; a drift under the threshold is transit.
+        if let sent = timestamp(sentAt), abs(received - sent) > minimumClockDrift { t += received - sent }
+        guard t <= received + maxSecondsInFuture, t >= received - maxSecondsInPast else { return received }
         return t
     }
+
+    /// Relay's: below this, a difference between `sent_at` and arrival is the network, not a clock.
+    static let minimumClockDrift = 55.0 * 60
 
     /// The install id as the client sent it (`InstallID.bounded` before it is stored).
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {

@@ -155,7 +155,7 @@ public final class IngestHandler: Sendable {
             eventID = EnvelopeDecoder.normalisedEventID(event["event_id"]?.stringValue) ?? eventID ?? Keys.randomHex(bytes: 16)
             incoming = IncomingEvent(
                 projectID: project.id, eventID: eventID!, received: now,
-                timestamp: EventFields.eventTimestamp(event["timestamp"], received: now),
+                timestamp: EventFields.eventTimestamp(event["timestamp"], received: now, sentAt: submission.envelopeHeader["sent_at"]),
                 release: event["release"]?.stringValue.flatMap { ReleaseName.isValid($0) ? $0 : nil },
                 installID: InstallID.bounded(EventFields.installID(event: event, request: request)),
                 compressedEvent: StoredEvent.encode(
