@@ -194,7 +194,14 @@ public final class Server: @unchecked Sendable {
         o.host = config.host
         o.port = config.port
         o.threads = config.threads
-        try http.start(o)
+        do {
+            try http.start(o)
+        } catch {
+            // The workers hold the server unowned: they must be stopped (their threads joined)
+            // before the caller drops the server, or a worker reads a destroyed object.
+            stopWorkers()
+            throw error
+        }
     }
 
     /// The DSN for a public key of a project, as clients should embed it: at the public URL
@@ -206,6 +213,12 @@ public final class Server: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
+        stopWorkers()
+        if PhaseClock.enabled { FileHandle.standardError.write(Data(PhaseClock.report().utf8)) }
+    }
+
+    /// Everything `start` starts besides HTTP, then the store.
+    private func stopWorkers() {
         traceRetention.stop()
         retention.stop()
         alerts?.stop()
@@ -216,7 +229,6 @@ public final class Server: @unchecked Sendable {
         reads.stop()
         processor.stop()
         stores.close()
-        if PhaseClock.enabled { FileHandle.standardError.write(Data(PhaseClock.report().utf8)) }
     }
 }
 

@@ -186,8 +186,16 @@ enum ServeCommand {
         let server: Server
         do {
             server = try Server(config: config)
+        } catch {
+            printError("serve: \(error)")
+            return ExitCode.failure
+        }
+        do {
             try server.start()
         } catch {
+            // A fresh data directory has its defaults by now, and the token is stored only hashed:
+            // shown now or never (the next start creates none).
+            if let b = server.bootstrap { print(createdWithoutListening(b, config: config).joined(separator: "\n")) }
             printError("serve: \(error)")
             return ExitCode.failure
         }
@@ -206,6 +214,17 @@ enum ServeCommand {
         fflush(nil)
         server.stop()
         return ExitCode.ok
+    }
+
+    /// What a first start created, when it could not listen: the DSN's address is not known yet,
+    /// so the key is shown with the command that prints its DSN.
+    static func createdWithoutListening(_ b: Bootstrap, config: ServerConfiguration) -> [String] {
+        let place = config.databaseURL == nil ? "--data-dir \(config.dataDirectory)" : "--database URL"
+        return [
+            "created project '\(b.project.slug)' (id \(b.project.id)), but could not listen",
+            "public key: \(b.publicKey.value) (its DSN: faultline projects \(place) keys \(b.project.slug))",
+            "server token (shown once; for uploads and reading): \(b.serverToken)"
+        ]
     }
 
     /// "1048576", "512K", "100M", "2G" (powers of 1024); nil when malformed or negative.
