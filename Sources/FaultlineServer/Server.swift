@@ -124,7 +124,8 @@ public final class Server: @unchecked Sendable {
             limits: config.limits, refusals: refusals, publicURL: config.publicURL,
             health: { [httpBox] in
                 [
-                    "status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
+                    "status": .string(ServerHealth.status(refusals: refusals)), "grouping_queue": .int(Int64(processor.pending)),
+                    "backfill_running": .bool(backfiller.isBusy),
                     "refused": .object(refusals.totals.mapValues { .int($0) }),
                     "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0)),
                     "body_progress_disconnects": .int(Int64(clamping: httpBox.server?.bodyProgressDisconnects ?? 0)),

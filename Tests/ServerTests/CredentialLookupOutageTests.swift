@@ -1,5 +1,6 @@
 // A key or token the store cannot look up (database down, table gone) is answered 503 with
-// Retry-After, never 401: SDKs treat 401 as permanent and drop the events they hold.
+// Retry-After, never 401: SDKs treat 401 as permanent and drop the events they hold. /health
+// says degraded meanwhile.
 import Foundation
 import XCTest
 import FaultlineProtocol
@@ -47,5 +48,15 @@ final class CredentialLookupOutageTests: XCTestCase {
             port: server.port, method: "POST", path: "/api/0/organizations/faultline/chunk-upload/",
             headers: ["Authorization": "Bearer \(server.token)"], body: Data("x".utf8))
         assertRetryLater(upload, "chunk upload")
+    }
+
+    func testHealthSaysDegradedWhileTheStoreFails() throws {
+        let server = try serverThatCannotLookUpCredentials()
+        defer { server.stop() }
+        XCTAssertEqual(server.get("/health").json?["status"]?.stringValue, "ok")
+        assertRetryLater(server.sendEnvelope(TestEvents.envelope(["message": "held by the SDK"])), "envelope")
+        let health = try XCTUnwrap(server.get("/health").json)
+        XCTAssertEqual(health["status"]?.stringValue, "degraded", "\(health)")
+        XCTAssertEqual(health["refused"]?["store.unavailable"]?.int64Value, 1, "\(health)")
     }
 }

@@ -250,7 +250,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         case .upload:
             let known: Bool
             do { known = try r.bearerToken.map(store.isServerToken) ?? false } catch {
-                return .storeUnavailable("could not check the server token", error)
+                return .storeUnavailable("could not check the server token", error, counting: refusals)
             }
             guard known else {
                 refusals.record("auth.server-token")
@@ -271,7 +271,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
             }
             // A key that could not be looked up is not an unknown one: SDKs drop events answered 401.
             let record: PublicKeyRecord?
-            do { record = try store.publicKey(key) } catch { return .storeUnavailable("could not look up the public key", error) }
+            do { record = try store.publicKey(key) } catch { return .storeUnavailable("could not look up the public key", error, counting: refusals) }
             if record == nil {
                 refusals.record("auth.public-key")
                 return .detail(401, "unknown public key")
@@ -307,7 +307,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
                     return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
                 }
             } catch {
-                return .storeUnavailable("could not check the server token", error)
+                return .storeUnavailable("could not check the server token", error, counting: refusals)
             }
         }
         do {

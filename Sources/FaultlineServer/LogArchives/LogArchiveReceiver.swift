@@ -55,10 +55,14 @@ final class LogArchiveReceiver: @unchecked Sendable {
             return .failure(.init(refuse(401, "auth.public-key", "missing public key: send X-Sentry-Auth: Sentry sentry_key=<key>")))
         }
         let found: PublicKeyRecord?
-        do { found = try store.publicKey(key) } catch { return .failure(.init(.storeUnavailable("could not look up the public key", error))) }
+        do { found = try store.publicKey(key) } catch {
+            return .failure(.init(.storeUnavailable("could not look up the public key", error, counting: refusals)))
+        }
         guard let record = found else { return .failure(.init(refuse(401, "auth.public-key", "unknown public key"))) }
         let named: ProjectRecord?
-        do { named = try store.project(idOrSlug: projectRef) } catch { return .failure(.init(.storeUnavailable("could not look up the project", error))) }
+        do { named = try store.project(idOrSlug: projectRef) } catch {
+            return .failure(.init(.storeUnavailable("could not look up the project", error, counting: refusals)))
+        }
         guard let project = named, project.id == record.projectID else {
             return .failure(.init(refuse(403, "auth.public-key", "this public key belongs to another project")))
         }
@@ -129,7 +133,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
         do {
             return try receive(r.body, head)
         } catch {
-            return .storeUnavailable("could not store the archive", error)
+            return .storeUnavailable("could not store the archive", error, counting: refusals)
         }
     }
 
