@@ -124,7 +124,8 @@ public final class Server: @unchecked Sendable {
             limits: config.limits, refusals: refusals, publicURL: config.publicURL,
             health: { [httpBox] in
                 [
-                    "status": "ok", "grouping_queue": .int(Int64(processor.pending)), "backfill_running": .bool(backfiller.isBusy),
+                    "status": .string(ServerHealth.status(refusals: refusals)), "grouping_queue": .int(Int64(processor.pending)),
+                    "backfill_running": .bool(backfiller.isBusy),
                     "refused": .object(refusals.totals.mapValues { .int($0) }),
                     "header_deadline_disconnects": .int(Int64(clamping: httpBox.server?.headerDeadlineDisconnects ?? 0)),
                     "body_progress_disconnects": .int(Int64(clamping: httpBox.server?.bodyProgressDisconnects ?? 0)),
@@ -194,7 +195,14 @@ public final class Server: @unchecked Sendable {
         o.host = config.host
         o.port = config.port
         o.threads = config.threads
-        try http.start(o)
+        do {
+            try http.start(o)
+        } catch {
+            // The workers hold the server unowned: they must be stopped (their threads joined)
+            // before the caller drops the server, or a worker reads a destroyed object.
+            stopWorkers()
+            throw error
+        }
     }
 
     /// The DSN for a public key of a project, as clients should embed it: at the public URL
@@ -206,6 +214,12 @@ public final class Server: @unchecked Sendable {
     /// Stops HTTP (in-flight requests finish and are committed), drains grouping, closes the store.
     public func stop() {
         http.stop()
+        stopWorkers()
+        if PhaseClock.enabled { FileHandle.standardError.write(Data(PhaseClock.report().utf8)) }
+    }
+
+    /// Everything `start` starts besides HTTP, then the store.
+    private func stopWorkers() {
         traceRetention.stop()
         retention.stop()
         alerts?.stop()
@@ -216,7 +230,6 @@ public final class Server: @unchecked Sendable {
         reads.stop()
         processor.stop()
         stores.close()
-        if PhaseClock.enabled { FileHandle.standardError.write(Data(PhaseClock.report().utf8)) }
     }
 }
 

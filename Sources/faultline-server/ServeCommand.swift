@@ -97,14 +97,23 @@ enum ServeCommand {
         let env = ProcessInfo.processInfo.environment
         var config = ServerConfiguration(dataDirectory: ServerConfiguration.defaultDataDirectory())
         if let h = env["FAULTLINE_HOST"], !h.isEmpty { config.host = h }
-        if let p = env["FAULTLINE_PORT"].flatMap({ UInt16($0) }) { config.port = p }
+        var smtpURL: String?
+        do {
+            if let p = try EnvironmentSetting(name: "FAULTLINE_PORT", flag: "--port").value(in: env, { UInt16($0) }) { config.port = p }
+            let days = EnvironmentSetting(name: "FAULTLINE_RETENTION_DAYS", flag: "--retention-days")
+            if let d = try days.value(in: env, { Double($0).flatMap { $0 >= 0 && $0.isFinite ? $0 : nil } }) { config.retention.maxAgeDays = d }
+            let bytes = EnvironmentSetting(name: "FAULTLINE_RETENTION_MAX_BYTES", flag: "--retention-max-bytes")
+            if let b = try bytes.value(in: env, byteCount) { config.retention.maxTotalBytes = b }
+            let smtp = EnvironmentSetting(name: "FAULTLINE_SMTP_URL", flag: "--smtp")
+            smtpURL = try smtp.value(in: env) { $0.hasPrefix("smtp://") || $0.hasPrefix("smtps://") ? $0 : nil }
+        } catch {
+            printError("serve: \(error)")
+            return ExitCode.usage
+        }
         if let u = env["FAULTLINE_PUBLIC_URL"], !u.isEmpty { config.publicURL = u }
         if let u = env["FAULTLINE_DEBUGINFOD_UPSTREAM"] { config.debuginfodUpstreams = u.split(separator: " ").map(String.init) }
         if let d = env["FAULTLINE_DATABASE_URL"], !d.isEmpty { config.databaseURL = d }
         if let d = env["FAULTLINE_DEBUG_FILES"], !d.isEmpty { config.debugFilesDirectory = d }
-        if let d = env["FAULTLINE_RETENTION_DAYS"].flatMap(Double.init), d >= 0 { config.retention.maxAgeDays = d }
-        if let b = env["FAULTLINE_RETENTION_MAX_BYTES"].flatMap(byteCount) { config.retention.maxTotalBytes = b }
-        var smtpURL = env["FAULTLINE_SMTP_URL"].flatMap { $0.isEmpty ? nil : $0 }
         var smtpFrom = env["FAULTLINE_SMTP_FROM"].flatMap { $0.isEmpty ? nil : $0 } ?? "faultline@localhost"
         var smtpRequireTLS = false
         var it = args.makeIterator()
@@ -187,8 +196,16 @@ enum ServeCommand {
         let server: Server
         do {
             server = try Server(config: config)
+        } catch {
+            printError("serve: \(error)")
+            return ExitCode.failure
+        }
+        do {
             try server.start()
         } catch {
+            // A fresh data directory has its defaults by now, and the token is stored only hashed:
+            // shown now or never (the next start creates none).
+            if let b = server.bootstrap { print(createdWithoutListening(b, config: config).joined(separator: "\n")) }
             printError("serve: \(error)")
             return ExitCode.failure
         }
@@ -207,6 +224,17 @@ enum ServeCommand {
         fflush(nil)
         server.stop()
         return ExitCode.ok
+    }
+
+    /// What a first start created, when it could not listen: the DSN's address is not known yet,
+    /// so the key is shown with the command that prints its DSN.
+    static func createdWithoutListening(_ b: Bootstrap, config: ServerConfiguration) -> [String] {
+        let place = config.databaseURL == nil ? "--data-dir \(config.dataDirectory)" : "--database URL"
+        return [
+            "created project '\(b.project.slug)' (id \(b.project.id)), but could not listen",
+            "public key: \(b.publicKey.value) (its DSN: faultline projects \(place) keys \(b.project.slug))",
+            "server token (shown once; for uploads and reading): \(b.serverToken)"
+        ]
     }
 
     /// "1048576", "512K", "100M", "2G" (powers of 1024); nil when malformed or negative.

@@ -9,6 +9,7 @@ public final class Refusals: Sendable {
         var counts: [String: Int64] = [:]
         var unlogged: [String: Int64] = [:]
         var lastLogged: [String: Double] = [:]
+        var lastRecorded: [String: Double] = [:]
     }
     private let tally = Mutex(Tally())
     private let log: @Sendable (String) -> Void
@@ -22,6 +23,7 @@ public final class Refusals: Sendable {
         let now = Date().timeIntervalSince1970
         let due: Int64? = tally.withLock { t in
             t.counts[limit, default: 0] += 1
+            t.lastRecorded[limit] = now
             t.unlogged[limit, default: 0] += 1
             guard now - (t.lastLogged[limit] ?? 0) >= 60 else { return nil }
             let n = t.unlogged[limit] ?? 1
@@ -35,4 +37,7 @@ public final class Refusals: Sendable {
     }
 
     public var totals: [String: Int64] { tally.withLock { $0.counts } }
+
+    /// When `limit` last refused a request (seconds since 1970), nil if it never has.
+    public func lastRecorded(_ limit: String) -> Double? { tally.withLock { $0.lastRecorded[limit] } }
 }

@@ -248,7 +248,11 @@ final class Router: HTTPHandling, @unchecked Sendable {
         guard r.method == "POST" || r.method == "PUT" else { return nil }
         switch route?.bodyRule(method: r.method, path: r.path) ?? .none {
         case .upload:
-            guard let token = r.bearerToken, (try? store.isServerToken(token)) == true else {
+            let known: Bool
+            do { known = try r.bearerToken.map(store.isServerToken) ?? false } catch {
+                return .storeUnavailable("could not check the server token", error, counting: refusals)
+            }
+            guard known else {
                 refusals.record("auth.server-token")
                 return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
             }
@@ -265,7 +269,10 @@ final class Router: HTTPHandling, @unchecked Sendable {
                 refusals.record("auth.public-key")
                 return .detail(401, "server tokens are not accepted for ingest; use the project's public key")
             }
-            if (try? store.publicKey(key)) == nil {
+            // A key that could not be looked up is not an unknown one: SDKs drop events answered 401.
+            let record: PublicKeyRecord?
+            do { record = try store.publicKey(key) } catch { return .storeUnavailable("could not look up the public key", error, counting: refusals) }
+            if record == nil {
                 refusals.record("auth.public-key")
                 return .detail(401, "unknown public key")
             }
@@ -294,12 +301,16 @@ final class Router: HTTPHandling, @unchecked Sendable {
 
     func handle(_ r: HTTPRequest) -> HTTPResponse {
         guard let (route, captures) = Self.route(forPath: r.path) else { return .detail(404, "no such endpoint: \(r.path)") }
-        do {
-            if route.credential == .serverToken {
+        if route.credential == .serverToken {
+            do {
                 guard let token = r.bearerToken, try store.isServerToken(token) else {
                     return .detail(401, "a server token is required: Authorization: Bearer \(ServerToken.prefix)…")
                 }
+            } catch {
+                return .storeUnavailable("could not check the server token", error, counting: refusals)
             }
+        }
+        do {
             guard route.methods?.contains(r.method) ?? true else { return refusal(route, r) }
             return try route.handler(self, r, captures)
         } catch {

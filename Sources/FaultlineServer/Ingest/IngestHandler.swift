@@ -43,7 +43,7 @@ public final class IngestHandler: Sendable {
         } catch let e as IngestError {
             return e.response
         } catch {
-            return .detail(503, "could not store the event: \(error)")
+            return .storeUnavailable("could not store the event", error, counting: refusals)
         }
     }
 

@@ -54,8 +54,16 @@ final class LogArchiveReceiver: @unchecked Sendable {
         guard let key = SentryAuth.key(in: r), !ServerToken.looksLikeServerToken(key) else {
             return .failure(.init(refuse(401, "auth.public-key", "missing public key: send X-Sentry-Auth: Sentry sentry_key=<key>")))
         }
-        guard let record = try? store.publicKey(key) else { return .failure(.init(refuse(401, "auth.public-key", "unknown public key"))) }
-        guard let project = try? store.project(idOrSlug: projectRef), project.id == record.projectID else {
+        let found: PublicKeyRecord?
+        do { found = try store.publicKey(key) } catch {
+            return .failure(.init(.storeUnavailable("could not look up the public key", error, counting: refusals)))
+        }
+        guard let record = found else { return .failure(.init(refuse(401, "auth.public-key", "unknown public key"))) }
+        let named: ProjectRecord?
+        do { named = try store.project(idOrSlug: projectRef) } catch {
+            return .failure(.init(.storeUnavailable("could not look up the project", error, counting: refusals)))
+        }
+        guard let project = named, project.id == record.projectID else {
             return .failure(.init(refuse(403, "auth.public-key", "this public key belongs to another project")))
         }
         let appID = r.header(HeaderName.appID)
@@ -125,7 +133,7 @@ final class LogArchiveReceiver: @unchecked Sendable {
         do {
             return try receive(r.body, head)
         } catch {
-            return .detail(503, "could not store the archive: \(error)")
+            return .storeUnavailable("could not store the archive", error, counting: refusals)
         }
     }
 
