@@ -67,11 +67,25 @@ final class IssueLifecycleBatchTests: XCTestCase {
         XCTAssertEqual(try status, .resolved)
     }
 
+    /// One more occurrence of the issue, grouped, received at `received`.
+    private func addOccurrence(_ name: String, received: Double) throws {
+        var e = StoreConformance.event(projectID, name, release: "1.0")
+        e.received = received
+        let id = try XCTUnwrap(try store.storeIngest(event: e, items: []))
+        let o = try XCTUnwrap(try store.unprocessedOccurrences(limit: 10).first { $0.id == id })
+        let frame = StackFrame(
+            buildID: StoreConformance.buildID, offset: 0x10, isReturnAddress: false, inApp: true, module: "/app", clientFunction: nil)
+        try store.recordGrouping([StoreConformance.outcome(o, hash: "h", frames: [frame])])
+    }
+
     func testAnIgnoredIssueComesBackOnceItsCountRanOut() throws {
         try Lifecycle(store: store).update(issueIDs: [issueID], status: .ignored, details: IssueStatusDetails(ignoreCount: 2))
-        XCTAssertNil(try occurred([("1.0", 1500)]), "no further occurrence counted yet")
+        let ignoredAt = try Lifecycle(store: store).state(issueID: issueID).changed
+        try addOccurrence("e2", received: ignoredAt - 10)  // before the ignore: not counted
+        try addOccurrence("e3", received: ignoredAt + 1)
+        XCTAssertNil(try occurred([("1.0", ignoredAt + 1)]), "one occurrence since the ignore")
         XCTAssertEqual(try status, .ignored)
-        try store.writing { [issueID] c in try c.execute("UPDATE issues SET count = count + 2 WHERE id = ?", .int(issueID)) }
+        try addOccurrence("e4", received: ignoredAt + 2)
         let t = try occurred([("1.0", 1600), ("1.1", 1601)])
         XCTAssertEqual(t?.0, .unmuted)
         XCTAssertEqual(t?.1, "1.0", "the batch's first occurrence brings it back")
