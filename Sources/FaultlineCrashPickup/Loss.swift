@@ -20,20 +20,18 @@ public struct Loss: Hashable, Sendable {
     }
 
     static func quantities(of item: Envelope.Item) -> [(category: String, quantity: Int)] {
+        let category = DataCategory.of(itemType: item.type)
         switch item.type {
-        case "event": return [("error", 1)]
         case "transaction":
             let spans = (try? JSONValue.parse(item.payload))?["spans"]?.arrayValue?.count ?? 0
-            return [("transaction", 1), ("span", spans + 1)]  // the transaction is its root span
+            return [(category, 1), ("span", spans + 1)]  // the transaction is its root span
         case "log":
-            let stated = item.header["item_count"]?.int64Value.map(Int.init)
+            let stated = item.header["item_count"]?.int64Value.map { Int(clamping: $0) }
             let lines = stated ?? (try? JSONValue.parse(item.payload))?["items"]?.arrayValue?.count ?? 1
-            return [("log_item", max(lines, 1)), ("log_byte", item.payload.count)]
-        case "attachment": return [("attachment", max(item.payload.count, 1))]
-        case "session", "sessions": return [("session", 1)]
-        case "feedback", "user_report": return [("feedback", 1)]
+            return [(category, max(lines, 1)), ("log_byte", item.payload.count)]
+        case "attachment": return [(category, max(item.payload.count, 1))]
         case "client_report": return []  // a report of losses is not itself reported
-        default: return [("default", 1)]
+        default: return [(category, 1)]
         }
     }
 }

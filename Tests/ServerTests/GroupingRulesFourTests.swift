@@ -15,13 +15,20 @@ final class GroupingRulesFourTests: XCTestCase {
         return try server.getJSON("/api/0/projects/faultline/\(project)/issues/?limit=100").arrayValue ?? []
     }
 
+    /// Runs `script` with the real Python sentry-sdk against `server` (its DSN is `sys.argv[1]`).
+    func runPython(_ script: String, against server: TestServer) throws {
+        let python = try XCTUnwrap(ThirdParty.python(), "python3 is not installed")
+        let dir = TestSupport.makeTemporaryDirectory("rules-four-py")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+    }
+
     func testAMessageWithAStackFromThePythonSDKGroupsByItsStack() throws {
-        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
         let server = try TestServer()
         defer { server.stop() }
         XCTAssertEqual(try server.server.store.project(idOrSlug: String(server.projectID))?.groupingConfig, .v4)
-        let dir = TestSupport.makeTemporaryDirectory("rules-four-py")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         // The same call site with two different texts, and another call site: two issues, not three.
         let script = """
             import sys, sentry_sdk
@@ -35,9 +42,7 @@ final class GroupingRulesFourTests: XCTestCase {
             refund()
             sentry_sdk.flush(10)
             """
-        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
-        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
-        XCTAssertEqual(r.exitCode, 0, r.description)
+        try runPython(script, against: server)
         let found = try issues(server)
         XCTAssertEqual(found.count, 2, "\(found.map { $0["title"] })")
         XCTAssertEqual(Set(found.compactMap { $0["count"]?.int64Value }), [2, 1])
@@ -46,11 +51,8 @@ final class GroupingRulesFourTests: XCTestCase {
 
     /// One wrapper raised from two different causes (`raise … from`) is two problems.
     func testAChainedExceptionGroupsByItsCausesToo() throws {
-        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
         let server = try TestServer()
         defer { server.stop() }
-        let dir = TestSupport.makeTemporaryDirectory("rules-four-chain")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let script = """
             import sys, sentry_sdk
             sentry_sdk.init(dsn=sys.argv[1], default_integrations=False)
@@ -69,9 +71,7 @@ final class GroupingRulesFourTests: XCTestCase {
                     sentry_sdk.capture_exception()
             sentry_sdk.flush(10)
             """
-        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
-        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
-        XCTAssertEqual(r.exitCode, 0, r.description)
+        try runPython(script, against: server)
         let found = try issues(server)
         XCTAssertEqual(found.count, 2, "\(found.map { $0["title"] })")
         XCTAssertEqual(Set(found.compactMap { $0["count"]?.int64Value }), [2, 1])

@@ -73,6 +73,15 @@ final class HostileInputRoundTwoTests: XCTestCase {
         XCTAssertEqual(try server.storedCount(), 32)
     }
 
+    /// An operator's huge `--install-cap`, scaled for addresses and items, saturates: no cap, no trap.
+    func testAHugeInstallCapIsNoCapNotATrap() throws {
+        let server = try TestServer { $0.limits.eventsPerInstall = Int.max / 2 }
+        defer { server.stop() }
+        let session: JSONValue = ["sid": "s", "init": true, "status": "ok"]
+        let body = TestEvents.envelope(TestEvents.native(offsets: [0x10]), extraItems: [Envelope.Item(type: "session", payload: session.serialized())])
+        XCTAssertEqual(server.sendEnvelope(body).status, 200)
+    }
+
     /// A web backend with tracing (a transaction per request, no install id): its transactions
     /// never use up the room its errors have, and when its other items are over their window an
     /// error that comes with them is still kept (they are left out).

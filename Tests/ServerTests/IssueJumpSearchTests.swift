@@ -12,13 +12,8 @@ final class IssueJumpSearchTests: XCTestCase {
         let server = try TestServer()
         defer { server.stop() }
         let eventID = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
-        server.ingest(TestEvents.native(eventID: eventID, offsets: [0x100], functions: ["alpha_crash"]))
-        server.ingest(TestEvents.native(offsets: [0x200], functions: ["beta_crash"]))
-        try server.waitUntilIdle()
-        let login = try XCTUnwrap(server.webLogin())
-        let issues = try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 10, offset: 0)
-        let alpha = try XCTUnwrap(issues.first { $0.title.contains("alpha_crash") })
-        let beta = try XCTUnwrap(issues.first { $0.title.contains("beta_crash") })
+        let two = try TwoIssues(on: server, alphaEventID: eventID)
+        let (alpha, beta, login) = (two.alpha, two.beta, two.login)
         let occurrence = try XCTUnwrap(server.server.store.occurrence(projectID: server.projectID, eventID: eventID))
 
         for typed in [eventID, "A1B2C3D4-E5F6-0718-293A-4B5C6D7E8F90", " a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90 "] {

@@ -11,14 +11,8 @@ final class IssuePageEventPickTests: XCTestCase {
     func testAnOccurrenceOfAnotherIssueOrNoneIsNotFound() throws {
         let server = try TestServer()
         defer { server.stop() }
-        server.ingest(TestEvents.native(offsets: [0x100], functions: ["alpha_crash"]))
-        server.ingest(TestEvents.native(offsets: [0x200], functions: ["beta_crash"]))
-        server.ingest(TestEvents.native(offsets: [0x200], functions: ["beta_crash"]))
-        try server.waitUntilIdle()
-        let login = try XCTUnwrap(server.webLogin())
-        let issues = try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 10, offset: 0)
-        let alpha = try XCTUnwrap(issues.first { $0.title.contains("alpha_crash") })
-        let beta = try XCTUnwrap(issues.first { $0.title.contains("beta_crash") })
+        let two = try TwoIssues(on: server, betaOccurrences: 2)
+        let (alpha, beta, login) = (two.alpha, two.beta, two.login)
         let alphaOccurrence = try XCTUnwrap(server.server.stores.issueReads.occurrences(issueID: alpha.id, limit: 1, offset: 0).first)
         let betaOccurrences = try server.server.stores.issueReads.occurrences(issueID: beta.id, limit: 10, offset: 0)
         XCTAssertEqual(betaOccurrences.count, 2)
@@ -37,13 +31,8 @@ final class IssuePageEventPickTests: XCTestCase {
     func testAnOccurrenceOfAnIssueMergedInStillOpens() throws {
         let server = try TestServer()
         defer { server.stop() }
-        server.ingest(TestEvents.native(offsets: [0x100], functions: ["alpha_crash"]))
-        server.ingest(TestEvents.native(offsets: [0x200], functions: ["beta_crash"]))
-        try server.waitUntilIdle()
-        let login = try XCTUnwrap(server.webLogin())
-        let issues = try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 10, offset: 0)
-        let alpha = try XCTUnwrap(issues.first { $0.title.contains("alpha_crash") })
-        let beta = try XCTUnwrap(issues.first { $0.title.contains("beta_crash") })
+        let two = try TwoIssues(on: server)
+        let (alpha, beta, login) = (two.alpha, two.beta, two.login)
         let alphaOccurrence = try XCTUnwrap(server.server.stores.issueReads.occurrences(issueID: alpha.id, limit: 1, offset: 0).first)
         XCTAssertEqual(server.postForm("/ui/issues/\(alpha.id)/merge", login, ["_csrf": login.csrf, "into": String(beta.id)]).status, 303)
         let r = server.page("/ui/issues/\(beta.id)?event=\(alphaOccurrence.id)", login)

@@ -27,13 +27,5 @@ struct RateLimits: Sendable {
         return !itemTypes.contains { t in (until[Self.category(of: t)] ?? 0) > now }
     }
 
-    static func category(of itemType: String) -> String {
-        switch itemType {
-        case "event": return "error"
-        case "log": return "log_item"
-        case "session", "sessions": return "session"
-        case "attachment": return "attachment"
-        default: return "default"
-        }
-    }
+    static func category(of itemType: String) -> String { DataCategory.of(itemType: itemType) }
 }

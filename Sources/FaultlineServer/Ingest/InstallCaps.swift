@@ -26,27 +26,23 @@ struct InstallCaps {
     func admit(projectID: Int64, sender: String, namedInstall: Bool, hasEvent: Bool, items: [Envelope.Item], now: Double) -> Verdict {
         let base = limiter.defaultLimit
         guard base > 0 else { return .admitted }
+        // The operator's number, scaled: saturating, so a huge --install-cap means no cap, not a trap.
+        func scaled(_ factors: Int...) -> Int {
+            factors.reduce(base) { n, f in
+                let (r, overflow) = n.multipliedReportingOverflow(by: f)
+                return overflow ? Int.max : r
+            }
+        }
         let scale = namedInstall ? 1 : Self.addressScale
-        if hasEvent, let retry = limiter.admit(projectID: projectID, installID: sender, count: 1, limit: base * scale, now: now) {
+        if hasEvent, let retry = limiter.admit(projectID: projectID, installID: sender, count: 1, limit: scaled(scale), now: now) {
             return .refused(retryAfter: retry, categories: ["error", "default"])
         }
         guard !items.isEmpty,
             let retry = limiter.admit(
-                projectID: projectID, installID: sender + " items", count: items.count, limit: base * Self.itemsScale * scale, now: now)
+                projectID: projectID, installID: sender + " items", count: items.count, limit: scaled(Self.itemsScale, scale), now: now)
         else { return .admitted }
         if hasEvent { return .withoutItems }
-        return .refused(retryAfter: retry, categories: Array(Set(items.map { Self.category(ofItemType: $0.type) })).sorted())
+        return .refused(retryAfter: retry, categories: Array(Set(items.map { DataCategory.of(itemType: $0.type) })).sorted())
     }
 
-    /// Sentry's data category of an envelope item type, as `X-Sentry-Rate-Limits` names it.
-    static func category(ofItemType type: String) -> String {
-        switch type {
-        case "session", "sessions": return "session"
-        case "log": return "log_item"
-        case "transaction": return "transaction"
-        case "user_report", "feedback": return "user_report_v2"
-        case "attachment": return "attachment"
-        default: return "default"
-        }
-    }
 }
