@@ -108,6 +108,6 @@ final class AppAlternateStackTests: XCTestCase {
         let exe = try XCTUnwrap(r.modules.first { $0.path == r.executable }, label)
         XCTAssertGreaterThan(
             r.frames.filter { exe.contains($0.address) }.count, how == "overflow" ? 100 : 2,
-            "\(label): the walk goes through the program's own frames")
+            "\(label): the walk goes through the program's own frames (unwind stopped by \(r.unwindStoppedBy), fallback \(r.unwindFallback ?? "none"))")
     }
 }
