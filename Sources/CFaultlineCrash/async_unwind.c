@@ -55,13 +55,6 @@ typedef struct {
 
 static fl_async_chain fl_async;  // preallocated (bss); one crash at a time holds the claim
 
-// Runs on the crashing thread; compromised context.
-static uint64_t fl_async_now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 // Runs on the crashing thread; compromised context. True if the code at `start` begins with the
 // Swift async extended-frame prologue; *length gets the prologue's size.
 // A deep recursion repeats one function hundreds of times: its verdict is remembered (per crash)
@@ -170,7 +163,7 @@ int fl_async_consider(unw_cursor_t *cursor, size_t index, uintptr_t ip) {
     if (fl_async_search_over || index >= FL_ASYNC_SEARCH_FRAMES) return 1;
     size_t slot = (ip >> 2) % FL_IP_MEMO;
     if (fl_not_async_ip[slot] == ip) return 0;
-    uint64_t t0 = fl_async_now_ns();
+    uint64_t t0 = fl_monotonic_ns();
     unw_proc_info_t info;
     size_t prologue = 0;
     if (unw_get_proc_info(cursor, &info) == 0 && fl_is_async_prologue((uintptr_t)info.start_ip, &prologue)) {
@@ -190,7 +183,7 @@ int fl_async_consider(unw_cursor_t *cursor, size_t index, uintptr_t ip) {
         }
     }
     if (!fl_async_search_over && index > 0) fl_not_async_ip[slot] = ip;  // frame 0's verdict depends on the pc
-    fl_async.walk_ns += fl_async_now_ns() - t0;
+    fl_async.walk_ns += fl_monotonic_ns() - t0;
     return fl_async_search_over;
 }
 

@@ -39,6 +39,11 @@
 #define FL_OWN_CODE_SECTION "faultline_own_code"
 #define FL_OWN_CODE __attribute__((section(FL_OWN_CODE_SECTION), noinline))
 
+// The monotonic clock (monotonic_clock.c): bounded waits in the handler are measured by it, never
+// by counting naps, which the app's signals cut short.
+uint64_t fl_monotonic_ns(void);
+int64_t fl_monotonic_ms(void);
+
 extern const int fl_crash_signals[FL_SIGNAL_COUNT];
 
 /// One frame: the address and whether it is the exact faulting PC (only frame 0).

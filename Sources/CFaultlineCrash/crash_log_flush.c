@@ -69,7 +69,8 @@ int fl_put_stderr_tail(fl_writer *w) {
     // Stop the capture thread from reading, and let a chunk it already read reach the ring
     // (bounded: 200 ms, in case the crashing thread is the capture thread itself).
     atomic_store(&fl_tail.crashing, 1);
-    for (int i = 0; i < 200 && atomic_load(&fl_tail.reading); i++) {
+    const int64_t deadline = fl_monotonic_ms() + 200;
+    while (atomic_load(&fl_tail.reading) && fl_monotonic_ms() < deadline) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }

@@ -79,20 +79,6 @@ static void fl_exit_process(int status) {
 }
 
 // Runs on the crashing thread; compromised context.
-static uint64_t fl_monotonic_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-// Runs on the crashing thread; compromised context.
-static int64_t fl_monotonic_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-// Runs on the crashing thread; compromised context.
 static int fl_signal_index(int signo) {
     for (int i = 0; i < FL_SIGNAL_COUNT; i++)
         if (fl_crash_signals[i] == signo) return i;
@@ -133,7 +119,10 @@ static const char *fl_ready_unwinder(pid_t tid) {
     }
     if (owner == (int)tid) return "crashed while preparing the unwinder";
     if (owner == FL_UNWINDER_ABANDONED) return "forked while the unwinder was being prepared";
-    for (int waited = 0; waited < FL_UNWINDER_WAIT_MS; waited++) {
+    // Bounded by the clock, not by a count of naps: the app's signals stay open in the handler and
+    // each one ends a nap early (a signal storm once used up a thousand naps in a few milliseconds).
+    const int64_t deadline = fl_monotonic_ms() + FL_UNWINDER_WAIT_MS;
+    while (fl_monotonic_ms() < deadline) {
         if (atomic_load(&fl_state.unwinder_ready)) return NULL;
         struct timespec pause = {0, 1000000L};
         nanosleep(&pause, NULL);

@@ -103,6 +103,8 @@ static pid_t fl_starting_thread;
 static _Atomic int fl_prepared;
 static _Atomic unsigned fl_preparation_delay_ms;  // tests only
 static _Atomic int fl_preparation_fault_signal;   // tests only
+static _Atomic unsigned fl_unwinder_hold_ms;       // tests only
+static _Atomic int fl_unwinder_held;               // tests only
 typedef struct {
     int prepare;  // 0: the core was prepared by an earlier start; only the continuation runs
     void (*then)(void *);
@@ -135,6 +137,15 @@ static void fl_prepare(const char *crash_directory) {
     if (atomic_compare_exchange_strong(&fl_state.unwinder_owner, &owner, (int)syscall(SYS_gettid))) {
         int fault = atomic_load(&fl_preparation_fault_signal);
         if (fault) raise(fault);
+        unsigned hold = atomic_load(&fl_unwinder_hold_ms);
+        if (hold) {
+            atomic_store(&fl_unwinder_held, 1);
+            for (int64_t until = fl_monotonic_ms() + hold; fl_monotonic_ms() < until;) {
+                struct timespec pause = {0, 1000000L};
+                nanosleep(&pause, NULL);
+            }
+            atomic_store(&fl_unwinder_held, 0);
+        }
         fl_prewarm_unwinder();
         atomic_store(&fl_state.unwinder_ready, 1);
     }
@@ -185,6 +196,8 @@ int faultline_crash_wait_for_preparation(unsigned timeout_ms) {
 }
 
 void faultline_crash_delay_preparation_for_testing(unsigned milliseconds) { atomic_store(&fl_preparation_delay_ms, milliseconds); }
+void faultline_crash_hold_unwinder_preparation_for_testing(unsigned milliseconds) { atomic_store(&fl_unwinder_hold_ms, milliseconds); }
+int faultline_crash_unwinder_preparation_held_for_testing(void) { return atomic_load(&fl_unwinder_held); }
 
 void faultline_crash_fault_during_preparation_for_testing(int signo) { atomic_store(&fl_preparation_fault_signal, signo); }
 

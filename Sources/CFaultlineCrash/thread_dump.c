@@ -123,13 +123,6 @@ static _Atomic unsigned fl_thread_dump_budget_ms = FL_THREAD_DUMP_BUDGET_MS;  //
 
 void faultline_crash_set_thread_dump_budget_for_testing(unsigned milliseconds) { atomic_store(&fl_thread_dump_budget_ms, milliseconds); }
 
-// Runs on the crashing thread; compromised context.
-static int64_t fl_now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 // Runs on the crashing thread; compromised context. Decimal digits of a pid into out (no NUL).
 static size_t fl_put_pid(char *out, pid_t value) {
     char digits[12];
@@ -256,9 +249,9 @@ static void fl_list_threads(fl_thread_table *table, pid_t self, char *buffer, si
 // and the deadline) for an asked thread's answer.
 static void fl_wait_for_answer(fl_thread_slot *slot, int64_t deadline) {
     if (!slot->asked) return;
-    int64_t now = fl_now_ms();
+    int64_t now = fl_monotonic_ms();
     int64_t until = now + FL_THREAD_ANSWER_WAIT_MS < deadline ? now + FL_THREAD_ANSWER_WAIT_MS : deadline;
-    for (int state; (state = atomic_load(&slot->state)) < FL_SLOT_DONE && (now = fl_now_ms()) < until;) {
+    for (int state; (state = atomic_load(&slot->state)) < FL_SLOT_DONE && (now = fl_monotonic_ms()) < until;) {
         struct timespec rest = {(until - now) / 1000, (long)((until - now) % 1000) * 1000000L};
         fl_futex_wait(&slot->state, state, &rest);  // woken by the answer (or a change of state)
     }
@@ -284,9 +277,9 @@ void fl_collect_threads(pid_t crashing_thread) {
     fl_list_threads(table, crashing_thread, fl_state.scratch->maps_buffer, sizeof fl_state.scratch->maps_buffer);
     atomic_store(&table->collecting, 1);
     pid_t pid = getpid();
-    int64_t deadline = fl_now_ms() + atomic_load(&fl_thread_dump_budget_ms);
+    int64_t deadline = fl_monotonic_ms() + atomic_load(&fl_thread_dump_budget_ms);
     size_t asked = 0;  // slots [0, asked) have been dealt with: asked, gone, or blocking the signal
-    while (asked < table->count && fl_now_ms() < deadline) {
+    while (asked < table->count && fl_monotonic_ms() < deadline) {
         if (asked >= FL_THREAD_ASKS_IN_FLIGHT) fl_wait_for_answer(&table->slots[asked - FL_THREAD_ASKS_IN_FLIGHT], deadline);
         fl_thread_slot *slot = &table->slots[asked++];
         fl_describe_for_request(slot, signo);

@@ -7,7 +7,7 @@ enum CrashPathImports {
     /// The objects whose code runs inside a signal handler.
     static let crashPathObjects = [
         "handler", "handler_stack", "report_writer", "module_scan", "unwind", "safe_io", "signal_mask", "crash_log_flush", "message_writer", "thread_dump",
-        "async_unwind", "trace_slots", "machine_context", "event_id", "session"
+        "async_unwind", "trace_slots", "machine_context", "event_id", "session", "monotonic_clock"
     ]
 
     /// Every function a crash-path object may import that is not defined in a crash-path object

@@ -98,6 +98,21 @@ final class StartupCrashTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(r.frames.count, 4, "the walk goes through main into libc's start")
     }
 
+    /// A crash while start's thread is pre-warming waits for it, by the clock: the app's signals,
+    /// which are open in the handler once it has moved off an app's own alternate stack, cut each
+    /// of its naps short and once used up the whole wait in milliseconds (a frame-pointer walk
+    /// where libunwind's was due).
+    func testACrashWhilePreWarmingWaitsForItWithTheAppsSignalsArriving() throws {
+        let crasher = TestSupport.product("faultline-crasher")
+        let o = try TestSupport.run(crasher, ["segv-during-unwinder-preparation", "--data-dir", dir], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let (r, json, _) = try takeReport()
+        XCTAssertEqual(json["unwind"]?["method"]?.stringValue, "libunwind", "\(json["unwind"] ?? .null)")
+        XCTAssertNil(json["unwind"]?["fallback"])
+        XCTAssertNotEqual(json["unwind"]?["prewarmed_by_crash"]?.boolValue, true, "start's thread did the pre-warm")
+        XCTAssertGreaterThanOrEqual(r.frames.count, 4, "the walk goes through main into libc's start")
+    }
+
     func testACrashInsideThePreparationItselfSaysWhyItWalkedFramePointers() throws {
         let crasher = TestSupport.product("faultline-crasher")
         let o = try TestSupport.run(crasher, ["segv-during-preparation", "--data-dir", dir], environment: ["SWIFT_BACKTRACE": "enable=no"])

@@ -59,6 +59,12 @@ void faultline_crash_delay_preparation_for_testing(unsigned milliseconds);
 /// has begun the pre-warm, so a test can crash inside the preparation itself.
 void faultline_crash_fault_during_preparation_for_testing(int signo);
 
+/// Tests only: the next start's background preparation holds the pre-warm it has begun for this
+/// long before doing it, so a test can crash on another thread while the pre-warm is under way.
+/// `faultline_crash_unwinder_preparation_held_for_testing` is 1 while it is held.
+void faultline_crash_hold_unwinder_preparation_for_testing(unsigned milliseconds);
+int faultline_crash_unwinder_preparation_held_for_testing(void);
+
 /// Tests only: every other thread's stack gets this many milliseconds in all instead of the
 /// usual budget, so a test can see what the report says of the threads not asked in time.
 void faultline_crash_set_thread_dump_budget_for_testing(unsigned milliseconds);

@@ -424,3 +424,37 @@ PROBE void probe_crash_with_parked_threads(int count) {
     fflush(stdout);
     probe_segv();
 }
+
+static _Atomic pid_t probe_storm_target;
+static _Atomic long probe_storm_received;
+
+static void probe_count_storm_signal(int signo) {
+    (void)signo;
+    atomic_fetch_add(&probe_storm_received, 1);
+}
+
+static void *probe_send_storm(void *unused) {
+    (void)unused;
+    pid_t target = atomic_load(&probe_storm_target);
+    for (;;) syscall(SYS_tgkill, getpid(), target, SIGUSR1);
+    return NULL;
+}
+
+void probe_start_signal_storm(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = probe_count_storm_signal;
+    sigaction(SIGUSR1, &sa, NULL);
+    atomic_store(&probe_storm_target, (pid_t)syscall(SYS_gettid));
+    pthread_t sender;
+    pthread_create(&sender, NULL, probe_send_storm, NULL);
+    while (atomic_load(&probe_storm_received) < 100) sched_yield();
+}
+
+void probe_use_own_alternate_stack(size_t size) {
+    stack_t ss = {.ss_sp = malloc(size), .ss_size = size, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        perror("sigaltstack");
+        exit(3);
+    }
+}

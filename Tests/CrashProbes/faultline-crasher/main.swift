@@ -65,6 +65,8 @@ let modes: [String: String] = [
     "segv-before-preparation": "SIGSEGV right after start, its background preparation held back 3 s (the crashing thread pre-warms libunwind)",
     "segv-after-preparation": "the same SIGSEGV from the same call site, once start's preparation is done and 100 ms have passed",
     "segv-during-preparation": "SIGSEGV raised on start's preparing thread inside its libunwind pre-warm (frame pointers, with the reason)",
+    "segv-during-unwinder-preparation":
+        "SIGSEGV on main (an alternate stack of the app's own) while start's thread holds its pre-warm, app signals arriving",
     "timed-segv":
         "recurse --depth N frames, print the time, then SIGSEGV (for tools/measure-crash; --right-after-start: do not wait for start's background preparation)",
     "async-task": "force-unwrap nil three awaits deep under Task { } (SIGILL; async frames)",
@@ -116,6 +118,7 @@ if args.contains("--recovering-handler") { probe_install_recovering_handler() }
 // libunwind is pre-warmed.
 if mode == "segv-before-preparation" { faultline_crash_delay_preparation_for_testing(3000) }
 if mode == "segv-during-preparation" { faultline_crash_fault_during_preparation_for_testing(SIGSEGV) }
+if mode == "segv-during-unwinder-preparation" { faultline_crash_hold_unwinder_preparation_for_testing(500) }
 if let budget = option("--thread-dump-budget-ms").flatMap(UInt32.init) { faultline_crash_set_thread_dump_budget_for_testing(budget) }
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
@@ -152,6 +155,13 @@ if let name = option("--wait-for-thread") {
     }
     let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
     while !named() && DispatchTime.now().uptimeNanoseconds < deadline { sched_yield() }
+}
+if mode == "segv-during-unwinder-preparation" {
+    let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+    while faultline_crash_unwinder_preparation_held_for_testing() == 0 && DispatchTime.now().uptimeNanoseconds < deadline { sched_yield() }
+    probe_use_own_alternate_stack(64 * 1024)  // the handler then runs with the app's signals open
+    probe_start_signal_storm()
+    probe_segv()
 }
 if mode == "segv-before-preparation" || mode == "segv-after-preparation" {
     if mode == "segv-after-preparation" {

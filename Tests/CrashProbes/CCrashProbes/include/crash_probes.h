@@ -58,3 +58,9 @@ void probe_release_pre_start_thread_and_wait(void);
 /// read, poll, busy loop, mutex, pause, all signals blocked; named park-*), then faults on the
 /// calling thread.
 void probe_crash_with_parked_threads(int count);
+/// Has another thread send the calling thread SIGUSR1 (counted by a handler) as fast as it can,
+/// for the rest of the process's life; returns once 100 have arrived.
+void probe_start_signal_storm(void);
+/// Gives the calling thread an alternate signal stack of the app's own (`size` bytes), replacing
+/// Faultline's: its crash handler then moves to a stack of its own.
+void probe_use_own_alternate_stack(size_t size);
