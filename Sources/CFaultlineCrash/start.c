@@ -191,7 +191,7 @@ static void *fl_background(void *raw) {
 
 int faultline_crash_wait_for_preparation(unsigned timeout_ms) {
     struct timespec pause = {0, 100 * 1000};
-    for (unsigned waited = 0; !atomic_load(&fl_prepared) && waited < timeout_ms * 10; waited++) nanosleep(&pause, NULL);
+    for (int64_t until = fl_monotonic_ms() + timeout_ms; !atomic_load(&fl_prepared) && fl_monotonic_ms() < until;) nanosleep(&pause, NULL);
     return atomic_load(&fl_prepared);
 }
 

@@ -147,7 +147,8 @@ static int fl_send_catch_up(pid_t except) {
     for (size_t i = 0; i < count; i++)  // checked just before each signal: a thread may be starting now
         if (!fl_started_after_start(threads[i]) && syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
     struct timespec pause = {0, 100 * 1000};
-    for (int waited = 0; atomic_load(&fl_answers) < sent && waited < FL_CATCH_UP_WAIT_MS * 10; waited++) nanosleep(&pause, NULL);
+    for (int64_t until = fl_monotonic_ms() + FL_CATCH_UP_WAIT_MS; atomic_load(&fl_answers) < sent && fl_monotonic_ms() < until;)
+        nanosleep(&pause, NULL);
 
     struct sigaction ignore;
     memset(&ignore, 0, sizeof ignore);
