@@ -193,6 +193,18 @@ enum ServeCommand {
         }
         HeapTrimThreshold.apply()
         let shutdown = ShutdownSignal.install()
+        // SQLite's files are one server's; PostgreSQL nodes share their database by design.
+        var directoryLock: DataDirectoryLock?
+        if config.databaseURL == nil {
+            do {
+                try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+                directoryLock = try DataDirectoryLock(dataDirectory: config.dataDirectory)
+            } catch {
+                printError("serve: \(error)")
+                return ExitCode.failure
+            }
+        }
+        defer { withExtendedLifetime(directoryLock) {} }
         let server: Server
         do {
             server = try Server(config: config)
