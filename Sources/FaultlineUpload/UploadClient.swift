@@ -7,7 +7,15 @@ import FaultlineProtocol
 
 public struct UploadClientError: Error, CustomStringConvertible {
     public let description: String
-    public init(description: String) { self.description = description }
+    /// A failure that asking again may mend: no connection or no answer, a 5xx, 408 or 429 (a
+    /// server restarting, a balancer between nodes). A 4xx otherwise is the request's own fault.
+    public let isTransient: Bool
+    public init(description: String, isTransient: Bool = false) {
+        self.description = description
+        self.isTransient = isTransient
+    }
+
+    static func isTransient(status: Int) -> Bool { status >= 500 || status == 408 || status == 429 }
 }
 
 public final class UploadClient: @unchecked Sendable {
@@ -53,7 +61,7 @@ public final class UploadClient: @unchecked Sendable {
             sem.signal()
         }.resume()
         sem.wait()
-        if let failure { throw UploadClientError(description: "\(method) \(u.absoluteString): \(failure.localizedDescription)") }
+        if let failure { throw UploadClientError(description: "\(method) \(u.absoluteString): \(failure.localizedDescription)", isTransient: true) }
         return result!
     }
 
@@ -62,7 +70,7 @@ public final class UploadClient: @unchecked Sendable {
         let value = try? JSONValue.parse(data)
         guard (200..<300).contains(status) else {
             let detail = value?["detail"]?.stringValue ?? String(decoding: data.prefix(300), as: UTF8.self)
-            throw UploadClientError(description: "\(method) \(url) → HTTP \(status): \(detail)")
+            throw UploadClientError(description: "\(method) \(url) → HTTP \(status): \(detail)", isTransient: UploadClientError.isTransient(status: status))
         }
         guard let value else { throw UploadClientError(description: "\(method) \(url): response is not JSON") }
         return value

@@ -1,5 +1,6 @@
 // `faultline upload --wait`: polls the server until every file of the run is installed and the
-// backfills the uploads started have finished (or failed), or until the timeout.
+// backfills the uploads started have finished (or failed), or until the timeout. A poll that fails
+// for a passing reason (no connection, a 5xx) is tried again until then.
 import Foundation
 import FaultlineProtocol
 
@@ -52,7 +53,16 @@ public struct UploadWaiter {
         let deadline = Date().addingTimeInterval(timeout)
         let ids = outcomes.filter { $0.state != .failed }.map(\.candidate.summary.buildID)
         while true {
-            let status = try client.status(ids)
+            let status: [BuildID: JSONValue]
+            do {
+                status = try client.status(ids)
+            } catch let e as UploadClientError where e.isTransient {
+                // The files are on the server already: a restart or a node going away while it
+                // installs them is no reason to stop waiting. Given up only at the deadline.
+                if Date() >= deadline { throw e }
+                Thread.sleep(forTimeInterval: pollInterval)
+                continue
+            }
             var finished = true
             for i in outcomes.indices where outcomes[i].state != .failed {
                 let s = status[outcomes[i].candidate.summary.buildID]
