@@ -17,12 +17,7 @@ final class GroupingRulesFourTests: XCTestCase {
 
     /// Runs `script` with the real Python sentry-sdk against `server` (its DSN is `sys.argv[1]`).
     func runPython(_ script: String, against server: TestServer) throws {
-        let python = try XCTUnwrap(ThirdParty.python(), "python3 is not installed")
-        let dir = TestSupport.makeTemporaryDirectory("rules-four-py")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
-        let r = try TestSupport.run(python, [dir + "/send.py", server.dsn], timeout: 60)
-        XCTAssertEqual(r.exitCode, 0, r.description)
+        try ThirdParty.runPython(script, dsn: server.dsn)
     }
 
     func testAMessageWithAStackFromThePythonSDKGroupsByItsStack() throws {

@@ -36,4 +36,45 @@ final class IssuePageEventDataTests: XCTestCase {
         XCTAssertTrue(html.contains("/checkout?&lt;i&gt;"))
         XCTAssertFalse(html.contains("<i>") || html.contains("<b>ada"))
     }
+
+    /// A web backend's request, as the real Python SDK's WSGI integration sends it (method, URL,
+    /// query, headers, environment): every part shown, escaped; what the SDK scrubbed (the cookie)
+    /// as it sent it.
+    func testAWebRequestFromThePythonSDKIsShownWhole() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let script = """
+            import sys, sentry_sdk
+            from sentry_sdk.integrations.wsgi import SentryWsgiMiddleware
+            sentry_sdk.init(dsn=sys.argv[1], default_integrations=False, send_default_pii=True)
+            def app(environ, start_response):
+                raise ValueError("checkout exploded")
+            environ = {
+                "REQUEST_METHOD": "POST", "PATH_INFO": "/checkout/<b>", "QUERY_STRING": "cart=42&coupon=<i>x</i>",
+                "SERVER_NAME": "shop.example", "SERVER_PORT": "443", "wsgi.url_scheme": "https", "SERVER_PROTOCOL": "HTTP/1.1",
+                "HTTP_HOST": "shop.example", "HTTP_USER_AGENT": "curl/8.0 <script>", "HTTP_COOKIE": "session=abc123",
+                "REMOTE_ADDR": "198.51.100.7", "wsgi.input": None, "wsgi.errors": sys.stderr,
+            }
+            try:
+                SentryWsgiMiddleware(app)(environ, lambda status, headers: None)
+            except ValueError:
+                pass
+            sentry_sdk.flush(10)
+            """
+        try ThirdParty.runPython(script, dsn: server.dsn)
+        try server.waitUntilIdle()
+        let login = try XCTUnwrap(server.webLogin())
+        let id = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let html = server.page("/ui/issues/\(id)", login).text
+        XCTAssertTrue(html.contains("<h2>Request</h2>"), html)
+        XCTAssertTrue(html.contains("<code>POST <a href=\"https://shop.example/checkout/&lt;b&gt;\""), html)
+        XCTAssertTrue(html.contains("cart=42&amp;coupon=&lt;i&gt;x&lt;/i&gt;"), "the query")
+        XCTAssertTrue(html.contains("<h3>Headers</h3>") && html.contains("curl/8.0 &lt;script&gt;"), "the headers")
+        XCTAssertTrue(html.contains("<dt>Cookie</dt><dd>[Filtered]</dd>"), "what the SDK scrubbed stays scrubbed")
+        let request = try XCTUnwrap(html.components(separatedBy: "<h2>Request</h2>").last?.components(separatedBy: "<h2>").first)
+        XCTAssertFalse(request.contains("abc123"), request)
+        XCTAssertTrue(html.contains("<h3>Environment</h3>") && html.contains("198.51.100.7"), "the environment")
+        XCTAssertFalse(html.contains("<script>"), "nothing unescaped")
+        XCTAssertFalse(html.contains("<i>x"), "nothing unescaped")
+    }
 }

@@ -302,4 +302,15 @@ enum ThirdParty {
     }
 
     static func python() -> String? { executable("python3") }
+
+    /// Runs `script` with python3 (the real sentry-sdk installed by tools/setup), the server's
+    /// DSN as `sys.argv[1]`; fails the test when it does not exit 0.
+    static func runPython(_ script: String, dsn: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let python = try XCTUnwrap(python(), "python3 is not installed", file: file, line: line)
+        let dir = TestSupport.makeTemporaryDirectory("sentry-python")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try script.write(toFile: dir + "/send.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(python, [dir + "/send.py", dsn], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description, file: file, line: line)
+    }
 }

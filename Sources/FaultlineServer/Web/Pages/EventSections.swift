@@ -106,10 +106,7 @@ enum EventSections {
             if let v = e[k]?.stringValue { tags.append((k, v)) }
         }
         var out = tags.isEmpty ? "" : "<h2>Tags</h2>" + dl(tags)
-        if let u = e["request"]?["url"]?.stringValue {
-            let link = HTML.safeExternalURL(u).map { "<a href=\"\($0)\" rel=\"noopener noreferrer nofollow\">\($0)</a>" } ?? HTML.esc(u)
-            out += "<h2>Request</h2><dl class=\"kv\"><dt>url</dt><dd>\(link)</dd></dl>"
-        }
+        out += request(e)
         if let contexts = e["contexts"]?.objectValue, !contexts.isEmpty {
             out += "<h2>Contexts</h2>"
             var kv: [(String, String)] = []
@@ -132,6 +129,55 @@ enum EventSections {
             out += "</dl>"
         }
         return out
+    }
+
+    /// Sentry's request interface as a web backend's SDK sends it: method and URL, the query, the
+    /// headers, cookies and environment (each an object, a list of pairs or a string), and the body
+    /// (`data`: text, or JSON shown as the SDK sent it). What the SDK scrubbed stays scrubbed: only
+    /// what arrived is shown.
+    static func request(_ e: JSONValue) -> String {
+        guard let r = e["request"], r.objectValue != nil else { return "" }
+        var kv: [(String, String)] = []
+        var line = ""
+        if let method = r["method"]?.stringValue { line = HTML.esc(HTML.clip(method, 32)) + " " }
+        if let u = r["url"]?.stringValue {
+            line += HTML.safeExternalURL(u).map { "<a href=\"\($0)\" rel=\"noopener noreferrer nofollow\">\($0)</a>" } ?? HTML.esc(HTML.clip(u, 2000))
+        }
+        if let query = r["query_string"], let text = queryText(query) { kv.append(("query", text)) }
+        if let fragment = r["fragment"]?.stringValue, !fragment.isEmpty { kv.append(("fragment", fragment)) }
+        var out = "<h2>Request</h2>"
+        if !line.isEmpty { out += "<p class=\"request-line\"><code>\(line)</code></p>" }
+        if !kv.isEmpty { out += dl(kv) }
+        for (name, key) in [("Headers", "headers"), ("Cookies", "cookies"), ("Environment", "env")] {
+            guard let value = r[key] else { continue }
+            let rows = pairs(value)
+            if rows.isEmpty, let text = value.stringValue, !text.isEmpty {
+                out += "<h3>\(name)</h3><pre class=\"request-data\">\(HTML.esc(HTML.clip(text, 8192)))</pre>"
+            } else if !rows.isEmpty {
+                out += "<h3>\(name)</h3>" + dl(Array(rows.prefix(200)))
+            }
+        }
+        if let data = r["data"], data != .null {
+            let text = data.stringValue ?? String(decoding: data.serialized(pretty: true), as: UTF8.self)
+            if !text.isEmpty { out += "<h3>Body</h3><pre class=\"request-data\">\(HTML.esc(HTML.clip(text, 8192)))</pre>" }
+        }
+        return out == "<h2>Request</h2>" ? "" : out
+    }
+
+    /// An object's members or a list of [name, value] pairs, in the order sent (a string: none).
+    static func pairs(_ v: JSONValue) -> [(String, String)] {
+        if let o = v.objectValue { return o.members.map { ($0.key, $0.value.stringValue ?? $0.value.jsonString) } }
+        return (v.arrayValue ?? []).compactMap { p in
+            guard let name = p[0]?.stringValue else { return nil }
+            return (name, p[1].map { $0.stringValue ?? $0.jsonString } ?? "")
+        }
+    }
+
+    /// A query as one line: a string as sent, pairs joined (`a=1&b=2`).
+    static func queryText(_ v: JSONValue) -> String? {
+        if let s = v.stringValue { return s.isEmpty ? nil : s }
+        let rows = pairs(v)
+        return rows.isEmpty ? nil : rows.map { $0.0 + "=" + $0.1 }.joined(separator: "&")
     }
 
     static func dl(_ kv: [(String, String)]) -> String {
