@@ -23,6 +23,9 @@
 #define FL_OUTER_FRAMES 64         // of those, the outermost ones kept across a deep recursion
 #define FL_MAX_UNWIND_STEPS 500000  // a corrupt stack must end well before the 5 s watchdog
 #define FL_MAX_MODULES 1024
+// Past this many modules a crash's scan keeps only the ones that hold a frame of the crashing
+// thread (the rest are counted in the report's `modules_omitted`).
+#define FL_MODULES_TAKEN_AS_THEY_COME (FL_MAX_MODULES - 64)
 #define FL_PATH_MAX 1024
 #define FL_ALTSTACK_SIZE (128 * 1024)
 #define FL_WRITE_BUFFER 8192
@@ -157,6 +160,7 @@ typedef struct {
     uintptr_t objects[FL_MAX_LOADED_OBJECTS];     // each link_map's address
     fl_link_map_head heads[FL_MAX_LOADED_OBJECTS];  // and what it held
     size_t count;
+    size_t omitted;  // modules past FL_MAX_MODULES at start: a crash then scans for itself
     fl_module modules[FL_MAX_MODULES];
     char maps_buffer[16384];
 } fl_module_cache;
@@ -166,6 +170,7 @@ typedef struct {
     fl_frame_buffer frames;
     fl_module modules[FL_MAX_MODULES];
     size_t module_count;
+    size_t modules_omitted;  // ELF modules a full table left out (report field `modules_omitted`)
     // What the report lists: `modules` above after a fresh scan, or the start-time cache when
     // nothing was loaded since (no copy: the cache is final once ready).
     const fl_module *report_modules;

@@ -185,7 +185,31 @@ typedef struct {
     char *buffer;
     size_t capacity;
     const fl_module_cache *known;  // build-ids already read at start, by base and path (or NULL)
+    size_t *omitted;               // ELF modules left out of a full table
+    const fl_frame_buffer *frames;  // the crashing thread's frames (NULL at start)
 } fl_scan_target;
+
+// Runs on the crashing thread; compromised context. Whether one of the walked frames lies in `m`.
+static int fl_holds_a_frame(const fl_frame_buffer *frames, const fl_module *m) {
+    size_t inner = frames->inner_count, outer = frames->total_count - inner;
+    if (outer > FL_OUTER_FRAMES) outer = FL_OUTER_FRAMES;
+    for (size_t i = 0; i < inner; i++)
+        if (frames->inner[i].address >= m->base && frames->inner[i].address < m->end) return 1;
+    for (size_t i = 0; i < outer; i++)
+        if (frames->outer_ring[i].address >= m->base && frames->outer_ring[i].address < m->end) return 1;
+    return 0;
+}
+
+// Runs on the crashing thread; compromised context. A module that came past
+// FL_MODULES_TAKEN_AS_THEY_COME (the table's last slots, kept for the frames' modules) is given
+// back when no frame lies in it; its range is whole by then (the next module has begun, or the
+// maps ended).
+static void fl_keep_only_if_needed(const fl_scan_target *t) {
+    if (!t->frames || *t->count <= FL_MODULES_TAKEN_AS_THEY_COME) return;
+    if (fl_holds_a_frame(t->frames, &t->modules[*t->count - 1])) return;
+    (*t->count)--;
+    (*t->omitted)++;
+}
 
 // Runs on the crashing thread; compromised context. A module the start-time scan already read
 // (same base, same path) has the same build-id: no memory reads needed.
@@ -241,9 +265,14 @@ static void fl_take_maps_line(const fl_scan_target *t, const char *line, const c
         last->end = stop;  // a later segment of the same file
         return;
     }
-    if (offset != 0 || !readable || *t->count == FL_MAX_MODULES) return;
+    if (offset != 0 || !readable) return;
     if (!fl_is_elf(start, stop)) return;
     if (last && last->build_id_length == 0) fl_finish_module(t, last, *first_end);
+    if (last) fl_keep_only_if_needed(t);
+    if (*t->count == FL_MAX_MODULES) {
+        (*t->omitted)++;
+        return;
+    }
     fl_module *m = &t->modules[(*t->count)++];
     m->base = start;
     m->end = stop;
@@ -257,6 +286,7 @@ static void fl_take_maps_line(const fl_scan_target *t, const char *line, const c
 // Runs on the crashing thread (and once at start); compromised context.
 static void fl_scan_maps(const fl_scan_target *t) {
     *t->count = 0;
+    *t->omitted = 0;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     char *buf = t->buffer;
@@ -288,6 +318,7 @@ static void fl_scan_maps(const fl_scan_target *t) {
     close(fd);
     if (*t->count && t->modules[*t->count - 1].build_id_length == 0)
         fl_finish_module(t, &t->modules[*t->count - 1], first_end);
+    if (*t->count) fl_keep_only_if_needed(t);
 }
 
 // Any context (fl_safe_copy only): the loader's list of objects (glibc's r_debug.r_map chain of
@@ -357,8 +388,10 @@ static int fl_loader_unchanged(const fl_module_cache *cache, fl_crash_scratch *s
 // build-id is most of a crash's cost), else a fresh scan that still reuses known build-ids.
 void fl_scan_modules(fl_crash_scratch *s) {
     const fl_module_cache *known = fl_state.module_cache;
+    s->modules_omitted = 0;
     if (known && atomic_load_explicit(&known->ready, memory_order_acquire)) {
-        if (fl_loader_unchanged(known, s)) {
+        // A table that was full at start may lack the frames' modules: scanned afresh then.
+        if (known->omitted == 0 && fl_loader_unchanged(known, s)) {
             s->report_modules = known->modules;
             s->report_module_count = known->count;
             return;
@@ -366,7 +399,7 @@ void fl_scan_modules(fl_crash_scratch *s) {
     } else {
         known = 0;
     }
-    fl_scan_target t = {s->modules, &s->module_count, s->maps_buffer, sizeof s->maps_buffer, known};
+    fl_scan_target t = {s->modules, &s->module_count, s->maps_buffer, sizeof s->maps_buffer, known, &s->modules_omitted, &s->frames};
     // A table missing one of the loader's objects is scanned again (twice at most).
     for (int attempt = 0; attempt < 3; attempt++) {
         fl_scan_maps(&t);
@@ -385,7 +418,7 @@ void fl_fill_module_cache(fl_module_cache *cache) {
         if (!fl_read_loader_list(cache)) return;
         uintptr_t first = cache->first_object, last = cache->objects[cache->object_count - 1];
         size_t objects = cache->object_count;
-        fl_scan_target t = {cache->modules, &cache->count, cache->maps_buffer, sizeof cache->maps_buffer, 0};
+        fl_scan_target t = {cache->modules, &cache->count, cache->maps_buffer, sizeof cache->maps_buffer, 0, &cache->omitted, 0};
         fl_scan_maps(&t);
         if (fl_read_loader_list(cache) && cache->first_object == first && cache->object_count == objects &&
             cache->objects[objects - 1] == last && fl_modules_cover(cache->heads, objects, cache->modules, cache->count)) {

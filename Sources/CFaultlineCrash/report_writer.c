@@ -253,6 +253,10 @@ static void fl_put_modules(fl_writer *w, const fl_crash_scratch *s) {
         fl_put(w, "}");
     }
     fl_put(w, "]");
+    if (s->modules_omitted) {
+        fl_put(w, ",\"modules_omitted\":");
+        fl_put_u64(w, s->modules_omitted);
+    }
 }
 
 // Runs on the crashing thread; compromised context. Copies each slot out under its seqlock and

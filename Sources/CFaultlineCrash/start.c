@@ -111,6 +111,7 @@ typedef struct {
     void *argument;
     char crash_directory[FL_PATH_MAX];  // as that start set it (a later start may change it)
     char creator_name[16];              // the starting thread's name, for the continuation
+    sigset_t creator_mask;              // the starting thread's signal mask, for the continuation
 } fl_background_work;
 
 _Static_assert(FL_MAKE_DIRECTORIES_MAX >= FL_PATH_MAX, "every crash directory start accepts can be made");
@@ -180,10 +181,12 @@ static void *fl_background(void *raw) {
     }
     if (work.then) {
         // The continuation is work the app may be waiting for (the SDK's outbox and sender): the
-        // ordinary policy again, also for the threads it creates.
+        // ordinary policy again, also for the threads it creates, and the starting thread's
+        // signal mask, so those threads are like any other the app starts.
         struct sched_param other = {.sched_priority = 0};
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
         prctl(PR_SET_NAME, work.creator_name, 0, 0, 0);
+        pthread_sigmask(SIG_SETMASK, &work.creator_mask, NULL);
         work.then(work.argument);
     }
     return NULL;
@@ -245,32 +248,40 @@ static void fl_note_swift_backtracer(void) {
     }
 }
 
-// Normal context (start, holding fl_start_lock).
-static void fl_start_background(int prepare, void (*then)(void *), void *argument) {
+// Normal context (start, holding fl_start_lock). `in_place`: no thread; the preparation runs here
+// (the preload's start, see faultline_crash_start_in_place).
+static void fl_start_background(int prepare, void (*then)(void *), void *argument, int in_place) {
     if (prepare) {
         fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
         fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
     }
-    fl_background_work *work = malloc(sizeof *work);
-    fl_background_work on_stack = {prepare, then, argument, {0}, {0}};
+    fl_background_work *work = in_place ? NULL : malloc(sizeof *work);
+    fl_background_work on_stack = {prepare, then, argument, {0}, {0}, {{0}}};
     fl_copy_string(on_stack.crash_directory, sizeof on_stack.crash_directory, fl_state.crash_directory);
     prctl(PR_GET_NAME, on_stack.creator_name, 0, 0, 0);
     pthread_attr_t attr;
     pthread_t thread;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    // The new thread is born with every signal blocked but the crash signals (a fault with its
+    // signal blocked would kill the process unreported): a signal sent to the process must never
+    // be taken by Faultline's thread — one whose default action ends the process (a daemon's
+    // SIGTERM, awaited with sigwait) would end it, and one with a handler would run it there
+    // while the thread that waits for it (sigsuspend) waits on.
+    pthread_sigmask(SIG_BLOCK, fl_crash_entry_mask(), &on_stack.creator_mask);
     if (work) *work = on_stack;
     // The new thread inherits this thread's name at creation: lent FL_START_THREAD_NAME for it.
     prctl(PR_SET_NAME, FL_START_THREAD_NAME, 0, 0, 0);
     int created = work && pthread_create(&thread, &attr, fl_background, work) == 0;
     prctl(PR_SET_NAME, on_stack.creator_name, 0, 0, 0);
+    pthread_sigmask(SIG_SETMASK, &on_stack.creator_mask, NULL);
     if (!created) {
-        // No thread to spare: do it here.
+        // In place, or no thread to spare: do it here.
         free(work);
         if (prepare) {
-            fl_state.module_cache = NULL;  // a crash rescans /proc/self/maps instead
+            if (!in_place) fl_state.module_cache = NULL;  // no memory to spare: a crash rescans /proc/self/maps
             fl_prepare(on_stack.crash_directory);
         } else {
             fl_make_crash_directory(on_stack.crash_directory);
@@ -280,8 +291,20 @@ static void fl_start_background(int prepare, void (*then)(void *), void *argumen
     pthread_attr_destroy(&attr);
 }
 
+static int fl_start(const char *crash_directory, char *error, size_t error_capacity, void (*then)(void *), void *argument,
+                    int in_place);
+
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity) {
-    return faultline_crash_start_then(crash_directory, error, error_capacity, NULL, NULL);
+    return fl_start(crash_directory, error, error_capacity, NULL, NULL, 0);
+}
+
+int faultline_crash_start_in_place(const char *crash_directory, char *error, size_t error_capacity) {
+    return fl_start(crash_directory, error, error_capacity, NULL, NULL, 1);
+}
+
+int faultline_crash_start_then(const char *crash_directory, char *error, size_t error_capacity,
+                               void (*then)(void *), void *argument) {
+    return fl_start(crash_directory, error, error_capacity, then, argument, 0);
 }
 
 // Normal context (start). `dir` made absolute against the working directory now: a relative
@@ -300,8 +323,8 @@ static int fl_absolute_directory(const char *dir, char *out, size_t capacity) {
     return 0;
 }
 
-int faultline_crash_start_then(const char *crash_directory, char *error, size_t error_capacity,
-                               void (*then)(void *), void *argument) {
+static int fl_start(const char *crash_directory, char *error, size_t error_capacity, void (*then)(void *), void *argument,
+                    int in_place) {
     char scratch_error[256];
     if (!error || error_capacity == 0) {
         error = scratch_error;
@@ -320,7 +343,7 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
     fl_copy_string(fl_state.crash_directory, sizeof fl_state.crash_directory, crash_directory);
     if (atomic_load(&fl_state.started)) {
         // Already prepared (or being prepared): only the continuation needs a thread.
-        if (then) fl_start_background(0, then, argument);
+        if (then) fl_start_background(0, then, argument, 0);
         pthread_mutex_unlock(&fl_start_lock);
         return 0;
     }
@@ -381,7 +404,7 @@ int faultline_crash_start_then(const char *crash_directory, char *error, size_t 
 #endif
     fl_note_swift_backtracer();
     // After the handlers: no crash in the background work (or in an inline fallback) goes unseen.
-    fl_start_background(1, then, argument);  // libunwind pre-warm, pre-existing threads, modules
+    fl_start_background(1, then, argument, in_place);  // libunwind pre-warm, pre-existing threads, modules
     pthread_mutex_unlock(&fl_start_lock);
     return 0;
 }

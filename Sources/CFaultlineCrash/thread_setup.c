@@ -16,15 +16,18 @@
 // preparation waits for it. Bounded: at most FL_CATCH_UP_MAX_THREADS threads, and at most FL_CATCH_UP_WAIT_MS for the
 // answers. A thread that blocks the signal (or is stopped) does not answer in time: it stays
 // uncovered, and its pending signal is discarded (the action is set to SIG_IGN, which drops
-// pending instances, before the original action is put back). These stacks are not unmapped when
+// pending instances, before the original action is put back). A thread waiting in a call the
+// signal would interrupt with EINTR is not sent it (fl_blocked_in_call_a_signal_would_interrupt). These stacks are not unmapped when
 // their thread exits (no pthread key destructor can be registered from a signal handler); the
 // pool is mapped once, MAP_NORESERVE, and only the pages a handler touches cost memory.
 #include "crash_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -98,6 +101,53 @@ static int fl_started_after_start(pid_t tid) {
     return 0;
 }
 
+// Normal context. Whether thread `tid` is blocked in a system call a signal would end with EINTR
+// even under SA_RESTART (signal(7): the waits with a timeout or for an event — sleeps, poll,
+// select, epoll, sigtimedwait, io_getevents, System V IPC). Such a thread gets no catch-up
+// signal: covering it would hand the app an EINTR it never had without Faultline (an event loop's
+// epoll_wait, a worker's nanosleep), and a thread that waits there rarely overflows its stack.
+// /proc/self/task/TID/syscall names the call a blocked thread is in ("running" otherwise); a
+// thread that enters such a call between the read and the signal is the one case left.
+static int fl_blocked_in_call_a_signal_would_interrupt(pid_t tid) {
+    static const long interrupted[] = {
+#ifdef SYS_nanosleep
+        SYS_nanosleep,
+#endif
+        SYS_clock_nanosleep, SYS_ppoll, SYS_pselect6, SYS_epoll_pwait, SYS_rt_sigtimedwait, SYS_rt_sigsuspend,
+        SYS_io_getevents, SYS_msgrcv, SYS_msgsnd, SYS_semtimedop,
+#ifdef SYS_epoll_pwait2
+        SYS_epoll_pwait2,
+#endif
+#ifdef SYS_poll
+        SYS_poll,
+#endif
+#ifdef SYS_select
+        SYS_select,
+#endif
+#ifdef SYS_epoll_wait
+        SYS_epoll_wait,
+#endif
+#ifdef SYS_pause
+        SYS_pause,
+#endif
+#ifdef SYS_semop
+        SYS_semop,
+#endif
+    };
+    char path[64], text[32];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0 || text[0] < '0' || text[0] > '9') return 0;  // "running", or "-1 …" (not in a call)
+    text[n] = 0;
+    long number = strtol(text, NULL, 10);
+    for (size_t i = 0; i < sizeof interrupted / sizeof interrupted[0]; i++)
+        if (interrupted[i] == number) return 1;
+    return 0;
+}
+
 // Normal context: the kernel thread ids of the process, except the caller's; returns how many.
 static size_t fl_other_threads(pid_t *out, size_t capacity, pid_t except) {
     DIR *tasks = opendir("/proc/self/task");
@@ -144,8 +194,10 @@ static int fl_send_catch_up(pid_t except) {
     sigemptyset(&ours.sa_mask);
     sigaction(signo, &ours, &original);
     int sent = 0;
-    for (size_t i = 0; i < count; i++)  // checked just before each signal: a thread may be starting now
-        if (!fl_started_after_start(threads[i]) && syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
+    for (size_t i = 0; i < count; i++) {  // checked just before each signal: a thread may be starting now
+        if (fl_started_after_start(threads[i]) || fl_blocked_in_call_a_signal_would_interrupt(threads[i])) continue;
+        if (syscall(SYS_tgkill, getpid(), threads[i], signo) == 0) sent++;
+    }
     struct timespec pause = {0, 100 * 1000};
     for (int64_t until = fl_monotonic_ms() + FL_CATCH_UP_WAIT_MS; atomic_load(&fl_answers) < sent && fl_monotonic_ms() < until;)
         nanosleep(&pause, NULL);

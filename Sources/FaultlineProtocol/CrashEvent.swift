@@ -127,6 +127,7 @@ public enum CrashEvent {
         if let why = r.unwindFallback { extra["unwind_fallback"] = .string(why) }
         if let o = r.omitted { extra["frames_omitted"] = ["after": .int(Int64(o.after)), "count": .int(Int64(o.count))] }
         if threadsOmitted > 0 { extra["threads_omitted"] = .int(Int64(threadsOmitted)) }
+        if r.modulesOmitted > 0 { extra["modules_omitted"] = .int(Int64(r.modulesOmitted)) }
         if r.asyncAfter != nil {
             extra["async_unwind_stopped_by"] = .string(r.asyncStoppedBy ?? "unknown")
             extra["async_frames"] = .int(Int64(r.asyncFrames.count))

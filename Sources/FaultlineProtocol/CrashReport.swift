@@ -75,6 +75,8 @@ public struct CrashReport: Sendable, Equatable {
     public var otherThreads: [ThreadSnapshot] = []
     /// Threads beyond the report's cap that were counted but not listed.
     public var threadsOmitted = 0
+    /// Modules a full module table left out (the crashing thread's frames' modules are kept).
+    public var modulesOmitted = 0
 
     public struct ThreadSnapshot: Sendable, Equatable {
         public var id: Int
@@ -211,6 +213,7 @@ public struct CrashReport: Sendable, Equatable {
                     frames: Self.frames(t["frames"]), registers: Self.registers(t["registers"], architecture), error: t["error"]?.stringValue))
         }
         threadsOmitted = Int(clamping: j["threads_omitted"]?.int64Value ?? 0)
+        modulesOmitted = Int(clamping: max(0, j["modules_omitted"]?.int64Value ?? 0))
         if let t = j["stderr_tail"], let text = t["text"]?.stringValue {
             stderrTail = StderrTail(text: text, capacity: Int(t["capacity"]?.int64Value ?? 0), totalBytes: Int(t["total_bytes"]?.int64Value ?? 0))
         }

@@ -21,4 +21,16 @@ public enum PreloadLibrary {
             return try result.get()
         }
     }
+
+    /// The crash core as a static archive (`libfaultline-crash.a`, built beside the preload
+    /// library), and what a C program that links it needs on its command line after its sources.
+    public static func staticCoreLinkArguments() throws -> String {
+        let dir = (try path() as NSString).deletingLastPathComponent
+        return "'\(dir)/libfaultline-crash.a' -lunwind-x86_64 -lunwind -lpthread -ldl"
+    }
+
+    /// The crash core's public header directory, for `cc -I`.
+    public static var headerDirectory: String {
+        TestSupport.repositoryRoot().appendingPathComponent("Sources/CFaultlineCrash/include").path
+    }
 }

@@ -34,6 +34,13 @@ extern "C" {
 /// Returns 0, or -1 with a message in `error` (the process keeps running without the handler).
 int faultline_crash_start(const char *crash_directory, char *error, size_t error_capacity);
 
+/// `faultline_crash_start` without a thread: the preparation (libunwind's pre-warm, alternate
+/// stacks for threads already running, the module table) runs on the calling thread before it
+/// returns. For the preload library's constructor: a program that starts single-threaded stays
+/// so (a user namespace can only be entered by a single-threaded process: `unshare -r`), and no
+/// crash can come before the preparation.
+int faultline_crash_start_in_place(const char *crash_directory, char *error, size_t error_capacity);
+
 /// `faultline_crash_start`, then `then(argument)` on start's background thread once that thread's
 /// own preparation is done (also when the core was already started). The Swift SDK passes its
 /// own start-up work (outbox scan, crash pickup, network set-up), so its start creates one thread.

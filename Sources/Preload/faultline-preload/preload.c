@@ -39,7 +39,8 @@ int faultline_preload_start_from_environment(void) {
         return -1;
     }
     char error[512];
-    if (faultline_crash_start(dir, error, sizeof error) != 0) {
+    // In place: an unmodified program must start as it would without us, single-threaded.
+    if (faultline_crash_start_in_place(dir, error, sizeof error) != 0) {
         fprintf(stderr, "faultline: crash handler not installed: %s\n", error);
         return -1;
     }

@@ -332,10 +332,13 @@ PROBE void probe_assert(int value) {
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <linux/futex.h>
 static _Atomic int probe_pre_start_go;
+// A futex wait, as a worker parked on a condition variable waits: a call a signal handler with
+// SA_RESTART resumes, so Faultline's catch-up signal reaches this thread (it leaves threads in
+// sleeps and polls alone, which would return EINTR).
 static void probe_wait_for_release(void) {
-    struct timespec t = {0, 1000 * 1000};
-    while (!atomic_load(&probe_pre_start_go)) syscall(SYS_nanosleep, &t, NULL);
+    while (!atomic_load(&probe_pre_start_go)) syscall(SYS_futex, &probe_pre_start_go, FUTEX_WAIT, 0, NULL, NULL, 0);
 }
 static void *probe_pre_start_pthread(void *arg) {
     (void)arg;
@@ -363,6 +366,7 @@ PROBE void probe_spawn_thread_before_start(int raw_clone) {
 }
 PROBE void probe_release_pre_start_thread_and_wait(void) {
     atomic_store(&probe_pre_start_go, 1);
+    syscall(SYS_futex, &probe_pre_start_go, FUTEX_WAKE, 1, NULL, NULL, 0);
     for (;;) pause();
 }
 
