@@ -66,6 +66,10 @@ typedef struct {
     int prewarmed_by_crash;                 // the crashing thread pre-warmed libunwind itself
 } fl_frame_buffer;
 
+// fl_frame_buffer.method of a libunwind walk (unwind.c): compared by address, as the crash path
+// calls no string comparison.
+extern const char fl_method_libunwind[];
+
 typedef struct {
     uintptr_t base;
     uintptr_t end;

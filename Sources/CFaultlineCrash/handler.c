@@ -50,6 +50,9 @@
                                     // may take tens of seconds to symbolicate)
 #define FL_RETURNED_GRACE_MS 1000   // the holder returned for its fault to recur and kill the process
 #define FL_WATCHDOG_SECONDS 5
+static _Atomic unsigned fl_watchdog_ms_for_testing;  // 0: FL_WATCHDOG_SECONDS
+
+void faultline_crash_set_watchdog_for_testing(unsigned milliseconds) { atomic_store(&fl_watchdog_ms_for_testing, milliseconds); }
 
 const int fl_crash_signals[FL_SIGNAL_COUNT] = {SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
 
@@ -139,9 +142,13 @@ static void fl_watchdog_fired(int unused_signo, siginfo_t *info, void *unused_co
     if (info->si_code != SI_TIMER || info->si_timerid != fl_watchdog_timer) return;
     if (!fl_report_done) {
         FL_LOG("crash handler timed out; writing the frames unwound so far");
-        // libunwind is stuck somewhere inside its own locks: never call it again; walk frame pointers.
-        fl_unwind_frame_pointers(fl_crash_context, &fl_state.scratch->frames);
-        fl_state.scratch->frames.stopped_by = "watchdog";
+        // libunwind is never called again: stuck inside its own locks, or still walking a deep
+        // stack slowly (a loaded machine). The frames it walked so far are kept when it got past
+        // the first (a deep overflow's walk is most of the report); else frame pointers are walked.
+        fl_frame_buffer *frames = &fl_state.scratch->frames;
+        if (!(frames->method == fl_method_libunwind && frames->total_count > 1))
+            fl_unwind_frame_pointers(fl_crash_context, frames);
+        frames->stopped_by = "watchdog";
         fl_scan_modules(fl_state.scratch);
         fl_collect_threads(fl_gettid());  // bounded; threads stuck behind the same lock stay silent
         fl_write_report(fl_crash_signo, &fl_crash_info, fl_crash_context, fl_gettid());
@@ -169,7 +176,13 @@ static long fl_arm_watchdog(void) {
     fl_watchdog_timer = timer;
     struct itimerspec when;
     memset(&when, 0, sizeof when);
-    when.it_value.tv_sec = FL_WATCHDOG_SECONDS;
+    unsigned shortened = atomic_load(&fl_watchdog_ms_for_testing);
+    if (shortened) {
+        when.it_value.tv_sec = shortened / 1000;
+        when.it_value.tv_nsec = (long)(shortened % 1000) * 1000000L;
+    } else {
+        when.it_value.tv_sec = FL_WATCHDOG_SECONDS;
+    }
     syscall(SYS_timer_settime, timer, 0, &when, NULL);
     sigset_t alarm_set;
     sigemptyset(&alarm_set);

@@ -19,10 +19,10 @@
 // the crash frame is pushed (the kernel delivers every pending signal on the same return) or at
 // any of the entry's system calls: an app's SIGUSR1 or profiler tick, or a real-time signal of
 // Faultline's own background preparation. So the crash signals' handler is installed with every
-// other signal in its mask (fl_crash_entry_mask), and once on a roomy stack the handler opens the
-// mask to what the kernel would have given it without that: the interrupted code's mask plus the
-// signal itself (a crash on another thread still gets this thread's stack in its report); it
-// closes it again before it goes back.
+// other signal in its mask (fl_crash_entry_mask), and once on a roomy stack the handler opens
+// only Faultline's thread-dump signal (a crash on another thread still gets this thread's stack in
+// its report): the app's signals stay blocked as on the ordinary path, which is entered on a roomy
+// stack with the same sa_mask; it closes the mask again before it goes back.
 //
 // Rules: as handler.c (signal-safety(7)): system calls made inline only, no libc state, errno
 // untouched.
@@ -115,16 +115,20 @@ void fl_prepare_crash_entry_mask(void) {
 // Runs anywhere, also in a signal handler: the sa_mask for the crash signals' handler.
 const sigset_t *fl_crash_entry_mask(void) { return &fl_entry_mask; }
 
-// Runs on a thread in a signal handler; compromised context; on a roomy stack. fn with the mask
-// the kernel would have set for the handler had its sa_mask been empty; the mask it was entered
-// with is put back before returning, still on this stack, since the way back (a recovered fault,
-// a crash that ends by returning to its faulting instruction) may lead onto a small one again.
+// Runs on a thread in a signal handler; compromised context; on a roomy stack. fn with the
+// thread-dump signal opened; the mask it was entered with is put back before returning, still on
+// this stack, since the way back (a recovered fault, a crash that ends by returning to its
+// faulting instruction) may lead onto a small one again.
 static void fl_run_with_handler_mask(fl_signal_entry fn, int signo, siginfo_t *info, void *context) {
-    const ucontext_t *uc = context;
     // The kernel's sigset: one bit per signal, in the first word of glibc's larger sigset_t.
-    unsigned long entered = 0;
-    unsigned long opened = *(const unsigned long *)(const void *)&uc->uc_sigmask | (1UL << (signo - 1));
-    fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&opened, (long)&entered, sizeof opened, 0, 0);
+    // Only Faultline's thread-dump signal is opened: the app's signals stay blocked as on the
+    // handler's ordinary path (its sa_mask), where a storm of them (a profiler's ticks, an app
+    // signalling as fast as it can) would otherwise run between each of the handler's steps and
+    // starve the walk until the watchdog.
+    unsigned long entered = 0, opened = 0;
+    int dump = atomic_load(&fl_state.dump_signal);
+    if (dump > 0 && dump <= 64) opened = 1UL << (dump - 1);
+    fl_entry_syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&opened, (long)&entered, sizeof opened, 0, 0);
     fn(signo, info, context);
     fl_entry_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&entered, 0, sizeof entered, 0, 0);
 }

@@ -10,8 +10,11 @@
 #include "machine_context.h"
 
 #include <libunwind.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <ucontext.h>
+
+const char fl_method_libunwind[] = "libunwind";
 
 // Runs on the crashing thread; compromised context. A return address is kept without its
 // pointer-authentication signature (machine_context.h), the form a symbolicator can look up.
@@ -19,10 +22,15 @@ static void fl_push_frame(fl_frame_buffer *out, uintptr_t address, int is_pc) {
     fl_frame f = {is_pc ? address : fl_strip_return_address(address), is_pc};
     const size_t inner_capacity = FL_MAX_FRAMES - FL_OUTER_FRAMES;
     if (out->inner_count < inner_capacity) {
-        out->inner[out->inner_count++] = f;
+        out->inner[out->inner_count] = f;
+        // The watchdog (a signal on this thread) keeps the frames walked so far: it must only
+        // ever count a frame that is whole.
+        atomic_signal_fence(memory_order_release);
+        out->inner_count++;
     } else {
         // Deep recursion: keep the outermost frames too (they say how the recursion began).
         out->outer_ring[(out->total_count - inner_capacity) % FL_OUTER_FRAMES] = f;
+        atomic_signal_fence(memory_order_release);
     }
     out->total_count++;
 }
@@ -70,7 +78,7 @@ void fl_unwind(const ucontext_t *uc, fl_frame_buffer *out, int pc_is_no_code) {
     out->inner_count = 0;
     out->total_count = 0;
     out->stopped_by = "end";
-    out->method = "libunwind";
+    out->method = fl_method_libunwind;
     out->fallback = NULL;
     fl_async_reset();
 

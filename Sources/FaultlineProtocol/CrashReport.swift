@@ -57,6 +57,9 @@ public struct CrashReport: Sendable, Equatable {
     /// Why the async walk ended ("end", "limit", "unreadable context", "loop", …).
     public var asyncStoppedBy: String?
     public var unwindStoppedBy: String
+    /// How the crashing thread was walked (report field `unwind.method`): "libunwind" or
+    /// "frame-pointers"; "libunwind" in reports that predate the field.
+    public var unwindMethod = "libunwind"
     /// Why the crashing thread was walked by frame pointers instead of libunwind (report field
     /// `unwind.fallback`: a crash inside the unwinder's own preparation, …); nil when it was not.
     public var unwindFallback: String?
@@ -178,6 +181,7 @@ public struct CrashReport: Sendable, Equatable {
         }
         unwindStoppedBy = j["unwind"]?["stopped_by"]?.stringValue ?? "unknown"
         unwindFallback = j["unwind"]?["fallback"]?.stringValue
+        unwindMethod = j["unwind"]?["method"]?.stringValue ?? "libunwind"
         for list in [j["frames"]] + (j["threads"]?.arrayValue ?? []).map({ $0["frames"] }) {
             for f in list?.arrayValue ?? [] where f["faultline"]?.boolValue == true {
                 if let a = f["address"]?.stringValue.flatMap(Address.init(string:)) { faultlineAddresses.insert(a) }

@@ -66,6 +66,10 @@ void faultline_crash_delay_preparation_for_testing(unsigned milliseconds);
 /// has begun the pre-warm, so a test can crash inside the preparation itself.
 void faultline_crash_fault_during_preparation_for_testing(int signo);
 
+/// Tests only: the crash handler's watchdog fires after this many milliseconds instead of 5 s, so
+/// a test can see what a report cut short by it keeps (0: back to 5 s).
+void faultline_crash_set_watchdog_for_testing(unsigned milliseconds);
+
 /// Tests only: the next start's background preparation holds the pre-warm it has begun for this
 /// long before doing it, so a test can crash on another thread while the pre-warm is under way.
 /// `faultline_crash_unwinder_preparation_held_for_testing` is 1 while it is held.

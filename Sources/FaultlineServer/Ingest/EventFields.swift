@@ -40,7 +40,8 @@ enum EventFields {
     static func installID(event: JSONValue?, request: HTTPRequest) -> String? {
         if let h = request.header(HeaderName.installID), !h.isEmpty { return h }
         if let t = event?["tags"]?["install_id"]?.stringValue { return t }
-        if let u = event?["user"]?["id"]?.stringValue { return u }
+        // Relay's rule: a number is an id too (sentry-javascript's `setUser({id: 123})`).
+        if let u = event?["user"]?["id"], let id = u.stringValue ?? u.int64Value.map({ String($0) }), !id.isEmpty { return id }
         if let d = event?["contexts"]?["device"]?["device_unique_identifier"]?.stringValue { return d }
         return nil
     }

@@ -209,8 +209,19 @@ final class WebQueries: Sendable {
         }
     }
 
-    func environments() throws -> [String] {
-        try database.reading { c in try c.rows("SELECT DISTINCT environment FROM web_stack_envs ORDER BY 1 LIMIT 100") { $0.text(0) ?? "" } }
+    /// The environments the project's issues were seen in (another project's are none of its
+    /// business, and would crowd its own out of the menu's 100).
+    func environments(projectID: Int64) throws -> [String] {
+        try database.reading { c in
+            try c.rows(
+                """
+                SELECT DISTINCT e.environment FROM web_stack_envs e
+                WHERE EXISTS (SELECT 1 FROM occurrences o WHERE o.stack_key = e.stack_key AND o.project_id = ?)
+                ORDER BY 1 LIMIT 100
+                """,
+                .int(projectID)
+            ) { $0.text(0) ?? "" }
+        }
     }
 
     func status(issueID: Int64) throws -> String {

@@ -120,6 +120,7 @@ if mode == "segv-before-preparation" { faultline_crash_delay_preparation_for_tes
 if mode == "segv-during-preparation" { faultline_crash_fault_during_preparation_for_testing(SIGSEGV) }
 if mode == "segv-during-unwinder-preparation" { faultline_crash_hold_unwinder_preparation_for_testing(500) }
 if let budget = option("--thread-dump-budget-ms").flatMap(UInt32.init) { faultline_crash_set_thread_dump_budget_for_testing(budget) }
+if let watchdog = option("--watchdog-ms").flatMap(UInt32.init) { faultline_crash_set_watchdog_for_testing(watchdog) }
 let rssBefore = residentBytes()
 let startedAt = DispatchTime.now().uptimeNanoseconds
 var options = Options(

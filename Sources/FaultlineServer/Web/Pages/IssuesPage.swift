@@ -71,7 +71,7 @@ struct IssuesPage {
         filters += "<select name=\"release\">" + option("", "All releases", q.release)
         for r in try ctx.queries.releases(projectID: project.id) { filters += option(r, r, q.release) }
         filters += "</select><select name=\"environment\">" + option("", "All environments", q.environment)
-        for e in try ctx.queries.environments() { filters += option(e, e, q.environment) }
+        for e in try ctx.queries.environments(projectID: project.id) { filters += option(e, e, q.environment) }
         filters +=
             "</select><select name=\"sort\">" + option("last_seen", "Last seen", q.sort.rawValue) + option("first_seen", "First seen", q.sort.rawValue)
             + option("count", "Most occurrences", q.sort.rawValue) + "</select><button type=\"submit\">Apply</button></form>"
