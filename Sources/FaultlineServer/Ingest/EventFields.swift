@@ -75,7 +75,9 @@ enum EventFields {
         var out: [EventTag] = []
         func add(_ key: String, _ value: String?) {
             guard out.count < maxTags, let value, !key.isEmpty, key.utf8.count <= 32, !value.isEmpty, value.utf8.count <= 200 else { return }
-            let tag = EventTag(key: key.lowercased(), value: value)
+            // A secret's value (SensitiveData's rule) is never stored where the tag search and
+            // breakdowns show it.
+            let tag = EventTag(key: key.lowercased(), value: SensitiveData.isSensitive(key: key) ? "[Filtered]" : value)
             if !out.contains(tag) { out.append(tag) }
         }
         // The event's own fields first, so a thousand client tags cannot push them past the cap.

@@ -1,0 +1,79 @@
+// Secrets an SDK sends unasked are never shown: sentry-cli's `send-event` puts the process
+// environment in `extra.environ` (its SENTRY_AUTH_TOKEN was on the issue page and in the event
+// API in full); web frameworks send the Authorization header. Sentry's default scrubbing rules:
+// values under keys that name a secret, `Bearer` credentials, private keys, URL passwords.
+import Foundation
+import XCTest
+@testable import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class SensitiveDataTests: XCTestCase {
+    func testSentryCLIsEnvironmentDoesNotShowTheTokenOnThePageOrInTheAPI() throws {
+        guard let cli = ThirdParty.executable("sentry-cli") else {
+            return XCTFail("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
+        }
+        let server = try TestServer()
+        defer { server.stop() }
+        let secret = "flst_" + String(repeating: "7", count: 40)
+        let r = try TestSupport.run(
+            cli, ["send-event", "-m", "deploy step failed"],
+            environment: [
+                "SENTRY_DSN": server.dsn, "SENTRY_AUTH_TOKEN": secret, "DATABASE_PASSWORD": "hunter2-hunter2",
+                "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
+            ], timeout: 60)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        try server.waitUntilIdle()
+        let issue = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first)
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(issue.id)", login).text
+        XCTAssertTrue(page.contains("SENTRY_AUTH_TOKEN"), "the environment is shown, its secrets filtered")
+        XCTAssertFalse(page.contains(secret), "the token is not on the page")
+        XCTAssertFalse(page.contains("hunter2-hunter2"))
+        XCTAssertTrue(page.contains("[Filtered]"))
+        let occurrence = try XCTUnwrap(try server.server.stores.issueReads.occurrences(issueID: issue.id, limit: 1, offset: 0).first)
+        let api = server.get("/api/0/projects/faultline/default/events/\(occurrence.eventID)/").text
+        XCTAssertTrue(api.contains("SENTRY_AUTH_TOKEN"), api)
+        XCTAssertFalse(api.contains(secret), "the token is not in the event API")
+    }
+
+    func testTheDefaultRulesFilterKeysCredentialsKeysAndURLPasswords() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var e = TestEvents.native(offsets: [0x100], functions: ["alpha_crash"])
+        e["extra"] = ["db_password": "pw-one-1234", "nested": ["api_key": ["k": "pw-two-1234"]], "harmless": "visible-value"]
+        e["request"] = [
+            "url": "https://shop.example/pay", "headers": [["Authorization", "Basic pw-three-1234"], ["Accept", "text/html"]]
+        ]
+        e["breadcrumbs"] = [
+            "values": [
+                ["message": "called https://admin:pw-four-1234@db.example:5432/x with Bearer pw-five-1234"],
+                ["message": "-----BEGIN RSA PRIVATE KEY-----\npw-six-1234\n-----END RSA PRIVATE KEY-----"]
+            ]
+        ]
+        e["tags"] = ["api_token": "pw-seven-1234", "shard": "eu-1"]
+        server.ingest(e)
+        try server.waitUntilIdle()
+        let issue = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first)
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(issue.id)", login).text
+        for secret in ["pw-one", "pw-two", "pw-three", "pw-four", "pw-five", "pw-six", "pw-seven"] {
+            XCTAssertFalse(page.contains(secret), "\(secret) is filtered")
+        }
+        for shown in ["visible-value", "text/html", "https://admin:[Filtered]@db.example:5432/x", "Bearer [Filtered]", "eu-1"] {
+            XCTAssertTrue(page.contains(HTML.esc(shown)), "\(shown) is shown")
+        }
+        let tagged = server.get("/api/0/projects/faultline/default/issues/?query=api_token:pw-seven-1234").json?.arrayValue ?? []
+        XCTAssertTrue(tagged.isEmpty, "a secret tag's value is not stored for search")
+    }
+
+    func testTheRulesAsFunctions() {
+        XCTAssertTrue(SensitiveData.isSensitive(key: "X-Auth-Header"))
+        XCTAssertTrue(SensitiveData.isSensitive(key: "GITHUB_TOKEN"))
+        XCTAssertFalse(SensitiveData.isSensitive(key: "shard"))
+        XCTAssertEqual(SensitiveData.scrubbedString("postgres://u:p4ss@h/db and ftp://a:b@c"), "postgres://u:[Filtered]@h/db and ftp://a:[Filtered]@c")
+        XCTAssertNil(SensitiveData.scrubbedString("http://public@example.com/1"), "a DSN's key is a user, not a password")
+        XCTAssertEqual(SensitiveData.scrubbedString("Authorization: Bearer abc.def, next"), "Authorization: Bearer [Filtered], next")
+        XCTAssertNil(SensitiveData.scrubbedString("a plain message about passwords"), "words in a message stay")
+    }
+}
