@@ -102,23 +102,34 @@ struct LogsPage {
         let filter = Filter(level: level, release: release, trace: trace, search: Search(text))
         // A query string number: only a finite time within the timestamps ingest keeps.
         let around = Double(ctx.q("around")).flatMap { $0.isFinite && $0 >= 0 && $0 <= EventFields.latestTimestamp ? $0 : nil }
+        // Pages follow the items in the order they arrived, newest first, each item's matching
+        // lines newest first; a page that ends inside an item says where (`before` = that item,
+        // `skip` = its lines already shown), so every matching line is on some page (trimming a
+        // page to its newest lines lost the rest of the items it had read).
+        let resumeItem = Int64(ctx.q("before")), resumeSkip = max(0, Int(ctx.q("skip")) ?? 0)
         var lines: [Line] = []
-        // Only the newest `linesPerPage` matches are shown: trimmed whenever twice that many are held.
-        func keepNewest() {
-            lines.sort { $0.timestamp > $1.timestamp }
-            lines.removeLast(max(0, lines.count - Self.linesPerPage))
-        }
-        let older = try ctx.queries.scanItems(
-            projectID: project.id, type: "log", before: Int64(ctx.q("before")), maxItems: Self.itemsPerPage, maxBytes: Self.bytesPerPage
-        ) { _, received, payload in
-            for line in Self.lines(payload, received: received) {
-                if let around, abs(line.timestamp - around) > Self.window { continue }
-                if !filter.matches(line) { continue }
-                lines.append(line)
-                if lines.count >= 2 * Self.linesPerPage { keepNewest() }
+        var next: (item: Int64, skip: Int)?
+        let scannedTo = try ctx.queries.scanItems(
+            projectID: project.id, type: "log", before: resumeSkip > 0 ? resumeItem.map { $0 &+ 1 } : resumeItem,
+            maxItems: Self.itemsPerPage, maxBytes: Self.bytesPerPage, stop: { next != nil }
+        ) { id, received, payload in
+            var matching = Self.lines(payload, received: received).enumerated().filter { _, line in
+                if let around, abs(line.timestamp - around) > Self.window { return false }
+                return filter.matches(line)
+            }
+            matching.sort { ($0.element.timestamp, $0.offset) > ($1.element.timestamp, $1.offset) }
+            let skip = id == resumeItem ? min(resumeSkip, matching.count) : 0
+            let room = Self.linesPerPage - lines.count
+            let shown = matching.dropFirst(skip).prefix(room)
+            lines.append(contentsOf: shown.map(\.element))
+            if skip + shown.count < matching.count {
+                next = (id, skip + shown.count)
+            } else if lines.count >= Self.linesPerPage {
+                next = (id, 0)
             }
         }
-        keepNewest()
+        lines.sort { $0.timestamp > $1.timestamp }
+        let older: (item: Int64, skip: Int)? = next ?? scannedTo.map { ($0, 0) }
         let slug = HTML.q(project.slug)
         func option(_ value: String, _ current: String) -> String {
             "<option value=\"\(HTML.esc(value))\"\(value == current ? " selected" : "")>\(HTML.esc(value.isEmpty ? "any level" : value))</option>"
@@ -151,7 +162,9 @@ struct LogsPage {
         if lines.isEmpty { body += "<li class=\"muted\">No log lines match.</li>" }
         body += "</ol>"
         if let older {
-            var link = "/ui/projects/\(slug)/logs?before=\(older)&level=\(HTML.q(level))&release=\(HTML.q(release))&q=\(HTML.q(text))&trace=\(HTML.q(trace))"
+            var link = "/ui/projects/\(slug)/logs?before=\(older.item)"
+            link += "&level=\(HTML.q(level))&release=\(HTML.q(release))&q=\(HTML.q(text))&trace=\(HTML.q(trace))"
+            if older.skip > 0 { link += "&skip=\(older.skip)" }
             if let around { link += "&around=\(Int64(around))" }
             body += "<div class=\"pager\"><a href=\"\(HTML.esc(link))\">Older →</a></div>"
         }
