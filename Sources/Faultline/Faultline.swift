@@ -320,11 +320,10 @@ final class SDKState: Sendable {
         guard first else { return }
         // This runs on start's background thread (Faultline.prepareInBackground), not the app's.
         let transport = HTTPTransport(dsn: dsn, extraHeaders: headers)
-        // libcurl's global init (CurlClient.libraryReady) initialises OpenSSL, which registers its own
-        // atexit clean-up. Done before our exit hook is registered: our flush at exit then runs
-        // while OpenSSL still works. An exit that comes while this thread is still here waits
-        // for it (ExitHooks.waitForStartAtExit), so exit never tears OpenSSL down under a
-        // half-initialised libcurl (a crash the tests caught once in ~100 short runs).
+        // libcurl's global init (CurlClient.libraryReady), with OpenSSL set up first without its
+        // atexit clean-up (CryptoLibrary): an exit while this thread is still here can no longer
+        // tear OpenSSL down under it. An exit that comes meanwhile waits for this thread
+        // (ExitHooks.waitForStartAtExit), then flushes.
         transport.prepare()
         let worker = Worker(flusher: Flusher(outbox: outbox, transport: transport), dsn: dsn) {
             let session = SessionTracker.shared.begin(context: context, markerDirectory: markerDirectory, crashedSessions: crashedSessions)

@@ -6,8 +6,20 @@ import Foundation
 import CCrypto
 import FaultlineProtocol
 
+/// OpenSSL's set-up, once per process, without the clean-up it otherwise registers with atexit.
+/// That clean-up is registered by whichever thread first uses OpenSSL — the SDK's start thread,
+/// through libcurl's global init — and atexit runs newest first: a process that exits within
+/// milliseconds of start ran it while that thread was still initialising OpenSSL, which then
+/// crashed on a freed lock (SIGSEGV in OPENSSL_init_ssl under curl_global_init). A process's
+/// memory goes back to the kernel at exit anyway. Every use of libcrypto here and in libcurl comes
+/// after this.
+public enum CryptoLibrary {
+    public static let ready: Bool = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1
+}
+
 public enum SHA1Hash {
     public static func hex(_ data: Data) -> String {
+        _ = CryptoLibrary.ready
         var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
         data.withUnsafeBytes { raw in
             _ = CCrypto.SHA1(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &digest)
@@ -20,6 +32,7 @@ public enum SHA1Hash {
     public final class Hasher {
         private let ctx: OpaquePointer
         public init() {
+            _ = CryptoLibrary.ready
             ctx = EVP_MD_CTX_new()
             EVP_DigestInit_ex(ctx, EVP_sha1(), nil)
         }
@@ -38,6 +51,7 @@ public enum SHA1Hash {
 
 public enum SHA256Hash {
     public static func hex(_ data: Data) -> String {
+        _ = CryptoLibrary.ready
         var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
         data.withUnsafeBytes { raw in
             _ = CCrypto.SHA256(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &digest)

@@ -55,6 +55,25 @@ final class SDKProcessTests: XCTestCase {
         }
     }
 
+    /// A program that returns from main within milliseconds of start (a CLI, a cron job) exits
+    /// cleanly while start's background half is still setting up libcurl and OpenSSL: OpenSSL's
+    /// atexit clean-up, registered from that thread, once ran first and crashed it (SIGSEGV in
+    /// OPENSSL_init_ssl under curl_global_init: 14 runs in 160 here) — and the next launch
+    /// reported the SDK's own crash as the app's. The probe imports nothing but the SDK, as an app.
+    func testReturningFromMainRightAfterStartIsClean() throws {
+        let refused = try RefusingPort()
+        defer { refused.close() }
+        let dsn = "http://0123456789abcdef0123456789abcdef@127.0.0.1:\(refused.port)/1"
+        let probe = TestSupport.product("faultline-log-probe")
+        for run in 0..<120 {
+            let micros = [1000, 2000, 2500, 3000, 3500, 4000][run % 6]
+            let o = try TestSupport.run(probe, ["start-then-return", dsn, dataDir, String(micros)])
+            XCTAssertNil(o.signal, "run \(run), \(micros) µs: \(o)")
+            XCTAssertEqual(o.exitCode, 0, "run \(run): \(o)")
+        }
+        XCTAssertTrue(TestSupport.files(in: dataDir + "/crashes", suffix: ".crash.json").isEmpty, "no crash of the SDK's own to report")
+    }
+
     func testLogsCapturedErrorAndSessionReachTheServerWithInstallAndAppID() throws {
         let server = try ScriptedHTTPServer()
         let o = try run("log-and-exit", dsn: server.dsn())

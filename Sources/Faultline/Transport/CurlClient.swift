@@ -21,14 +21,18 @@
 // CURLOPT_FOLLOWLOCATION is off and no CURLOPT_ACCEPT_ENCODING is set, so bodies arrive as sent;
 // a write callback that refuses more than the cap ends the transfer and closes the connection.
 import CCurl
+import FaultlineHashing
 import FaultlineProtocol
 import Foundation
 import Synchronization
 
 final class CurlClient: @unchecked Sendable {
-    /// libcurl's global set-up, once per process (it initialises OpenSSL, which registers its own
-    /// atexit clean-up: see SDKState.startSending for why that must come before our exit hook).
-    static let libraryReady: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    /// libcurl's global set-up, once per process, after OpenSSL's own without its atexit clean-up
+    /// (CryptoLibrary: an exit during this set-up tore OpenSSL down under it).
+    static let libraryReady: Bool = {
+        _ = CryptoLibrary.ready
+        return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    }()
 
     /// Both live as long as the client: the multi handle keeps the connection to the server open
     /// between requests (one TLS handshake per flush, not per envelope).

@@ -16,16 +16,15 @@ enum ExitHooks {
 
     /// Registered by start on the app's thread, so it runs after every exit hook registered later
     /// (atexit runs newest first): if the process exits while start's background half is still
-    /// running, this waits for it (up to 2 s), and glibc then runs the hooks that half registered
-    /// meanwhile (our flush, then OpenSSL's clean-up) in the right order.
+    /// running, this waits for it (up to 2 s), and glibc then runs the hook that half registered
+    /// meanwhile (our flush). OpenSSL registers none (CryptoLibrary).
     static func waitForStartAtExit() {
         guard !startHookInstalled.exchange(true, ordering: .relaxed) else { return }
         // A child forked meanwhile has no background thread to wait for.
         atexit { if !SDKState.shared.isForkedChild { SDKState.shared.waitForStart(timeout: 2) } }
     }
 
-    /// Called after libcurl is initialised (see SDKState.startSending), so this hook runs before
-    /// OpenSSL's own atexit clean-up.
+    /// Called after libcurl is initialised (see SDKState.startSending).
     static func install() {
         guard !installed.exchange(true, ordering: .relaxed) else { return }
         atexit { Faultline.close(timeout: 2) }

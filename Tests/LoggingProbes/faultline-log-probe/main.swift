@@ -9,6 +9,8 @@
 //   faultline-log-probe journal SOCKET                             one entry to a journal socket
 //   faultline-log-probe log-fork N                                 no start; a thread logs while main forks N
 //                                                                  children that each log one line; exit
+//   faultline-log-probe start-then-return DSN DATADIR MICROS       start with a DSN, return from main MICROS
+//                                                                  later (start's background half still running)
 import CCrashProbes
 import Faultline
 import Foundation
@@ -18,6 +20,9 @@ func option(_ name: String) -> String? { args.firstIndex(of: name).flatMap { $0 
 guard let mode = args.first else { print("usage: see the comment in main.swift"); exit(2) }
 
 switch mode {
+case "start-then-return":
+    Faultline.start(Options(dsn: args[1], release: "probe@1", dataDirectory: args[2]))
+    usleep(UInt32(args[3]) ?? 0)
 case "write":
     let path = args[1], n = Int(args[2])!
     let threads = Int(option("--threads") ?? "1")!
