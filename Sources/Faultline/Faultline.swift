@@ -170,21 +170,30 @@ public enum Faultline {
     /// Sends everything queued before the call and waits up to `timeout` seconds. True only when
     /// the server acknowledged all of it: false when not started (or no DSN), on a timeout, when
     /// anything queued before the call is still in the outbox (server down, back-off, rate
-    /// limit), or when the server refused some of it (a wrong key: see `status`). What is left
-    /// stays in the outbox for later passes: `status.pendingEnvelopes` counts it.
+    /// limit), when the server refused some of it (a wrong key: see `status`), or when anything
+    /// was lost since the previous flush (a burst of logs over the outbox's cap: `status` says
+    /// what). What is left stays in the outbox for later passes: `status.pendingEnvelopes`.
     @discardableResult
     public static func flush(timeout: Double = 5) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         SDKState.shared.waitForStart(timeout: timeout)
         guard let w = Worker.shared, let outbox = SDKState.shared.currentOutbox else { return false }
+        // Losses counted from the previous flush's end: packing the lines logged meanwhile (here or
+        // on the worker's own passes) may have evicted some of them.
+        let lostBefore = flushedLosses.load(ordering: .relaxed)
         TransactionSender.shared.drain()  // ended transactions into the outbox first
         w.packLogs()  // and the log lines logged so far
         let queued = Set(outbox.pending().map(\.path))
-        let refusedBefore = envelopeLosses(outbox)
-        guard w.flush(timeout: max(0, deadline.timeIntervalSinceNow)) else { return false }
+        let sent = w.flush(timeout: max(0, deadline.timeIntervalSinceNow))
+        let lost = envelopeLosses(outbox)
+        flushedLosses.store(lost, ordering: .relaxed)
+        guard sent else { return false }
         let left = outbox.pending().contains { queued.contains($0.path) }
-        return !left && envelopeLosses(outbox) == refusedBefore
+        return !left && lost == lostBefore
     }
+
+    /// Envelope losses as the last flush left them (what the next flush compares with).
+    private static let flushedLosses = Atomic<Int>(0)
 
     /// Envelopes lost so far (archives evicted by the rolling log's caps are not envelopes).
     private static func envelopeLosses(_ outbox: Outbox) -> Int {

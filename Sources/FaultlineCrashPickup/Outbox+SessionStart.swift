@@ -4,10 +4,12 @@ import FaultlineProtocol
 
 extension Outbox {
     /// True when a queued envelope holds the `init: true` update of `sessionID`. Reads only the
-    /// envelopes that can hold one (sessions are queued as `noevent`), without removing any.
+    /// envelopes that can hold one (`session`, and `noevent` as sessions were queued before they had
+    /// a name of their own), without removing any.
     func holdsSessionStart(_ sessionID: String) -> Bool {
         pending().contains { entry in
-            guard entry.path.hasSuffix("-noevent.envelope"), let data = FileManager.default.contents(atPath: entry.path),
+            guard entry.path.hasSuffix("-session.envelope") || entry.path.hasSuffix("-noevent.envelope"),
+                let data = FileManager.default.contents(atPath: entry.path),
                 let envelope = try? Envelope.parse(data)
             else { return false }
             return envelope.items.contains { item in

@@ -22,11 +22,14 @@ public final class Outbox: Sendable {
     public struct Entry: Sendable, Hashable {
         public let path: String
         public let size: Int
-        /// File names end in the event id, `clientreport`, or `noevent` (logs, sessions).
-        /// 0: logs and sessions, evicted first; 1: events; 2: client reports, evicted last.
+        /// File names end in the event id, `transaction`, `session`, `clientreport`, or `noevent`
+        /// (logs). 0: logs and transactions, evicted first; 1: events; 2: session updates and
+        /// client reports, evicted last.
         var evictionRank: Int {
             if path.hasSuffix("-noevent.envelope") || path.hasSuffix("-transaction.envelope") { return 0 }
-            if path.hasSuffix("-clientreport.envelope") { return 2 }
+            // Session updates are a few hundred bytes and what release health counts by: a burst
+            // of logs evicted a session's opening update, and the server never counted it.
+            if path.hasSuffix("-clientreport.envelope") || path.hasSuffix("-session.envelope") { return 2 }
             return 1
         }
     }
@@ -95,10 +98,13 @@ public final class Outbox: Sendable {
         clock_gettime(CLOCK_REALTIME, &ts)
         let seq = sequence.add(1, ordering: .relaxed).newValue
         let nanoseconds = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-        let kind =
-            envelope.items.first?.type == "transaction"
-            ? "transaction"  // traces go before crashes
-            : envelope.eventID ?? (envelope.items.first?.type == "client_report" ? "clientreport" : "noevent")
+        let kind: String
+        switch envelope.items.first?.type {
+        case "transaction": kind = "transaction"  // traces go before crashes
+        case "client_report": kind = "clientreport"
+        case "session": kind = "session"
+        default: kind = envelope.eventID ?? "noevent"
+        }
         // `%020llu-%010llu-%@.envelope`: zero-padded so names sort by time, then sequence.
         let name = String(nanoseconds).zeroPadded(toLength: 20) + "-" + String(UInt64(seq)).zeroPadded(toLength: 10) + "-" + kind + ".envelope"
         let entry = Entry(path: directory + "/" + name, size: data.count)

@@ -74,6 +74,21 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertTrue(TestSupport.files(in: dataDir + "/crashes", suffix: ".crash.json").isEmpty, "no crash of the SDK's own to report")
     }
 
+    /// A burst of logs over the outbox's cap: flush says false (it said true with thousands of
+    /// the lines logged before it lost), and the session's opening update still reaches the server
+    /// (the burst evicted it: the server never counted the session).
+    func testALogBurstOverTheQueueCapMakesFlushFalseAndKeepsTheSessionStart() throws {
+        let server = try ScriptedHTTPServer()
+        let o = try run("log-burst-and-flush", dsn: server.dsn(), ["--count", "2000", "--queue-bytes", "60000"])
+        XCTAssertEqual(o.exitCode, 0, o.description)
+        let line = try XCTUnwrap(o.stdout.split(separator: "\n").first { $0.hasPrefix("flush ") }, o.description)
+        let lost = Int(line.split(separator: " ").last ?? "") ?? 0
+        XCTAssertGreaterThan(lost, 0, "the burst overflowed the outbox: \(line)")
+        XCTAssertTrue(line.hasPrefix("flush false"), "lines logged before the call were lost: \(line)")
+        let sessions = items(server, type: "session")
+        XCTAssertTrue(sessions.contains { $0["init"]?.boolValue == true }, "the session's opening update arrived: \(sessions)")
+    }
+
     func testLogsCapturedErrorAndSessionReachTheServerWithInstallAndAppID() throws {
         let server = try ScriptedHTTPServer()
         let o = try run("log-and-exit", dsn: server.dsn())

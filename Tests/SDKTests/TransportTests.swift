@@ -1,6 +1,7 @@
 // The transport against a real HTTP server on 127.0.0.1: retries, back-off, rate limits, 413
 // halving, drops and their counters, ordering, and nothing lost across a restart.
 @testable import Faultline
+@testable import FaultlineCrashPickup
 import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
@@ -118,6 +119,19 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(receivedEventIDs(server), [String(format: "%032x", 1)])
         XCTAssertEqual(outbox.pending().count, 2, "limited logs wait on disk")
         XCTAssertEqual(server.requests.count, 2, "the second log is not even tried while log_item is limited")
+    }
+
+    /// A session's opening update outlives a burst of logs that overflows the outbox: it was
+    /// evicted with the logs (both were "noevent"), and the server never counted the session.
+    func testEvictionForSpaceKeepsSessionUpdates() throws {
+        let outbox = try Outbox(directory: dir, byteCap: 1_500)
+        let session: JSONValue = ["sid": "5f2c5b1e-9d3c-4f43-9e66-5a3a6e9d2d10", "init": true, "status": "ok", "attrs": ["release": "a@1"]]
+        outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "session", payload: session.serialized())]))
+        let logs: JSONValue = ["items": .array((0..<20).map { ["body": .string("line \($0)")] })]
+        for _ in 0..<10 { outbox.enqueue(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: logs.serialized())])) }
+        XCTAssertGreaterThan(outbox.droppedCounts[.queueOverflow] ?? 0, 0, "logs were evicted")
+        XCTAssertTrue(outbox.pending().contains { $0.path.hasSuffix("-session.envelope") }, "the session's opening update survives")
+        XCTAssertTrue(outbox.holdsSessionStart("5f2c5b1e-9d3c-4f43-9e66-5a3a6e9d2d10"))
     }
 
     func testEvictionForSpaceDropsLogsBeforeEvents() throws {

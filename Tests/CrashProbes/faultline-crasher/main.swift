@@ -56,6 +56,7 @@ let modes: [String: String] = [
     "flush": "start, send everything queued (waiting up to 60 s), exit",
     "flush-report-memory": "like flush; at the very end, after the SDK's exit flush, print `peak_rss_kib N` (VmHWM)",
     "log-and-exit": "log at every level, capture one error, exit normally (flush at exit)",
+    "log-burst-and-flush": "--count N warnings (default 2000; --queue-bytes B: the outbox's cap), then flush: prints its result and the lines lost",
     "loader-lock-segv": "SIGSEGV while another thread holds the dynamic loader's lock forever",
     "span-segv": "send a `startup` transaction, then SIGSEGV inside request → db.query spans (--traceparent H)",
     "trace-client": "a traced GET of --url through a propagating URLSession, then flush",
@@ -127,6 +128,7 @@ var options = Options(
     dsn: option("--dsn"), release: "crasher@1.0", environment: "test",
     service: "faultline-crasher", appID: "dev.faultline.crasher", dataDirectory: option("--data-dir"))
 options.swiftBacktraceDirectory = option("--swift-backtrace-dir")
+if let bytes = option("--queue-bytes").flatMap(Int.init) { options.queueByteCap = bytes }
 let result = Faultline.start(options)
 let startNanoseconds = DispatchTime.now().uptimeNanoseconds - startedAt
 let rssAfter = residentBytes()
@@ -292,6 +294,12 @@ case "capture-and-flush":
         "rejected_by_server": status.droppedCounts[.rejectedByServer] ?? 0
     ]
     print(String(decoding: try! JSONSerialization.data(withJSONObject: statusJSON, options: [.sortedKeys]), as: UTF8.self))
+    fflush(nil)
+    exit(0)
+case "log-burst-and-flush":
+    for i in 0..<Int(option("--count") ?? "2000")! { Log.warning("burst line \(i)", attributes: ["index": .int(i)]) }
+    let flushed = Faultline.flush(timeout: 30)
+    print("flush \(flushed) queue_overflow \(Faultline.status.droppedCounts[.queueOverflow] ?? 0)")
     fflush(nil)
     exit(0)
 case "start-twice":
