@@ -2,6 +2,7 @@
 import FaultlineProtocol
 import FaultlineTestSupport
 import Foundation
+import Synchronization
 import XCTest
 
 final class SDKProcessTests: XCTestCase {
@@ -87,6 +88,37 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertTrue(line.hasPrefix("flush false"), "lines logged before the call were lost: \(line)")
         let sessions = items(server, type: "session")
         XCTAssertTrue(sessions.contains { $0["init"]?.boolValue == true }, "the session's opening update arrived: \(sessions)")
+    }
+
+    /// Two instances of one program share its outbox: what an earlier run left there is sent once,
+    /// not once by each (each scanned the outbox at start and sent it all: the lines were stored
+    /// twice).
+    func testTwoInstancesSharingAnOutboxSendWhatAnEarlierRunLeftOnce() throws {
+        let failing = Atomic<Bool>(true)
+        let server = try ScriptedHTTPServer { _ in failing.load(ordering: .relaxed) ? .status(500) : .slow(seconds: 0.2, then: 200) }
+        let first = try run("log-and-exit", dsn: server.dsn())
+        XCTAssertEqual(first.exitCode, 0, first.description)
+        let eventID = try XCTUnwrap(first.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let left = TestSupport.files(in: dataDir + "/outbox", suffix: ".envelope")
+        XCTAssertGreaterThanOrEqual(left.count, 2, "the refused run left its envelopes queued")
+
+        let refused = server.requests.filter { $0.path.hasSuffix("/envelope/") }.count
+        failing.store(false, ordering: .relaxed)
+        let instances = try (0..<2).map { _ -> Process in
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: crasher)
+            p.arguments = ["flush", "--data-dir", dataDir, "--dsn", server.dsn()]
+            p.environment = ["SWIFT_BACKTRACE": "enable=no"]
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        for p in instances { XCTAssertEqual(p.awaitEnd().exitCode, 0) }
+        let bodies = server.requests.filter { $0.path.hasSuffix("/envelope/") }.dropFirst(refused).map(\.body)
+        let withTheEvent = bodies.filter { (try? Envelope.parse($0))?.eventID == eventID }
+        XCTAssertEqual(withTheEvent.count, 1, "the earlier run's event is sent once")
+        let withItsLines = bodies.filter { String(decoding: $0, as: UTF8.self).contains("an info line") }
+        XCTAssertEqual(withItsLines.count, 1, "its log lines are sent once")
     }
 
     func testLogsCapturedErrorAndSessionReachTheServerWithInstallAndAppID() throws {

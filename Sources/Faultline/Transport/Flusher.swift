@@ -46,7 +46,12 @@ final class Flusher: Sendable {
     /// Sends pending envelopes until the outbox is empty, a rate limit applies, or three attempts
     /// at one envelope failed. A failed envelope stays on disk for the next flush.
     func flushOnce(final: Bool = false) -> Summary {
-        flushing.withLock { _ in flushLocked(final: final) }
+        flushing.withLock { _ in
+            // Another instance of the program sending from the same outbox: this pass waits for it
+            // (at exit, as long as one quick attempt) or leaves the envelopes for the next one.
+            outbox.withSendingClaim(wait: final ? Self.finalAttemptTimeout : 0) { flushLocked(final: final) }
+                ?? Summary(remaining: outbox.pending().count, stoppedBy: "another process is sending from this outbox")
+        }
     }
 
     private func flushLocked(final: Bool) -> Summary {
