@@ -233,6 +233,31 @@ final class SDKProcessTests: XCTestCase {
         XCTAssertTrue(items(server, type: "session").contains { $0["status"]?.stringValue == "abnormal" })
     }
 
+    /// A session that ends in a crash or a kill -9 counts the errors the app captured in it (the
+    /// crashed update said 1 after three captured errors and the crash, the abnormal one 0 after 5).
+    func testCrashedAndAbnormalEndsCountTheSessionsErrors() throws {
+        let server = try ScriptedHTTPServer()
+        let crash = try run("capture-loop", dsn: server.dsn(), ["--count", "3", "--then-crash"])
+        XCTAssertEqual(crash.signal, SIGSEGV, crash.description)
+        XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)
+        let crashed = try XCTUnwrap(items(server, type: "session").first { $0["status"]?.stringValue == "crashed" })
+        XCTAssertEqual(crashed["errors"]?.int64Value, 4, "three captured errors and the crash")
+
+        let out = dataDir + "/hang-stdout"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: crasher)
+        p.arguments = ["capture-loop", "--count", "5", "--then-hang", "--data-dir", dataDir, "--dsn", server.dsn()]
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        try p.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, !((try? String(contentsOfFile: out, encoding: .utf8))?.contains("captured all") ?? false) { usleep(20_000) }
+        XCTAssertEqual(p.end(with: SIGKILL).signal, SIGKILL)
+        XCTAssertEqual(try run("none", dsn: server.dsn()).exitCode, 0)
+        let abnormal = try XCTUnwrap(items(server, type: "session").first { $0["status"]?.stringValue == "abnormal" })
+        XCTAssertEqual(abnormal["errors"]?.int64Value, 5, "the five errors captured before the kill")
+    }
+
     func testASecondRunningInstanceIsNotMistakenForAnAbnormalEnd() throws {
         let server = try ScriptedHTTPServer()
         let a = try startWaitingInstance(server)

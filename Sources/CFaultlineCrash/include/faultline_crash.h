@@ -117,6 +117,10 @@ int faultline_crash_set_session(const char *session_id, const char *started);
 /// says so (`start_queued`), and the next launch does not count the session's start again.
 void faultline_crash_session_start_queued(void);
 
+/// One more error captured in the session (a report written from now on carries the count in
+/// `session.errors`, and the crashed session's update counts them with the crash).
+void faultline_crash_session_error_captured(void);
+
 /// The event id (32 lowercase hex) the next crash report will carry; `out` needs 33 bytes.
 void faultline_crash_current_event_id(char *out);
 

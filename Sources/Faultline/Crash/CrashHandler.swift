@@ -48,6 +48,9 @@ enum CrashHandler {
     /// The session's opening update is durably in the outbox: a later crash need not open it.
     static func noteSessionStartQueued() { faultline_crash_session_start_queued() }
 
+    /// One more error captured in the session, for the crashed session's update.
+    static func noteSessionError() { faultline_crash_session_error_captured() }
+
     static func setContext(_ json: [UInt8]) {
         json.withUnsafeBytes { raw in
             _ = faultline_crash_set_context(raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)

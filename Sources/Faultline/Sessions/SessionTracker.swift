@@ -48,10 +48,8 @@ final class SessionTracker: Sendable {
         }
         let now = context.sessionStarted
         let payload = Self.payload(context: context, started: now, status: .ok, initial: true, errors: 0).json
-        let me = getpid()
-        let marker: JSONValue = ["session": payload, "pid": .int(Int64(me)), "process_start": .string(Self.processStart(me) ?? "")]
-        let markerPath = markerDirectory + "/\(me).json"
-        try? AtomicFile.write(marker.serialized(), to: markerPath)
+        let markerPath = markerDirectory + "/\(getpid()).json"
+        try? AtomicFile.write(Self.marker(payload).serialized(), to: markerPath)
         state.withLock { s in
             s.sessionID = context.sessionID
             s.started = now
@@ -71,7 +69,25 @@ final class SessionTracker: Sendable {
         return fields.count > 19 ? String(fields[19]) : nil  // fields after "(comm)" start at field 3
     }
 
-    func recordError() { state.withLock { $0.errors += 1 } }
+    /// One more error captured: counted for the clean end's update, for a crash's (the crash core
+    /// keeps the count for its report) and for a killed run's (the marker the next launch reads
+    /// carries it: an `abnormal` end said 0 errors after 20).
+    func recordError() {
+        CrashHandler.noteSessionError()
+        state.withLock { s in
+            s.errors += 1
+            guard let context = s.context, let path = s.markerPath, !s.ended else { return }
+            let payload = Self.payload(context: context, started: s.started, status: .ok, initial: true, errors: s.errors).json
+            try? AtomicFile.write(Self.marker(payload).serialized(), to: path)
+        }
+    }
+
+    /// The marker of this process's session: what the next launch ends as `abnormal` if this
+    /// process dies without ending it.
+    static func marker(_ session: JSONValue) -> JSONValue {
+        let me = getpid()
+        return ["session": session, "pid": .int(Int64(me)), "process_start": .string(processStart(me) ?? "")]
+    }
 
     /// The clean end of the process: an `exited` update, and the marker removed.
     func end() -> Envelope.Item? {

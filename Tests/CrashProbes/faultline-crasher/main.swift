@@ -31,7 +31,8 @@ let modes: [String: String] = [
     "dispatch-stack-overflow": "stack overflow on a Dispatch worker",
     "threads-segv": "four threads crash at the same moment",
     "dlopen": "crash inside a library dlopen'ed after start (--library)",
-    "capture-loop": "capture --count N errors, printing each event id once it is queued (kill -9 tests)",
+    "capture-loop":
+        "capture --count N errors, printing each event id once it is queued (kill -9 tests); then --then-crash (SIGSEGV) or --then-hang",
     "child-sigign": "run `grep SigIgn /proc/self/status` in a child through system(3)",
     "bad-name-segv": "SIGSEGV on a thread whose name is not valid UTF-8",
     "recover": "fault on a guard page the app's own handler fixes (with --recovering-handler), then exit 0",
@@ -239,6 +240,12 @@ case "capture-loop":
         Log.warning("about to capture \(i)", attributes: ["i": .int(i)])
         if let id = Faultline.capture(CrasherError.numbered(i)) { print("captured \(id)"); fflush(nil) }
         usleep(2_000)
+    }
+    if args.contains("--then-crash") { probe_segv() }
+    if args.contains("--then-hang") {
+        print("captured all")
+        fflush(nil)
+        for _ in 0..<600 { sleep(1) }
     }
     Faultline.flush(timeout: 10)
     exit(0)
