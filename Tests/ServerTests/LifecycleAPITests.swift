@@ -162,7 +162,10 @@ final class LifecycleAPITests: XCTestCase {
             seen += (try JSONValue.parse(r.body).arrayValue ?? []).compactMap { $0["title"]?.stringValue }
             let link = try XCTUnwrap(r.headers["link"], "\(r.headers)")
             guard link.contains("results=\"true\""), let start = link.firstIndex(of: "<"), let end = link.firstIndex(of: ">") else { break }
-            path = String(link[link.index(after: start)..<end])
+            // A whole URL on this server, as Sentry writes it: its path and query are the next page.
+            let url = try XCTUnwrap(URLComponents(string: String(link[link.index(after: start)..<end])), link)
+            XCTAssertEqual(url.port, Int(server.port), link)
+            path = url.percentEncodedPath + "?" + (url.percentEncodedQuery ?? "")
         }
         XCTAssertEqual(seen, ["SIGSEGV in gamma", "SIGSEGV in beta", "SIGSEGV in alpha"])
         XCTAssertEqual(server.get(base + "?cursor=zz").status, 400)

@@ -15,6 +15,44 @@ final class LogsAndReleasesAPITests: XCTestCase {
         return link.range(of: "cursor=\"[0-9a-f]*\"", options: .regularExpression).map { String(link[$0].dropFirst(8).dropLast()) }
     }
 
+    /// The `Link` names the next page as a whole URL, as Sentry's does: a script that follows it
+    /// as a URL (Python's requests: `r.links["next"]["url"]`) gets the next page, not an error.
+    func testTheLinkIsAWholeURLThatPythonRequestsFollows() throws {
+        guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
+        let server = try TestServer()
+        defer { server.stop() }
+        for i in 0..<3 {
+            let log: JSONValue = ["items": [["timestamp": .double(Date().timeIntervalSince1970), "level": "info", "body": .string("line \(i)")]]]
+            XCTAssertEqual(server.sendEnvelope(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: log.serialized())]).serialized()).status, 200)
+        }
+        let link = try XCTUnwrap(server.get("/api/0/projects/faultline/\(server.projectID)/logs/?limit=1").headers["link"])
+        XCTAssertTrue(link.hasPrefix("<http://127.0.0.1:\(server.port)/api/0/projects/faultline/"), link)
+        let script = """
+            import sys, json, urllib.request
+            url, token = sys.argv[1], sys.argv[2]
+            bodies = []
+            while url and len(bodies) < 10:
+                req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
+                with urllib.request.urlopen(req) as r:
+                    bodies += [l["body"] for l in json.load(r)]
+                    link = r.headers.get("Link", "")
+                # the standard parse of an RFC 8288 header, as requests' r.links does
+                url = None
+                for part in link.split(","):
+                    target, *params = part.split(";")
+                    if any(p.strip() == 'rel="next"' for p in params) and 'results="true"' in part:
+                        url = target.strip()[1:-1]
+            print(json.dumps(bodies))
+            """
+        let dir = TestSupport.makeTemporaryDirectory("link-follow")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try script.write(toFile: dir + "/follow.py", atomically: false, encoding: .utf8)
+        let r = try TestSupport.run(
+            python, [dir + "/follow.py", "http://127.0.0.1:\(server.port)/api/0/projects/faultline/\(server.projectID)/logs/?limit=1", server.token])
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        XCTAssertEqual(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines), #"["line 2", "line 1", "line 0"]"#)
+    }
+
     func testPythonSDKLogsAndSessionsThroughTheAPI() throws {
         guard let python = ThirdParty.python() else { return XCTFail("python3 is not installed") }
         guard try TestSupport.run(python, ["-c", "import sentry_sdk"]).exitCode == 0 else { return XCTFail("sentry-sdk is not installed") }

@@ -65,9 +65,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         Route(["GET", "POST"], "/api/0/organizations/*/chunk-upload", .serverToken, body: .upload(maxBytes: ChunkUpload.maxRequestSize + 1024 * 1024)) {
             router, r, c in
             guard r.method == "GET" else { return router.chunks.receive(r) }
-            // Behind a TLS proxy the Host header names the inside: use the configured public URL.
-            let base = router.publicURL ?? "http://\(r.header("host") ?? "127.0.0.1")"
-            return .json(router.chunks.options(baseURL: base, org: c[0]))
+            return .json(router.chunks.options(baseURL: ServerBaseURL.of(r, publicURL: router.publicURL), org: c[0]))
         },
         Route(["POST"], "/api/0/projects/*/*/files/difs/assemble", .serverToken, body: .upload(maxBytes: uploadBytes)) { router, r, c in
             guard try router.store.project(idOrSlug: c[1]) != nil else { return .detail(404, "no project '\(c[1])'") }
@@ -312,7 +310,7 @@ final class Router: HTTPHandling, @unchecked Sendable {
         }
         do {
             guard route.methods?.contains(r.method) ?? true else { return refusal(route, r) }
-            return try route.handler(self, r, captures)
+            return ServerBaseURL.absoluteLinks(try route.handler(self, r, captures), r, publicURL: publicURL)
         } catch {
             return .detail(500, "internal error: \(error)")
         }

@@ -63,7 +63,7 @@ extension ReadAPI {
     /// reached.
     func projectKeys(_ r: HTTPRequest, project slug: String) throws -> HTTPResponse {
         guard let project = try store.project(idOrSlug: slug) else { return .detail(404, "no project '\(slug)'") }
-        let base = publicURL ?? r.headers["host"].map { "http://" + $0 } ?? "http://127.0.0.1"
+        let base = ServerBaseURL.of(r, publicURL: publicURL)
         guard let url = URLComponents(string: base), let scheme = url.scheme, let host = url.host else {
             return .detail(500, "the server's public URL is not a URL")
         }
