@@ -150,6 +150,14 @@ final class LifecycleAPITests: XCTestCase {
         XCTAssertEqual(refused.status, 400, refused.text)
         XCTAssertTrue(refused.text.contains("is:assigned"), refused.text)
         XCTAssertEqual(server.get(base + "?query=is:for_review").status, 400)
+        // Sentry's terms this server does not apply are refused, never read as tags or words
+        // (`!level:fatal` found nothing; a lone quote found everything).
+        for term in ["!level:fatal", "has:user", "assigned:me", "firstSeen:-24h", "times_seen:%3E10", "%22"] {
+            let r = server.get(base + "?query=" + term)
+            XCTAssertEqual(r.status, 400, "\(term): \(r.text)")
+        }
+        XCTAssertEqual(try titles("environment=staging"), [], "Sentry's environment parameter filters")
+        XCTAssertEqual(try titles("environment=production").count, 3)
         XCTAssertEqual(server.get(base + "?sort=priority").status, 400)
         XCTAssertEqual(try titles("query=is:ignored"), [], "nothing changed by the refused update")
 

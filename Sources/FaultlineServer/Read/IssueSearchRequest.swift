@@ -23,8 +23,14 @@ enum IssueSearchRequest {
         q.text = String((r.query["query"] ?? "").prefix(1000))
         let unknown = q.applyTerms()
         guard unknown.isEmpty else {
-            throw Refused(detail: "cannot search for \(unknown.joined(separator: " ")): is: takes unresolved, resolved, ignored, muted or all")
+            throw Refused(
+                detail:
+                    "cannot search for \(unknown.joined(separator: " ")): terms are release:, env:, is:unresolved|resolved|ignored|muted|all, key:value tags, words and \"quoted phrases\" (no negation, has:, assignment or age)"
+            )
         }
+        // Sentry's environment parameter (its clients send it apart from the query); a query's
+        // env: term wins, as it does over the page's menu.
+        if q.environment.isEmpty, let environment = r.query["environment"], !environment.isEmpty { q.environment = String(environment.prefix(200)) }
         switch r.query["sort"] ?? "" {
         case "", "date": q.sort = .lastSeen
         case "new": q.sort = .firstSeen

@@ -23,6 +23,8 @@ struct IssueQuery {
     /// row of the page after; the rows just before it come back nearest first (`issueHeads`).
     var before: (value: Double, id: Int64)?
     var limit = 50
+    /// The terms of `text` the search could not apply (applyTerms): the page says so.
+    var notApplied: [String] = []
     /// The most tag terms one search applies (each is a subquery).
     static let maxTagTerms = 5
 }
@@ -32,17 +34,25 @@ extension IssueQuery {
     /// (`release:`, `env:`/`environment:`, `is:unresolved|resolved|ignored|muted|all`); any other
     /// `key:value` is a tag the issue's events carried (`os:` means `os.name:`); the other words
     /// stay the title and culprit search. A value or a phrase may be quoted (`release:"1.2 beta"`,
-    /// `"disk full"`); a term wins over a menu's value. Returns the `is:` terms it could not
-    /// apply (Sentry's `is:assigned`, …), which stay words: the API refuses them rather than
-    /// search for their text.
+    /// `"disk full"`); a term wins over a menu's value. Returns the terms it could not apply —
+    /// Sentry's that this server does not know (`is:assigned`, `has:user`, `assigned:me`,
+    /// `firstSeen:-24h`, a negated `!key:value`) and an unclosed quote — which stay words: the API
+    /// refuses them rather than search for their text or read them as tags (`!mod:3` found nothing).
     mutating func applyTerms() -> [String] {
         var words: [String] = []
         var unknown: [String] = []
-        for token in Self.tokens(text) {
+        let (tokens, unbalanced) = Self.tokens(text)
+        if unbalanced { unknown.append("an unclosed \"") }
+        for token in tokens {
             guard !token.phrase, let colon = token.text.firstIndex(of: ":") else { words.append(token.text); continue }
             let key = token.text[..<colon].lowercased()
             let value = String(token.text[token.text.index(after: colon)...].prefix(200))
             guard !value.isEmpty else { words.append(token.text); continue }
+            if key.hasPrefix("!") || Self.sentryTermsNotApplied.contains(key) {
+                unknown.append(token.text)
+                words.append(token.text)
+                continue
+            }
             switch key {
             case "release": release = value
             case "env", "environment": environment = value
@@ -56,12 +66,20 @@ extension IssueQuery {
             }
         }
         text = words.joined(separator: " ")
+        notApplied = unknown
         return unknown
     }
 
+    /// Sentry's search keys for what this server does not filter by (assignment, bookmarks, age
+    /// and counts, `has:`), lower-cased: never read as tags of those names.
+    static let sentryTermsNotApplied: Set<String> = [
+        "has", "assigned", "assigned_or_suggested", "bookmarks", "subscribed", "firstseen", "lastseen", "age", "timesseen", "times_seen",
+        "firstrelease", "first_release", "issue.category", "issue.type", "issue.priority", "issue.seer_actionability", "event.timestamp"
+    ]
+
     /// A search's tokens, split at spaces outside double quotes, the quotes dropped; a token that
-    /// begins with a quote is a phrase, never a term.
-    private static func tokens(_ text: String) -> [(text: String, phrase: Bool)] {
+    /// begins with a quote is a phrase, never a term; and whether a quote was left open.
+    private static func tokens(_ text: String) -> (tokens: [(text: String, phrase: Bool)], unbalanced: Bool) {
         var out: [(text: String, phrase: Bool)] = []
         var current = "", inQuotes = false, phrase = false, started = false
         for ch in text {
@@ -78,7 +96,7 @@ extension IssueQuery {
             }
         }
         if started && !current.isEmpty { out.append((current, phrase)) }
-        return out
+        return (out, inQuotes)
     }
 
     /// The search box's text for `q`: its words and its tag terms (the other terms are in the menus).

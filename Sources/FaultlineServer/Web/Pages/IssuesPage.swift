@@ -75,6 +75,11 @@ struct IssuesPage {
         filters +=
             "</select><select name=\"sort\">" + option("last_seen", "Last seen", q.sort.rawValue) + option("first_seen", "First seen", q.sort.rawValue)
             + option("count", "Most occurrences", q.sort.rawValue) + "</select><button type=\"submit\">Apply</button></form>"
+        if !q.notApplied.isEmpty {
+            filters +=
+                "<p class=\"notice\">Not applied (this server's search has release:, env:, is:, key:value tags, words and \"phrases\"): "
+                + HTML.esc(q.notApplied.joined(separator: " ")) + "</p>"
+        }
 
         var body = "<h1>Issues · \(HTML.esc(project.name))</h1>" + filters + notice()
         // The rows' form posts to this very list (its query string), which the redirect returns to.
