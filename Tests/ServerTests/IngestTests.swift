@@ -32,6 +32,32 @@ final class IngestTests: XCTestCase {
         XCTAssertEqual(occurrences.arrayValue?.count, 1)
     }
 
+    /// An issue's events list pages with a `Link` as Sentry's does, and each event's `id` is its
+    /// event id, which the event endpoint takes (it was an internal row number: 404; and the list
+    /// stopped at 100 with no next page).
+    func testAnIssuesEventsPageByLinkAndTheirIDsOpenTheEvent() throws {
+        for _ in 0..<7 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20]))).status, 200) }
+        try server.waitUntilIdle()
+        let issueID = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/\(server.projectID)/issues/").arrayValue?.first?["id"]?.stringValue)
+        var path = "/api/0/issues/\(issueID)/events/?limit=3"
+        var ids: [String] = []
+        for _ in 0..<5 {
+            let r = server.get(path)
+            XCTAssertEqual(r.status, 200, r.text)
+            ids += (r.json?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+            guard let link = r.headers["link"], link.contains("results=\"true\""), let start = link.firstIndex(of: "<"),
+                let end = link.firstIndex(of: ">"), let url = URLComponents(string: String(link[link.index(after: start)..<end]))
+            else { break }
+            path = url.percentEncodedPath + "?" + (url.percentEncodedQuery ?? "")
+        }
+        XCTAssertEqual(ids.count, 7)
+        XCTAssertEqual(Set(ids).count, 7)
+        for id in ids {
+            XCTAssertEqual(id.count, 32, id)
+            XCTAssertEqual(server.get("/api/0/projects/faultline/\(server.projectID)/events/\(id)/").status, 200, "event \(id) opens")
+        }
+    }
+
     func testSameStackGroupsTogetherAndDifferentStacksSplit() throws {
         for _ in 0..<3 { XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x20]))).status, 200) }
         XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(TestEvents.native(offsets: [0x10, 0x30], release: "app@2.0"))).status, 200)

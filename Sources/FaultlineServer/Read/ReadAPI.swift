@@ -91,10 +91,15 @@ public final class ReadAPI: @unchecked Sendable {
         return level
     }
 
+    /// An event in a list, as Sentry names it (`id` and `eventID`: the event id every other
+    /// endpoint takes; `groupID`; `dateCreated`), with this server's own fields beside.
     func occurrenceJSON(_ o: StoredOccurrence) -> JSONValue {
         [
-            "id": .string(String(o.id)), "event_id": .string(o.eventID), "received": .double(o.received), "timestamp": .double(o.timestamp),
-            "release": o.release.map { .string($0) } ?? .null, "issue": o.issueID.map { .string(String($0)) } ?? .null
+            "id": .string(o.eventID), "eventID": .string(o.eventID), "event_id": .string(o.eventID), "occurrence_id": .string(String(o.id)),
+            "groupID": o.issueID.map { .string(String($0)) } ?? .null, "issue": o.issueID.map { .string(String($0)) } ?? .null,
+            "dateCreated": .string(Date(timeIntervalSince1970: o.timestamp).formatted(.iso8601)),
+            "dateReceived": .string(Date(timeIntervalSince1970: o.received).formatted(.iso8601)),
+            "received": .double(o.received), "timestamp": .double(o.timestamp), "release": o.release.map { .string($0) } ?? .null
         ]
     }
 
@@ -173,10 +178,21 @@ public final class ReadAPI: @unchecked Sendable {
         return .json(j)
     }
 
+    /// An issue's events, newest first, in pages of `limit` with the next one in a `Link` (as
+    /// Sentry pages this list): its `cursor` is the next page's offset, hex-encoded as every
+    /// cursor here; `offset` is read too.
     func occurrences(_ r: HTTPRequest, issue idText: String) throws -> HTTPResponse {
-        let (limit, offset) = limitOffset(r)
+        var (limit, offset) = limitOffset(r)
+        if let raw = r.query["cursor"], !raw.isEmpty {
+            guard let text = HexBytes.decode(raw).flatMap({ String(bytes: $0, encoding: .utf8) }), text.hasPrefix("o:"),
+                let at = Int(text.dropFirst(2)), at >= 0, at < 1 << 40
+            else { return KeysetPage.KeysetError().response }
+            offset = at
+        }
         guard let id = Int64(idText), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
-        return .json(.array(try issueReads.occurrences(issueID: issue.id, limit: limit, offset: offset).map(occurrenceJSON)))
+        let read = try issueReads.occurrences(issueID: issue.id, limit: limit + 1, offset: offset)
+        let page = read.prefix(limit).map(occurrenceJSON)
+        return KeysetPage.response(Array(page), next: read.count > limit ? "o:\(offset + limit)" : nil, request: r)
     }
 
     func debugFiles() throws -> HTTPResponse {
