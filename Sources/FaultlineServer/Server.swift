@@ -105,7 +105,8 @@ public final class Server: @unchecked Sendable {
         chunks.expire()
         let backfiller = self.backfiller
         let debugFileStore = debugFiles
-        let assembler = Assembler(stores: stores, chunks: chunks, debugFiles: debugFiles) { summary in
+        let sources = try SourceFiles(dataDirectory: dir, records: stores.debugFiles, chunks: chunks)
+        let assembler = Assembler(stores: stores, chunks: chunks, debugFiles: debugFiles, sources: sources) { summary in
             // An executable's CFI changes how stored minidumps walk, even without symbols.
             if summary.hasDebugInfo || summary.hasSymbols || summary.isExecutable { backfiller.enqueue(summary.buildID) }
             // A dwz supplementary file arriving after the files that need it: their DWARF is
@@ -115,7 +116,6 @@ public final class Server: @unchecked Sendable {
         self.assembler = assembler
         upstream?.onNewDebugFile = { summary in backfiller.enqueue(summary.buildID) }
         let processor = self.processor
-        let sources = try SourceFiles(dataDirectory: dir, records: stores.debugFiles, chunks: chunks)
         let httpBox = WeakHTTPServer()
         let router = Router(
             stores: stores, ingest: ingest, chunks: chunks, assembler: assembler,

@@ -2,7 +2,7 @@
 // and reading files back through debuginfod (our endpoint, the real debuginfod-find client).
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 import FaultlineHashing
@@ -288,6 +288,81 @@ final class UploadTests: XCTestCase {
         let again = try TestSupport.run(cli, ["debug-files", "upload", program.path], environment: env, timeout: 120)
         XCTAssertEqual(again.exitCode, 0, again.description)
         XCTAssertTrue((again.stdout + again.stderr).contains("Nothing to upload") || (again.stdout + again.stderr).contains("already"), again.description)
+    }
+}
+
+extension UploadTests {
+    /// `sentry-cli debug-files upload --include-sources --wait`, a common CI step, sends a Sentry
+    /// source bundle beside the debug file: it is read into the source store (debuginfod serves
+    /// the lines) and the upload exits 0 (the bundle was refused as "not an ELF file": exit 1).
+    func testSentryCLIsSourceBundleIsStoredAndServed() throws {
+        guard let cli = ThirdParty.executable("sentry-cli") else {
+            return XCTFail("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
+        }
+        let program = try Fixtures.buildProgram(in: work)
+        let env = [
+            "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
+            "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
+        ]
+        let r = try TestSupport.run(cli, ["debug-files", "upload", "--include-sources", "--wait", program.path], environment: env, timeout: 120)
+        XCTAssertEqual(r.exitCode, 0, r.description)
+        let source = work + "/fixture0.c"
+        let served = RawHTTP.send(port: server.port, method: "GET", path: "/buildid/\(program.buildID.hex)/source\(source)")
+        XCTAssertEqual(served.status, 200, served.text)
+        XCTAssertEqual(served.body, try Data(contentsOf: URL(fileURLWithPath: source)), "the source as it was built")
+        XCTAssertEqual(try server.server.stores.debugFiles.debugFiles().map(\.buildID), [program.buildID])
+    }
+
+    /// A damaged bundle is an error for the upload, never a half-stored one.
+    func testADamagedSourceBundleIsRefused() throws {
+        let manifest = Data(#"{"code_id":"0011223344556677","files":{"files/a.c":{"type":"source","path":"/src/a.c"}}}"#.utf8)
+        let cases: [(String, Data)] = [
+            ("a ZIP's first bytes only", Data([0x50, 0x4B, 0x03, 0x04])),
+            ("no manifest", Self.storedZip(["files/a.c": Data("x".utf8)])),
+            ("a member the manifest names is missing", Self.storedZip(["manifest.json": manifest])),
+            ("a manifest without code_id", Self.storedZip(["manifest.json": Data("{}".utf8)])),
+            ("cut short", Self.storedZip(["manifest.json": manifest, "files/a.c": Data("x".utf8)]).dropLast(30))
+        ]
+        for (name, bytes) in cases {
+            let path = work + "/bundle.zip"
+            try bytes.write(to: URL(fileURLWithPath: path))
+            XCTAssertThrowsError(try SourceBundle.read(path: path), name)
+        }
+        let whole = work + "/whole.zip"
+        try Self.storedZip(["manifest.json": manifest, "files/a.c": Data("int a;".utf8)]).write(to: URL(fileURLWithPath: whole))
+        let read = try SourceBundle.read(path: whole)
+        XCTAssertEqual(read.buildID.hex, "0011223344556677")
+        XCTAssertEqual(read.files.map(\.path), ["/src/a.c"])
+        XCTAssertEqual(read.files.first?.data, Data("int a;".utf8))
+    }
+
+    /// A ZIP of stored (uncompressed) members, for hostile-bundle tests.
+    static func storedZip(_ files: [String: Data]) -> Data {
+        var out = Data(), central = Data()
+        func put16(_ d: inout Data, _ v: Int) { d.append(contentsOf: [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)]) }
+        func put32(_ d: inout Data, _ v: Int) { put16(&d, v & 0xFFFF); put16(&d, v >> 16 & 0xFFFF) }
+        for (name, data) in files.sorted(by: { $0.key < $1.key }) {
+            let offset = out.count, n = Data(name.utf8)
+            // Local header: signature, version, flags, method (stored), time, date, crc, sizes, name/extra lengths.
+            put32(&out, 0x0403_4B50)
+            for v in [20, 0, 0, 0, 0] { put16(&out, v) }
+            for v in [0, data.count, data.count] { put32(&out, v) }
+            put16(&out, n.count); put16(&out, 0)
+            out += n + data
+            // Central directory entry.
+            put32(&central, 0x0201_4B50)
+            for v in [20, 20, 0, 0, 0, 0] { put16(&central, v) }
+            for v in [0, data.count, data.count] { put32(&central, v) }
+            for v in [n.count, 0, 0, 0, 0] { put16(&central, v) }
+            put32(&central, 0); put32(&central, offset)
+            central += n
+        }
+        let at = out.count
+        out += central
+        put32(&out, 0x0605_4B50)
+        for v in [0, 0, files.count, files.count] { put16(&out, v) }
+        put32(&out, central.count); put32(&out, at); put16(&out, 0)
+        return out
     }
 }
 

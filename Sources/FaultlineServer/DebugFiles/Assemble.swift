@@ -19,6 +19,8 @@ public final class Assembler: Sendable {
     let chunks: ChunkUpload
     let debugFiles: DebugFileStore
     let onNewDebugFile: @Sendable (ELFSummary) -> Void
+    /// Where a source bundle's files go (nil: bundles are refused).
+    let sources: SourceFiles?
     private struct Known {
         /// This process's assemblies that failed (successes are in the store), with when: told to
         /// polling clients for `failureMemory` seconds, after which a request assembles again (the
@@ -36,11 +38,15 @@ public final class Assembler: Sendable {
     /// How long an assembly claim lasts unless renewed (renewed every third of it while working).
     let lease: Double = 30
 
-    public init(stores: Stores, chunks: ChunkUpload, debugFiles: DebugFileStore, onNewDebugFile: @escaping @Sendable (ELFSummary) -> Void) {
+    public init(
+        stores: Stores, chunks: ChunkUpload, debugFiles: DebugFileStore, sources: SourceFiles? = nil,
+        onNewDebugFile: @escaping @Sendable (ELFSummary) -> Void
+    ) {
         self.store = stores.core
         self.records = stores.debugFiles
         self.chunks = chunks
         self.debugFiles = debugFiles
+        self.sources = sources
         self.onNewDebugFile = onNewDebugFile
     }
 
@@ -155,6 +161,16 @@ public final class Assembler: Sendable {
                 if k.failures.count >= 10_000 { k.failures.removeAll() }  // bounded: only a hint for polling clients
                 k.failures[Self.failureKey(checksum, chunkList)] = (message, Date().timeIntervalSince1970)
             }
+        case .sources(let buildID):
+            // A source bundle: its sources are stored; `ok` like any assembled file.
+            do {
+                try records.recordUpload(checksum: checksum, buildID: buildID)
+                chunks.remove(chunkList)
+            } catch {
+                known.withLock {
+                    $0.failures[Self.failureKey(checksum, chunkList)] = ("could not record the source bundle: \(error)", Date().timeIntervalSince1970)
+                }
+            }
         case .kept(let summary):
             // Answered `ok` like any assembled file: the build-id's debug file is on the server.
             do {
@@ -196,7 +212,7 @@ public final class Assembler: Sendable {
     /// How long a failed assembly is answered `error` before a request tries it again.
     static let failureMemory: Double = 60
 
-    enum Built { case success(ELFSummary), kept(ELFSummary), failure(String), damagedChunks([String]) }
+    enum Built { case success(ELFSummary), kept(ELFSummary), sources(BuildID), failure(String), damagedChunks([String]) }
 
     private func build(checksum: String, chunkList: [String]) -> Built {
         let tmp = debugFiles.temporaryPath()
@@ -238,6 +254,17 @@ public final class Assembler: Sendable {
         guard actual == checksum else {
             try? FileManager.default.removeItem(atPath: tmp)
             return .failure("assembled file has SHA-1 \(actual), not \(checksum)")
+        }
+        if SourceBundle.isBundle(path: tmp) {
+            defer { try? FileManager.default.removeItem(atPath: tmp) }
+            guard let sources else { return .failure("this server keeps no source files") }
+            do {
+                let bundle = try SourceBundle.read(path: tmp)
+                _ = try sources.storeBundle(buildID: bundle.buildID, files: bundle.files)
+                return .sources(bundle.buildID)
+            } catch {
+                return .failure("source bundle: \(error)")
+            }
         }
         let summary: ELFSummary
         do { summary = try ELFSummary.read(path: tmp) } catch {
