@@ -24,7 +24,9 @@ enum SourceBundle {
         var localHeader: Int
     }
 
-    static let maxMembers = SourceFiles.maxFiles + 1
+    /// Source files one debug file may have (the upload endpoint's limit too: SourceFiles).
+    static let maxFiles = 20_000
+    static let maxMembers = maxFiles + 1  // and the manifest
     static let maxMemberBytes = 64 << 20
     static let maxTotalBytes = 1 << 30
 
@@ -39,7 +41,10 @@ enum SourceBundle {
 
     /// The bundle's debug file and its sources (absolute paths as built, contents).
     static func read(path: String) throws -> (buildID: BuildID, files: [(path: String, data: Data)]) {
-        let zip = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+        try read(try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped))
+    }
+
+    static func read(_ zip: Data) throws -> (buildID: BuildID, files: [(path: String, data: Data)]) {
         let members = try centralDirectory(zip)
         guard let manifestMember = members.first(where: { $0.name == "manifest.json" }) else { throw Failure(description: "no manifest.json") }
         let manifest: JSONValue

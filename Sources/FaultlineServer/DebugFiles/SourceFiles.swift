@@ -16,7 +16,7 @@ public final class SourceFiles: @unchecked Sendable {
     let records: any DebugFileRecordStore
     let chunks: ChunkUpload
     let root: String
-    static let maxFiles = 20_000
+    static let maxFiles = SourceBundle.maxFiles
     static let maxPathBytes = 4096
 
     public init(dataDirectory: String, records: any DebugFileRecordStore, chunks: ChunkUpload) throws {
