@@ -40,7 +40,10 @@ final class LoginReturnTests: XCTestCase {
     func testOnlyALocalPathUnderUIIsFollowed() throws {
         let server = try TestServer()
         defer { server.stop() }
-        for hostile in ["https://evil.example/ui/", "//evil.example/ui/", "/\\evil.example/", "/ui/\r\nSet-Cookie: x=1", "/api/0/projects/", "ui/projects"] {
+        for hostile in [
+            "https://evil.example/ui/", "//evil.example/ui/", "/\\evil.example/", "/ui/\r\nSet-Cookie: x=1", "/api/0/projects/", "ui/projects",
+            "/ui/../../api/0/projects/", "/ui/%2e%2e/api/0/", "/ui/./x", "/ui//evil"
+        ] {
             XCTAssertEqual(try login(server, formPath: "/ui/login", next: hostile), "/ui/projects", hostile)
             let encoded = hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let form = RawHTTP.send(port: server.port, method: "GET", path: "/ui/login?next=" + encoded)

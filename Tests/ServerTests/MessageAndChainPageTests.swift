@@ -3,13 +3,55 @@
 // exceptions), each with its stack, and the log line an exception or a stack was reported with.
 import Foundation
 import XCTest
-import FaultlineServer
+@testable import FaultlineServer
 import FaultlineProtocol
 import FaultlineTestSupport
 
 final class MessageAndChainPageTests: XCTestCase {
     private func pythonFrame(_ function: String, _ file: String, _ line: Int) -> JSONValue {
         ["function": .string(function), "module": "shop.billing", "filename": .string(file), "lineno": .int(Int64(line)), "in_app": true]
+    }
+
+    /// A `logentry` with `params` and no `formatted` text is titled and shown formatted (it read
+    /// `Hello %s and %s`); it still groups by its template.
+    func testALogEntryWithParamsIsFormattedAndGroupsByItsTemplate() throws {
+        XCTAssertEqual(LogEntryText.formatted("Hello %s and %d%%", params: ["Ada", 7]), "Hello Ada and 7%")
+        XCTAssertEqual(LogEntryText.formatted("{} paid {1}, {0}", params: ["Ada", 9.5]), "Ada paid 9.5, Ada")
+        XCTAssertEqual(LogEntryText.formatted("only %s and %s", params: ["one"]), "only one and %s", "a placeholder without a param stays")
+        let server = try TestServer()
+        defer { server.stop() }
+        for who in ["Ada", "Grace"] {
+            let e: JSONValue = [
+                "event_id": .string(TestEvents.eventID()), "platform": "java", "level": "error",
+                "logentry": ["message": "payment of %s failed", "params": [.string(who)]]
+            ]
+            XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(e)).status, 200)
+        }
+        try server.waitUntilIdle()
+        let issues = try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/default/issues/").arrayValue)
+        XCTAssertEqual(issues.count, 1, "one template, one issue")
+        XCTAssertTrue(issues.first?["title"]?.stringValue?.hasPrefix("payment of ") == true, "\(issues)")
+        XCTAssertFalse(issues.first?["title"]?.stringValue?.contains("%s") ?? true, "\(issues)")
+    }
+
+    /// Breadcrumb times are UTC like every other time on the page, whatever form they came in,
+    /// and breadcrumbs past the newest 200 are counted, not dropped silently.
+    func testBreadcrumbTimesAreUTCAndTheOnesNotShownAreCounted() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var e = TestEvents.native(offsets: [0x100], functions: ["alpha_crash"])
+        var crumbs: [JSONValue] = (0..<250).map { ["message": .string("crumb \($0)"), "timestamp": .double(1_796_400_000 + Double($0))] }
+        crumbs.append(["message": "offset time", "timestamp": "2026-12-05T04:29:00+02:00"])
+        crumbs.append(["message": "seconds as text", "timestamp": "1796437800"])
+        e["breadcrumbs"] = ["values": .array(crumbs)]
+        server.ingest(e)
+        try server.waitUntilIdle()
+        let id = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let html = server.page("/ui/issues/\(id)", try XCTUnwrap(server.webLogin())).text
+        XCTAssertTrue(html.contains("52 earlier breadcrumbs not shown"), "252 sent, 200 shown")
+        XCTAssertTrue(html.contains(HTML.time(1_796_437_740)), "an offset time in UTC")
+        XCTAssertTrue(html.contains(HTML.time(1_796_437_800)), "seconds as text in UTC")
+        XCTAssertFalse(html.contains("+02:00"))
     }
 
     func testTheIssuePageShowsChainedExceptionsAndTheMessage() throws {

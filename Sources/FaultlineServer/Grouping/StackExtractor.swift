@@ -143,7 +143,9 @@ public enum StackExtractor {
     static func messageGroup(of event: JSONValue) -> (group: String, text: String)? {
         let entry = event["logentry"] ?? event["message"]
         let template = entry?["message"]?.stringValue
-        let formatted = entry?["formatted"]?.stringValue ?? event["message"]?.stringValue
+        let formatted =
+            entry?["formatted"]?.stringValue ?? event["message"]?.stringValue
+            ?? template.flatMap { t in entry?["params"]?.arrayValue.map { LogEntryText.formatted(t, params: $0) } }
         if let t = template, !t.isEmpty { return ("template:" + String(t.prefix(1000)), formatted ?? t) }
         if let f = formatted, !f.isEmpty { return ("pattern:" + LogLineNormaliser.pattern(String(f.prefix(1000))), f) }
         return nil

@@ -15,11 +15,21 @@ enum ReturnPath {
     }
 
     /// `candidate` if it is a path on this server's pages (`/ui/…`) made only of printable ASCII
-    /// without a backslash, nil otherwise. Starting with `/ui/` rules out a scheme (`https://`)
+    /// without a backslash or a dot segment, nil otherwise. Starting with `/ui/` rules out a scheme (`https://`)
     /// and a protocol-relative `//host`; printable ASCII rules out CR/LF in the Location header.
     static func validated(_ candidate: String?) -> String? {
         guard let c = candidate, c.hasPrefix("/ui/"), c.utf8.count <= maxLength,
             c.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7f && $0 != "\\" })
+        else { return nil }
+        // A dot segment (`/ui/../../api/0/…`, also percent-encoded) or an empty one would lead
+        // out of the pages once a browser resolves it.
+        let path = c.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard
+            segments.allSatisfy({ s in
+                let decoded = s.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
+                return decoded != "." && decoded != ".." && !(s.isEmpty && s.endIndex != path.endIndex)
+            })
         else { return nil }
         return c
     }

@@ -34,6 +34,7 @@ enum EventSections {
         let list = e["breadcrumbs"]?["values"]?.arrayValue ?? e["breadcrumbs"]?.arrayValue ?? []
         guard !list.isEmpty else { return "" }
         var out = "<h2>Breadcrumbs</h2><ol class=\"timeline\">"
+        if list.count > 200 { out += "<li class=\"muted\">\(list.count - 200) earlier breadcrumbs not shown</li>" }
         for b in list.suffix(200) {
             let level = b["level"]?.stringValue ?? "info"
             let cls = ["fatal", "error", "warning", "warn", "info", "debug"].contains(level) ? "lvl-\(level)" : ""
@@ -184,8 +185,11 @@ enum EventSections {
         "<dl class=\"kv\">" + kv.map { "<dt>\(HTML.esc($0.0))</dt><dd>\(HTML.esc(HTML.clip($0.1, 2000)))</dd>" }.joined() + "</dl>"
     }
 
+    /// A breadcrumb's time as every other time on the pages (UTC), whatever form the SDK sent:
+    /// seconds, seconds as text, RFC 3339 with any offset; text that is no time, as sent.
     static func timestamp(_ v: JSONValue?) -> String {
-        if let d = v?.doubleValue { return HTML.time(d) }
+        if let t = EventFields.timestamp(v) { return HTML.time(t) }
+        if let text = v?.stringValue, let d = Double(text), let t = EventFields.timestamp(.double(d)) { return HTML.time(t) }
         return v?.stringValue ?? ""
     }
 }
