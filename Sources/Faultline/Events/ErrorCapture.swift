@@ -41,18 +41,9 @@ extension Faultline {
         for (k, v) in attributes { extra[k] = v.json }
         extra["code.filepath"] = .string(file.description)
         extra["code.lineno"] = .int(Int64(line))
-        let typeName = String(reflecting: type(of: error))
         var event = context.eventBase(eventID: eventID, level: "error")
-        event["exception"] = [
-            "values": [
-                [
-                    "type": .string(typeName),
-                    "value": .string(String(describing: error)),
-                    "mechanism": ["type": "faultline.capture", "handled": true],
-                    "stacktrace": ["frames": .array(frames), "instruction_addr_adjustment": "all"]
-                ]
-            ]
-        ]
+        let stacktrace: JSONValue = ["frames": .array(frames), "instruction_addr_adjustment": "all"]
+        event["exception"] = ["values": .array(CapturedErrorChain.exceptionValues(of: error, stacktrace: stacktrace))]
         event["threads"] = [
             "values": [
                 [
