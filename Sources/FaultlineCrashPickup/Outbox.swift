@@ -183,6 +183,11 @@ public final class Outbox: Sendable {
 
     public func remove(_ entry: Entry) {
         unlink(entry.path)
+        forget(entry)
+    }
+
+    /// Drops `entry` from this process's index (another process sent and removed its file).
+    public func forget(_ entry: Entry) {
         index.withLock { ix in
             if let i = ix.entries.firstIndex(of: entry) { ix.entries.remove(at: i); ix.bytes -= entry.size }
         }

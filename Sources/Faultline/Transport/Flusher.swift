@@ -46,12 +46,7 @@ final class Flusher: Sendable {
     /// Sends pending envelopes until the outbox is empty, a rate limit applies, or three attempts
     /// at one envelope failed. A failed envelope stays on disk for the next flush.
     func flushOnce(final: Bool = false) -> Summary {
-        flushing.withLock { _ in
-            // Another instance of the program sending from the same outbox: this pass waits for it
-            // (at exit, as long as one quick attempt) or leaves the envelopes for the next one.
-            outbox.withSendingClaim(wait: final ? Self.finalAttemptTimeout : 0) { flushLocked(final: final) }
-                ?? Summary(remaining: outbox.pending().count, stoppedBy: "another process is sending from this outbox")
-        }
+        flushing.withLock { _ in flushLocked(final: final) }
     }
 
     private func flushLocked(final: Bool) -> Summary {
@@ -71,6 +66,12 @@ final class Flusher: Sendable {
         var queue = outbox.pending()
         while !queue.isEmpty {
             let entry = queue.removeFirst()
+            // Another instance of the program sharing this outbox may be sending it (Outbox+SendingClaim).
+            guard let claim = outbox.claim(entry) else {
+                if !FileManager.default.fileExists(atPath: entry.path) { outbox.forget(entry) }
+                continue
+            }
+            defer { claim.release() }
             guard let envelope = outbox.read(entry) else { continue }  // gone or corrupt (counted by the outbox)
             let types = envelope.items.map(\.type)
             if !state.withLock({ $0.limits.allows(itemTypes: types, now: clock.now()) }) {
