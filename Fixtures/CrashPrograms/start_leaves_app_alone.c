@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -63,8 +64,23 @@ static int signals(const char *crash_directory) {
     return 0;
 }
 
+static _Atomic pid_t waiting_threads[2];
+
+// Whether thread `tid` is blocked in a system call now (/proc/self/task/TID/syscall starts with
+// its number then; "running" otherwise).
+static int blocked_in_a_call(pid_t tid) {
+    char path[64], text[32] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    return n > 0 && text[0] >= '0' && text[0] <= '9';
+}
+
 static void *sleeper(void *unused) {
     (void)unused;
+    atomic_store(&waiting_threads[0], (pid_t)syscall(SYS_gettid));
     struct timespec second = {1, 0};
     int r = nanosleep(&second, NULL);
     printf("nanosleep %s\n", r == 0 ? "slept" : strerror(errno));
@@ -73,6 +89,7 @@ static void *sleeper(void *unused) {
 
 static void *poller(void *unused) {
     (void)unused;
+    atomic_store(&waiting_threads[1], (pid_t)syscall(SYS_gettid));
     int ep = epoll_create1(0);
     struct epoll_event event;
     int r = epoll_wait(ep, &event, 1, 1000);
@@ -85,8 +102,8 @@ static int waits(const char *crash_directory) {
     pthread_create(&a, NULL, sleeper, NULL);
     pthread_create(&b, NULL, poller, NULL);
     // Both in their waits before start (each wait is a second long).
-    struct timespec settle = {0, 200 * 1000 * 1000};
-    nanosleep(&settle, NULL);
+    for (int i = 0; i < 2; i++)
+        while (!atomic_load(&waiting_threads[i]) || !blocked_in_a_call(atomic_load(&waiting_threads[i]))) sched_yield();
     char error[256];
     if (faultline_crash_start(crash_directory, error, sizeof error) != 0) {
         fprintf(stderr, "start: %s\n", error);

@@ -122,8 +122,9 @@ static const char *fl_ready_unwinder(pid_t tid) {
     }
     if (owner == (int)tid) return "crashed while preparing the unwinder";
     if (owner == FL_UNWINDER_ABANDONED) return "forked while the unwinder was being prepared";
-    // Bounded by the clock, not by a count of naps: the app's signals stay open in the handler and
-    // each one ends a nap early (a signal storm once used up a thousand naps in a few milliseconds).
+    // Bounded by the clock, not by a count of naps: any signal the handler lets through (the
+    // thread-dump signal; before 2026-12-05 every app signal, off an app's small alternate stack)
+    // ends a nap early, and a signal storm once used up a thousand naps in a few milliseconds.
     const int64_t deadline = fl_monotonic_ms() + FL_UNWINDER_WAIT_MS;
     while (fl_monotonic_ms() < deadline) {
         if (atomic_load(&fl_state.unwinder_ready)) return NULL;
@@ -143,11 +144,13 @@ static void fl_watchdog_fired(int unused_signo, siginfo_t *info, void *unused_co
     if (!fl_report_done) {
         FL_LOG("crash handler timed out; writing the frames unwound so far");
         // libunwind is never called again: stuck inside its own locks, or still walking a deep
-        // stack slowly (a loaded machine). The frames it walked so far are kept when it got past
-        // the first (a deep overflow's walk is most of the report); else frame pointers are walked.
+        // stack slowly (a loaded machine). Frame pointers are walked too, and the longer walk is
+        // kept: libunwind's when it got far (a deep overflow's walk is most of the report), the
+        // frame pointers' when libunwind stopped after a frame or two.
         fl_frame_buffer *frames = &fl_state.scratch->frames;
-        if (!(frames->method == fl_method_libunwind && frames->total_count > 1))
-            fl_unwind_frame_pointers(fl_crash_context, frames);
+        static fl_frame_buffer by_frame_pointers;  // the watchdog runs once, for the one crash reported
+        fl_unwind_frame_pointers(fl_crash_context, &by_frame_pointers);
+        if (!(frames->method == fl_method_libunwind && frames->total_count > by_frame_pointers.total_count)) *frames = by_frame_pointers;
         frames->stopped_by = "watchdog";
         fl_scan_modules(fl_state.scratch);
         fl_collect_threads(fl_gettid());  // bounded; threads stuck behind the same lock stay silent

@@ -167,20 +167,6 @@ final class CrashCaptureTests: XCTestCase {
         }
     }
 
-    /// A walk the watchdog cuts short (a deep overflow's walk on a loaded machine, with a storm of
-    /// signals) keeps the frames libunwind walked so far: they were thrown away for a frame-pointer
-    /// walk that gives one frame at -O1.
-    func testAWalkTheWatchdogCutsShortKeepsTheFramesWalkedSoFar() throws {
-        try? FileManager.default.removeItem(atPath: crashDir)
-        let o = try crash("c-stack-overflow", ["--watchdog-ms", "5"])
-        XCTAssertEqual(o.signal, SIGSEGV, o.description)
-        let r = try onlyReport()
-        XCTAssertTrue(r.stackOverflow)
-        XCTAssertEqual(r.unwindStoppedBy, "watchdog", "a walk of a whole 8 MiB stack takes longer than 5 ms")
-        XCTAssertEqual(r.unwindMethod, "libunwind")
-        XCTAssertGreaterThan(r.frames.count, 100, "the frames libunwind walked before the watchdog")
-    }
-
     // MARK: Why it crashed
 
     func testSwiftFatalErrorMessageIsInTheReportAndTheEvent() throws {

@@ -5,6 +5,7 @@
 // when start comes are not interrupted by its catch-up signal. Real programs, built at test time.
 import Foundation
 import XCTest
+import FaultlineProtocol
 import FaultlineTestSupport
 
 final class StartLeavesTheAppAloneTests: XCTestCase {
@@ -35,6 +36,25 @@ final class StartLeavesTheAppAloneTests: XCTestCase {
         XCTAssertEqual(r.exitCode, 0, r.description)
         XCTAssertTrue(r.stdout.contains("nanosleep slept"), r.description)
         XCTAssertTrue(r.stdout.contains("epoll_wait timed out"), r.description)
+    }
+
+    /// A walk the watchdog cuts short (a deep overflow's walk on a loaded machine) keeps the
+    /// frames libunwind walked so far when they are more than frame pointers give: they were
+    /// thrown away for a frame-pointer walk, one frame in code built without them.
+    func testAWalkTheWatchdogCutsShortKeepsTheLongerWalk() throws {
+        let source = TestSupport.repositoryRoot().appendingPathComponent("Fixtures/CrashPrograms/deep_overflow.c").path
+        let program = dir + "/deep_overflow"
+        _ = try TestSupport.shell(
+            "cc -g -O1 -fomit-frame-pointer -pthread -I '\(PreloadLibrary.headerDirectory)' '\(source)' \(try PreloadLibrary.staticCoreLinkArguments()) -o '\(program)'"
+        )
+        let o = try TestSupport.run(program, [dir + "/crashes", "5"])
+        XCTAssertEqual(o.signal, SIGSEGV, o.description)
+        let path = try XCTUnwrap(TestSupport.files(in: dir + "/crashes", suffix: ".crash.json").first, o.description)
+        let r = try CrashReport.parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+        XCTAssertTrue(r.stackOverflow)
+        XCTAssertEqual(r.unwindStoppedBy, "watchdog", "a walk of a whole 8 MiB stack takes longer than 5 ms")
+        XCTAssertEqual(r.unwindMethod, "libunwind")
+        XCTAssertGreaterThan(r.frames.count, 100, "the frames libunwind walked before the watchdog")
     }
 
     func testAnUnmodifiedProgramReachesMainSingleThreadedUnderThePreload() throws {

@@ -26,7 +26,12 @@ public enum PreloadLibrary {
     /// library), and what a C program that links it needs on its command line after its sources.
     public static func staticCoreLinkArguments() throws -> String {
         let dir = (try path() as NSString).deletingLastPathComponent
-        return "'\(dir)/libfaultline-crash.a' -lunwind-x86_64 -lunwind -lpthread -ldl"
+        #if arch(aarch64)
+            let unwind = "-lunwind-aarch64"
+        #else
+            let unwind = "-lunwind-x86_64"
+        #endif
+        return "'\(dir)/libfaultline-crash.a' \(unwind) -lunwind -lpthread -ldl"
     }
 
     /// The crash core's public header directory, for `cc -I`.

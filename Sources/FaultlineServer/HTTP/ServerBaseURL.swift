@@ -16,7 +16,7 @@ enum ServerBaseURL {
             && s.utf8.allSatisfy { b in
                 (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                     || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: ":") || b == UInt8(ascii: "[")
-                    || b == UInt8(ascii: "]")
+                    || b == UInt8(ascii: "]") || b == UInt8(ascii: "_")  // Docker's service names
             }
     }
 
