@@ -219,6 +219,14 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
         }
     }
 
+    public func occurrences(issueID: Int64, before: Int64, limit: Int) throws -> [StoredOccurrence] {
+        withState { s in
+            let members = s.members(issueID)
+            let rows = s.occurrences.values.filter { ($0.storedIssue.map(members.contains) ?? false) && $0.row.id < before }.sorted { $0.row.id > $1.row.id }
+            return rows.prefix(limit).map { s.read($0) }
+        }
+    }
+
     public func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence? {
         withState { s in s.occurrences.values.first { $0.row.projectID == projectID && $0.row.eventID == eventID }.map { s.read($0) } }
     }

@@ -47,14 +47,16 @@ final class SessionTracker: Sendable {
             unlink(path)
         }
         let now = context.sessionStarted
-        let payload = Self.payload(context: context, started: now, status: .ok, initial: true, errors: 0).json
         let markerPath = markerDirectory + "/\(getpid()).json"
-        try? AtomicFile.write(Self.marker(payload).serialized(), to: markerPath)
-        state.withLock { s in
+        // Errors captured before the worker began the session (between start and here) count.
+        let payload = state.withLock { s -> JSONValue in
             s.sessionID = context.sessionID
             s.started = now
             s.markerPath = markerPath
             s.context = context
+            let p = Self.payload(context: context, started: now, status: .ok, initial: true, errors: s.errors).json
+            try? AtomicFile.write(Self.marker(p).serialized(), to: markerPath)
+            return p
         }
         return (items, Envelope.Item(type: "session", payload: payload.serialized()))
     }
@@ -85,9 +87,11 @@ final class SessionTracker: Sendable {
     /// The marker of this process's session: what the next launch ends as `abnormal` if this
     /// process dies without ending it.
     static func marker(_ session: JSONValue) -> JSONValue {
-        let me = getpid()
-        return ["session": session, "pid": .int(Int64(me)), "process_start": .string(processStart(me) ?? "")]
+        ["session": session, "pid": .int(Int64(getpid())), "process_start": .string(ownProcessStart ?? "")]
     }
+
+    /// This process's start time, read once (a fork's child reads its own: it never writes a marker).
+    private static let ownProcessStart: String? = processStart(getpid())
 
     /// The clean end of the process: an `exited` update, and the marker removed.
     func end() -> Envelope.Item? {

@@ -178,21 +178,28 @@ public final class ReadAPI: @unchecked Sendable {
         return .json(j)
     }
 
-    /// An issue's events, newest first, in pages of `limit` with the next one in a `Link` (as
-    /// Sentry pages this list): its `cursor` is the next page's offset, hex-encoded as every
-    /// cursor here; `offset` is read too.
+    /// An issue's events, newest first, in keyset pages of `limit` with the next one in a `Link`
+    /// (as Sentry pages this list): the cursor is the last event's position, so events arriving
+    /// meanwhile shift nothing and a late page costs what the first does. Without a cursor,
+    /// `offset` is read too.
     func occurrences(_ r: HTTPRequest, issue idText: String) throws -> HTTPResponse {
-        var (limit, offset) = limitOffset(r)
-        if let raw = r.query["cursor"], !raw.isEmpty {
-            guard let text = HexBytes.decode(raw).flatMap({ String(bytes: $0, encoding: .utf8) }), text.hasPrefix("o:"),
-                let at = Int(text.dropFirst(2)), at >= 0, at < 1 << 40
-            else { return KeysetPage.KeysetError().response }
-            offset = at
+        let (limit, offset) = limitOffset(r)
+        let page: KeysetPage
+        switch KeysetPage.of(r) {
+        case .success(let p): page = p
+        case .failure(let e): return e.response
         }
         guard let id = Int64(idText), let issue = try store.issue(id: id) else { return .detail(404, "no such issue") }
-        let read = try issueReads.occurrences(issueID: issue.id, limit: limit + 1, offset: offset)
-        let page = read.prefix(limit).map(occurrenceJSON)
-        return KeysetPage.response(Array(page), next: read.count > limit ? "o:\(offset + limit)" : nil, request: r)
+        let read: [StoredOccurrence]
+        if let cursor = page.cursor {
+            guard let before = Int64(cursor), before > 0 else { return KeysetPage.KeysetError().response }
+            read = try issueReads.occurrences(issueID: issue.id, before: before, limit: limit + 1)
+        } else {
+            read = try issueReads.occurrences(issueID: issue.id, limit: limit + 1, offset: offset)
+        }
+        let shown = read.prefix(limit)
+        let next = read.count > limit ? shown.last.map { String($0.id) } : nil
+        return KeysetPage.response(shown.map(occurrenceJSON), next: next, request: r)
     }
 
     func debugFiles() throws -> HTTPResponse {

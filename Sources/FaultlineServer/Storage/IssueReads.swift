@@ -8,6 +8,8 @@ public protocol IssueReads: AnyObject, Sendable {
     func issues(projectID: Int64, limit: Int, offset: Int) throws -> [IssueRecord]
     /// An issue's occurrences, including those of issues merged into it, newest first.
     func occurrences(issueID: Int64, limit: Int, offset: Int) throws -> [StoredOccurrence]
+    /// The same, older than the occurrence `before` (a keyset page: arrivals meanwhile shift nothing).
+    func occurrences(issueID: Int64, before: Int64, limit: Int) throws -> [StoredOccurrence]
     /// Occurrences stored and grouped, over every project.
     func totals() throws -> (occurrences: Int64, processed: Int64)
     func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64)

@@ -50,6 +50,14 @@ extension SQLBackedStore {
         }
     }
 
+    public func occurrences(issueID: Int64, before: Int64, limit: Int) throws -> [StoredOccurrence] {
+        try db.reading { c in
+            let q = IssueGroups.newestFirst(
+                columns: OccurrenceRows.columns, issue: issueID, members: try IssueGroups.members(c, issueID), before: before, limit: limit)
+            return try c.rows(q.sql, q.args, OccurrenceRows.occurrence)
+        }
+    }
+
     public func occurrence(projectID: Int64, eventID: String) throws -> StoredOccurrence? {
         try db.reading { c in
             try c.first("\(OccurrenceRows.select) WHERE project_id = ? AND event_id = ?", .int(projectID), .text(eventID), map: OccurrenceRows.occurrence)
