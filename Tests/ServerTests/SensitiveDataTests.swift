@@ -67,6 +67,44 @@ final class SensitiveDataTests: XCTestCase {
         XCTAssertTrue(tagged.isEmpty, "a secret tag's value is not stored for search")
     }
 
+    /// Titles, logs and the event's lists: credentials are filtered where they are derived and
+    /// stored apart from the event too, and two strings in a list that is no pair list stay.
+    func testTitlesLogsAndListsAreFilteredWhereTheyAreShown() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var e = TestEvents.native(offsets: [0x100], functions: ["alpha_crash"])
+        e["exception"] = [
+            "values": [
+                [
+                    "type": "HTTPError", "value": "401 for url: https://svc:pw-title-1234@api.example/v1",
+                    "stacktrace": e["exception"]?["values"]?[0]?["stacktrace"] ?? .null
+                ]
+            ]
+        ]
+        e["extra"] = ["lines": ["token = read below", "the second line stays"]]
+        server.ingest(e)
+        let log: JSONValue = [
+            "items": [
+                [
+                    "timestamp": .double(Date().timeIntervalSince1970), "level": "info", "body": "retrying with Bearer pw-log-1234",
+                    "attributes": ["api_key": ["value": "pw-attr-1234", "type": "string"], "shard": ["value": "eu-1", "type": "string"]]
+                ]
+            ]
+        ]
+        XCTAssertEqual(server.sendEnvelope(Envelope(header: [:], items: [Envelope.Item(type: "log", payload: log.serialized())]).serialized()).status, 200)
+        try server.waitUntilIdle()
+        let issues = try server.getJSON("/api/0/projects/faultline/default/issues/").jsonString
+        XCTAssertFalse(issues.contains("pw-title"), issues)
+        XCTAssertTrue(issues.contains("svc:[Filtered]@api.example"), issues)
+        let login = try XCTUnwrap(server.webLogin())
+        let id = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first?.id)
+        let page = server.page("/ui/issues/\(id)", login).text
+        XCTAssertTrue(page.contains("the second line stays"), "two strings in a list that is no pair list")
+        let logs = server.page("/ui/projects/default/logs", login).text + server.get("/api/0/projects/faultline/default/logs/").text
+        for secret in ["pw-log", "pw-attr"] { XCTAssertFalse(logs.contains(secret), secret) }
+        XCTAssertTrue(logs.contains("eu-1"))
+    }
+
     func testTheRulesAsFunctions() {
         XCTAssertTrue(SensitiveData.isSensitive(key: "X-Auth-Header"))
         XCTAssertTrue(SensitiveData.isSensitive(key: "GITHUB_TOKEN"))

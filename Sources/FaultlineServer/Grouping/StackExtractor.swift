@@ -157,8 +157,11 @@ public enum StackExtractor {
         messageGroup(of: event)?.text
     }
 
+    /// A title's line: the first, at most 120 characters, its credentials filtered (SensitiveData:
+    /// `https://svc:pw@api/…` in an error message would otherwise be the title everywhere).
     static func firstLine(_ text: String) -> String {
-        let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        var line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        line = SensitiveData.scrubbedString(line) ?? line
         return line.count > 120 ? String(line.prefix(119)) + "…" : line
     }
 

@@ -1,5 +1,6 @@
-// Sentry's default server-side data scrubbing, applied to every event a person or a script reads
-// (the issue page, the event API, an issue's stack): a value under a key that names a secret
+// Sentry's default server-side scrubbing by key, and its credential patterns, applied to every
+// event a person or a script reads (the issue page, the event API, an issue's stack), to issue
+// titles (StackExtractor.firstLine) and to log lines (LogsPage.lines): a value under a key that names a secret
 // (`password`, `secret`, `passwd`, `api_key`, `apikey`, `auth`, `credentials`, `mysql_pwd`,
 // `privatekey`, `private_key`, `token`, `bearer`, anywhere in the key, any case) is shown as
 // `[Filtered]`, whatever it holds; so are a `Bearer …` credential and a private key's PEM block in
@@ -8,7 +9,8 @@
 // SENTRY_AUTH_TOKEN among it), web frameworks the request's Authorization header.
 // The stored event is the client's own bytes (grouping and backfill read them); what is filtered
 // is what leaves the server. Tag values under such keys are filtered at ingest (EventFields.tags),
-// as tags are stored and searched apart from the event.
+// as tags are stored and searched apart from the event. Not done: Sentry's filtering of any value
+// that merely contains one of the words, and of credit-card-like numbers.
 import FaultlineProtocol
 import Foundation
 
@@ -26,25 +28,35 @@ enum SensitiveData {
 
     /// The event with every secret it carries shown as `[Filtered]`.
     static func scrubbed(_ event: JSONValue) -> JSONValue {
-        scrub(event, depth: 0)
+        scrub(event, depth: 0, pairs: false)
     }
 
-    private static func scrub(_ v: JSONValue, depth: Int) -> JSONValue {
+    /// Members whose value Sentry also takes as a list of [name, value] pairs.
+    static let pairLists: Set<String> = ["headers", "cookies", "query_string", "env", "tags"]
+
+    private static func scrub(_ v: JSONValue, depth: Int, pairs: Bool) -> JSONValue {
         guard depth < JSONParser.maxDepth else { return v }
         switch v {
         case .object(let o):
             var out = o
             for m in o.members {
-                out[m.key] = isSensitive(key: m.key) && m.value != .null ? filtered : scrub(m.value, depth: depth + 1)
+                out[m.key] =
+                    isSensitive(key: m.key) && m.value != .null
+                    ? filtered : scrub(m.value, depth: depth + 1, pairs: pairLists.contains(m.key.lowercased()))
             }
             return .object(out)
         case .array(let a):
-            // A list of [name, value] pairs (headers, cookies, query, tags as Sentry also accepts
-            // them): the name decides for the value, as an object's key does.
-            if a.count == 2, let name = a[0].stringValue, isSensitive(key: name), a[1] != .null {
-                return .array([a[0], filtered])
-            }
-            return .array(a.map { scrub($0, depth: depth + 1) })
+            // In a pair list (headers, cookies, query, tags), the name decides for its value, as an
+            // object's key does; elsewhere two strings in a list are just two strings.
+            return .array(
+                a.map { element in
+                    if pairs, let pair = element.arrayValue, pair.count == 2, let name = pair[0].stringValue, isSensitive(key: name),
+                        pair[1] != .null
+                    {
+                        return .array([pair[0], filtered])
+                    }
+                    return scrub(element, depth: depth + 1, pairs: false)
+                })
         case .string(let s):
             return scrubbedString(s).map(JSONValue.string) ?? v
         default:

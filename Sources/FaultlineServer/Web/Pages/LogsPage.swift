@@ -75,12 +75,19 @@ struct LogsPage {
     /// The lines of one stored `log` item (a line without a timestamp takes the time received).
     static func lines(_ payload: Data, received: Double) -> [Line] {
         guard let v = try? JSONParser.parse(payload) else { return [] }
+        // As every event read here: credentials filtered (SensitiveData), in the body and in the
+        // attributes, by key and by value.
         return (v["items"]?.arrayValue ?? []).map { l in
-            Line(
+            let body = l["body"]?.stringValue ?? ""
+            return Line(
                 timestamp: l["timestamp"]?.doubleValue ?? received, level: l["level"]?.stringValue ?? "info",
-                body: l["body"]?.stringValue ?? "", release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
+                body: SensitiveData.scrubbedString(body) ?? body, release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
                 trace: l["trace_id"]?.stringValue ?? "",
-                attributes: (l["attributes"]?.objectValue ?? [:]).map { ($0.key, Self.attributeText($0.value)) }.sorted { $0.key < $1.key })
+                attributes: (l["attributes"]?.objectValue ?? [:]).map { key, value -> (key: String, value: String) in
+                    if SensitiveData.isSensitive(key: key) { return (key, "[Filtered]") }
+                    let text = Self.attributeText(value)
+                    return (key, SensitiveData.scrubbedString(text) ?? text)
+                }.sorted { $0.key < $1.key })
         }
     }
 
