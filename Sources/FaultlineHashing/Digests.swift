@@ -12,7 +12,8 @@ import FaultlineProtocol
 /// milliseconds of start ran it while that thread was still initialising OpenSSL, which then
 /// crashed on a freed lock (SIGSEGV in OPENSSL_init_ssl under curl_global_init). A process's
 /// memory goes back to the kernel at exit anyway. Every use of libcrypto here and in libcurl comes
-/// after this.
+/// after this; an app that set OpenSSL up itself before start keeps its own clean-up, registered
+/// before the SDK's exit hook, so it runs after start's thread is done.
 public enum CryptoLibrary {
     public static let ready: Bool = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1
 }
