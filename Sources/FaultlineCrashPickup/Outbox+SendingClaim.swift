@@ -7,6 +7,7 @@
 // Per envelope, not per pass: a pass that waits out a back-off holds no other instance's
 // envelopes. The lock goes with its descriptor (unlocked first: a child forked meanwhile shares
 // the open file and would otherwise keep it), and the kernel lets it go however the holder ends.
+import FaultlineFiles
 import FoundationEssentials
 import Glibc
 
@@ -24,8 +25,7 @@ extension Outbox {
     public func claim(_ entry: Entry) -> SendingClaim? {
         let fd = open(entry.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }  // sent and removed by another process
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
+        guard retryingOnInterrupt({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
             close(fd)
             return nil
         }

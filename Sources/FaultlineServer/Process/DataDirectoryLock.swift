@@ -26,8 +26,7 @@ public final class DataDirectoryLock: @unchecked Sendable {
         path = dataDirectory + "/serve.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError.errno("open \(path)") }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
+        if retryingOnInterrupt({ flock(fd, LOCK_EX | LOCK_NB) }) != 0 {
             let code = errno
             let holder = Self.readHolder(fd)
             close(fd)
