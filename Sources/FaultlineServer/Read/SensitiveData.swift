@@ -114,10 +114,3 @@ enum SensitiveData {
         return changed ? out + rest : nil
     }
 }
-
-extension StoredEvent {
-    /// The stored event as people and scripts read it: secrets filtered (SensitiveData).
-    static func decodeForReading(_ stored: Data) throws -> JSONValue {
-        SensitiveData.scrubbed(try decode(stored))
-    }
-}

@@ -44,6 +44,11 @@ public enum StoredEvent {
         try JSONParser.parse(try json(stored))
     }
 
+    /// The stored event as people and scripts read it: secrets filtered (SensitiveData).
+    static func decodeForReading(_ stored: Data) throws -> JSONValue {
+        SensitiveData.scrubbed(try decode(stored))
+    }
+
     /// Only the top-level members named in `keep` are built (the rest is validated and skipped).
     public static func decode(_ stored: Data, keeping keep: Set<String>) throws -> JSONValue {
         try JSONParser.parseObject(try json(stored), keeping: keep)
