@@ -46,9 +46,10 @@ public final class UploadClient: @unchecked Sendable {
     }
 
     /// One synchronous request; returns status and body.
-    func send(_ method: String, _ url: String, body: Data? = nil, contentType: String? = nil) throws -> (Int, Data) {
+    func send(_ method: String, _ url: String, body: Data? = nil, contentType: String? = nil, timeout: TimeInterval? = nil) throws -> (Int, Data) {
         guard let u = URL(string: url.hasPrefix("http") ? url : base + url) else { throw UploadClientError(description: "bad URL \(url)") }
         var req = URLRequest(url: u)
+        if let timeout { req.timeoutInterval = timeout }
         req.httpMethod = method
         req.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if let contentType { req.setValue(contentType, forHTTPHeaderField: "Content-Type") }
@@ -65,8 +66,8 @@ public final class UploadClient: @unchecked Sendable {
         return result!
     }
 
-    public func json(_ method: String, _ url: String, body: JSONValue? = nil) throws -> JSONValue {
-        let (status, data) = try send(method, url, body: body?.serialized(), contentType: body == nil ? nil : "application/json")
+    public func json(_ method: String, _ url: String, body: JSONValue? = nil, timeout: TimeInterval? = nil) throws -> JSONValue {
+        let (status, data) = try send(method, url, body: body?.serialized(), contentType: body == nil ? nil : "application/json", timeout: timeout)
         let value = try? JSONValue.parse(data)
         guard (200..<300).contains(status) else {
             let detail = value?["detail"]?.stringValue ?? String(decoding: data.prefix(300), as: UTF8.self)
@@ -88,12 +89,13 @@ public final class UploadClient: @unchecked Sendable {
 
     /// Install and backfill state of each build-id (`GET /api/0/debug-files/status/`), what
     /// `--wait` polls. The server answers for at most 100 ids per request.
-    public func status(_ ids: [BuildID]) throws -> [BuildID: JSONValue] {
+    /// `timeout`: the most one request may take (`--wait`'s deadline bounds each poll).
+    public func status(_ ids: [BuildID], timeout: TimeInterval? = nil) throws -> [BuildID: JSONValue] {
         var out: [BuildID: JSONValue] = [:]
         var i = 0
         while i < ids.count {
             let slice = ids[i..<min(i + 100, ids.count)]
-            let reply = try json("GET", "/api/0/debug-files/status/?build_ids=" + slice.map(\.hex).joined(separator: ","))
+            let reply = try json("GET", "/api/0/debug-files/status/?build_ids=" + slice.map(\.hex).joined(separator: ","), timeout: timeout)
             for f in reply["files"]?.arrayValue ?? [] {
                 if let id = f["build_id"]?.stringValue.flatMap(BuildID.init(hex:)) { out[id] = f }
             }

@@ -55,7 +55,9 @@ public struct UploadWaiter {
         while true {
             let status: [BuildID: JSONValue]
             do {
-                status = try client.status(ids)
+                // A poll never outlasts the wait: a server that stopped answering costs what is
+                // left of the timeout, not a request's own 300 s.
+                status = try client.status(ids, timeout: max(1, deadline.timeIntervalSinceNow))
             } catch let e as UploadClientError where e.isTransient {
                 // The files are on the server already: a restart or a node going away while it
                 // installs them is no reason to stop waiting. Given up only at the deadline.

@@ -57,6 +57,18 @@ final class UploadWaitRetryTests: XCTestCase {
         XCTAssertEqual(server.requests.filter { $0.path.hasPrefix("/api/0/debug-files/status/") }.count, 4)
     }
 
+    /// A server that stops answering the status polls costs what is left of `--timeout`, not a
+    /// request's own 300 s: the upload ends (exit 6) well inside the harness's minute.
+    func testAServerThatStopsAnsweringCostsNoMoreThanTheTimeout() throws {
+        let program = try Fixtures.buildProgram(in: work)
+        let server = try server(buildID: program.buildID, failures: Array(repeating: .slow(seconds: 30, then: 200), count: 5))
+        let r = try TestSupport.run(
+            TestSupport.product("faultline"), ["upload", "--wait", "--timeout", "2", "--json", program.path],
+            environment: ["FAULTLINE_URL": "http://127.0.0.1:\(server.port)", "FAULTLINE_TOKEN": "flst_test"], timeout: 60)
+        XCTAssertNil(r.signal, "ended by itself, not by the harness: \(r)")
+        XCTAssertEqual(r.exitCode, 6, r.description)
+    }
+
     func testARefusalEndsTheWaitAtOnce() throws {
         let program = try Fixtures.buildProgram(in: work)
         let server = try server(buildID: program.buildID, failures: Array(repeating: .status(401, body: #"{"detail":"bad token"}"#), count: 50))
