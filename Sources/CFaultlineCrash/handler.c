@@ -123,8 +123,7 @@ static const char *fl_ready_unwinder(pid_t tid) {
     if (owner == (int)tid) return "crashed while preparing the unwinder";
     if (owner == FL_UNWINDER_ABANDONED) return "forked while the unwinder was being prepared";
     // Bounded by the clock, not by a count of naps: any signal the handler lets through (the
-    // thread-dump signal; before 2026-12-05 every app signal, off an app's small alternate stack)
-    // ends a nap early, and a signal storm once used up a thousand naps in a few milliseconds.
+    // thread-dump signal) ends a nap early, and a storm of them would use up the count at once.
     const int64_t deadline = fl_monotonic_ms() + FL_UNWINDER_WAIT_MS;
     while (fl_monotonic_ms() < deadline) {
         if (atomic_load(&fl_state.unwinder_ready)) return NULL;

@@ -253,7 +253,11 @@ static void fl_note_swift_backtracer(void) {
 static void fl_start_background(int prepare, void (*then)(void *), void *argument, int in_place) {
     if (prepare) {
         fl_state.loader_debug = dlsym(RTLD_DEFAULT, "_r_debug");
-        fl_module_cache *cache = mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        // In place (the preload, before main) there is no module table cached at start: reading every
+        // module's build-id is most of the preparation, paid by every process the preload is in,
+        // and a crash reads them itself (as after a dlopen).
+        fl_module_cache *cache = in_place ? MAP_FAILED
+                                          : mmap(NULL, sizeof *cache, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         fl_state.module_cache = cache == MAP_FAILED ? NULL : cache;
         fl_starting_thread = (pid_t)syscall(SYS_gettid);
     }

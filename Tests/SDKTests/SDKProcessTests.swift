@@ -59,7 +59,7 @@ final class SDKProcessTests: XCTestCase {
     /// A program that returns from main within milliseconds of start (a CLI, a cron job) exits
     /// cleanly while start's background half is still setting up libcurl and OpenSSL: OpenSSL's
     /// atexit clean-up, registered from that thread, once ran first and crashed it (SIGSEGV in
-    /// OPENSSL_init_ssl under curl_global_init: 14 runs in 160 here) — and the next launch
+    /// OPENSSL_init_ssl under curl_global_init, in a few runs of a hundred) — and the next launch
     /// reported the SDK's own crash as the app's. The probe imports nothing but the SDK, as an app.
     func testReturningFromMainRightAfterStartIsClean() throws {
         let refused = try RefusingPort()

@@ -268,15 +268,20 @@ final class UploadTests: XCTestCase {
         XCTAssertFalse(without.stdout.contains("fixture0.c"), "without the server the stripped binary has no lines")
     }
 
+    /// sentry-cli pointed at this test's server, reading nothing from the machine's own set-up.
+    func sentryCLIEnvironment() -> [String: String] {
+        [
+            "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
+            "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
+        ]
+    }
+
     func testRealSentryCLIUploadsDebugFiles() throws {
         guard let cli = ThirdParty.executable("sentry-cli") else {
             return XCTFail("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
         }
         let program = try Fixtures.buildProgram(in: work)
-        let env = [
-            "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
-            "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
-        ]
+        let env = sentryCLIEnvironment()
         // --wait: sentry-cli polls assemble until the server's assembly workers are done (without
         // it, it stops at `created`, as it does against Sentry).
         let r = try TestSupport.run(cli, ["debug-files", "upload", "--wait", program.path], environment: env, timeout: 120)
@@ -300,10 +305,7 @@ extension UploadTests {
             return XCTFail("sentry-cli is not installed (tools/setup runs pip install sentry-cli)")
         }
         let program = try Fixtures.buildProgram(in: work)
-        let env = [
-            "SENTRY_URL": "http://127.0.0.1:\(server.port)", "SENTRY_AUTH_TOKEN": server.token, "SENTRY_ORG": "faultline",
-            "SENTRY_PROJECT": "default", "SENTRY_LOAD_DOTENV": "0", "SENTRY_DISABLE_UPDATE_CHECK": "1"
-        ]
+        let env = sentryCLIEnvironment()
         let r = try TestSupport.run(cli, ["debug-files", "upload", "--include-sources", "--wait", program.path], environment: env, timeout: 120)
         XCTAssertEqual(r.exitCode, 0, r.description)
         let source = work + "/fixture0.c"
@@ -326,11 +328,11 @@ extension UploadTests {
         for (name, bytes) in cases {
             let path = work + "/bundle.zip"
             try bytes.write(to: URL(fileURLWithPath: path))
-            XCTAssertThrowsError(try SourceBundle.read(path: path), name)
+            XCTAssertThrowsError(try SourceBundle.read(try Data(contentsOf: URL(fileURLWithPath: path))), name)
         }
         let whole = work + "/whole.zip"
         try Self.storedZip(["manifest.json": manifest, "files/a.c": Data("int a;".utf8)]).write(to: URL(fileURLWithPath: whole))
-        let read = try SourceBundle.read(path: whole)
+        let read = try SourceBundle.read(try Data(contentsOf: URL(fileURLWithPath: whole)))
         XCTAssertEqual(read.buildID.hex, "0011223344556677")
         XCTAssertEqual(read.files.map(\.path), ["/src/a.c"])
         XCTAssertEqual(read.files.first?.data, Data("int a;".utf8))

@@ -259,9 +259,7 @@ public final class Assembler: Sendable {
             defer { try? FileManager.default.removeItem(atPath: tmp) }
             guard let sources else { return .failure("this server keeps no source files") }
             do {
-                let bundle = try SourceBundle.read(path: tmp)
-                _ = try sources.storeBundle(buildID: bundle.buildID, files: bundle.files)
-                return .sources(bundle.buildID)
+                return .sources(try sources.storeBundle(at: tmp))
             } catch {
                 return .failure("source bundle: \(error)")
             }

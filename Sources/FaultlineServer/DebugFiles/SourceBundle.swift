@@ -39,14 +39,22 @@ enum SourceBundle {
         return head == Data("SYSB".utf8) || head == Data([0x50, 0x4B, 0x03, 0x04])
     }
 
-    /// The bundle's debug file and its sources (absolute paths as built, contents).
-    static func read(path: String) throws -> (buildID: BuildID, files: [(path: String, data: Data)]) {
-        try read(try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped))
+    /// The bundle's debug file, its sources handed to `each` one at a time (absolute path as
+    /// built, contents), so a bundle costs the memory of its largest member, not of all of them.
+    static func read(path: String, each: (String, Data) throws -> Void) throws -> BuildID {
+        try read(try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped), each: each)
     }
 
+    /// The same, all sources at once (tests, the fuzz target: small bundles).
     static func read(_ zip: Data) throws -> (buildID: BuildID, files: [(path: String, data: Data)]) {
-        let members = try centralDirectory(zip)
-        guard let manifestMember = members.first(where: { $0.name == "manifest.json" }) else { throw Failure(description: "no manifest.json") }
+        var files: [(path: String, data: Data)] = []
+        let buildID = try read(zip) { files.append(($0, $1)) }
+        return (buildID, files)
+    }
+
+    static func read(_ zip: Data, each: (String, Data) throws -> Void) throws -> BuildID {
+        let members = Dictionary(try centralDirectory(zip).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        guard let manifestMember = members["manifest.json"] else { throw Failure(description: "no manifest.json") }
         let manifest: JSONValue
         do { manifest = try JSONParser.parse(try contents(of: manifestMember, in: zip)) } catch let f as Failure { throw f } catch {
             throw Failure(description: "manifest.json is not JSON: \(error)")
@@ -54,19 +62,20 @@ enum SourceBundle {
         guard let codeID = manifest["code_id"]?.stringValue, let buildID = BuildID(hex: codeID), buildID.bytes.count >= 4 else {
             throw Failure(description: "the manifest names no code_id (the debug file's build-id)")
         }
-        var files: [(path: String, data: Data)] = []
+        let entries = manifest["files"]?.objectValue?.members ?? []
+        guard entries.count <= maxFiles else { throw Failure(description: "the manifest names more than \(maxFiles) files") }
         var total = 0
-        for (key, entry) in manifest["files"]?.objectValue?.members.map({ ($0.key, $0.value) }) ?? [] {
-            guard entry["type"]?.stringValue ?? "source" == "source", let sourcePath = entry["path"]?.stringValue else { continue }
-            guard let member = members.first(where: { $0.name == key }) else {
-                throw Failure(description: "the manifest names \(key), which is not in the bundle")
+        for entry in entries {
+            guard entry.value["type"]?.stringValue ?? "source" == "source", let sourcePath = entry.value["path"]?.stringValue else { continue }
+            guard let member = members[entry.key] else {
+                throw Failure(description: "the manifest names \(entry.key), which is not in the bundle")
             }
+            guard member.size <= maxTotalBytes - total else { throw Failure(description: "the bundle's sources exceed \(maxTotalBytes) bytes") }
             let data = try contents(of: member, in: zip)
             total += data.count
-            guard total <= maxTotalBytes else { throw Failure(description: "the bundle's sources exceed \(maxTotalBytes) bytes") }
-            files.append((sourcePath, data))
+            try each(sourcePath, data)
         }
-        return (buildID, files)
+        return buildID
     }
 
     private static func u16(_ d: Data, _ at: Int) throws -> Int {

@@ -43,24 +43,23 @@ public final class SourceFiles: @unchecked Sendable {
         return out
     }
 
-    /// A source bundle's files (SourceBundle), stored as the upload endpoint stores them; the
-    /// debug file may arrive before or after (sentry-cli sends both in one assemble request).
-    /// Returns how many were recorded.
-    func storeBundle(buildID: BuildID, files: [(path: String, data: Data)]) throws -> Int {
-        guard files.count <= Self.maxFiles else { throw SourceBundle.Failure(description: "at most \(Self.maxFiles) source files per debug file") }
+    /// A source bundle's files (SourceBundle, the file at `path`), stored as the upload endpoint
+    /// stores them, one at a time; the debug file may arrive before or after (sentry-cli sends
+    /// both in one assemble request). Returns the build-id they belong to.
+    func storeBundle(at path: String) throws -> BuildID {
         var records: [SourceFileRecord] = []
-        for (path, data) in files {
-            guard path.hasPrefix("/"), path.utf8.count <= Self.maxPathBytes, !path.contains("\0") else { continue }
+        let buildID = try SourceBundle.read(path: path) { sourcePath, data in
+            guard sourcePath.hasPrefix("/"), sourcePath.utf8.count <= Self.maxPathBytes, !sourcePath.contains("\0") else { return }
             let sha1 = SHA1Hash.hex(data)
             let object = objectPath(sha1)
             if !FileManager.default.fileExists(atPath: object) {
                 try FileManager.default.createDirectory(atPath: (object as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try AtomicFile.write(data, to: object, sync: true)
             }
-            records.append(SourceFileRecord(path: Self.normalize(path), sha1: sha1, size: Int64(data.count)))
+            records.append(SourceFileRecord(path: Self.normalize(sourcePath), sha1: sha1, size: Int64(data.count)))
         }
         try self.records.recordSourceFiles(buildID: buildID, records)
-        return records.count
+        return buildID
     }
 
     public func handle(_ r: HTTPRequest, buildIDHex: String) throws -> HTTPResponse {
