@@ -88,3 +88,44 @@ package enum PathName {
         return p
     }
 }
+
+extension String {
+    /// Whether the text holds `part` (lowercase ASCII) in any ASCII case, read as UTF-8 bytes.
+    /// Foundation's `contains` and `range(of:options: .caseInsensitive)` go through NSString and
+    /// CFStringFind; on ingest's hot path (a secret-naming tag key) that search was a larger share
+    /// of an event's CPU than its stack signature. Text that is not ASCII is lowered by Unicode's
+    /// rules first, as `lowercased()` would (the Kelvin sign lowers to `k`).
+    package func containsASCIICaseInsensitive(_ part: String) -> Bool {
+        if utf8.contains(where: { $0 >= 0x80 }) { return lowercased().utf8.containsLowercaseASCII(part.utf8) }
+        return utf8.containsLowercaseASCII(part.utf8)
+    }
+}
+
+extension Collection where Element == UInt8 {
+    /// Whether these bytes, with ASCII capitals lowered, hold `part` (given in lowercase).
+    fileprivate func containsLowercaseASCII(_ part: String.UTF8View) -> Bool {
+        guard let first = part.first else { return true }
+        let partCount = part.count
+        guard partCount <= count else { return false }
+        var start = startIndex
+        let lastStart = index(endIndex, offsetBy: -partCount)
+        while true {
+            if lowered(self[start]) == first {
+                var i = start
+                var matched = true
+                for p in part {
+                    if lowered(self[i]) != p {
+                        matched = false
+                        break
+                    }
+                    formIndex(after: &i)
+                }
+                if matched { return true }
+            }
+            if start == lastStart { return false }
+            formIndex(after: &start)
+        }
+    }
+
+    private func lowered(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
+}

@@ -16,6 +16,22 @@ final class TextTests: XCTestCase {
         XCTAssertEqual(" \t\r\n".trimmingWhitespaceAndNewlines(), "")
     }
 
+    func testCaseInsensitiveSearchFindsWhatLoweringAndFoundationFind() {
+        let parts = ["token", "api_key", "private key-----", "://", "bearer "]
+        let texts = [
+            "", "t", "token", "TOKEN", "x-Auth-Token", "my_API_KEY_2", "tokeN!", "toke", "tok en", "ttoken", "api-key",
+            "-----BEGIN RSA PRIVATE KEY-----", "http://a", ":/", "Authorization: Bearer abc", "bearer", "TO\u{212A}EN",
+            "ÄtokenÖ", "tökén", "[token]", "ﬁ token"
+        ]
+        for text in texts {
+            for part in parts {
+                XCTAssertEqual(text.containsASCIICaseInsensitive(part), text.lowercased().contains(part), "\(text) / \(part)")
+            }
+        }
+        XCTAssertTrue("TO\u{212A}EN".containsASCIICaseInsensitive("token"), "the Kelvin sign lowers to k")
+        XCTAssertTrue("anything".containsASCIICaseInsensitive(""))
+    }
+
     func testPathNamesSplitAsNSStringDoes() {
         // ("//" differs: NSString gives "" for both; we give "/", and no caller passes it.)
         for p in [

@@ -6,8 +6,15 @@ public enum ReleaseName {
     /// Sentry's word for the newest release (`statusDetails.inRelease`).
     public static let latest = "latest"
 
+    /// Read as bytes where the name is ASCII (every event carries one, so Foundation's `contains`
+    /// and a scalar's properties per character showed in ingest's profile).
     public static func isValid(_ v: String) -> Bool {
-        !v.isEmpty && v.utf8.count <= 200 && !v.contains("/") && v != "." && v != ".." && v != latest
-            && !v.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard !v.isEmpty, v.utf8.count <= 200, v != ".", v != "..", v != latest else { return false }
+        var ascii = true
+        for b in v.utf8 {
+            if b == UInt8(ascii: "/") || b < 0x20 || b == 0x7F { return false }
+            if b >= 0x80 { ascii = false }
+        }
+        return ascii || !v.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 }

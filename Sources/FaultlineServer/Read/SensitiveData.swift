@@ -22,8 +22,7 @@ enum SensitiveData {
 
     /// Whether a key names a secret (Sentry's default list, as a part of the key, any case).
     static func isSensitive(key: String) -> Bool {
-        let k = key.lowercased()
-        return keyParts.contains { k.contains($0) }
+        keyParts.contains { key.containsASCIICaseInsensitive($0) }
     }
 
     /// The event with every secret it carries shown as `[Filtered]`.
@@ -67,15 +66,14 @@ enum SensitiveData {
     /// A string with a credential in it, filtered; nil when it holds none.
     static func scrubbedString(_ s: String) -> String? {
         guard s.utf8.count >= 8 else { return nil }
-        let lower = s.lowercased()
-        if lower.contains("-----begin") && lower.contains("private key-----") { return "[Filtered]" }
+        if s.containsASCIICaseInsensitive("-----begin") && s.containsASCIICaseInsensitive("private key-----") { return "[Filtered]" }
         var out = s
         var changed = false
-        if lower.contains("bearer ") {
+        if s.containsASCIICaseInsensitive("bearer ") {
             out = withoutBearerCredentials(out)
             changed = true
         }
-        if out.contains("://"), out.contains("@"), let u = urlWithoutPassword(out) {
+        if out.containsASCIICaseInsensitive("://"), out.utf8.contains(UInt8(ascii: "@")), let u = urlWithoutPassword(out) {
             out = u
             changed = true
         }
