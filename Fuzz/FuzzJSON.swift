@@ -1,5 +1,6 @@
-// libFuzzer target: the ingest JSON parser. Checks that validation and parsing agree and that a
-// parsed document survives serialize → parse unchanged.
+// libFuzzer target: the ingest JSON parser. Checks that validation and parsing agree, that a
+// selective parse (JSONSelection, as ingest reads an event) accepts exactly what a full parse
+// accepts, and that a parsed document survives serialize → parse unchanged.
 import Foundation
 import FaultlineProtocol
 
@@ -10,6 +11,8 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let valid = (try? JSONParser.validate(bytes)) != nil
     precondition(valid == (parsed != nil), "validate and parse disagree")
     _ = try? JSONParser.parseObject(bytes, keeping: ["event_id", "exception", "debug_meta"])
+    let selected = try? JSONParser.parseObject(bytes, selecting: selection)
+    precondition((selected != nil) == valid, "a selective parse and a full one disagree on validity")
     if let v = parsed {
         let again = try? JSONParser.parse(v.serialized())
         precondition(again != nil, "serialized output does not parse")
@@ -17,3 +20,9 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     return 0
 }
+
+/// Every kind of member rule, nested, as ingest's event selection uses them.
+let selection: JSONSelection = {
+    let inner = JSONSelection(["registers": .skipped, "seen": .presenceOnly], othersWhole: true)
+    return JSONSelection(["a": .selected(inner), "b": .whole, "c": .presenceOnly, "d": .selected(JSONSelection(only: ["x"]))], othersWhole: false)
+}()

@@ -21,7 +21,7 @@ public enum JSONParser {
     public static func firstSignificantByte(_ data: Data) -> UInt8? { data.first { !isWhitespace($0) } }
 
     public static func parse(_ data: Data) throws(Failure) -> JSONValue {
-        try document(data, keeping: nil)
+        try document(data, selecting: nil)
     }
 
     struct Parser {
@@ -61,8 +61,9 @@ public enum JSONParser {
             pos += n
         }
 
-        /// With `keeping`, only those members are built; the others are validated and skipped.
-        mutating func object(depth: Int, keeping keep: Set<String>? = nil) throws(Failure) -> JSONValue {
+        /// With a selection, only the members it names are built (JSONSelection); the others are
+        /// validated and skipped.
+        mutating func object(depth: Int, selecting selection: JSONSelection? = nil) throws(Failure) -> JSONValue {
             pos += 1
             skipSpace()
             if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(JSONObject()) }
@@ -76,13 +77,23 @@ public enum JSONParser {
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 pos += 1
                 skipSpace()
-                if let keep, !keep.contains(key) {
+                let v: JSONValue
+                switch selection?.member(key) ?? .whole {
+                case .whole: v = try value(depth: depth + 1)
+                case .selected(let inner): v = try selected(inner, depth: depth + 1)
+                case .presenceOnly:
                     try skipValue(depth: depth + 1)
-                } else {
-                    // A repeated key keeps its place and takes the later value, as a Dictionary would.
-                    let v = try value(depth: depth + 1)
-                    if let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
+                    v = .null
+                case .skipped:
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    guard pos < bytes.count else { throw fail("unterminated object") }
+                    if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                    if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
+                    throw fail("expected ',' or '}'")
                 }
+                // A repeated key keeps its place and takes the later value, as a Dictionary would.
+                if let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
                 skipSpace()
                 guard pos < bytes.count else { throw fail("unterminated object") }
                 if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
@@ -91,14 +102,26 @@ public enum JSONParser {
             }
         }
 
-        mutating func array(depth: Int) throws(Failure) -> JSONValue {
+        /// A value under a selection: an object's members as it says, an array's elements each
+        /// under it, a scalar as it is.
+        mutating func selected(_ selection: JSONSelection, depth: Int) throws(Failure) -> JSONValue {
+            guard depth < JSONParser.maxDepth else { throw fail("nested deeper than \(JSONParser.maxDepth)") }
+            guard pos < bytes.count else { throw fail("unexpected end") }
+            switch bytes[pos] {
+            case UInt8(ascii: "{"): return try object(depth: depth, selecting: selection)
+            case UInt8(ascii: "["): return try array(depth: depth, selecting: selection)
+            default: return try value(depth: depth)
+            }
+        }
+
+        mutating func array(depth: Int, selecting selection: JSONSelection? = nil) throws(Failure) -> JSONValue {
             pos += 1
             var out: [JSONValue] = []
             skipSpace()
             if pos < bytes.count && bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(out) }
             while true {
                 skipSpace()
-                out.append(try value(depth: depth + 1))
+                if let selection { out.append(try selected(selection, depth: depth + 1)) } else { out.append(try value(depth: depth + 1)) }
                 skipSpace()
                 guard pos < bytes.count else { throw fail("unterminated array") }
                 if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
@@ -260,7 +283,13 @@ extension JSONParser {
     /// breadcrumbs and extras are most of its bytes; the bytes themselves are stored verbatim).
     /// Throws when the document is not valid JSON; returns a non-object document whole.
     public static func parseObject(_ data: Data, keeping keep: Set<String>) throws(Failure) -> JSONValue {
-        try document(data, keeping: keep)
+        try document(data, selecting: JSONSelection(only: keep))
+    }
+
+    /// Parses a JSON object, building only what `selection` names at each level (JSONSelection).
+    /// Throws when the document is not valid JSON; returns a non-object document whole.
+    public static func parseObject(_ data: Data, selecting selection: JSONSelection) throws(Failure) -> JSONValue {
+        try document(data, selecting: selection)
     }
 
     /// Checks that `data` is one valid JSON document without building it: memory stays constant
@@ -281,15 +310,15 @@ extension JSONParser {
         try result.get()
     }
 
-    /// One whole document; with `keep`, a top-level object builds only those members.
-    private static func document(_ data: Data, keeping keep: Set<String>?) throws(Failure) -> JSONValue {
+    /// One whole document; with a selection, a top-level object builds only what it names.
+    private static func document(_ data: Data, selecting selection: JSONSelection?) throws(Failure) -> JSONValue {
         let result: Result<JSONValue, Failure> = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var p = Parser(bytes: raw.bindMemory(to: UInt8.self))
             do throws(Failure) {
                 p.skipSpace()
                 let v: JSONValue
-                if let keep, p.pos < p.bytes.count && p.bytes[p.pos] == UInt8(ascii: "{") {
-                    v = try p.object(depth: 0, keeping: keep)
+                if let selection, p.pos < p.bytes.count && p.bytes[p.pos] == UInt8(ascii: "{") {
+                    v = try p.object(depth: 0, selecting: selection)
                 } else {
                     v = try p.value(depth: 0)
                 }

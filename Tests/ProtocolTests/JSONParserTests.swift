@@ -28,6 +28,30 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    /// A selection builds what it names at each level, applies to each element of a list, keeps a
+    /// presence-only member as null, and validates everything it does not build.
+    func testASelectionBuildsOnlyWhatItNamesAndStillValidatesTheRest() throws {
+        let inner = JSONSelection(["registers": .skipped], othersWhole: true)
+        let selection = JSONSelection(
+            ["list": .selected(inner), "one": .selected(inner), "seen": .presenceOnly, "whole": .whole], othersWhole: false)
+        let doc =
+            #"{"list":[{"registers":{"rip":"0x1"},"frames":[1]},{"frames":[2]},7],"one":{"registers":[],"a":"b"},"#
+            + #""seen":{"values":[1,2]},"whole":{"registers":1},"other":{"x":[1]}}"#
+        let v = try JSONParser.parseObject(Data(doc.utf8), selecting: selection)
+        XCTAssertEqual(v, ["list": [["frames": [1]], ["frames": [2]], 7], "one": ["a": "b"], "seen": .null, "whole": ["registers": 1]])
+        XCTAssertEqual(
+            try JSONParser.parseObject(Data(#"[{"registers":1,"k":2}]"#.utf8), selecting: inner), [["registers": 1, "k": 2]], "a list at the top is read whole")
+        for bad in invalid where !bad.isEmpty {
+            for member in ["list", "one", "seen", "other"] {
+                let wrapped = #"{"\#(member)":{"registers":"# + bad + "}}"
+                XCTAssertThrowsError(try JSONParser.parseObject(Data(wrapped.utf8), selecting: selection), wrapped)
+            }
+        }
+        let deep = String(repeating: #"{"list":"#, count: 200) + "1" + String(repeating: "}", count: 200)
+        let nested = JSONSelection(["list": .selected(JSONSelection(["list": .whole], othersWhole: false))], othersWhole: false)
+        XCTAssertThrowsError(try JSONParser.parseObject(Data(deep.utf8), selecting: nested), "depth stays bounded")
+    }
+
     func testValuesAndRoundTrip() throws {
         let v = try JSONParser.parse(Data(#"{"b":[1,2.5,"\u00e9\ud83d\ude00"],"a":{"x":null,"y":true},"n":-9007199254740993}"#.utf8))
         XCTAssertEqual(v["b"], [1, 2.5, "é😀"])

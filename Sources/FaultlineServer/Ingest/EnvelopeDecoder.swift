@@ -193,10 +193,32 @@ public enum EnvelopeDecoder {
         "logentry", "message", "fingerprint"  // grouping of messages and the client's own fingerprint
     ]).union(SentryValues.keysToCheck)  // other forms of the list containers, legacy names
 
+    /// What of `eventFieldsRead` ingest builds. Inside them, nothing ingest does not read: a stack's
+    /// `registers`; of `contexts` only `os` (the OS breakdown, the `os.name` tag), `app` (the app
+    /// id), `trace` (the trace an error belongs to) and of `device` its `arch` and install id;
+    /// `breadcrumbs` only as far as `SentryValues` checks its form (an event in another form is
+    /// read again in full before it is rewritten, as is one whose frames carry variables).
+    public static let eventSelection: JSONSelection = {
+        let stacktrace = JSONSelection(["registers": .skipped], othersWhole: true)
+        // An exception or a thread; also a bare list of them, whose elements the selection reaches.
+        let holder = JSONSelection(["stacktrace": .selected(stacktrace)], othersWhole: true)
+        let container = JSONSelection(["values": .selected(holder), "stacktrace": .selected(stacktrace)], othersWhole: true)
+        let device = JSONSelection(only: ["arch", "device_unique_identifier"])
+        let contexts = JSONSelection(["os": .whole, "app": .whole, "trace": .whole, "device": .selected(device)], othersWhole: false)
+        let breadcrumbs = JSONSelection(["values": .presenceOnly], othersWhole: false)
+        var members = Dictionary(uniqueKeysWithValues: eventFieldsRead.map { ($0, JSONSelection.Member.whole) })
+        members["exception"] = .selected(container)
+        members["threads"] = .selected(container)
+        members["stacktrace"] = .selected(stacktrace)
+        members["contexts"] = .selected(contexts)
+        members["breadcrumbs"] = .selected(breadcrumbs)
+        return JSONSelection(members, othersWhole: false)
+    }()
+
     static func event(_ payload: Data, limits: IngestLimits, what: String) throws(IngestError) -> JSONValue {
         guard payload.count <= limits.maxEventBytes else { throw .tooLarge("\(what) is \(payload.count) bytes; at most \(limits.maxEventBytes) allowed") }
         let v: JSONValue
-        do { v = try JSONParser.parseObject(payload, keeping: eventFieldsRead) } catch { throw .malformed("\(what): \(error)") }
+        do { v = try JSONParser.parseObject(payload, selecting: eventSelection) } catch { throw .malformed("\(what): \(error)") }
         guard case .object = v else { throw .malformed("\(what): an event must be a JSON object") }
         return v
     }

@@ -32,11 +32,11 @@ public struct IncomingTransaction: Sendable {
 
 public enum TransactionDecoder {
     /// Top-level members read; the rest (SDK info, breadcrumbs…) is validated but not built.
-    static let fieldsRead: Set<String> = ["type", "transaction", "contexts", "spans", "start_timestamp", "timestamp", "event_id"]
+    static let fieldsRead = JSONSelection(only: ["type", "transaction", "contexts", "spans", "start_timestamp", "timestamp", "event_id"])
 
     public static func decode(_ payload: Data, projectID: Int64, received: Double, envelopeEventID: String?) throws(IngestError) -> IncomingTransaction {
         let v: JSONValue
-        do { v = try JSONParser.parseObject(payload, keeping: fieldsRead) } catch { throw .malformed("transaction: \(error)") }
+        do { v = try JSONParser.parseObject(payload, selecting: fieldsRead) } catch { throw .malformed("transaction: \(error)") }
         guard case .object = v else { throw .malformed("transaction: must be a JSON object") }
         let trace = v["contexts"]?["trace"]
         guard let traceID = hexID(trace?["trace_id"]?.stringValue, 32), let spanID = hexID(trace?["span_id"]?.stringValue, 16) else {
