@@ -21,7 +21,7 @@ PARTS = [
     ("HTTP connection threads (all)", None, "MHD-connection"),
     ("  IngestHandler.ingest", r"IngestHandlerC6ingest_7project", None),
     ("    inflate + envelope framing", r"EnvelopeDecoderO6framed_", None),
-    ("    JSON parse of the event", r"JSONParserO11parseObject_7keeping", None),
+    ("    JSON parse of the event", r"JSONParserO11parseObject_(7keeping|9selecting)", None),
     ("    stack signature", r"StackExtractorO(9signature|16defaultSignature)2of", None),
     ("    freeing the parsed event", r"DecodedSubmissionVwxx", None),
     ("    store: waiting for the commit", r"SQLiteStoreC.*storeIngest", None),
