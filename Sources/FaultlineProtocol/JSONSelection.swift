@@ -16,9 +16,9 @@ public final class JSONSelection: Sendable {
         case presenceOnly
     }
 
-    let named: [String: Member]
+    package let named: [String: Member]
     /// Whether members not named are built whole (else they are skipped).
-    let othersWhole: Bool
+    package let othersWhole: Bool
 
     public init(_ named: [String: Member], othersWhole: Bool) {
         self.named = named
@@ -30,5 +30,6 @@ public final class JSONSelection: Sendable {
         self.init(Dictionary(uniqueKeysWithValues: keys.map { ($0, Member.whole) }), othersWhole: false)
     }
 
-    @inline(__always) func member(_ key: String) -> Member { named[key] ?? (othersWhole ? .whole : .skipped) }
+    /// The rule for a member of an object read under this selection.
+    @inline(__always) package func member(_ key: String) -> Member { named[key] ?? (othersWhole ? .whole : .skipped) }
 }

@@ -101,15 +101,17 @@ extension String {
     }
 }
 
-extension Collection where Element == UInt8 {
-    /// Whether these bytes, with ASCII capitals lowered, hold `part` (given in lowercase).
+extension String.UTF8View {
+    /// Whether these bytes, with ASCII capitals lowered, hold `part` (given in lowercase ASCII).
     fileprivate func containsLowercaseASCII(_ part: String.UTF8View) -> Bool {
-        guard let first = part.first else { return true }
+        assert(part.allSatisfy { $0 < 0x80 && !(0x41...0x5A).contains($0) }, "the part is lowercase ASCII")
         let partCount = part.count
-        guard partCount <= count else { return false }
+        guard partCount > 0 else { return true }
+        let textCount = count
+        guard partCount <= textCount else { return false }
+        let first = part.first!
         var start = startIndex
-        let lastStart = index(endIndex, offsetBy: -partCount)
-        while true {
+        for _ in 0...(textCount - partCount) {
             if lowered(self[start]) == first {
                 var i = start
                 var matched = true
@@ -122,9 +124,9 @@ extension Collection where Element == UInt8 {
                 }
                 if matched { return true }
             }
-            if start == lastStart { return false }
             formIndex(after: &start)
         }
+        return false
     }
 
     private func lowered(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }

@@ -52,6 +52,19 @@ final class JSONParserTests: XCTestCase {
         XCTAssertThrowsError(try JSONParser.parseObject(Data(deep.utf8), selecting: nested), "depth stays bounded")
     }
 
+    /// A repeated key takes its rule each time (the later value wins, as without a selection), and
+    /// lists nested in lists under a selection are bounded by the same depth.
+    func testASelectionTakesRepeatedKeysAndDeepListsAsTheFullParseDoes() throws {
+        let selection = JSONSelection(["k": .selected(JSONSelection(["r": .skipped], othersWhole: true)), "p": .presenceOnly], othersWhole: false)
+        let v = try JSONParser.parseObject(Data(#"{"k":{"r":1,"a":1},"p":[1],"s":0,"k":{"a":2,"r":2},"p":{},"s":1}"#.utf8), selecting: selection)
+        XCTAssertEqual(v, ["k": ["a": 2], "p": .null])
+        let deepList = #"{"k":"# + String(repeating: "[", count: 200) + String(repeating: "]", count: 200) + "}"
+        XCTAssertThrowsError(try JSONParser.parseObject(Data(deepList.utf8), selecting: selection), "depth through selected lists")
+        XCTAssertThrowsError(try JSONParser.parse(Data(deepList.utf8)))
+        XCTAssertThrowsError(try JSONParser.parseObject(Data(#"{"p":{"x":[1,]}}"#.utf8), selecting: selection), "a presence-only member is validated")
+        XCTAssertThrowsError(try JSONParser.parseObject(Data(#"{"k":{"r":{"x":tru}}}"#.utf8), selecting: selection), "a skipped member is validated")
+    }
+
     func testValuesAndRoundTrip() throws {
         let v = try JSONParser.parse(Data(#"{"b":[1,2.5,"\u00e9\ud83d\ude00"],"a":{"x":null,"y":true},"n":-9007199254740993}"#.utf8))
         XCTAssertEqual(v["b"], [1, 2.5, "é😀"])
