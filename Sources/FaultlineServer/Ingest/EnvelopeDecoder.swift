@@ -197,7 +197,8 @@ public enum EnvelopeDecoder {
     /// `registers`; of `contexts` only `os` (the OS breakdown, the `os.name` tag), `app` (the app
     /// id), `trace` (the trace an error belongs to) and of `device` its `arch` and install id;
     /// `breadcrumbs` only as far as `SentryValues` checks its form (an event in another form is
-    /// read again in full before it is rewritten, as is one whose frames carry variables).
+    /// read again in full before it is rewritten, as is one whose frames carry variables), of
+    /// `request` and `sdk` only what InferredIPAddress reads.
     public static let eventSelection: JSONSelection = {
         let stacktrace = JSONSelection(["registers": .skipped], othersWhole: true)
         // An exception or a thread; also a bare list of them, whose elements the selection reaches.
@@ -212,6 +213,9 @@ public enum EnvelopeDecoder {
         members["stacktrace"] = .selected(stacktrace)
         members["contexts"] = .selected(contexts)
         members["breadcrumbs"] = .selected(breadcrumbs)
+        // What InferredIPAddress decides by (with `user` and `platform`, kept whole).
+        members["request"] = .selected(JSONSelection(["env": .selected(JSONSelection(only: ["REMOTE_ADDR"]))], othersWhole: false))
+        members["sdk"] = .selected(JSONSelection(["settings": .selected(JSONSelection(only: ["infer_ip"]))], othersWhole: false))
         return JSONSelection(members, othersWhole: false)
     }()
 

@@ -144,6 +144,9 @@ public final class IngestHandler: Sendable {
                     (event, bytes, clientBodyKept) = (normal, normalBytes, false)
                 }
             } catch { throw IngestError.malformed("event: \(error)") }
+            if let withAddress = try InferredIPAddress.filled(bytes, parsed: event, clientAddress: request.clientAddress) {
+                (event, bytes, clientBodyKept) = (withAddress, withAddress.serialized(), false)
+            }
             if !project.keepsFrameVariables, let stripped = try FrameVariables.stripped(bytes, parsed: event) {
                 (event, bytes, clientBodyKept) = (stripped, stripped.serialized(), false)
             }

@@ -1,0 +1,87 @@
+// The user's address, filled in as Sentry's Relay fills it. Browser and mobile SDKs cannot know
+// the address they are seen from, so they send `user.ip_address: "{{auto}}"` (and server SDKs
+// `request.env.REMOTE_ADDR: "{{auto}}"`), asking the server to put the address the event came
+// from there; stored as sent, the issue page showed the placeholder. Relay's rules, in its order:
+// a `{{auto}}` becomes the client's address; a user without an address takes the request's
+// `REMOTE_ADDR` when that is an address; else, for the platforms whose SDKs never set it
+// (`javascript`, `cocoa`, `objc`) or when the SDK asks (`sdk.settings.infer_ip: "auto"`), the
+// client's address — unless the SDK says `infer_ip: "never"`. The client's address is the one the
+// per-address limits use (`HTTPRequest.clientAddress`: a trusted proxy's `X-Forwarded-For`); an
+// IPv6 client behind a proxy is known only by its /64 there, and is not written into an event.
+import FaultlineProtocol
+import Foundation
+
+enum InferredIPAddress {
+    static let placeholder = "{{auto}}"
+    /// Platforms whose SDKs leave the address to the server (Relay's list).
+    static let inferringPlatforms: Set<String> = ["javascript", "cocoa", "objc"]
+
+    /// The whole event (`bytes`) with its addresses filled in, or nil when there is nothing to fill.
+    /// `parsed` (ingest's partial parse: it keeps `user`, `platform`, `request.env.REMOTE_ADDR` and
+    /// `sdk.settings.infer_ip`) says whether; the event is then read again in full, so the rewritten
+    /// event keeps every other member.
+    static func filled(_ bytes: Data, parsed: JSONValue, clientAddress: String) throws(IngestError) -> JSONValue? {
+        let client = isIPAddress(clientAddress) ? clientAddress : nil
+        guard filled(parsed, client: client) != nil else { return nil }
+        do { return filled(try JSONParser.parse(bytes), client: client) } catch { throw .malformed("event: \(error)") }
+    }
+
+    /// The event with its addresses filled in, or nil when nothing changes.
+    static func filled(_ event: JSONValue, client: String?) -> JSONValue? {
+        guard case .object(var top) = event else { return nil }
+        var changed = false
+        if let client {
+            if case .object(var request)? = top["request"], case .object(var env)? = request["env"],
+                env["REMOTE_ADDR"]?.stringValue == placeholder
+            {
+                env["REMOTE_ADDR"] = .string(client)
+                request["env"] = .object(env)
+                top["request"] = .object(request)
+                changed = true
+            }
+            if case .object(var user)? = top["user"], user["ip_address"]?.stringValue == placeholder {
+                user["ip_address"] = .string(client)
+                top["user"] = .object(user)
+                changed = true
+            }
+        }
+        let current = top["user"]?["ip_address"]
+        if current == nil || current == .null {
+            var address: String?
+            if let http = top["request"]?["env"]?["REMOTE_ADDR"]?.stringValue, isIPAddress(http) {
+                address = http
+            } else if let client, infersAddress(top) {
+                address = client
+            }
+            if let address {
+                switch top["user"] {
+                case nil, .null?:
+                    top["user"] = ["ip_address": .string(address)]
+                    changed = true
+                case .object(var user)?:
+                    user["ip_address"] = .string(address)
+                    top["user"] = .object(user)
+                    changed = true
+                default: break  // a user that is not an object is left as sent
+                }
+            }
+        }
+        return changed ? .object(top) : nil
+    }
+
+    private static func infersAddress(_ top: JSONObject) -> Bool {
+        switch top["sdk"]?["settings"]?["infer_ip"]?.stringValue {
+        case "never": return false
+        case "auto": return true
+        default: return top["platform"]?.stringValue.map(inferringPlatforms.contains) ?? false
+        }
+    }
+
+    /// An IPv4 or IPv6 address as text (not a network, not a host name).
+    static func isIPAddress(_ text: String) -> Bool {
+        guard !text.isEmpty, text.utf8.count <= 45 else { return false }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+}

@@ -1,0 +1,60 @@
+// `{{auto}}` and the other address rules of Relay: the rules on trees, then end to end through a
+// real server, directly and behind a trusted proxy, with every other member of the event kept.
+import Foundation
+import XCTest
+@testable import FaultlineServer
+import FaultlineProtocol
+import FaultlineTestSupport
+
+final class InferredIPAddressTests: XCTestCase {
+    func testRelaysRulesInItsOrder() {
+        let client = "198.51.100.7"
+        func fill(_ e: JSONValue, _ c: String? = client) -> JSONValue? { InferredIPAddress.filled(e, client: c) }
+        XCTAssertEqual(fill(["user": ["id": "1", "ip_address": "{{auto}}"]])?["user"], ["id": "1", "ip_address": .string(client)])
+        XCTAssertEqual(fill(["request": ["env": ["REMOTE_ADDR": "{{auto}}"]]])?["request"]?["env"]?["REMOTE_ADDR"], .string(client))
+        XCTAssertEqual(fill(["request": ["env": ["REMOTE_ADDR": "{{auto}}"]]])?["user"]?["ip_address"], .string(client), "then copied to the user")
+        XCTAssertEqual(fill(["request": ["env": ["REMOTE_ADDR": "2001:db8::5"]], "user": ["id": "1"]])?["user"]?["ip_address"], "2001:db8::5")
+        XCTAssertNil(fill(["request": ["env": ["REMOTE_ADDR": "not an address"]]]), "only an address is copied")
+        XCTAssertEqual(fill(["platform": "javascript"])?["user"], ["ip_address": .string(client)], "browser SDKs never set it")
+        XCTAssertEqual(fill(["platform": "cocoa", "user": ["ip_address": .null]])?["user"]?["ip_address"], .string(client))
+        XCTAssertNil(fill(["platform": "javascript", "sdk": ["settings": ["infer_ip": "never"]]]), "the SDK said never")
+        XCTAssertEqual(fill(["platform": "native", "sdk": ["settings": ["infer_ip": "auto"]]])?["user"]?["ip_address"], .string(client))
+        XCTAssertNil(fill(["platform": "native"]), "other platforms are not given an address they did not ask for")
+        XCTAssertNil(fill(["platform": "javascript", "user": ["ip_address": "203.0.113.1"]]), "an address sent is kept")
+        XCTAssertNil(fill(["platform": "javascript", "user": "someone"]), "a user that is not an object is left as sent")
+        XCTAssertNil(fill(["user": ["ip_address": "{{auto}}"]], nil), "no client address (an IPv6 /64 behind a proxy): left as sent")
+        XCTAssertTrue(InferredIPAddress.isIPAddress("127.0.0.1"))
+        XCTAssertTrue(InferredIPAddress.isIPAddress("::1"))
+        XCTAssertFalse(InferredIPAddress.isIPAddress("2001:db8:1:2::/64"))
+        XCTAssertFalse(InferredIPAddress.isIPAddress("localhost"))
+    }
+
+    func testTheAddressTheEventCameFromReplacesTheAutoPlaceholder() throws {
+        let server = try TestServer { c in c.http.trustedProxies = TrustedProxies(parsing: ["127.0.0.1"])! }
+        defer { server.stop() }
+        func send(_ id: String, _ event: JSONValue, forwardedFor: String? = nil) throws -> JSONValue {
+            var e = event
+            e["event_id"] = .string(id)
+            let r = server.sendEnvelope(TestEvents.envelope(e), extraHeaders: forwardedFor.map { ["X-Forwarded-For": $0] } ?? [:])
+            XCTAssertEqual(r.status, 200, r.text)
+            try server.waitUntilIdle()
+            return try XCTUnwrap(try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(id)/")["event"])
+        }
+        let browser: JSONValue = [
+            "platform": "javascript", "message": "clicked", "user": ["id": "u-9", "ip_address": "{{auto}}"],
+            "breadcrumbs": ["values": [["message": "kept crumb"]]], "extra": ["kept": "extra value"]
+        ]
+        let direct = try send("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", browser)
+        XCTAssertEqual(direct["user"]?["ip_address"], "127.0.0.1", "\(direct)")
+        XCTAssertEqual(direct["user"]?["id"], "u-9")
+        let text = String(decoding: direct.serialized(), as: UTF8.self)
+        XCTAssertTrue(text.contains("kept crumb") && text.contains("extra value"), "every other member stays: \(text.prefix(400))")
+        let proxied = try send("b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", browser, forwardedFor: "203.0.113.50")
+        XCTAssertEqual(proxied["user"]?["ip_address"], "203.0.113.50", "the client a trusted proxy names: \(proxied)")
+        let server6 = try send("c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3", ["platform": "python", "message": "x", "request": ["env": ["REMOTE_ADDR": "{{auto}}"]]])
+        XCTAssertEqual(server6["request"]?["env"]?["REMOTE_ADDR"], "127.0.0.1")
+        XCTAssertEqual(server6["user"]?["ip_address"], "127.0.0.1")
+        let native = try send("d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", ["platform": "native", "message": "y"])
+        XCTAssertNil(native["user"]?["ip_address"], "no address for an SDK that did not ask")
+    }
+}
