@@ -37,7 +37,7 @@ final class ReleaseActivityTests: XCTestCase {
 
         // Back to schema 16, as a binary from before left it (its evaluator never ran: no cursor).
         let c = try SQLiteConnection(path: path)
-        try c.exec("DROP TABLE release_activity; DELETE FROM alert_cursor; PRAGMA user_version=\(SQLiteSchema.version - 1)")
+        try c.exec("DROP TABLE release_activity; DELETE FROM alert_cursor; PRAGMA user_version=16")
         let reopened = try SQLiteStore(path: path)
         defer { reopened.close() }
         let tallies = try reopened.reading { c in

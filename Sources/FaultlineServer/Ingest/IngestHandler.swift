@@ -144,9 +144,6 @@ public final class IngestHandler: Sendable {
                     (event, bytes, clientBodyKept) = (normal, normalBytes, false)
                 }
             } catch { throw IngestError.malformed("event: \(error)") }
-            if let withAddress = try InferredIPAddress.filled(bytes, parsed: event, clientAddress: request.clientAddress) {
-                (event, bytes, clientBodyKept) = (withAddress, withAddress.serialized(), false)
-            }
             if !project.keepsFrameVariables, let stripped = try FrameVariables.stripped(bytes, parsed: event) {
                 (event, bytes, clientBodyKept) = (stripped, stripped.serialized(), false)
             }
@@ -167,6 +164,7 @@ public final class IngestHandler: Sendable {
                 attachments: attachments, minidumpModules: minidumpModules ?? [])
             (incoming!.environment, incoming!.operatingSystem) = (EventFields.environment(event), EventFields.operatingSystem(event))
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
+            incoming!.clientAddress = InferredIPAddress.addressToKeep(for: event, clientAddress: request.clientAddress)
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }
         // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.

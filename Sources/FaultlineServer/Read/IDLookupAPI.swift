@@ -13,7 +13,7 @@ extension ReadAPI {
             guard let o = try store.occurrence(projectID: project.id, eventID: id), let owner = o.issueID, let issue = try store.issue(id: owner) else {
                 continue
             }
-            let event = try StoredEvent.decodeForReading(o.compressedEvent)
+            let event = try StoredEvent.decodeForReading(o)
             let pending = reads.settle(EventRenderer.lookups(of: event))
             return .json([
                 "organizationSlug": .string(org), "projectSlug": .string(project.slug), "groupId": .string(String(issue.id)), "eventId": .string(id),

@@ -63,7 +63,7 @@ public final class ReadAPI: @unchecked Sendable {
         }
         if !withStack { o["level"] = .string(try level(of: i)) }
         if withStack, let latest = try issueReads.occurrences(issueID: i.id, limit: 1, offset: 0).first {
-            let event = try StoredEvent.decodeForReading(latest.compressedEvent)
+            let event = try StoredEvent.decodeForReading(latest)
             o["level"] = .string(EventFields.sentryLevel(event["level"]))
             o["representative_event"] = .string(latest.eventID)
             let pending = reads.settle(EventRenderer.lookups(of: event))
@@ -159,7 +159,7 @@ public final class ReadAPI: @unchecked Sendable {
             return .detail(404, "no such event")
         }
         var j = occurrenceJSON(o)
-        let event = try StoredEvent.decodeForReading(o.compressedEvent)
+        let event = try StoredEvent.decodeForReading(o)
         let pending = reads.settle(EventRenderer.lookups(of: event))
         j["event"] = EventRenderer.render(event, symbolicator: symbolicator, pending: pending)
         j["symbolication"] = EventRenderer.status(pending)

@@ -23,6 +23,8 @@ public struct IncomingEvent: Sendable {
     /// The build-ids of a minidump's modules when the event was walked from one (Minidumps/),
     /// stored in its transaction for the backfill to find the dump again.
     public var minidumpModules: [BuildID] = []
+    /// The address the event came from, when the event asks for it (Ingest/InferredIPAddress).
+    public var clientAddress: String? = nil
 }
 
 /// A non-event envelope item we keep and count (sessions, logs, client reports).
@@ -45,6 +47,8 @@ public struct StoredOccurrence: Sendable {
     public var release: String?
     public var issueID: Int64?
     public var compressedEvent: Data
+    /// The address the event came from, kept only when the event asks for it (InferredIPAddress).
+    public var clientAddress: String? = nil
 }
 
 public struct ItemCounts: Sendable {

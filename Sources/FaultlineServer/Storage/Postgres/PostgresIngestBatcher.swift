@@ -119,7 +119,7 @@ final class PostgresIngestBatcher: @unchecked Sendable {
             PGArray.texts(ordered.map(\.release)), PGArray.texts(ordered.map(\.installID)),
             PGArray.binaryBlobs(ordered.map(\.compressedEvent)),
             PGArray.texts(ordered.map(\.environment)), PGArray.texts(ordered.map(\.operatingSystem)),
-            PGArray.texts(ordered.map(\.traceID)), PGArray.texts(ordered.map(\.spanID))
+            PGArray.texts(ordered.map(\.traceID)), PGArray.texts(ordered.map(\.spanID)), PGArray.texts(ordered.map(\.clientAddress))
         ) { stored[Key(projectID: $0.int(1), eventID: $0.text(2) ?? "")] = $0.int(0) }
         var ids = [Int64?](repeating: nil, count: events.count)
         for (key, i) in first { ids[i] = stored[key] }
@@ -131,11 +131,12 @@ final class PostgresIngestBatcher: @unchecked Sendable {
     static let insertSQL = """
         WITH input AS (
           SELECT * FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::float8[], $5::text[], $6::text[], $7::bytea[],
-                               $8::text[], $9::text[], $10::text[], $11::text[])
-            AS t(project_id, event_id, received, timestamp, release, install_id, event, environment, os, trace_id, span_id)
+                               $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+            AS t(project_id, event_id, received, timestamp, release, install_id, event, environment, os, trace_id, span_id,
+                 client_address)
         ), stored AS (
-          INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
-          SELECT project_id, event_id, received, timestamp, release, install_id, event, environment, os FROM input
+          INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os, client_address)
+          SELECT project_id, event_id, received, timestamp, release, install_id, event, environment, os, client_address FROM input
           ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id, project_id, event_id
         ), linked AS (
           INSERT INTO occurrence_traces(occurrence_id, project_id, event_id, trace_id, span_id)

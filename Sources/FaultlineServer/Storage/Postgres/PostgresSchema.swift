@@ -65,7 +65,10 @@ enum PostgresSchema {
         // of line as they are instead of trying to compress them again on every insert.
         "ALTER TABLE occurrences ALTER COLUMN event SET STORAGE EXTERNAL",
         // 17: each release's first and last event and the issues it brought (Lifecycle/ReleaseActivity).
-        ReleaseActivity.migration(.postgres)
+        ReleaseActivity.migration(.postgres),
+        // 18: the address an event came from, kept only when the event asks for it (`{{auto}}`:
+        // Ingest/InferredIPAddress), filled in where the event is read.
+        "ALTER TABLE occurrences ADD COLUMN IF NOT EXISTS client_address TEXT"
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

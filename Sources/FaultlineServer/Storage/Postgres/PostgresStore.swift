@@ -59,11 +59,12 @@ public final class PostgresStore: Store, @unchecked Sendable {
             if let e = event {
                 try c.query(
                     """
-                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
-                    VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
+                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os, client_address)
+                    VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT(project_id, event_id) DO NOTHING RETURNING id
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
                     e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent),
-                    e.environment.map { .text($0) } ?? .null, e.operatingSystem.map { .text($0) } ?? .null
+                    e.environment.map { .text($0) } ?? .null, e.operatingSystem.map { .text($0) } ?? .null,
+                    e.clientAddress.map { .text($0) } ?? .null
                 ) { id = $0.int(0) }
                 if let id, let trace = e.traceID {
                     _ = try c.query(PostgresPlaceholders.numbered(SQLTraceStore.linkSQL), SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))

@@ -15,12 +15,12 @@ enum IssueRows {
 
 enum OccurrenceRows {
     /// The issue column is the live issue the row belongs to (it may name one merged into it: IssueGroups).
-    static let columns = "id, project_id, event_id, received, timestamp, release, \(IssueGroups.resolved("issue_id")), event"
+    static let columns = "id, project_id, event_id, received, timestamp, release, \(IssueGroups.resolved("issue_id")), event, client_address"
     static let select = "SELECT \(columns) FROM occurrences"
 
     static func occurrence(_ r: any SQLRow) -> StoredOccurrence {
         StoredOccurrence(
             id: r.int(0), projectID: r.int(1), eventID: r.text(2) ?? "", received: r.double(3), timestamp: r.double(4),
-            release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7))
+            release: r.text(5), issueID: r.isNull(6) ? nil : r.int(6), compressedEvent: r.blob(7), clientAddress: r.text(8))
     }
 }

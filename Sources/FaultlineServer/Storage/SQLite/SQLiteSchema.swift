@@ -69,7 +69,10 @@ enum SQLiteSchema {
         // compresses, so nothing changes here (the versions move together).
         "SELECT 1",
         // 17: each release's first and last event and the issues it brought (Lifecycle/ReleaseActivity).
-        ReleaseActivity.migration(.sqlite)
+        ReleaseActivity.migration(.sqlite),
+        // 18: the address an event came from, kept only when the event asks for it (`{{auto}}`:
+        // Ingest/InferredIPAddress), filled in where the event is read.
+        "ALTER TABLE occurrences ADD COLUMN client_address TEXT;"
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

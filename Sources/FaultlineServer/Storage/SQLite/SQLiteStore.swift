@@ -80,11 +80,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             if let e = event {
                 let changed = try c.run(
                     """
-                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os)
-                    VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, event_id) DO NOTHING
+                    INSERT INTO occurrences(project_id, event_id, received, timestamp, release, install_id, event, environment, os, client_address)
+                    VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(project_id, event_id) DO NOTHING
                     """, .int(e.projectID), .text(e.eventID), .double(e.received), .double(e.timestamp),
                     e.release.map { .text($0) } ?? .null, e.installID.map { .text($0) } ?? .null, .blob(e.compressedEvent),
-                    e.environment.map { .text($0) } ?? .null, e.operatingSystem.map { .text($0) } ?? .null)
+                    e.environment.map { .text($0) } ?? .null, e.operatingSystem.map { .text($0) } ?? .null,
+                    e.clientAddress.map { .text($0) } ?? .null)
                 id = changed > 0 ? c.lastInsertRowID : nil
                 if let id, let trace = e.traceID {
                     _ = try c.run(SQLTraceStore.linkSQL, SQLTraceStore.linkValues(id, e.projectID, e.eventID, trace, e.spanID))

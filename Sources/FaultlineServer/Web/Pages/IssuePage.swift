@@ -55,7 +55,7 @@ struct IssuePage {
         ])
         body += try breakdown(issue)
         if let o = occurrence {
-            let event = try StoredEvent.decodeForReading(o.compressedEvent)
+            let event = try StoredEvent.decodeForReading(o)
             body += "<h2>Occurrence <code>\(HTML.esc(o.eventID))</code></h2><p class=\"muted\">\(HTML.time(o.timestamp))"
             body += o.release.map { " · release \(HTML.esc($0))" } ?? ""
             if let trace = TransactionIngest.traceContext(of: event)?.traceID {
