@@ -53,6 +53,8 @@ let whole = median(batches: batches, count: requests.count) { i in
 let inflate = median(batches: batches, count: gzipped.count) { i in
     sink &+= try! Inflate.inflate(gzipped[i], limit: limits.maxDecompressedBytes).count
 }
+// The top-level keep list (in every revision, so --baseline builds compile): the parse ingest runs,
+// with its JSONSelection inside the members, is in `whole`.
 let parse = median(batches: batches, count: payloads.count) { i in
     if case .object(let o) = try! JSONParser.parseObject(payloads[i], keeping: EnvelopeDecoder.eventFieldsRead) { sink &+= o.count }
 }

@@ -152,7 +152,7 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
                 s.occurrences[new] = Occurrence(
                     row: StoredOccurrence(
                         id: new, projectID: e.projectID, eventID: e.eventID, received: e.received, timestamp: e.timestamp, release: e.release,
-                        issueID: nil, compressedEvent: e.compressedEvent))
+                        issueID: nil, compressedEvent: e.compressedEvent, clientAddress: e.clientAddress))
                 id = new
             }
             for item in items {

@@ -97,7 +97,16 @@ final class EventSelectionTests: XCTestCase {
         let device: JSONValue = [
             "message": "started", "contexts": ["device": ["device_unique_identifier": "device-7", "arch": "x86_64"], "app": ["app_identifier": "org.example"]]
         ]
-        return [native, python, go, single, message, device]
+        // The address rules' inputs: a browser event that says never, one that asks, a REMOTE_ADDR.
+        let never: JSONValue = [
+            "platform": "javascript", "message": "n", "sdk": ["name": "sentry.javascript.browser", "settings": ["infer_ip": "never"]],
+            "user": ["ip_address": "{{auto}}"]
+        ]
+        let asks: JSONValue = ["platform": "node", "message": "a", "sdk": ["settings": ["infer_ip": "auto", "other": 1]]]
+        let remote: JSONValue = [
+            "platform": "python", "message": "r", "request": ["method": "GET", "env": ["REMOTE_ADDR": "10.1.2.3", "SERVER_NAME": "x"]]
+        ]
+        return [native, python, go, single, message, device, never, asks, remote]
     }
 
     func testEveryIngestReaderAnswersOnTheSelectionAsOnTheWholeEvent() throws {
@@ -122,6 +131,9 @@ final class EventSelectionTests: XCTestCase {
             XCTAssertEqual(FrameVariables.hasVariables(part), FrameVariables.hasVariables(whole), "event \(n)")
             XCTAssertEqual(SentryValues.needsNormalising(part), SentryValues.needsNormalising(whole), "event \(n)")
             XCTAssertEqual(DebugImageMap(event: part).architecture, DebugImageMap(event: whole).architecture, "event \(n)")
+            XCTAssertEqual(
+                InferredIPAddress.addressToKeep(for: part, clientAddress: "198.51.100.7"),
+                InferredIPAddress.addressToKeep(for: whole, clientAddress: "198.51.100.7"), "event \(n)")
         }
         // The selection did leave things out (else this test proves nothing about it).
         let native = try JSONParser.parseObject(events[0].serialized(), selecting: EnvelopeDecoder.eventSelection)

@@ -18,6 +18,15 @@ final class InferredIPAddressTests: XCTestCase {
         XCTAssertEqual(fill(["platform": "javascript"])?["user"], ["ip_address": .string(client)], "browser SDKs never set it")
         XCTAssertEqual(fill(["platform": "cocoa", "user": ["ip_address": .null]])?["user"]?["ip_address"], .string(client))
         XCTAssertNil(fill(["platform": "javascript", "sdk": ["settings": ["infer_ip": "never"]]]), "the SDK said never")
+        let never: JSONValue = [
+            "platform": "javascript", "sdk": ["settings": ["infer_ip": "never"]], "user": ["id": "1", "ip_address": "{{auto}}"],
+            "request": ["env": ["REMOTE_ADDR": "{{auto}}"]]
+        ]
+        XCTAssertEqual(fill(never)?["user"], ["id": "1"], "never: the placeholder goes, no address comes")
+        XCTAssertEqual(fill(never)?["request"], ["env": [:]])
+        XCTAssertNil(fill(["sdk": ["settings": ["infer_ip": "never"]], "request": ["env": ["REMOTE_ADDR": "10.0.0.1"]]]), "never: not copied")
+        XCTAssertNil(fill(["platform": "cocoa", "sdk": ["settings": ["infer_ip": "Never"]]]), "a setting Relay does not know is never")
+        XCTAssertEqual(fill(["platform": "cocoa", "sdk": ["settings": ["infer_ip": "legacy"]]])?["user"]?["ip_address"], .string(client))
         XCTAssertEqual(fill(["platform": "native", "sdk": ["settings": ["infer_ip": "auto"]]])?["user"]?["ip_address"], .string(client))
         XCTAssertNil(fill(["platform": "native"]), "other platforms are not given an address they did not ask for")
         XCTAssertNil(fill(["platform": "javascript", "user": ["ip_address": "203.0.113.1"]]), "an address sent is kept")
@@ -56,5 +65,17 @@ final class InferredIPAddressTests: XCTestCase {
         XCTAssertEqual(server6["user"]?["ip_address"], "127.0.0.1")
         let native = try send("d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", ["platform": "native", "message": "y"])
         XCTAssertNil(native["user"]?["ip_address"], "no address for an SDK that did not ask")
+        // What is kept with each occurrence: the address only where the event's rules use it.
+        func kept(_ id: String) throws -> String? {
+            try XCTUnwrap(try server.server.store.occurrence(projectID: server.projectID, eventID: id)).clientAddress
+        }
+        XCTAssertEqual(try kept("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"), "127.0.0.1")
+        XCTAssertEqual(try kept("b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"), "203.0.113.50")
+        XCTAssertNil(try kept("d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"), "not stored for an event that did not ask")
+        let never = try send(
+            "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5",
+            ["platform": "javascript", "message": "z", "sdk": ["settings": ["infer_ip": "never"]], "user": ["ip_address": "{{auto}}"]])
+        XCTAssertEqual(never["user"], [:], "never: the placeholder is not shown, and no address")
+        XCTAssertNil(try kept("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"))
     }
 }

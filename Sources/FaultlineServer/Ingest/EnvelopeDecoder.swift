@@ -193,7 +193,8 @@ public enum EnvelopeDecoder {
         "logentry", "message", "fingerprint"  // grouping of messages and the client's own fingerprint
     ]).union(SentryValues.keysToCheck)  // other forms of the list containers, legacy names
 
-    /// What of `eventFieldsRead` ingest builds. Inside them, nothing ingest does not read: a stack's
+    /// What of an event ingest builds: `eventFieldsRead`, and `request` and `sdk` as far as
+    /// InferredIPAddress reads them. Inside them, nothing ingest does not read: a stack's
     /// `registers`; of `contexts` only `os` (the OS breakdown, the `os.name` tag), `app` (the app
     /// id), `trace` (the trace an error belongs to) and of `device` its `arch` and install id;
     /// `breadcrumbs` only as far as `SentryValues` checks its form (an event in another form is

@@ -5,7 +5,8 @@
 // a `{{auto}}` becomes the client's address; a user without an address takes the request's
 // `REMOTE_ADDR` when that is an address; else, for the platforms whose SDKs never set it
 // (`javascript`, `cocoa`, `objc`) or when the SDK asks (`sdk.settings.infer_ip: "auto"`), the
-// client's address — unless the SDK says `infer_ip: "never"`. The client's address is the one the
+// client's address. An SDK that says `infer_ip: "never"` (or anything Relay does not know) gets
+// no address and its `{{auto}}` removed. The client's address is the one the
 // per-address limits use (`HTTPRequest.clientAddress`: a trusted proxy's `X-Forwarded-For`); an
 // IPv6 client behind a proxy is known only by its /64 there, and is not written into an event.
 // The event is stored as sent (rewriting it would mean compressing it again, which more than
@@ -27,31 +28,47 @@ enum InferredIPAddress {
         return withClient == filled(parsed, client: nil) ? nil : clientAddress
     }
 
+    /// What the SDK said of inferring the address (`sdk.settings.infer_ip`): none or `legacy`,
+    /// Relay's older rules (by platform); `auto`; `never`. Anything else is taken as `never`.
+    enum Inference { case legacy, auto, never }
+
+    static func inference(_ top: JSONObject) -> Inference {
+        switch top["sdk"]?["settings"]?["infer_ip"] {
+        case nil, .null?, .string("legacy")?: .legacy
+        case .string("auto")?: .auto
+        default: .never
+        }
+    }
+
     /// The event with its addresses filled in, or nil when nothing changes.
     static func filled(_ event: JSONValue, client: String?) -> JSONValue? {
         guard case .object(var top) = event else { return nil }
+        let inference = inference(top)
         var changed = false
-        if let client {
+        // `{{auto}}` becomes the client's address, or, when the SDK said never, goes.
+        let replacement: JSONValue? = inference == .never ? nil : client.map(JSONValue.string)
+        if inference == .never || replacement != nil {
             if case .object(var request)? = top["request"], case .object(var env)? = request["env"],
                 env["REMOTE_ADDR"]?.stringValue == placeholder
             {
-                env["REMOTE_ADDR"] = .string(client)
+                env["REMOTE_ADDR"] = replacement
                 request["env"] = .object(env)
                 top["request"] = .object(request)
                 changed = true
             }
             if case .object(var user)? = top["user"], user["ip_address"]?.stringValue == placeholder {
-                user["ip_address"] = .string(client)
+                user["ip_address"] = replacement
                 top["user"] = .object(user)
                 changed = true
             }
         }
+        guard inference != .never else { return changed ? .object(top) : nil }
         let current = top["user"]?["ip_address"]
         if current == nil || current == .null {
             var address: String?
             if let http = top["request"]?["env"]?["REMOTE_ADDR"]?.stringValue, isIPAddress(http) {
                 address = http
-            } else if let client, infersAddress(top) {
+            } else if let client, inference == .auto || (top["platform"]?.stringValue.map(inferringPlatforms.contains) ?? false) {
                 address = client
             }
             if let address {
@@ -68,14 +85,6 @@ enum InferredIPAddress {
             }
         }
         return changed ? .object(top) : nil
-    }
-
-    private static func infersAddress(_ top: JSONObject) -> Bool {
-        switch top["sdk"]?["settings"]?["infer_ip"]?.stringValue {
-        case "never": return false
-        case "auto": return true
-        default: return top["platform"]?.stringValue.map(inferringPlatforms.contains) ?? false
-        }
     }
 
     /// An IPv4 or IPv6 address as text (not a network, not a host name).
