@@ -17,6 +17,7 @@ enum ProjectsCommand {
                faultline projects [--data-dir DIR] user list
                faultline projects [--data-dir DIR] grouping PROJECT [1|2|3|4]
                faultline projects [--data-dir DIR] frame-variables PROJECT [on|off]
+               faultline projects [--data-dir DIR] ip-addresses PROJECT [on|off]
 
         Works on the data directory directly (also while the server runs); with --database URL (env
         FAULTLINE_DATABASE_URL) instead of --data-dir, on the PostgreSQL database that
@@ -35,6 +36,10 @@ enum ProjectsCommand {
         `frame-variables` shows or sets whether the project's events keep their frames' local
         variables (`vars`, which SDKs such as sentry-python send by default and which can hold
         secrets): off unless turned on, and then ingest drops them before anything is stored.
+        `ip-addresses` shows or sets whether the project keeps the address an event came from when
+        the event asks for it (`user.ip_address: "{{auto}}"`, browser and mobile SDKs): on unless
+        turned off (Sentry's "Prevent Storing of IP Addresses"); when off, the placeholder is not
+        shown and no address is kept. A running server applies a change within 30 s.
         """
 
     static func run(_ args: [String]) -> Int32 {
@@ -108,6 +113,19 @@ enum ProjectsCommand {
                     try projects.setKeepsFrameVariables(projectID: p.id, keep)
                 }
                 print("project '\(p.slug)' \(keep ? "keeps" : "drops") its events' frame variables")
+            case "ip-addresses":
+                guard (2...3).contains(positional.count), let p = try store.project(idOrSlug: positional[1]) else {
+                    if positional.count >= 2 { printError("projects: no such project") }
+                    return positional.count >= 2 ? ExitCode.inputError : usageError()
+                }
+                var keep = p.storesIPAddresses
+                if positional.count == 3 {
+                    guard ["on", "off"].contains(positional[2]) else { return usageError() }
+                    keep = positional[2] == "on"
+                    try projects.setStoresIPAddresses(projectID: p.id, keep)
+                }
+                print(
+                    "project '\(p.slug)' \(keep ? "keeps" : "does not keep") the address an event came from when the event asks for it ({{auto}})")
             case "key":
                 guard positional.count == 3, positional[1] == "revoke" else { return usageError() }
                 guard try projects.revokePublicKey(positional[2]) else {

@@ -96,6 +96,12 @@ public final class InMemoryStore: Store, ProjectAdministrationStore, IssueReads,
         }
     }
 
+    public func setStoresIPAddresses(projectID: Int64, _ store: Bool) throws {
+        withState { s in
+            if let i = s.projects.firstIndex(where: { $0.id == projectID }) { s.projects[i].storesIPAddresses = store }
+        }
+    }
+
     public func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws {
         withState { s in
             if let i = s.projects.firstIndex(where: { $0.id == projectID }) { s.projects[i].groupingConfig = config }

@@ -31,7 +31,9 @@ final class InferredIPAddressTests: XCTestCase {
         XCTAssertNil(fill(["platform": "native"]), "other platforms are not given an address they did not ask for")
         XCTAssertNil(fill(["platform": "javascript", "user": ["ip_address": "203.0.113.1"]]), "an address sent is kept")
         XCTAssertNil(fill(["platform": "javascript", "user": "someone"]), "a user that is not an object is left as sent")
-        XCTAssertNil(fill(["user": ["ip_address": "{{auto}}"]], nil), "no client address (an IPv6 /64 behind a proxy): left as sent")
+        XCTAssertEqual(
+            fill(["user": ["id": "1", "ip_address": "{{auto}}"]], nil)?["user"], ["id": "1"],
+            "no client address (an IPv6 /64 behind a proxy, a project that keeps none): the placeholder goes")
         XCTAssertTrue(InferredIPAddress.isIPAddress("127.0.0.1"))
         XCTAssertTrue(InferredIPAddress.isIPAddress("::1"))
         XCTAssertFalse(InferredIPAddress.isIPAddress("2001:db8:1:2::/64"))
@@ -77,5 +79,25 @@ final class InferredIPAddressTests: XCTestCase {
             ["platform": "javascript", "message": "z", "sdk": ["settings": ["infer_ip": "never"]], "user": ["ip_address": "{{auto}}"]])
         XCTAssertEqual(never["user"], [:], "never: the placeholder is not shown, and no address")
         XCTAssertNil(try kept("e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"))
+    }
+
+    /// `faultline projects ip-addresses PROJECT off`: no address is kept and none is shown.
+    func testAProjectThatKeepsNoAddressesKeepsNone() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let exe = TestSupport.product("faultline")
+        let cli = ["projects", "--data-dir", server.dataDirectory] + (try TestDatabase.serveArguments(dataDirectory: server.dataDirectory))
+        let off = try TestSupport.run(exe, cli + ["ip-addresses", String(server.projectID), "off"])
+        XCTAssertEqual(off.exitCode, 0, off.description)
+        XCTAssertTrue(off.stdout.contains("does not keep"), off.description)
+        XCTAssertTrue(try TestSupport.run(exe, cli + ["ip-addresses", String(server.projectID)]).stdout.contains("does not keep"))
+        XCTAssertEqual(try TestSupport.run(exe, cli + ["ip-addresses", String(server.projectID), "maybe"]).exitCode, 2)
+        let id = "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6"
+        let event: JSONValue = ["event_id": .string(id), "platform": "javascript", "message": "m", "user": ["id": "u", "ip_address": "{{auto}}"]]
+        XCTAssertEqual(server.sendEnvelope(TestEvents.envelope(event)).status, 200)
+        try server.waitUntilIdle()
+        XCTAssertNil(try XCTUnwrap(try server.server.store.occurrence(projectID: server.projectID, eventID: id)).clientAddress)
+        let read = try server.getJSON("/api/0/projects/faultline/\(server.projectID)/events/\(id)/")["event"]
+        XCTAssertEqual(read?["user"], ["id": "u"], "neither an address nor the placeholder")
     }
 }

@@ -45,9 +45,11 @@ enum InferredIPAddress {
         guard case .object(var top) = event else { return nil }
         let inference = inference(top)
         var changed = false
-        // `{{auto}}` becomes the client's address, or, when the SDK said never, goes.
+        // `{{auto}}` becomes the client's address; without one (the SDK said never, the project
+        // keeps no addresses, an IPv6 client behind a proxy, a row stored before addresses were
+        // kept) the placeholder goes: it says nothing to whoever reads the event.
         let replacement: JSONValue? = inference == .never ? nil : client.map(JSONValue.string)
-        if inference == .never || replacement != nil {
+        do {
             if case .object(var request)? = top["request"], case .object(var env)? = request["env"],
                 env["REMOTE_ADDR"]?.stringValue == placeholder
             {

@@ -164,7 +164,9 @@ public final class IngestHandler: Sendable {
                 attachments: attachments, minidumpModules: minidumpModules ?? [])
             (incoming!.environment, incoming!.operatingSystem) = (EventFields.environment(event), EventFields.operatingSystem(event))
             if let t = TransactionIngest.traceContext(of: event) { (incoming!.traceID, incoming!.spanID) = (t.traceID, t.spanID) }
-            incoming!.clientAddress = InferredIPAddress.addressToKeep(for: event, clientAddress: request.clientAddress)
+            if project.storesIPAddresses {
+                incoming!.clientAddress = InferredIPAddress.addressToKeep(for: event, clientAddress: request.clientAddress)
+            }
             signature = PhaseClock.time(.stackSignature) { StackExtractor.signature(of: event, grouping: project.groupingConfig) }
         }
         // Traces/: transactions are decoded (a malformed one refuses the envelope) and stored apart.

@@ -11,6 +11,8 @@ public protocol ProjectAdministrationStore: AnyObject, Sendable {
     func setGroupingConfig(projectID: Int64, _ config: GroupingConfig) throws
     /// Whether the project's events keep their frames' local variables from now on.
     func setKeepsFrameVariables(projectID: Int64, _ keep: Bool) throws
+    /// Whether the project's events get the address they came from when they ask, from now on.
+    func setStoresIPAddresses(projectID: Int64, _ store: Bool) throws
     func createPublicKey(projectID: Int64, allowedAppIDs: [String]) throws -> PublicKeyRecord
     /// Every key of a project (nil: of every project), for listing.
     func publicKeys(projectID: Int64?) throws -> [PublicKeyRecord]

@@ -11,6 +11,9 @@ public struct ProjectRecord: Sendable, Equatable {
     /// Whether frames' local variables (`vars`, which can hold secrets) are stored; off unless the
     /// project opted in, and then ingest drops them before anything is stored.
     public var keepsFrameVariables = false
+    /// Whether the address an event came from is kept when the event asks for it (`{{auto}}`,
+    /// InferredIPAddress); on unless turned off (Sentry's "Prevent Storing of IP Addresses").
+    public var storesIPAddresses = true
     /// When it was made (seconds since the epoch).
     public var created: Double = 0
 }

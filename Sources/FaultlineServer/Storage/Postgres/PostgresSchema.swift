@@ -68,7 +68,11 @@ enum PostgresSchema {
         ReleaseActivity.migration(.postgres),
         // 18: the address an event came from, kept only when the event asks for it (`{{auto}}`:
         // Ingest/InferredIPAddress), filled in where the event is read.
-        "ALTER TABLE occurrences ADD COLUMN IF NOT EXISTS client_address TEXT"
+        // And whether a project keeps it (`faultline projects ip-addresses`; on by default).
+        """
+        ALTER TABLE occurrences ADD COLUMN IF NOT EXISTS client_address TEXT;
+        ALTER TABLE project_settings ADD COLUMN IF NOT EXISTS store_ip_addresses INTEGER NOT NULL DEFAULT 1
+        """
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

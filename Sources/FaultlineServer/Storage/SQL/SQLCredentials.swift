@@ -81,14 +81,15 @@ extension SQLBackedStore {
             // A project without a row was created by this version after the migration: the newest rules.
             try c.rows(
                 """
-                SELECT p.id, p.slug, p.name, g.grouping, g.keep_frame_variables, p.created FROM projects p
+                SELECT p.id, p.slug, p.name, g.grouping, g.keep_frame_variables, p.created, g.store_ip_addresses FROM projects p
                 LEFT JOIN project_settings g ON g.project_id = p.id ORDER BY p.id
                 """
             ) {
                 ProjectRecord(
                     id: $0.int(0), slug: $0.text(1) ?? "", name: $0.text(2) ?? "",
                     groupingConfig: $0.isNull(3) ? .newProjects : GroupingConfig(rawValue: Int($0.int(3))) ?? .newProjects,
-                    keepsFrameVariables: !$0.isNull(4) && $0.int(4) != 0, created: $0.double(5))
+                    keepsFrameVariables: !$0.isNull(4) && $0.int(4) != 0, storesIPAddresses: $0.isNull(6) || $0.int(6) != 0,
+                    created: $0.double(5))
             }
         }
     }
@@ -112,6 +113,16 @@ extension SQLBackedStore {
                 INSERT INTO project_settings(project_id, grouping, keep_frame_variables) VALUES(?, ?, ?)
                 ON CONFLICT(project_id) DO UPDATE SET keep_frame_variables = excluded.keep_frame_variables
                 """, .int(projectID), .int(Int64(GroupingConfig.newProjects.rawValue)), .int(keep ? 1 : 0))
+        }
+    }
+
+    public func setStoresIPAddresses(projectID: Int64, _ store: Bool) throws {
+        try db.writing { c in
+            try c.execute(
+                """
+                INSERT INTO project_settings(project_id, grouping, store_ip_addresses) VALUES(?, ?, ?)
+                ON CONFLICT(project_id) DO UPDATE SET store_ip_addresses = excluded.store_ip_addresses
+                """, .int(projectID), .int(Int64(GroupingConfig.newProjects.rawValue)), .int(store ? 1 : 0))
         }
     }
 

@@ -72,7 +72,11 @@ enum SQLiteSchema {
         ReleaseActivity.migration(.sqlite),
         // 18: the address an event came from, kept only when the event asks for it (`{{auto}}`:
         // Ingest/InferredIPAddress), filled in where the event is read.
-        "ALTER TABLE occurrences ADD COLUMN client_address TEXT;"
+        // And whether a project keeps it (`faultline projects ip-addresses`; on by default).
+        """
+        ALTER TABLE occurrences ADD COLUMN client_address TEXT;
+        ALTER TABLE project_settings ADD COLUMN store_ip_addresses INTEGER NOT NULL DEFAULT 1;
+        """
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.
