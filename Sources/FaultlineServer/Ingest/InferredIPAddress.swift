@@ -49,20 +49,18 @@ enum InferredIPAddress {
         // keeps no addresses, an IPv6 client behind a proxy, a row stored before addresses were
         // kept) the placeholder goes: it says nothing to whoever reads the event.
         let replacement: JSONValue? = inference == .never ? nil : client.map(JSONValue.string)
-        do {
-            if case .object(var request)? = top["request"], case .object(var env)? = request["env"],
-                env["REMOTE_ADDR"]?.stringValue == placeholder
-            {
-                env["REMOTE_ADDR"] = replacement
-                request["env"] = .object(env)
-                top["request"] = .object(request)
-                changed = true
-            }
-            if case .object(var user)? = top["user"], user["ip_address"]?.stringValue == placeholder {
-                user["ip_address"] = replacement
-                top["user"] = .object(user)
-                changed = true
-            }
+        if case .object(var request)? = top["request"], case .object(var env)? = request["env"],
+            env["REMOTE_ADDR"]?.stringValue == placeholder
+        {
+            env["REMOTE_ADDR"] = replacement
+            request["env"] = .object(env)
+            top["request"] = .object(request)
+            changed = true
+        }
+        if case .object(var user)? = top["user"], user["ip_address"]?.stringValue == placeholder {
+            user["ip_address"] = replacement
+            top["user"] = .object(user)
+            changed = true
         }
         guard inference != .never else { return changed ? .object(top) : nil }
         let current = top["user"]?["ip_address"]
