@@ -77,7 +77,7 @@ public enum JSONParser {
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 pos += 1
                 skipSpace()
-                let v: JSONValue
+                let v: JSONValue?
                 switch selection?.member(key) ?? .whole {
                 case .whole: v = try value(depth: depth + 1)
                 case .selected(let inner): v = try selected(inner, depth: depth + 1)
@@ -86,14 +86,12 @@ public enum JSONParser {
                     v = .null
                 case .skipped:
                     try skipValue(depth: depth + 1)
-                    skipSpace()
-                    guard pos < bytes.count else { throw fail("unterminated object") }
-                    if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
-                    if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
-                    throw fail("expected ',' or '}'")
+                    v = nil
                 }
                 // A repeated key keeps its place and takes the later value, as a Dictionary would.
-                if let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
+                if let v {
+                    if let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
+                }
                 skipSpace()
                 guard pos < bytes.count else { throw fail("unterminated object") }
                 if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
