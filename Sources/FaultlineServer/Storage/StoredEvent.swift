@@ -44,14 +44,6 @@ public enum StoredEvent {
         try JSONParser.parse(try json(stored))
     }
 
-    /// The stored event as people and scripts read it: the user's address filled in as the event
-    /// asked (InferredIPAddress, from the address kept with the occurrence), secrets filtered
-    /// (SensitiveData).
-    static func decodeForReading(_ occurrence: StoredOccurrence) throws -> JSONValue {
-        let event = try decode(occurrence.compressedEvent)
-        return SensitiveData.scrubbed(InferredIPAddress.filled(event, client: occurrence.clientAddress) ?? event)
-    }
-
     /// Only the top-level members named in `keep` are built (the rest is validated and skipped).
     public static func decode(_ stored: Data, keeping keep: Set<String>) throws -> JSONValue {
         try JSONParser.parseObject(try json(stored), keeping: keep)
