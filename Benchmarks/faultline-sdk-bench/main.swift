@@ -28,8 +28,8 @@ func threadCPU() -> UInt64 {
 }
 
 // Each run's data directory is made in a folder of the benchmark's own, as an app's is in a
-// folder of its own: in a crowded /tmp (thousands of entries) looking up a name that is not there
-// reads the directory's blocks, and that lookup, not start, was a sixth of a fresh start's time.
+// folder of its own: in a crowded /tmp, looking up a name that is not there reads the directory's
+// blocks, and the benchmark would time that lookup instead of start.
 let benchFolder = NSTemporaryDirectory() + "faultline-sdk-bench"
 try? FileManager.default.createDirectory(atPath: benchFolder, withIntermediateDirectories: true)
 let dir = benchFolder + "/\(getpid())"

@@ -92,9 +92,9 @@ package enum PathName {
 extension String {
     /// Whether the text holds `part` (lowercase ASCII) in any ASCII case, read as UTF-8 bytes.
     /// Foundation's `contains` and `range(of:options: .caseInsensitive)` go through NSString and
-    /// CFStringFind; on ingest's hot path (a secret-naming tag key) that search was a larger share
-    /// of an event's CPU than its stack signature. Text that is not ASCII is lowered by Unicode's
-    /// rules first, as `lowercased()` would (the Kelvin sign lowers to `k`).
+    /// CFStringFind, which ingest's hot path (a secret-naming tag key on every tag) cannot afford
+    /// (docs/SERVER.md, "Measured"). Text that is not ASCII is lowered by Unicode's rules first, as
+    /// `lowercased()` would (the Kelvin sign lowers to `k`).
     package func containsASCIICaseInsensitive(_ part: String) -> Bool {
         if utf8.contains(where: { $0 >= 0x80 }) { return lowercased().utf8.containsLowercaseASCII(part.utf8) }
         return utf8.containsLowercaseASCII(part.utf8)

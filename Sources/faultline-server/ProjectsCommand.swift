@@ -102,30 +102,17 @@ enum ProjectsCommand {
                     print("project '\(p.slug)' groups new events by rules \(p.groupingConfig)")
                 }
             case "frame-variables":
-                guard (2...3).contains(positional.count), let p = try store.project(idOrSlug: positional[1]) else {
-                    if positional.count >= 2 { printError("projects: no such project") }
-                    return positional.count >= 2 ? ExitCode.inputError : usageError()
-                }
-                var keep = p.keepsFrameVariables
-                if positional.count == 3 {
-                    guard ["on", "off"].contains(positional[2]) else { return usageError() }
-                    keep = positional[2] == "on"
-                    try projects.setKeepsFrameVariables(projectID: p.id, keep)
-                }
-                print("project '\(p.slug)' \(keep ? "keeps" : "drops") its events' frame variables")
+                return try onOffSetting(
+                    positional, store: store, current: \.keepsFrameVariables,
+                    set: { try projects.setKeepsFrameVariables(projectID: $0, $1) },
+                    says: { "project '\($0)' \($1 ? "keeps" : "drops") its events' frame variables" }) ?? ExitCode.ok
             case "ip-addresses":
-                guard (2...3).contains(positional.count), let p = try store.project(idOrSlug: positional[1]) else {
-                    if positional.count >= 2 { printError("projects: no such project") }
-                    return positional.count >= 2 ? ExitCode.inputError : usageError()
-                }
-                var keep = p.storesIPAddresses
-                if positional.count == 3 {
-                    guard ["on", "off"].contains(positional[2]) else { return usageError() }
-                    keep = positional[2] == "on"
-                    try projects.setStoresIPAddresses(projectID: p.id, keep)
-                }
-                print(
-                    "project '\(p.slug)' \(keep ? "keeps" : "does not keep") the address an event came from when the event asks for it ({{auto}})")
+                return try onOffSetting(
+                    positional, store: store, current: \.storesIPAddresses,
+                    set: { try projects.setStoresIPAddresses(projectID: $0, $1) },
+                    says: {
+                        "project '\($0)' \($1 ? "keeps" : "does not keep") the address an event came from when the event asks for it ({{auto}})"
+                    }) ?? ExitCode.ok
             case "key":
                 guard positional.count == 3, positional[1] == "revoke" else { return usageError() }
                 guard try projects.revokePublicKey(positional[2]) else {
@@ -162,6 +149,26 @@ enum ProjectsCommand {
             printError("projects: \(error)")
             return ExitCode.failure
         }
+    }
+
+    /// A project's on/off setting: `VERB PROJECT` shows it, `VERB PROJECT on|off` sets it. Nil when
+    /// it went as asked, else the exit code.
+    static func onOffSetting(
+        _ positional: [String], store: any Store, current: KeyPath<ProjectRecord, Bool>, set: (Int64, Bool) throws -> Void,
+        says: (String, Bool) -> String
+    ) throws -> Int32? {
+        guard (2...3).contains(positional.count), let p = try store.project(idOrSlug: positional[1]) else {
+            if positional.count >= 2 { printError("projects: no such project") }
+            return positional.count >= 2 ? ExitCode.inputError : usageError()
+        }
+        var on = p[keyPath: current]
+        if positional.count == 3 {
+            guard ["on", "off"].contains(positional[2]) else { return usageError() }
+            on = positional[2] == "on"
+            try set(p.id, on)
+        }
+        print(says(p.slug, on))
+        return nil
     }
 
     static func usageError() -> Int32 {

@@ -9,9 +9,10 @@
 // no address and its `{{auto}}` removed. The client's address is the one the
 // per-address limits use (`HTTPRequest.clientAddress`: a trusted proxy's `X-Forwarded-For`); an
 // IPv6 client behind a proxy is known only by its /64 there, and is not written into an event.
-// The event is stored as sent (rewriting it would mean compressing it again, which more than
-// doubled ingest's CPU for an event that asks): the address is kept with the occurrence, only when
-// the event's rules use it, and filled in wherever the event is read (StoredEvent.decodeForReading).
+// The event is stored as sent (rewriting it would mean compressing it again on ingest's hot path,
+// and browser SDKs ask on every event; docs/SERVER.md has the measurement): the address is kept
+// with the occurrence, only when the event's rules use it, and filled in wherever the event is
+// read (StoredEvent.decodeForReading).
 import FaultlineProtocol
 import Glibc
 
