@@ -91,6 +91,21 @@ public final class WorkerThread<State>: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// Changes the state under the lock and wakes the thread only when `wakes` says the changed
+    /// state needs it now. For producers on a hot path whose change the thread's current `.wait`
+    /// deadline covers anyway: each wake-up of a sleeping thread is a futex call and a context
+    /// switch. Only for state the thread waits on with a deadline, and that no
+    /// `wait(until:for:)` caller waits for.
+    @discardableResult
+    public func update<R>(wakingIf wakes: (State) -> Bool, _ body: (inout State) throws -> R) rethrows -> R {
+        condition.lock()
+        defer {
+            if wakes(state) { condition.broadcast() }
+            condition.unlock()
+        }
+        return try body(&state)
+    }
+
     /// Reads the state under the lock without waking anyone.
     public func read<R>(_ body: (State) throws -> R) rethrows -> R {
         condition.lock()

@@ -78,4 +78,32 @@ final class WorkerThreadTests: XCTestCase {
         XCTAssertEqual(worker.read { $0 }, ["worker thread", "next"])
         XCTAssertTrue(worker.stop(timeout: 30))
     }
+
+    /// A producer whose change the thread's rule does not need yet skips the wake-up, and one
+    /// whose change it needs wakes it: the thread decides once to wait, once more when woken (the
+    /// batch), and once after it.
+    func testAnUpdateWakesOnlyWhenItsRuleSaysTheThreadNeedsIt() {
+        let worker = WorkerThread(name: "test-waking-if", state: (items: [Int](), done: [[Int]](), decisions: 0))
+        worker.start { s, stopping in
+            s.decisions += 1
+            if stopping { return .exit }
+            guard s.items.count >= 3 else { return .wait(until: nil) }
+            let batch = s.items
+            s.items.removeAll()
+            s.done.append(batch)
+            return .run {}
+        }
+        // Its first decision made, the thread holds its lock until it sleeps: every update below
+        // finds it asleep.
+        XCTAssertTrue(worker.wait(until: Date().addingTimeInterval(30)) { $0.decisions == 1 })
+        for i in 0..<2 {
+            worker.update(wakingIf: { $0.items.count >= 3 }) { $0.items.append(i) }
+            // Not woken, the thread makes no decision (a thread woken by mistake would, at once
+            // on an idle machine; on a busy one this check may miss it, never fail wrongly).
+            XCTAssertFalse(worker.wait(until: Date().addingTimeInterval(0.1)) { $0.decisions > 1 }, "item \(i) woke the thread")
+        }
+        worker.update(wakingIf: { $0.items.count >= 3 }) { $0.items.append(2) }
+        XCTAssertTrue(worker.wait(until: Date().addingTimeInterval(30)) { $0.done == [[0, 1, 2]] && $0.decisions == 3 })
+        XCTAssertTrue(worker.stop(timeout: 30))
+    }
 }

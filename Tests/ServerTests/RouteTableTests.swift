@@ -1,5 +1,7 @@
 // The route table's rules: patterns match as documented, and what a route needs is in its row.
 @testable import FaultlineServer
+import Foundation
+import Synchronization
 import XCTest
 
 final class RouteTableTests: XCTestCase {
@@ -40,5 +42,23 @@ final class RouteTableTests: XCTestCase {
         XCTAssertEqual(Router.route(forPath: "/api/0/issues/77")?.captures, ["77"])
         let long = "/api/0/issues/" + String(repeating: "7", count: Router.recentRoutePathBytes)
         XCTAssertEqual(Router.route(forPath: long)?.captures, [String(repeating: "7", count: Router.recentRoutePathBytes)], "a path too long to keep")
+    }
+
+    /// Each connection thread first asks its own last few paths, then the shared cache: threads
+    /// asking for more paths at once than either keeps still get the table's answers.
+    func testThreadsAskingAtOnceGetTheTablesAnswers() {
+        let paths = (0..<(Router.ThreadRoutes.kept * 3)).map { i in i % 2 == 0 ? "/api/\(i)/envelope/" : "/api/0/issues/\(i)/events" }
+        let mismatches = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for round in 0..<50 {
+                let path = paths[(round * 7 + thread) % paths.count]
+                let split = path.split(separator: "/").map(String.init)
+                let expected = Router.route(for: split), found = Router.route(forPath: path)
+                if found?.route.pattern.description != expected?.route.pattern.description || found?.captures != expected?.captures {
+                    mismatches.withLock { $0.append("\(path) on thread \(thread), round \(round)") }
+                }
+            }
+        }
+        XCTAssertEqual(mismatches.withLock { $0 }, [])
     }
 }

@@ -60,8 +60,12 @@ public final class EventProcessor: @unchecked Sendable {
         worker.start { [unowned self] q, stopping in next(&q, stopping) }
     }
 
+    /// Wakes the worker only for the first queued job (it may be idle until its next scan) and for
+    /// the one that fills a batch: in between it waits for the batch's gather deadline anyway, and
+    /// a wake-up per ingested event only put it back to sleep (a futex call and two context
+    /// switches per event).
     public func submit(_ job: Job) {
-        worker.update { q in
+        worker.update(wakingIf: { [batchSize] q in q.jobs.count <= 1 || q.jobs.count >= batchSize }) { q in
             if q.jobs.count >= maxQueue { q.needsScan = true; return }
             q.jobs.append(job)
             if q.oldestQueued == nil { q.oldestQueued = Date() }

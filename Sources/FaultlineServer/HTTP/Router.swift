@@ -3,6 +3,7 @@
 // server tokens on everything that uploads or reads, web sessions in WebUI.
 import Foundation
 import FaultlineProtocol
+import FaultlineThreads
 import Synchronization
 
 final class Router: HTTPHandling, @unchecked Sendable {
@@ -194,32 +195,63 @@ final class Router: HTTPHandling, @unchecked Sendable {
     }
 
     /// Where each recent request path went in `routes` (its index and captures; -1: none). Every
-    /// request asks three times (body limit, preflight, handling) and an ingest route sits at the
-    /// end of the table, past thirty patterns: the walk and the path's split were a few percent of
-    /// a connection thread's CPU. The answer depends on the path alone; the cache is emptied when
-    /// full, so paths that name ids cannot grow it.
-    private static let recentRoutes = Mutex<[String: (index: Int, captures: [String])]>([:])
+    /// request asks four times (body limit, preflight, headers, handling) and an ingest route sits
+    /// at the end of the table, past thirty patterns: the walk and the path's split were a few
+    /// percent of a connection thread's CPU. The answer depends on the path alone. Each thread
+    /// first asks its own few last paths (no lock: one cache shared by every connection thread
+    /// made them sleep on its lock when they met), then the shared cache (a new connection's
+    /// thread), which is emptied when full, so paths that name ids cannot grow either.
+    private static let recentRoutes = Mutex<[String: RouteLookup]>([:])
+    private static let threadRoutes = PerThread { ThreadRoutes() }
     static let recentRoutesKept = 1024
     static let recentRoutePathBytes = 256
 
+    struct RouteLookup {
+        var index: Int
+        var captures: [String]
+    }
+
+    /// A thread's last few lookups, newest last.
+    final class ThreadRoutes {
+        static let kept = 4
+        var entries: [(path: String, found: RouteLookup)] = []
+        func find(_ path: String) -> RouteLookup? { entries.last { $0.path == path }?.found }
+        func keep(_ path: String, _ found: RouteLookup) {
+            if entries.count >= Self.kept { entries.removeFirst() }
+            entries.append((path, found))
+        }
+    }
+
     static func route(forPath path: String) -> (route: Route, captures: [String])? {
-        if let hit = recentRoutes.withLock({ $0[path] }) { return hit.index < 0 ? nil : (routes[hit.index], hit.captures) }
+        let found = lookup(path)
+        return found.index < 0 ? nil : (routes[found.index], found.captures)
+    }
+
+    private static func lookup(_ path: String) -> RouteLookup {
+        // Only paths of a usual length are kept: a client's long paths cannot make a cache large.
+        let keeps = path.utf8.count <= recentRoutePathBytes
+        let mine = threadRoutes.value
+        if let hit = mine.find(path) { return hit }
+        if let hit = recentRoutes.withLock({ $0[path] }) {
+            mine.keep(path, hit)
+            return hit
+        }
         let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        var found: (index: Int, captures: [String]) = (-1, [])
+        var found = RouteLookup(index: -1, captures: [])
         for (i, route) in routes.enumerated() {
             if let c = route.pattern.match(components) {
-                found = (i, c)
+                found = RouteLookup(index: i, captures: c)
                 break
             }
         }
-        // Only paths of a usual length are kept: a client's long paths cannot make the cache large.
-        if path.utf8.count <= recentRoutePathBytes {
+        if keeps {
+            mine.keep(path, found)
             recentRoutes.withLock { cache in
                 if cache.count >= recentRoutesKept { cache.removeAll(keepingCapacity: true) }
                 cache[path] = found
             }
         }
-        return found.index < 0 ? nil : (routes[found.index], found.captures)
+        return found
     }
 
     func bodyLimit(method: String, path: String) -> Int {

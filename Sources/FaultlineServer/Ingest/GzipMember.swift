@@ -7,8 +7,8 @@
 // while it inflates and gives the refusal its reason.
 import CLibDeflate
 import FaultlineProtocol
+import FaultlineThreads
 import Foundation
-import Synchronization
 
 enum GzipMember {
     /// Members that say they inflate to more than this are streamed (not allocated whole).
@@ -25,46 +25,29 @@ enum GzipMember {
         let trailer = body.index(body.endIndex, offsetBy: -4)
         let stated = (0..<4).reduce(0) { $0 | Int(body[trailer + $1]) << (8 * $1) }
         guard stated > 0, stated <= min(limit, wholeUpTo), stated <= n * maxRatio else { return nil }
-        return decompressors.with { d -> [UInt8]? in
-            var ok = false
-            let out = [UInt8](unsafeUninitializedCapacity: stated) { buffer, initialized in
-                var consumed = 0
-                var produced = 0
-                let result = body.withUnsafeBytes { input in
-                    libdeflate_gzip_decompress_ex(d, input.baseAddress, n, buffer.baseAddress, stated, &consumed, &produced)
-                }
-                ok = result == LIBDEFLATE_SUCCESS && consumed == n && produced == stated
-                initialized = ok ? produced : 0
+        guard let d = decompressors.value.pointer else { return nil }
+        var ok = false
+        let out = [UInt8](unsafeUninitializedCapacity: stated) { buffer, initialized in
+            var consumed = 0
+            var produced = 0
+            let result = body.withUnsafeBytes { input in
+                libdeflate_gzip_decompress_ex(d, input.baseAddress, n, buffer.baseAddress, stated, &consumed, &produced)
             }
-            return ok ? out : nil
-        } ?? nil
+            ok = result == LIBDEFLATE_SUCCESS && consumed == n && produced == stated
+            initialized = ok ? produced : 0
+        }
+        return ok ? out : nil
     }
 
     /// libdeflate's decompressors hold no stream state between calls but are not to be shared
-    /// by two threads at once: one per caller, reused.
-    static let decompressors = DecompressorPool()
+    /// by two threads at once: each connection thread keeps one (a pool under one lock made the
+    /// threads sleep on it when they met), freed when the thread ends.
+    static let decompressors = PerThread { Decompressor() }
 
-    final class DecompressorPool: Sendable {
-        private let free = Mutex<[Decompressor]>([])
-        /// Kept between uses: about one per HTTP worker thread; more are freed after use.
-        private let keep = 16
-
-        /// Runs `body` with a decompressor; nil when libdeflate could not allocate one.
-        func with<T>(_ body: (OpaquePointer) -> T) -> T? {
-            guard let d = free.withLock({ $0.popLast() }) ?? Decompressor() else { return nil }
-            let result = body(d.pointer)
-            free.withLock { if $0.count < keep { $0.append(d) } }
-            return result
-        }
-    }
-
-    /// One libdeflate decompressor, freed with its owner.
-    final class Decompressor: @unchecked Sendable {
-        let pointer: OpaquePointer
-        init?() {
-            guard let p = libdeflate_alloc_decompressor() else { return nil }
-            pointer = p
-        }
-        deinit { libdeflate_free_decompressor(pointer) }
+    /// One libdeflate decompressor, freed with its owner; nil when libdeflate could not allocate it.
+    final class Decompressor {
+        let pointer: OpaquePointer?
+        init() { pointer = libdeflate_alloc_decompressor() }
+        deinit { if let pointer { libdeflate_free_decompressor(pointer) } }
     }
 }

@@ -41,6 +41,14 @@ struct GroupCommitGather {
         return Date() < due ? due : nil
     }
 
+    /// Whether a producer that made the batch `pending` jobs long must wake the writer: for the
+    /// first job (the writer may sleep without a deadline) and for the job that makes the batch
+    /// `enough`. In between the writer waits for company until a deadline that it keeps, so a
+    /// wake-up per arriving job would only put it back to sleep.
+    func wakesWriter(pending: Int) -> Bool {
+        pending <= 1 || pending >= rule.enough
+    }
+
     mutating func committed(_ jobs: Int) {
         (lastBatch, lastCommitted) = (jobs, Date())
     }

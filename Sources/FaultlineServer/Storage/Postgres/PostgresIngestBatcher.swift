@@ -61,7 +61,7 @@ final class PostgresIngestBatcher: @unchecked Sendable {
     func store(_ event: IncomingEvent) throws -> Int64? {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var outcome: Result<Int64?, Error>?
-        let taken = writer.update { q -> Bool in
+        let taken = writer.update(wakingIf: { $0.gather.wakesWriter(pending: $0.pending.count) }) { q -> Bool in
             guard !q.closed else { return false }
             q.pending.append(
                 Pending(event: event) {

@@ -60,7 +60,7 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// A job given after `stop` is not run: its `done` gets `StoreError.closed` at once.
     private func enqueue(_ job: @escaping Job, done: ((Error?) -> Void)?, rerunnable: Bool) {
-        let taken = writer.update { q -> Bool in
+        let taken = writer.update(wakingIf: { $0.gather.wakesWriter(pending: $0.jobs.count) }) { q -> Bool in
             guard !q.closed else { return false }
             q.jobs.append(Pending(job: job, done: done, rerunnable: rerunnable))
             return true
