@@ -69,16 +69,22 @@ public enum JSONParser {
             if pos < bytes.count && bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(JSONObject()) }
             // Room for a typical object's members at once: growing 1, 2, 4, 8 showed in ingest profiles.
             var out = JSONObject(minimumCapacity: 8)
+            // Which byte lengths the ASCII keys kept so far have (bit `count % 64`): two ASCII keys
+            // of different lengths differ, so a key whose length is new needs no search for an
+            // earlier copy of itself. Any other key (escaped, non-ASCII: canonically equivalent to
+            // a key of another length) is searched, and so is every key after it.
+            var asciiLengthsKept: UInt64 = 0
+            var onlyASCIIKept = true
             while true {
                 skipSpace()
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let key = try string()
+                let (key, asciiCount) = try self.key()
                 skipSpace()
                 guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 pos += 1
                 skipSpace()
                 let v: JSONValue?
-                switch selection?.member(key) ?? .whole {
+                switch selection?.member(key, asciiCount: asciiCount) ?? .whole {
                 case .whole: v = try value(depth: depth + 1)
                 case .selected(let inner): v = try selected(inner, depth: depth + 1)
                 case .presenceOnly:
@@ -90,7 +96,15 @@ public enum JSONParser {
                 }
                 // A repeated key keeps its place and takes the later value, as a Dictionary would.
                 if let v {
-                    if let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
+                    var mayRepeat = true
+                    if let n = asciiCount, onlyASCIIKept {
+                        let bit: UInt64 = 1 << UInt64(n & 63)
+                        mayRepeat = asciiLengthsKept & bit != 0
+                        asciiLengthsKept |= bit
+                    } else {
+                        onlyASCIIKept = false
+                    }
+                    if mayRepeat, let i = out.position(of: key) { out.replaceValue(at: i, with: v) } else { out.appendNew(key, v) }
                 }
                 skipSpace()
                 guard pos < bytes.count else { throw fail("unterminated object") }
@@ -126,6 +140,17 @@ public enum JSONParser {
                 if bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(out) }
                 throw fail("expected ',' or ']'")
             }
+        }
+
+        /// An object's key, and its length when its bytes are ASCII without escapes (nil
+        /// otherwise): then the key is exactly those bytes.
+        mutating func key() throws(Failure) -> (String, asciiCount: Int?) {
+            let start = pos + 1
+            let key = try string()
+            let raw = UnsafeBufferPointer(rebasing: bytes[start..<(pos - 1)])
+            // Every escape is longer than what it stands for: as long as its text, a key has none.
+            guard raw.count == key.utf8.count, !raw.contains(where: { $0 >= 0x80 }) else { return (key, nil) }
+            return (key, raw.count)
         }
 
         mutating func string() throws(Failure) -> String {

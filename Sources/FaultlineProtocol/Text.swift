@@ -103,31 +103,29 @@ extension String {
 
 extension String.UTF8View {
     /// Whether these bytes, with ASCII capitals lowered, hold `part` (given in lowercase ASCII).
+    /// Searched in the strings' contiguous bytes (a native string's always are; anything else is
+    /// copied first): stepping String indices cost more than the search itself.
     fileprivate func containsLowercaseASCII(_ part: String.UTF8View) -> Bool {
         assert(part.allSatisfy { $0 < 0x80 && !(0x41...0x5A).contains($0) }, "the part is lowercase ASCII")
-        let partCount = part.count
-        guard partCount > 0 else { return true }
-        let textCount = count
-        guard partCount <= textCount else { return false }
-        let first = part.first!
-        var start = startIndex
-        for _ in 0...(textCount - partCount) {
-            if lowered(self[start]) == first {
-                var i = start
-                var matched = true
-                for p in part {
-                    if lowered(self[i]) != p {
-                        matched = false
-                        break
-                    }
-                    formIndex(after: &i)
-                }
-                if matched { return true }
-            }
-            formIndex(after: &start)
+        func inText(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+            part.withContiguousStorageIfAvailable { Self.search(text, for: $0) }
+                ?? Array(part).withUnsafeBufferPointer { Self.search(text, for: $0) }
+        }
+        return withContiguousStorageIfAvailable(inText) ?? Array(self).withUnsafeBufferPointer(inText)
+    }
+
+    private static func search(_ text: UnsafeBufferPointer<UInt8>, for part: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = part.count
+        guard n > 0 else { return true }
+        guard n <= text.count else { return false }
+        let first = part[0]
+        for start in 0...(text.count - n) where lowered(text[start]) == first {
+            var i = 1
+            while i < n, lowered(text[start + i]) == part[i] { i += 1 }
+            if i == n { return true }
         }
         return false
     }
 
-    private func lowered(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
+    private static func lowered(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
 }

@@ -130,6 +130,18 @@ final class JSONParserTests: XCTestCase {
         let large = try JSONParser.parse(Data(("{" + filler + #""\u00e9":1,"e\u0301":2}"#).utf8))
         XCTAssertEqual(large.objectValue?.count, 31)
         XCTAssertEqual(large["e\u{301}"], 2)
+        // ASCII keys are told apart by length before they are compared; an escaped or non-ASCII
+        // key is still the same key as its ASCII equal (the Kelvin sign is canonically `K`).
+        for (text, count, key, value) in [
+            (#"{"K":1,"\u212A":2}"#, 1, "K", 2), (#"{"\u212A":1,"K":2}"#, 1, "K", 2), (#"{"a":1,"\u0061":2}"#, 1, "a", 2),
+            (#"{"\u0061":1,"a":2}"#, 1, "a", 2), (#"{"ab":1,"cd":2,"ab":3}"#, 2, "ab", 3), (#"{"ab":1,"é":0,"ab":3}"#, 2, "ab", 3)
+        ] as [(String, Int, String, JSONValue)] {
+            let v = try JSONParser.parse(Data(text.utf8))
+            XCTAssertEqual(v.objectValue?.count, count, text)
+            XCTAssertEqual(v[key], value, text)
+        }
+        let selection = JSONSelection(["k": .selected(JSONSelection(["r": .skipped], othersWhole: true)), "K": .whole], othersWhole: false)
+        XCTAssertEqual(try JSONParser.parseObject(Data(#"{"\u006b":{"r":1,"a":1},"\u212A":3,"x":0}"#.utf8), selecting: selection), ["k": ["a": 1], "K": 3])
     }
 
     func testSelectiveParseKeepsOnlyNamedMembers() throws {

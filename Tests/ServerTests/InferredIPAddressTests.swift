@@ -40,6 +40,38 @@ final class InferredIPAddressTests: XCTestCase {
         XCTAssertFalse(InferredIPAddress.isIPAddress("localhost"))
     }
 
+    /// Ingest decides whether to keep the client's address without filling the event in: the
+    /// shortcut agrees with the rules themselves (the address is kept exactly when filling with
+    /// it and filling without it give different events) on every combination of the members the
+    /// rules read.
+    func testTheKeptAddressFollowsTheRulesOnEveryCombination() {
+        let client = "198.51.100.7"
+        let users: [JSONValue?] = [nil, .null, "someone", [:], ["id": "1"], ["ip_address": "{{auto}}"], ["ip_address": "203.0.113.1"], ["ip_address": .null]]
+        let remotes: [JSONValue?] = [nil, "{{auto}}", "10.0.0.1", "not an address"]
+        let platforms: [JSONValue?] = [nil, "javascript", "native", "cocoa"]
+        let inferences: [JSONValue?] = [nil, "legacy", "auto", "never", "Never"]
+        var checked = 0
+        for user in users {
+            for remote in remotes {
+                for platform in platforms {
+                    for inference in inferences {
+                        var event = JSONObject()
+                        if let user { event["user"] = user }
+                        if let remote { event["request"] = ["env": ["REMOTE_ADDR": remote]] }
+                        if let platform { event["platform"] = platform }
+                        if let inference { event["sdk"] = ["settings": ["infer_ip": inference]] }
+                        let e = JSONValue.object(event)
+                        let byRules = InferredIPAddress.filled(e, client: client) != InferredIPAddress.filled(e, client: nil)
+                        XCTAssertEqual(InferredIPAddress.addressToKeep(for: e, clientAddress: client) != nil, byRules, "\(String(decoding: e.serialized(), as: UTF8.self))")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(checked, 640)
+        XCTAssertNil(InferredIPAddress.addressToKeep(for: ["user": ["ip_address": "{{auto}}"]], clientAddress: "2001:db8:1:2::/64"), "not an address")
+    }
+
     func testTheAddressTheEventCameFromReplacesTheAutoPlaceholder() throws {
         let server = try TestServer { c in c.http.trustedProxies = TrustedProxies(parsing: ["127.0.0.1"])! }
         defer { server.stop() }
