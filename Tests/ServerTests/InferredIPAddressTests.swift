@@ -62,7 +62,8 @@ final class InferredIPAddressTests: XCTestCase {
                         if let inference { event["sdk"] = ["settings": ["infer_ip": inference]] }
                         let e = JSONValue.object(event)
                         let byRules = InferredIPAddress.filled(e, client: client) != InferredIPAddress.filled(e, client: nil)
-                        XCTAssertEqual(InferredIPAddress.addressToKeep(for: e, clientAddress: client) != nil, byRules, "\(String(decoding: e.serialized(), as: UTF8.self))")
+                        let kept = InferredIPAddress.addressToKeep(for: e, clientAddress: client) != nil
+                        XCTAssertEqual(kept, byRules, "\(String(decoding: e.serialized(), as: UTF8.self))")
                         checked += 1
                     }
                 }
