@@ -70,9 +70,13 @@ extension SQLBackedStore {
 
     public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
         try db.reading { c in
-            // Counted from indexes only (the partial index holds just the ungrouped rows).
+            // Counted from indexes: the project's rows from the (project_id, event_id) index, the
+            // ungrouped ones from the partial index, which holds just them. `+project_id` keeps
+            // SQLite's planner off the project's index there: it chose it, and then read every row
+            // of the project from the table to test `processed` (the whole table, events and all,
+            // on each poll of a project's counts).
             let all = try c.first("SELECT count(*) FROM occurrences WHERE project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
-            let ungrouped = try c.first("SELECT count(*) FROM occurrences WHERE processed = 0 AND project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
+            let ungrouped = try c.first("SELECT count(*) FROM occurrences WHERE processed = 0 AND +project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
             let issues =
                 try c.first("SELECT count(*) FROM issues WHERE project_id = ? AND merged_into IS NULL AND count > 0", .int(projectID)) { $0.int(0) } ?? 0
             return (all, all - ungrouped, issues)
