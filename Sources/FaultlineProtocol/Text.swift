@@ -104,7 +104,8 @@ extension String {
 extension String.UTF8View {
     /// Whether these bytes, with ASCII capitals lowered, hold `part` (given in lowercase ASCII).
     /// Searched in the strings' contiguous bytes (a native string's always are; anything else is
-    /// copied first): stepping String indices cost more than the search itself.
+    /// copied first), not by stepping String indices, which ingest's hot path notices
+    /// (docs/SERVER.md, "Measured").
     fileprivate func containsLowercaseASCII(_ part: String.UTF8View) -> Bool {
         assert(part.allSatisfy { $0 < 0x80 && !(0x41...0x5A).contains($0) }, "the part is lowercase ASCII")
         func inText(_ text: UnsafeBufferPointer<UInt8>) -> Bool {

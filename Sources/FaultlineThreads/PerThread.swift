@@ -6,9 +6,10 @@ import Foundation
 /// One instance of `Value` per thread, made by `make` on the thread's first `value` and released
 /// when the thread ends (a pthread key's destructor).
 ///
-/// Contract: each thread sees only its own instance, so `Value` needs no lock of its own. The key
-/// is never deleted: a `PerThread` is meant to live as long as the process (a `static let`); one
-/// that is released leaks its key, not the threads' values.
+/// Contract: each thread sees only its own instance, so `Value` needs no lock of its own. `make`
+/// must not read this `PerThread`'s `value` (it has none yet: it would make another). The key is
+/// never deleted: a `PerThread` is meant to live as long as the process (a `static let`); one that
+/// is released leaks its key, not the threads' values.
 public final class PerThread<Value: AnyObject>: @unchecked Sendable {
     private var key = pthread_key_t()
     private let make: @Sendable () -> Value
@@ -30,7 +31,10 @@ public final class PerThread<Value: AnyObject>: @unchecked Sendable {
         let fresh = make()
         // A class instance's pointer is the same as `Value` and as `AnyObject`: the destructor,
         // which cannot know `Value`, releases it as the latter.
-        pthread_setspecific(key, Unmanaged.passRetained(fresh).toOpaque())
+        let kept = Unmanaged.passRetained(fresh)
+        // Refused only without memory for the thread's key table: the instance then serves this
+        // call alone.
+        if pthread_setspecific(key, kept.toOpaque()) != 0 { kept.release() }
         return fresh
     }
 }

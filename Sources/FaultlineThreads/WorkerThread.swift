@@ -94,8 +94,9 @@ public final class WorkerThread<State>: @unchecked Sendable {
     /// Changes the state under the lock and wakes the thread only when `wakes` says the changed
     /// state needs it now. For producers on a hot path whose change the thread's current `.wait`
     /// deadline covers anyway: each wake-up of a sleeping thread is a futex call and a context
-    /// switch. Only for state the thread waits on with a deadline, and that no
-    /// `wait(until:for:)` caller waits for.
+    /// switch. `wakes` must say yes for every change that can end a wait without a deadline
+    /// (a first job for a thread idle until woken), and no `wait(until:for:)` caller may wait for
+    /// what a skipped change alone decides.
     @discardableResult
     public func update<R>(wakingIf wakes: (State) -> Bool, _ body: (inout State) throws -> R) rethrows -> R {
         condition.lock()

@@ -142,6 +142,9 @@ final class JSONParserTests: XCTestCase {
         }
         let selection = JSONSelection(["k": .selected(JSONSelection(["r": .skipped], othersWhole: true)), "K": .whole], othersWhole: false)
         XCTAssertEqual(try JSONParser.parseObject(Data(#"{"\u006b":{"r":1,"a":1},"\u212A":3,"x":0}"#.utf8), selecting: selection), ["k": ["a": 1], "K": 3])
+        XCTAssertEqual(
+            try JSONParser.parseObject(Data(#"{"kk":0,"k":{"r":1,"a":1},"K":2,"x":0,"k":{"a":4}}"#.utf8), selecting: selection), ["k": ["a": 4], "K": 2],
+            "names found by length and bytes among keys of the same length")
     }
 
     func testSelectiveParseKeepsOnlyNamedMembers() throws {

@@ -45,7 +45,7 @@ final class RouteTableTests: XCTestCase {
     }
 
     /// Each connection thread first asks its own last few paths, then the shared cache: threads
-    /// asking for more paths at once than either keeps still get the table's answers.
+    /// asking at once, each for more paths than it keeps, get the table's answers.
     func testThreadsAskingAtOnceGetTheTablesAnswers() {
         let paths = (0..<(Router.ThreadRoutes.kept * 3)).map { i in i % 2 == 0 ? "/api/\(i)/envelope/" : "/api/0/issues/\(i)/events" }
         let mismatches = Mutex<[String]>([])

@@ -25,7 +25,7 @@ enum GzipMember {
         let trailer = body.index(body.endIndex, offsetBy: -4)
         let stated = (0..<4).reduce(0) { $0 | Int(body[trailer + $1]) << (8 * $1) }
         guard stated > 0, stated <= min(limit, wholeUpTo), stated <= n * maxRatio else { return nil }
-        guard let d = decompressors.value.pointer else { return nil }
+        guard let d = decompressors.value.pointer() else { return nil }
         var ok = false
         let out = [UInt8](unsafeUninitializedCapacity: stated) { buffer, initialized in
             var consumed = 0
@@ -41,13 +41,19 @@ enum GzipMember {
 
     /// libdeflate's decompressors hold no stream state between calls but are not to be shared
     /// by two threads at once: each connection thread keeps one (a pool under one lock made the
-    /// threads sleep on it when they met), freed when the thread ends.
+    /// threads sleep on it when they met), made at its first gzip body and freed when the thread
+    /// ends — with a thread per connection, once per connection, which is cheap beside the thread.
     static let decompressors = PerThread { Decompressor() }
 
-    /// One libdeflate decompressor, freed with its owner; nil when libdeflate could not allocate it.
+    /// A thread's libdeflate decompressor, freed with its owner.
     final class Decompressor {
-        let pointer: OpaquePointer?
-        init() { pointer = libdeflate_alloc_decompressor() }
-        deinit { if let pointer { libdeflate_free_decompressor(pointer) } }
+        private var allocated: OpaquePointer?
+        /// The decompressor, allocated at the first call (and again after a failed allocation);
+        /// nil when libdeflate could not allocate it (the caller then streams).
+        func pointer() -> OpaquePointer? {
+            if allocated == nil { allocated = libdeflate_alloc_decompressor() }
+            return allocated
+        }
+        deinit { if let allocated { libdeflate_free_decompressor(allocated) } }
     }
 }

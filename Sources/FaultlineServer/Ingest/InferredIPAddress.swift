@@ -29,8 +29,8 @@ enum InferredIPAddress {
     }
 
     /// Whether `filled` would write the client's address anywhere into `event`: the same rules,
-    /// read without building the filled event (on ingest's hot path, copying the top level twice
-    /// and comparing two whole events cost more than the rest of the address rules together).
+    /// read without building the filled event (ingest would otherwise copy the event's top level
+    /// twice and compare two whole events per event; docs/SERVER.md, "Measured").
     static func usesClientAddress(_ event: JSONValue) -> Bool {
         guard case .object(let top) = event, inference(top) != .never else { return false }
         let remote = top["request"]?["env"]?["REMOTE_ADDR"]

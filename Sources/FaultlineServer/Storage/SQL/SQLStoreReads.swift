@@ -70,11 +70,11 @@ extension SQLBackedStore {
 
     public func counts(projectID: Int64) throws -> (occurrences: Int64, processed: Int64, issues: Int64) {
         try db.reading { c in
-            // Counted from indexes: the project's rows from the (project_id, event_id) index, the
-            // ungrouped ones from the partial index, which holds just them. `+project_id` keeps
+            // The project's rows from the (project_id, event_id) index; its ungrouped ones from
+            // the partial index, which holds only the ungrouped rows of every project (each one's
+            // project read from its row: a backlog's worth, not the table). `+project_id` keeps
             // SQLite's planner off the project's index there: it chose it, and then read every row
-            // of the project from the table to test `processed` (the whole table, events and all,
-            // on each poll of a project's counts).
+            // of the project from the table to test `processed` (events and all, on each poll).
             let all = try c.first("SELECT count(*) FROM occurrences WHERE project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
             let ungrouped = try c.first("SELECT count(*) FROM occurrences WHERE processed = 0 AND +project_id = ?", .int(projectID)) { $0.int(0) } ?? 0
             let issues =
