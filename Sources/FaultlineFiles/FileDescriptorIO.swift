@@ -37,15 +37,27 @@ public func writeAll(
 
 /// Everything on a file descriptor up to its end; what was read before an error other than EINTR.
 public func readToEnd(_ fd: Int32) -> [UInt8] {
-    var out = [UInt8]()
     // A regular file says how much is left: room for it at once, not a buffer regrown (and its
     // new pages faulted in) at each doubling. The size is only a hint; reading still goes to the end.
+    var expected = 1 << 16
     var status = stat()
     if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
         let offset = lseek(fd, 0, SEEK_CUR)
         // Capped: a huge (or sparse) file still grows as it is read, not all at once up front.
-        if offset >= 0, status.st_size > offset { out.reserveCapacity(Int(min(status.st_size - offset, 1 << 30)) + 1) }
+        if offset >= 0, status.st_size > offset { expected = Int(min(status.st_size - offset, 1 << 30)) + 1 }
     }
+    // The first `expected` bytes are read straight into the array (through a separate chunk,
+    // every byte was copied twice); only a longer input goes on chunk by chunk.
+    var ended = false
+    var out = [UInt8](unsafeUninitializedCapacity: expected) { buffer, count in
+        count = 0
+        while count < buffer.count {
+            let n = retryingOnInterrupt { read(fd, buffer.baseAddress! + count, buffer.count - count) }
+            if n <= 0 { ended = true; return }
+            count += n
+        }
+    }
+    if ended { return out }
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
         let n = chunk.withUnsafeMutableBytes { b in retryingOnInterrupt { read(fd, b.baseAddress!, b.count) } }

@@ -187,14 +187,37 @@ final class DWARFIndex: @unchecked Sendable {
         return lo > 0 ? lo - 1 : nil
     }
 
+    /// `lastNotAbove(a, lo, hi, x)`, searched forward from `hint` when the hint is an element in
+    /// [lo, hi) that is `<= x` (the previous answer of a lookup in rising address order): the
+    /// steps double from there, so an answer a few elements on costs a few probes in memory
+    /// already in cache, where a search from scratch mispredicts a branch at nearly every level.
+    @inline(__always) private static func lastNotAbove(_ a: UnsafeBufferPointer<UInt64>, _ lo: Int, _ hi: Int, _ x: UInt64, from hint: Int) -> Int? {
+        guard hint >= lo, hint < hi, a[hint] <= x else { return lastNotAbove(a, lo, hi, x) }
+        var known = hint, step = 1  // a[known] <= x
+        while known + step < hi && a[known + step] <= x {
+            known += step
+            step <<= 1
+        }
+        // The answer is in [known, min(known + step, hi)): everything after is above x.
+        return lastNotAbove(a, known + 1, min(known + step, hi), x) ?? known
+    }
+
     /// The line row for `address`: the last row at or below it in the unit whose ranges cover it.
     private func lineRow(_ address: UInt64) -> Int? {
-        guard let r = DWARFIndex.lastNotAbove(cuLow, 0, cuLow.count, address), address < cuHigh[r] else { return nil }
+        var hints = SearchHints()
+        return lineRow(address, &hints)
+    }
+
+    private func lineRow(_ address: UInt64, _ hints: inout SearchHints) -> Int? {
+        guard let r = DWARFIndex.lastNotAbove(cuLow, 0, cuLow.count, address, from: hints.range) else { return nil }
+        hints.range = r
+        guard address < cuHigh[r] else { return nil }
         let cu = Int(cuOfRange[r])
         guard cu < cuRowStart.count else { return nil }
         let start = Int(cuRowStart[cu]), end = Int(cuRowEnd[cu])
         guard start <= end, end <= rowAddress.count, start < end else { return nil }
-        guard let row = DWARFIndex.lastNotAbove(rowAddress, start, end, address), row >= start else { return nil }
+        guard let row = DWARFIndex.lastNotAbove(rowAddress, start, end, address, from: hints.row), row >= start else { return nil }
+        hints.row = row
         return rowFile[row] == IndexTables.none ? nil : row  // an end-of-sequence row: a gap
     }
 
@@ -231,18 +254,41 @@ final class DWARFIndex: @unchecked Sendable {
     /// The ELF symbol covering `address` (llvm-symbolizer's rule: the last symbol at or below it,
     /// unless it has a size that ends before the address).
     func symbol(_ address: UInt64) -> Int? {
-        guard let s = DWARFIndex.lastNotAbove(symbolAddress, 0, symbolAddress.count, address) else { return nil }
+        var hints = SearchHints()
+        return symbol(address, &hints)
+    }
+
+    private func symbol(_ address: UInt64, _ hints: inout SearchHints) -> Int? {
+        guard let s = DWARFIndex.lastNotAbove(symbolAddress, 0, symbolAddress.count, address, from: hints.symbol) else { return nil }
+        hints.symbol = s
         let size = symbolSize[s]
         if size != 0 && symbolAddress[s] &+ size <= address { return nil }
         return s
     }
 
+    /// Where one lookup's searches ended, for the next lookup to start from. A lookup at a lower
+    /// address than the last ignores them (each search checks its hint before using it), so
+    /// hints never change an answer, only how fast it is found.
+    struct SearchHints {
+        fileprivate var segment = -1, range = -1, row = -1, symbol = -1
+    }
+
     /// Frames for one ELF virtual address, innermost first; empty when nothing is known.
     func lookup(_ address: UInt64, into frames: inout [IndexedFrame]) {
+        var hints = SearchHints()
+        lookup(address, into: &frames, hints: &hints)
+    }
+
+    /// `lookup(_:into:)` for addresses looked up in rising order: each search starts where
+    /// the one before ended (`hints`, kept by the caller between lookups).
+    func lookup(_ address: UInt64, into frames: inout [IndexedFrame], hints: inout SearchHints) {
         frames.removeAll(keepingCapacity: true)
         var scope = IndexTables.none
-        if let seg = DWARFIndex.lastNotAbove(segmentStart, 0, segmentStart.count, address) { scope = segmentScope[seg] }
-        let row = lineRow(address)
+        if let seg = DWARFIndex.lastNotAbove(segmentStart, 0, segmentStart.count, address, from: hints.segment) {
+            scope = segmentScope[seg]
+            hints.segment = seg
+        }
+        let row = lineRow(address, &hints)
         var file = IndexTables.none, line: UInt32 = 0, column: UInt32 = 0
         if let row { file = rowFile[row]; line = rowLine[row]; column = rowColumn[row] }
         var guardDepth = 0
@@ -269,7 +315,7 @@ final class DWARFIndex: @unchecked Sendable {
         // symbol lends its STT_FILE name only when DWARF gave no frame at all (line stays 0): where
         // a function's DIE covers the address but no line row does (the start of a GCC `.cold`
         // part), llvm prints `??:0:0`.
-        if let sym = symbol(address) {
+        if let sym = symbol(address, &hints) {
             if frames.isEmpty {
                 frames.append(
                     IndexedFrame(

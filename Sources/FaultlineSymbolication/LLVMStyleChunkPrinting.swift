@@ -11,8 +11,7 @@ extension LLVMStyleSymbolizer {
         let write: (UnsafeRawBufferPointer) -> Void
         let index: DWARFIndex?
         let isAddress: [Bool]
-        let slices: [(start: Int32, count: Int32)]
-        let frames: FoundFrames
+        let found: FoundFrames
         let demangle: Bool, demangleSwift: Bool
         let functionNames: FunctionNameKind
         let lines: Int
@@ -22,10 +21,10 @@ extension LLVMStyleSymbolizer {
 
         init(
             _ s: LLVMStyleSymbolizer, _ write: @escaping (UnsafeRawBufferPointer) -> Void, _ index: DWARFIndex?, _ isAddress: [Bool],
-            _ found: (frames: FoundFrames, slices: [(start: Int32, count: Int32)]), lines: Int
+            _ found: FoundFrames, lines: Int
         ) {
             self.write = write; self.index = index; self.isAddress = isAddress
-            self.slices = found.slices; self.frames = found.frames
+            self.found = found
             demangle = s.demangle; demangleSwift = s.demangleSwift; functionNames = s.functionNames
             self.lines = lines
         }
@@ -38,7 +37,7 @@ extension LLVMStyleSymbolizer {
             var summary = Summary()
             var k = t
             while k * n < lines {
-                summary.add(printer.print((k * n)..<min(lines, (k + 1) * n), isAddress, slices, frames, into: &output))
+                summary.add(printer.print((k * n)..<min(lines, (k + 1) * n), isAddress, found, into: &output))
                 if k > 0 { turn[t].wait() }
                 output.handOver(write)
                 turn[1 - t].signal()

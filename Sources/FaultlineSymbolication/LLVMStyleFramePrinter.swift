@@ -33,11 +33,10 @@ struct LLVMStyleFramePrinter {
     private var inOrder: [IndexedFrame] = []
 
     /// Prints the records of `lines` (input line numbers): each address line's frames
-    /// (`slices[line]` into `frames`), an unknown record for a line that is not an address or
+    /// (`found`), an unknown record for a line that is not an address or
     /// has no frames, as llvm-symbolizer does.
     mutating func print(
-        _ lines: Range<Int>, _ isAddress: [Bool], _ slices: [(start: Int32, count: Int32)], _ frames: LLVMStyleSymbolizer.FoundFrames,
-        into output: inout OutputBuffer
+        _ lines: Range<Int>, _ isAddress: [Bool], _ found: LLVMStyleSymbolizer.FoundFrames, into output: inout OutputBuffer
     ) -> LLVMStyleSymbolizer.Summary {
         var summary = LLVMStyleSymbolizer.Summary()
         // Unwrapped once for the whole run of lines: unwrapped per line, it cost a retain and a
@@ -53,14 +52,11 @@ struct LLVMStyleFramePrinter {
         // line's first frame is a cache miss. Copied into input order first, in a loop that does
         // nothing else, the misses overlap; formatting a line between two of them, they did not.
         // A block of lines at a time, so the copy stays small however many lines one call prints.
+        let slices = found.slices
         var blockStart = lines.lowerBound
         while blockStart < lines.upperBound {
             let block = blockStart..<min(lines.upperBound, blockStart + LLVMStyleFramePrinter.linesPerBlock)
-            inOrder.removeAll(keepingCapacity: true)
-            for i in block where isAddress[i] {
-                let (start, count) = slices[i]
-                for k in Int(start)..<Int(start + count) { inOrder.append(frames[k]) }
-            }
+            gather(block, isAddress, found)
             let ordered = inOrder
             var next = 0  // the first of the current line's frames in `ordered`
             for i in block {
@@ -95,6 +91,38 @@ struct LLVMStyleFramePrinter {
             blockStart = block.upperBound
         }
         return summary
+    }
+
+    /// Copies the frames of `block`'s address lines into `inOrder`, in input order. Through
+    /// buffer pointers, with nothing else in the loop: the processor then has many of the loads
+    /// (each a cache miss: the frames lie in address order) in flight at once.
+    private mutating func gather(_ block: Range<Int>, _ isAddress: [Bool], _ found: LLVMStyleSymbolizer.FoundFrames) {
+        let slices = UnsafeBufferPointer(found.slices)
+        var total = 0
+        for i in block where isAddress[i] { total += Int(slices[i].count) }
+        if inOrder.count < total {
+            let unused = IndexedFrame(name: 0, file: 0, line: 0, column: 0, isInlined: false, nameFromSymbolTable: false)
+            inOrder += repeatElement(unused, count: total - inOrder.count)
+        }
+        found.first.withUnsafeBufferPointer { first in
+            found.second.withUnsafeBufferPointer { second in
+                isAddress.withUnsafeBufferPointer { isAddress in
+                    inOrder.withUnsafeMutableBufferPointer { out in
+                        guard var to = out.baseAddress, let firstBase = first.baseAddress ?? second.baseAddress else { return }
+                        let secondBase = second.baseAddress ?? firstBase, firstCount = first.count
+                        for i in block where isAddress[i] {
+                            let (start, count) = slices[i]
+                            var k = Int(start)
+                            let end = k + Int(count)
+                            while k < end {
+                                to.initialize(to: k < firstCount ? firstBase[k] : secondBase[k - firstCount])
+                                to += 1; k += 1
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     private mutating func appendName(_ ref: UInt32, _ index: DWARFIndex, _ out: inout OutputBuffer) {

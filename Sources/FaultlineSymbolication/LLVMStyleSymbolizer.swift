@@ -39,33 +39,58 @@ public struct LLVMStyleSymbolizer {
     /// The lines of `input` are read here once; `run(write:)` prints them without reading the
     /// text again (on 100,000 addresses a second parse was a few percent of a warm run).
     ///
-    /// A large input's lookup order (`addressOrder`) is sorted on a second thread meanwhile: it
-    /// needs only the input, and a warm load spends its time verifying the stored index.
+    /// A large input is read and put in lookup order (`addressOrder`) on a second thread while
+    /// this one loads the module: a warm load (mapping and verifying the stored index) needs
+    /// nothing from the input, and only a cold start waits for the addresses.
     public init(objectFile: String, symbolicator: Symbolicator, input: UnsafeRawBufferPointer? = nil) throws(ELFError) {
-        let parsed = input.map { LLVMStyleSymbolizer.lines(of: $0) }
-        parsedInput = parsed
-        var addresses: [UInt64]? = nil
-        if let parsed {
+        guard let input else {
+            try load(objectFile, symbolicator, upcoming: nil)
+            return
+        }
+        let lineCount = LLVMStyleSymbolizer.lineCount(of: input)
+        final class Reading: @unchecked Sendable {
+            var parsed = ParsedLines()
+            var order: AddressOrder? = nil
+            let parsedSignal = DispatchSemaphore(value: 0), sortedSignal = DispatchSemaphore(value: 0)
+            var waitedForParse = false
+        }
+        let reading = Reading()
+        // The buffer outlives the thread: `init` waits for it (below) before returning or throwing.
+        struct Bytes: @unchecked Sendable { let input: UnsafeRawBufferPointer }
+        let bytes = Bytes(input: input)
+        let elsewhere =
+            lineCount >= LLVMStyleSymbolizer.twoThreadLines && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
+            && DetachedThread.start {
+                reading.parsed = LLVMStyleSymbolizer.lines(of: bytes.input, lineCount: lineCount)
+                reading.parsedSignal.signal()
+                reading.order = AddressOrder(reading.parsed.lineAddress, reading.parsed.isAddress)
+                reading.sortedSignal.signal()
+            }
+        if !elsewhere { reading.parsed = LLVMStyleSymbolizer.lines(of: input, lineCount: lineCount) }
+        let upcoming = Symbolicator.UpcomingLookups(count: lineCount) { _ in
+            if elsewhere && !reading.waitedForParse {
+                reading.parsedSignal.wait()
+                reading.waitedForParse = true
+            }
+            let parsed = reading.parsed
             var a: [UInt64] = []
             a.reserveCapacity(parsed.lineAddress.count)
             for (i, address) in parsed.lineAddress.enumerated() where parsed.isAddress[i] { a.append(address) }
-            addresses = a
+            return a
         }
-        final class Sorting: @unchecked Sendable { var order: [(UInt64, Int32)]? }
-        let sorting = Sorting()
-        let sorted = DispatchSemaphore(value: 0)
-        var sortingElsewhere = false
-        if let parsed, parsed.lineAddress.count >= LLVMStyleSymbolizer.twoThreadLines, sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 {
-            sortingElsewhere = DetachedThread.start {
-                sorting.order = LLVMStyleSymbolizer.addressOrder(parsed.lineAddress, parsed.isAddress)
-                sorted.signal()
-            }
+        do {
+            try load(objectFile, symbolicator, upcoming: upcoming)
+        } catch {
+            if elsewhere { reading.sortedSignal.wait() }
+            throw error
         }
-        defer {
-            if sortingElsewhere { sorted.wait() }
-            inputOrder = sorting.order
-        }
-        switch try symbolicator.loadModule(objectFile: objectFile, addresses: addresses) {
+        if elsewhere { reading.sortedSignal.wait() }
+        parsedInput = reading.parsed
+        inputOrder = reading.order
+    }
+
+    private mutating func load(_ objectFile: String, _ symbolicator: Symbolicator, upcoming: Symbolicator.UpcomingLookups?) throws(ELFError) {
+        switch try symbolicator.loadModule(objectFile: objectFile, upcoming: upcoming) {
         case .success(let m): module = m
         case .failure(let e): module = nil; unresolvedReason = e.reason
         }
@@ -75,7 +100,7 @@ public struct LLVMStyleSymbolizer {
     static let twoThreadLines = 8192
 
     /// The lookup order of the input given to `init`, when it was sorted there.
-    private var inputOrder: [(UInt64, Int32)]? = nil
+    private var inputOrder: AddressOrder? = nil
 
     /// Why nothing was found for the object (nil when something was).
     public private(set) var unresolvedReason: UnresolvedReason?
@@ -92,50 +117,87 @@ public struct LLVMStyleSymbolizer {
     }
 
     /// The input given to `init`, already split and read.
-    private let parsedInput: ParsedLines?
+    private var parsedInput: ParsedLines? = nil
 
-    /// Splits `input` into lines and reads each line's address. The arrays get their room at
-    /// once (the line count first, by memchr): grown by doubling, each larger copy was new pages
-    /// faulted in.
-    static func lines(of input: UnsafeRawBufferPointer) -> ParsedLines {
-        var p = ParsedLines()
+    /// The number of lines `forEachLine` finds in `input` (a final newline starts no line).
+    static func lineCount(of input: UnsafeRawBufferPointer) -> Int {
+        guard var at = input.baseAddress, input.count > 0 else { return 0 }
+        let end = at + input.count
         var newlines = 0
-        if var at = input.baseAddress {
-            let end = at + input.count
-            while at < end, let found = memchr(at, 10, end - at) {
-                newlines += 1
-                at = UnsafeRawPointer(found) + 1
-            }
+        while at < end, let found = memchr(at, 10, end - at) {
+            newlines += 1
+            at = UnsafeRawPointer(found) + 1
         }
-        p.lineAddress.reserveCapacity(newlines + 1)
-        p.isAddress.reserveCapacity(newlines + 1)
-        forEachLine(input) { a, b in
-            let address = a < b ? parseAddress(input, a, b) : nil
-            p.lineAddress.append(address ?? 0)
-            p.isAddress.append(address != nil)
-            if a == b { p.blankLines += 1 }
-        }
-        return p
+        return at < end ? newlines + 1 : newlines
     }
 
-    /// Calls `body` with the bounds of each line, surrounding spaces, tabs and CRs trimmed (an
-    /// empty range for a blank line). A final newline ends the last line; it starts no other.
-    /// A NUL byte ends a line's text, as llvm-symbolizer reads it (a C string).
-    static func forEachLine(_ input: UnsafeRawBufferPointer, _ body: (Int, Int) -> Void) {
-        @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
-        guard let base = input.baseAddress else { return }
-        var lineStart = 0
+    /// Splits `input` into lines and reads each line's address, as `parseAddress` reads the line
+    /// with surrounding spaces, tabs and CRs trimmed (an empty line for a blank one). A final
+    /// newline ends the last line; it starts no other. A NUL byte ends a line's text, as
+    /// llvm-symbolizer reads it (a C string).
+    ///
+    /// The arrays are made at their final size at once (`lineCount`): grown by doubling, each
+    /// larger copy was new pages faulted in. A line that is exactly `0x` and up to 16 hex digits
+    /// (what every tool writes) is read in one pass over its bytes; any other line goes the
+    /// general way, and reads the same.
+    static func lines(of input: UnsafeRawBufferPointer, lineCount: Int? = nil) -> ParsedLines {
+        let lines = lineCount ?? LLVMStyleSymbolizer.lineCount(of: input)
+        guard let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self), lines > 0 else { return ParsedLines() }
         let n = input.count
         let hasNUL = memchr(base, 0, n) != nil  // one pass here, none per line in the usual input
-        while lineStart < n {
-            let lineEnd = memchr(base + lineStart, 10, n - lineStart).map { UnsafeRawPointer($0) - base } ?? n
-            var textEnd = lineEnd
-            if hasNUL, let nul = memchr(base + lineStart, 0, lineEnd - lineStart) { textEnd = UnsafeRawPointer(nul) - base }
-            var a = lineStart, b = textEnd
-            while a < b && isSpace(input[a]) { a += 1 }
-            while b > a && isSpace(input[b - 1]) { b -= 1 }
-            lineStart = lineEnd + 1
-            body(a, b)
+        var blankLines = 0
+        var isAddress: [Bool] = []
+        let lineAddress = [UInt64](unsafeUninitializedCapacity: lines) { addresses, filledAddresses in
+            isAddress = [Bool](unsafeUninitializedCapacity: lines) { flags, filledFlags in
+                hexDigitValues.withUnsafeBufferPointer { hex in
+                    var line = 0, at = 0
+                    while at < n && line < lines {
+                        // The usual line: `0x`, 1-16 hex digits, then the newline or the end.
+                        if n - at >= 3 && base[at] == 48 && base[at + 1] | 0x20 == 120 {
+                            var j = at + 2, v: UInt64 = 0
+                            let last = min(n, j + 16)
+                            while j < last {
+                                let d = hex[Int(base[j])]
+                                if d >= 16 { break }
+                                v = v << 4 | UInt64(d)
+                                j += 1
+                            }
+                            if j > at + 2 && (j == n || base[j] == 10) {
+                                addresses[line] = v; flags[line] = true
+                                line += 1; at = j + 1
+                                continue
+                            }
+                        }
+                        let lineEnd = memchr(base + at, 10, n - at).map { UnsafePointer<UInt8>($0.assumingMemoryBound(to: UInt8.self)) - base } ?? n
+                        var textEnd = lineEnd
+                        if hasNUL, let nul = memchr(base + at, 0, lineEnd - at) {
+                            textEnd = UnsafePointer<UInt8>(nul.assumingMemoryBound(to: UInt8.self)) - base
+                        }
+                        var a = at, b = textEnd
+                        while a < b && isSpace(base[a]) { a += 1 }
+                        while b > a && isSpace(base[b - 1]) { b -= 1 }
+                        let address = a < b ? parseAddress(input, a, b) : nil
+                        addresses[line] = address ?? 0; flags[line] = address != nil
+                        if a == b { blankLines += 1 }
+                        line += 1; at = lineEnd + 1
+                    }
+                    filledFlags = line
+                    filledAddresses = line
+                }
+            }
+        }
+        return ParsedLines(lineAddress: lineAddress, isAddress: isAddress, blankLines: blankLines)
+    }
+
+    @inline(__always) private static func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 13 }
+
+    /// Each byte's value as a hex digit (either case); 255 for a byte that is not one.
+    private static let hexDigitValues: [UInt8] = (0...255).map { c in
+        switch c {
+        case 48...57: return UInt8(c - 48)
+        case 97...102: return UInt8(c - 87)
+        case 65...70: return UInt8(c - 55)
+        default: return 255
         }
     }
 
@@ -175,20 +237,20 @@ public struct LLVMStyleSymbolizer {
         run(parsedInput ?? ParsedLines(), order: inputOrder, write: write)
     }
 
-    private func run(_ parsed: ParsedLines, order: [(UInt64, Int32)]? = nil, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
+    private func run(_ parsed: ParsedLines, order: AddressOrder? = nil, write: @escaping (UnsafeRawBufferPointer) -> Void) -> Summary {
         var summary = Summary()
         // Phase 1 (done by `lines(of:)`): split lines and read addresses.
         let lineAddress = parsed.lineAddress, isAddress = parsed.isAddress
         // Phase 2: look up in address order, each distinct address once.
-        let order = order ?? LLVMStyleSymbolizer.addressOrder(lineAddress, isAddress)
+        let order = order ?? AddressOrder(lineAddress, isAddress)
         // A partial index (lazy cold path) grows when an address needs a unit it lacks. It grows
         // for every address first, so one index answers all lookups and the printing below (the
         // string references of frames belong to the index that produced them).
         // (A full index needs no check per address: each took the module's lock and a reference.)
         if let module {
-            for (address, _) in order {
+            for k in 0..<order.count {
                 guard module.isPartial else { break }
-                _ = module.index(for: address)
+                _ = module.index(for: order[k].address)
             }
         }
         let index = module?.index
@@ -212,7 +274,7 @@ public struct LLVMStyleSymbolizer {
         } else {
             var output = OutputBuffer(write: write)
             var printer = LLVMStyleFramePrinter(index: index, demangle: demangle, demangleSwift: demangleSwift, functionNames: functionNames)
-            printing.first = printer.print(0..<lines, isAddress, found.slices, found.frames, into: &output)
+            printing.first = printer.print(0..<lines, isAddress, found, into: &output)
             output.flush()
         }
         for s in [printing.first, printing.second] {
@@ -222,32 +284,25 @@ public struct LLVMStyleSymbolizer {
         return summary
     }
 
-    /// Frames of every address line: `frames` holds them all, `slices[line]` says which are the
-    /// line's (an empty slice when nothing is known). Large inputs are looked up on two threads,
+    /// Frames of every address line (`FoundFrames`). Large inputs are looked up on two threads,
     /// each taking one half of the address order (on one thread the lookups are a visible part
     /// of a large cold run).
-    static func lookUp(_ order: [(UInt64, Int32)], lines: Int, in index: DWARFIndex?) -> (frames: FoundFrames, slices: [(start: Int32, count: Int32)]) {
-        guard let index else { return (FoundFrames(first: [], second: []), Array(repeating: (0, 0), count: lines)) }
-        // Each half writes its own frames and the slices of its own lines only.
-        final class Found: @unchecked Sendable {
-            var first: [IndexedFrame] = [], second: [IndexedFrame] = []
-            let slices: UnsafeMutableBufferPointer<(start: Int32, count: Int32)>
-            init(lines: Int) { slices = .allocate(capacity: lines); slices.initialize(repeating: (0, 0)) }
-            deinit { slices.deallocate() }
-        }
+    static func lookUp(_ order: AddressOrder, lines: Int, in index: DWARFIndex?) -> FoundFrames {
+        let found = FoundFrames(lines: lines)
+        guard let index else { return found }
         let parts = order.count >= LLVMStyleSymbolizer.twoThreadLines && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 ? 2 : 1
-        let found = Found(lines: lines)
+        // Each half writes its own frames and the slices of its own lines only.
         // The loop touches no reference count: with a retain of the index (or of `found`, or of
         // the order array) per lookup, the two threads fought over the same counters' cache line
         // (docs/SYMBOLICATION.md, "Round 7"). `found` and `order` outlive the
         // threads; the unowned(unsafe) index is kept alive by `withExtendedLifetime`.
         struct Shared: @unchecked Sendable {
             unowned(unsafe) let index: DWARFIndex
-            let order: UnsafeBufferPointer<(UInt64, Int32)>
+            let order: AddressOrder.View
             let slices: UnsafeMutableBufferPointer<(start: Int32, count: Int32)>
         }
         withExtendedLifetime(index) {
-            order.withUnsafeBufferPointer { order in
+            order.withView { order in
                 let shared = Shared(index: index, order: order, slices: found.slices)
                 LLVMStyleSymbolizer.perform(parts) { part in
                     let index = shared.index, order = shared.order, slices = shared.slices
@@ -258,10 +313,11 @@ public struct LLVMStyleSymbolizer {
                     // used is never touched (a large allocation is mapped, not written).
                     all.reserveCapacity(mine.count * 4)
                     var previous: (address: UInt64, start: Int32, count: Int32)? = nil
+                    var hints = DWARFIndex.SearchHints()
                     for k in mine {
                         let (address, line) = order[k]
                         if let p = previous, p.address == address { slices[Int(line)] = (p.start, p.count); continue }
-                        index.lookup(address, into: &frames)
+                        index.lookup(address, into: &frames, hints: &hints)
                         let entry = (Int32(all.count), Int32(frames.count))
                         // Through a buffer pointer: appending the array itself took a reference to it.
                         frames.withUnsafeBufferPointer { all.append(contentsOf: $0) }
@@ -270,72 +326,31 @@ public struct LLVMStyleSymbolizer {
                     }
                     if part == 0 { found.first = all } else { found.second = all }
                 }
+                if parts == 2 {  // the second half's slices start after the first half's frames
+                    let base = Int32(found.first.count)
+                    for k in (order.count / 2)..<order.count { found.slices[Int(order[k].line)].start += base }
+                }
             }
         }
-        if parts == 2 {  // the second half's slices start after the first half's frames
-            let base = Int32(found.first.count)
-            for k in (order.count / 2)..<order.count { found.slices[Int(order[k].1)].start += base }
-        }
-        return (FoundFrames(first: found.first, second: found.second), Array(found.slices))
+        return found
     }
 
-    /// The frames both lookup threads found, read as one array (`first` then `second`) without
-    /// joining them: the copy was a visible part of a warm 100k-address run.
-    struct FoundFrames {
-        let first: [IndexedFrame]
-        let second: [IndexedFrame]
-
-        @inline(__always) subscript(k: Int) -> IndexedFrame {
-            k < first.count ? first[k] : second[k - first.count]
-        }
-    }
-
-    /// `body(0)` here, or `body(0)` and `body(1)` on two threads: a run with few addresses does
-    /// not start libdispatch (its start-up reads the CPU topology from /sys).
-    static func perform(_ parts: Int, _ body: @Sendable (Int) -> Void) {
-        if parts == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: body) }
-    }
-
-    /// The address lines as (address, line), sorted by address. When address and line number fit
-    /// one 64-bit key together (addresses below 2^(64 - bits of the line count), as every ELF
-    /// virtual address and user-space address on x86-64 does), a radix sort of those keys; it was
-    /// ~7% of a 100k-address run as a sort of tuples.
-    static func addressOrder(_ lineAddress: [UInt64], _ isAddress: [Bool]) -> [(UInt64, Int32)] {
-        let lineBits = max(1, UInt64.bitWidth - UInt64(lineAddress.count).leadingZeroBitCount)
-        var maxAddress: UInt64 = 0
-        for i in lineAddress.indices where isAddress[i] { maxAddress = max(maxAddress, lineAddress[i]) }
-        guard maxAddress >> (64 - lineBits) == 0 else {
-            var order: [(UInt64, Int32)] = []
-            for i in lineAddress.indices where isAddress[i] { order.append((lineAddress[i], Int32(i))) }
-            order.sort { $0.0 < $1.0 }
-            return order
-        }
-        var keys: [UInt64] = []
-        keys.reserveCapacity(lineAddress.count)
-        for i in lineAddress.indices where isAddress[i] { keys.append(lineAddress[i] << lineBits | UInt64(i)) }
-        radixSort(&keys)
-        let mask = (UInt64(1) << lineBits) - 1
-        return keys.map { ($0 >> lineBits, Int32(truncatingIfNeeded: $0 & mask)) }
-    }
-
-    /// LSD radix sort, 16 bits a pass; a pass whose digit is the same in every key is skipped.
-    static func radixSort(_ keys: inout [UInt64]) {
-        guard keys.count > 64 else { keys.sort(); return }
-        var other = [UInt64](repeating: 0, count: keys.count)
-        var counts = [Int](repeating: 0, count: 1 << 16)
-        for shift in stride(from: UInt64(0), to: 64, by: 16) {
-            for i in counts.indices { counts[i] = 0 }
-            for k in keys { counts[Int(truncatingIfNeeded: (k >> shift) & 0xFFFF)] += 1 }
-            if counts[Int(truncatingIfNeeded: (keys[0] >> shift) & 0xFFFF)] == keys.count { continue }
-            var sum = 0
-            for i in counts.indices { let c = counts[i]; counts[i] = sum; sum += c }
-            for k in keys {
-                let d = Int(truncatingIfNeeded: (k >> shift) & 0xFFFF)
-                other[counts[d]] = k
-                counts[d] += 1
+    /// `body(0)` here, or `body(0)` here and `body(1)` on a thread of its own at once (both done
+    /// on return). A thread made for the purpose, not libdispatch's pool: starting the pool
+    /// reads the CPU topology from /sys and makes its worker threads, in the middle of a run.
+    static func perform(_ parts: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        if parts == 2 {
+            let done = DispatchSemaphore(value: 0)
+            if DetachedThread.start({
+                body(1)
+                done.signal()
+            }) {
+                body(0)
+                done.wait()
+                return
             }
-            swap(&keys, &other)
         }
+        for part in 0..<parts { body(part) }
     }
 
     /// An address as llvm-symbolizer reads it: an optional `CODE ` prefix, then a first word

@@ -73,7 +73,7 @@ public final class Symbolicator: @unchecked Sendable {
     ) -> SymbolicationOutcome {
         guard buildID != nil || (modulePath.map { !$0.isEmpty } ?? false) else { return .unresolved(.notInAnyModule) }
         func lookup(_ elfAddress: UInt64) -> UInt64 { isReturnAddress ? architecture.callSite(ofReturnAddress: elfAddress) : elfAddress }
-        switch module(buildID: buildID, modulePath: modulePath, hints: { [lookup(relativeAddress &+ $0)] }) {
+        switch module(buildID: buildID, modulePath: modulePath, upcoming: UpcomingLookups(count: 1) { [lookup(relativeAddress &+ $0)] }) {
         case .unresolved(let r): return .unresolved(r)
         case .loaded(let m): return m.frames(at: lookup(relativeAddress &+ m.firstLoadAddress), inferLineZero: true)
         }
@@ -82,7 +82,7 @@ public final class Symbolicator: @unchecked Sendable {
     /// Symbolicates an ELF virtual address of `objectFile` (what llvm-symbolizer's `--obj` takes).
     /// Throws when the object itself is not a readable ELF file.
     public func symbolicate(objectFile: String, address: UInt64) throws(ELFError) -> SymbolicationOutcome {
-        let m = try module(objectFile: objectFile, addresses: [address])
+        let m = try module(objectFile: objectFile, upcoming: UpcomingLookups(count: 1) { _ in [address] })
         switch m {
         case .unresolved(let r): return .unresolved(r)
         case .loaded(let lm): return lm.frames(at: address)
@@ -108,22 +108,30 @@ public final class Symbolicator: @unchecked Sendable {
     // MARK: Modules
 
     /// Address mode: the object's own build-id keys the module; the object is the module path.
-    private func module(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> ModuleState {
+    private func module(objectFile: String, upcoming: UpcomingLookups? = nil) throws(ELFError) -> ModuleState {
         let opened = OpenELFFiles()
         let info = try opened.info(objectFile)
         if info.kind == .relocatable { throw .relocatable(objectFile) }
-        return module(buildID: info.buildID, modulePath: objectFile, hints: addresses.map { a in { _ in a } }, opened: opened)
+        return module(buildID: info.buildID, modulePath: objectFile, upcoming: upcoming, opened: opened)
+    }
+
+    /// The lookups about to be made in a module: at most `count` of them, at `addresses(first
+    /// load address)` (ELF virtual addresses). Only a cold start asks for the addresses, and may
+    /// wait for them: address mode reads its input on another thread while a warm start loads.
+    struct UpcomingLookups {
+        let count: Int
+        let addresses: (UInt64) -> [UInt64]
     }
 
     /// The module of `objectFile`; `addresses` (ELF virtual addresses), when given, are the ones
     /// about to be looked up: a cold start then parses only the units covering them.
     func loadedModule(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> LoadedModule? {
-        try? loadModule(objectFile: objectFile, addresses: addresses).get()
+        try? loadModule(objectFile: objectFile, upcoming: addresses.map { a in UpcomingLookups(count: a.count) { _ in a } }).get()
     }
 
     /// The module of `objectFile`, or why there is none.
-    func loadModule(objectFile: String, addresses: [UInt64]? = nil) throws(ELFError) -> Result<LoadedModule, UnresolvedReasonError> {
-        switch try module(objectFile: objectFile, addresses: addresses) {
+    func loadModule(objectFile: String, upcoming: UpcomingLookups? = nil) throws(ELFError) -> Result<LoadedModule, UnresolvedReasonError> {
+        switch try module(objectFile: objectFile, upcoming: upcoming) {
         case .loaded(let m): return .success(m)
         case .unresolved(let r): return .failure(UnresolvedReasonError(reason: r))
         }
@@ -148,10 +156,9 @@ public final class Symbolicator: @unchecked Sendable {
         return []
     }
 
-    /// Hints: the ELF virtual addresses about to be looked up, given the first load address.
     /// - Parameter opened: files the caller already has open (address mode: the object itself).
     private func module(
-        buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])? = nil, opened: OpenELFFiles = OpenELFFiles()
+        buildID: BuildID?, modulePath: String?, upcoming: UpcomingLookups? = nil, opened: OpenELFFiles = OpenELFFiles()
     ) -> ModuleState {
         let key = buildID?.hex ?? "path:" + (modulePath ?? "")
         let slot = slots.withLock { slots in
@@ -162,15 +169,15 @@ public final class Symbolicator: @unchecked Sendable {
         }
         return slot.state.withLock { state in
             if let s = state { return s }
-            let s = load(buildID: buildID, modulePath: modulePath, hints: hints, opened: opened)
+            let s = load(buildID: buildID, modulePath: modulePath, upcoming: upcoming, opened: opened)
             state = s
             return s
         }
     }
 
-    private func load(buildID: BuildID?, modulePath: String?, hints: ((UInt64) -> [UInt64])?, opened: OpenELFFiles) -> ModuleState {
+    private func load(buildID: BuildID?, modulePath: String?, upcoming: UpcomingLookups?, opened: OpenELFFiles) -> ModuleState {
         // A persisted index with DWARF is authoritative for its build-id: no file search needed.
-        let fewLookups = (hints?(0).count ?? Int.max) <= Symbolicator.fewLookups
+        let fewLookups = (upcoming?.count ?? Int.max) <= Symbolicator.fewLookups
         if let buildID, let cache, let index = cache.load(buildID, fewLookups: fewLookups), index.hasDWARF {
             return .loaded(LoadedModule(index: index))
         }
@@ -196,9 +203,9 @@ public final class Symbolicator: @unchecked Sendable {
         // The module's own program headers are authoritative; a split debug file keeps copies.
         let firstLoad = (module ?? debug).firstLoadAddress
         var scanned: UnitTable? = nil  // the lazy path's scan, reused by a full build
-        if lazyColdPath, let hints, loc.debugFile != nil,
+        if lazyColdPath, let upcoming, loc.debugFile != nil,
             let lazy = lazyModule(
-                sources, source, loc.moduleFile, buildID, firstLoad, hints(firstLoad),
+                sources, source, loc.moduleFile, buildID, firstLoad, upcoming.addresses(firstLoad),
                 supplementary: loc.supplementaryFile, scanned: &scanned)
         {
             return .loaded(lazy)

@@ -106,6 +106,39 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(parseLLVMOutput(ours.stdout).filter { $0.first?.function == "entry_c" }.count, 9)
     }
 
+    /// The same spellings in an input large enough to be read on a second thread while the module
+    /// loads, with the lines a quick reading of `0x` and hex digits must hand to the general one:
+    /// 16 digits, 17 with a leading zero and 17 that overflow (to the address itself, if the
+    /// top digit were dropped), `0x` alone, a digit that is not
+    /// hex, a CR, a space or a NUL after the digits, and a last line without a newline.
+    func testAddressSyntaxMatchesLLVMSymbolizerInALargeInput() throws {
+        let llvm = try XCTUnwrap(Fixtures.llvmSymbolizer)
+        let (object, bytes) = try Fixtures.largeInputSubject()
+        let outer = bytes[bytes.count / 2]
+        let hex = String(outer, radix: 16)
+        let spellings = [
+            "0x" + hex, "0X" + String(outer, radix: 16, uppercase: true), String(outer), "0" + String(outer, radix: 8),
+            "0x" + String(repeating: "0", count: 16 - hex.count) + hex, "0x0" + String(repeating: "0", count: 16 - hex.count) + hex,
+            "0x1" + String(repeating: "0", count: 16 - hex.count) + hex, "0xffffffffffffffff", "0x", "0x" + hex + "g", "0xg" + hex,
+            "0x" + hex + "\r", "0x" + hex + " words", "0x" + hex + "\t", "0x" + hex + "\u{0}junk", "CODE 0x" + hex, "", " 0x" + hex
+        ]
+        var rng = SplitMix64(state: 16)
+        var lines: [String] = []
+        while lines.count < LLVMStyleSymbolizer.twoThreadLines + 500 {
+            lines.append("0x" + String(bytes[Int(rng.next() % UInt64(bytes.count))], radix: 16))
+            if rng.next() % 8 == 0 { lines.append(spellings[Int(rng.next() % UInt64(spellings.count))]) }
+        }
+        lines += spellings + ["0x" + hex]
+        let input = Data(lines.joined(separator: "\n").utf8)  // no newline after the last line
+        let theirs = Fixtures.run(llvm, ["--obj=\(object)", "--inlines"], stdin: input)
+        XCTAssertEqual(theirs.status, 0, theirs.stderr)
+        let ours = symbolicate(["--obj", object], stdin: input)
+        XCTAssertEqual(parseLLVMOutput(ours.stdout).count, lines.count)
+        let a = ours.stdout.components(separatedBy: "\n\n"), b = theirs.stdout.components(separatedBy: "\n\n")
+        XCTAssertEqual(a.count, b.count)
+        if let i = zip(a, b).map({ $0 == $1 }).firstIndex(of: false) { XCTFail("line \(i) (\(lines[i].debugDescription)): ours \(a[i]) llvm \(b[i])") }
+    }
+
     /// A blank line prints llvm-symbolizer's unknown record but is not a line that could not be
     /// read: no warning, and the exit code of the addresses alone.
     func testBlankLinesPrintUnknownRecordsWithoutAWarning() throws {
