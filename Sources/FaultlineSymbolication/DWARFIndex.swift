@@ -283,6 +283,15 @@ final class DWARFIndex: @unchecked Sendable {
     /// the one before ended (`hints`, kept by the caller between lookups).
     func lookup(_ address: UInt64, into frames: inout [IndexedFrame], hints: inout SearchHints) {
         frames.removeAll(keepingCapacity: true)
+        appendFrames(of: address, to: &frames, hints: &hints)
+    }
+
+    /// Appends the frames of `address` (innermost first) to `frames` and returns how many: what
+    /// `lookup` finds, without a separate array to copy them from (address mode keeps every
+    /// address's frames in one array).
+    @discardableResult
+    func appendFrames(of address: UInt64, to frames: inout [IndexedFrame], hints: inout SearchHints) -> Int {
+        let first = frames.count
         var scope = IndexTables.none
         if let seg = DWARFIndex.lastNotAbove(segmentStart, 0, segmentStart.count, address, from: hints.segment) {
             scope = segmentScope[seg]
@@ -304,7 +313,7 @@ final class DWARFIndex: @unchecked Sendable {
             scope = inlined ? scopeParent[s] : IndexTables.none
             guardDepth += 1
         }
-        if frames.isEmpty, row != nil {
+        if frames.count == first, row != nil {
             frames.append(
                 IndexedFrame(
                     name: IndexTables.none, file: file, line: line, column: column,
@@ -316,7 +325,7 @@ final class DWARFIndex: @unchecked Sendable {
         // a function's DIE covers the address but no line row does (the start of a GCC `.cold`
         // part), llvm prints `??:0:0`.
         if let sym = symbol(address, &hints) {
-            if frames.isEmpty {
+            if frames.count == first {
                 frames.append(
                     IndexedFrame(
                         name: symbolName[sym], file: symbolFile[sym], line: 0, column: 0,
@@ -325,5 +334,6 @@ final class DWARFIndex: @unchecked Sendable {
                 frames[frames.count - 1].name = symbolName[sym]
             }
         }
+        return frames.count - first
     }
 }

@@ -306,7 +306,7 @@ public struct LLVMStyleSymbolizer {
                 let shared = Shared(index: index, order: order, slices: found.slices)
                 LLVMStyleSymbolizer.perform(parts) { part in
                     let index = shared.index, order = shared.order, slices = shared.slices
-                    var all: [IndexedFrame] = [], frames: [IndexedFrame] = []
+                    var all: [IndexedFrame] = []
                     let mine = (order.count * part / parts)..<(order.count * (part + 1) / parts)
                     // Room for a few frames per address at once: grown by doubling, the array was
                     // copied again and again, each larger copy's pages faulted in anew. Room not
@@ -317,10 +317,8 @@ public struct LLVMStyleSymbolizer {
                     for k in mine {
                         let (address, line) = order[k]
                         if let p = previous, p.address == address { slices[Int(line)] = (p.start, p.count); continue }
-                        index.lookup(address, into: &frames, hints: &hints)
-                        let entry = (Int32(all.count), Int32(frames.count))
-                        // Through a buffer pointer: appending the array itself took a reference to it.
-                        frames.withUnsafeBufferPointer { all.append(contentsOf: $0) }
+                        let start = Int32(all.count)
+                        let entry = (start, Int32(index.appendFrames(of: address, to: &all, hints: &hints)))
                         slices[Int(line)] = entry
                         previous = (address, entry.0, entry.1)
                     }
