@@ -105,6 +105,74 @@ final class SensitiveDataTests: XCTestCase {
         XCTAssertTrue(logs.contains("eu-1"))
     }
 
+    /// Relay's defaults beyond keys: session and CSRF cookies in `request.cookies` (object, pairs
+    /// or text) and in a Cookie header; card numbers and SSNs in any string, named in the message,
+    /// left in an exception's value, a frame's path and the User-Agent, as Relay leaves them.
+    func testCookiesCardNumbersAndSSNsAreFilteredWhereRelayFiltersThem() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        var e = TestEvents.native(offsets: [0x100], functions: ["alpha_crash"])
+        e["exception"] = [
+            "values": [
+                [
+                    "type": "PaymentError", "value": "card 4111111111111111 declined",
+                    "stacktrace": e["exception"]?["values"]?[0]?["stacktrace"] ?? .null
+                ]
+            ]
+        ]
+        e["logentry"] = ["formatted": "charging 5555 5555 5555 4444 for 123-45-6789"]
+        e["extra"] = ["card": "paid with 6011-1111-1111-1117 today", "ssn": "078-05-1120", "stamp": "1453843029218310"]
+        e["request"] = [
+            "url": "https://shop.example/pay",
+            "cookies": ["sessionid": "sess-value-one", "theme": "dark-theme"],
+            "headers": [
+                ["Cookie", "csrf_token=csrf-value-two; lang=en-gb"], ["User-Agent", "Agent/4111111111111111"], ["Accept", "text/html"]
+            ]
+        ]
+        server.ingest(e)
+        try server.waitUntilIdle()
+        let occurrence = try XCTUnwrap(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 1, offset: 0).first)
+        let event = try XCTUnwrap(try server.server.stores.issueReads.occurrences(issueID: occurrence.id, limit: 1, offset: 0).first)
+        let api = try XCTUnwrap(server.get("/api/0/projects/faultline/default/events/\(event.eventID)/").json)
+        let text = api.jsonString
+        for secret in ["sess-value-one", "csrf-value-two", "5555 5555", "123-45-6789", "6011-1111", "078-05-1120"] {
+            XCTAssertFalse(text.contains(secret), "\(secret) is filtered: \(text)")
+        }
+        XCTAssertTrue(text.contains("paid with [Filtered] today"), text)
+        XCTAssertTrue(text.contains("1453843029218310"), "no vendor prefix: a timestamp")
+        XCTAssertTrue(text.contains("charging [creditcard] for [us-ssn]"), text)
+        XCTAssertTrue(text.contains("card 4111111111111111 declined"), "an exception's value is left as sent")
+        XCTAssertTrue(text.contains("Agent/4111111111111111"), "the User-Agent is left as sent")
+        XCTAssertTrue(text.contains("csrf_token=[Filtered]; lang=en-gb"), text)
+        XCTAssertTrue(text.contains("dark-theme"), text)
+        let login = try XCTUnwrap(server.webLogin())
+        let page = server.page("/ui/issues/\(occurrence.id)", login).text
+        for secret in ["sess-value-one", "csrf-value-two", "6011-1111", "078-05-1120"] { XCTAssertFalse(page.contains(secret), secret) }
+    }
+
+    /// Relay's own examples for its card rule, and where a number stands alone.
+    func testCardNumbersAndSSNsAsRelayReadsThem() {
+        func filtered(_ s: String) -> String { SensitiveNumbers.replaced(in: s, card: "[card]", ssn: "[ssn]") ?? s }
+        for card in ["4571234567890111", "378282246310005", "6011111111111117", "4111111111111111", "5555555555554444"] {
+            XCTAssertEqual(filtered(card), "[card]", card)
+        }
+        XCTAssertEqual(filtered("'4571234567890111'"), "'[card]'")
+        XCTAssertEqual(filtered("foo 4571234567890111"), "foo [card]")
+        XCTAssertEqual(filtered("4111 1111 1111 1111 and 4111-1111-1111-1111"), "[card] and [card]")
+        XCTAssertEqual(filtered("№4111111111111111"), "№[card]", "a symbol is no part of a word")
+        for kept in [
+            "1453843029218310", "41111111111111112", "x4111111111111111", "4111111111111111_", "é4111111111111111", "4111 1111 1111 111",
+            "4111--1111-1111-1111", "3411-1111-1111-11", "1234-45-6789", "a123-45-6789", "123-45-67890", "123 45 6789"
+        ] {
+            XCTAssertEqual(filtered(kept), kept, kept)
+        }
+        XCTAssertEqual(filtered("order 123-45-6789."), "order [ssn].")
+        XCTAssertEqual(filtered("341-11-1111"), "[ssn]", "an Amex prefix that is no card is still an SSN")
+        XCTAssertEqual(filtered("3411-1111-1111-111"), "[card]", "Amex: 15 digits")
+        XCTAssertEqual(SensitiveData.cookieHeaderScrubbed("a=1; PHPSESSID=x; b"), "a=1; PHPSESSID=[Filtered]; b")
+        XCTAssertEqual(SensitiveData.cookieHeaderScrubbed("auth_token=t; c=3"), "auth_token=[Filtered]; c=3")
+    }
+
     func testTheRulesAsFunctions() {
         XCTAssertTrue(SensitiveData.isSensitive(key: "X-Auth-Header"))
         XCTAssertTrue(SensitiveData.isSensitive(key: "GITHUB_TOKEN"))

@@ -7,10 +7,16 @@
 // any string, and the password of a URL's user info. SDKs send such things unasked:
 // sentry-cli's `send-event` puts the whole process environment in `extra.environ` (a
 // SENTRY_AUTH_TOKEN among it), web frameworks the request's Authorization header.
+// In events also, as Relay's defaults: session and CSRF cookies (by name, in `request.cookies`
+// and a `Cookie` header), and credit-card and US social-security numbers in any string
+// (SensitiveNumbers) — except where Relay leaves them: `debug_meta`, frames' file paths, an
+// exception's value and the User-Agent header; in the message (`logentry.formatted`, `message`)
+// they read `[creditcard]` and `[us-ssn]`, as Relay writes them there.
 // The stored event is the client's own bytes (grouping and backfill read them); what is filtered
 // is what leaves the server. Tag values under such keys are filtered at ingest (EventFields.tags),
-// as tags are stored and searched apart from the event. Not done: Sentry's filtering of any value
-// that merely contains one of the words, and of credit-card-like numbers.
+// as tags are stored and searched apart from the event. Not done: Relay's filtering of any value
+// that merely contains one of the words (a breadcrumb "user authenticated" would read
+// `[Filtered]`), and of IBANs and user names in home-directory paths.
 import FaultlineProtocol
 import Foundation
 
@@ -27,21 +33,72 @@ enum SensitiveData {
 
     /// The event with every secret it carries shown as `[Filtered]`.
     static func scrubbed(_ event: JSONValue) -> JSONValue {
-        scrub(event, depth: 0, pairs: false)
+        scrub(event, depth: 0, Place())
     }
 
     /// Members whose value Sentry also takes as a list of [name, value] pairs.
     static let pairLists: Set<String> = ["headers", "cookies", "query_string", "env", "tags"]
 
-    private static func scrub(_ v: JSONValue, depth: Int, pairs: Bool) -> JSONValue {
+    /// Session and CSRF cookies of common web frameworks (Relay's list): their values are
+    /// whole sessions.
+    static let sensitiveCookies: Set<String> = [
+        "sentrysid", "sudo", "su", "session", "__session", "sessionid", "user_session", "symfony", "phpsessid", "fasthttpsessionid",
+        "mysession", "irissessionid", "_vercel_jwt", "csrf", "xsrf", "_xsrf", "_csrf", "csrf-token", "csrf_token", "xsrf-token",
+        "xsrf_token", "fastcsrf", "_iris_csrf"
+    ]
+
+    /// Where in the event a value lies, as far as the rules care.
+    private struct Place {
+        /// A list of [name, value] pairs (headers, cookies, query, tags): the name decides.
+        var pairs = false
+        /// `request.cookies`: each member (or pair) a cookie.
+        var cookies = false
+        /// Headers: a `Cookie` header holds cookies, the User-Agent is left as it is.
+        var headers = false
+        /// Under `exception`: its `value` is left to show as sent.
+        var exception = false
+        /// `logentry`: its `formatted` text is the message.
+        var logentry = false
+        /// What card numbers and SSNs become here.
+        var numbers = Numbers.filter
+
+        enum Numbers { case filter, name, keep }
+
+        /// The place of `key`'s value in an object at this place, at `depth`.
+        func member(_ key: String, depth: Int) -> Place {
+            var p = Place(exception: exception, numbers: numbers)
+            let lower = key.lowercased()
+            p.pairs = SensitiveData.pairLists.contains(lower)
+            p.cookies = lower == "cookies"
+            p.headers = lower == "headers"
+            if depth == 0 {
+                if lower == "debug_meta" { p.numbers = .keep }
+                if lower == "exception" { p.exception = true }
+                if lower == "message" { p.numbers = .name }
+                if lower == "logentry" { p.logentry = true }
+            }
+            if lower == "filename" || lower == "abs_path" || (exception && lower == "value") || (headers && lower == "user-agent") {
+                p.numbers = .keep
+            }
+            if logentry && lower == "formatted" { p.numbers = .name }
+            return p
+        }
+    }
+
+    private static func scrub(_ v: JSONValue, depth: Int, _ place: Place) -> JSONValue {
         guard depth < JSONParser.maxDepth else { return v }
         switch v {
         case .object(let o):
             var out = o
             for m in o.members {
-                out[m.key] =
-                    isSensitive(key: m.key) && m.value != .null
-                    ? filtered : scrub(m.value, depth: depth + 1, pairs: pairLists.contains(m.key.lowercased()))
+                let inner = place.member(m.key, depth: depth)
+                if m.value != .null && (isSensitive(key: m.key) || (place.cookies && isSensitiveCookie(m.key))) {
+                    out[m.key] = filtered
+                } else if place.headers, m.key.lowercased() == "cookie", let header = m.value.stringValue {
+                    out[m.key] = .string(cookieHeaderScrubbed(header))
+                } else {
+                    out[m.key] = scrub(m.value, depth: depth + 1, inner)
+                }
             }
             return .object(out)
         case .array(let a):
@@ -49,18 +106,51 @@ enum SensitiveData {
             // object's key does; elsewhere two strings in a list are just two strings.
             return .array(
                 a.map { element in
-                    if pairs, let pair = element.arrayValue, pair.count == 2, let name = pair[0].stringValue, isSensitive(key: name),
-                        pair[1] != .null
-                    {
-                        return .array([pair[0], filtered])
+                    if place.pairs, let pair = element.arrayValue, pair.count == 2, let name = pair[0].stringValue {
+                        if pair[1] != .null && (isSensitive(key: name) || (place.cookies && isSensitiveCookie(name))) {
+                            return .array([pair[0], filtered])
+                        }
+                        if place.headers, name.lowercased() == "cookie", let header = pair[1].stringValue {
+                            return .array([pair[0], .string(cookieHeaderScrubbed(header))])
+                        }
+                        var valuePlace = place
+                        valuePlace.pairs = false
+                        if place.headers && name.lowercased() == "user-agent" { valuePlace.numbers = .keep }
+                        return .array([pair[0], scrub(pair[1], depth: depth + 2, valuePlace)])
                     }
-                    return scrub(element, depth: depth + 1, pairs: false)
+                    var inner = place
+                    inner.pairs = false
+                    return scrub(element, depth: depth + 1, inner)
                 })
         case .string(let s):
-            return scrubbedString(s).map(JSONValue.string) ?? v
+            if place.cookies { return .string(cookieHeaderScrubbed(s)) }  // `cookies` sent as the header's text
+            var text = scrubbedString(s) ?? s
+            switch place.numbers {
+            case .filter: text = SensitiveNumbers.replaced(in: text, card: "[Filtered]", ssn: "[Filtered]") ?? text
+            case .name: text = SensitiveNumbers.replaced(in: text, card: "[creditcard]", ssn: "[us-ssn]") ?? text
+            case .keep: break
+            }
+            return text == s ? v : .string(text)
         default:
             return v
         }
+    }
+
+    static func isSensitiveCookie(_ name: String) -> Bool { sensitiveCookies.contains(name.lowercased()) }
+
+    /// A `Cookie` header's text (`a=1; sessionid=…`) with the values of sensitive cookies, and of
+    /// cookies whose name names a secret, filtered.
+    static func cookieHeaderScrubbed(_ header: String) -> String {
+        let parts = header.split(separator: ";", omittingEmptySubsequences: false)
+        var changed = false
+        let kept = parts.map { part -> String in
+            guard let eq = part.firstIndex(of: "=") else { return String(part) }
+            let name = part[..<eq].trimmingCharacters(in: .whitespaces)
+            guard isSensitiveCookie(name) || isSensitive(key: name) else { return String(part) }
+            changed = true
+            return part[...eq] + "[Filtered]"
+        }
+        return changed ? kept.joined(separator: ";") : header
     }
 
     /// A string with a credential in it, filtered; nil when it holds none.
