@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(name: "CrashCaptureTests",
                     dependencies: ["Faultline", "CFaultlineCrash", "FaultlineProtocol", "FaultlineTestSupport", "faultline-crasher"]),
         .testTarget(name: "SymbolicationTests",
-                    dependencies: ["FaultlineSymbolication", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-crasher"]),
+                    dependencies: ["FaultlineSymbolication", "FaultlineFiles", "FaultlineProtocol", "FaultlineTestSupport", "faultline", "faultline-server", "faultline-crasher"]),
         .testTarget(name: "SDKTests",
                     dependencies: ["Faultline", "FaultlineURLSession", "FaultlineProtocol", "FaultlineThreads", "FaultlineTestSupport"]),
         .testTarget(name: "LoggingTests",

@@ -75,9 +75,8 @@ extension LLVMStyleSymbolizer {
             }
         }
 
-        /// Stable LSD radix sort of `keys` by their bits `fromBit..<toBit`, 11 bits a pass (2,048
-        /// counters stay in the L1 cache; 65,536 did not). A pass whose digit is the same in
-        /// every key is skipped.
+        /// Stable LSD radix sort of `keys` by their bits `fromBit..<toBit`, 11 bits a pass (so the
+        /// counters fit in the L1 cache). A pass whose digit is the same in every key is skipped.
         static func radixSort(_ keys: inout [UInt64], fromBit: Int, toBit: Int) {
             guard keys.count > 1, fromBit < toBit else { return }
             let digitBits = 11

@@ -2,9 +2,9 @@
 
 extension LLVMStyleSymbolizer {
     /// The frames both lookup threads found, read as one array (`first` then `second`) without
-    /// joining them (the copy was a visible part of a warm 100k-address run); `slices[line]` says
-    /// which are an input line's (an empty slice when nothing is known). The slices are handed
-    /// to the printers as they are, not copied into an array (a copy was its pages faulted in).
+    /// the copy that joining them would be; `slices[line]` says which are an input line's (an
+    /// empty slice when nothing is known). The slices are handed to the printers as they are,
+    /// not copied into an array (a copy is its pages faulted in again).
     final class FoundFrames: @unchecked Sendable {
         var first: [IndexedFrame] = []
         var second: [IndexedFrame] = []

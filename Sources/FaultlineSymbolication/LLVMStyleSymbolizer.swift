@@ -39,7 +39,7 @@ public struct LLVMStyleSymbolizer {
     /// The lines of `input` are read here once; `run(write:)` prints them without reading the
     /// text again (on 100,000 addresses a second parse was a few percent of a warm run).
     ///
-    /// A large input is read and put in lookup order (`addressOrder`) on a second thread while
+    /// A large input is read and put in lookup order (`AddressOrder`) on a second thread while
     /// this one loads the module: a warm load (mapping and verifying the stored index) needs
     /// nothing from the input, and only a cold start waits for the addresses.
     public init(objectFile: String, symbolicator: Symbolicator, input: UnsafeRawBufferPointer? = nil) throws(ELFError) {
@@ -67,6 +67,8 @@ public struct LLVMStyleSymbolizer {
                 reading.sortedSignal.signal()
             }
         if !elsewhere { reading.parsed = LLVMStyleSymbolizer.lines(of: input, lineCount: lineCount) }
+        // The line count stands for the address count (the lines are still being read): lines
+        // that are no address only make a run look less like a few lookups.
         let upcoming = Symbolicator.UpcomingLookups(count: lineCount) { _ in
             if elsewhere && !reading.waitedForParse {
                 reading.parsedSignal.wait()
@@ -119,7 +121,7 @@ public struct LLVMStyleSymbolizer {
     /// The input given to `init`, already split and read.
     private var parsedInput: ParsedLines? = nil
 
-    /// The number of lines `forEachLine` finds in `input` (a final newline starts no line).
+    /// The number of lines `lines(of:)` finds in `input` (a final newline starts no line).
     static func lineCount(of input: UnsafeRawBufferPointer) -> Int {
         guard var at = input.baseAddress, input.count > 0 else { return 0 }
         let end = at + input.count
@@ -137,7 +139,7 @@ public struct LLVMStyleSymbolizer {
     /// llvm-symbolizer reads it (a C string).
     ///
     /// The arrays are made at their final size at once (`lineCount`): grown by doubling, each
-    /// larger copy was new pages faulted in. A line that is exactly `0x` and up to 16 hex digits
+    /// larger copy was new pages faulted in. A line that is exactly `0x` (or `0X`) and up to 16 hex digits
     /// (what every tool writes) is read in one pass over its bytes; any other line goes the
     /// general way, and reads the same.
     static func lines(of input: UnsafeRawBufferPointer, lineCount: Int? = nil) -> ParsedLines {

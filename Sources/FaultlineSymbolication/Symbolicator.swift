@@ -156,6 +156,8 @@ public final class Symbolicator: @unchecked Sendable {
         return []
     }
 
+    /// The module of `buildID` (or of `modulePath` when there is none), loaded once.
+    /// - Parameter upcoming: the lookups about to be made (`UpcomingLookups`).
     /// - Parameter opened: files the caller already has open (address mode: the object itself).
     private func module(
         buildID: BuildID?, modulePath: String?, upcoming: UpcomingLookups? = nil, opened: OpenELFFiles = OpenELFFiles()

@@ -86,8 +86,12 @@ final class SensitiveDataTests: XCTestCase {
         let log: JSONValue = [
             "items": [
                 [
-                    "timestamp": .double(Date().timeIntervalSince1970), "level": "info", "body": "retrying with Bearer pw-log-1234",
-                    "attributes": ["api_key": ["value": "pw-attr-1234", "type": "string"], "shard": ["value": "eu-1", "type": "string"]]
+                    "timestamp": .double(Date().timeIntervalSince1970), "level": "info",
+                    "body": "retrying with Bearer pw-log-1234 for card 4111 1111 1111 1111",
+                    "attributes": [
+                        "api_key": ["value": "pw-attr-1234", "type": "string"], "shard": ["value": "eu-1", "type": "string"],
+                        "payer": ["value": "ssn 078-05-1120", "type": "string"]
+                    ]
                 ]
             ]
         ]
@@ -101,8 +105,10 @@ final class SensitiveDataTests: XCTestCase {
         let page = server.page("/ui/issues/\(id)", login).text
         XCTAssertTrue(page.contains("the second line stays"), "two strings in a list that is no pair list")
         let logs = server.page("/ui/projects/default/logs", login).text + server.get("/api/0/projects/faultline/default/logs/").text
-        for secret in ["pw-log", "pw-attr"] { XCTAssertFalse(logs.contains(secret), secret) }
+        for secret in ["pw-log", "pw-attr", "4111 1111", "078-05-1120"] { XCTAssertFalse(logs.contains(secret), secret) }
         XCTAssertTrue(logs.contains("eu-1"))
+        XCTAssertTrue(logs.contains("for card [creditcard]"), "a log line's body names the number, as a message does")
+        XCTAssertTrue(logs.contains("ssn [Filtered]"), "an attribute filters it")
     }
 
     /// Relay's defaults beyond keys: session and CSRF cookies in `request.cookies` (object, pairs

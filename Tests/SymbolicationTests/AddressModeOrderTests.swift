@@ -102,5 +102,3 @@ final class AddressModeOrderTests: XCTestCase {
         }
     }
 }
-
-extension SplitMix64: RandomNumberGenerator {}

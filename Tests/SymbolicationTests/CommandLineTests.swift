@@ -132,11 +132,20 @@ final class CommandLineTests: XCTestCase {
         let input = Data(lines.joined(separator: "\n").utf8)  // no newline after the last line
         let theirs = Fixtures.run(llvm, ["--obj=\(object)", "--inlines"], stdin: input)
         XCTAssertEqual(theirs.status, 0, theirs.stderr)
-        let ours = symbolicate(["--obj", object], stdin: input)
-        XCTAssertEqual(parseLLVMOutput(ours.stdout).count, lines.count)
-        let a = ours.stdout.components(separatedBy: "\n\n"), b = theirs.stdout.components(separatedBy: "\n\n")
-        XCTAssertEqual(a.count, b.count)
-        if let i = zip(a, b).map({ $0 == $1 }).firstIndex(of: false) { XCTFail("line \(i) (\(lines[i].debugDescription)): ours \(a[i]) llvm \(b[i])") }
+        // Cold (the units the addresses need, parsed while the input is read), then warm (the
+        // index the first run stored, loaded while the input is read).
+        let cold = symbolicate(["--obj", object], stdin: input)
+        let rebuilt = symbolicate(["--rebuild-index", "--obj", object, "0x0"])
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: cache).contains { $0.hasSuffix(".fltidx") }, rebuilt.stderr)
+        let warm = symbolicate(["--obj", object], stdin: input)
+        for (run, ours) in [("cold", cold), ("warm", warm)] {
+            XCTAssertEqual(parseLLVMOutput(ours.stdout).count, lines.count, run)
+            let a = ours.stdout.components(separatedBy: "\n\n"), b = theirs.stdout.components(separatedBy: "\n\n")
+            XCTAssertEqual(a.count, b.count, run)
+            if let i = zip(a, b).map({ $0 == $1 }).firstIndex(of: false) {
+                XCTFail("\(run), line \(i) (\(i < lines.count ? lines[i].debugDescription : "past the last line")): ours \(a[i]) llvm \(b[i])")
+            }
+        }
     }
 
     /// A blank line prints llvm-symbolizer's unknown record but is not a line that could not be

@@ -135,7 +135,7 @@ enum Fixtures {
 }
 
 /// Deterministic pseudo-random numbers (SplitMix64) so address sets are the same on every run.
-struct SplitMix64 {
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

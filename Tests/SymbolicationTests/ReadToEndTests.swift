@@ -23,6 +23,17 @@ final class ReadToEndTests: XCTestCase {
         }
     }
 
+    /// A file whose size says nothing of what it holds (procfs says 0): read on past the size.
+    func testAFileLongerThanItsSizeIsReadToItsEnd() throws {
+        let fd = open("/proc/self/status", O_RDONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        let text = String(decoding: readToEnd(fd), as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("Name:"), text)
+        XCTAssertTrue(text.contains("\nVmPeak:") || text.contains("\nThreads:"), text)
+        XCTAssertTrue(text.hasSuffix("\n"), "to its last line")
+    }
+
     func testAPipeIsReadPastTheFirstBuffer() throws {
         var ends: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&ends), 0)

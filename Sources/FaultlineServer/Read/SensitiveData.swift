@@ -124,16 +124,30 @@ enum SensitiveData {
                 })
         case .string(let s):
             if place.cookies { return .string(cookieHeaderScrubbed(s)) }  // `cookies` sent as the header's text
-            var text = scrubbedString(s) ?? s
+            let text: String
             switch place.numbers {
-            case .filter: text = SensitiveNumbers.replaced(in: text, card: "[Filtered]", ssn: "[Filtered]") ?? text
-            case .name: text = SensitiveNumbers.replaced(in: text, card: "[creditcard]", ssn: "[us-ssn]") ?? text
-            case .keep: break
+            case .filter: text = scrubbedValue(s)
+            case .name: text = scrubbedMessage(s)
+            case .keep: text = scrubbedString(s) ?? s
             }
             return text == s ? v : .string(text)
         default:
             return v
         }
+    }
+
+    /// A string of an event (or a log line's attribute): credentials, card numbers and SSNs
+    /// filtered.
+    static func scrubbedValue(_ s: String) -> String {
+        let text = scrubbedString(s) ?? s
+        return SensitiveNumbers.replaced(in: text, card: "[Filtered]", ssn: "[Filtered]") ?? text
+    }
+
+    /// A message (`logentry.formatted`, a log line's body): credentials filtered, card numbers
+    /// and SSNs named, as Relay replaces them there.
+    static func scrubbedMessage(_ s: String) -> String {
+        let text = scrubbedString(s) ?? s
+        return SensitiveNumbers.replaced(in: text, card: "[creditcard]", ssn: "[us-ssn]") ?? text
     }
 
     static func isSensitiveCookie(_ name: String) -> Bool { sensitiveCookies.contains(name.lowercased()) }

@@ -76,17 +76,18 @@ struct LogsPage {
     static func lines(_ payload: Data, received: Double) -> [Line] {
         guard let v = try? JSONParser.parse(payload) else { return [] }
         // As every event read here: credentials filtered (SensitiveData), in the body and in the
-        // attributes, by key and by value.
+        // attributes, by key and by value; card numbers and SSNs named in the body, as in an
+        // event's message, and filtered in the attributes.
         return (v["items"]?.arrayValue ?? []).map { l in
             let body = l["body"]?.stringValue ?? ""
             return Line(
                 timestamp: l["timestamp"]?.doubleValue ?? received, level: l["level"]?.stringValue ?? "info",
-                body: SensitiveData.scrubbedString(body) ?? body, release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
+                body: SensitiveData.scrubbedMessage(body), release: l["attributes"]?["sentry.release"]?["value"]?.stringValue ?? "",
                 trace: l["trace_id"]?.stringValue ?? "",
                 attributes: (l["attributes"]?.objectValue ?? [:]).map { key, value -> (key: String, value: String) in
                     if SensitiveData.isSensitive(key: key) { return (key, "[Filtered]") }
                     let text = Self.attributeText(value)
-                    return (key, SensitiveData.scrubbedString(text) ?? text)
+                    return (key, SensitiveData.scrubbedValue(text))
                 }.sorted { $0.key < $1.key })
         }
     }
