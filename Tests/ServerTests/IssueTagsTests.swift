@@ -122,4 +122,28 @@ final class IssueTagsTests: XCTestCase {
             try store.reading { c in try c.rows("SELECT name FROM sqlite_master WHERE name = 'web_occurrences_breakdown'") { $0.text(0) ?? "" } },
             ["web_occurrences_breakdown"])
     }
+    /// Migration 19: the rows of stacks retention deleted before it (they outlived their stack)
+    /// are deleted, the rows of stacks still stored are kept, and both tables get their index by stack.
+    func testASchema18DatabaseLosesTheRowsOfDeletedStacks() throws {
+        let dir = TestSupport.makeTemporaryDirectory("faultline-stack-rows-migration")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/faultline.sqlite"
+        try SQLiteStore(path: path).close()
+        let c = try SQLiteConnection(path: path)
+        try c.exec(
+            """
+            DROP INDEX web_stack_envs_stack; DROP INDEX web_stack_tags_stack;
+            INSERT INTO stacks(key, signature) VALUES('live', x'00');
+            INSERT INTO web_stack_envs(environment, stack_key) VALUES('prod', 'live'), ('prod', 'gone'), ('dev', 'gone');
+            INSERT INTO web_stack_tags(tag_key, tag_value, stack_key) VALUES('shard', 'a', 'live'), ('shard', 'a', 'gone');
+            PRAGMA user_version=18
+            """)
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        XCTAssertEqual(try store.reading { c in try c.rows("SELECT environment || '/' || stack_key FROM web_stack_envs") { $0.text(0) ?? "" } }, ["prod/live"])
+        XCTAssertEqual(try store.reading { c in try c.rows("SELECT stack_key FROM web_stack_tags") { $0.text(0) ?? "" } }, ["live"])
+        XCTAssertEqual(
+            try store.reading { c in try c.rows("SELECT name FROM sqlite_master WHERE name LIKE 'web_stack_%_stack' ORDER BY name") { $0.text(0) ?? "" } },
+            ["web_stack_envs_stack", "web_stack_tags_stack"])
+    }
 }

@@ -79,7 +79,10 @@ extension StoreConformance {
             let id = try XCTUnwrap(
                 try store.storeIngest(
                     event: e, items: i < 10 ? [IncomingItem(projectID: p.id, type: "log", received: 1000 + Double(i), payload: Data(count: 100))] : []))
-            outcomes.append(outcome(try XCTUnwrap(try store.occurrence(id: id)), hash: "one", frames: [i < 15 ? frame : frame2]))
+            var grouped = outcome(try XCTUnwrap(try store.occurrence(id: id)), hash: "one", frames: [i < 15 ? frame : frame2])
+            grouped.environment = "env\(i % 2)"
+            grouped.tags = [EventTag(key: "shard", value: "s\(i % 3)")]
+            outcomes.append(grouped)
             try store.linkOccurrence(occurrenceID: id, projectID: p.id, eventID: "e\(i)", traceID: traceID, spanID: nil)
         }
         // One more, not grouped yet: retention leaves it to grouping.
@@ -116,11 +119,24 @@ extension StoreConformance {
         XCTAssertEqual(try store.deleteItems(receivedBefore: 1005, limit: 100), 5)
         XCTAssertEqual(try store.itemCounts(projectID: p.id).byType["log"], 5)
 
-        // The first stack lost all its occurrences: it is an orphan now, the second is not.
+        // The first stack lost all its occurrences: it is an orphan now, the second is not. The
+        // pages' rows of the first (its environments and tags) go with it.
+        let stackKeys = [frame, frame2].map { StackSignature(exceptionType: "SIGSEGV", frames: [$0]).encodedWithKey.1 }
+        func pageRows(_ key: String) throws -> [Int64] {
+            let db = try XCTUnwrap(store as? any SQLDatabase)
+            return try db.reading { s in
+                try ["web_stack_envs", "web_stack_tags"].map { table in
+                    try s.rows("SELECT count(*) FROM \(table) WHERE stack_key = ?", [.text(key)]) { $0.int(0) }.first ?? -1
+                }
+            }
+        }
+        XCTAssertEqual(try pageRows(stackKeys[0]), [2, 3])
         let buildIDs: @Sendable (Data) -> Set<BuildID> = { StackSignature.decode($0)?.buildIDs ?? [] }
         XCTAssertEqual(try store.deleteOrphanedStacks(limit: 10, buildIDs: buildIDs), 1)
         XCTAssertEqual(try store.deleteOrphanedStacks(limit: 10, buildIDs: buildIDs), 0)
         XCTAssertEqual(try store.stacks(referencing: buildID).map(\.occurrences), [10])
+        XCTAssertEqual(try pageRows(stackKeys[0]), [0, 0], "the orphan's environments and tags went with it")
+        XCTAssertEqual(try pageRows(stackKeys[1]), [2, 3], "the live stack keeps its own")
 
         // Everything older than the future goes: the issue is empty and no longer listed.
         XCTAssertEqual(try store.deleteOccurrences(receivedBefore: 1e12, limit: 100), 10)

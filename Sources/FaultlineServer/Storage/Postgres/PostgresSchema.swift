@@ -72,7 +72,9 @@ enum PostgresSchema {
         """
         ALTER TABLE occurrences ADD COLUMN IF NOT EXISTS client_address TEXT;
         ALTER TABLE project_settings ADD COLUMN IF NOT EXISTS store_ip_addresses INTEGER NOT NULL DEFAULT 1
-        """
+        """,
+        // 19: the pages' per-stack tables indexed by stack, deleted with their stack (Web/WebStackKeySchema).
+        WebStackKeySchema.statements
     ]
 
     /// Key of the advisory lock migrations hold ("faultln" in ASCII).

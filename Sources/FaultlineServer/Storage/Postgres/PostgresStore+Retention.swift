@@ -52,6 +52,7 @@ extension PostgresStore: RetentionStore {
                 for b in buildIDs(signature) {
                     try c.query("DELETE FROM stack_modules WHERE build_id = $1 AND stack_key = $2", .text(b.hex), .text(key))
                 }
+                for sql in WebStackKeySchema.deleteStackRows { try c.query(PostgresPlaceholders.numbered(sql), .text(key)) }
                 try c.query("DELETE FROM stacks WHERE key = $1", .text(key))
             }
             return orphans.count

@@ -76,7 +76,9 @@ enum SQLiteSchema {
         """
         ALTER TABLE occurrences ADD COLUMN client_address TEXT;
         ALTER TABLE project_settings ADD COLUMN store_ip_addresses INTEGER NOT NULL DEFAULT 1;
-        """
+        """,
+        // 19: the pages' per-stack tables indexed by stack, deleted with their stack (Web/WebStackKeySchema).
+        WebStackKeySchema.statements
     ]
 
     /// Brings the database on `c` to `version`, or throws `StoreError.newerSchema`.

@@ -44,6 +44,7 @@ extension SQLiteStore: RetentionStore {
                 for b in buildIDs(signature) {
                     try c.run("DELETE FROM stack_modules WHERE build_id = ? AND stack_key = ?", .text(b.hex), .text(key))
                 }
+                for sql in WebStackKeySchema.deleteStackRows { try c.run(sql, .text(key)) }
                 try c.run("DELETE FROM stacks WHERE key = ?", .text(key))
             }
             return orphans.count
