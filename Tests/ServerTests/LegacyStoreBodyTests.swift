@@ -40,4 +40,31 @@ final class LegacyStoreBodyTests: XCTestCase {
         XCTAssertTrue(garbage.text.contains("neither JSON nor base64"), garbage.text)
         XCTAssertEqual(try server.storedCount(), 1)
     }
+    /// A transaction sent to /store/ (before envelopes, SDKs sent everything there) is stored
+    /// with the traces, as an envelope's transaction item is, and makes no issue.
+    func testATransactionSentToStoreIsATraceNotAnIssue() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let id = TestEvents.eventID(), traceID = "4bf92f3577b34da6a3ce929d0e0e4736", start = Date().timeIntervalSince1970 - 5
+        let transaction: JSONValue = [
+            "type": "transaction", "event_id": .string(id), "transaction": "GET /checkout", "platform": "python",
+            "start_timestamp": .double(start), "timestamp": .double(start + 0.5),
+            "contexts": ["trace": ["trace_id": .string(traceID), "span_id": "00f067aa0ba902b7", "op": "http.server", "status": "ok"]],
+            "spans": [
+                [
+                    "trace_id": .string(traceID), "span_id": "b7ad6b7169203331", "parent_span_id": "00f067aa0ba902b7", "op": "db",
+                    "description": "SELECT 1", "start_timestamp": .double(start + 0.1), "timestamp": .double(start + 0.2)
+                ]
+            ]
+        ]
+        let headers = ["X-Sentry-Auth": "Sentry sentry_version=7, sentry_client=sentry.python/0.16.0, sentry_key=\(server.publicKey)"]
+        let r = RawHTTP.send(port: server.port, method: "POST", path: "/api/\(server.projectID)/store/", headers: headers, body: transaction.serialized())
+        XCTAssertEqual(r.status, 200, r.text)
+        XCTAssertTrue(r.text.contains(id), "the answer names the transaction's id: \(r.text)")
+        try server.waitUntilIdle()
+        let trace = try server.server.stores.traces?.trace(projectID: server.projectID, traceID: traceID)
+        XCTAssertEqual(Set(trace?.spans.map(\.spanID) ?? []), ["00f067aa0ba902b7", "b7ad6b7169203331"])
+        XCTAssertEqual(try server.storedCount(), 0, "no error event")
+        XCTAssertTrue(try server.server.stores.issueReads.issues(projectID: server.projectID, limit: 10, offset: 0).isEmpty)
+    }
 }

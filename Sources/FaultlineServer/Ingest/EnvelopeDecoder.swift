@@ -182,6 +182,11 @@ public enum EnvelopeDecoder {
     /// Decodes a legacy `/store/` body (one event's JSON).
     public static func storeBody(_ data: Data, limits: IngestLimits) throws(IngestError) -> DecodedSubmission {
         let e = try event(data, limits: limits, what: "body")
+        // A transaction sent to /store/ (SDKs from before envelopes did) is what an envelope's
+        // `transaction` item is, as Relay takes it: stored with the traces, never an error event.
+        if e["type"]?.stringValue == "transaction" {
+            return DecodedSubmission(envelopeHeader: [:], event: nil, eventBytes: nil, items: [Envelope.Item(type: "transaction", payload: data)])
+        }
         return DecodedSubmission(envelopeHeader: [:], event: e, eventBytes: data, items: [])
     }
 
@@ -190,7 +195,8 @@ public enum EnvelopeDecoder {
     public static let eventFieldsRead: Set<String> = Set<String>([
         "event_id", "timestamp", "level", "release", "environment", "platform", "user", "tags", "contexts",
         "exception", "threads", "stacktrace", "debug_meta",
-        "logentry", "message", "fingerprint"  // grouping of messages and the client's own fingerprint
+        "logentry", "message", "fingerprint",  // grouping of messages and the client's own fingerprint
+        "type"  // a transaction sent to /store/ (storeBody)
     ]).union(SentryValues.keysToCheck)  // other forms of the list containers, legacy names
 
     /// What of an event ingest builds: `eventFieldsRead`, and `request` and `sdk` as far as
