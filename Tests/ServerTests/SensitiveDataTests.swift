@@ -126,8 +126,11 @@ final class SensitiveDataTests: XCTestCase {
                 ]
             ]
         ]
-        e["logentry"] = ["formatted": "charging 5555 5555 5555 4444 for 123-45-6789"]
-        e["extra"] = ["card": "paid with 6011-1111-1111-1117 today", "ssn": "078-05-1120", "stamp": "1453843029218310"]
+        e["logentry"] = ["formatted": "charging 5555 5555 5555 4444 for 123-45-6789, receipt to ann@example.org"]
+        e["extra"] = [
+            "card": "paid with 6011-1111-1111-1117 today", "ssn": "078-05-1120", "stamp": "1453843029218310",
+            "iban": "from DE89370400440532013000", "contact": "ann@example.org"
+        ]
         e["request"] = [
             "url": "https://shop.example/pay",
             "cookies": ["sessionid": "sess-value-one", "theme": "dark-theme"],
@@ -146,7 +149,9 @@ final class SensitiveDataTests: XCTestCase {
         }
         XCTAssertTrue(text.contains("paid with [Filtered] today"), text)
         XCTAssertTrue(text.contains("1453843029218310"), "no vendor prefix: a timestamp")
-        XCTAssertTrue(text.contains("charging [creditcard] for [us-ssn]"), text)
+        XCTAssertTrue(text.contains("charging [creditcard] for [us-ssn], receipt to [email]"), text)
+        XCTAssertTrue(text.contains("from [Filtered]"), text)
+        XCTAssertTrue(text.contains("\"contact\":\"ann@example.org\""), "an address outside the message stays, as in Relay: \(text)")
         XCTAssertTrue(text.contains("card 4111111111111111 declined"), "an exception's value is left as sent")
         XCTAssertTrue(text.contains("Agent/4111111111111111"), "the User-Agent is left as sent")
         XCTAssertTrue(text.contains("csrf_token=[Filtered]; lang=en-gb"), text)
@@ -158,7 +163,7 @@ final class SensitiveDataTests: XCTestCase {
 
     /// Relay's own examples for its card rule, and where a number stands alone.
     func testCardNumbersAndSSNsAsRelayReadsThem() {
-        func filtered(_ s: String) -> String { SensitiveNumbers.replaced(in: s, card: "[card]", ssn: "[ssn]") ?? s }
+        func filtered(_ s: String) -> String { SensitiveNumbers.replaced(in: s, card: "[card]", iban: "[iban]", ssn: "[ssn]") ?? s }
         for card in ["4571234567890111", "378282246310005", "6011111111111117", "4111111111111111", "5555555555554444"] {
             XCTAssertEqual(filtered(card), "[card]", card)
         }
@@ -175,8 +180,40 @@ final class SensitiveDataTests: XCTestCase {
         XCTAssertEqual(filtered("order 123-45-6789."), "order [ssn].")
         XCTAssertEqual(filtered("341-11-1111"), "[ssn]", "an Amex prefix that is no card is still an SSN")
         XCTAssertEqual(filtered("3411-1111-1111-111"), "[card]", "Amex: 15 digits")
+        XCTAssertEqual(filtered("IBAN DE89370400440532013000, GB82WEST12345698765432."), "IBAN [iban], [iban].")
+        for kept in ["XX89370400440532013000", "xDE89370400440532013000", "DE8937040044", "DE89370400440532013000_", "de89370400440532013000"] {
+            XCTAssertEqual(filtered(kept), kept, kept)
+        }
         XCTAssertEqual(SensitiveData.cookieHeaderScrubbed("a=1; PHPSESSID=x; b"), "a=1; PHPSESSID=[Filtered]; b")
         XCTAssertEqual(SensitiveData.cookieHeaderScrubbed("auth_token=t; c=3"), "auth_token=[Filtered]; c=3")
+    }
+
+    /// Relay's email rule, which it applies to messages and log bodies only.
+    func testEmailAddressesAsRelayReadsThem() {
+        func named(_ s: String) -> String { EmailAddresses.replaced(in: s, with: "[email]") ?? s }
+        XCTAssertEqual(named("user bob@example.com logged in"), "user [email] logged in")
+        XCTAssertEqual(named("to a.b+c@sub.example.co.uk. and x-y@h-1.io"), "to [email]. and [email]")
+        XCTAssertEqual(named("..b@x.com"), "..[email]")
+        for kept in ["x@y", "bob@example.c", "bob@example.com1", "bob@exa_mple.com", "@example.com", "no address"] {
+            XCTAssertEqual(named(kept), kept, kept)
+        }
+        XCTAssertEqual(SensitiveData.scrubbedMessage("mail bob@example.com"), "mail [email]")
+        XCTAssertEqual(SensitiveData.scrubbedValue("mail bob@example.com"), "mail bob@example.com", "not in other values, as in Relay")
+    }
+
+    /// Text made of the pieces the matchers look at (digits, separators, capitals, `@`, dots,
+    /// non-ASCII letters, at the ends too): no trap, and text left alone is reported unchanged.
+    func testRandomTextNeverTrapsTheMatchers() {
+        var rng = SystemRandomNumberGenerator()
+        let pieces = ["4", "1", "0", "5", "6011", "37", "-", " ", "\t", "DE", "GB", "89", "a", "Z", "_", "@", ".", "com", "é", "№", "\u{A0}", "x@y.io", "123-45-6789"]
+        for _ in 0..<20_000 {
+            let text = (0..<Int.random(in: 0...24, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            for out in [
+                SensitiveNumbers.replaced(in: text, card: "[c]", iban: "[i]", ssn: "[s]"), EmailAddresses.replaced(in: text, with: "[e]")
+            ] {
+                if let out { XCTAssertNotEqual(out, text, "a change is reported only when there is one") }
+            }
+        }
     }
 
     func testTheRulesAsFunctions() {

@@ -8,15 +8,16 @@
 // sentry-cli's `send-event` puts the whole process environment in `extra.environ` (a
 // SENTRY_AUTH_TOKEN among it), web frameworks the request's Authorization header.
 // In events also, as Relay's defaults: session and CSRF cookies (by name, in `request.cookies`
-// and a `Cookie` header), and credit-card and US social-security numbers in any string
+// and a `Cookie` header), and credit-card, IBAN and US social-security numbers in any string
 // (SensitiveNumbers) — except where Relay leaves them: `debug_meta`, frames' file paths, an
 // exception's value and the User-Agent header; in the message (`logentry.formatted`, `message`)
-// they read `[creditcard]` and `[us-ssn]`, as Relay writes them there.
+// and a log line's body they read `[creditcard]`, `[iban]` and `[us-ssn]`, and email addresses
+// `[email]` (EmailAddresses), as Relay writes them there.
 // The stored event is the client's own bytes (grouping and backfill read them); what is filtered
 // is what leaves the server. Tag values under such keys are filtered at ingest (EventFields.tags),
 // as tags are stored and searched apart from the event. Not done: Relay's filtering of any value
 // that merely contains one of the words (a breadcrumb "user authenticated" would read
-// `[Filtered]`), and of IBANs and user names in home-directory paths.
+// `[Filtered]`), and of user names in home-directory paths.
 import FaultlineProtocol
 import Foundation
 
@@ -140,14 +141,15 @@ enum SensitiveData {
     /// filtered.
     static func scrubbedValue(_ s: String) -> String {
         let text = scrubbedString(s) ?? s
-        return SensitiveNumbers.replaced(in: text, card: "[Filtered]", ssn: "[Filtered]") ?? text
+        return SensitiveNumbers.replaced(in: text, card: "[Filtered]", iban: "[Filtered]", ssn: "[Filtered]") ?? text
     }
 
-    /// A message (`logentry.formatted`, a log line's body): credentials filtered, card numbers
-    /// and SSNs named, as Relay replaces them there.
+    /// A message (`logentry.formatted`, a log line's body): credentials filtered; card numbers,
+    /// IBANs, SSNs and email addresses named, as Relay replaces them there.
     static func scrubbedMessage(_ s: String) -> String {
-        let text = scrubbedString(s) ?? s
-        return SensitiveNumbers.replaced(in: text, card: "[creditcard]", ssn: "[us-ssn]") ?? text
+        var text = scrubbedString(s) ?? s
+        text = SensitiveNumbers.replaced(in: text, card: "[creditcard]", iban: "[iban]", ssn: "[us-ssn]") ?? text
+        return EmailAddresses.replaced(in: text, with: "[email]") ?? text
     }
 
     static func isSensitiveCookie(_ name: String) -> Bool { sensitiveCookies.contains(name.lowercased()) }

@@ -1,46 +1,58 @@
-// Credit-card and US social-security numbers inside any string, as Sentry's default scrubbing
-// finds them (Relay's `@creditcard` and `@usssn` rules): a card number is a vendor prefix (Amex
-// 34/37 and one digit, Visa 4 and three digits, Mastercard 51-55 and two digits, Discover 65 and
-// two digits or 6011) followed by 12 more digits, each of which may come after one dash or
-// whitespace, standing alone (no letter, digit or underscore touching either end); an SSN is
-// `ddd-dd-dddd` standing alone. Like Relay, no Luhn check: a timestamp of 16 digits starts with
-// no vendor prefix and stays. Only ASCII digits are read as digits.
+// Credit-card, IBAN and US social-security numbers inside any string, as Sentry's default
+// scrubbing finds them (Relay's `@creditcard`, `@iban` and `@usssn` rules): a card number is a
+// vendor prefix (Amex 34/37 and one digit, Visa 4 and three digits, Mastercard 51-55 and two
+// digits, Discover 65 and two digits or 6011) followed by 12 more digits, each of which may come
+// after one dash or whitespace; an IBAN is a country code of Relay's list, two digits and 11-29
+// letters or digits; an SSN is `ddd-dd-dddd`; each standing alone (no letter, digit or underscore
+// touching either end). Like Relay, no Luhn or IBAN check digits: a timestamp of 16 digits
+// starts with no vendor prefix and stays. Only ASCII digits are read as digits.
 
 enum SensitiveNumbers {
-    /// `s` with every card number and SSN replaced by `card` and `ssn`; nil when it holds none.
-    static func replaced(in s: String, card: String, ssn: String) -> String? {
+    /// `s` with every card number, IBAN and SSN replaced by `card`, `iban` and `ssn`; nil when it
+    /// holds none.
+    static func replaced(in s: String, card: String, iban: String, ssn: String) -> String? {
         // Most strings cannot hold either number, one pass over the bytes says so: too few digits,
         // or (a hex address, an id) no run of 15 digits and nothing that could separate groups of
         // them (a dash, whitespace, any non-ASCII character).
-        var digits = 0, run = 0, longestRun = 0, separable = false
+        // An IBAN needs two capitals and two digits in a row.
+        var digits = 0, run = 0, longestRun = 0, separable = false, capitals = 0, ibanStart = false
         for b in s.utf8 {
             if b &- 48 < 10 {
                 digits += 1
                 run += 1
                 longestRun = max(longestRun, run)
+                if run == 2 && capitals >= 2 { ibanStart = true }
             } else {
                 run = 0
                 if b == 45 || b == 32 || b &- 9 < 5 || b >= 0x80 { separable = true }
             }
+            capitals = b &- 65 < 26 ? capitals + 1 : (b &- 48 < 10 ? capitals : 0)
         }
-        guard longestRun >= 15 || (digits >= 9 && separable) else { return nil }
+        guard longestRun >= 15 || (digits >= 9 && separable) || ibanStart else { return nil }
         let scalars = Array(s.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0, copied = 0, changed = false
         while i < scalars.count {
-            guard isDigit(scalars[i]), i == 0 || !isWordCharacter(scalars[i - 1]) else {
+            guard i == 0 || !isWordCharacter(scalars[i - 1]) else {
                 i += 1
                 continue
             }
             func standsAlone(_ end: Int?) -> Bool { end.map { $0 == scalars.count || !isWordCharacter(scalars[$0]) } ?? false }
-            let cardEnd = cardNumberEnd(scalars, from: i), ssnEnd = ssnEnd(scalars, from: i)
-            let isCard = standsAlone(cardEnd)
-            guard let end = isCard ? cardEnd : standsAlone(ssnEnd) ? ssnEnd : nil else {
+            // Relay's order: cards, IBANs, SSNs (an IBAN starts with letters, the others with digits).
+            var found: (end: Int, replacement: String)? = nil
+            if let end = cardNumberEnd(scalars, from: i), standsAlone(end) {
+                found = (end, card)
+            } else if let end = ibanEnd(scalars, from: i), standsAlone(end) {
+                found = (end, iban)
+            } else if let end = ssnEnd(scalars, from: i), standsAlone(end) {
+                found = (end, ssn)
+            }
+            guard let (end, replacement) = found else {
                 i += 1
                 continue
             }
             out.append(contentsOf: scalars[copied..<i])
-            out.append(contentsOf: (isCard ? card : ssn).unicodeScalars)
+            out.append(contentsOf: replacement.unicodeScalars)
             copied = end
             i = end
             changed = true
@@ -72,6 +84,28 @@ enum SensitiveNumbers {
         return k
     }
 
+    /// Where an IBAN that starts at `i` ends (country code, two digits, then a run of 11-29
+    /// ASCII letters and digits that ends there), or nil.
+    private static func ibanEnd(_ s: [Unicode.Scalar], from i: Int) -> Int? {
+        guard i + 4 <= s.count, isCapital(s[i]), isCapital(s[i + 1]), isDigit(s[i + 2]), isDigit(s[i + 3]),
+            ibanCountries.contains(String(String.UnicodeScalarView(s[i..<(i + 2)])))
+        else { return nil }
+        var k = i + 4
+        while k < s.count, isCapital(s[k]) || isDigit(s[k]) || s[k].value &- 97 < 26 { k += 1 }
+        return (11...29).contains(k - (i + 4)) ? k : nil
+    }
+
+    /// The countries of Relay's IBAN rule.
+    private static let ibanCountries: Set<String> = [
+        "AT", "AD", "AE", "AL", "AZ", "BA", "BE", "BG", "BH", "BR", "BY", "CH", "CR", "CY", "CZ", "DE", "DK", "DO", "EE", "EG", "ES", "FI",
+        "FO", "FR", "GB", "GE", "GI", "GL", "GR", "GT", "HR", "HU", "IE", "IL", "IQ", "IS", "IT", "JO", "KW", "KZ", "LB", "LC", "LI", "LT",
+        "LU", "LV", "LY", "MC", "MD", "ME", "MK", "MR", "MT", "MU", "NL", "NO", "PK", "PL", "PS", "PT", "QA", "RO", "RU", "RS", "SA", "SC",
+        "SE", "SI", "SK", "SM", "ST", "SV", "TL", "TN", "TR", "UA", "VA", "VG", "XK", "DZ", "AO", "BJ", "BF", "BI", "CV", "CM", "CF", "TD",
+        "KM", "CG", "CI", "DJ", "GQ", "GA", "GW", "HN", "IR", "MG", "ML", "MA", "MZ", "NI", "NE", "SN", "TG"
+    ]
+
+    private static func isCapital(_ c: Unicode.Scalar) -> Bool { c.value &- 65 < 26 }
+
     /// Where an SSN (`ddd-dd-dddd`) that starts at `i` ends, or nil.
     private static func ssnEnd(_ s: [Unicode.Scalar], from i: Int) -> Int? {
         let shape: [Bool] = [true, true, true, false, true, true, false, true, true, true, true]  // digit, or dash
@@ -83,7 +117,7 @@ enum SensitiveNumbers {
     private static func isDigit(_ c: Unicode.Scalar) -> Bool { c.value &- 48 < 10 }
 
     /// A character a word boundary does not fall next to: letters, digits (any script), `_`.
-    private static func isWordCharacter(_ c: Unicode.Scalar) -> Bool {
+    static func isWordCharacter(_ c: Unicode.Scalar) -> Bool {
         c == "_" || c.properties.isAlphabetic || c.properties.numericType != nil
     }
 }
