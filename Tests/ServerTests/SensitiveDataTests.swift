@@ -205,7 +205,10 @@ final class SensitiveDataTests: XCTestCase {
     /// non-ASCII letters, at the ends too): no trap, and text left alone is reported unchanged.
     func testRandomTextNeverTrapsTheMatchers() {
         var rng = SystemRandomNumberGenerator()
-        let pieces = ["4", "1", "0", "5", "6011", "37", "-", " ", "\t", "DE", "GB", "89", "a", "Z", "_", "@", ".", "com", "é", "№", "\u{A0}", "x@y.io", "123-45-6789"]
+        let pieces = [
+            "4", "1", "0", "5", "6011", "37", "-", " ", "\t", "DE", "GB", "89", "a", "Z", "_", "@", ".", "com", "é", "№", "\u{A0}", "x@y.io",
+            "123-45-6789"
+        ]
         for _ in 0..<20_000 {
             let text = (0..<Int.random(in: 0...24, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
             for out in [

@@ -7,23 +7,7 @@ enum EmailAddresses {
     /// `s` with every address replaced by `replacement`; nil when it holds none.
     static func replaced(in s: String, with replacement: String) -> String? {
         guard s.utf8.contains(UInt8(ascii: "@")) else { return nil }
-        let c = Array(s.unicodeScalars)
-        var out = String.UnicodeScalarView()
-        var p = 0, copied = 0, changed = false
-        while p < c.count {
-            guard let end = addressEnd(c, from: p) else {
-                p += 1
-                continue
-            }
-            out.append(contentsOf: c[copied..<p])
-            out.append(contentsOf: replacement.unicodeScalars)
-            copied = end
-            p = end
-            changed = true
-        }
-        guard changed else { return nil }
-        out.append(contentsOf: c[copied...])
-        return String(out)
+        return TextPatternReplacement.replacing(in: s) { c, p in addressEnd(c, from: p).map { ($0, replacement) } }
     }
 
     /// Where an address that starts at `p` ends, or nil.
@@ -61,5 +45,5 @@ enum EmailAddresses {
 
     private static func isASCIIAlphanumeric(_ u: Unicode.Scalar) -> Bool { u.value &- 48 < 10 || u.value &- 65 < 26 || u.value &- 97 < 26 }
 
-    private static func isWord(_ u: Unicode.Scalar) -> Bool { SensitiveNumbers.isWordCharacter(u) }
+    private static func isWord(_ u: Unicode.Scalar) -> Bool { TextPatternReplacement.isWordCharacter(u) }
 }

@@ -11,10 +11,10 @@ enum SensitiveNumbers {
     /// `s` with every card number, IBAN and SSN replaced by `card`, `iban` and `ssn`; nil when it
     /// holds none.
     static func replaced(in s: String, card: String, iban: String, ssn: String) -> String? {
-        // Most strings cannot hold either number, one pass over the bytes says so: too few digits,
-        // or (a hex address, an id) no run of 15 digits and nothing that could separate groups of
-        // them (a dash, whitespace, any non-ASCII character).
-        // An IBAN needs two capitals and two digits in a row.
+        // Most strings can hold none of the numbers, and one pass over the bytes says so: too few
+        // digits, or (a hex address, an id) no run of 15 digits and nothing that could separate
+        // groups of them (a dash, whitespace, any non-ASCII character), and no two capitals
+        // followed by two digits (an IBAN's start).
         var digits = 0, run = 0, longestRun = 0, separable = false, capitals = 0, ibanStart = false
         for b in s.utf8 {
             if b &- 48 < 10 {
@@ -29,37 +29,15 @@ enum SensitiveNumbers {
             capitals = b &- 65 < 26 ? capitals + 1 : (b &- 48 < 10 ? capitals : 0)
         }
         guard longestRun >= 15 || (digits >= 9 && separable) || ibanStart else { return nil }
-        let scalars = Array(s.unicodeScalars)
-        var out = String.UnicodeScalarView()
-        var i = 0, copied = 0, changed = false
-        while i < scalars.count {
-            guard i == 0 || !isWordCharacter(scalars[i - 1]) else {
-                i += 1
-                continue
-            }
-            func standsAlone(_ end: Int?) -> Bool { end.map { $0 == scalars.count || !isWordCharacter(scalars[$0]) } ?? false }
+        return TextPatternReplacement.replacing(in: s) { scalars, i in
+            guard i == 0 || !isWordCharacter(scalars[i - 1]) else { return nil }
+            func standsAlone(_ end: Int) -> Bool { end == scalars.count || !isWordCharacter(scalars[end]) }
             // Relay's order: cards, IBANs, SSNs (an IBAN starts with letters, the others with digits).
-            var found: (end: Int, replacement: String)? = nil
-            if let end = cardNumberEnd(scalars, from: i), standsAlone(end) {
-                found = (end, card)
-            } else if let end = ibanEnd(scalars, from: i), standsAlone(end) {
-                found = (end, iban)
-            } else if let end = ssnEnd(scalars, from: i), standsAlone(end) {
-                found = (end, ssn)
-            }
-            guard let (end, replacement) = found else {
-                i += 1
-                continue
-            }
-            out.append(contentsOf: scalars[copied..<i])
-            out.append(contentsOf: replacement.unicodeScalars)
-            copied = end
-            i = end
-            changed = true
+            if let end = cardNumberEnd(scalars, from: i), standsAlone(end) { return (end, card) }
+            if let end = ibanEnd(scalars, from: i), standsAlone(end) { return (end, iban) }
+            if let end = ssnEnd(scalars, from: i), standsAlone(end) { return (end, ssn) }
+            return nil
         }
-        guard changed else { return nil }
-        out.append(contentsOf: scalars[copied...])
-        return String(out)
     }
 
     /// Where a card number that starts at `i` ends (its vendor prefix, then 12 digits each
@@ -116,8 +94,5 @@ enum SensitiveNumbers {
 
     private static func isDigit(_ c: Unicode.Scalar) -> Bool { c.value &- 48 < 10 }
 
-    /// A character a word boundary does not fall next to: letters, digits (any script), `_`.
-    static func isWordCharacter(_ c: Unicode.Scalar) -> Bool {
-        c == "_" || c.properties.isAlphabetic || c.properties.numericType != nil
-    }
+    private static func isWordCharacter(_ c: Unicode.Scalar) -> Bool { TextPatternReplacement.isWordCharacter(c) }
 }
