@@ -131,9 +131,12 @@ final class SensitiveDataTests: XCTestCase {
             "card": "paid with 6011-1111-1111-1117 today", "ssn": "078-05-1120", "stamp": "1453843029218310",
             "iban": "from DE89370400440532013000", "contact": "ann@example.org"
         ]
+        e["threads"] = [
+            "values": [["id": 1, "stacktrace": ["frames": [["function": "pay", "vars": ["value": "4111 1111 1111 1111"]]]]]]
+        ]
         e["request"] = [
             "url": "https://shop.example/pay",
-            "cookies": ["sessionid": "sess-value-one", "theme": "dark-theme"],
+            "cookies": ["sessionid": "sess-value-one", "theme": "dark-theme", "cart": "4111111111111111"],
             "headers": [
                 ["Cookie", "csrf_token=csrf-value-two; lang=en-gb"], ["User-Agent", "Agent/4111111111111111"], ["Accept", "text/html"]
             ]
@@ -144,7 +147,7 @@ final class SensitiveDataTests: XCTestCase {
         let event = try XCTUnwrap(try server.server.stores.issueReads.occurrences(issueID: occurrence.id, limit: 1, offset: 0).first)
         let api = try XCTUnwrap(server.get("/api/0/projects/faultline/default/events/\(event.eventID)/").json)
         let text = api.jsonString
-        for secret in ["sess-value-one", "csrf-value-two", "5555 5555", "123-45-6789", "6011-1111", "078-05-1120"] {
+        for secret in ["sess-value-one", "csrf-value-two", "5555 5555", "123-45-6789", "6011-1111", "078-05-1120", "4111 1111"] {
             XCTAssertFalse(text.contains(secret), "\(secret) is filtered: \(text)")
         }
         XCTAssertTrue(text.contains("paid with [Filtered] today"), text)
@@ -158,7 +161,54 @@ final class SensitiveDataTests: XCTestCase {
         XCTAssertTrue(text.contains("dark-theme"), text)
         let login = try XCTUnwrap(server.webLogin())
         let page = server.page("/ui/issues/\(occurrence.id)", login).text
-        for secret in ["sess-value-one", "csrf-value-two", "6011-1111", "078-05-1120"] { XCTAssertFalse(page.contains(secret), secret) }
+        for secret in ["sess-value-one", "csrf-value-two", "5555 5555", "123-45-6789", "6011-1111", "078-05-1120", "4111 1111", "to ann@"] {
+            XCTAssertFalse(page.contains(secret), secret)
+        }
+        XCTAssertTrue(text.contains("\"cart\":\"[Filtered]\""), "a cookie's value is scrubbed as any value: \(text)")
+        // A message event's title: named as in its event.
+        let message: JSONValue = [
+            "event_id": .string(TestEvents.eventID()), "level": "info", "platform": "other",
+            "timestamp": .double(Date().timeIntervalSince1970), "message": "paid 4111 1111 1111 1111 for bob@example.com"
+        ]
+        server.ingest(message)
+        try server.waitUntilIdle()
+        let titles = try server.getJSON("/api/0/projects/faultline/default/issues/").jsonString
+        XCTAssertTrue(titles.contains("paid [creditcard] for [email]"), titles)
+        XCTAssertFalse(titles.contains("4111 1111"), titles)
+    }
+
+    /// Cookies sent as pairs or as the header's text; an exception's own `value` left as sent,
+    /// but not every `value` below it; Relay's order of the rules, each over what the one before left.
+    func testCookieFormsExceptionValuesAndTheRulesOrder() {
+        let event: JSONValue = [
+            "request": [
+                "cookies": [["PHPSESSID", "php-session-1"], ["lang", "de"], ["cart", "4111111111111111"]],
+                "headers": ["Cookie": "xsrf-token=x-token-2; lang=de", "user-agent": "UA 4111111111111111"]
+            ],
+            "exception": [
+                "values": [
+                    [
+                        "type": "E", "value": "kept 4111111111111111",
+                        "mechanism": ["data": ["value": "gone 4111111111111111"]],
+                        "stacktrace": ["frames": [["vars": ["value": "gone 4111111111111111"]]]]
+                    ]
+                ]
+            ]
+        ]
+        let text = SensitiveData.scrubbed(event).jsonString
+        for gone in ["php-session-1", "x-token-2", "gone 4111"] { XCTAssertFalse(text.contains(gone), "\(gone): \(text)") }
+        for kept in ["\"lang\",\"de\"", "kept 4111111111111111", "UA 4111111111111111", "lang=de"] {
+            XCTAssertTrue(text.contains(kept), "\(kept): \(text)")
+        }
+        XCTAssertTrue(text.contains("\"cart\",\"[Filtered]\""), text)
+        XCTAssertEqual(
+            SensitiveData.scrubbed(["request": ["cookies": "sessionid=s3; n=4111111111111111"]])["request"]?["cookies"]?.stringValue,
+            "sessionid=[Filtered]; n=[Filtered]")
+        // Cards before SSNs over the whole text: the SSN-shaped start does not hide the card after it.
+        XCTAssertEqual(SensitiveData.scrubbedValue("123-45-6011 1111 1111 1111"), "123-45-[Filtered]")
+        // Emails before numbers in a message.
+        XCTAssertEqual(SensitiveData.scrubbedMessage("user+123-45-6789@corp.com"), "[email]")
+        XCTAssertEqual(SensitiveData.scrubbedMessage("4111111111111111@x.com"), "[email]")
     }
 
     /// Relay's own examples for its card rule, and where a number stands alone.
@@ -184,8 +234,8 @@ final class SensitiveDataTests: XCTestCase {
         for kept in ["XX89370400440532013000", "xDE89370400440532013000", "DE8937040044", "DE89370400440532013000_", "de89370400440532013000"] {
             XCTAssertEqual(filtered(kept), kept, kept)
         }
-        XCTAssertEqual(SensitiveData.cookieHeaderScrubbed("a=1; PHPSESSID=x; b"), "a=1; PHPSESSID=[Filtered]; b")
-        XCTAssertEqual(SensitiveData.cookieHeaderScrubbed("auth_token=t; c=3"), "auth_token=[Filtered]; c=3")
+        XCTAssertEqual(SensitiveCookies.headerScrubbed("a=1; PHPSESSID=x; b"), "a=1; PHPSESSID=[Filtered]; b")
+        XCTAssertEqual(SensitiveCookies.headerScrubbed("auth_token=t; c=3"), "auth_token=[Filtered]; c=3")
     }
 
     /// Relay's email rule, which it applies to messages and log bodies only.
@@ -201,22 +251,54 @@ final class SensitiveDataTests: XCTestCase {
         XCTAssertEqual(SensitiveData.scrubbedValue("mail bob@example.com"), "mail bob@example.com", "not in other values, as in Relay")
     }
 
-    /// Text made of the pieces the matchers look at (digits, separators, capitals, `@`, dots,
-    /// non-ASCII letters, at the ends too): no trap, and text left alone is reported unchanged.
-    func testRandomTextNeverTrapsTheMatchers() {
-        var rng = SystemRandomNumberGenerator()
-        let pieces = [
-            "4", "1", "0", "5", "6011", "37", "-", " ", "\t", "DE", "GB", "89", "a", "Z", "_", "@", ".", "com", "é", "№", "\u{A0}", "x@y.io",
-            "123-45-6789"
+    /// Random text made of the pieces the matchers look at (ASCII: the oracle's character classes
+    /// then agree with Relay's), against Relay's regexes run one after another by
+    /// NSRegularExpression; and text with non-ASCII pieces through the matchers, which must not trap.
+    func testTheMatchersAgreeWithRelaysRegexesOnRandomText() throws {
+        let card = try NSRegularExpression(pattern: #"\b((?:3[47]\d|4\d{3}|5[1-5]\d\d|65\d\d|6011)([-\s]?\d){12})\b"#)
+        let iban = try NSRegularExpression(pattern: #"\b(DE|GB|FR|NL)\d{2}[a-zA-Z0-9]{11,29}\b"#)
+        let ssn = try NSRegularExpression(pattern: #"\b([0-9]{3}-[0-9]{2}-[0-9]{4})\b"#)
+        let email = try NSRegularExpression(
+            pattern: #"\b[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}\b"#)
+        func oracle(_ s: String, _ rules: [(NSRegularExpression, String)]) -> String {
+            rules.reduce(s) { text, rule in
+                rule.0.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: rule.1)
+            }
+        }
+        var seed: UInt64 = 35
+        func next() -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: seed >> 33)
+        }
+        let ascii = [
+            "4", "1", "0", "5", "6011", "37", "-", " ", "\t", "DE", "GB", "89", "a", "Z", "_", "@", ".", "com", "x@y.io", "123-45-6789",
+            "0000", "+", "e"
         ]
-        for _ in 0..<20_000 {
-            let text = (0..<Int.random(in: 0...24, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
-            for out in [
-                SensitiveNumbers.replaced(in: text, card: "[c]", iban: "[i]", ssn: "[s]"), EmailAddresses.replaced(in: text, with: "[e]")
-            ] {
+        for round in 0..<4_000 {
+            let text = (0..<(next() % 24)).map { _ in ascii[next() % ascii.count] }.joined()
+            let values = SensitiveNumbers.replaced(in: text, card: "[c]", iban: "[i]", ssn: "[s]") ?? text
+            XCTAssertEqual(values, oracle(text, [(card, "[c]"), (iban, "[i]"), (ssn, "[s]")]), "round \(round): \(text.debugDescription)")
+            let named = EmailAddresses.replaced(in: text, with: "[e]") ?? text
+            XCTAssertEqual(named, oracle(text, [(email, "[e]")]), "round \(round): \(text.debugDescription)")
+            if values != oracle(text, [(card, "[c]"), (iban, "[i]"), (ssn, "[s]")]) { return }
+        }
+        let unicode = ascii + ["é", "№", "\u{A0}", "４", "¹", "\u{301}", "＿"]
+        for _ in 0..<4_000 {
+            let text = (0..<(next() % 24)).map { _ in unicode[next() % unicode.count] }.joined()
+            for out in [SensitiveNumbers.replaced(in: text, card: "[c]", iban: "[i]", ssn: "[s]"), EmailAddresses.replaced(in: text, with: "[e]")] {
                 if let out { XCTAssertNotEqual(out, text, "a change is reported only when there is one") }
             }
         }
+        // Relay's \d and \b: another script's digits are digits, a superscript is no part of a word.
+        XCTAssertEqual(SensitiveNumbers.replaced(in: "４１１１１１１１１１１１１１１１", card: "[c]", iban: "[i]", ssn: "[s]"), "[c]")
+        XCTAssertEqual(SensitiveNumbers.replaced(in: "4111 1111 1111 1111¹", card: "[c]", iban: "[i]", ssn: "[s]"), "[c]¹")
+    }
+
+    /// A text of many dots and `@`s (a hostile message) is read in time linear in its length.
+    func testAHostileMessageIsReadInLinearTime() {
+        let text = String(repeating: "a.", count: 50_000) + "@" + String(repeating: "b.", count: 50_000) + "@x"
+        XCTAssertNil(EmailAddresses.replaced(in: text, with: "[e]"))
+        XCTAssertEqual(EmailAddresses.replaced(in: String(repeating: "a@b.cc ", count: 20_000), with: "e")?.count, 40_000)
     }
 
     func testTheRulesAsFunctions() {

@@ -122,7 +122,7 @@ public enum StackExtractor {
             if chosen.count == groupingDepth { break }
         }
         if chosen.isEmpty && type.isEmpty, let message = messageGroup(of: event) {
-            return StackSignature(exceptionType: "", frames: [], headline: firstLine(message.text), messageGroup: message.group)
+            return StackSignature(exceptionType: "", frames: [], headline: firstLine(message.text, isMessage: true), messageGroup: message.group)
         }
         // Rules 4: an exception without a stack by its type and its value's pattern (a typeless
         // one, as older browser SDKs send, by its value alone).
@@ -158,10 +158,12 @@ public enum StackExtractor {
     }
 
     /// A title's line: the first, at most 120 characters, its credentials filtered (SensitiveData:
-    /// `https://svc:pw@api/…` in an error message would otherwise be the title everywhere).
-    static func firstLine(_ text: String) -> String {
+    /// `https://svc:pw@api/…` in an error message would otherwise be the title everywhere);
+    /// a message's also with its card numbers, IBANs, SSNs and email addresses named, as its event
+    /// shows them (an exception's value keeps them, as Relay leaves it).
+    static func firstLine(_ text: String, isMessage: Bool = false) -> String {
         var line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        line = SensitiveData.scrubbedString(line) ?? line
+        line = isMessage ? SensitiveData.scrubbedMessage(line) : (SensitiveData.scrubbedString(line) ?? line)
         return line.count > 120 ? String(line.prefix(119)) + "…" : line
     }
 
@@ -171,7 +173,7 @@ public enum StackExtractor {
         guard let exception = event["exception"]?["values"]?.arrayValue?.last else {
             // No exception: a message sent with a stack (sentry-php's captureMessage with
             // attach_stacktrace, any SDK's attach_stacktrace) is titled by what it said.
-            return messageText(of: event).map(firstLine) ?? ""
+            return messageText(of: event).map { firstLine($0, isMessage: true) } ?? ""
         }
         guard let value = exception["value"]?.stringValue, !value.isEmpty else { return "" }
         let mechanism = exception["mechanism"]

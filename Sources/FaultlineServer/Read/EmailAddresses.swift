@@ -1,49 +1,60 @@
 // Email addresses inside a message, as Relay's `@email` rule finds them (Relay replaces them in
-// an event's message and a log line's body, not elsewhere): a local part of letters, digits and
-// `.!#$%&'*+/=?^_`{|}~-` starting where a word starts, `@`, then dot-separated labels of letters,
-// digits and dashes whose last is two or more letters, ending where a word ends.
+// an event's message and a log line's body, not elsewhere): a local part of ASCII letters, digits
+// and `.!#$%&'*+/=?^_`{|}~-` starting at a word boundary, `@`, then dot-separated labels of ASCII
+// letters, digits and dashes whose last is two or more letters, ending at a word boundary.
+//
+// Linear in the text: each `@` is looked at once, its local part from the previous match's end,
+// its domain once (a text of many dots and `@`s must not cost a scan per start position).
 
 enum EmailAddresses {
+    typealias Text = TextPatternReplacement
+
     /// `s` with every address replaced by `replacement`; nil when it holds none.
     static func replaced(in s: String, with replacement: String) -> String? {
         guard s.utf8.contains(UInt8(ascii: "@")) else { return nil }
-        return TextPatternReplacement.replacing(in: s) { c, p in addressEnd(c, from: p).map { ($0, replacement) } }
-    }
-
-    /// Where an address that starts at `p` ends, or nil.
-    private static func addressEnd(_ c: [Unicode.Scalar], from p: Int) -> Int? {
-        // A word boundary before the first character (the start counts as outside a word).
-        guard isLocal(c[p]), (p > 0 && isWord(c[p - 1])) != isWord(c[p]) else { return nil }
-        var at = p
-        while at < c.count, isLocal(c[at]) { at += 1 }
-        guard at < c.count, c[at] == "@" else { return nil }
-        let domainStart = at + 1
-        var runEnd = domainStart
-        while runEnd < c.count, isLabel(c[runEnd]) || c[runEnd] == "." { runEnd += 1 }
-        // The longest prefix of the run that is labels ending in `.` and two letters or more, with
-        // a word boundary after it (a dot or a dash after it is one; a letter or a digit is not).
-        var end = runEnd
-        while end > domainStart {
-            let boundaryAfter = end < c.count ? !isWord(c[end]) : true
-            if boundaryAfter && isDomain(c[domainStart..<end]) { return end }
-            end -= 1
+        return Text.replacing(in: s) { c, from in
+            var at = from
+            while at < c.count {
+                defer { at += 1 }
+                guard c[at] == "@" else { continue }
+                // The local part: the run of its characters before `@`, from where a word
+                // boundary first falls in it (not before `from`, the previous match's end).
+                var first = at
+                while first > from, isLocal(c[first - 1]) { first -= 1 }
+                var start = first
+                while start < at, !Text.isBoundary(c, start) { start += 1 }
+                if start < at, let end = domainEnd(c, after: at) { return (start, end, replacement) }
+            }
+            return nil
         }
-        return nil
     }
 
-    private static func isDomain(_ d: ArraySlice<Unicode.Scalar>) -> Bool {
-        let labels = d.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy(isLabel) }), let last = labels.last else { return false }
-        return last.count >= 2 && last.allSatisfy { $0.value &- 65 < 26 || $0.value &- 97 < 26 }
+    /// Where the longest domain after the `@` at `at` ends: labels, the last of two letters or
+    /// more (the end of any letter run of two or more in a label after the first, when a word
+    /// boundary follows it), or nil.
+    private static func domainEnd(_ c: [Unicode.Scalar], after at: Int) -> Int? {
+        var best: Int? = nil
+        var k = at + 1
+        var label = 0, labelStart = k, lettersOnly = true
+        while k < c.count {
+            let u = c[k]
+            if u == "." {
+                guard k > labelStart else { break }  // an empty label ends every longer domain
+                label += 1
+                labelStart = k + 1
+                lettersOnly = true
+            } else if Text.isASCIIAlphanumeric(u) || u == "-" {
+                if !(Text.isASCIICapital(u) || u.value &- 97 < 26) { lettersOnly = false }
+                if label >= 1, lettersOnly, k + 1 - labelStart >= 2, Text.isBoundary(c, k + 1) { best = k + 1 }
+            } else {
+                break
+            }
+            k += 1
+        }
+        return best
     }
 
     private static func isLocal(_ u: Unicode.Scalar) -> Bool {
-        isASCIIAlphanumeric(u) || ".!#$%&'*+/=?^_`{|}~-".unicodeScalars.contains(u)
+        Text.isASCIIAlphanumeric(u) || ".!#$%&'*+/=?^_`{|}~-".unicodeScalars.contains(u)
     }
-
-    private static func isLabel(_ u: Unicode.Scalar) -> Bool { isASCIIAlphanumeric(u) || u == "-" }
-
-    private static func isASCIIAlphanumeric(_ u: Unicode.Scalar) -> Bool { u.value &- 48 < 10 || u.value &- 65 < 26 || u.value &- 97 < 26 }
-
-    private static func isWord(_ u: Unicode.Scalar) -> Bool { TextPatternReplacement.isWordCharacter(u) }
 }

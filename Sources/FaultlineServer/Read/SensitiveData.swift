@@ -7,11 +7,11 @@
 // any string, and the password of a URL's user info. SDKs send such things unasked:
 // sentry-cli's `send-event` puts the whole process environment in `extra.environ` (a
 // SENTRY_AUTH_TOKEN among it), web frameworks the request's Authorization header.
-// In events also, as Relay's defaults: session and CSRF cookies (by name, in `request.cookies`
-// and a `Cookie` header), and credit-card, IBAN and US social-security numbers in any string
-// (SensitiveNumbers) — except where Relay leaves them: `debug_meta`, frames' file paths, an
-// exception's value and the User-Agent header; in the message (`logentry.formatted`, `message`)
-// and a log line's body they read `[creditcard]`, `[iban]` and `[us-ssn]`, and email addresses
+// In events also, as Relay's defaults: session and CSRF cookies (SensitiveCookies), and
+// credit-card, IBAN and US social-security numbers in any string (SensitiveNumbers) — except
+// where Relay leaves them: `debug_meta`, frames' file paths, an exception's own value and the
+// User-Agent header; in the message (`logentry.formatted`, `message`), a log line's body and a
+// message's title they read `[creditcard]`, `[iban]` and `[us-ssn]`, and email addresses
 // `[email]` (EmailAddresses), as Relay writes them there.
 // The stored event is the client's own bytes (grouping and backfill read them); what is filtered
 // is what leaves the server. Tag values under such keys are filtered at ingest (EventFields.tags),
@@ -40,14 +40,6 @@ enum SensitiveData {
     /// Members whose value Sentry also takes as a list of [name, value] pairs.
     static let pairLists: Set<String> = ["headers", "cookies", "query_string", "env", "tags"]
 
-    /// Session and CSRF cookies of common web frameworks (Relay's list): their values are
-    /// whole sessions.
-    static let sensitiveCookies: Set<String> = [
-        "sentrysid", "sudo", "su", "session", "__session", "sessionid", "user_session", "symfony", "phpsessid", "fasthttpsessionid",
-        "mysession", "irissessionid", "_vercel_jwt", "csrf", "xsrf", "_xsrf", "_csrf", "csrf-token", "csrf_token", "xsrf-token",
-        "xsrf_token", "fastcsrf", "_iris_csrf"
-    ]
-
     /// Where in the event a value lies, as far as the rules care.
     private struct Place {
         /// A list of [name, value] pairs (headers, cookies, query, tags): the name decides.
@@ -56,32 +48,44 @@ enum SensitiveData {
         var cookies = false
         /// Headers: a `Cookie` header holds cookies, the User-Agent is left as it is.
         var headers = false
-        /// Under `exception`: its `value` is left to show as sent.
-        var exception = false
+        /// Where in `exception` (the only `value` left as sent is an exception's own).
+        var exception = ExceptionPart.none
         /// `logentry`: its `formatted` text is the message.
         var logentry = false
-        /// What card numbers and SSNs become here.
+        /// What card numbers, IBANs and SSNs become here.
         var numbers = Numbers.filter
 
         enum Numbers { case filter, name, keep }
+        /// `exception` itself (an object with `values`, one exception, or a bare list), its
+        /// `values` list, and one exception in it.
+        enum ExceptionPart { case none, container, values, exception }
 
         /// The place of `key`'s value in an object at this place, at `depth`.
         func member(_ key: String, depth: Int) -> Place {
-            var p = Place(exception: exception, numbers: numbers)
+            var p = Place(numbers: numbers)
             let lower = key.lowercased()
             p.pairs = SensitiveData.pairLists.contains(lower)
             p.cookies = lower == "cookies"
             p.headers = lower == "headers"
             if depth == 0 {
                 if lower == "debug_meta" { p.numbers = .keep }
-                if lower == "exception" { p.exception = true }
+                if lower == "exception" { p.exception = .container }
                 if lower == "message" { p.numbers = .name }
                 if lower == "logentry" { p.logentry = true }
             }
-            if lower == "filename" || lower == "abs_path" || (exception && lower == "value") || (headers && lower == "user-agent") {
-                p.numbers = .keep
-            }
+            if exception == .container && lower == "values" { p.exception = .values }
+            let exceptionValue = (exception == .container || exception == .exception) && lower == "value"
+            if lower == "filename" || lower == "abs_path" || exceptionValue { p.numbers = .keep }
             if logentry && lower == "formatted" { p.numbers = .name }
+            return p
+        }
+
+        /// The place of an element of a list at this place.
+        var element: Place {
+            var p = self
+            p.pairs = false
+            p.cookies = false
+            p.exception = exception == .container || exception == .values ? .exception : .none
             return p
         }
     }
@@ -91,16 +95,7 @@ enum SensitiveData {
         switch v {
         case .object(let o):
             var out = o
-            for m in o.members {
-                let inner = place.member(m.key, depth: depth)
-                if m.value != .null && (isSensitive(key: m.key) || (place.cookies && isSensitiveCookie(m.key))) {
-                    out[m.key] = filtered
-                } else if place.headers, m.key.lowercased() == "cookie", let header = m.value.stringValue {
-                    out[m.key] = .string(cookieHeaderScrubbed(header))
-                } else {
-                    out[m.key] = scrub(m.value, depth: depth + 1, inner)
-                }
-            }
+            for m in o.members { out[m.key] = scrubbed(named: m.key, m.value, in: place, depth: depth) }
             return .object(out)
         case .array(let a):
             // In a pair list (headers, cookies, query, tags), the name decides for its value, as an
@@ -108,23 +103,13 @@ enum SensitiveData {
             return .array(
                 a.map { element in
                     if place.pairs, let pair = element.arrayValue, pair.count == 2, let name = pair[0].stringValue {
-                        if pair[1] != .null && (isSensitive(key: name) || (place.cookies && isSensitiveCookie(name))) {
-                            return .array([pair[0], filtered])
-                        }
-                        if place.headers, name.lowercased() == "cookie", let header = pair[1].stringValue {
-                            return .array([pair[0], .string(cookieHeaderScrubbed(header))])
-                        }
-                        var valuePlace = place
-                        valuePlace.pairs = false
-                        if place.headers && name.lowercased() == "user-agent" { valuePlace.numbers = .keep }
-                        return .array([pair[0], scrub(pair[1], depth: depth + 2, valuePlace)])
+                        return .array([pair[0], scrubbed(named: name, pair[1], in: place, depth: depth + 1)])
                     }
-                    var inner = place
-                    inner.pairs = false
-                    return scrub(element, depth: depth + 1, inner)
+                    return scrub(element, depth: depth + 1, place.element)
                 })
         case .string(let s):
-            if place.cookies { return .string(cookieHeaderScrubbed(s)) }  // `cookies` sent as the header's text
+            // `cookies` sent as the header's text.
+            if place.cookies { return .string(scrubbedValue(SensitiveCookies.headerScrubbed(s))) }
             let text: String
             switch place.numbers {
             case .filter: text = scrubbedValue(s)
@@ -137,36 +122,37 @@ enum SensitiveData {
         }
     }
 
-    /// A string of an event (or a log line's attribute): credentials, card numbers and SSNs
-    /// filtered.
+    /// A value under a name (an object's key, or the name of a pair in a pair list) at `place`:
+    /// the name decides first, then the value is scrubbed where it lies.
+    private static func scrubbed(named name: String, _ value: JSONValue, in place: Place, depth: Int) -> JSONValue {
+        if value != .null && (isSensitive(key: name) || (place.cookies && SensitiveCookies.isSensitive(name))) { return filtered }
+        let lower = name.lowercased()
+        if place.headers, lower == "cookie", let header = value.stringValue {
+            return .string(scrubbedValue(SensitiveCookies.headerScrubbed(header)))
+        }
+        var inner = place.member(name, depth: depth)
+        if place.pairs {  // a pair's value: what it is named says what it is, as for a member
+            inner = place.element
+            inner.numbers = place.numbers
+        }
+        if place.headers && lower == "user-agent" { inner.numbers = .keep }
+        return scrub(value, depth: depth + 1, inner)
+    }
+
+    /// A string of an event (or a log line's attribute): credentials, card numbers, IBANs and
+    /// SSNs filtered.
     static func scrubbedValue(_ s: String) -> String {
         let text = scrubbedString(s) ?? s
         return SensitiveNumbers.replaced(in: text, card: "[Filtered]", iban: "[Filtered]", ssn: "[Filtered]") ?? text
     }
 
-    /// A message (`logentry.formatted`, a log line's body): credentials filtered; card numbers,
-    /// IBANs, SSNs and email addresses named, as Relay replaces them there.
+    /// A message (`logentry.formatted`, a log line's body, an issue's title from a message):
+    /// credentials filtered; email addresses, card numbers, IBANs and SSNs named, as Relay
+    /// replaces them there (emails first, Relay's order).
     static func scrubbedMessage(_ s: String) -> String {
         var text = scrubbedString(s) ?? s
-        text = SensitiveNumbers.replaced(in: text, card: "[creditcard]", iban: "[iban]", ssn: "[us-ssn]") ?? text
-        return EmailAddresses.replaced(in: text, with: "[email]") ?? text
-    }
-
-    static func isSensitiveCookie(_ name: String) -> Bool { sensitiveCookies.contains(name.lowercased()) }
-
-    /// A `Cookie` header's text (`a=1; sessionid=…`) with the values of sensitive cookies, and of
-    /// cookies whose name names a secret, filtered.
-    static func cookieHeaderScrubbed(_ header: String) -> String {
-        let parts = header.split(separator: ";", omittingEmptySubsequences: false)
-        var changed = false
-        let kept = parts.map { part -> String in
-            guard let eq = part.firstIndex(of: "=") else { return String(part) }
-            let name = part[..<eq].trimmingCharacters(in: .whitespaces)
-            guard isSensitiveCookie(name) || isSensitive(key: name) else { return String(part) }
-            changed = true
-            return part[...eq] + "[Filtered]"
-        }
-        return changed ? kept.joined(separator: ";") : header
+        text = EmailAddresses.replaced(in: text, with: "[email]") ?? text
+        return SensitiveNumbers.replaced(in: text, card: "[creditcard]", iban: "[iban]", ssn: "[us-ssn]") ?? text
     }
 
     /// A string with a credential in it, filtered; nil when it holds none.
