@@ -76,8 +76,8 @@ struct LogsPage {
     static func lines(_ payload: Data, received: Double) -> [Line] {
         guard let v = try? JSONParser.parse(payload) else { return [] }
         // As every event read here: credentials filtered (SensitiveData), in the body and in the
-        // attributes, by key and by value; card numbers and SSNs named in the body, as in an
-        // event's message, and filtered in the attributes.
+        // attributes, by key and by value; card numbers, IBANs, SSNs and email addresses named in
+        // the body, as in an event's message, and the numbers filtered in the attributes.
         return (v["items"]?.arrayValue ?? []).map { l in
             let body = l["body"]?.stringValue ?? ""
             return Line(
